@@ -1,0 +1,45 @@
+# Finds every dependency of the design (DESIGN.md), each as an imported target.
+# scripts/install-deps.sh installs them all from Debian 12 packages.
+
+# ANTLR4: the tool (Debian's /usr/bin/antlr4, 4.7.2) and the C++ runtime (4.9).
+find_program(ANTLR4_TOOL NAMES antlr4 REQUIRED)
+find_path(ANTLR4_INCLUDE_DIR antlr4-runtime.h PATH_SUFFIXES antlr4-runtime REQUIRED)
+find_library(ANTLR4_LIBRARY NAMES antlr4-runtime REQUIRED)
+add_library(dflc::antlr4 INTERFACE IMPORTED)
+# SYSTEM: the runtime headers warn under C++20; they are not our code.
+target_include_directories(dflc::antlr4 SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
+target_link_libraries(dflc::antlr4 INTERFACE ${ANTLR4_LIBRARY})
+
+# isl (polyhedral sets and relations).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ISL REQUIRED IMPORTED_TARGET isl)
+add_library(dflc::isl ALIAS PkgConfig::ISL)
+
+# Gecode (constraint programming).
+find_path(GECODE_INCLUDE_DIR gecode/kernel.hh REQUIRED)
+set(_gecode_libs)
+foreach(part search minimodel int kernel support)
+  find_library(GECODE_${part}_LIBRARY NAMES gecode${part} REQUIRED)
+  list(APPEND _gecode_libs ${GECODE_${part}_LIBRARY})
+endforeach()
+add_library(dflc::gecode INTERFACE IMPORTED)
+target_include_directories(dflc::gecode SYSTEM INTERFACE ${GECODE_INCLUDE_DIR})
+target_link_libraries(dflc::gecode INTERFACE ${_gecode_libs})
+
+# LLVM 14 (ORC JIT), plus FileCheck and lit for the end-to-end tests.
+find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
+# Debian builds LLVM with LLVM_LINK_LLVM_DYLIB: link the one shared library
+# (fast links, small binaries) and never mix it with the static component archives.
+find_library(LLVM_SHARED_LIBRARY NAMES LLVM-14 LLVM HINTS ${LLVM_LIBRARY_DIR} NO_DEFAULT_PATH REQUIRED)
+separate_arguments(_llvm_defs NATIVE_COMMAND "${LLVM_DEFINITIONS}")
+add_library(dflc::llvm INTERFACE IMPORTED)
+target_include_directories(dflc::llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+target_compile_options(dflc::llvm INTERFACE ${_llvm_defs})
+target_link_libraries(dflc::llvm INTERFACE ${LLVM_SHARED_LIBRARY})
+find_program(FILECHECK NAMES FileCheck-14 FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
+find_program(LIT NAMES lit.py lit HINTS /usr/lib/llvm-14/build/utils/lit REQUIRED)
+
+find_package(nlohmann_json 3 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(benchmark REQUIRED)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)

@@ -1,0 +1,179 @@
+#include "DiagnosticRenderer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <functional>
+
+namespace dfl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const char *colorOf(Severity s) {
+  switch (s) {
+  case Severity::Error: return "\033[1;31m";
+  case Severity::Warning: return "\033[1;35m";
+  case Severity::Note: return "\033[1;36m";
+  case Severity::Remark: return "\033[1;34m";
+  }
+  return "";
+}
+
+void renderOne(std::ostream &os, const SourceManager &sm, const Diagnostic &d, bool color) {
+  const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
+  if (d.range.valid()) {
+    LineCol lc = sm.lineCol(d.range.begin);
+    os << bold << sm.path(d.range.begin.file) << ":" << lc.line << ":" << lc.column << ": " << reset;
+  } else {
+    os << bold << "dflc: " << reset;
+  }
+  os << (color ? colorOf(d.severity) : "") << severityName(d.severity) << ":" << reset << bold << " " << d.message;
+  if (!d.code.empty())
+    os << " [" << d.code << "]";
+  os << reset << "\n";
+  if (!d.range.valid())
+    return;
+  // The source line, then a caret under the start and tildes to the end of the range (on this line).
+  LineCol b = sm.lineCol(d.range.begin), e = sm.lineCol(d.range.end);
+  std::string_view line = sm.lineText(d.range.begin.file, b.line);
+  std::string text;
+  for (char c : line)
+    text += c == '\t' ? ' ' : c;
+  os << text << "\n";
+  unsigned endCol = e.line == b.line ? e.column : static_cast<unsigned>(line.size()) + 1;
+  std::string marker(b.column > 0 ? b.column - 1 : 0, ' ');
+  marker += '^';
+  for (unsigned c = b.column + 1; c < endCol; ++c)
+    marker += '~';
+  os << (color ? "\033[1;32m" : "") << marker << reset << "\n";
+  for (const FixIt &f : d.fixits)
+    if (f.range.begin.file == d.range.begin.file && sm.lineCol(f.range.begin).line == b.line) {
+      std::string pad(sm.lineCol(f.range.begin).column - 1, ' ');
+      os << pad << f.replacement << "\n";
+    }
+}
+
+json position(const SourceManager &sm, SourceLoc loc) {
+  LineCol lc = sm.lineCol(loc);
+  return {{"line", lc.line}, {"column", lc.column}};
+}
+
+json jsonOf(const SourceManager &sm, const Diagnostic &d) {
+  json j;
+  j["severity"] = severityName(d.severity);
+  if (!d.code.empty())
+    j["code"] = d.code;
+  j["message"] = d.message;
+  if (d.range.valid()) {
+    j["file"] = sm.path(d.range.begin.file);
+    j["range"] = {{"start", position(sm, d.range.begin)}, {"end", position(sm, d.range.end)}};
+  }
+  if (!d.notes.empty()) {
+    j["notes"] = json::array();
+    for (const Diagnostic &n : d.notes)
+      j["notes"].push_back(jsonOf(sm, n));
+  }
+  if (!d.fixits.empty()) {
+    j["fixits"] = json::array();
+    for (const FixIt &f : d.fixits)
+      j["fixits"].push_back({{"range", {{"start", position(sm, f.range.begin)}, {"end", position(sm, f.range.end)}}},
+                             {"replacement", f.replacement}});
+  }
+  return j;
+}
+
+json sarifRegion(const SourceManager &sm, SourceRange r) {
+  LineCol b = sm.lineCol(r.begin), e = sm.lineCol(r.end);
+  return {{"startLine", b.line}, {"startColumn", b.column}, {"endLine", e.line}, {"endColumn", e.column}};
+}
+
+json sarifLocation(const SourceManager &sm, SourceRange r, const std::string *message = nullptr) {
+  json loc = {{"physicalLocation",
+               {{"artifactLocation", {{"uri", sm.path(r.begin.file)}}}, {"region", sarifRegion(sm, r)}}}};
+  if (message)
+    loc["message"] = {{"text", *message}};
+  return loc;
+}
+
+} // namespace
+
+void renderText(std::ostream &os, const SourceManager &sm, const std::vector<Diagnostic> &diags, bool color) {
+  for (const Diagnostic &d : diags) {
+    renderOne(os, sm, d, color);
+    for (const Diagnostic &n : d.notes)
+      renderOne(os, sm, n, color);
+  }
+}
+
+std::string renderJson(const SourceManager &sm, const std::vector<Diagnostic> &diags) {
+  json arr = json::array();
+  for (const Diagnostic &d : diags)
+    arr.push_back(jsonOf(sm, d));
+  return json{{"diagnostics", arr}}.dump(2) + "\n";
+}
+
+std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &diags) {
+  json rules = json::array();
+  for (diag::ID id : allDiagnostics()) {
+    const DiagInfo &info = diagInfo(id);
+    if (info.severity == Severity::Note)
+      continue;
+    rules.push_back({{"id", info.code},
+                     {"name", info.name},
+                     {"shortDescription", {{"text", info.format}}},
+                     {"helpUri", "docs/diagnostics.md#" + std::string(info.code)},
+                     {"defaultConfiguration", {{"level", info.severity == Severity::Error ? "error" : "warning"}}}});
+  }
+  json results = json::array();
+  for (const Diagnostic &d : diags) {
+    json r;
+    r["ruleId"] = d.code;
+    r["level"] = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "note";
+    r["message"] = {{"text", d.message}};
+    if (d.range.valid()) {
+      r["locations"] = json::array({sarifLocation(sm, d.range)});
+      // Stable across runs and unaffected by unrelated edits elsewhere in the file.
+      std::string key = d.code + "|" + sm.path(d.range.begin.file) + "|" + std::string(sm.textOf(d.range)) + "|" +
+                        d.message;
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+      r["partialFingerprints"] = {{"dflcDiagnostic/v1", hex}};
+    }
+    if (!d.notes.empty()) {
+      json related = json::array();
+      for (const Diagnostic &n : d.notes)
+        if (n.range.valid())
+          related.push_back(sarifLocation(sm, n.range, &n.message));
+      r["relatedLocations"] = related;
+    }
+    results.push_back(r);
+  }
+  json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                {"version", "2.1.0"},
+                {"runs",
+                 json::array({{{"tool",
+                                {{"driver",
+                                  {{"name", "dflc"},
+                                   {"informationUri", "https://github.com/dflc/dflc"},
+                                   {"rules", rules}}}}},
+                               {"results", results}}})}};
+  return sarif.dump(2) + "\n";
+}
+
+std::string summaryLine(const std::vector<Diagnostic> &diags) {
+  size_t errors = std::count_if(diags.begin(), diags.end(), [](auto &d) { return d.severity == Severity::Error; });
+  size_t warnings =
+      std::count_if(diags.begin(), diags.end(), [](auto &d) { return d.severity == Severity::Warning; });
+  auto plural = [](size_t n, const char *w) { return std::to_string(n) + " " + w + (n == 1 ? "" : "s"); };
+  if (!errors && !warnings)
+    return "";
+  std::string s;
+  if (errors)
+    s += plural(errors, "error");
+  if (warnings)
+    s += (errors ? " and " : "") + plural(warnings, "warning");
+  return s + " generated.";
+}
+
+} // namespace dfl

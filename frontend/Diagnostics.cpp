@@ -1,0 +1,122 @@
+#include "Diagnostics.h"
+
+#include <algorithm>
+
+namespace dfl {
+
+namespace {
+const DiagInfo kTable[] = {
+#define DIAG(ID, CODE, SEVERITY, FORMAT) {#ID, CODE, Severity::SEVERITY, FORMAT},
+#define NOTE(ID, FORMAT) {#ID, "", Severity::Note, FORMAT},
+#include "Diagnostics.def"
+};
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      // A swap of neighbours ("cnov" for "conv") counts as one edit.
+      if (i > 1 && j > 1 && std::tolower(a[i - 1]) == std::tolower(b[j - 2]) &&
+          std::tolower(a[i - 2]) == std::tolower(b[j - 1]))
+        cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+    }
+    prev2 = prev;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+} // namespace
+
+const char *severityName(Severity s) {
+  switch (s) {
+  case Severity::Note: return "note";
+  case Severity::Remark: return "remark";
+  case Severity::Warning: return "warning";
+  case Severity::Error: return "error";
+  }
+  return "error";
+}
+
+const DiagInfo &diagInfo(diag::ID id) { return kTable[id]; }
+
+std::vector<diag::ID> allDiagnostics() {
+  std::vector<diag::ID> ids;
+  for (unsigned i = 0; i < diag::NUM_IDS; ++i)
+    ids.push_back(static_cast<diag::ID>(i));
+  return ids;
+}
+
+std::string formatDiagnostic(const char *format, const std::vector<std::string> &args) {
+  std::string out;
+  for (const char *p = format; *p; ++p) {
+    if (p[0] == '%' && p[1] >= '0' && p[1] <= '9') {
+      size_t i = static_cast<size_t>(p[1] - '0');
+      out += i < args.size() ? args[i] : std::string("<?>");
+      ++p;
+    } else {
+      out += *p;
+    }
+  }
+  return out;
+}
+
+DiagnosticBuilder::DiagnosticBuilder(DiagnosticsEngine &engine, SourceRange range, diag::ID id)
+    : engine_(engine) {
+  diag_.id = id;
+  diag_.severity = diagInfo(id).severity;
+  diag_.code = diagInfo(id).code;
+  diag_.range = range;
+}
+
+DiagnosticBuilder::~DiagnosticBuilder() {
+  diag_.message = formatDiagnostic(diagInfo(diag_.id).format, args_);
+  engine_.emit(std::move(diag_));
+}
+
+void DiagnosticBuilder::addNote(SourceRange range, diag::ID id, std::vector<std::string> args) {
+  Diagnostic n;
+  n.id = id;
+  n.severity = Severity::Note;
+  n.range = range;
+  n.message = formatDiagnostic(diagInfo(id).format, args);
+  diag_.notes.push_back(std::move(n));
+}
+
+void DiagnosticsEngine::emit(Diagnostic d) {
+  if (d.severity == Severity::Error) {
+    if (limitReached())
+      return;
+    ++errors_;
+  }
+  diags_.push_back(std::move(d));
+}
+
+std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates) {
+  const std::string *best = nullptr;
+  size_t bestDist = std::max<size_t>(1, name.size() / 3) + 1;
+  for (const std::string &c : candidates) {
+    size_t d = editDistance(name, c);
+    if (d < bestDist) {
+      bestDist = d;
+      best = &c;
+    }
+  }
+  return best ? "; did you mean '" + *best + "'?" : "";
+}
+
+std::string joinList(const std::vector<std::string> &items, const char *sep, const char *last) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0)
+      out += i + 1 == items.size() ? last : sep;
+    out += items[i];
+  }
+  return out;
+}
+
+} // namespace dfl

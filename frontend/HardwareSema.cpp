@@ -1,0 +1,289 @@
+// Hardware template analysis: properties, units, level order (docs/language.md,
+// "Hardware templates").
+#include "SemaContext.h"
+#include "Units.h"
+
+#include <set>
+
+namespace dfl::sema {
+namespace {
+
+/// Checks the properties of one block against the keys it allows.
+class PropertyTable {
+public:
+  PropertyTable(std::string where, std::vector<std::string> allowed, DiagnosticsEngine &diags)
+      : where_(std::move(where)), allowed_(std::move(allowed)), diags_(diags) {}
+
+  /// Returns the property if it is known and not a duplicate.
+  const ast::Property *accept(const ast::Property &p) {
+    if (std::find(allowed_.begin(), allowed_.end(), p.key.name) == allowed_.end()) {
+      std::string hint = didYouMean(p.key.name, allowed_);
+      if (hint.empty())
+        hint = "; expected " + joinList(allowed_, ", ");
+      diags_.report(p.key.range, diag::err_unknown_property) << p.key.name << where_ << hint;
+      return nullptr;
+    }
+    auto [it, inserted] = seen_.emplace(p.key.name, p.key.range);
+    if (!inserted) {
+      diags_.report(p.key.range, diag::err_duplicate_property).note(it->second, diag::note_previous_use)
+          << p.key.name;
+      return nullptr;
+    }
+    return &p;
+  }
+  bool has(const std::string &key) const { return seen_.count(key) > 0; }
+
+private:
+  std::string where_;
+  std::vector<std::string> allowed_;
+  DiagnosticsEngine &diags_;
+  std::map<std::string, SourceRange> seen_;
+};
+
+/// The single value of a property, or reports E0405.
+const ast::Value *single(const ast::Property &p, DiagnosticsEngine &diags) {
+  if (p.values.size() != 1) {
+    diags.report(p.range, diag::err_value_count) << p.key.name << "one value" << p.values.size();
+    return nullptr;
+  }
+  return &p.values[0];
+}
+
+std::optional<double> positiveQuantity(const ast::Property &p, QuantityKind kind, DiagnosticsEngine &diags,
+                                       bool allowZero = false) {
+  const ast::Value *v = single(p, diags);
+  if (!v)
+    return std::nullopt;
+  auto q = toQuantity(*v, kind, p.key.name, diags);
+  if (!q)
+    return std::nullopt;
+  if (q->value < 0 || (!allowZero && q->value == 0)) {
+    diags.report(v->range, diag::err_value_range) << p.key.name << (allowZero ? "non-negative" : "positive")
+                                                  << v->number + (v->unit.empty() ? "" : " " + v->unit);
+    return std::nullopt;
+  }
+  return q->value;
+}
+
+class HardwareAnalysis {
+public:
+  HardwareAnalysis(const ast::HardwareDecl &decl, DiagnosticsEngine &diags) : decl_(decl), diags_(diags) {}
+
+  Hardware run() {
+    hw_.name = decl_.name.name;
+    hw_.range = decl_.range;
+    hw_.nameRange = decl_.name.range;
+    PropertyTable top("hardware '" + hw_.name + "'", {"word", "frequency"}, diags_);
+    std::set<std::string> blocks;
+    for (const ast::HardwareItem &item : decl_.items) {
+      if (auto *p = std::get_if<ast::Property>(&item)) {
+        if (auto *ok = top.accept(*p))
+          topProperty(*ok);
+      } else {
+        const auto &b = std::get<ast::HardwareBlock>(item);
+        block(b, blocks);
+      }
+    }
+    for (const char *req : {"word", "frequency"})
+      if (!top.has(req))
+        diags_.report(decl_.name.range, diag::err_missing_property) << "hardware '" + hw_.name + "'" << req;
+    if (!blocks.count("mac"))
+      diags_.report(decl_.name.range, diag::err_missing_property) << "hardware '" + hw_.name + "'" << "mac";
+    checkLevels();
+    // Bandwidths in B/s become B/cycle at this template's frequency.
+    for (size_t i = 0; i < hw_.levels.size(); ++i)
+      if (perSecond_.count(i) && hw_.levels[i].bandwidthBytesPerCycle)
+        *hw_.levels[i].bandwidthBytesPerCycle /= hw_.frequencyHz;
+    return std::move(hw_);
+  }
+
+private:
+  void topProperty(const ast::Property &p) {
+    if (p.key.name == "word") {
+      if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags_))
+        hw_.wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
+    } else if (p.key.name == "frequency") {
+      if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags_))
+        hw_.frequencyHz = *hz;
+    }
+  }
+
+  void block(const ast::HardwareBlock &b, std::set<std::string> &seenKinds) {
+    static const std::vector<std::string> kinds = {"level", "mac", "noc", "pipeline"};
+    const std::string &kind = b.kind.name;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      diags_.report(b.kind.range, diag::err_unknown_block) << kind << didYouMean(kind, kinds);
+      return;
+    }
+    if (kind == "level" && !b.name) {
+      diags_.report(b.kind.range, diag::err_block_name) << "a level needs a name: `level NAME { ... }`";
+      return;
+    }
+    if (kind != "level" && b.name) {
+      diags_.report(b.name->range, diag::err_block_name) << "a '" + kind + "' block takes no name";
+      return;
+    }
+    if (kind != "level") {
+      if (!seenKinds.insert(kind).second) {
+        diags_.report(b.kind.range, diag::err_redefinition) << "block" << kind;
+        return;
+      }
+    }
+    seenKinds.insert(kind);
+    for (const ast::BlockItem &item : b.items)
+      if (auto *d = std::get_if<ast::Directive>(&item); d && kind != "level") {
+        const char *what = d->kind == ast::Directive::Kind::Tensor  ? "tensor"
+                           : d->kind == ast::Directive::Kind::Stack ? "stack"
+                                                                    : "update";
+        diags_.report(d->range, diag::err_directive_outside_level) << what << kind;
+      }
+    if (kind == "level")
+      level(b);
+    else if (kind == "mac")
+      simpleBlock(b, {"energy"}, {"energy"}, [&](const ast::Property &p) {
+        if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
+          hw_.macEnergyPj = *e;
+      });
+    else if (kind == "noc")
+      simpleBlock(b, {"hop_energy", "topology"}, {"hop_energy"}, [&](const ast::Property &p) {
+        if (p.key.name == "hop_energy") {
+          if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
+            hw_.nocHopEnergyPj = *e;
+        } else if (const ast::Value *v = single(p, diags_)) {
+          if (v->kind != ast::Value::Kind::Word || v->text != "mesh")
+            diags_.report(v->range, diag::err_value_kind) << p.key.name << "'mesh' (the only topology modelled)";
+          else
+            hw_.nocTopology = v->text;
+        }
+      });
+    else if (kind == "pipeline")
+      simpleBlock(b, {"temporal", "spatial"}, {}, [&](const ast::Property &p) {
+        if (const ast::Value *v = single(p, diags_))
+          if (auto on = boolean(*v, p.key.name, diags_))
+            (p.key.name == "temporal" ? hw_.temporalPipelining : hw_.spatialPipelining) = *on;
+      });
+  }
+
+  template <class Fn>
+  void simpleBlock(const ast::HardwareBlock &b, std::vector<std::string> allowed, std::vector<std::string> required,
+                   Fn fn) {
+    PropertyTable table("'" + b.kind.name + "'", allowed, diags_);
+    for (const ast::BlockItem &item : b.items)
+      if (auto *p = std::get_if<ast::Property>(&item))
+        if (auto *ok = table.accept(*p))
+          fn(*ok);
+    for (const std::string &r : required)
+      if (!table.has(r))
+        diags_.report(b.kind.range, diag::err_missing_property) << "'" + b.kind.name + "'" << r;
+  }
+
+  void level(const ast::HardwareBlock &b) {
+    if (!levelNames_.define(*b.name, "level", diags_))
+      return;
+    Level lv;
+    lv.name = b.name->name;
+    lv.range = b.range;
+    lv.nameRange = b.name->range;
+    size_t index = hw_.levels.size();
+    PropertyTable table("level '" + lv.name + "'", {"capacity", "array", "access_energy", "bandwidth", "transfer"},
+                        diags_);
+    std::vector<ast::Directive> fixed;
+    for (const ast::BlockItem &item : b.items) {
+      if (auto *d = std::get_if<ast::Directive>(&item)) {
+        fixed.push_back(*d);
+        continue;
+      }
+      const ast::Property *p = table.accept(std::get<ast::Property>(item));
+      if (!p)
+        continue;
+      const std::string &k = p->key.name;
+      if (k == "capacity") {
+        lv.capacityRange = p->range;
+        if (auto c = positiveQuantity(*p, QuantityKind::Size, diags_))
+          lv.capacityBytes = static_cast<int64_t>(*c);
+      } else if (k == "access_energy") {
+        if (auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true))
+          lv.accessEnergyPj = *e;
+      } else if (k == "bandwidth") {
+        if (const ast::Value *v = single(*p, diags_))
+          if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {
+            if (q->value <= 0)
+              diags_.report(v->range, diag::err_value_range) << k << "positive" << v->number;
+            else {
+              lv.bandwidthBytesPerCycle = q->value;
+              if (q->perSecond)
+                perSecond_.insert(index);
+            }
+          }
+      } else if (k == "array") {
+        lv.arrayRange = p->range;
+        if (const ast::Value *v = single(*p, diags_)) {
+          if (v->kind == ast::Value::Kind::Array) {
+            if (v->rows < 1 || v->cols < 1)
+              diags_.report(v->range, diag::err_value_range) << k << "at least 1 x 1"
+                                                             << std::to_string(v->rows) + " x " + std::to_string(v->cols);
+            else
+              lv.rows = v->rows, lv.cols = v->cols;
+          } else if (auto n = positiveInteger(*v, k, diags_)) {
+            lv.rows = *n;
+          }
+        }
+      } else if (k == "transfer") {
+        lv.transfers = 0;
+        for (const ast::Value &v : p->values) {
+          static const std::vector<std::string> names = {"unicast", "multicast", "systolic", "sharing"};
+          auto it = v.kind == ast::Value::Kind::Word ? std::find(names.begin(), names.end(), v.text) : names.end();
+          if (it == names.end()) {
+            std::string got = v.kind == ast::Value::Kind::Word ? v.text : v.number;
+            diags_.report(v.range, diag::err_parameter_value)
+                << k << "one of unicast, multicast, systolic, sharing" << "'" + got + "'" + didYouMean(got, names);
+            continue;
+          }
+          lv.transfers |= 1u << (it - names.begin());
+        }
+        if (lv.transfers == 0)
+          lv.transfers = static_cast<unsigned>(Transfer::Unicast);
+      }
+    }
+    if (!table.has("access_energy"))
+      diags_.report(b.name->range, diag::err_missing_property) << "level '" + lv.name + "'" << "access_energy";
+    lv.fixed = analyzeDirectives(fixed, nullptr, 0, diags_);
+    lv.fixed.level = static_cast<int>(index);
+    hw_.levels.push_back(std::move(lv));
+  }
+
+  void checkLevels() {
+    if (hw_.levels.empty()) {
+      diags_.report(decl_.name.range, diag::err_no_levels) << hw_.name;
+      return;
+    }
+    const Level &outer = hw_.levels.back();
+    for (size_t i = 0; i + 1 < hw_.levels.size(); ++i) {
+      const Level &lv = hw_.levels[i];
+      if (!lv.capacityBytes && !lv.capacityRange.valid())
+        diags_.report(lv.nameRange, diag::err_capacity_required) << lv.name << outer.name;
+    }
+    for (size_t i = 0; i + 1 < hw_.levels.size(); ++i) {
+      const Level &in = hw_.levels[i], &out = hw_.levels[i + 1];
+      if (in.capacityBytes && out.capacityBytes && *out.capacityBytes < *in.capacityBytes)
+        diags_.report(out.capacityRange, diag::err_level_order)
+                .note(in.capacityRange, diag::note_level_declared, in.name)
+            << out.name << formatBytes(static_cast<double>(*out.capacityBytes)) << in.name
+            << formatBytes(static_cast<double>(*in.capacityBytes));
+    }
+  }
+
+  const ast::HardwareDecl &decl_;
+  DiagnosticsEngine &diags_;
+  Hardware hw_;
+  Scope levelNames_;
+  std::set<size_t> perSecond_;
+};
+
+} // namespace
+
+Hardware analyzeHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags) {
+  return HardwareAnalysis(decl, diags).run();
+}
+
+} // namespace dfl::sema

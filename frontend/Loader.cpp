@@ -1,0 +1,146 @@
+#include "Loader.h"
+
+#include "Parser.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace dfl {
+namespace {
+
+std::string canonicalKey(const fs::path &p) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(p, ec);
+  return (ec ? p.lexically_normal() : c).string();
+}
+
+class Loader {
+public:
+  Loader(const LoadOptions &options, SourceManager &sm, DiagnosticsEngine &diags)
+      : options_(options), sm_(sm), diags_(diags) {}
+
+  /// Loads (or finds) a file, then its imports; returns its buffer id or 0.
+  uint32_t visitPath(const std::string &path, SourceRange importedAt) {
+    std::string key = canonicalKey(path);
+    if (auto it = state_.find(key); it != state_.end())
+      return it->second.id;
+    std::string error;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      error = "is a directory";
+    } else if (auto id = sm_.loadFile(path, error)) {
+      return visitBuffer(key, *id);
+    }
+    diags_.report(importedAt, diag::err_file_unreadable) << path << error;
+    state_[key] = {0, true};
+    return 0;
+  }
+
+  uint32_t visitBuffer(const std::string &key, uint32_t id) {
+    state_[key] = {id, false};
+    stack_.push_back(key);
+    if (auto file = parseFile(id, sm_, diags_)) {
+      fs::path dir = fs::path(sm_.path(id)).parent_path();
+      for (const ast::Import &imp : file->imports)
+        visitImport(imp, dir);
+      loaded_.files.push_back(std::move(*file));
+    }
+    stack_.pop_back();
+    state_[key].done = true;
+    return id;
+  }
+
+  LoadedFiles take() { return std::move(loaded_); }
+  LoadedFiles &result() { return loaded_; }
+
+private:
+  void visitImport(const ast::Import &imp, const fs::path &dir) {
+    std::vector<fs::path> candidates{dir / imp.path};
+    for (const std::string &root : options_.searchRoots)
+      candidates.push_back(fs::path(root) / imp.path);
+    if (fs::path(imp.path).is_absolute())
+      candidates = {fs::path(imp.path)};
+    for (const fs::path &c : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(c, ec))
+        continue;
+      std::string key = canonicalKey(c);
+      if (auto it = state_.find(key); it != state_.end() && !it->second.done) {
+        // An import of a file still being loaded closes a cycle.
+        std::string chain;
+        auto from = std::find(stack_.begin(), stack_.end(), key);
+        for (auto i = from; i != stack_.end(); ++i)
+          chain += fs::path(*i).filename().string() + " imports ";
+        chain += fs::path(key).filename().string();
+        diags_.report(imp.pathRange, diag::err_import_cycle) << chain;
+        return;
+      }
+      visitPath(c.string(), imp.pathRange);
+      return;
+    }
+    std::vector<std::string> searched;
+    for (const fs::path &c : candidates)
+      searched.push_back(c.parent_path().lexically_normal().string());
+    diags_.report(imp.pathRange, diag::err_import_not_found)
+            .note(imp.pathRange, diag::note_import_searched, joinList(searched, ", ", ", "))
+        << imp.path;
+  }
+
+  struct State {
+    uint32_t id = 0;
+    bool done = false;
+  };
+  const LoadOptions &options_;
+  SourceManager &sm_;
+  DiagnosticsEngine &diags_;
+  std::map<std::string, State> state_;
+  std::vector<std::string> stack_;
+  LoadedFiles loaded_;
+};
+
+} // namespace
+
+std::string defaultStdlibRoot() {
+  if (const char *env = std::getenv("DFLC_STDLIB"); env && *env)
+    return env;
+#ifdef DFLC_SOURCE_ROOT
+  std::error_code ec;
+  if (fs::is_directory(fs::path(DFLC_SOURCE_ROOT) / "stdlib", ec))
+    return DFLC_SOURCE_ROOT;
+#endif
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) {
+    buf[n] = 0;
+    return (fs::path(buf).parent_path().parent_path() / "share" / "dflc").string();
+  }
+  return ".";
+}
+
+LoadedFiles loadFiles(const std::vector<std::string> &paths, const LoadOptions &options,
+                      SourceManager &sm, DiagnosticsEngine &diags) {
+  Loader loader(options, sm, diags);
+  std::vector<uint32_t> roots;
+  for (const std::string &p : paths)
+    roots.push_back(loader.visitPath(p, SourceRange{}));
+  LoadedFiles out = loader.take();
+  out.roots = std::move(roots);
+  return out;
+}
+
+LoadedFiles loadBuffer(const std::string &path, std::string text, const LoadOptions &options,
+                       SourceManager &sm, DiagnosticsEngine &diags) {
+  Loader loader(options, sm, diags);
+  uint32_t id = sm.addBuffer(path, std::move(text));
+  loader.visitBuffer(canonicalKey(path), id);
+  LoadedFiles out = loader.take();
+  out.roots = {id};
+  return out;
+}
+
+} // namespace dfl

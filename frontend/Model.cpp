@@ -1,0 +1,103 @@
+#include "Model.h"
+
+#include <algorithm>
+
+namespace dfl {
+
+namespace {
+const char *const kDimNames[kNumDims] = {"N", "C", "K", "Xi", "Yi", "Xo", "Yo", "R", "S"};
+const char *const kRoleNames[kNumRoles] = {"ifm", "wgt", "ofm"};
+} // namespace
+
+const char *dimName(Dim d) { return kDimNames[static_cast<size_t>(d)]; }
+
+std::optional<Dim> parseDim(const std::string &name) {
+  for (size_t i = 0; i < kNumDims; ++i)
+    if (name == kDimNames[i])
+      return static_cast<Dim>(i);
+  return std::nullopt;
+}
+
+std::vector<std::string> allDimNames() { return {std::begin(kDimNames), std::end(kDimNames)}; }
+
+const char *roleName(TensorRole r) { return kRoleNames[static_cast<size_t>(r)]; }
+
+std::optional<TensorRole> parseRole(const std::string &name) {
+  for (size_t i = 0; i < kNumRoles; ++i)
+    if (name == kRoleNames[i])
+      return static_cast<TensorRole>(i);
+  return std::nullopt;
+}
+
+const std::vector<Dim> &roleDims(TensorRole r) {
+  static const std::vector<Dim> ifm{Dim::N, Dim::C, Dim::Xi, Dim::Yi};
+  static const std::vector<Dim> wgt{Dim::K, Dim::C, Dim::R, Dim::S};
+  static const std::vector<Dim> ofm{Dim::N, Dim::K, Dim::Xo, Dim::Yo};
+  switch (r) {
+  case TensorRole::Ifm: return ifm;
+  case TensorRole::Wgt: return wgt;
+  case TensorRole::Ofm: return ofm;
+  }
+  return ifm;
+}
+
+const char *layerTypeName(LayerType t) {
+  switch (t) {
+  case LayerType::Conv: return "conv";
+  case LayerType::DwConv: return "dwconv";
+  case LayerType::FC: return "fc";
+  case LayerType::MatMul: return "matmul";
+  case LayerType::MaxPool: return "maxpool";
+  case LayerType::AvgPool: return "avgpool";
+  case LayerType::Add: return "add";
+  case LayerType::Mul: return "mul";
+  case LayerType::Concat: return "concat";
+  }
+  return "?";
+}
+
+std::vector<TensorRole> Layer::roles() const {
+  if (hasWeights())
+    return {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm};
+  return {TensorRole::Ifm, TensorRole::Ofm};
+}
+
+std::vector<Dim> Layer::loopDims() const {
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < kNumDims; ++i)
+    dims.push_back(static_cast<Dim>(i));
+  return dims;
+}
+
+int Network::findLayer(const std::string &n) const {
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (layers[i].name == n)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int64_t Network::totalMacs() const {
+  int64_t sum = 0;
+  for (const Layer &l : layers)
+    sum += l.macs;
+  return sum * batch;
+}
+
+const char *transferName(Transfer t) {
+  switch (t) {
+  case Transfer::Unicast: return "unicast";
+  case Transfer::Multicast: return "multicast";
+  case Transfer::Systolic: return "systolic";
+  case Transfer::Sharing: return "sharing";
+  }
+  return "?";
+}
+
+int Hardware::findLevel(const std::string &n) const {
+  for (size_t i = 0; i < levels.size(); ++i)
+    if (levels[i].name == n)
+      return static_cast<int>(i);
+  return -1;
+}
+
+} // namespace dfl

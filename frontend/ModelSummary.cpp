@@ -1,0 +1,175 @@
+#include "ModelSummary.h"
+
+#include "Units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace dfl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string shapeText(const TensorShape &s) {
+  return "[" + std::to_string(s.C) + "," + std::to_string(s.X) + "," + std::to_string(s.Y) + "]";
+}
+
+std::string boundsText(const DimVector &b) {
+  std::string s;
+  for (size_t i = 0; i < kNumDims; ++i)
+    s += (i ? " " : "") + std::to_string(b[i]);
+  return s;
+}
+
+/// "4.09 G" style, for the eye; the exact count is printed beside it.
+std::string scaled(double v) {
+  const char *suffix[] = {"", " K", " M", " G", " T"};
+  int i = 0;
+  while (v >= 1000 && i < 4)
+    v /= 1000, ++i;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, i ? "%.2f%s" : "%.0f%s", v, suffix[i]);
+  return buf;
+}
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w)
+    s.append(w - s.size(), ' ');
+  return s;
+}
+std::string padLeft(std::string s, size_t w) {
+  if (s.size() < w)
+    s.insert(0, w - s.size(), ' ');
+  return s;
+}
+
+std::string transfersText(const Level &lv) {
+  std::string s;
+  for (Transfer t : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
+    if (lv.can(t))
+      s += (s.empty() ? "" : ", ") + std::string(transferName(t));
+  return s;
+}
+
+} // namespace
+
+std::string networkSummaryText(const Network &net) {
+  std::ostringstream os;
+  os << "network " << net.name << " (batch N=" << net.batch << ")\n";
+  for (const Input &in : net.inputs)
+    os << "  input " << in.name << " " << shapeText(in.shape) << "\n";
+  size_t nameW = 5;
+  for (const Layer &l : net.layers)
+    nameW = std::max(nameW, l.name.size());
+  std::vector<std::string> ifm, ofm;
+  size_t ifmW = 3, ofmW = 3;
+  for (const Layer &l : net.layers) {
+    ifm.push_back(shapeText(l.ifmShape));
+    ofm.push_back(shapeText(l.ofmShape));
+    ifmW = std::max(ifmW, ifm.back().size());
+    ofmW = std::max(ofmW, ofm.back().size());
+  }
+  os << "  " << pad("layer", nameW) << "  " << pad("type", 7) << "  " << pad("ifm", ifmW) << "  "
+     << pad("ofm", ofmW) << "  " << padLeft("wgt", 10) << "  " << pad("loops N C K Xi Yi Xo Yo R S", 36) << "  "
+     << padLeft("MACs", 14) << "\n";
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    const Layer &l = net.layers[i];
+    std::string type = layerTypeName(l.type);
+    os << "  " << pad(l.name, nameW) << "  " << pad(type, 7) << "  " << pad(ifm[i], ifmW) << "  "
+       << pad(ofm[i], ofmW) << "  " << padLeft(l.hasWeights() ? std::to_string(l.wgtSize) : "-", 10) << "  "
+       << pad(boundsText(l.bounds), 36) << "  " << padLeft(std::to_string(l.macs * net.batch), 14);
+    if (!l.activations.empty()) {
+      os << "  +";
+      for (size_t a = 0; a < l.activations.size(); ++a)
+        os << (a ? "," : "") << l.activations[a];
+    }
+    os << "\n";
+  }
+  int64_t total = net.totalMacs();
+  os << "  total: " << net.layers.size() << " layers, " << total << " MACs (" << scaled(static_cast<double>(total))
+     << "MACs) for batch " << net.batch;
+  if (net.batch > 1)
+    os << ", " << total / net.batch << " per sample";
+  os << "\n";
+  return os.str();
+}
+
+std::string hardwareSummaryText(const Hardware &hw) {
+  std::ostringstream os;
+  os << "hardware " << hw.name << " (word " << hw.wordBits << " bit, " << scaled(hw.frequencyHz) << "Hz, MAC "
+     << hw.macEnergyPj << " pJ)\n";
+  int64_t units = 1;
+  for (const Level &lv : hw.levels) {
+    units *= lv.units();
+    os << "  level " << pad(lv.name, 6) << " capacity "
+       << pad(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
+       << pad(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "
+       << lv.accessEnergyPj << " pJ/word";
+    if (lv.bandwidthBytesPerCycle)
+      os << "  " << *lv.bandwidthBytesPerCycle << " B/cycle";
+    os << "  " << transfersText(lv) << "\n";
+  }
+  os << "  noc " << hw.nocTopology << " " << hw.nocHopEnergyPj << " pJ/hop; pipelining temporal="
+     << (hw.temporalPipelining ? "true" : "false") << " spatial=" << (hw.spatialPipelining ? "true" : "false")
+     << "\n";
+  return os.str();
+}
+
+std::string modelSummaryJson(const Model &model) {
+  json nets = json::array();
+  for (const Network &net : model.networks) {
+    json layers = json::array();
+    for (const Layer &l : net.layers) {
+      json bounds;
+      for (size_t i = 0; i < kNumDims; ++i)
+        bounds[dimName(static_cast<Dim>(i))] = l.bounds[i];
+      json shape = [](const TensorShape &s) { return json{{"C", s.C}, {"X", s.X}, {"Y", s.Y}}; }(l.ifmShape);
+      json layer = {{"name", l.name},
+                    {"type", layerTypeName(l.type)},
+                    {"operands", l.operandNames},
+                    {"ifm", shape},
+                    {"ofm", {{"C", l.ofmShape.C}, {"X", l.ofmShape.X}, {"Y", l.ofmShape.Y}}},
+                    {"wgt_words", l.wgtSize},
+                    {"bounds", bounds},
+                    {"macs", l.macs * net.batch},
+                    {"ops", l.ops * net.batch}};
+      if (!l.activations.empty())
+        layer["activations"] = l.activations;
+      layers.push_back(layer);
+    }
+    json inputs = json::array();
+    for (const Input &in : net.inputs)
+      inputs.push_back({{"name", in.name}, {"C", in.shape.C}, {"X", in.shape.X}, {"Y", in.shape.Y}});
+    nets.push_back({{"name", net.name},
+                    {"batch", net.batch},
+                    {"total_macs", net.totalMacs()},
+                    {"inputs", inputs},
+                    {"layers", layers}});
+  }
+  json hws = json::array();
+  for (const Hardware &hw : model.hardware) {
+    json levels = json::array();
+    for (const Level &lv : hw.levels) {
+      json j = {{"name", lv.name},
+                {"capacity_bytes", lv.capacityBytes ? json(*lv.capacityBytes) : json(nullptr)},
+                {"array", {lv.rows, lv.cols}},
+                {"access_energy_pj", lv.accessEnergyPj},
+                {"bandwidth_bytes_per_cycle",
+                 lv.bandwidthBytesPerCycle ? json(*lv.bandwidthBytesPerCycle) : json(nullptr)},
+                {"transfers", transfersText(lv)}};
+      levels.push_back(j);
+    }
+    hws.push_back({{"name", hw.name},
+                   {"word_bits", hw.wordBits},
+                   {"frequency_hz", hw.frequencyHz},
+                   {"mac_energy_pj", hw.macEnergyPj},
+                   {"levels", levels},
+                   {"noc", {{"topology", hw.nocTopology}, {"hop_energy_pj", hw.nocHopEnergyPj}}},
+                   {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}});
+  }
+  return json{{"networks", nets}, {"hardware", hws}}.dump(2) + "\n";
+}
+
+} // namespace dfl

@@ -1,0 +1,17 @@
+// Human- and machine-readable summaries of the model, as `dflc show` prints
+// them: per layer its type, tensor shapes, loop bounds and MACs; totals; and
+// hardware parameters.
+#pragma once
+
+#include "Model.h"
+
+#include <string>
+
+namespace dfl {
+
+std::string networkSummaryText(const Network &net);
+std::string hardwareSummaryText(const Hardware &hw);
+/// {"networks": [...], "hardware": [...]} (see docs/cli.md), pretty-printed.
+std::string modelSummaryJson(const Model &model);
+
+} // namespace dfl

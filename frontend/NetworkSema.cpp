@@ -1,0 +1,512 @@
+// Network analysis: names, operators, parameters and layer shape inference
+// (docs/language.md, "Operators and shape formulas").
+#include "SemaContext.h"
+
+#include <algorithm>
+#include <set>
+
+namespace dfl::sema {
+namespace {
+
+enum class ParamKind { Int, Bool };
+struct ParamSpec {
+  const char *name;
+  ParamKind kind;
+  bool required;
+};
+struct OpSpec {
+  const char *name;
+  LayerType type;
+  int minOperands, maxOperands;   // maxOperands < 0: unbounded
+  std::vector<ParamSpec> params;
+};
+
+const std::vector<OpSpec> &opSpecs() {
+  static const std::vector<ParamSpec> window = {
+      {"R", ParamKind::Int, true}, {"S", ParamKind::Int, false}, {"stride", ParamKind::Int, false},
+      {"pad", ParamKind::Int, false}, {"dilation", ParamKind::Int, false}};
+  static const std::vector<ParamSpec> pool = {
+      {"R", ParamKind::Int, true}, {"S", ParamKind::Int, false}, {"stride", ParamKind::Int, false},
+      {"pad", ParamKind::Int, false}, {"ceil", ParamKind::Bool, false}};
+  static const std::vector<OpSpec> specs = [] {
+    std::vector<ParamSpec> conv = window;
+    conv.insert(conv.begin(), {"K", ParamKind::Int, true});
+    conv.push_back({"groups", ParamKind::Int, false});
+    return std::vector<OpSpec>{
+        {"conv", LayerType::Conv, 1, -1, conv},
+        {"dwconv", LayerType::DwConv, 1, 1, window},
+        {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
+        {"matmul", LayerType::MatMul, 2, 2, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}}},
+        {"maxpool", LayerType::MaxPool, 1, 1, pool},
+        {"avgpool", LayerType::AvgPool, 1, 1, pool},
+        {"add", LayerType::Add, 2, -1, {}},
+        {"mul", LayerType::Mul, 2, -1, {}},
+        {"concat", LayerType::Concat, 2, -1, {}},
+    };
+  }();
+  return specs;
+}
+
+const std::vector<std::string> &activationOps() {
+  static const std::vector<std::string> ops = {"relu", "relu6", "sigmoid", "tanh", "gelu",
+                                               "softmax", "batchnorm", "layernorm", "identity"};
+  return ops;
+}
+
+std::vector<std::string> allOpNames() {
+  std::vector<std::string> names;
+  for (const OpSpec &s : opSpecs())
+    names.push_back(s.name);
+  for (const std::string &a : activationOps())
+    names.push_back(a);
+  return names;
+}
+
+std::string shapeText(const TensorShape &s) {
+  return "[C=" + std::to_string(s.C) + ", X=" + std::to_string(s.X) + ", Y=" + std::to_string(s.Y) + "]";
+}
+
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+class NetworkAnalysis {
+public:
+  NetworkAnalysis(const ast::NetworkDecl &decl, DiagnosticsEngine &diags) : decl_(decl), diags_(diags) {}
+
+  Network run() {
+    net_.name = decl_.name.name;
+    net_.range = decl_.range;
+    net_.nameRange = decl_.name.range;
+    // Where every name is defined, so a use before definition can point there.
+    for (const ast::NetworkItem &item : decl_.items) {
+      if (auto *l = std::get_if<ast::LayerDecl>(&item))
+        laterDefs_.emplace(l->name.name, l->name.range);
+      else if (auto *in = std::get_if<ast::InputDecl>(&item))
+        laterDefs_.emplace(in->name.name, in->name.range);
+    }
+    for (const ast::NetworkItem &item : decl_.items)
+      std::visit([&](const auto &i) { visit(i); }, item);
+    if (net_.inputs.empty() && !hasInputDecl_)
+      diags_.report(decl_.name.range, diag::err_no_input) << net_.name;
+    for (Layer &l : net_.layers)   // `batch` may come after the layers
+      at(l.bounds, Dim::N) = net_.batch;
+    return std::move(net_);
+  }
+
+private:
+  void visit(const ast::BatchDecl &b) {
+    if (batchSeen_) {
+      diags_.report(b.dim.range, diag::err_redefinition).note(net_.batchRange, diag::note_previous_definition)
+          << "batch" << b.dim.name;
+      return;
+    }
+    batchSeen_ = true;
+    net_.batchRange = b.range;
+    if (b.dim.name != "N")
+      diags_.report(b.dim.range, diag::err_unknown_dimension) << b.dim.name << "a batch declaration" << "N";
+    if (b.size.value < 1)
+      diags_.report(b.size.range, diag::err_value_range) << "batch" << "positive" << b.size.value;
+    else
+      net_.batch = b.size.value;
+  }
+
+  void visit(const ast::InputDecl &in) {
+    hasInputDecl_ = true;
+    if (!names_.define(in.name, "tensor", diags_))
+      return;
+    Input input;
+    input.name = in.name.name;
+    input.range = in.range;
+    input.nameRange = in.name.range;
+    std::set<std::string> seen;
+    bool hasC = false;
+    for (const ast::DimSize &d : in.shape) {
+      if (!seen.insert(d.dim.name).second) {
+        diags_.report(d.dim.range, diag::err_duplicate_dimension) << d.dim.name;
+        continue;
+      }
+      int64_t *slot = d.dim.name == "C" ? &input.shape.C
+                      : d.dim.name == "X" ? &input.shape.X
+                      : d.dim.name == "Y" ? &input.shape.Y
+                                          : nullptr;
+      if (!slot) {
+        diags_.report(d.dim.range, diag::err_unknown_dimension) << d.dim.name << "an input shape" << "C, X or Y";
+        continue;
+      }
+      hasC |= slot == &input.shape.C;
+      if (d.size.value < 1)
+        diags_.report(d.size.range, diag::err_nonpositive_amount) << "size of " + d.dim.name << d.size.value;
+      else
+        *slot = d.size.value;
+    }
+    if (!hasC)
+      diags_.report(in.name.range, diag::err_missing_dimension) << "input '" + in.name.name + "'" << "C";
+    net_.names[input.name] = {true, static_cast<int>(net_.inputs.size())};
+    shapes_[input.name] = input.shape;
+    net_.inputs.push_back(std::move(input));
+  }
+
+  /// Resolves an operand; reports E0202 (with a note if defined later).
+  std::optional<TensorRef> resolve(const ast::Ident &operand) {
+    if (auto it = net_.names.find(operand.name); it != net_.names.end())
+      return it->second;
+    if (failed_.count(operand.name))
+      return std::nullopt;   // its own definition was already reported
+    auto later = laterDefs_.find(operand.name);
+    if (later != laterDefs_.end()) {
+      diags_.report(operand.range, diag::err_unknown_name).note(later->second, diag::note_defined_here, operand.name)
+          << "tensor" << operand.name << "; layers may only use inputs and layers defined before them";
+    } else {
+      std::vector<std::string> known;
+      for (const auto &[n, r] : net_.names)
+        known.push_back(n);
+      diags_.report(operand.range, diag::err_unknown_name) << "tensor" << operand.name << didYouMean(operand.name, known);
+    }
+    return std::nullopt;
+  }
+
+  TensorShape shapeOf(TensorRef ref) const {
+    return ref.isInput ? net_.inputs[ref.index].shape : net_.layers[ref.index].ofmShape;
+  }
+
+  void visit(const ast::LayerDecl &l) {
+    if (!names_.define(l.name, "tensor", diags_))
+      return;
+    const std::string &op = l.op.name;
+    bool isActivation = std::find(activationOps().begin(), activationOps().end(), op) != activationOps().end();
+    const OpSpec *spec = nullptr;
+    for (const OpSpec &s : opSpecs())
+      if (op == s.name)
+        spec = &s;
+    if (!spec && !isActivation) {
+      diags_.report(l.op.range, diag::err_unknown_operator) << op << didYouMean(op, allOpNames());
+      failed_.insert(l.name.name);
+      return;
+    }
+
+    // Operands.
+    std::vector<TensorRef> operands;
+    bool ok = true;
+    for (const ast::Ident &o : l.operands) {
+      auto ref = resolve(o);
+      if (ref)
+        operands.push_back(*ref);
+      ok &= ref.has_value();
+    }
+    int minOps = spec ? spec->minOperands : 1, maxOps = spec ? spec->maxOperands : 1;
+    int n = static_cast<int>(l.operands.size());
+    if (n < minOps || (maxOps >= 0 && n > maxOps)) {
+      std::string count = maxOps < 0 ? "at least " + std::to_string(minOps)
+                          : minOps == maxOps ? std::to_string(minOps)
+                                             : std::to_string(minOps) + " to " + std::to_string(maxOps);
+      diags_.report(l.op.range, diag::err_operand_count) << op << count << (maxOps == 1 ? "" : "s") << n;
+      ok = false;
+    }
+
+    // Parameters.
+    std::map<std::string, int64_t> ints;
+    std::map<std::string, bool> bools;
+    std::map<std::string, SourceRange> paramRanges;
+    std::vector<std::string> allowed;
+    if (spec)
+      for (const ParamSpec &p : spec->params)
+        allowed.push_back(p.name);
+    for (const ast::KeywordArg &a : l.params) {
+      const ParamSpec *ps = nullptr;
+      if (spec)
+        for (const ParamSpec &p : spec->params)
+          if (a.key.name == p.name)
+            ps = &p;
+      if (!ps) {
+        std::string hint = allowed.empty() ? std::string("; it takes no parameters")
+                                           : didYouMean(a.key.name, allowed);
+        if (hint.empty())
+          hint = "; it takes " + joinList(allowed, ", ", " and ");
+        diags_.report(a.key.range, diag::err_unknown_parameter) << op << a.key.name << hint;
+        ok = false;
+        continue;
+      }
+      if (!paramRanges.emplace(a.key.name, a.key.range).second) {
+        diags_.report(a.key.range, diag::err_duplicate_parameter).note(paramRanges[a.key.name], diag::note_previous_use)
+            << a.key.name;
+        ok = false;
+        continue;
+      }
+      if (ps->kind == ParamKind::Int) {
+        // pad may be zero; everything else is positive.
+        if (a.key.name == "pad" && a.value.kind == ast::Value::Kind::Quantity && a.value.isInteger &&
+            a.value.unit.empty() && a.value.numeric == 0) {
+          ints["pad"] = 0;
+          continue;
+        }
+        if (auto v = positiveInteger(a.value, a.key.name, diags_))
+          ints[a.key.name] = *v;
+        else
+          ok = false;
+      } else if (auto b = boolean(a.value, a.key.name, diags_)) {
+        bools[a.key.name] = *b;
+      } else {
+        ok = false;
+      }
+    }
+    if (spec)
+      for (const ParamSpec &p : spec->params)
+        if (p.required && !paramRanges.count(p.name)) {
+          diags_.report(l.op.range, diag::err_missing_parameter) << op << p.name;
+          ok = false;
+        }
+    if (!ok) {
+      failed_.insert(l.name.name);
+      return;
+    }
+
+    if (isActivation) {
+      fuseActivation(l, operands[0]);
+      return;
+    }
+    noteRawUses(l);
+
+    Layer layer;
+    layer.name = l.name.name;
+    layer.type = spec->type;
+    layer.operands = operands;
+    for (const ast::Ident &o : l.operands)
+      layer.operandNames.push_back(o.name);
+    layer.range = l.range;
+    layer.nameRange = l.name.range;
+    layer.opRange = l.op.range;
+    auto param = [&](const char *k, int64_t dflt) { return ints.count(k) ? ints[k] : dflt; };
+    if (!inferShape(layer, l, param, bools)) {
+      failed_.insert(l.name.name);
+      return;
+    }
+    net_.names[layer.name] = {false, static_cast<int>(net_.layers.size())};
+    net_.layers.push_back(std::move(layer));
+  }
+
+  /// Concatenates operands along C; they must agree on X and Y.
+  std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer) {
+    TensorShape first = shapeOf(layer.operands[0]);
+    TensorShape out = first;
+    out.C = 0;
+    for (size_t i = 0; i < layer.operands.size(); ++i) {
+      TensorShape s = shapeOf(layer.operands[i]);
+      if (s.X != first.X || s.Y != first.Y) {
+        diags_.report(l.operands[i].range, diag::err_shape_mismatch)
+            << l.name.name << "widths or heights" << l.operands[0].name << shapeText(first) << l.operands[i].name
+            << shapeText(s);
+        return std::nullopt;
+      }
+      out.C += s.C;
+    }
+    return out;
+  }
+
+  template <class Param>
+  bool inferShape(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools) {
+    DimVector &b = layer.bounds;
+    b.fill(1);
+    at(b, Dim::N) = net_.batch;
+    auto window = [&](const TensorShape &in, int64_t R, int64_t S, int64_t stride, int64_t pad, int64_t dil,
+                      bool ceil) -> std::optional<std::pair<int64_t, int64_t>> {
+      auto out = [&](int64_t size, int64_t win) {
+        int64_t span = size + 2 * pad - dil * (win - 1) - 1;
+        return (ceil ? ceilDiv(span, stride) : floorDiv(span, stride)) + 1;
+      };
+      int64_t xo = out(in.X, R), yo = out(in.Y, S);
+      if (xo < 1 || yo < 1) {
+        bool xBad = xo < 1;
+        diags_.report(l.op.range, diag::err_shape_nonpositive)
+            << l.name.name << (xBad ? "Xo" : "Yo") << (xBad ? xo : yo) << (xBad ? "width " : "height ") +
+                   std::to_string(xBad ? in.X : in.Y) << (xBad ? R : S) << stride << pad << dil;
+        return std::nullopt;
+      }
+      return std::make_pair(xo, yo);
+    };
+
+    switch (layer.type) {
+    case LayerType::Conv:
+    case LayerType::DwConv: {
+      auto in = layer.type == LayerType::Conv ? concatOperands(l, layer) : std::optional(shapeOf(layer.operands[0]));
+      if (!in)
+        return false;
+      int64_t R = param("R", 1), S = param("S", R);
+      layer.stride = param("stride", 1);
+      layer.pad = param("pad", 0);
+      layer.dilation = param("dilation", 1);
+      auto o = window(*in, R, S, layer.stride, layer.pad, layer.dilation, false);
+      if (!o)
+        return false;
+      int64_t K = layer.type == LayerType::Conv ? param("K", 1) : in->C;
+      layer.groups = layer.type == LayerType::Conv ? param("groups", 1) : in->C;
+      if (in->C % layer.groups != 0 || K % layer.groups != 0) {
+        diags_.report(l.op.range, diag::err_groups_divide) << layer.groups << l.name.name << in->C << K;
+        return false;
+      }
+      layer.ifmShape = *in;
+      layer.ofmShape = {K, o->first, o->second};
+      // Depthwise: C and K are one dimension (KAPLA §III-B); the loop nest is per channel.
+      at(b, Dim::C) = layer.type == LayerType::DwConv ? in->C : in->C / layer.groups;
+      at(b, Dim::K) = K;
+      at(b, Dim::R) = R;
+      at(b, Dim::S) = S;
+      layer.wgtSize = layer.type == LayerType::DwConv ? in->C * R * S : K * (in->C / layer.groups) * R * S;
+      layer.macs = layer.type == LayerType::DwConv ? in->C * o->first * o->second * R * S
+                                                   : K * o->first * o->second * (in->C / layer.groups) * R * S;
+      break;
+    }
+    case LayerType::FC: {
+      auto in = concatOperands(l, layer);
+      if (!in)
+        return false;
+      int64_t K = param("K", 1);
+      layer.ifmShape = *in;
+      layer.ofmShape = {K, 1, 1};
+      // As nn_dataflow: a convolution whose filter covers the whole input.
+      at(b, Dim::C) = in->C;
+      at(b, Dim::K) = K;
+      at(b, Dim::R) = in->X;
+      at(b, Dim::S) = in->Y;
+      layer.wgtSize = K * in->size();
+      layer.macs = K * in->size();
+      break;
+    }
+    case LayerType::MatMul: {
+      TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
+      int64_t h = param("heads", 1);
+      layer.transposeB = bools.count("transpose_b") && bools["transpose_b"];
+      int64_t Lb = bm.X * bm.Y;
+      auto fail = [&](const std::string &why) {
+        diags_.report(l.op.range, diag::err_matmul_shape) << l.name.name << why;
+        return false;
+      };
+      if (a.C % h != 0 || bm.C % h != 0)
+        return fail("heads=" + std::to_string(h) + " must divide the channels of both operands (" +
+                    std::to_string(a.C) + " and " + std::to_string(bm.C) + ")");
+      int64_t K, C;
+      if (!layer.transposeB) {
+        if (a.C != bm.C)
+          return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
+                      "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
+                      std::to_string(bm.C));
+        K = h * Lb;
+        C = a.C / h;
+      } else {
+        if (a.C != h * Lb)
+          return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
+                      l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
+                      std::to_string(a.C));
+        K = bm.C;
+        C = Lb;
+      }
+      layer.groups = h;
+      layer.ifmShape = a;
+      layer.ofmShape = {K, a.X, a.Y};
+      at(b, Dim::C) = C;
+      at(b, Dim::K) = K;
+      layer.wgtSize = K * C;
+      layer.macs = a.X * a.Y * K * C;
+      break;
+    }
+    case LayerType::MaxPool:
+    case LayerType::AvgPool: {
+      TensorShape in = shapeOf(layer.operands[0]);
+      int64_t R = param("R", 1), S = param("S", R);
+      layer.stride = param("stride", R);
+      layer.pad = param("pad", 0);
+      layer.ceilMode = bools.count("ceil") && bools["ceil"];
+      if (layer.pad >= std::max(R, S)) {
+        diags_.report(l.op.range, diag::err_pool_window) << layer.pad << l.name.name << std::max(R, S);
+        return false;
+      }
+      auto o = window(in, R, S, layer.stride, layer.pad, 1, layer.ceilMode);
+      if (!o)
+        return false;
+      layer.ifmShape = in;
+      layer.ofmShape = {in.C, o->first, o->second};
+      at(b, Dim::C) = in.C;
+      at(b, Dim::K) = in.C;
+      at(b, Dim::R) = R;
+      at(b, Dim::S) = S;
+      layer.ops = in.C * o->first * o->second * R * S;
+      break;
+    }
+    case LayerType::Add:
+    case LayerType::Mul:
+    case LayerType::Concat: {
+      TensorShape first = shapeOf(layer.operands[0]);
+      if (layer.type == LayerType::Concat) {
+        auto in = concatOperands(l, layer);
+        if (!in)
+          return false;
+        layer.ifmShape = *in;
+        layer.ofmShape = *in;
+      } else {
+        for (size_t i = 1; i < layer.operands.size(); ++i) {
+          TensorShape s = shapeOf(layer.operands[i]);
+          if (!(s == first)) {
+            diags_.report(l.operands[i].range, diag::err_shape_mismatch)
+                << l.name.name << "shapes" << l.operands[0].name << shapeText(first) << l.operands[i].name
+                << shapeText(s);
+            return false;
+          }
+        }
+        layer.ifmShape = first;
+        layer.ofmShape = first;
+        layer.ops = static_cast<int64_t>(layer.operands.size() - 1) * first.size();
+      }
+      at(b, Dim::C) = layer.ofmShape.C;
+      at(b, Dim::K) = layer.ofmShape.C;
+      break;
+    }
+    }
+    at(b, Dim::Xi) = layer.ifmShape.X;
+    at(b, Dim::Yi) = layer.ifmShape.Y;
+    at(b, Dim::Xo) = layer.ofmShape.X;
+    at(b, Dim::Yo) = layer.ofmShape.Y;
+    return true;
+  }
+
+  void fuseActivation(const ast::LayerDecl &l, TensorRef producer) {
+    if (!producer.isInput) {
+      Layer &p = net_.layers[producer.index];
+      if (auto it = rawUsers_.find(producer.index); it != rawUsers_.end())
+        diags_.report(l.op.range, diag::warn_activation_shared) << l.name.name << p.name << it->second;
+      p.activations.push_back(l.op.name);
+      activated_.insert(producer.index);
+    }
+    net_.names[l.name.name] = producer;
+  }
+
+  /// Remembers who reads a layer's output by the layer's own name (for W0306).
+  void noteRawUses(const ast::LayerDecl &l) {
+    for (const ast::Ident &o : l.operands) {
+      int idx = net_.findLayer(o.name);
+      if (idx < 0)
+        continue;
+      if (activated_.count(idx))
+        diags_.report(o.range, diag::warn_activation_shared)
+            << net_.layers[idx].activations.back() << o.name << l.name.name;
+      rawUsers_.emplace(idx, l.name.name);
+    }
+  }
+
+  const ast::NetworkDecl &decl_;
+  DiagnosticsEngine &diags_;
+  Network net_;
+  Scope names_;
+  std::map<std::string, SourceRange> laterDefs_;
+  std::map<std::string, TensorShape> shapes_;
+  std::set<std::string> failed_;
+  std::map<int, std::string> rawUsers_;
+  std::set<int> activated_;
+  bool batchSeen_ = false, hasInputDecl_ = false;
+};
+
+} // namespace
+
+Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags) {
+  return NetworkAnalysis(decl, diags).run();
+}
+
+} // namespace dfl::sema

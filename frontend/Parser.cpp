@@ -1,0 +1,475 @@
+#include "Parser.h"
+
+#include "DflLexer.h"
+#include "DflParser.h"
+#include "antlr4-runtime.h"
+
+#include <charconv>
+#include <limits>
+
+namespace dfl {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+
+/// Validates UTF-8; returns the offset of the first bad byte, or npos.
+size_t firstInvalidUtf8(const std::string &s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size())
+      return i;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80)
+        return i;
+    if (len == 2 && c < 0xC2)
+      return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+/// ANTLR indexes code points; we index bytes.
+class OffsetMap {
+public:
+  explicit OffsetMap(const std::string &text) {
+    bool ascii = true;
+    for (unsigned char c : text)
+      ascii &= c < 0x80;
+    if (ascii)
+      return;
+    for (uint32_t i = 0; i < text.size(); ++i)
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+        starts_.push_back(i);
+    starts_.push_back(static_cast<uint32_t>(text.size()));
+  }
+  uint32_t byteOf(size_t cp) const {
+    if (starts_.empty())
+      return static_cast<uint32_t>(cp);
+    return starts_[std::min(cp, starts_.size() - 1)];
+  }
+
+private:
+  std::vector<uint32_t> starts_;
+};
+
+std::string quoteToken(antlr4::Token *t, const antlr4::dfa::Vocabulary &vocab) {
+  if (!t || t->getType() == antlr4::Token::EOF)
+    return "end of file";
+  std::string text = t->getText();
+  if (t->getType() == dfl::DflLexer::ID)
+    return "identifier '" + text + "'";
+  (void)vocab;
+  return "'" + text + "'";
+}
+
+std::string describeExpected(const antlr4::misc::IntervalSet &set,
+                             const antlr4::dfa::Vocabulary &vocab) {
+  std::vector<std::string> names;
+  for (ssize_t t : set.toList()) {
+    if (t == static_cast<ssize_t>(antlr4::Token::EOF)) {
+      names.push_back("end of file");
+      continue;
+    }
+    std::string lit = vocab.getLiteralName(t);
+    if (!lit.empty())
+      names.push_back(lit);
+    else if (t == dfl::DflLexer::ID)
+      names.push_back("a name");
+    else if (t == dfl::DflLexer::INT)
+      names.push_back("an integer");
+    else if (t == dfl::DflLexer::FLOAT)
+      names.push_back("a number");
+    else if (t == dfl::DflLexer::STRING)
+      names.push_back("a string");
+    else if (t == dfl::DflLexer::DIMS)
+      names.push_back("an array shape");
+  }
+  if (names.size() > 6)
+    names.resize(6), names.back() = "...";
+  return joinList(names);
+}
+
+/// Turns ANTLR's syntax errors into E0001 diagnostics, one per position.
+class SyntaxErrorListener : public antlr4::BaseErrorListener {
+public:
+  SyntaxErrorListener(uint32_t file, const OffsetMap &map, DiagnosticsEngine &diags)
+      : file_(file), map_(map), diags_(diags) {}
+
+  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offending, size_t, size_t,
+                   const std::string &msg, std::exception_ptr) override {
+    auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
+    SourceRange range = rangeOf(offending);
+    if (range.begin.offset == lastOffset_)
+      return;   // one error per position: recovery repeats itself
+    lastOffset_ = range.begin.offset;
+    std::string text = msg;
+    if (parser) {
+      const auto &vocab = parser->getVocabulary();
+      std::string expected;
+      try {
+        expected = describeExpected(parser->getExpectedTokens(), vocab);
+      } catch (...) {
+      }
+      text = "unexpected " + quoteToken(offending, vocab);
+      if (!expected.empty())
+        text += "; expected " + expected;
+    }
+    diags_.report(range, diag::err_syntax) << text;
+  }
+
+  SourceRange rangeOf(antlr4::Token *t) const {
+    if (!t)
+      return {{file_, 0}, {file_, 0}};
+    if (t->getType() == antlr4::Token::EOF) {
+      uint32_t b = map_.byteOf(t->getStartIndex());
+      return {{file_, b}, {file_, b}};
+    }
+    return {{file_, map_.byteOf(t->getStartIndex())}, {file_, map_.byteOf(t->getStopIndex() + 1)}};
+  }
+
+private:
+  uint32_t file_;
+  const OffsetMap &map_;
+  DiagnosticsEngine &diags_;
+  uint32_t lastOffset_ = std::numeric_limits<uint32_t>::max();
+};
+
+/// Builds the AST from a parse tree that has no syntax errors.
+class AstBuilder {
+public:
+  AstBuilder(uint32_t file, const OffsetMap &map, DiagnosticsEngine &diags)
+      : file_(file), map_(map), diags_(diags) {}
+
+  ast::File build(DflParser::FileContext *ctx) {
+    ast::File f;
+    f.fileId = file_;
+    for (auto *imp : ctx->importDecl()) {
+      ast::Import i;
+      i.pathRange = range(imp->STRING()->getSymbol());
+      i.path = unquote(imp->STRING()->getText());
+      i.range = range(imp);
+      f.imports.push_back(std::move(i));
+    }
+    for (auto *top : ctx->topDecl()) {
+      if (auto *n = top->networkDecl())
+        f.decls.push_back(network(n));
+      else if (auto *h = top->hardwareDecl())
+        f.decls.push_back(hardware(h));
+      else if (auto *s = top->scheduleDecl())
+        f.decls.push_back(schedule(s));
+      else if (auto *i = top->intrinsicDecl())
+        f.decls.push_back(intrinsic(i));
+    }
+    return f;
+  }
+
+private:
+  SourceRange range(antlr4::Token *t) const {
+    return {{file_, map_.byteOf(t->getStartIndex())}, {file_, map_.byteOf(t->getStopIndex() + 1)}};
+  }
+  SourceRange range(antlr4::ParserRuleContext *c) const {
+    return {{file_, map_.byteOf(c->getStart()->getStartIndex())},
+            {file_, map_.byteOf(c->getStop()->getStopIndex() + 1)}};
+  }
+  ast::Ident ident(antlr4::Token *t) const { return {t->getText(), range(t)}; }
+  ast::Ident ident(antlr4::tree::TerminalNode *n) const { return ident(n->getSymbol()); }
+
+  ast::IntLit integer(antlr4::Token *t) {
+    ast::IntLit lit;
+    lit.range = range(t);
+    std::string s = t->getText();
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || v > kMaxInt) {
+      diags_.report(lit.range, diag::err_integer_too_large) << s << kMaxInt;
+      v = kMaxInt;
+    }
+    lit.value = v;
+    return lit;
+  }
+
+  static std::string unquote(const std::string &s) {
+    std::string out;
+    for (size_t i = 1; i + 1 < s.size(); ++i) {
+      if (s[i] == '\\' && i + 2 < s.size())
+        ++i;
+      out += s[i];
+    }
+    return out;
+  }
+
+  std::vector<ast::DimSize> shape(DflParser::ShapeContext *ctx) {
+    std::vector<ast::DimSize> dims;
+    for (auto *d : ctx->dimSize())
+      dims.push_back(dimSize(d));
+    return dims;
+  }
+  ast::DimSize dimSize(DflParser::DimSizeContext *d) {
+    return {ident(d->dim), integer(d->size), range(d)};
+  }
+
+  ast::Value value(DflParser::ValueContext *ctx) {
+    ast::Value v;
+    v.range = range(ctx);
+    if (auto *q = dynamic_cast<DflParser::QuantityValueContext *>(ctx)) {
+      v.kind = ast::Value::Kind::Quantity;
+      v.number = q->number()->getText();
+      v.isInteger = q->number()->INT() != nullptr;
+      v.numeric = std::strtod(v.number.c_str(), nullptr);
+      if (v.isInteger && v.numeric > static_cast<double>(kMaxInt)) {
+        diags_.report(range(q->number()), diag::err_integer_too_large) << v.number << kMaxInt;
+        v.numeric = static_cast<double>(kMaxInt);
+      }
+      if (auto *u = q->unit()) {
+        auto ids = u->ID();
+        v.unit = ids[0]->getText();
+        if (ids.size() > 1)
+          v.unit += "/" + ids[1]->getText();
+        v.unitRange = range(u);
+      }
+    } else if (auto *a = dynamic_cast<DflParser::ArrayValueContext *>(ctx)) {
+      v.kind = ast::Value::Kind::Array;
+      std::string s = a->DIMS()->getText();
+      size_t x = s.find('x');
+      auto parse = [&](std::string part) -> int64_t {
+        part.erase(std::remove_if(part.begin(), part.end(), ::isspace), part.end());
+        int64_t n = 0;
+        auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+        if (ec != std::errc() || n > kMaxInt) {
+          diags_.report(v.range, diag::err_integer_too_large) << part << kMaxInt;
+          return kMaxInt;
+        }
+        return n;
+      };
+      v.rows = parse(s.substr(0, x));
+      v.cols = parse(s.substr(x + 1));
+    } else if (auto *w = dynamic_cast<DflParser::WordValueContext *>(ctx)) {
+      v.kind = ast::Value::Kind::Word;
+      v.text = w->ID()->getText();
+    } else if (auto *s = dynamic_cast<DflParser::StringValueContext *>(ctx)) {
+      v.kind = ast::Value::Kind::String;
+      v.text = unquote(s->STRING()->getText());
+    }
+    return v;
+  }
+
+  ast::Property property(DflParser::PropertyContext *ctx) {
+    ast::Property p;
+    p.key = ident(ctx->key);
+    for (auto *v : ctx->value())
+      p.values.push_back(value(v));
+    p.range = range(ctx);
+    return p;
+  }
+
+  ast::Step step(DflParser::StepContext *ctx) {
+    return {ident(ctx->dim), integer(ctx->amount), range(ctx)};
+  }
+
+  ast::Directive directive(DflParser::DirectiveContext *ctx) {
+    ast::Directive d;
+    d.range = range(ctx);
+    if (auto *t = dynamic_cast<DflParser::TensorDirectiveContext *>(ctx)) {
+      d.kind = ast::Directive::Kind::Tensor;
+      d.role = ident(t->role);
+      d.shape = shape(t->shape());
+      if (t->shr)
+        d.shr = integer(t->shr);
+    } else if (auto *s = dynamic_cast<DflParser::StackDirectiveContext *>(ctx)) {
+      d.kind = ast::Directive::Kind::Stack;
+      for (auto *st : s->step())
+        d.steps.push_back(step(st));
+      if (s->repl)
+        d.repl = integer(s->repl);
+    } else if (auto *u = dynamic_cast<DflParser::UpdateDirectiveContext *>(ctx)) {
+      d.kind = ast::Directive::Kind::Update;
+      for (auto *st : u->step())
+        d.steps.push_back(step(st));
+    }
+    return d;
+  }
+
+  ast::NetworkDecl network(DflParser::NetworkDeclContext *ctx) {
+    ast::NetworkDecl n;
+    n.name = ident(ctx->name);
+    n.range = range(ctx);
+    for (auto *item : ctx->networkItem()) {
+      if (auto *b = dynamic_cast<DflParser::BatchDeclContext *>(item)) {
+        n.items.push_back(ast::BatchDecl{ident(b->dim), integer(b->size), range(b)});
+      } else if (auto *in = dynamic_cast<DflParser::InputDeclContext *>(item)) {
+        n.items.push_back(ast::InputDecl{ident(in->name), shape(in->shape()), range(in)});
+      } else if (auto *l = dynamic_cast<DflParser::LayerDeclContext *>(item)) {
+        ast::LayerDecl layer;
+        layer.name = ident(l->name);
+        layer.op = ident(l->op);
+        layer.range = range(l);
+        for (auto *a : l->arg()) {
+          if (auto *k = dynamic_cast<DflParser::KeywordArgContext *>(a))
+            layer.params.push_back({ident(k->key), value(k->value()), range(k)});
+          else if (auto *o = dynamic_cast<DflParser::OperandArgContext *>(a))
+            layer.operands.push_back(ident(o->ID()));
+        }
+        n.items.push_back(std::move(layer));
+      }
+    }
+    return n;
+  }
+
+  ast::HardwareDecl hardware(DflParser::HardwareDeclContext *ctx) {
+    ast::HardwareDecl h;
+    h.name = ident(ctx->name);
+    h.range = range(ctx);
+    for (auto *item : ctx->hardwareItem()) {
+      if (auto *p = dynamic_cast<DflParser::HardwarePropertyContext *>(item)) {
+        h.items.push_back(property(p->property()));
+      } else if (auto *b = dynamic_cast<DflParser::HardwareBlockContext *>(item)) {
+        ast::HardwareBlock block;
+        block.kind = ident(b->kind);
+        if (b->name)
+          block.name = ident(b->name);
+        block.range = range(b);
+        for (auto *bi : b->blockItem()) {
+          if (auto *p = bi->property())
+            block.items.push_back(property(p));
+          else if (auto *d = bi->directive())
+            block.items.push_back(directive(d));
+        }
+        h.items.push_back(std::move(block));
+      }
+    }
+    return h;
+  }
+
+  ast::ScheduleDecl schedule(DflParser::ScheduleDeclContext *ctx) {
+    ast::ScheduleDecl s;
+    s.network = ident(ctx->network);
+    s.hardware = ident(ctx->hardware);
+    s.range = range(ctx);
+    for (auto *item : ctx->scheduleItem()) {
+      if (auto *seg = dynamic_cast<DflParser::SegmentDeclContext *>(item)) {
+        ast::SegmentDecl d;
+        for (auto *id : seg->ID())
+          d.layers.push_back(ident(id));
+        d.pipelined = seg->pipelined != nullptr;
+        d.range = range(seg);
+        s.items.push_back(std::move(d));
+      } else if (auto *ls = dynamic_cast<DflParser::LayerScheduleContext *>(item)) {
+        ast::LayerSchedule l;
+        l.layer = ident(ls->name);
+        l.range = range(ls);
+        for (auto *lv : ls->levelSchedule()) {
+          ast::LevelSchedule level;
+          level.level = ident(lv->level);
+          level.range = range(lv);
+          for (auto *d : lv->directive())
+            level.directives.push_back(directive(d));
+          l.levels.push_back(std::move(level));
+        }
+        s.items.push_back(std::move(l));
+      }
+    }
+    return s;
+  }
+
+  ast::Access access(DflParser::AccessContext *ctx) {
+    ast::Access a;
+    auto ids = ctx->ID();
+    a.tensor = ident(ids[0]);
+    for (size_t i = 1; i < ids.size(); ++i)
+      a.indices.push_back(ident(ids[i]));
+    a.range = range(ctx);
+    return a;
+  }
+
+  ast::IntrinsicDecl intrinsic(DflParser::IntrinsicDeclContext *ctx) {
+    ast::IntrinsicDecl d;
+    d.name = ident(ctx->name);
+    d.range = range(ctx);
+    for (auto *ds : ctx->dimSize())
+      d.dims.push_back(dimSize(ds));
+    for (auto *item : ctx->intrinsicItem()) {
+      if (auto *c = dynamic_cast<DflParser::IntrinsicComputeContext *>(item))
+        d.items.push_back(ast::IntrinsicCompute{access(c->out), access(c->lhs), access(c->rhs), range(c)});
+      else if (auto *p = dynamic_cast<DflParser::IntrinsicPropertyContext *>(item))
+        d.items.push_back(property(p->property()));
+    }
+    return d;
+  }
+
+  uint32_t file_;
+  const OffsetMap &map_;
+  DiagnosticsEngine &diags_;
+};
+
+} // namespace
+
+std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
+                                   DiagnosticsEngine &diags) {
+  const std::string &text = sm.text(fileId);
+  if (size_t bad = firstInvalidUtf8(text); bad != std::string::npos) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02X", static_cast<unsigned char>(text[bad]));
+    diags.report({{fileId, static_cast<uint32_t>(bad)}, {fileId, static_cast<uint32_t>(bad + 1)}},
+                 diag::err_invalid_utf8)
+        << hex;
+    return std::nullopt;
+  }
+  unsigned errorsBefore = diags.errorCount();
+  OffsetMap map(text);
+
+  antlr4::ANTLRInputStream input(text);
+  DflLexer lexer(&input);
+  lexer.removeErrorListeners();
+  antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+
+  ast::File file;
+  file.fileId = fileId;
+  // Lexical errors are ERROR_CHAR tokens: report them, then hide them from the parser.
+  for (antlr4::Token *t : tokens.getTokens()) {
+    SourceRange r{{fileId, map.byteOf(t->getStartIndex())}, {fileId, map.byteOf(t->getStopIndex() + 1)}};
+    if (t->getType() == DflLexer::ERROR_CHAR) {
+      std::string c = t->getText();
+      size_t at = t->getStartIndex();
+      if (c == "\"")
+        diags.report(r, diag::err_unterminated_string);
+      else if (c == "/" && at + 1 < input.size() && input.getText(antlr4::misc::Interval(at + 1, at + 1)) == "*") {
+        diags.report({r.begin, {fileId, static_cast<uint32_t>(text.size())}}, diag::err_unterminated_comment);
+        break;   // the rest of the file is the comment
+      } else if (static_cast<unsigned char>(c[0]) < 0x20 || static_cast<unsigned char>(c[0]) >= 0x7f) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "(byte 0x%02X)", static_cast<unsigned char>(c[0]));
+        diags.report(r, diag::err_invalid_character) << buf;
+      } else
+        diags.report(r, diag::err_invalid_character) << "'" + c + "'";
+      if (auto *ct = dynamic_cast<antlr4::CommonToken *>(t))
+        ct->setChannel(antlr4::Token::HIDDEN_CHANNEL);
+      if (diags.limitReached())
+        return std::nullopt;
+    } else if (t->getType() == DflLexer::LINE_COMMENT || t->getType() == DflLexer::BLOCK_COMMENT) {
+      file.comments.push_back({t->getText(), r});
+    }
+  }
+  if (diags.errorCount() > errorsBefore)
+    return std::nullopt;   // a stray character makes the parser's messages noise
+
+  DflParser parser(&tokens);
+  parser.removeErrorListeners();
+  SyntaxErrorListener listener(fileId, map, diags);
+  parser.addErrorListener(&listener);
+  DflParser::FileContext *tree = parser.file();
+  if (diags.errorCount() > errorsBefore || parser.getNumberOfSyntaxErrors() > 0)
+    return std::nullopt;
+
+  AstBuilder builder(fileId, map, diags);
+  file.decls.clear();
+  ast::File built = builder.build(tree);
+  built.comments = std::move(file.comments);
+  if (diags.errorCount() > errorsBefore)
+    return std::nullopt;
+  return built;
+}
+
+} // namespace dfl

@@ -1,0 +1,17 @@
+// Parses one DFL buffer into an AST. Syntax errors (ANTLR's, rephrased) and
+// lexical errors become diagnostics; nothing is printed by ANTLR itself.
+// A file with any syntax error yields no AST: later stages never see a
+// half-parsed tree.
+#pragma once
+
+#include "Ast.h"
+#include "Diagnostics.h"
+
+#include <optional>
+
+namespace dfl {
+
+std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
+                                   DiagnosticsEngine &diags);
+
+} // namespace dfl

@@ -1,0 +1,252 @@
+// Schedule analysis: names (network, hardware, layers, levels), segments, and
+// the well-formedness of each tensor/stack/update directive (KAPLA §III-B).
+// Whether the directives form a *valid* dataflow is the scheduler's question.
+#include "SemaContext.h"
+
+#include <set>
+
+namespace dfl::sema {
+namespace {
+
+std::vector<std::string> dimNames(const std::vector<Dim> &dims) {
+  std::vector<std::string> out;
+  for (Dim d : dims)
+    out.push_back(dimName(d));
+  return out;
+}
+
+/// The largest size a tensor may have along `d` in `layer` (padded input extent for Xi/Yi).
+int64_t tensorBound(const Layer &layer, Dim d) {
+  int64_t b = at(layer.bounds, d);
+  if (d == Dim::Xi || d == Dim::Yi)
+    b += 2 * layer.pad;
+  return b;
+}
+
+std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, const Layer *layer,
+                                           DiagnosticsEngine &diags, const char *what) {
+  std::vector<std::pair<Dim, int64_t>> out;
+  std::set<std::string> seen;
+  std::string layerDesc = layer ? layer->name : "";
+  for (const ast::Step &s : in) {
+    auto d = parseDim(s.dim.name);
+    if (!d) {
+      if (layer)
+        diags.report(s.dim.range, diag::err_dim_not_in_layer)
+            << s.dim.name << layer->name << layerTypeName(layer->type) << joinList(allDimNames(), ", ");
+      else
+        diags.report(s.dim.range, diag::err_unknown_dimension)
+            << s.dim.name << std::string("a ") + what << joinList(allDimNames(), ", ");
+      continue;
+    }
+    if (!seen.insert(s.dim.name).second) {
+      diags.report(s.dim.range, diag::err_duplicate_dimension) << s.dim.name;
+      continue;
+    }
+    if (s.amount.value < 1) {
+      diags.report(s.amount.range, diag::err_nonpositive_amount)
+          << std::string("the ") + (std::string(what) == "stack" ? "shift" : "step") + " of " + s.dim.name
+          << s.amount.value;
+      continue;
+    }
+    out.emplace_back(*d, s.amount.value);
+  }
+  return out;
+}
+
+} // namespace
+
+LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives, const Layer *layer,
+                                  int64_t batch, DiagnosticsEngine &diags) {
+  LevelDirectives out;
+  std::map<TensorRole, SourceRange> rolesSeen;
+  for (const ast::Directive &d : directives) {
+    switch (d.kind) {
+    case ast::Directive::Kind::Tensor: {
+      auto role = parseRole(d.role.name);
+      std::vector<std::string> roles;
+      if (layer)
+        for (TensorRole r : layer->roles())
+          roles.push_back(roleName(r));
+      else
+        roles = {"ifm", "wgt", "ofm"};
+      if (!role || std::find(roles.begin(), roles.end(), d.role.name) == roles.end()) {
+        if (layer)
+          diags.report(d.role.range, diag::err_unknown_tensor_role)
+              << layer->name << layerTypeName(layer->type) << d.role.name << joinList(roles, ", ", " and ");
+        else
+          diags.report(d.role.range, diag::err_unknown_name) << "tensor role" << d.role.name
+                                                             << didYouMean(d.role.name, roles);
+        break;
+      }
+      if (auto [it, inserted] = rolesSeen.emplace(*role, d.role.range); !inserted) {
+        diags.report(d.role.range, diag::err_duplicate_schedule).note(it->second, diag::note_previous_use)
+            << "tensor" << d.role.name;
+        break;
+      }
+      TensorDirective t;
+      t.role = *role;
+      t.range = d.range;
+      const std::vector<Dim> &allowed = roleDims(*role);
+      std::set<std::string> seen;
+      for (const ast::DimSize &ds : d.shape) {
+        auto dim = parseDim(ds.dim.name);
+        if (!dim || std::find(allowed.begin(), allowed.end(), *dim) == allowed.end()) {
+          diags.report(ds.dim.range, diag::err_dim_not_in_tensor)
+              << ds.dim.name << d.role.name << (layer ? layer->name : "any layer")
+              << joinList(dimNames(allowed), ", ");
+          continue;
+        }
+        if (!seen.insert(ds.dim.name).second) {
+          diags.report(ds.dim.range, diag::err_duplicate_dimension) << ds.dim.name;
+          continue;
+        }
+        if (ds.size.value < 1) {
+          diags.report(ds.size.range, diag::err_nonpositive_amount) << "the size of " + ds.dim.name << ds.size.value;
+          continue;
+        }
+        if (layer) {
+          int64_t bound = *dim == Dim::N ? batch : tensorBound(*layer, *dim);
+          if (ds.size.value > bound) {
+            diags.report(ds.size.range, diag::err_size_exceeds_layer)
+                << ds.dim.name << d.role.name << ds.size.value << layer->name << bound;
+            continue;
+          }
+        }
+        at(t.sizes, *dim) = ds.size.value;
+      }
+      if (d.shr) {
+        if (d.shr->value < 1)
+          diags.report(d.shr->range, diag::err_nonpositive_amount) << "the sharing factor" << d.shr->value;
+        else
+          t.shr = d.shr->value;
+      }
+      out.tensors.push_back(t);
+      break;
+    }
+    case ast::Directive::Kind::Stack: {
+      StackDirective s;
+      s.range = d.range;
+      s.shifts = steps(d.steps, layer, diags, "stack");
+      if (d.repl) {
+        if (d.repl->value < 1)
+          diags.report(d.repl->range, diag::err_nonpositive_amount) << "the replication count" << d.repl->value;
+        else
+          s.repl = d.repl->value;
+      }
+      out.stacks.push_back(s);
+      break;
+    }
+    case ast::Directive::Kind::Update: {
+      UpdateDirective u;
+      u.range = d.range;
+      u.steps = steps(d.steps, layer, diags, "update");
+      out.updates.push_back(u);
+      break;
+    }
+    }
+  }
+  if (!directives.empty())
+    out.range = {directives.front().range.begin, directives.back().range.end};
+  return out;
+}
+
+Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, DiagnosticsEngine &diags) {
+  Schedule s;
+  s.range = decl.range;
+  auto find = [](const auto &vec, const std::string &name) {
+    for (size_t i = 0; i < vec.size(); ++i)
+      if (vec[i].name == name)
+        return static_cast<int>(i);
+    return -1;
+  };
+  auto names = [](const auto &vec) {
+    std::vector<std::string> out;
+    for (const auto &x : vec)
+      out.push_back(x.name);
+    return out;
+  };
+  s.network = find(model.networks, decl.network.name);
+  s.hardware = find(model.hardware, decl.hardware.name);
+  if (s.network < 0)
+    diags.report(decl.network.range, diag::err_unknown_name)
+        << "network" << decl.network.name << didYouMean(decl.network.name, names(model.networks));
+  if (s.hardware < 0)
+    diags.report(decl.hardware.range, diag::err_unknown_name)
+        << "hardware" << decl.hardware.name << didYouMean(decl.hardware.name, names(model.hardware));
+  if (s.network < 0 || s.hardware < 0)
+    return s;
+  const Network &net = model.networks[s.network];
+  const Hardware &hw = model.hardware[s.hardware];
+
+  auto layerIndex = [&](const ast::Ident &id) {
+    int idx = net.findLayer(id.name);
+    if (idx < 0) {
+      std::string hint = didYouMean(id.name, names(net.layers));
+      auto alias = net.names.find(id.name);
+      if (alias != net.names.end())
+        hint = alias->second.isInput ? "; it is an input of network '" + net.name + "', not a layer"
+                                     : "; it is an activation fused into layer '" +
+                                           net.layers[alias->second.index].name + "'";
+      diags.report(id.range, diag::err_unknown_name) << "layer" << id.name << hint;
+    }
+    return idx;
+  };
+
+  std::map<int, SourceRange> inSegment, scheduled;
+  for (const ast::ScheduleItem &item : decl.items) {
+    if (auto *seg = std::get_if<ast::SegmentDecl>(&item)) {
+      Segment out;
+      out.pipelined = seg->pipelined;
+      out.range = seg->range;
+      for (const ast::Ident &id : seg->layers) {
+        int idx = layerIndex(id);
+        if (idx < 0)
+          continue;
+        if (auto [it, inserted] = inSegment.emplace(idx, id.range); !inserted) {
+          diags.report(id.range, diag::err_segment_twice).note(it->second, diag::note_previous_use) << id.name;
+          continue;
+        }
+        out.layers.push_back(idx);
+      }
+      s.segments.push_back(out);
+      continue;
+    }
+    const auto &ls = std::get<ast::LayerSchedule>(item);
+    int idx = layerIndex(ls.layer);
+    if (idx < 0)
+      continue;
+    if (auto [it, inserted] = scheduled.emplace(idx, ls.layer.range); !inserted) {
+      diags.report(ls.layer.range, diag::err_duplicate_schedule).note(it->second, diag::note_previous_use)
+          << "layer" << ls.layer.name;
+      continue;
+    }
+    LayerScheduleModel lsm;
+    lsm.layer = idx;
+    lsm.range = ls.range;
+    std::map<int, SourceRange> levelsSeen;
+    for (const ast::LevelSchedule &lv : ls.levels) {
+      int li = hw.findLevel(lv.level.name);
+      if (li < 0) {
+        diags.report(lv.level.range, diag::err_unknown_name)
+            << "level" << lv.level.name
+            << didYouMean(lv.level.name, names(hw.levels)) + " (hardware '" + hw.name + "' has " +
+                   joinList(names(hw.levels), ", ", " and ") + ")";
+        continue;
+      }
+      if (auto [it, inserted] = levelsSeen.emplace(li, lv.level.range); !inserted) {
+        diags.report(lv.level.range, diag::err_duplicate_schedule).note(it->second, diag::note_previous_use)
+            << "level" << lv.level.name;
+        continue;
+      }
+      LevelDirectives d = analyzeDirectives(lv.directives, &net.layers[idx], net.batch, diags);
+      d.level = li;
+      d.range = lv.range;
+      lsm.levels.push_back(std::move(d));
+    }
+    s.layers.push_back(std::move(lsm));
+  }
+  return s;
+}
+
+} // namespace dfl::sema

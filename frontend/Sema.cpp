@@ -1,0 +1,84 @@
+#include "Sema.h"
+
+#include "SemaContext.h"
+
+namespace dfl {
+
+namespace sema {
+
+std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
+                                       DiagnosticsEngine &diags) {
+  if (v.kind != ast::Value::Kind::Quantity || !v.isInteger || !v.unit.empty()) {
+    std::string got = v.kind == ast::Value::Kind::Quantity ? v.number + (v.unit.empty() ? "" : " " + v.unit)
+                      : v.kind == ast::Value::Kind::Array  ? std::to_string(v.rows) + " x " + std::to_string(v.cols)
+                                                           : "'" + v.text + "'";
+    diags.report(v.range, diag::err_parameter_value) << key << "a positive integer" << got;
+    return std::nullopt;
+  }
+  if (v.numeric < 1) {
+    diags.report(v.range, diag::err_parameter_value) << key << "a positive integer" << v.number;
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(v.numeric);
+}
+
+std::optional<bool> boolean(const ast::Value &v, const std::string &key, DiagnosticsEngine &diags) {
+  if (v.kind == ast::Value::Kind::Word && (v.text == "true" || v.text == "false"))
+    return v.text == "true";
+  if (v.kind == ast::Value::Kind::Quantity && v.isInteger && v.unit.empty() &&
+      (v.numeric == 0 || v.numeric == 1))
+    return v.numeric == 1;
+  diags.report(v.range, diag::err_parameter_value) << key << "true or false"
+                                                   << (v.kind == ast::Value::Kind::Quantity ? v.number : "'" + v.text + "'");
+  return std::nullopt;
+}
+
+Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &diags) {
+  Intrinsic in;
+  in.name = decl.name.name;
+  in.range = decl.range;
+  Scope dims;
+  std::vector<std::string> names;
+  for (const ast::DimSize &d : decl.dims) {
+    if (!dims.define(d.dim, "index", diags))
+      continue;
+    if (d.size.value < 1)
+      diags.report(d.size.range, diag::err_nonpositive_amount) << "the extent of '" + d.dim.name + "'" << d.size.value;
+    in.dims.emplace_back(d.dim.name, d.size.value);
+    names.push_back(d.dim.name);
+  }
+  for (const ast::IntrinsicItem &item : decl.items) {
+    const auto *c = std::get_if<ast::IntrinsicCompute>(&item);
+    if (!c)
+      continue;
+    for (const ast::Access *a : {&c->out, &c->lhs, &c->rhs})
+      for (const ast::Ident &idx : a->indices)
+        if (!dims.contains(idx.name))
+          diags.report(idx.range, diag::err_intrinsic_index) << idx.name << in.name << joinList(names, ", ", " and ");
+  }
+  return in;
+}
+
+} // namespace sema
+
+Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags) {
+  Model model;
+  sema::Scope networks, hardware, intrinsics;
+  // Networks and hardware first: schedules refer to both, wherever declared.
+  for (const ast::File &f : files)
+    for (const ast::TopDecl &d : f.decls) {
+      if (auto *n = std::get_if<ast::NetworkDecl>(&d); n && networks.define(n->name, "network", diags))
+        model.networks.push_back(sema::analyzeNetwork(*n, diags));
+      else if (auto *h = std::get_if<ast::HardwareDecl>(&d); h && hardware.define(h->name, "hardware", diags))
+        model.hardware.push_back(sema::analyzeHardware(*h, diags));
+      else if (auto *i = std::get_if<ast::IntrinsicDecl>(&d); i && intrinsics.define(i->name, "intrinsic", diags))
+        model.intrinsics.push_back(sema::analyzeIntrinsic(*i, diags));
+    }
+  for (const ast::File &f : files)
+    for (const ast::TopDecl &d : f.decls)
+      if (auto *s = std::get_if<ast::ScheduleDecl>(&d))
+        model.schedules.push_back(sema::analyzeSchedule(*s, model, diags));
+  return model;
+}
+
+} // namespace dfl

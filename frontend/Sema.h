@@ -1,0 +1,18 @@
+// Semantic analysis: turns the parsed files of a compilation into the model.
+// Before: every file parsed (Loader). After: a Model whose every node is
+// checked — names resolved, units converted, layer shapes inferred, hardware
+// sane, schedule directives well-formed — or diagnostics saying why not.
+// Validity of a schedule against capacities and coverage is the scheduler's.
+#pragma once
+
+#include "Ast.h"
+#include "Diagnostics.h"
+#include "Model.h"
+
+#include <vector>
+
+namespace dfl {
+
+Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags);
+
+} // namespace dfl

@@ -1,0 +1,61 @@
+// Owns the text of every file dflc reads and maps byte offsets to lines and
+// columns. Everything after the parser refers to source by SourceRange.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dfl {
+
+/// A position in a buffer of the SourceManager. file == 0 means "no location".
+struct SourceLoc {
+  uint32_t file = 0;
+  uint32_t offset = 0;
+  bool valid() const { return file != 0; }
+  friend bool operator==(const SourceLoc &, const SourceLoc &) = default;
+};
+
+/// A half-open range [begin, end) within one buffer.
+struct SourceRange {
+  SourceLoc begin, end;
+  bool valid() const { return begin.valid(); }
+  friend bool operator==(const SourceRange &, const SourceRange &) = default;
+};
+
+/// 1-based line and column (columns count bytes, as clang's do).
+struct LineCol {
+  unsigned line = 0, column = 0;
+};
+
+class SourceManager {
+public:
+  /// Adds a buffer and returns its id (never 0).
+  uint32_t addBuffer(std::string path, std::string text);
+  /// Reads a file from disk. On failure returns nullopt and sets `error`.
+  std::optional<uint32_t> loadFile(const std::string &path, std::string &error);
+  /// The id of an already loaded buffer with this (canonical) path, or 0.
+  uint32_t findBuffer(const std::string &path) const;
+
+  const std::string &path(uint32_t file) const { return buffers_.at(file - 1).path; }
+  const std::string &text(uint32_t file) const { return buffers_.at(file - 1).text; }
+  size_t bufferCount() const { return buffers_.size(); }
+
+  LineCol lineCol(SourceLoc loc) const;
+  /// The text of a 1-based line, without its line terminator.
+  std::string_view lineText(uint32_t file, unsigned line) const;
+  /// The offset of a 1-based line and column (clamped to the buffer).
+  uint32_t offsetOf(uint32_t file, LineCol lc) const;
+  std::string_view textOf(SourceRange r) const;
+
+private:
+  struct Buffer {
+    std::string path, text;
+    std::vector<uint32_t> lineStarts;
+  };
+  std::vector<Buffer> buffers_;
+};
+
+} // namespace dfl

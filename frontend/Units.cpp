@@ -1,0 +1,139 @@
+#include "Units.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace dfl {
+namespace {
+
+struct UnitDef {
+  const char *name;
+  QuantityKind kind;
+  double scale;
+  bool perSecond;
+};
+
+const UnitDef kUnits[] = {
+    {"bit", QuantityKind::Size, 1.0 / 8, false},
+    {"B", QuantityKind::Size, 1, false},
+    {"KiB", QuantityKind::Size, 1024.0, false},
+    {"MiB", QuantityKind::Size, 1024.0 * 1024, false},
+    {"GiB", QuantityKind::Size, 1024.0 * 1024 * 1024, false},
+    {"KB", QuantityKind::Size, 1e3, false},
+    {"MB", QuantityKind::Size, 1e6, false},
+    {"GB", QuantityKind::Size, 1e9, false},
+    {"fJ", QuantityKind::Energy, 1e-3, false},
+    {"pJ", QuantityKind::Energy, 1, false},
+    {"nJ", QuantityKind::Energy, 1e3, false},
+    {"uJ", QuantityKind::Energy, 1e6, false},
+    {"Hz", QuantityKind::Frequency, 1, false},
+    {"kHz", QuantityKind::Frequency, 1e3, false},
+    {"MHz", QuantityKind::Frequency, 1e6, false},
+    {"GHz", QuantityKind::Frequency, 1e9, false},
+    {"B/cycle", QuantityKind::Bandwidth, 1, false},
+    {"bit/cycle", QuantityKind::Bandwidth, 1.0 / 8, false},
+    {"B/s", QuantityKind::Bandwidth, 1, true},
+    {"KB/s", QuantityKind::Bandwidth, 1e3, true},
+    {"MB/s", QuantityKind::Bandwidth, 1e6, true},
+    {"GB/s", QuantityKind::Bandwidth, 1e9, true},
+    {"KiB/s", QuantityKind::Bandwidth, 1024.0, true},
+    {"MiB/s", QuantityKind::Bandwidth, 1024.0 * 1024, true},
+    {"GiB/s", QuantityKind::Bandwidth, 1024.0 * 1024 * 1024, true},
+};
+
+std::vector<std::string> unitNames(QuantityKind kind) {
+  std::vector<std::string> names;
+  for (const UnitDef &u : kUnits)
+    if (u.kind == kind)
+      names.push_back(u.name);
+  return names;
+}
+
+std::string trimNumber(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0')
+      s.pop_back();
+    if (s.back() == '.')
+      s.pop_back();
+  }
+  return s;
+}
+
+} // namespace
+
+const char *quantityKindName(QuantityKind k) {
+  switch (k) {
+  case QuantityKind::Size: return "a size";
+  case QuantityKind::Energy: return "an energy";
+  case QuantityKind::Frequency: return "a frequency";
+  case QuantityKind::Bandwidth: return "a bandwidth";
+  case QuantityKind::Count: return "a plain number";
+  }
+  return "a quantity";
+}
+
+std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const std::string &key,
+                                   DiagnosticsEngine &diags) {
+  std::vector<std::string> expected = unitNames(kind);
+  if (v.kind != ast::Value::Kind::Quantity) {
+    diags.report(v.range, diag::err_value_kind)
+        << key
+        << std::string(quantityKindName(kind)) +
+               (kind == QuantityKind::Count ? "" : " with a unit (" + joinList(expected, ", ") + ")");
+    return std::nullopt;
+  }
+  if (kind == QuantityKind::Count) {
+    if (!v.unit.empty()) {
+      diags.report(v.unitRange, diag::err_value_kind) << key << "a plain number without a unit";
+      return std::nullopt;
+    }
+    return Quantity{v.numeric, false};
+  }
+  if (v.unit.empty()) {
+    diags.report(v.range, diag::err_value_kind)
+        << key << std::string(quantityKindName(kind)) + " with a unit (" + joinList(expected, ", ") + ")";
+    return std::nullopt;
+  }
+  for (const UnitDef &u : kUnits) {
+    if (v.unit != u.name)
+      continue;
+    if (u.kind != kind) {
+      diags.report(v.unitRange, diag::err_unit_mismatch)
+          << key << quantityKindName(kind) << v.unit << quantityKindName(u.kind);
+      return std::nullopt;
+    }
+    return Quantity{v.numeric * u.scale, u.perSecond};
+  }
+  std::vector<std::string> all;
+  for (const UnitDef &u : kUnits)
+    all.push_back(u.name);
+  diags.report(v.unitRange, diag::err_unknown_unit)
+      << v.unit << didYouMean(v.unit, all) << joinList(expected, ", ");
+  return std::nullopt;
+}
+
+std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return trimNumber(bytes, 2) + " " + units[u];
+}
+
+std::string formatEnergy(double pj) {
+  const char *units[] = {"pJ", "nJ", "uJ", "mJ", "J"};
+  int u = 0;
+  while (std::fabs(pj) >= 1000 && u < 4) {
+    pj /= 1000;
+    ++u;
+  }
+  return trimNumber(pj, 3) + " " + units[u];
+}
+
+} // namespace dfl

@@ -1,0 +1,31 @@
+// Units of DFL quantities and their conversion to dflc's canonical units:
+// bytes, picojoules, hertz, and bytes per cycle or per second.
+#pragma once
+
+#include "Ast.h"
+#include "Diagnostics.h"
+
+#include <optional>
+#include <string>
+
+namespace dfl {
+
+enum class QuantityKind { Size, Energy, Frequency, Bandwidth, Count };
+const char *quantityKindName(QuantityKind k);   // "a size", "an energy", ...
+
+struct Quantity {
+  double value = 0;          // bytes, pJ, Hz, B/cycle or B/s, plain number
+  bool perSecond = false;    // Bandwidth only: value is B/s, not B/cycle
+};
+
+/// Converts `v` (the value of property `key`) to a quantity of `kind`, or
+/// reports E0401/E0402/E0403 and returns nullopt.
+std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const std::string &key,
+                                   DiagnosticsEngine &diags);
+
+/// "81.5 KiB", "64 B", "1.5 MiB": the shortest exact-ish binary size.
+std::string formatBytes(double bytes);
+/// "1.23 mJ", "456 pJ": an energy given in pJ.
+std::string formatEnergy(double pj);
+
+} // namespace dfl

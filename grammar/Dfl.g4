@@ -1,0 +1,93 @@
+// The DFL grammar: the only place the syntax of DFL lives.
+// docs/language.md is the normative reference for what each construct means.
+// The grammar is deliberately generic where sema can give a better message
+// (property keys, hardware block kinds, layer operators, units): an unknown
+// key is a diagnostic with a "did you mean" hint, not a syntax error.
+grammar Dfl;
+
+file : importDecl* topDecl* EOF ;
+
+importDecl : 'import' STRING ';' ;
+
+topDecl : networkDecl | hardwareDecl | scheduleDecl | intrinsicDecl ;
+
+// ---- network -------------------------------------------------------------
+networkDecl : 'network' name=ID '{' networkItem* '}' ;
+
+networkItem
+  : 'batch' dim=ID '=' size=INT ';'                       # batchDecl
+  | 'input' name=ID shape ';'                             # inputDecl
+  | name=ID '=' op=ID '(' (arg (',' arg)*)? ')' ';'       # layerDecl
+  ;
+
+shape : '[' dimSize (',' dimSize)* ']' ;
+dimSize : dim=ID '=' size=INT ;
+
+// A positional argument names a producer; a keyword argument sets a parameter.
+arg : key=ID '=' value   # keywordArg
+    | ID                 # operandArg
+    ;
+
+// ---- hardware ------------------------------------------------------------
+hardwareDecl : 'hardware' name=ID '{' hardwareItem* '}' ;
+
+hardwareItem
+  : property                                              # hardwareProperty
+  | kind=ID name=ID? '{' blockItem* '}'                   # hardwareBlock
+  ;
+
+// Directives inside a `level` block fix the hardware's dataflow at that level.
+blockItem : property | directive ;
+
+property : key=ID '=' value (',' value)* ';' ;
+
+value
+  : number unit?          # quantityValue
+  | DIMS                  # arrayValue
+  | ID                    # wordValue
+  | STRING                # stringValue
+  ;
+
+unit : ID ('/' ID)? ;
+number : INT | FLOAT ;
+
+// ---- schedule ------------------------------------------------------------
+scheduleDecl : 'schedule' 'for' network=ID 'on' hardware=ID '{' scheduleItem* '}' ;
+
+scheduleItem
+  : 'segment' ID (',' ID)* pipelined='pipelined'? ';'     # segmentDecl
+  | 'layer' name=ID '{' levelSchedule* '}'                # layerSchedule
+  ;
+
+levelSchedule : level=ID '{' directive* '}' ;
+
+directive
+  : 'tensor' role=ID shape ('shr' shr=INT)? ';'           # tensorDirective
+  | 'stack' (step (',' step)*)? ('repl' repl=INT)? ';'    # stackDirective
+  | 'update' step (',' step)* ';'                         # updateDirective
+  ;
+
+step : dim=ID '+=' amount=INT ;
+
+// ---- intrinsic (syntax only for now; meaning in the intrinsic issue) ------
+intrinsicDecl : 'intrinsic' name=ID '(' dimSize (',' dimSize)* ')' '{' intrinsicItem* '}' ;
+
+intrinsicItem
+  : out=access '+=' lhs=access '*' rhs=access ';'         # intrinsicCompute
+  | property                                              # intrinsicProperty
+  ;
+
+access : tensor=ID '[' ID (',' ID)* ']' ;
+
+// ---- lexer ---------------------------------------------------------------
+DIMS   : [0-9]+ [ \t]* 'x' [ \t]* [0-9]+ ;   // `16 x 16`: an array shape
+FLOAT  : [0-9]+ '.' [0-9]+ ([eE] [+-]? [0-9]+)? ;
+INT    : [0-9]+ ;
+ID     : [a-zA-Z_] [a-zA-Z_0-9]* ;
+STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+
+LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
+BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
+WS : [ \t\r\n]+ -> skip ;
+// Anything else is one bad character; the parser reports it, never the lexer.
+ERROR_CHAR : . ;

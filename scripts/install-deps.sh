@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs dflc's build and test dependencies from Debian 12 packages.
+# Idempotent: installs only what is missing. Works as root or through sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  antlr4 libantlr4-runtime-dev        # grammar/: tool 4.7.2 + C++ runtime 4.9
+  libisl-dev                          # backend/: polyhedral dependence analysis
+  libgecode-dev                       # scheduler/: intrinsic embedding (CP)
+  llvm-14-dev llvm-14-tools           # backend/: ORC JIT; FileCheck + lit for tests
+  clang-14 libclang-rt-14-dev         # libFuzzer target for the front end
+  nlohmann-json3-dev                  # reports, JSON/SARIF diagnostics, LSP
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3                             # lit
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,319 @@
+// dflc: the command-line driver. A thin main(): parses arguments, runs the
+// front end (and, later, the scheduler and backend), renders diagnostics and
+// chooses the exit code. docs/cli.md is its reference.
+//
+// Exit codes: 0 ok, 1 invalid input, 2 usage error, 3 internal error.
+#include "Check.h"
+#include "DiagnosticRenderer.h"
+#include "Loader.h"
+#include "ModelSummary.h"
+#include "Parser.h"
+#include "Printer.h"
+#include "Sema.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace dfl;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitInvalid = 1, kExitUsage = 2, kExitInternal = 3;
+
+const char *kVersion = "dflc 0.1.0";
+
+const char *kHelp = R"(dflc - a compiler for neural-network accelerator dataflow
+
+Usage:
+  dflc show [options] FILE...        print networks (per layer: type, shapes,
+                                     loop bounds, MACs; totals) and hardware
+  dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
+                                     -i: rewrite the files in place
+                                     --check: exit 1 if a file is not canonical
+  dflc --list-diagnostics[=markdown] print the table of diagnostic codes
+  dflc --help | --version
+
+Options:
+  -I DIR                 add DIR to the import search roots
+  --json                 (show) print JSON instead of text
+  --format text|json|sarif
+                         how diagnostics are printed (to stderr; default text)
+  --error-limit N        stop after N errors (default 20; 0: no limit)
+  --color | --no-color   colour text diagnostics (default: if stderr is a tty)
+
+Exit status: 0 ok, 1 invalid input, 2 usage error, 3 internal compiler error.
+The compile and check modes arrive with the scheduler; see docs/cli.md.
+)";
+
+struct Options {
+  std::string command;
+  std::vector<std::string> files;
+  std::vector<std::string> includes;
+  bool json = false, inPlace = false, check = false;
+  std::string format = "text";
+  unsigned errorLimit = 20;
+  std::optional<bool> color;
+};
+
+int usageError(const std::string &message) {
+  std::cerr << "dflc: error: " << message << "\n" << "Try 'dflc --help'.\n";
+  return kExitUsage;
+}
+
+std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
+  Options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  static const std::vector<std::string> commands = {"show", "fmt"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&](const char *flag) -> std::optional<std::string> {
+      if (i + 1 >= args.size()) {
+        exitCode = usageError(std::string("option '") + flag + "' needs a value");
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    if (a == "-I") {
+      auto v = value("-I");
+      if (!v)
+        return std::nullopt;
+      o.includes.push_back(*v);
+    } else if (a.rfind("-I", 0) == 0 && a.size() > 2) {
+      o.includes.push_back(a.substr(2));
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "-i") {
+      o.inPlace = true;
+    } else if (a == "--check") {
+      o.check = true;
+    } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
+      std::optional<std::string> v = a == "--format" ? value("--format") : a.substr(9);
+      if (!v)
+        return std::nullopt;
+      if (*v != "text" && *v != "json" && *v != "sarif") {
+        exitCode = usageError("unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
+                              " (expected text, json or sarif)");
+        return std::nullopt;
+      }
+      o.format = *v;
+    } else if (a == "--error-limit" || a.rfind("--error-limit=", 0) == 0) {
+      std::optional<std::string> v = a == "--error-limit" ? value("--error-limit") : a.substr(14);
+      if (!v)
+        return std::nullopt;
+      char *end = nullptr;
+      long n = std::strtol(v->c_str(), &end, 10);
+      if (v->empty() || *end || n < 0) {
+        exitCode = usageError("--error-limit needs a non-negative integer, got '" + *v + "'");
+        return std::nullopt;
+      }
+      o.errorLimit = static_cast<unsigned>(n);
+    } else if (a == "--color") {
+      o.color = true;
+    } else if (a == "--no-color") {
+      o.color = false;
+    } else if (a == "--") {
+      o.files.insert(o.files.end(), args.begin() + static_cast<long>(i) + 1, args.end());
+      break;
+    } else if (a.size() > 1 && a[0] == '-') {
+      exitCode = usageError("unknown option '" + a + "'" +
+                            didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
+                                           "--help", "--version", "-i", "-I"}));
+      return std::nullopt;
+    } else if (o.command.empty()) {
+      if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
+        if (a.size() > 4 && a.substr(a.size() - 4) == ".dfl")
+          exitCode = usageError("compiling a schedule ('dflc NET HW -o OUT') arrives with the solver; "
+                                "for now use 'dflc show' or 'dflc fmt'");
+        else
+          exitCode = usageError("unknown command '" + a + "'" + didYouMean(a, commands) +
+                                " (expected show or fmt)");
+        return std::nullopt;
+      }
+      o.command = a;
+    } else {
+      o.files.push_back(a);
+    }
+  }
+  if (o.command.empty()) {
+    exitCode = usageError("no command given");
+    return std::nullopt;
+  }
+  if (o.files.empty()) {
+    exitCode = usageError("'dflc " + o.command + "' needs at least one FILE");
+    return std::nullopt;
+  }
+  if (o.command != "show" && o.json) {
+    exitCode = usageError("--json is an option of 'dflc show'");
+    return std::nullopt;
+  }
+  if (o.command != "fmt" && (o.inPlace || o.check)) {
+    exitCode = usageError("-i and --check are options of 'dflc fmt'");
+    return std::nullopt;
+  }
+  if (o.inPlace && o.check) {
+    exitCode = usageError("-i and --check cannot be combined");
+    return std::nullopt;
+  }
+  return o;
+}
+
+void printDiagnostics(const Options &o, const SourceManager &sm, const DiagnosticsEngine &diags) {
+  const auto &all = diags.diagnostics();
+  if (o.format == "json") {
+    std::cerr << renderJson(sm, all);
+  } else if (o.format == "sarif") {
+    std::cerr << renderSarif(sm, all);
+  } else {
+    bool color = o.color.value_or(isatty(STDERR_FILENO) && !std::getenv("NO_COLOR"));
+    renderText(std::cerr, sm, all, color);
+    if (std::string s = summaryLine(all); !s.empty())
+      std::cerr << s << "\n";
+  }
+}
+
+/// Writes `text` to `path` atomically: a temporary file in the same directory, then rename.
+bool writeAtomically(const std::string &path, const std::string &text, std::string &error) {
+  std::string tmp = path + ".dflc-tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      error = "cannot create " + tmp;
+      return false;
+    }
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      error = "cannot write " + tmp;
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    error = ec.message();
+    return false;
+  }
+  return true;
+}
+
+int runShow(const Options &o) {
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  diags.setErrorLimit(o.errorLimit);
+  LoadOptions lo{o.includes};
+  lo.searchRoots.push_back(defaultStdlibRoot());
+  LoadedFiles files = loadFiles(o.files, lo, sm, diags);
+  Model model;
+  if (!diags.hasErrors())
+    model = analyze(files.files, diags);
+  printDiagnostics(o, sm, diags);
+  if (diags.hasErrors())
+    return kExitInvalid;
+  if (o.json) {
+    std::cout << modelSummaryJson(model);
+  } else {
+    bool first = true;
+    for (const Network &n : model.networks)
+      std::cout << (first ? "" : "\n") << networkSummaryText(n), first = false;
+    for (const Hardware &h : model.hardware)
+      std::cout << (first ? "" : "\n") << hardwareSummaryText(h), first = false;
+  }
+  return kExitOk;
+}
+
+int runFmt(const Options &o) {
+  int status = kExitOk;
+  for (const std::string &path : o.files) {
+    SourceManager sm;
+    DiagnosticsEngine diags(sm);
+    diags.setErrorLimit(o.errorLimit);
+    std::string error;
+    auto id = fs::is_directory(path) ? std::nullopt : sm.loadFile(path, error);
+    if (!id) {
+      diags.report({}, diag::err_file_unreadable) << path << (error.empty() ? "is a directory" : error);
+      printDiagnostics(o, sm, diags);
+      status = kExitInvalid;
+      continue;
+    }
+    auto file = parseFile(*id, sm, diags);
+    if (!file) {
+      printDiagnostics(o, sm, diags);
+      status = kExitInvalid;
+      continue;
+    }
+    std::string text = printFile(*file, sm);
+    if (o.check) {
+      if (text != sm.text(*id)) {
+        std::cerr << path << ": not in canonical form (run 'dflc fmt -i " << path << "')\n";
+        status = kExitInvalid;
+      }
+    } else if (o.inPlace) {
+      if (text != sm.text(*id) && !writeAtomically(path, text, error)) {
+        std::cerr << "dflc: error: cannot write '" << path << "': " << error << "\n";
+        status = kExitInvalid;
+      }
+    } else {
+      std::cout << text;
+    }
+  }
+  return status;
+}
+
+int listDiagnostics(bool markdown) {
+  if (markdown) {
+    std::cout << "# Diagnostics\n\n"
+                 "Generated from `frontend/Diagnostics.def` by `dflc --list-diagnostics=markdown`;\n"
+                 "do not edit by hand. `%N` stands for the N-th argument.\n\n"
+                 "| code | severity | name | message |\n| --- | --- | --- | --- |\n";
+  }
+  for (diag::ID id : allDiagnostics()) {
+    const DiagInfo &info = diagInfo(id);
+    if (info.severity == Severity::Note)
+      continue;
+    if (markdown)
+      std::cout << "| <a id=\"" << info.code << "\"></a>" << info.code << " | " << severityName(info.severity)
+                << " | `" << info.name << "` | " << info.format << " |\n";
+    else
+      std::cout << info.code << "\t" << severityName(info.severity) << "\t" << info.name << "\t" << info.format
+                << "\n";
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--help" || a == "-h") {
+        std::cout << kHelp;
+        return kExitOk;
+      }
+      if (a == "--version") {
+        std::cout << kVersion << "\n";
+        return kExitOk;
+      }
+      if (a == "--list-diagnostics" || a == "--list-diagnostics=markdown")
+        return listDiagnostics(a != "--list-diagnostics");
+    }
+    int exitCode = kExitUsage;
+    auto options = parseArgs(argc, argv, exitCode);
+    if (!options)
+      return exitCode;
+    if (options->command == "show")
+      return runShow(*options);
+    return runFmt(*options);
+  } catch (const InternalError &e) {
+    std::cerr << "dflc: internal compiler error: " << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "dflc: internal compiler error: " << e.what() << "\n";
+  }
+  return kExitInternal;
+}
