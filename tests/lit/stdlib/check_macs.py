@@ -11,7 +11,7 @@ Reads {"networks": [{"name", "batch", "total_macs", "layers": [{"name",
 2. total_macs / batch equals EXACT, the count derived by hand below from the
    published architecture with the formulas of docs/language.md
    (conv: K*Xo*Yo*(C/groups)*R*S, dwconv: C*Xo*Yo*R*S, fc: K*C*Xi*Yi,
-   matmul: X*Y*Lb*C; pools, add, mul, concat: 0);
+   matmul: X*Y*Lb*Ca, with transpose_b X*Y*Cb*Lb; pools, add, mul, concat: 0);
 3. total_macs / batch is within TOL (relative) of PUBLISHED, a figure taken
    from the literature; where it counts something slightly different, the
    comment says so and TOL is chosen (and explained) to cover it;
@@ -19,9 +19,10 @@ Reads {"networks": [{"name", "batch", "total_macs", "layers": [{"name",
 5. the number of layers (activations and normalizations are fused into their
    producer and are not layers; pools, add, mul and concat are).
 
-Every hand derivation below is written as the arithmetic it is, evaluated
-here and compared against the plain number given next to it, so that a typo
-in either shows up as a failure of this script, not of dflc.
+Every hand derivation below is written as the arithmetic it is. For the
+totals, that arithmetic is evaluated here and compared against the plain
+number given with it, so that a typo in either stops this script with an
+AssertionError that names the network, rather than blaming dflc.
 """
 import json
 import sys
