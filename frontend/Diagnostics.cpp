@@ -98,7 +98,8 @@ void DiagnosticsEngine::emit(Diagnostic d) {
 
 std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates) {
   const std::string *best = nullptr;
-  size_t bestDist = std::max<size_t>(1, name.size() / 3) + 1;
+  // At most one edit per three characters: 'y' does not suggest 'x'.
+  size_t bestDist = name.size() / 3 + 1;
   for (const std::string &c : candidates) {
     size_t d = editDistance(name, c);
     if (d < bestDist) {

@@ -100,9 +100,12 @@ std::string hardwareSummaryText(const Hardware &hw) {
   std::ostringstream os;
   os << "hardware " << hw.name << " (word " << hw.wordBits << " bit, " << scaled(hw.frequencyHz) << "Hz, MAC "
      << hw.macEnergyPj << " pJ)\n";
-  int64_t units = 1;
-  for (const Level &lv : hw.levels) {
-    units *= lv.units();
+  for (size_t i = 0; i < hw.levels.size(); ++i) {
+    const Level &lv = hw.levels[i];
+    // `array` counts units per unit of the next level out, so the total multiplies outwards.
+    int64_t units = 1;
+    for (size_t j = i; j < hw.levels.size(); ++j)
+      units *= hw.levels[j].units();
     os << "  level " << pad(lv.name, 6) << " capacity "
        << pad(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
        << pad(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "

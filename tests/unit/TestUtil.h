@@ -1,0 +1,42 @@
+// Shared by the front-end unit tests: run the front end over a string.
+#pragma once
+
+#include "DiagnosticRenderer.h"
+#include "Loader.h"
+#include "Sema.h"
+
+#include <memory>
+#include <sstream>
+#include <string>
+
+namespace dfl::test {
+
+struct Compiled {
+  std::unique_ptr<SourceManager> sm = std::make_unique<SourceManager>();
+  std::unique_ptr<DiagnosticsEngine> diags = std::make_unique<DiagnosticsEngine>(*sm);
+  Model model;
+
+  /// All diagnostics as "line:col: CODE message" lines, notes indented.
+  std::string diagnostics() const {
+    std::string out;
+    for (const Diagnostic &d : diags->diagnostics()) {
+      LineCol lc = sm->lineCol(d.range.begin);
+      out += std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + d.code + " " + d.message + "\n";
+      for (const Diagnostic &n : d.notes) {
+        LineCol nl = sm->lineCol(n.range.begin);
+        out += "  " + std::to_string(nl.line) + ":" + std::to_string(nl.column) + ": note " + n.message + "\n";
+      }
+    }
+    return out;
+  }
+};
+
+inline Compiled compile(const std::string &text) {
+  Compiled c;
+  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
+  if (!c.diags->hasErrors())
+    c.model = analyze(files.files, *c.diags);
+  return c;
+}
+
+} // namespace dfl::test
