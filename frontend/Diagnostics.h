@@ -85,6 +85,10 @@ public:
     addNote(range, id, std::move(strs));
     return *this;
   }
+  DiagnosticBuilder &noteArgs(SourceRange range, diag::ID id, std::vector<std::string> args) {
+    addNote(range, id, std::move(args));
+    return *this;
+  }
   DiagnosticBuilder &fixit(SourceRange range, std::string replacement) {
     diag_.fixits.push_back({range, std::move(replacement)});
     return *this;

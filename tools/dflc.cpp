@@ -3,13 +3,17 @@
 // chooses the exit code. docs/cli.md is its reference.
 //
 // Exit codes: 0 ok, 1 invalid input, 2 usage error, 3 internal error.
+#include "Analysis.h"
 #include "Check.h"
 #include "DiagnosticRenderer.h"
 #include "Loader.h"
 #include "ModelSummary.h"
 #include "Parser.h"
 #include "Printer.h"
+#include "Report.h"
 #include "Sema.h"
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -31,6 +35,12 @@ const char *kHelp = R"(dflc - a compiler for neural-network accelerator dataflow
 Usage:
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
+  dflc check [options] FILE...       check the schedules in the FILEs (with the
+                                     network and hardware they name): print a
+                                     per-layer table of energy, latency and
+                                     utilization, or every problem
+                                     --allow-partial: an incomplete schedule
+                                     is not an error
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
@@ -41,19 +51,21 @@ Options:
   -I DIR                 add DIR to the import search roots
   --json                 (show) print JSON instead of text
   --format text|json|sarif
-                         how diagnostics are printed (to stderr; default text)
+                         how diagnostics are printed (to stderr; default
+                         text); for check, json and sarif go to stdout with
+                         the report
   --error-limit N        stop after N errors (default 20; 0: no limit)
   --color | --no-color   colour text diagnostics (default: if stderr is a tty)
 
 Exit status: 0 ok, 1 invalid input, 2 usage error, 3 internal compiler error.
-The compile and check modes arrive with the scheduler; see docs/cli.md.
+The compile mode arrives with the solver; see docs/cli.md.
 )";
 
 struct Options {
   std::string command;
   std::vector<std::string> files;
   std::vector<std::string> includes;
-  bool json = false, inPlace = false, check = false;
+  bool json = false, inPlace = false, check = false, allowPartial = false;
   std::string format = "text";
   unsigned errorLimit = 20;
   std::optional<bool> color;
@@ -67,7 +79,7 @@ int usageError(const std::string &message) {
 std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const std::vector<std::string> commands = {"show", "fmt"};
+  static const std::vector<std::string> commands = {"show", "check", "fmt"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](const char *flag) -> std::optional<std::string> {
@@ -90,6 +102,8 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
       o.inPlace = true;
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--allow-partial") {
+      o.allowPartial = true;
     } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
       std::optional<std::string> v = a == "--format" ? value("--format") : a.substr(9);
       if (!v)
@@ -121,7 +135,7 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
     } else if (a.size() > 1 && a[0] == '-') {
       exitCode = usageError("unknown option '" + a + "'" +
                             didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                           "--help", "--version", "-i", "-I"}));
+                                           "--allow-partial", "--help", "--version", "-i", "-I"}));
       return std::nullopt;
     } else if (o.command.empty()) {
       if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
@@ -130,7 +144,7 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
                                 "for now use 'dflc show' or 'dflc fmt'");
         else
           exitCode = usageError("unknown command '" + a + "'" + didYouMean(a, commands) +
-                                " (expected show or fmt)");
+                                " (expected show, check or fmt)");
         return std::nullopt;
       }
       o.command = a;
@@ -152,6 +166,10 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
   }
   if (o.command != "fmt" && (o.inPlace || o.check)) {
     exitCode = usageError("-i and --check are options of 'dflc fmt'");
+    return std::nullopt;
+  }
+  if (o.command != "check" && o.allowPartial) {
+    exitCode = usageError("--allow-partial is an option of 'dflc check'");
     return std::nullopt;
   }
   if (o.inPlace && o.check) {
@@ -225,6 +243,68 @@ int runShow(const Options &o) {
       std::cout << (first ? "" : "\n") << hardwareSummaryText(h), first = false;
   }
   return kExitOk;
+}
+
+/// Loads and analyzes the FILEs; nullopt (diagnostics printed) on errors.
+std::optional<Model> runFrontend(const Options &o, SourceManager &sm, DiagnosticsEngine &diags) {
+  diags.setErrorLimit(o.errorLimit);
+  LoadOptions lo{o.includes};
+  lo.searchRoots.push_back(defaultStdlibRoot());
+  LoadedFiles files = loadFiles(o.files, lo, sm, diags);
+  Model model;
+  if (!diags.hasErrors())
+    model = analyze(files.files, diags);
+  if (diags.hasErrors())
+    return std::nullopt;
+  return model;
+}
+
+int runCheck(const Options &o) {
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  auto model = runFrontend(o, sm, diags);
+  std::vector<ScheduleResult> results;
+  if (model) {
+    if (model->schedules.empty())
+      diags.report({}, diag::err_no_schedule) << joinList(o.files, ", ", " and ");
+    for (const Schedule &s : model->schedules) {
+      if (s.network < 0 || s.hardware < 0)
+        continue;
+      results.push_back(analyzeSchedule(*model, s));
+      const ScheduleResult &r = results.back();
+      reportIssues(r.issues, diags);
+      if (r.valid && !r.complete) {
+        std::vector<std::string> missing;
+        for (const LayerResult &lr : r.layers)
+          missing.insert(missing.end(), lr.missing.begin(), lr.missing.end());
+        size_t shown = std::min<size_t>(missing.size(), 5);
+        std::string what = joinList({missing.begin(), missing.begin() + static_cast<long>(shown)}, "; ", "; ");
+        if (missing.size() > shown)
+          what += "; and " + std::to_string(missing.size() - shown) + " more";
+        diags.report(s.range, diag::warn_schedule_incomplete) << what;
+      }
+    }
+  }
+  bool failed = diags.hasErrors();
+  for (const ScheduleResult &r : results)
+    failed |= !r.complete && !o.allowPartial;
+  if (o.format == "text") {
+    printDiagnostics(o, sm, diags);
+    if (!diags.hasErrors())
+      for (size_t i = 0; i < results.size(); ++i)
+        std::cout << (i ? "\n" : "")
+                  << scheduleReportText(*model, model->schedules[i], results[i]);
+  } else if (o.format == "sarif") {
+    std::cout << renderSarif(sm, diags.diagnostics());
+  } else {
+    nlohmann::ordered_json out = nlohmann::ordered_json::parse(renderJson(sm, diags.diagnostics()));
+    out["schedules"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < results.size(); ++i)
+      out["schedules"].push_back(
+          nlohmann::ordered_json::parse(scheduleReportJson(*model, model->schedules[i], results[i])));
+    std::cout << out.dump(2) << "\n";
+  }
+  return failed ? kExitInvalid : kExitOk;
 }
 
 int runFmt(const Options &o) {
@@ -309,6 +389,8 @@ int main(int argc, char **argv) {
       return exitCode;
     if (options->command == "show")
       return runShow(*options);
+    if (options->command == "check")
+      return runCheck(*options);
     return runFmt(*options);
   } catch (const InternalError &e) {
     std::cerr << "dflc: internal compiler error: " << e.what() << "\n";

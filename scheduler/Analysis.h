@@ -1,0 +1,104 @@
+// Directive analysis, validation and the cost model (docs/directives.md).
+//
+// analyzeSchedule: before — a checked Model (frontend/Sema) and one of its
+// schedules; after — per layer, per level, every number docs/directives.md
+// defines (tiles, units, trip counts, occupancy, accesses), energy and latency,
+// per segment the pipelining results, and every validity problem as an Issue
+// (a value: the solver asks thousands of candidates; `dflc check` turns Issues
+// into diagnostics). Parts of a partial schedule that are not given are
+// marked unknown and listed as missing.
+#pragma once
+
+#include "Diagnostics.h"
+#include "Model.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+/// A validity problem, as data: the diagnostic it becomes and its arguments.
+struct Issue {
+  struct Note {
+    SourceRange range;
+    diag::ID id;
+    std::vector<std::string> args;
+  };
+  diag::ID id;
+  SourceRange range;
+  std::vector<std::string> args;
+  std::vector<Note> notes;
+};
+
+/// One role's tile at one level of one layer.
+struct TileResult {
+  bool present = false;
+  int64_t words = 0;           // |T_l(X)|
+  int64_t shr = 1;
+  int64_t distinctWords = 0;   // union of the P_l stacked tiles
+  double rep = 1;              // copies of each word across the stacked units
+  double loads = 0;            // tile loads per unit over the whole layer
+  double wordsPerUnit = 0;     // words_l(X), sliding reuse included
+};
+
+/// Accesses of one level's buffers, summed over all its units, per role.
+struct LevelAccesses {
+  std::array<double, kNumRoles> reads{}, writes{}, sameLevel{};
+  double total() const;
+};
+
+struct LevelResult {
+  int level = 0;
+  bool known = false;           // directives given (the outermost level is always known)
+  DimVector extent{};           // E_l(d), including the derived Xi, Yi
+  int64_t units = 1;            // P_l
+  int64_t unitsInUse = 1;       // n_l = prod of P_m for m >= l
+  std::vector<int64_t> trips;   // per update of this level, innermost first
+  std::array<TileResult, kNumRoles> tiles{};
+  int64_t occupancyBytes = 0;
+  LevelAccesses accesses;
+  double energyPj = 0;
+  double trafficWords = 0;      // words exchanged with the inner level (fills, write-backs, psums)
+  double cycles = 0;            // time to move them at this level's bandwidth
+};
+
+struct LayerResult {
+  int layer = -1;
+  bool complete = false;        // every level known
+  bool valid = true;            // no Issue in this layer
+  std::vector<std::string> missing;
+  std::vector<LevelResult> levels;
+  double work = 0;              // MACs (or ops for layers without MACs), whole batch
+  double hops = 0;
+  double energyMacPj = 0, energyNocPj = 0, energyPj = 0;
+  double computeCycles = 0, latencyCycles = 0;
+  int bindingLevel = -1;        // -1: compute-bound; else the level whose traffic binds
+  double utilization = 0;       // PEs in use / all PEs
+};
+
+struct SegmentResult {
+  std::vector<int> layers;
+  bool pipelined = false;
+  bool userGiven = false;
+  int chunks = 1;               // forwarding granularity (pipelined)
+  double latencyCycles = 0;
+  double energyPj = 0;
+};
+
+struct ScheduleResult {
+  std::vector<LayerResult> layers;     // one per network layer
+  std::vector<SegmentResult> segments; // in execution order
+  std::vector<Issue> issues;
+  bool complete = false, valid = false;
+  double energyPj = 0, latencyCycles = 0;
+  double energyMacPj = 0, energyNocPj = 0;
+  std::vector<double> energyLevelPj;   // per hardware level
+};
+
+ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
+
+/// Turns Issues into diagnostics.
+void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags);
+
+} // namespace dfl

@@ -1,0 +1,652 @@
+// Per-layer directive analysis: tiles, coverage and trip counts, units,
+// occupancy, access counts, energy and latency (docs/directives.md §1-§8, §10).
+#include "LayerAnalysis.h"
+
+#include "Units.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace dfl {
+namespace {
+
+constexpr Dim kIndependent[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+
+bool isIndependent(Dim d) { return d != Dim::Xi && d != Dim::Yi; }
+
+bool channelWise(const Layer &l) {
+  switch (l.type) {
+  case LayerType::DwConv:
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat: return true;
+  default: return false;
+  }
+}
+
+/// One stack or update, reduced to what the analysis needs.
+struct Move {
+  bool isStack = false;
+  int level = 0;
+  int64_t count = 1;            // repl for stacks; trip count for updates (inferred)
+  DimVector amount{};           // per (canonical) dim; 0 if not moved
+  int independent = -1;         // the one independent dim it moves, or -1
+  SourceRange range;
+  size_t indexInLevel = 0;      // position among the level's updates (updates only)
+};
+
+class LayerAnalyzer {
+public:
+  LayerAnalyzer(const Network &net, int layerIndex, const Hardware &hw, const LayerScheduleModel *ls,
+                std::vector<Issue> &issues)
+      : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues) {
+    result_.layer = layerIndex;
+  }
+
+  LayerResult run() {
+    const size_t nl = hw_.levels.size();
+    result_.levels.resize(nl);
+    directives_.assign(nl, nullptr);
+    if (ls_)
+      for (const LevelDirectives &d : ls_->levels)
+        if (d.level >= 0 && static_cast<size_t>(d.level) < nl)
+          directives_[d.level] = &d;
+    if (directives_[nl - 1] && !directives_[nl - 1]->empty())
+      issue(directives_[nl - 1]->range, diag::err_outermost_directives, {hw_.levels[nl - 1].name});
+
+    result_.work = static_cast<double>((layer_.macs ? layer_.macs : layer_.ops) * net_.batch);
+    for (size_t l = 0; l < nl; ++l) {
+      LevelResult &lr = result_.levels[l];
+      lr.level = static_cast<int>(l);
+      if (l + 1 == nl) {
+        lr.known = true;
+        lr.extent = layer_.bounds;
+        at(lr.extent, Dim::Xi) = windowExtent(lr.extent, Dim::Xo);
+        at(lr.extent, Dim::Yi) = windowExtent(lr.extent, Dim::Yo);
+        continue;
+      }
+      lr.known = directives_[l] && tilesFor(l);
+      if (!lr.known && !directives_[l])
+        result_.missing.push_back("layer '" + layer_.name + "' has no directives at level " + hw_.levels[l].name);
+    }
+    result_.complete = std::all_of(result_.levels.begin(), result_.levels.end(), [](auto &l) { return l.known; });
+
+    for (size_t l = 0; l + 1 < nl; ++l)
+      if (result_.levels[l].known) {
+        collectMoves(l);
+        checkUnits(l);
+        checkOccupancy(l);
+        checkFixed(l);
+      }
+    for (size_t l = 0; l + 1 < nl; ++l)
+      if (result_.levels[l].known && result_.levels[l + 1].known)
+        checkCoverage(l);
+
+    result_.valid = issueCount_ == 0;
+    if (result_.complete && result_.valid)
+      countAccesses();
+    return result_;
+  }
+
+private:
+  // ---- dimensions --------------------------------------------------------------
+  Dim canon(Dim d) const { return channelWise(layer_) && d == Dim::K ? Dim::C : d; }
+
+  int64_t windowExtent(const DimVector &e, Dim out) const {
+    Dim win = out == Dim::Xo ? Dim::R : Dim::S;
+    return (at(e, out) - 1) * layer_.stride + (at(e, win) - 1) * layer_.dilation + 1;
+  }
+
+  std::vector<Dim> roleDimsCanon(TensorRole r) const {
+    std::vector<Dim> out;
+    for (Dim d : roleDims(r))
+      out.push_back(canon(d));
+    return out;
+  }
+
+  void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
+    issues_.push_back({id, range, std::move(args), std::move(notes)});
+    ++issueCount_;
+  }
+
+  // ---- §1 tiles and extents ------------------------------------------------------
+  bool tilesFor(size_t l) {
+    const LevelDirectives &d = *directives_[l];
+    LevelResult &lr = result_.levels[l];
+    const std::string &level = hw_.levels[l].name;
+    bool ok = true;
+    std::array<const TensorDirective *, kNumRoles> given{};
+    for (const TensorDirective &t : d.tensors)
+      given[static_cast<size_t>(t.role)] = &t;
+    for (TensorRole r : layer_.roles())
+      if (!given[static_cast<size_t>(r)]) {
+        result_.missing.push_back("level " + level + " of layer '" + layer_.name + "' has no tensor " + roleName(r));
+        ok = false;
+      }
+    if (!ok)
+      return false;
+
+    // Extents of the independent dims, with the role that gave them first.
+    DimVector extent{};
+    std::array<const char *, kNumDims> from{};
+    for (TensorRole r : layer_.roles()) {
+      const TensorDirective &t = *given[static_cast<size_t>(r)];
+      TileResult &tile = lr.tiles[static_cast<size_t>(r)];
+      tile.present = true;
+      tile.shr = t.shr;
+      tile.words = 1;
+      for (Dim raw : roleDims(r)) {
+        // A dim the directive does not list has size 1; for channel-wise layers K is C.
+        int64_t size = at(t.sizes, raw);
+        if (size == 0 && channelWise(layer_) && (raw == Dim::K || raw == Dim::C))
+          size = at(t.sizes, raw == Dim::K ? Dim::C : Dim::K);
+        if (size == 0)
+          size = 1;
+        tile.words *= size;
+        Dim d = canon(raw);
+        if (!isIndependent(d))
+          continue;
+        if (at(extent, d) == 0) {
+          at(extent, d) = size;
+          from[static_cast<size_t>(d)] = roleName(r);
+        } else if (at(extent, d) != size) {
+          issue(t.range, diag::err_extent_disagree,
+                {level, layer_.name, from[static_cast<size_t>(d)], dimName(d), std::to_string(at(extent, d)),
+                 roleName(r), std::to_string(size)});
+          ok = false;
+        }
+      }
+    }
+    if (channelWise(layer_))
+      at(extent, Dim::K) = at(extent, Dim::C);
+    if (!layer_.hasWeights()) {   // windows of pools and eltwise layers are processed whole
+      at(extent, Dim::R) = at(layer_.bounds, Dim::R);
+      at(extent, Dim::S) = at(layer_.bounds, Dim::S);
+    }
+    for (Dim d : kIndependent)
+      if (at(extent, d) == 0)
+        at(extent, d) = 1;
+    at(extent, Dim::Xi) = windowExtent(extent, Dim::Xo);
+    at(extent, Dim::Yi) = windowExtent(extent, Dim::Yo);
+    // The ifm tile must be its window (§1, E0808).
+    if (const TensorDirective *ifm = given[static_cast<size_t>(TensorRole::Ifm)])
+      for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
+        int64_t size = at(ifm->sizes, in) ? at(ifm->sizes, in) : 1;
+        if (size != at(extent, in)) {
+          issue(ifm->range, diag::err_window_mismatch,
+                {level, layer_.name, dimName(in), std::to_string(size), std::to_string(at(extent, out)),
+                 std::to_string(layer_.stride), std::to_string(at(extent, win)), std::to_string(layer_.dilation),
+                 std::to_string(at(extent, in))});
+          ok = false;
+        }
+      }
+    lr.extent = extent;
+    return ok;
+  }
+
+  // ---- §2/§3 moves ------------------------------------------------------------------
+  void collectMoves(size_t l) {
+    const LevelDirectives &d = *directives_[l];
+    auto add = [&](const std::vector<std::pair<Dim, int64_t>> &amounts, bool isStack, int64_t count,
+                   SourceRange range, size_t index) {
+      Move m;
+      m.isStack = isStack;
+      m.level = static_cast<int>(l);
+      m.count = count;
+      m.range = range;
+      m.indexInLevel = index;
+      for (auto [dim, amt] : amounts)
+        at(m.amount, canon(dim)) = amt;
+      const char *what = isStack ? "stack" : "update";
+      std::vector<Dim> moved;
+      for (Dim dim : kIndependent)
+        if (at(m.amount, dim) && !(channelWise(layer_) && dim == Dim::K))
+          moved.push_back(dim);
+      if (moved.size() > 1) {
+        issue(range, diag::err_move_diagonal, {what, dimName(moved[0]), dimName(moved[1])});
+      } else if (moved.empty() && !amounts.empty()) {
+        issue(range, diag::err_move_nothing, {what});
+      } else if (!moved.empty()) {
+        m.independent = static_cast<int>(moved[0]);
+        checkWindowMove(m, what);
+      }
+      moves_.push_back(m);
+    };
+    for (const StackDirective &s : d.stacks)
+      add(s.shifts, true, s.repl, s.range, 0);
+    for (size_t i = 0; i < d.updates.size(); ++i)
+      add(d.updates[i].steps, false, 1, d.updates[i].range, i);
+  }
+
+  void checkWindowMove(const Move &m, const char *what) {
+    for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
+      int64_t expect = at(m.amount, out) * layer_.stride + at(m.amount, win) * layer_.dilation;
+      if (at(m.amount, in) == expect)
+        continue;
+      std::string hint = expect ? std::string("; write ") + dimName(in) + " += " + std::to_string(expect)
+                                : std::string("; the input window only moves with ") + dimName(out) + " or " +
+                                      dimName(win);
+      issue(m.range, diag::err_move_window,
+            {what, dimName(in), std::to_string(at(m.amount, in)), std::to_string(expect),
+             std::to_string(layer_.stride), std::to_string(layer_.dilation), hint});
+    }
+  }
+
+  // ---- §2 units -----------------------------------------------------------------------
+  void checkUnits(size_t l) {
+    const LevelDirectives &d = *directives_[l];
+    const Level &lv = hw_.levels[l];
+    LevelResult &lr = result_.levels[l];
+    std::vector<int64_t> repls;
+    for (const StackDirective &s : d.stacks)
+      repls.push_back(s.repl);
+    lr.units = 1;
+    for (int64_t r : repls)
+      lr.units *= r;
+    std::string list;
+    for (size_t i = 0; i < repls.size(); ++i)
+      list += (i ? " x " : "") + std::to_string(repls[i]);
+    if (lr.units > lv.units()) {
+      issue(d.stacks.empty() ? d.range : d.stacks.back().range, diag::err_array_overuse,
+            {lv.name, layer_.name, std::to_string(lr.units), std::to_string(lv.units()), "repl " + list},
+            {{lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::note_array_here,
+              {lv.name, std::to_string(lv.rows) + " x " + std::to_string(lv.cols)}}});
+      return;
+    }
+    // Some split into row and column groups must fit (§2, E0803).
+    size_t n = repls.size();
+    bool fits = n > 16;   // more stacks than we enumerate: trust the count check
+    for (size_t mask = 0; !fits && mask < (size_t{1} << n); ++mask) {
+      int64_t rows = 1, cols = 1;
+      for (size_t i = 0; i < n; ++i)
+        ((mask >> i) & 1 ? rows : cols) *= repls[i];
+      fits = (rows <= lv.rows && cols <= lv.cols) || (rows <= lv.cols && cols <= lv.rows && false);
+    }
+    if (!fits)
+      issue(d.stacks.back().range, diag::err_array_shape,
+            {lv.name, layer_.name, "repl " + list, std::to_string(lv.rows), std::to_string(lv.cols)},
+            {{lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::note_array_here,
+              {lv.name, std::to_string(lv.rows) + " x " + std::to_string(lv.cols)}}});
+  }
+
+  // ---- §5 occupancy ---------------------------------------------------------------------
+  void checkOccupancy(size_t l) {
+    const Level &lv = hw_.levels[l];
+    LevelResult &lr = result_.levels[l];
+    int64_t bytes = 0;
+    std::string parts;
+    for (TensorRole r : layer_.roles()) {
+      const TileResult &t = lr.tiles[static_cast<size_t>(r)];
+      int64_t b = (t.words + t.shr - 1) / t.shr * hw_.wordBytes();
+      bytes += b;
+      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " + formatBytes(static_cast<double>(b));
+      if (t.shr > 1 && !lv.can(Transfer::Sharing) && !lv.can(Transfer::Systolic)) {
+        std::string allowed;
+        for (Transfer tr : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
+          if (lv.can(tr))
+            allowed += (allowed.empty() ? "" : ", ") + std::string(transferName(tr));
+        const TensorDirective *td = tensorDirective(l, r);
+        issue(td ? td->range : directives_[l]->range, diag::err_transfer_unsupported,
+              {std::string("sharing tensor ") + roleName(r) + " (shr " + std::to_string(t.shr) + ")", lv.name,
+               allowed});
+      }
+    }
+    lr.occupancyBytes = bytes;
+    if (lv.capacityBytes && bytes > *lv.capacityBytes)
+      issue(directives_[l]->range, diag::err_buffer_overflow,
+            {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
+             formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
+            {{lv.capacityRange, diag::note_capacity_here,
+              {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
+  }
+
+  const TensorDirective *tensorDirective(size_t l, TensorRole r) const {
+    if (!directives_[l])
+      return nullptr;
+    for (const TensorDirective &t : directives_[l]->tensors)
+      if (t.role == r)
+        return &t;
+    return nullptr;
+  }
+
+  // ---- §10 fixed dataflow -------------------------------------------------------------------
+  void checkFixed(size_t l) {
+    const Level &lv = hw_.levels[l];
+    const LevelDirectives &fixed = lv.fixed;
+    if (fixed.empty())
+      return;
+    for (const TensorDirective &ft : fixed.tensors) {
+      const TensorDirective *t = tensorDirective(l, ft.role);
+      if (!t)
+        continue;   // a role this layer does not have
+      for (size_t i = 0; i < kNumDims; ++i) {
+        if (!ft.sizes[i])
+          continue;
+        int64_t have = t->sizes[i] ? t->sizes[i] : 1;
+        if (have != ft.sizes[i])
+          issue(t->range, diag::err_fixed_dataflow,
+                {lv.name, hw_.name,
+                 std::string("tensor ") + roleName(ft.role) + " " + dimName(static_cast<Dim>(i)) + "=" +
+                     std::to_string(ft.sizes[i]),
+                 layer_.name, std::string(dimName(static_cast<Dim>(i))) + "=" + std::to_string(have)},
+                {{ft.range, diag::note_fixed_here, {}}});
+      }
+    }
+    const LevelDirectives &d = *directives_[l];
+    for (size_t i = 0; i < fixed.stacks.size(); ++i) {
+      const StackDirective &fs = fixed.stacks[i];
+      bool same = i < d.stacks.size() && d.stacks[i].repl == fs.repl && d.stacks[i].shifts == fs.shifts;
+      if (!same)
+        issue(i < d.stacks.size() ? d.stacks[i].range : d.range, diag::err_fixed_dataflow,
+              {lv.name, hw_.name, "stack #" + std::to_string(i + 1) + " (repl " + std::to_string(fs.repl) + ")",
+               layer_.name,
+               i < d.stacks.size() ? "a different stack (repl " + std::to_string(d.stacks[i].repl) + ")"
+                                   : std::string("no such stack")},
+              {{fs.range, diag::note_fixed_here, {}}});
+    }
+  }
+
+  // ---- §4 coverage and trip counts ------------------------------------------------------------
+  void checkCoverage(size_t l) {
+    const LevelResult &in = result_.levels[l], &out = result_.levels[l + 1];
+    const std::string &level = hw_.levels[l].name;
+    for (Dim d : kIndependent) {
+      if (channelWise(layer_) && d == Dim::K)
+        continue;
+      int64_t tile = at(in.extent, d), enclosing = at(out.extent, d);
+      if (tile > enclosing) {
+        issue(directives_[l]->range, diag::err_extent_exceeds,
+              {dimName(d), std::to_string(tile), level, layer_.name, std::to_string(enclosing),
+               hw_.levels[l + 1].name});
+        continue;
+      }
+      std::vector<Move *> factors;
+      for (Move &m : moves_)
+        if (m.level == static_cast<int>(l) && m.independent == static_cast<int>(d))
+          factors.push_back(&m);
+      std::stable_sort(factors.begin(), factors.end(),
+                       [&](Move *a, Move *b) { return at(a->amount, d) < at(b->amount, d); });
+      int64_t covered = tile;
+      bool ok = true;
+      for (size_t k = 0; k < factors.size() && ok; ++k) {
+        Move &m = *factors[k];
+        int64_t amount = at(m.amount, d);
+        const char *what = m.isStack ? "stack" : "update";
+        if (amount < covered) {
+          issue(m.range, diag::err_coverage_double,
+                {dimName(d), level, layer_.name,
+                 std::string("this ") + what + " moves " + dimName(d) + " by " + std::to_string(amount) +
+                     ", but the tiles inside it already cover " + std::to_string(covered)});
+          ok = false;
+        } else if (amount > covered) {
+          issue(m.range, diag::err_coverage_gap,
+                {dimName(d), level, layer_.name, dimName(d), std::to_string(enclosing),
+                 std::string("this ") + what + " moves " + dimName(d) + " by " + std::to_string(amount) +
+                     ", leaving a gap after the " + std::to_string(covered) + " covered inside it"});
+          ok = false;
+        } else if (m.isStack) {
+          covered *= m.count;
+        } else {
+          int64_t next = k + 1 < factors.size() ? at(factors[k + 1]->amount, d) : enclosing;
+          if (next % covered != 0 || next < covered) {
+            issue(m.range, diag::err_coverage_gap,
+                  {dimName(d), level, layer_.name, dimName(d), std::to_string(enclosing),
+                   std::string("steps of ") + std::to_string(amount) + " do not divide " + std::to_string(next)});
+            ok = false;
+          } else {
+            m.count = next / covered;
+            covered = next;
+          }
+        }
+      }
+      if (ok && covered != enclosing) {
+        std::string why = factors.empty()
+                              ? std::string("the tile has ") + dimName(d) + "=" + std::to_string(tile) +
+                                    " and no stack or update moves " + dimName(d)
+                              : std::string("the tile and its stacks cover ") + std::to_string(covered);
+        issue(factors.empty() ? directives_[l]->range : factors.back()->range, diag::err_coverage_gap,
+              {dimName(d), level, layer_.name, dimName(d), std::to_string(enclosing), why});
+      }
+    }
+  }
+
+  // ---- §6-§8 accesses, energy, latency ------------------------------------------------------
+  bool moves(const Move &m, TensorRole r) const {
+    for (Dim d : roleDimsCanon(r))
+      if (at(m.amount, d))
+        return true;
+    return false;
+  }
+
+  /// Distinct words across the stacked tiles of role r at level l (union per dim).
+  int64_t distinctWords(size_t l, TensorRole r) const {
+    const LevelResult &lr = result_.levels[l];
+    int64_t total = 1;
+    for (Dim raw : roleDims(r)) {
+      Dim d = canon(raw);
+      int64_t size = at(lr.extent, d);
+      if (r == TensorRole::Ifm && (d == Dim::Xi || d == Dim::Yi))
+        size = at(lr.extent, d);
+      std::set<int64_t> offsets{0};
+      for (const Move &m : moves_) {
+        if (m.level != static_cast<int>(l) || !m.isStack || at(m.amount, d) == 0)
+          continue;
+        std::set<int64_t> next;
+        for (int64_t o : offsets)
+          for (int64_t i = 0; i < m.count; ++i)
+            next.insert(o + i * at(m.amount, d));
+        offsets = std::move(next);
+      }
+      // Length of the union of [o, o + size).
+      int64_t len = 0, end = INT64_MIN;
+      for (int64_t o : offsets) {
+        int64_t b = std::max(o, end);
+        if (o + size > b)
+          len += o + size - b;
+        end = std::max(end, o + size);
+      }
+      total *= len;
+    }
+    return total;
+  }
+
+  void countAccesses() {
+    const size_t nl = hw_.levels.size();
+    for (size_t l = nl - 1; l-- > 0;)
+      result_.levels[l].unitsInUse = result_.levels[l].units * result_.levels[l + 1].unitsInUse;
+    // Trip counts per level, in update order.
+    for (size_t l = 0; l + 1 < nl; ++l) {
+      auto &trips = result_.levels[l].trips;
+      trips.assign(directives_[l]->updates.size(), 1);
+      for (const Move &m : moves_)
+        if (!m.isStack && m.level == static_cast<int>(l))
+          trips[m.indexInLevel] = m.count;
+    }
+    std::vector<const Move *> nest;   // all updates, innermost first
+    for (size_t l = 0; l + 1 < nl; ++l)
+      for (size_t i = 0; i < directives_[l]->updates.size(); ++i)
+        for (const Move &m : moves_)
+          if (!m.isStack && m.level == static_cast<int>(l) && m.indexInLevel == i)
+            nest.push_back(&m);
+
+    double operands = (layer_.type == LayerType::Add || layer_.type == LayerType::Mul)
+                          ? static_cast<double>(layer_.operands.size())
+                          : 1.0;
+    double ofmWords = static_cast<double>(layer_.ofmShape.size() * net_.batch);
+
+    for (size_t l = 0; l + 1 < nl; ++l) {
+      LevelResult &lr = result_.levels[l];
+      LevelResult &outer = result_.levels[l + 1];
+      const Level &lv = hw_.levels[l];
+      bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
+      for (TensorRole r : layer_.roles()) {
+        size_t ri = static_cast<size_t>(r);
+        TileResult &t = lr.tiles[ri];
+        // Innermost relevant loop at or above level l.
+        size_t first = nest.size();
+        for (size_t f = 0; f < nest.size(); ++f)
+          if (nest[f]->level >= static_cast<int>(l) && moves(*nest[f], r)) {
+            first = f;
+            break;
+          }
+        double loads = 1;
+        for (size_t f = first; f < nest.size(); ++f)
+          loads *= static_cast<double>(nest[f]->count);
+        double fresh = 1;   // fraction of a tile that is new on a sliding step
+        if (first < nest.size() && nest[first]->level == static_cast<int>(l) && r != TensorRole::Ofm) {
+          double overlap = 1;
+          for (Dim raw : roleDims(r)) {
+            Dim d = canon(raw);
+            int64_t step = at(nest[first]->amount, d);
+            if (!step)
+              continue;
+            int64_t size = at(lr.extent, d);
+            overlap *= size > step ? static_cast<double>(size - step) / static_cast<double>(size) : 0.0;
+          }
+          double trips = static_cast<double>(nest[first]->count);
+          fresh = (1 + (trips - 1) * (1 - overlap)) / trips;
+        }
+        t.loads = loads;
+        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh * (r == TensorRole::Ifm ? operands : 1.0);
+        t.distinctWords = distinctWords(l, r);
+        t.rep = static_cast<double>(lr.units * t.words) / static_cast<double>(std::max<int64_t>(1, t.distinctWords));
+        if (t.rep < 1)
+          t.rep = 1;
+        double all = static_cast<double>(lr.unitsInUse) * t.wordsPerUnit;
+        if (r != TensorRole::Ofm) {
+          double shareFrac = t.shr > 1 ? static_cast<double>(t.shr - 1) / static_cast<double>(t.shr) : 0.0;
+          double own = all * (1 - shareFrac);
+          double fromOuter = replicaServe ? own / std::max(1.0, t.rep / static_cast<double>(t.shr)) : own;
+          lr.accesses.writes[ri] += own;
+          outer.accesses.reads[ri] += fromOuter;
+          double neighbour = all * shareFrac;
+          if (!lv.can(Transfer::Multicast))
+            neighbour += own - fromOuter;
+          lr.accesses.sameLevel[ri] += neighbour;
+          outer.trafficWords += fromOuter;
+        } else {
+          bool reduce = lv.can(Transfer::Systolic) && t.rep > 1;
+          double back = reduce ? all / t.rep : all;
+          double psumReads = std::max(0.0, back - ofmWords);
+          lr.accesses.reads[ri] += back;          // read out to write back
+          lr.accesses.writes[ri] += psumReads;    // partial sums brought back in
+          outer.accesses.writes[ri] += back;
+          outer.accesses.reads[ri] += psumReads;
+          if (reduce)
+            lr.accesses.sameLevel[ri] += all - back;
+          outer.trafficWords += back + psumReads;
+        }
+      }
+    }
+    // The MACs' own accesses at level 0: ifm, wgt read; ofm read and written.
+    LevelAccesses &pe = result_.levels[0].accesses;
+    pe.reads[static_cast<size_t>(TensorRole::Ifm)] += result_.work * operands;
+    if (layer_.hasWeights())
+      pe.reads[static_cast<size_t>(TensorRole::Wgt)] += result_.work;
+    pe.reads[static_cast<size_t>(TensorRole::Ofm)] += result_.work;
+    pe.writes[static_cast<size_t>(TensorRole::Ofm)] += result_.work;
+
+    countHops();
+    cost();
+  }
+
+  /// §6 NoC: the outermost multi-unit level's units sit on a mesh fed from its corners.
+  void countHops() {
+    const size_t nl = hw_.levels.size();
+    if (nl < 2)
+      return;
+    size_t node = nl - 2;
+    const Level &lv = hw_.levels[node];
+    if (lv.units() <= 1)
+      return;
+    const LevelResult &lr = result_.levels[node];
+    int64_t used = std::min(lr.units, lv.units());
+    double sum = 0;
+    for (int64_t i = 0; i < used; ++i) {
+      int64_t r = i / lv.cols, c = i % lv.cols;
+      int64_t rr = lv.rows - 1 - r, cc = lv.cols - 1 - c;
+      sum += static_cast<double>(std::min({r + c, r + cc, rr + c, rr + cc}));
+    }
+    double hbar = sum / static_cast<double>(used);
+    const LevelAccesses &dram = result_.levels[nl - 1].accesses;
+    double hops = 0;
+    for (TensorRole r : layer_.roles()) {
+      size_t ri = static_cast<size_t>(r);
+      const TileResult &t = lr.tiles[ri];
+      double words = dram.reads[ri] + dram.writes[ri];
+      hops += words * hbar;
+      if (r != TensorRole::Ofm && lv.can(Transfer::Multicast))
+        hops += dram.reads[ri] * (t.rep - 1);
+      hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
+    }
+    result_.hops = hops;
+  }
+
+  void cost() {
+    const size_t nl = hw_.levels.size();
+    result_.energyMacPj = result_.work * hw_.macEnergyPj;
+    result_.energyPj = result_.energyMacPj;
+    for (size_t l = 0; l < nl; ++l) {
+      LevelResult &lr = result_.levels[l];
+      const LevelAccesses &a = lr.accesses;
+      double accesses = 0;
+      for (size_t r = 0; r < kNumRoles; ++r)
+        accesses += a.reads[r] + a.writes[r] + 2 * a.sameLevel[r];
+      lr.energyPj = accesses * hw_.levels[l].accessEnergyPj;
+      result_.energyPj += lr.energyPj;
+    }
+    result_.energyNocPj = result_.hops * hw_.nocHopEnergyPj;
+    result_.energyPj += result_.energyNocPj;
+
+    // §8 latency: compute vs. the traffic out of each level, per unit of bandwidth.
+    int64_t pes = result_.levels[0].unitsInUse;
+    result_.computeCycles = result_.work / static_cast<double>(std::max<int64_t>(1, pes));
+    int64_t allPes = 1;
+    for (size_t l = 0; l + 1 < nl; ++l)
+      allPes *= hw_.levels[l].units();
+    result_.utilization = static_cast<double>(pes) / static_cast<double>(allPes);
+    result_.latencyCycles = result_.computeCycles;
+    result_.bindingLevel = -1;
+    for (size_t l = 1; l < nl; ++l) {
+      const Level &lv = hw_.levels[l];
+      LevelResult &lr = result_.levels[l];
+      if (!lv.bandwidthBytesPerCycle)
+        continue;
+      lr.cycles = lr.trafficWords * static_cast<double>(hw_.wordBytes()) /
+                  (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, lr.unitsInUse)));
+      if (lr.cycles > result_.latencyCycles) {
+        result_.latencyCycles = lr.cycles;
+        result_.bindingLevel = static_cast<int>(l);
+      }
+    }
+  }
+
+  const Network &net_;
+  const Layer &layer_;
+  const Hardware &hw_;
+  const LayerScheduleModel *ls_;
+  std::vector<Issue> &issues_;
+  size_t issueCount_ = 0;
+  std::vector<const LevelDirectives *> directives_;
+  std::vector<Move> moves_;
+  LayerResult result_;
+};
+
+} // namespace
+
+double LevelAccesses::total() const {
+  double t = 0;
+  for (size_t r = 0; r < kNumRoles; ++r)
+    t += reads[r] + writes[r] + sameLevel[r];
+  return t;
+}
+
+LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
+                         std::vector<Issue> &issues) {
+  return LayerAnalyzer(net, layer, hw, schedule, issues).run();
+}
+
+} // namespace dfl

@@ -1,0 +1,13 @@
+// Internal to the scheduler: the per-layer half of analyzeSchedule.
+#pragma once
+
+#include "Analysis.h"
+
+namespace dfl {
+
+/// Analyzes one layer's directives (schedule may be null: nothing given).
+/// Appends the layer's validity problems to `issues`.
+LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
+                         std::vector<Issue> &issues);
+
+} // namespace dfl

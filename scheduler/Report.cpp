@@ -1,0 +1,190 @@
+#include "Report.h"
+
+#include "Units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace dfl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string cell(std::string s, size_t w, bool right = true) {
+  if (s.size() >= w)
+    return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+/// One energy unit per table, chosen from the total so the numbers stay readable.
+struct EnergyUnit {
+  const char *name;
+  double pj;
+};
+EnergyUnit unitFor(double totalPj) {
+  if (totalPj < 1e4)
+    return {"pJ", 1};
+  if (totalPj < 1e7)
+    return {"nJ", 1e3};
+  if (totalPj < 1e10)
+    return {"uJ", 1e6};
+  return {"mJ", 1e9};
+}
+
+/// A double that is an exact count prints as an integer: diffs stay stable.
+json count(double v) {
+  if (std::fabs(v - std::round(v)) < 1e-6 && std::fabs(v) < 9e15)
+    return static_cast<int64_t>(std::llround(v));
+  return v;
+}
+
+} // namespace
+
+std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
+  const Network &net = model.networks.at(schedule.network);
+  const Hardware &hw = model.hardware.at(schedule.hardware);
+  std::ostringstream os;
+  os << "schedule for " << net.name << " on " << hw.name << ": "
+     << (r.valid ? (r.complete ? "valid" : "valid so far, incomplete") : "INVALID") << "\n";
+  size_t nameW = 5;
+  for (const Layer &l : net.layers)
+    nameW = std::max(nameW, l.name.size());
+  double largest = r.energyPj;
+  for (const LayerResult &lr : r.layers)
+    largest = std::max(largest, lr.energyPj);
+  EnergyUnit unit = unitFor(largest);
+  auto uj = [&](double pj) { return fixed(pj / unit.pj, 3); };
+  std::string u = std::string("[") + unit.name + "]";
+  os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("MAC", 10);
+  for (const Level &lv : hw.levels)
+    os << "  " << cell(lv.name, 10);
+  os << "  " << cell("NoC", 10) << "  " << cell("cycles", 12) << "  " << cell("bound", 7) << "  " << cell("util", 6)
+     << "\n";
+  os << cell("", nameW, false) << "  " << cell(u, 12) << "  " << cell(u, 10);
+  for (size_t i = 0; i < hw.levels.size(); ++i)
+    os << "  " << cell(u, 10);
+  os << "  " << cell(u, 10) << "  " << cell("", 12) << "  " << cell("", 7) << "  " << cell("[%]", 6) << "\n";
+  for (const LayerResult &lr : r.layers) {
+    const Layer &l = net.layers[lr.layer];
+    os << cell(l.name, nameW, false);
+    if (!lr.complete || !lr.valid || lr.levels.empty()) {
+      os << "  " << cell(lr.valid ? "incomplete" : "invalid", 12) << "\n";
+      continue;
+    }
+    os << "  " << cell(uj(lr.energyPj), 12) << "  " << cell(uj(lr.energyMacPj), 10);
+    for (const LevelResult &lv : lr.levels)
+      os << "  " << cell(uj(lv.energyPj), 10);
+    os << "  " << cell(uj(lr.energyNocPj), 10) << "  " << cell(fixed(lr.latencyCycles, 0), 12) << "  "
+       << cell(lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name, 7) << "  "
+       << cell(fixed(lr.utilization * 100, 1), 6) << "\n";
+  }
+  if (r.complete && r.valid) {
+    os << cell("total", nameW, false) << "  " << cell(uj(r.energyPj), 12) << "  " << cell(uj(r.energyMacPj), 10);
+    for (double e : r.energyLevelPj)
+      os << "  " << cell(uj(e), 10);
+    os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(fixed(r.latencyCycles, 0), 12) << "\n";
+    os << "energy " << formatEnergy(r.energyPj) << ", latency " << fixed(r.latencyCycles, 0) << " cycles ("
+       << fixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
+       << r.segments.size() << " segments\n";
+  }
+  return os.str();
+}
+
+std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
+  const Network &net = model.networks.at(schedule.network);
+  const Hardware &hw = model.hardware.at(schedule.hardware);
+  json layers = json::array();
+  for (const LayerResult &lr : r.layers) {
+    const Layer &l = net.layers[lr.layer];
+    json j = {{"name", l.name}, {"complete", lr.complete}, {"valid", lr.valid}};
+    if (!lr.missing.empty())
+      j["missing"] = lr.missing;
+    if (lr.complete && lr.valid) {
+      json levels = json::array();
+      for (const LevelResult &lv : lr.levels) {
+        json tiles = json::object();
+        for (TensorRole role : l.roles()) {
+          const TileResult &t = lv.tiles[static_cast<size_t>(role)];
+          if (!t.present)
+            continue;
+          tiles[roleName(role)] = {{"words", t.words},        {"shr", t.shr}, {"distinct_words", t.distinctWords},
+                                   {"copies", count(t.rep)},  {"loads", count(t.loads)},
+                                   {"words_per_unit", count(t.wordsPerUnit)}};
+        }
+        json acc = json::object();
+        for (TensorRole role : l.roles()) {
+          size_t ri = static_cast<size_t>(role);
+          acc[roleName(role)] = {{"reads", count(lv.accesses.reads[ri])},
+                                 {"writes", count(lv.accesses.writes[ri])},
+                                 {"same_level", count(lv.accesses.sameLevel[ri])}};
+        }
+        json extent = json::object();
+        for (size_t d = 0; d < kNumDims; ++d)
+          extent[dimName(static_cast<Dim>(d))] = lv.extent[d];
+        levels.push_back({{"level", hw.levels[lv.level].name},
+                          {"extent", extent},
+                          {"units", lv.units},
+                          {"units_in_use", lv.unitsInUse},
+                          {"trip_counts", lv.trips},
+                          {"occupancy_bytes", lv.occupancyBytes},
+                          {"capacity_bytes", hw.levels[lv.level].capacityBytes
+                                                 ? json(*hw.levels[lv.level].capacityBytes)
+                                                 : json(nullptr)},
+                          {"tiles", tiles},
+                          {"accesses", acc},
+                          {"traffic_words", count(lv.trafficWords)},
+                          {"cycles", lv.cycles},
+                          {"energy_pj", lv.energyPj}});
+      }
+      j["work"] = count(lr.work);
+      j["energy_pj"] = {{"total", lr.energyPj}, {"mac", lr.energyMacPj}, {"noc", lr.energyNocPj}};
+      j["noc_hops"] = lr.hops;
+      j["latency_cycles"] = lr.latencyCycles;
+      j["compute_cycles"] = lr.computeCycles;
+      j["bound_by"] = lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name;
+      j["utilization"] = lr.utilization;
+      j["levels"] = levels;
+    }
+    layers.push_back(j);
+  }
+  json segments = json::array();
+  for (const SegmentResult &s : r.segments) {
+    json names = json::array();
+    for (int l : s.layers)
+      names.push_back(net.layers[l].name);
+    segments.push_back({{"layers", names},
+                        {"pipelined", s.pipelined},
+                        {"chunks", s.chunks},
+                        {"latency_cycles", s.latencyCycles},
+                        {"energy_pj", s.energyPj}});
+  }
+  json levelEnergy = json::object();
+  for (size_t l = 0; l < hw.levels.size() && l < r.energyLevelPj.size(); ++l)
+    levelEnergy[hw.levels[l].name] = r.energyLevelPj[l];
+  json out = {{"network", net.name},
+              {"hardware", hw.name},
+              {"complete", r.complete},
+              {"valid", r.valid},
+              {"units", {{"energy", "pJ"}, {"latency", "cycles"}, {"accesses", "words"}}},
+              {"totals",
+               {{"energy_pj", r.energyPj},
+                {"mac_pj", r.energyMacPj},
+                {"levels_pj", levelEnergy},
+                {"noc_pj", r.energyNocPj},
+                {"latency_cycles", r.latencyCycles},
+                {"latency_seconds", r.latencyCycles / hw.frequencyHz}}},
+              {"segments", segments},
+              {"layers", layers}};
+  return out.dump(2) + "\n";
+}
+
+} // namespace dfl

@@ -1,0 +1,15 @@
+// The results of analyzeSchedule for people (a per-layer table: energy
+// breakdown, latency, utilization, with explicit units) and for programs (JSON).
+#pragma once
+
+#include "Analysis.h"
+
+#include <string>
+
+namespace dfl {
+
+std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &result);
+/// {"network", "hardware", "complete", "valid", "totals": {...}, "layers": [...], "segments": [...]}
+std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &result);
+
+} // namespace dfl

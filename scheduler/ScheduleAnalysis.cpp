@@ -1,0 +1,259 @@
+// The schedule-level half of the analysis: segments, inter-layer forwarding
+// and pipelining, totals (docs/directives.md §9).
+#include "Analysis.h"
+#include "LayerAnalysis.h"
+#include "Units.h"
+
+#include <algorithm>
+#include <map>
+
+namespace dfl {
+namespace {
+
+class ScheduleAnalyzer {
+public:
+  ScheduleAnalyzer(const Model &model, const Schedule &s)
+      : model_(model), s_(s), net_(model.networks.at(s.network)), hw_(model.hardware.at(s.hardware)) {}
+
+  ScheduleResult run() {
+    std::map<int, const LayerScheduleModel *> byLayer;
+    for (const LayerScheduleModel &ls : s_.layers)
+      byLayer[ls.layer] = &ls;
+    for (size_t i = 0; i < net_.layers.size(); ++i) {
+      auto it = byLayer.find(static_cast<int>(i));
+      r_.layers.push_back(analyzeLayer(net_, static_cast<int>(i), hw_, it == byLayer.end() ? nullptr : it->second,
+                                       r_.issues));
+    }
+    buildSegments();
+    checkSegments();
+    totals();
+    return std::move(r_);
+  }
+
+private:
+  void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
+    r_.issues.push_back({id, range, std::move(args), std::move(notes)});
+  }
+
+  /// User segments, plus one segment per unsegmented layer, ordered by first layer.
+  void buildSegments() {
+    std::vector<int> segmentOf(net_.layers.size(), -1);
+    for (const Segment &seg : s_.segments) {
+      if (seg.layers.empty())
+        continue;
+      SegmentResult sr;
+      sr.layers = seg.layers;
+      std::sort(sr.layers.begin(), sr.layers.end());
+      sr.pipelined = seg.pipelined;
+      sr.userGiven = true;
+      ranges_.push_back(seg.range);
+      r_.segments.push_back(sr);
+    }
+    for (size_t i = 0; i < r_.segments.size(); ++i)
+      for (int l : r_.segments[i].layers)
+        segmentOf[l] = static_cast<int>(i);
+    for (size_t l = 0; l < net_.layers.size(); ++l)
+      if (segmentOf[l] < 0) {
+        SegmentResult sr;
+        sr.layers = {static_cast<int>(l)};
+        r_.segments.push_back(sr);
+        ranges_.push_back(net_.layers[l].nameRange);
+      }
+    std::vector<size_t> order(r_.segments.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return r_.segments[a].layers[0] < r_.segments[b].layers[0]; });
+    std::vector<SegmentResult> segs;
+    std::vector<SourceRange> ranges;
+    for (size_t i : order) {
+      segs.push_back(r_.segments[i]);
+      ranges.push_back(ranges_[i]);
+    }
+    r_.segments = std::move(segs);
+    ranges_ = std::move(ranges);
+  }
+
+  void checkSegments() {
+    std::vector<int> position(net_.layers.size(), -1);
+    for (size_t i = 0; i < r_.segments.size(); ++i)
+      for (int l : r_.segments[i].layers)
+        position[l] = static_cast<int>(i);
+    // §9: no layer may use a producer that runs in a later segment.
+    for (size_t i = 0; i < r_.segments.size(); ++i)
+      for (int l : r_.segments[i].layers)
+        for (const TensorRef &op : net_.layers[l].operands)
+          if (!op.isInput && position[op.index] > static_cast<int>(i))
+            issue(ranges_[i], diag::err_segment_order,
+                  {"segments are not in topological order: layer '" + net_.layers[l].name + "' uses '" +
+                   net_.layers[op.index].name + "', which runs in a later segment"},
+                  {{net_.layers[op.index].nameRange, diag::note_producer_here, {net_.layers[op.index].name}}});
+
+    const size_t nl = hw_.levels.size();
+    if (nl < 2)
+      return;
+    const size_t top = nl - 2;   // the level whose units are the nodes
+    const Level &nodes = hw_.levels[top];
+    for (size_t i = 0; i < r_.segments.size(); ++i) {
+      SegmentResult &seg = r_.segments[i];
+      if (seg.layers.size() < 2)
+        continue;
+      if (seg.pipelined && !hw_.spatialPipelining)
+        issue(ranges_[i], diag::err_pipelining_disabled, {"spatial", hw_.name});
+      if (!seg.pipelined && !hw_.temporalPipelining)
+        issue(ranges_[i], diag::err_pipelining_disabled, {"temporal", hw_.name});
+      bool complete = std::all_of(seg.layers.begin(), seg.layers.end(),
+                                  [&](int l) { return r_.layers[l].complete && r_.layers[l].valid; });
+      if (!complete)
+        continue;
+      if (seg.pipelined) {
+        int64_t used = 0;
+        std::string parts;
+        for (int l : seg.layers) {
+          used += r_.layers[l].levels[top].units;
+          parts += (parts.empty() ? "" : " + ") + std::to_string(r_.layers[l].levels[top].units) + " for '" +
+                   net_.layers[l].name + "'";
+        }
+        if (used > nodes.units())
+          issue(ranges_[i], diag::err_segment_nodes,
+                {std::to_string(used), nodes.name, std::to_string(nodes.units()), parts},
+                {{nodes.arrayRange.valid() ? nodes.arrayRange : nodes.nameRange, diag::note_array_here,
+                  {nodes.name, std::to_string(nodes.rows) + " x " + std::to_string(nodes.cols)}}});
+      }
+      for (int c : seg.layers)
+        for (const TensorRef &op : net_.layers[c].operands) {
+          if (op.isInput || std::find(seg.layers.begin(), seg.layers.end(), op.index) == seg.layers.end())
+            continue;
+          forward(seg, i, op.index, c);
+        }
+    }
+  }
+
+  /// An intermediate tensor of a segment: checks matching granularity (pipelined)
+  /// or on-chip capacity (temporal), and removes its DRAM traffic.
+  void forward(SegmentResult &seg, size_t segIndex, int p, int c) {
+    const size_t nl = hw_.levels.size(), top = nl - 2;
+    const Layer &prod = net_.layers[p], &cons = net_.layers[c];
+    LayerResult &pr = r_.layers[p], &cr = r_.layers[c];
+    const LevelResult &pt = pr.levels[top], &ct = cr.levels[top];
+    if (seg.pipelined) {
+      // Matched granularity: the producer's top-level ofm tile is the consumer's ifm tile.
+      bool concat = cons.operands.size() > 1;
+      std::string why;
+      if (at(pt.extent, Dim::N) != at(ct.extent, Dim::N))
+        why = "the producer's top-level tile has N=" + std::to_string(at(pt.extent, Dim::N)) +
+              " and the consumer's N=" + std::to_string(at(ct.extent, Dim::N));
+      else if (!concat && at(pt.extent, Dim::K) != at(ct.extent, Dim::C))
+        why = "the producer's top-level ofm tile has K=" + std::to_string(at(pt.extent, Dim::K)) +
+              " but the consumer's ifm tile has C=" + std::to_string(at(ct.extent, Dim::C));
+      if (!why.empty()) {
+        issue(ranges_[segIndex], diag::err_forward_mismatch, {prod.name, cons.name, why},
+              {{prod.nameRange, diag::note_producer_here, {prod.name}}});
+        return;
+      }
+      // Forwarding granularity: the producer's outermost top-level loop that moves its ofm.
+      const std::vector<int64_t> &trips = pt.trips;
+      seg.chunks = std::max<int>(seg.chunks, trips.empty() ? 1 : static_cast<int>(trips.back()));
+    } else {
+      int64_t capacity = hw_.levels[top].capacityBytes.value_or(0) * hw_.levels[top].units();
+      int64_t bytes = prod.ofmShape.size() * net_.batch * hw_.wordBytes();
+      if (bytes > capacity) {
+        issue(ranges_[segIndex], diag::err_intermediate_overflow,
+              {prod.name, formatBytes(static_cast<double>(bytes)), hw_.levels[top].name,
+               formatBytes(static_cast<double>(capacity))});
+        return;
+      }
+    }
+    // The tensor never goes to DRAM: drop the producer's write-back and the consumer's fill.
+    size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
+    LevelAccesses &pd = pr.levels[nl - 1].accesses, &cd = cr.levels[nl - 1].accesses;
+    double words = std::min(pd.writes[ofm], cd.reads[ifm]);
+    double e = hw_.levels[nl - 1].accessEnergyPj;
+    pd.writes[ofm] -= words;
+    cd.reads[ifm] -= words;
+    pr.levels[nl - 1].energyPj -= words * e;
+    cr.levels[nl - 1].energyPj -= words * e;
+    pr.energyPj -= words * e;
+    cr.energyPj -= words * e;
+    if (seg.pipelined) {
+      // Forwarded between the producer's and the consumer's regions on the mesh.
+      double distance = regionDistance(seg, p, c);
+      cr.hops += words * distance;
+      cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
+      cr.energyPj += words * distance * hw_.nocHopEnergyPj;
+    }
+  }
+
+  /// Manhattan distance between region centres, regions placed row-major in segment order.
+  double regionDistance(const SegmentResult &seg, int p, int c) const {
+    const size_t top = hw_.levels.size() - 2;
+    const Level &nodes = hw_.levels[top];
+    int64_t start = 0, ps = 0, cs = 0;
+    for (int l : seg.layers) {
+      if (l == p)
+        ps = start;
+      if (l == c)
+        cs = start;
+      start += r_.layers[l].levels[top].units;
+    }
+    auto centre = [&](int64_t first, int64_t n) {
+      double r = 0, col = 0;
+      for (int64_t i = first; i < first + n; ++i)
+        r += static_cast<double>(i / nodes.cols), col += static_cast<double>(i % nodes.cols);
+      return std::pair{r / static_cast<double>(n), col / static_cast<double>(n)};
+    };
+    auto [pr, pc] = centre(ps, std::max<int64_t>(1, r_.layers[p].levels[top].units));
+    auto [cr, cc] = centre(cs, std::max<int64_t>(1, r_.layers[c].levels[top].units));
+    return std::abs(pr - cr) + std::abs(pc - cc);
+  }
+
+  void totals() {
+    r_.complete = std::all_of(r_.layers.begin(), r_.layers.end(), [](auto &l) { return l.complete; });
+    r_.valid = r_.issues.empty();
+    r_.energyLevelPj.assign(hw_.levels.size(), 0);
+    for (SegmentResult &seg : r_.segments) {
+      double sum = 0, slowest = 0;
+      for (int l : seg.layers) {
+        const LayerResult &lr = r_.layers[l];
+        seg.energyPj += lr.energyPj;
+        sum += lr.latencyCycles;
+        slowest = std::max(slowest, lr.latencyCycles);
+      }
+      double k = seg.chunks;
+      seg.latencyCycles = seg.pipelined ? sum / k + (k - 1) * slowest / k : sum;
+      r_.latencyCycles += seg.latencyCycles;
+    }
+    for (const LayerResult &lr : r_.layers) {
+      r_.energyPj += lr.energyPj;
+      r_.energyMacPj += lr.energyMacPj;
+      r_.energyNocPj += lr.energyNocPj;
+      for (size_t l = 0; l < lr.levels.size(); ++l)
+        r_.energyLevelPj[l] += lr.levels[l].energyPj;
+    }
+  }
+
+  const Model &model_;
+  const Schedule &s_;
+  const Network &net_;
+  const Hardware &hw_;
+  ScheduleResult r_;
+  std::vector<SourceRange> ranges_;   // per segment: where it was written (or its layer)
+};
+
+} // namespace
+
+ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule) {
+  return ScheduleAnalyzer(model, schedule).run();
+}
+
+void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags) {
+  for (const Issue &i : issues) {
+    DiagnosticBuilder b = diags.report(i.range, i.id);
+    for (const std::string &a : i.args)
+      b << a;
+    for (const Issue::Note &n : i.notes)
+      b.noteArgs(n.range, n.id, n.args);
+  }
+}
+
+} // namespace dfl
