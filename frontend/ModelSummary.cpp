@@ -135,6 +135,10 @@ std::string modelSummaryJson(const Model &model) {
                     {"ifm", shape},
                     {"ofm", {{"C", l.ofmShape.C}, {"X", l.ofmShape.X}, {"Y", l.ofmShape.Y}}},
                     {"wgt_words", l.wgtSize},
+                    {"stride", l.stride},
+                    {"pad", l.pad},
+                    {"dilation", l.dilation},
+                    {"groups", l.groups},
                     {"bounds", bounds},
                     {"macs", l.macs * net.batch},
                     {"ops", l.ops * net.batch}};

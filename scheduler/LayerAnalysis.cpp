@@ -162,13 +162,18 @@ private:
     }
     if (channelWise(layer_))
       at(extent, Dim::K) = at(extent, Dim::C);
-    if (!layer_.hasWeights()) {   // windows of pools and eltwise layers are processed whole
-      at(extent, Dim::R) = at(layer_.bounds, Dim::R);
-      at(extent, Dim::S) = at(layer_.bounds, Dim::S);
-    }
     for (Dim d : kIndependent)
       if (at(extent, d) == 0)
         at(extent, d) = 1;
+    // Layers without weights have no tensor giving R, S: the ifm window implies them (§1).
+    if (!layer_.hasWeights())
+      if (const TensorDirective *ifm = given[static_cast<size_t>(TensorRole::Ifm)])
+        for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
+          int64_t size = at(ifm->sizes, in) ? at(ifm->sizes, in) : 1;
+          int64_t span = size - (at(extent, out) - 1) * layer_.stride - 1;
+          int64_t w = span >= 0 && span % layer_.dilation == 0 ? span / layer_.dilation + 1 : 0;
+          at(extent, win) = w >= 1 && w <= at(layer_.bounds, win) ? w : 1;
+        }
     at(extent, Dim::Xi) = windowExtent(extent, Dim::Xo);
     at(extent, Dim::Yi) = windowExtent(extent, Dim::Yo);
     // The ifm tile must be its window (§1, E0808).

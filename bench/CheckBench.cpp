@@ -1,0 +1,76 @@
+// How long `dflc check` takes on a complete schedule of every stdlib network:
+// the front end (parse, imports, sema) and the directive analysis (validation
+// plus cost model), measured side by side in one run.
+//
+// Usage: dflc_check_bench SCHEDULE.dfl...   (bench/run_check_bench.sh makes them)
+#include "Analysis.h"
+#include "Loader.h"
+#include "Sema.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace dfl;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Timing {
+  double frontendMs = 0, analysisMs = 0;
+  size_t layers = 0;
+  bool valid = false;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+Timing measure(const std::string &path, int reps) {
+  std::vector<double> fe, an;
+  Timing t;
+  for (int i = 0; i < reps; ++i) {
+    SourceManager sm;
+    DiagnosticsEngine diags(sm);
+    auto t0 = Clock::now();
+    LoadedFiles files = loadFiles({path}, LoadOptions{{defaultStdlibRoot()}}, sm, diags);
+    Model model = analyze(files.files, diags);
+    auto t1 = Clock::now();
+    if (diags.hasErrors() || model.schedules.empty())
+      return t;
+    ScheduleResult r = analyzeSchedule(model, model.schedules[0]);
+    auto t2 = Clock::now();
+    fe.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    an.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    t.layers = r.layers.size();
+    t.valid = r.valid && r.complete;
+  }
+  t.frontendMs = median(fe);
+  t.analysisMs = median(an);
+  return t;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s SCHEDULE.dfl...\n", argv[0]);
+    return 2;
+  }
+  const int reps = 21;
+  std::printf("%-36s %7s %6s %14s %14s %16s %10s\n", "schedule", "layers", "valid", "front end [ms]",
+              "analysis [ms]", "analysis/layer", "an/fe");
+  for (int i = 1; i < argc; ++i) {
+    Timing t = measure(argv[i], reps);
+    std::string name = argv[i];
+    name = name.substr(name.find_last_of('/') + 1);
+    std::printf("%-36s %7zu %6s %14.3f %14.3f %13.1f us %10.2f\n", name.c_str(), t.layers, t.valid ? "yes" : "NO",
+                t.frontendMs, t.analysisMs, t.layers ? t.analysisMs * 1000 / static_cast<double>(t.layers) : 0,
+                t.frontendMs > 0 ? t.analysisMs / t.frontendMs : 0);
+  }
+  std::printf("(median of %d runs each; front end = read, parse, resolve imports, sema)\n", reps);
+  return 0;
+}
