@@ -3,6 +3,7 @@
 // Whether the directives form a *valid* dataflow is the scheduler's question.
 #include "SemaContext.h"
 
+#include <algorithm>
 #include <set>
 
 namespace dfl::sema {
@@ -15,11 +16,15 @@ std::vector<std::string> dimNames(const std::vector<Dim> &dims) {
   return out;
 }
 
-/// The largest size a tensor may have along `d` in `layer` (padded input extent for Xi/Yi).
+/// The largest size a tensor may have along `d` in `layer`: for Xi/Yi the padded
+/// input, or the whole window span if larger (ceil-mode pooling overhangs).
 int64_t tensorBound(const Layer &layer, Dim d) {
   int64_t b = at(layer.bounds, d);
-  if (d == Dim::Xi || d == Dim::Yi)
-    b += 2 * layer.pad;
+  if (d == Dim::Xi || d == Dim::Yi) {
+    Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
+    int64_t span = (at(layer.bounds, out) - 1) * layer.stride + (at(layer.bounds, win) - 1) * layer.dilation + 1;
+    b = std::max(b + 2 * layer.pad, span);
+  }
   return b;
 }
 

@@ -11,6 +11,8 @@
 #include "Parser.h"
 #include "Printer.h"
 #include "Report.h"
+#include "ScheduleWriter.h"
+#include "Solver.h"
 #include "Sema.h"
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,12 @@ const char *kVersion = "dflc 0.1.0";
 const char *kHelp = R"(dflc - a compiler for neural-network accelerator dataflow
 
 Usage:
+  dflc [compile] NET HW [SCHED] -o OUT [options]
+                                     fill in every directive SCHED leaves out
+                                     (or schedule from scratch) and write
+                                     OUT/schedule.dfl and OUT/report.json
+                                     --solver NAME (kapla), --objective
+                                     energy|latency|edp (energy)
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -58,7 +66,7 @@ Options:
   --color | --no-color   colour text diagnostics (default: if stderr is a tty)
 
 Exit status: 0 ok, 1 invalid input, 2 usage error, 3 internal compiler error.
-The compile mode arrives with the solver; see docs/cli.md.
+See docs/cli.md.
 )";
 
 struct Options {
@@ -69,6 +77,7 @@ struct Options {
   std::string format = "text";
   unsigned errorLimit = 20;
   std::optional<bool> color;
+  std::string outDir, solver = "kapla", objective = "energy";
 };
 
 int usageError(const std::string &message) {
@@ -79,7 +88,7 @@ int usageError(const std::string &message) {
 std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
-  static const std::vector<std::string> commands = {"show", "check", "fmt"};
+  static const std::vector<std::string> commands = {"compile", "show", "check", "fmt"};
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     auto value = [&](const char *flag) -> std::optional<std::string> {
@@ -104,6 +113,31 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
       o.check = true;
     } else if (a == "--allow-partial") {
       o.allowPartial = true;
+    } else if (a == "-o" || (a.rfind("-o", 0) == 0 && a.size() > 2 && a[2] != '-')) {
+      std::optional<std::string> v = a == "-o" ? value("-o") : a.substr(2);
+      if (!v)
+        return std::nullopt;
+      o.outDir = *v;
+    } else if (a == "--solver" || a.rfind("--solver=", 0) == 0) {
+      std::optional<std::string> v = a == "--solver" ? value("--solver") : a.substr(9);
+      if (!v)
+        return std::nullopt;
+      if (!makeSolver(*v)) {
+        exitCode = usageError("unknown solver '" + *v + "'" + didYouMean(*v, solverNames()) + " (expected " +
+                              joinList(solverNames()) + ")");
+        return std::nullopt;
+      }
+      o.solver = *v;
+    } else if (a == "--objective" || a.rfind("--objective=", 0) == 0) {
+      std::optional<std::string> v = a == "--objective" ? value("--objective") : a.substr(12);
+      if (!v)
+        return std::nullopt;
+      if (*v != "energy" && *v != "latency" && *v != "edp") {
+        exitCode = usageError("unknown objective '" + *v + "'" + didYouMean(*v, {"energy", "latency", "edp"}) +
+                              " (expected energy, latency or edp)");
+        return std::nullopt;
+      }
+      o.objective = *v;
     } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
       std::optional<std::string> v = a == "--format" ? value("--format") : a.substr(9);
       if (!v)
@@ -139,12 +173,13 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
       return std::nullopt;
     } else if (o.command.empty()) {
       if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
-        if (a.size() > 4 && a.substr(a.size() - 4) == ".dfl")
-          exitCode = usageError("compiling a schedule ('dflc NET HW -o OUT') arrives with the solver; "
-                                "for now use 'dflc show' or 'dflc fmt'");
-        else
-          exitCode = usageError("unknown command '" + a + "'" + didYouMean(a, commands) +
-                                " (expected show, check or fmt)");
+        if (a.size() > 4 && a.substr(a.size() - 4) == ".dfl") {
+          o.command = "compile";   // the default mode: dflc NET HW -o OUT
+          o.files.push_back(a);
+          continue;
+        }
+        exitCode = usageError("unknown command '" + a + "'" + didYouMean(a, commands) +
+                              " (expected compile, show, check or fmt)");
         return std::nullopt;
       }
       o.command = a;
@@ -170,6 +205,14 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
   }
   if (o.command != "check" && o.allowPartial) {
     exitCode = usageError("--allow-partial is an option of 'dflc check'");
+    return std::nullopt;
+  }
+  if (o.command == "compile" && o.outDir.empty()) {
+    exitCode = usageError("'dflc compile' needs an output directory: -o OUT");
+    return std::nullopt;
+  }
+  if (o.command != "compile" && (!o.outDir.empty() || o.solver != "kapla" || o.objective != "energy")) {
+    exitCode = usageError("-o, --solver and --objective are options of 'dflc compile'");
     return std::nullopt;
   }
   if (o.inPlace && o.check) {
@@ -307,6 +350,127 @@ int runCheck(const Options &o) {
   return failed ? kExitInvalid : kExitOk;
 }
 
+/// Picks the schedule to complete: the one in the inputs, or a new one for the
+/// inputs' only network and hardware. Reports E0822 if that is ambiguous.
+std::optional<Schedule> scheduleToComplete(const Model &model, DiagnosticsEngine &diags) {
+  if (model.schedules.size() == 1)
+    return model.schedules[0];
+  if (model.schedules.size() > 1) {
+    diags.report(model.schedules[1].range, diag::err_compile_ambiguous)
+        << "the inputs hold " + std::to_string(model.schedules.size()) + " schedules; give one";
+    return std::nullopt;
+  }
+  if (model.networks.size() != 1 || model.hardware.size() != 1) {
+    diags.report({}, diag::err_compile_ambiguous)
+        << "the inputs declare " + std::to_string(model.networks.size()) + " networks and " +
+               std::to_string(model.hardware.size()) +
+               " hardware templates; give one of each (or a schedule naming them)";
+    return std::nullopt;
+  }
+  Schedule s;
+  s.network = 0;
+  s.hardware = 0;
+  return s;
+}
+
+/// The path of `target` as an import written in a file in `dir`.
+std::string importPath(const std::string &target, const std::string &dir) {
+  std::error_code ec;
+  fs::path rel = fs::relative(fs::absolute(target), fs::absolute(dir), ec);
+  return ec || rel.empty() ? fs::absolute(target).string() : rel.string();
+}
+
+int runCompile(const Options &o) {
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  auto model = runFrontend(o, sm, diags);
+  std::optional<Schedule> given;
+  if (model)
+    given = scheduleToComplete(*model, diags);
+  if (given && (given->network < 0 || given->hardware < 0))
+    given.reset();
+  // The directives the user wrote must be valid on their own.
+  if (given) {
+    ScheduleResult check = analyzeSchedule(*model, *given);
+    reportIssues(check.issues, diags);
+  }
+  if (!given || diags.hasErrors()) {
+    printDiagnostics(o, sm, diags);
+    return kExitInvalid;
+  }
+  const Network &net = model->networks[given->network];
+  SolverOptions so;
+  so.objective = o.objective == "latency" ? Objective::Latency : o.objective == "edp" ? Objective::EDP
+                                                                                      : Objective::Energy;
+  bool tty = isatty(STDERR_FILENO);
+  if (tty)
+    so.progress = [&](size_t done, size_t all) {
+      std::cerr << "\rdflc: solving " << net.name << ": " << done << "/" << all << " layers" << std::flush;
+      if (done == all)
+        std::cerr << "\r\033[K";
+    };
+  SolveFailure failure;
+  auto solution = makeSolver(o.solver)->solve(*model, *given, so, failure);
+  if (!solution) {
+    const Layer &l = net.layers.at(failure.layer);
+    diags.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.why;
+    printDiagnostics(o, sm, diags);
+    return kExitInvalid;
+  }
+  reportIssues(solution->result.issues, diags);
+  if (!solution->result.valid || !solution->result.complete) {
+    printDiagnostics(o, sm, diags);
+    std::cerr << "dflc: internal compiler error: the solver returned an invalid schedule\n";
+    return kExitInternal;
+  }
+  // Outputs: written to temporaries first, renamed only when all are complete.
+  std::error_code ec;
+  fs::create_directories(o.outDir, ec);
+  if (ec) {
+    std::cerr << "dflc: error: cannot create output directory '" << o.outDir << "': " << ec.message() << "\n";
+    return kExitInvalid;
+  }
+  std::vector<std::string> imports;
+  for (const std::string &f : o.files)
+    imports.push_back(importPath(f, o.outDir));
+  std::string header = "The complete schedule of " + net.name + " on " + model->hardware[given->hardware].name +
+                       ", written by " + kVersion + " (solver " + o.solver + ", objective " + o.objective +
+                       ").\nCheck it with: dflc check schedule.dfl";
+  Model printed = *model;
+  std::string scheduleText = writeSchedule(printed, solution->schedule, imports, header);
+  nlohmann::ordered_json report =
+      nlohmann::ordered_json::parse(scheduleReportJson(*model, solution->schedule, solution->result));
+  report["solver"] = {{"name", o.solver},
+                      {"objective", o.objective},
+                      {"candidates", solution->stats.candidates},
+                      {"rejected", solution->stats.rejected}};
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {(fs::path(o.outDir) / "schedule.dfl").string(), scheduleText},
+      {(fs::path(o.outDir) / "report.json").string(), report.dump(2) + "\n"}};
+  std::vector<std::string> temps;
+  for (auto &[path, text] : outputs) {
+    std::string tmp = path + ".dflc-tmp-" + std::to_string(getpid());
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    temps.push_back(tmp);
+    if (!out) {
+      for (const std::string &t : temps)
+        std::remove(t.c_str());
+      std::cerr << "dflc: error: cannot write '" << path << "'\n";
+      return kExitInvalid;
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    fs::rename(temps[i], outputs[i].first, ec);
+  printDiagnostics(o, sm, diags);
+  std::cout << scheduleReportText(*model, solution->schedule, solution->result);
+  std::cout << "solver " << o.solver << ": " << solution->stats.candidates << " candidates evaluated ("
+            << solution->stats.rejected << " invalid) in " << solution->stats.seconds << " s\n"
+            << "wrote " << outputs[0].first << " and " << outputs[1].first << "\n";
+  return kExitOk;
+}
+
 int runFmt(const Options &o) {
   int status = kExitOk;
   for (const std::string &path : o.files) {
@@ -391,6 +555,8 @@ int main(int argc, char **argv) {
       return runShow(*options);
     if (options->command == "check")
       return runCheck(*options);
+    if (options->command == "compile")
+      return runCompile(*options);
     return runFmt(*options);
   } catch (const InternalError &e) {
     std::cerr << "dflc: internal compiler error: " << e.what() << "\n";

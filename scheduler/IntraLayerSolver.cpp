@@ -1,0 +1,448 @@
+#include "IntraLayerSolver.h"
+
+#include "LayerAnalysis.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace dfl {
+namespace {
+
+constexpr Dim kDims[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+constexpr size_t kND = 7;
+
+bool channelWise(const Layer &l) {
+  switch (l.type) {
+  case LayerType::DwConv:
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat: return true;
+  default: return false;
+  }
+}
+
+/// Loop orders tried at every level, innermost first; each keeps one tensor
+/// stationary the longest (ofm: reductions innermost; wgt: N and the output
+/// plane innermost; ifm: K innermost).
+const std::vector<std::array<Dim, kND>> &loopOrders() {
+  static const std::vector<std::array<Dim, kND>> orders = {
+      {Dim::R, Dim::S, Dim::C, Dim::Xo, Dim::Yo, Dim::K, Dim::N},
+      {Dim::N, Dim::Xo, Dim::Yo, Dim::R, Dim::S, Dim::C, Dim::K},
+      {Dim::K, Dim::R, Dim::S, Dim::C, Dim::Xo, Dim::Yo, Dim::N},
+  };
+  return orders;
+}
+
+/// A candidate in the solver's space: per level, a tile and a stack factor per
+/// independent dim, and a loop order. Everything else follows (docs/directives.md).
+struct Plan {
+  struct LevelPlan {
+    std::array<int64_t, kND> tile{}, repl{};
+    size_t order = 0;
+    bool fixed = false;   // given by the user or the hardware: emitted verbatim
+  };
+  std::vector<LevelPlan> levels;   // all but the outermost
+};
+
+class IntraLayerSolver {
+public:
+  IntraLayerSolver(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
+                   const IntraLayerOptions &options, IntraLayerStats &stats)
+      : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options),
+        stats_(stats) {
+    for (size_t i = 0; i < kND; ++i)
+      bound_[i] = at(layer_.bounds, kDims[i]);
+    if (channelWise(layer_))
+      bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
+  }
+
+  std::optional<IntraLayerSolution> run(std::string &why) {
+    const size_t nl = hw_.levels.size();
+    if (nl < 2) {
+      why = "hardware '" + hw_.name + "' has a single level";
+      return std::nullopt;
+    }
+    Plan plan;
+    plan.levels.resize(nl - 1);
+    for (auto &lp : plan.levels) {
+      lp.tile.fill(1);
+      lp.repl.fill(1);
+    }
+    for (size_t l = 0; l + 1 < nl; ++l) {
+      decided_ = l;
+      if (l > 0)
+        for (size_t i = 0; i < kND; ++i)
+          plan.levels[l].tile[i] = plan.levels[l - 1].tile[i] * plan.levels[l - 1].repl[i];
+      if (fixedLevel(l)) {
+        absorbFixed(plan, l);
+        continue;
+      }
+      if (!fits(plan, l)) {
+        why = "layer '" + layer_.name + "' does not fit level " + hw_.levels[l].name + ": even its smallest tiles need " +
+              std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*hw_.levels[l].capacityBytes) + " B";
+        return std::nullopt;
+      }
+      stack(plan, l);
+      pickOrders(plan);
+      cache(plan, l);
+      pickOrders(plan);
+    }
+    auto best = evaluate(plan);
+    if (!best) {
+      why = "no valid schedule found for layer '" + layer_.name + "'";
+      return std::nullopt;
+    }
+    return best;
+  }
+
+private:
+  static size_t index(Dim d) {
+    for (size_t i = 0; i < kND; ++i)
+      if (kDims[i] == d)
+        return i;
+    return 0;
+  }
+
+  bool fixedLevel(size_t l) const { return givenLevel(l) != nullptr; }
+
+  const LevelDirectives *givenLevel(size_t l) const {
+    if (given_)
+      for (const LevelDirectives &d : given_->levels)
+        if (d.level == static_cast<int>(l) && !d.empty())
+          return &d;
+    if (!hw_.levels[l].fixed.empty())
+      return &hw_.levels[l].fixed;
+    return nullptr;
+  }
+
+  /// A level given as written: its tile is what its tensors say, its array tile
+  /// what its stacks cover; the levels above build on that.
+  void absorbFixed(Plan &p, size_t l) {
+    const LevelDirectives &d = *givenLevel(l);
+    auto &lp = p.levels[l];
+    lp.fixed = true;
+    for (const TensorDirective &t : d.tensors)
+      for (size_t i = 0; i < kND; ++i) {
+        Dim dim = kDims[i];
+        int64_t v = at(t.sizes, dim);
+        if (channelWise(layer_) && dim == Dim::C && !v)
+          v = at(t.sizes, Dim::K);
+        if (v)
+          lp.tile[i] = v;
+      }
+    if (!layer_.hasWeights())
+      for (size_t i : {index(Dim::R), index(Dim::S)})
+        lp.tile[i] = 1;
+    lp.repl.fill(1);
+    for (const StackDirective &s : d.stacks)
+      for (auto [dim, shift] : s.shifts) {
+        Dim c = channelWise(layer_) && dim == Dim::K ? Dim::C : dim;
+        if (c == Dim::Xi || c == Dim::Yi)
+          continue;
+        size_t i = index(c);
+        if (shift == lp.tile[i] * lp.repl[i])
+          lp.repl[i] *= s.repl;
+      }
+  }
+
+  /// Chooses each free level's loop order, innermost level first.
+  void pickOrders(Plan &p) {
+    for (size_t l = 0; l < p.levels.size(); ++l) {
+      if (p.levels[l].fixed)
+        continue;
+      size_t bestOrder = p.levels[l].order;
+      double best = std::numeric_limits<double>::infinity();
+      for (size_t o = 0; o < loopOrders().size(); ++o) {
+        p.levels[l].order = o;
+        if (auto sol = evaluate(p)) {
+          double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+          if (v < best)
+            best = v, bestOrder = o;
+        }
+      }
+      p.levels[l].order = bestOrder;
+    }
+  }
+
+  // ---- sizes ----------------------------------------------------------------------
+  int64_t windowIn(int64_t out, int64_t win) const { return (out - 1) * layer_.stride + (win - 1) * layer_.dilation + 1; }
+
+  /// Words of a role's tile at level l (for capacity checks before evaluation).
+  int64_t tileWords(const Plan &p, size_t l, TensorRole r) const {
+    const auto &t = p.levels[l].tile;
+    auto v = [&](Dim d) { return t[index(d)]; };
+    int64_t c = v(Dim::C), k = channelWise(layer_) ? v(Dim::C) : v(Dim::K);
+    switch (r) {
+    case TensorRole::Ifm: return v(Dim::N) * c * windowIn(v(Dim::Xo), v(Dim::R)) * windowIn(v(Dim::Yo), v(Dim::S));
+    case TensorRole::Wgt: return channelWise(layer_) ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
+    case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
+    }
+    return 0;
+  }
+
+  int64_t occupancy(const Plan &p, size_t l) const {
+    int64_t words = 0;
+    for (TensorRole r : layer_.roles())
+      words += tileWords(p, l, r);
+    return words * hw_.wordBytes();
+  }
+
+  /// The level's tiles fit its buffer, and the stacked tile fits the next level's (so a completion exists).
+  bool fits(const Plan &p, size_t l) const {
+    const Level &lv = hw_.levels[l];
+    if (lv.capacityBytes && occupancy(p, l) > *lv.capacityBytes)
+      return false;
+    if (l + 2 < hw_.levels.size() && hw_.levels[l + 1].capacityBytes) {
+      Plan q = p;
+      for (size_t i = 0; i < kND; ++i)
+        q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
+      if (occupancy(q, l + 1) > *hw_.levels[l + 1].capacityBytes)
+        return false;
+    }
+    return true;
+  }
+
+  int64_t unitsAllowed(size_t l) const {
+    int64_t u = hw_.levels[l].units();
+    if (l + 2 == hw_.levels.size() && options_.maxNodes > 0)
+      u = std::min(u, options_.maxNodes);
+    return u;
+  }
+
+  bool arrayFits(const Plan &p, size_t l) const {
+    std::vector<int64_t> repls;
+    for (int64_t r : p.levels[l].repl)
+      if (r > 1)
+        repls.push_back(r);
+    const Level &lv = hw_.levels[l];
+    int64_t total = 1;
+    for (int64_t r : repls)
+      total *= r;
+    if (total > unitsAllowed(l))
+      return false;
+    for (size_t mask = 0; mask < (size_t{1} << repls.size()); ++mask) {
+      int64_t rows = 1, cols = 1;
+      for (size_t i = 0; i < repls.size(); ++i)
+        ((mask >> i) & 1 ? rows : cols) *= repls[i];
+      if (rows <= lv.rows && cols <= lv.cols)
+        return true;
+    }
+    return false;
+  }
+
+  /// The next blocked size: the smallest multiple m of `unit` above `current`
+  /// with m dividing `whole` (so every level still covers its enclosing tile exactly).
+  static int64_t nextBlocked(int64_t current, int64_t unit, int64_t whole) {
+    for (int64_t m = current + unit; m <= whole; m += unit)
+      if (whole % m == 0)
+        return m;
+    return 0;
+  }
+
+  // ---- the two passes (§IV-C) --------------------------------------------------------
+  void stack(Plan &p, size_t l) { grow(p, l, true); }
+  void cache(Plan &p, size_t l) { grow(p, l, false); }
+
+  /// Repeatedly enlarges one dim by one blocked step (stacking: the stack factor;
+  /// caching: the tile), choosing by KAPLA's rule, while the result stays valid.
+  void grow(Plan &p, size_t l, bool stacking) {
+    for (int guard = 0; guard < 256; ++guard) {
+      auto current = evaluate(p);
+      if (!current)
+        return;
+      // Tensors by current accesses at this level's boundary, most accessed first.
+      std::array<double, kNumRoles> acc{};
+      const LevelResult &outer = current->result.levels[l + 1];
+      for (size_t r = 0; r < kNumRoles; ++r)
+        acc[r] = outer.accesses.reads[r] + outer.accesses.writes[r];
+      std::vector<size_t> ranked{0, 1, 2};
+      std::sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) { return acc[a] > acc[b]; });
+
+      struct Candidate {
+        Plan plan;
+        std::array<double, kNumRoles> acc;
+        double objective;
+      };
+      std::vector<Candidate> cands;
+      for (size_t i = 0; i < kND; ++i) {
+        Plan q = p;
+        auto &lp = q.levels[l];
+        int64_t whole = bound_[i];
+        if (stacking) {
+          int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole);
+          if (!next)
+            continue;
+          lp.repl[i] = next / lp.tile[i];
+          if (!arrayFits(q, l))
+            continue;
+        } else {
+          int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+          int64_t next = nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
+          if (!next || (whole / lp.repl[i]) * lp.repl[i] != whole)
+            continue;
+          lp.tile[i] = next;
+        }
+        if (!fits(q, l))
+          continue;
+        auto sol = evaluate(q);
+        if (!sol)
+          continue;
+        Candidate c{q, {}, objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles)};
+        const LevelResult &o = sol->result.levels[l + 1];
+        for (size_t r = 0; r < kNumRoles; ++r)
+          c.acc[r] = o.accesses.reads[r] + o.accesses.writes[r];
+        cands.push_back(std::move(c));
+      }
+      if (cands.empty())
+        return;
+      // KAPLA: help the most accessed tensor; break ties by the second; then by the objective.
+      auto better = [&](const Candidate &a, const Candidate &b) {
+        for (size_t r : ranked) {
+          if (a.acc[r] < b.acc[r] * (1 - 1e-9))
+            return true;
+          if (b.acc[r] < a.acc[r] * (1 - 1e-9))
+            return false;
+        }
+        return a.objective < b.objective;
+      };
+      const Candidate *best = &cands[0];
+      for (const Candidate &c : cands)
+        if (better(c, *best))
+          best = &c;
+      double now = objectiveValue(options_.objective, current->result.energyPj, current->result.latencyCycles);
+      bool helps = best->acc[ranked[0]] < acc[ranked[0]] * (1 - 1e-9);
+      // Stacking also buys parallelism: take it while the objective does not get worse.
+      if (!(helps || (stacking && best->objective <= now)) || best->objective > now * (1 + 1e-9))
+        return;
+      p = best->plan;
+    }
+  }
+
+  // ---- evaluation: plan -> directives -> the checker's analysis ----------------------------
+  LevelDirectives directivesFor(const Plan &p, size_t l) const {
+    if (const LevelDirectives *g = p.levels[l].fixed ? givenLevel(l) : nullptr) {
+      LevelDirectives d = *g;
+      d.level = static_cast<int>(l);
+      return d;
+    }
+    const auto &lp = p.levels[l];
+    LevelDirectives d;
+    d.level = static_cast<int>(l);
+    auto v = [&](Dim dim) { return lp.tile[index(dim)]; };
+    for (TensorRole r : layer_.roles()) {
+      TensorDirective t;
+      t.role = r;
+      for (Dim dim : roleDims(r)) {
+        Dim c = channelWise(layer_) && dim == Dim::K ? Dim::C : dim;
+        int64_t size = dim == Dim::Xi   ? windowIn(v(Dim::Xo), v(Dim::R))
+                       : dim == Dim::Yi ? windowIn(v(Dim::Yo), v(Dim::S))
+                                        : v(c);
+        if (channelWise(layer_) && r == TensorRole::Wgt && dim == Dim::K)
+          continue;   // dwconv weights: [C, R, S]
+        at(t.sizes, dim) = size;
+      }
+      d.tensors.push_back(t);
+    }
+    auto moveOf = [&](Dim dim, int64_t amount) {
+      std::vector<std::pair<Dim, int64_t>> m{{dim, amount}};
+      if (dim == Dim::Xo)
+        m.push_back({Dim::Xi, amount * layer_.stride});
+      if (dim == Dim::Yo)
+        m.push_back({Dim::Yi, amount * layer_.stride});
+      if (dim == Dim::R)
+        m.push_back({Dim::Xi, amount * layer_.dilation});
+      if (dim == Dim::S)
+        m.push_back({Dim::Yi, amount * layer_.dilation});
+      return m;
+    };
+    for (size_t i = 0; i < kND; ++i)
+      if (lp.repl[i] > 1) {
+        StackDirective s;
+        s.shifts = moveOf(kDims[i], lp.tile[i]);
+        s.repl = lp.repl[i];
+        d.stacks.push_back(s);
+      }
+    for (Dim dim : loopOrders()[lp.order]) {
+      size_t i = index(dim);
+      int64_t step = lp.tile[i] * lp.repl[i];
+      int64_t enclosing = l + 1 < p.levels.size() ? p.levels[l + 1].tile[i] : bound_[i];
+      if (step < enclosing) {
+        UpdateDirective u;
+        u.steps = moveOf(dim, step);
+        d.updates.push_back(u);
+      }
+    }
+    return d;
+  }
+
+  /// Scores the plan as it stands, levels above the one being decided holding
+  /// just their inner array tile (the smallest valid completion).
+  std::optional<IntraLayerSolution> evaluate(const Plan &p) {
+    Plan q = p;
+    for (size_t l = decided_ + 1; l < q.levels.size(); ++l) {
+      if (q.levels[l].fixed)
+        continue;
+      for (size_t i = 0; i < kND; ++i) {
+        q.levels[l].tile[i] = q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+        q.levels[l].repl[i] = 1;
+      }
+    }
+    return score(q);
+  }
+
+  std::optional<IntraLayerSolution> score(const Plan &p) {
+    ++stats_.candidates;
+    IntraLayerSolution s;
+    s.schedule.layer = layerIndex_;
+    for (size_t l = 0; l < p.levels.size(); ++l)
+      s.schedule.levels.push_back(directivesFor(p, l));
+    std::vector<Issue> issues;
+    s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
+    if (!issues.empty() || !s.result.complete) {
+      ++stats_.rejected;
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  const Network &net_;
+  int layerIndex_;
+  const Layer &layer_;
+  const Hardware &hw_;
+  const LayerScheduleModel *given_;
+  IntraLayerOptions options_;
+  IntraLayerStats &stats_;
+  std::array<int64_t, kND> bound_{};
+  size_t decided_ = 0;
+};
+
+} // namespace
+
+const char *objectiveName(Objective o) {
+  switch (o) {
+  case Objective::Energy: return "energy";
+  case Objective::Latency: return "latency";
+  case Objective::EDP: return "edp";
+  }
+  return "energy";
+}
+
+double objectiveValue(Objective o, double energyPj, double latencyCycles) {
+  switch (o) {
+  case Objective::Energy: return energyPj;
+  case Objective::Latency: return latencyCycles;
+  case Objective::EDP: return energyPj * latencyCycles;
+  }
+  return energyPj;
+}
+
+std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
+                                             const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                             IntraLayerStats &stats, std::string &why) {
+  return IntraLayerSolver(net, layer, hw, given, options, stats).run(why);
+}
+
+} // namespace dfl

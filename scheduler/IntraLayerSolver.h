@@ -1,0 +1,47 @@
+// KAPLA's intra-layer solver (paper §IV-C): bottom-up over the memory levels,
+// from the PE's unit tensors up; at each level a stacking pass (spread tiles
+// over the level's units) then a caching pass (enlarge the tile each buffer
+// holds), each step enlarging one dimension to its next blocked size — the one
+// that most reduces the currently most-accessed tensor's accesses (ties by the
+// second) — until the level's units or capacity are used up; over a few loop
+// orders. Every candidate is scored by the same analysis `dflc check` runs, so
+// what the solver returns checks with identical numbers.
+//
+// Levels the user (or the hardware) fixed are kept verbatim.
+#pragma once
+
+#include "Analysis.h"
+
+#include <optional>
+#include <string>
+
+namespace dfl {
+
+enum class Objective { Energy, Latency, EDP };
+const char *objectiveName(Objective o);
+double objectiveValue(Objective o, double energyPj, double latencyCycles);
+
+struct IntraLayerOptions {
+  Objective objective = Objective::Energy;
+  /// Units of the second-outermost level (the nodes) the layer may use; 0: all.
+  int64_t maxNodes = 0;
+};
+
+struct IntraLayerStats {
+  int64_t candidates = 0;   // schedules evaluated
+  int64_t rejected = 0;     // of which invalid
+};
+
+struct IntraLayerSolution {
+  LayerScheduleModel schedule;   // every level below the outermost
+  LayerResult result;
+};
+
+/// Solves one layer. `given` holds the directives the user wrote for it (may be
+/// null); a level given there is kept as written. Returns nullopt with `why`
+/// set when no valid schedule exists (which level, what does not fit).
+std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
+                                             const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                             IntraLayerStats &stats, std::string &why);
+
+} // namespace dfl

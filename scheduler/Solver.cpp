@@ -1,0 +1,73 @@
+#include "Solver.h"
+
+#include <chrono>
+
+namespace dfl {
+namespace {
+
+/// KAPLA: user segments are kept; every other layer is its own segment, solved
+/// by the intra-layer stacking/caching descent with all nodes.
+class KaplaSolver : public Solver {
+public:
+  std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
+                                SolveFailure &failure) override {
+    auto start = std::chrono::steady_clock::now();
+    const Network &net = model.networks.at(given.network);
+    const Hardware &hw = model.hardware.at(given.hardware);
+    Solution out;
+    out.schedule.network = given.network;
+    out.schedule.hardware = given.hardware;
+    out.schedule.range = given.range;
+    out.schedule.segments = given.segments;
+    IntraLayerOptions intra;
+    intra.objective = options.objective;
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+      const LayerScheduleModel *user = nullptr;
+      for (const LayerScheduleModel &ls : given.layers)
+        if (ls.layer == static_cast<int>(i))
+          user = &ls;
+      IntraLayerStats stats;
+      std::string why;
+      auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, why);
+      out.stats.candidates += stats.candidates;
+      out.stats.rejected += stats.rejected;
+      if (!sol) {
+        failure = {static_cast<int>(i), why};
+        return std::nullopt;
+      }
+      out.schedule.layers.push_back(std::move(sol->schedule));
+      if (options.progress)
+        options.progress(i + 1, net.layers.size());
+    }
+    out.result = analyzeSchedule(model, out.schedule);
+    out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+};
+
+struct Entry {
+  const char *name;
+  std::unique_ptr<Solver> (*make)();
+};
+
+const Entry kSolvers[] = {
+    {"kapla", [] { return std::unique_ptr<Solver>(new KaplaSolver()); }},
+};
+
+} // namespace
+
+std::vector<std::string> solverNames() {
+  std::vector<std::string> names;
+  for (const Entry &e : kSolvers)
+    names.push_back(e.name);
+  return names;
+}
+
+std::unique_ptr<Solver> makeSolver(const std::string &name) {
+  for (const Entry &e : kSolvers)
+    if (name == e.name)
+      return e.make();
+  return nullptr;
+}
+
+} // namespace dfl

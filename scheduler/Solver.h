@@ -1,0 +1,52 @@
+// Fills in a schedule: given a network, a hardware template and the directives
+// the user wrote (any subset), returns a complete schedule that respects them,
+// with its analysis and solver statistics. Solvers are registered by name.
+#pragma once
+
+#include "Analysis.h"
+#include "IntraLayerSolver.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+struct SolverOptions {
+  Objective objective = Objective::Energy;
+  /// Called with (layers done, layers in all) as the solver progresses.
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct SolverStats {
+  int64_t candidates = 0, rejected = 0;
+  double seconds = 0;
+};
+
+struct Solution {
+  Schedule schedule;
+  ScheduleResult result;
+  SolverStats stats;
+};
+
+/// The failure of a solve: which layer, and the smallest requirement not met.
+struct SolveFailure {
+  int layer = -1;
+  std::string why;
+};
+
+class Solver {
+public:
+  virtual ~Solver() = default;
+  virtual std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
+                                        SolveFailure &failure) = 0;
+};
+
+/// The registered solver names, in order ("kapla" first: the default).
+std::vector<std::string> solverNames();
+/// nullptr if `name` is not registered.
+std::unique_ptr<Solver> makeSolver(const std::string &name);
+
+} // namespace dfl
