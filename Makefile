@@ -1,6 +1,6 @@
 # The two commands of the README. Both install what is missing (Debian 12
 # packages, scripts/install-deps.sh), configure and build.
-#   make run   - runs dflc on a stdlib network and hardware template
+#   make run   - schedules ResNet-50 on the multi-node template (out/schedule.dfl, out/report.json)
 #   make test  - runs the whole test suite (unit, smoke, lit end-to-end, fuzz)
 BUILD ?= build
 JOBS ?= 2
@@ -20,7 +20,7 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
-	$(BUILD)/tools/dflc show stdlib/nets/resnet50.dfl stdlib/hw/eyeriss_multinode.dfl
+	$(BUILD)/tools/dflc stdlib/nets/resnet50.dfl stdlib/hw/eyeriss_multinode.dfl -o out/
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
