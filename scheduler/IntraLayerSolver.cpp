@@ -65,12 +65,57 @@ public:
       why = "hardware '" + hw_.name + "' has a single level";
       return std::nullopt;
     }
+    if (options_.search == IntraLayerSearch::Exhaustive) {
+      Plan plan = initialPlan();
+      for (size_t l = 0; l + 1 < nl; ++l) {
+        decided_ = l;
+        if (!fixedLevel(l))
+          return exhaustive(plan, l, why);
+        if (l > 0)
+          for (size_t i = 0; i < kND; ++i)
+            plan.levels[l].tile[i] = plan.levels[l - 1].tile[i] * plan.levels[l - 1].repl[i];
+        absorbFixed(plan, l);
+      }
+      decided_ = nl;
+      auto sol = evaluate(plan);
+      if (!sol)
+        why = "the given directives of layer '" + layer_.name + "' leave nothing to choose and are not valid";
+      return sol;
+    }
+    // The greedy is myopic; a few orders of its passes cost little and catch
+    // its worst misses. The best of them wins.
+    std::optional<IntraLayerSolution> best;
+    double bestValue = std::numeric_limits<double>::infinity();
+    for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
+      auto sol = descend(order, why);
+      if (!sol)
+        continue;
+      double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+      if (v < bestValue) {
+        bestValue = v;
+        best = std::move(sol);
+      }
+    }
+    return best;
+  }
+
+private:
+  enum class PassOrder { StackCache, CacheStack, StackCacheStack };
+
+  Plan initialPlan() const {
     Plan plan;
-    plan.levels.resize(nl - 1);
+    plan.levels.resize(hw_.levels.size() - 1);
     for (auto &lp : plan.levels) {
       lp.tile.fill(1);
       lp.repl.fill(1);
     }
+    return plan;
+  }
+
+  /// One bottom-up run of the stacking and caching passes.
+  std::optional<IntraLayerSolution> descend(PassOrder order, std::string &why) {
+    const size_t nl = hw_.levels.size();
+    Plan plan = initialPlan();
     for (size_t l = 0; l + 1 < nl; ++l) {
       decided_ = l;
       if (l > 0)
@@ -85,20 +130,23 @@ public:
               std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*hw_.levels[l].capacityBytes) + " B";
         return std::nullopt;
       }
-      stack(plan, l);
+      if (order != PassOrder::CacheStack)
+        stack(plan, l);
       pickOrders(plan);
       cache(plan, l);
       pickOrders(plan);
+      if (order != PassOrder::StackCache) {
+        stack(plan, l);
+        pickOrders(plan);
+      }
     }
+    decided_ = nl;
     auto best = evaluate(plan);
-    if (!best) {
+    if (!best)
       why = "no valid schedule found for layer '" + layer_.name + "'";
-      return std::nullopt;
-    }
     return best;
   }
 
-private:
   static size_t index(Dim d) {
     for (size_t i = 0; i < kND; ++i)
       if (kDims[i] == d)
@@ -164,6 +212,115 @@ private:
         }
       }
       p.levels[l].order = bestOrder;
+    }
+  }
+
+  // ---- exhaustive search (the yardstick) ------------------------------------------
+  /// Enumerates, from level `from` up, every tile and stack factor per dim that
+  /// is a blocked size, and every loop order. Pruning is only what is provably
+  /// safe: a partial assignment whose occupancy (other dims at their smallest)
+  /// exceeds the buffer, or whose stack factors exceed the units, has no valid
+  /// completion, since both only grow.
+  std::optional<IntraLayerSolution> exhaustive(Plan plan, size_t from, std::string &why) {
+    exBest_.reset();
+    exBestValue_ = std::numeric_limits<double>::infinity();
+    enumerateLevel(plan, from, 0);
+    if (!exBest_)
+      why = "no valid schedule found for layer '" + layer_.name + "'";
+    return std::move(exBest_);
+  }
+
+  bool exhausted() {
+    if (options_.maxCandidates > 0 && stats_.candidates >= options_.maxCandidates) {
+      stats_.capped = true;
+      return true;
+    }
+    return false;
+  }
+
+  void enumerateLevel(Plan &p, size_t l, size_t dim) {
+    if (exhausted())
+      return;
+    const size_t n = p.levels.size();
+    if (l == n) {
+      enumerateOrders(p, 0);
+      return;
+    }
+    auto &lp = p.levels[l];
+    if (dim == 0 && l > 0 && !lp.fixed)
+      for (size_t i = 0; i < kND; ++i)
+        lp.tile[i] = p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i], lp.repl[i] = 1;
+    if (lp.fixed || (dim == 0 && fixedLevel(l))) {
+      if (!lp.fixed)
+        absorbFixed(p, l);
+      enumerateLevel(p, l + 1, 0);
+      return;
+    }
+    if (dim == kND) {
+      if (arrayFits(p, l) && fits(p, l))
+        enumerateLevel(p, l + 1, 0);
+      return;
+    }
+    const int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[dim] * p.levels[l - 1].repl[dim];
+    const int64_t whole = bound_[dim];
+    const auto saved = lp;
+    // Largest blocks first: under a candidate cap, the search meets the large
+    // tiles good schedules use before the many small ones.
+    std::vector<int64_t> tiles;
+    for (int64_t t = unit; t <= whole; t += unit)
+      if (whole % t == 0)
+        tiles.push_back(t);
+    for (auto ti = tiles.rbegin(); ti != tiles.rend() && !exhausted(); ++ti) {
+      int64_t t = *ti;
+      lp.tile[dim] = t;
+      lp.repl[dim] = 1;
+      if (!fitsPartial(p, l))
+        continue;   // too big; a smaller tile along this dim may fit
+      for (int64_t r = whole / t; r >= 1 && !exhausted(); --r) {
+        if (whole % (t * r))
+          continue;
+        lp.repl[dim] = r;
+        if (unitsOf(lp) > unitsAllowed(l))
+          continue;
+        enumerateLevel(p, l, dim + 1);
+      }
+    }
+    lp = saved;
+  }
+
+  static int64_t unitsOf(const Plan::LevelPlan &lp) {
+    int64_t u = 1;
+    for (int64_t r : lp.repl)
+      u *= r;
+    return u;
+  }
+
+  /// Occupancy with the dims not yet chosen at their smallest (their current value).
+  bool fitsPartial(const Plan &p, size_t l) const {
+    const Level &lv = hw_.levels[l];
+    return !lv.capacityBytes || occupancy(p, l) <= *lv.capacityBytes;
+  }
+
+  void enumerateOrders(Plan &p, size_t l) {
+    if (exhausted())
+      return;
+    if (l == p.levels.size()) {
+      if (auto sol = score(p)) {
+        double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+        if (v < exBestValue_) {
+          exBestValue_ = v;
+          exBest_ = std::move(sol);
+        }
+      }
+      return;
+    }
+    if (p.levels[l].fixed) {
+      enumerateOrders(p, l + 1);
+      return;
+    }
+    for (size_t o = 0; o < loopOrders().size(); ++o) {
+      p.levels[l].order = o;
+      enumerateOrders(p, l + 1);
     }
   }
 
@@ -296,9 +453,15 @@ private:
           c.acc[r] = o.accesses.reads[r] + o.accesses.writes[r];
         cands.push_back(std::move(c));
       }
+      // Cost descent: only steps that improve the objective (stacking may also keep it
+      // equal: it buys parallelism); among them KAPLA's choice — the one that helps the
+      // most accessed tensor most, ties broken by the second, then by the objective.
+      double now = objectiveValue(options_.objective, current->result.energyPj, current->result.latencyCycles);
+      std::erase_if(cands, [&](const Candidate &c) {
+        return stacking ? c.objective > now * (1 + 1e-12) : c.objective >= now * (1 - 1e-12);
+      });
       if (cands.empty())
         return;
-      // KAPLA: help the most accessed tensor; break ties by the second; then by the objective.
       auto better = [&](const Candidate &a, const Candidate &b) {
         for (size_t r : ranked) {
           if (a.acc[r] < b.acc[r] * (1 - 1e-9))
@@ -312,11 +475,6 @@ private:
       for (const Candidate &c : cands)
         if (better(c, *best))
           best = &c;
-      double now = objectiveValue(options_.objective, current->result.energyPj, current->result.latencyCycles);
-      bool helps = best->acc[ranked[0]] < acc[ranked[0]] * (1 - 1e-9);
-      // Stacking also buys parallelism: take it while the objective does not get worse.
-      if (!(helps || (stacking && best->objective <= now)) || best->objective > now * (1 + 1e-9))
-        return;
       p = best->plan;
     }
   }
@@ -417,6 +575,8 @@ private:
   IntraLayerStats &stats_;
   std::array<int64_t, kND> bound_{};
   size_t decided_ = 0;
+  std::optional<IntraLayerSolution> exBest_;
+  double exBestValue_ = 0;
 };
 
 } // namespace

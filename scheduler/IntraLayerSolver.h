@@ -21,8 +21,16 @@ enum class Objective { Energy, Latency, EDP };
 const char *objectiveName(Objective o);
 double objectiveValue(Objective o, double energyPj, double latencyCycles);
 
+enum class IntraLayerSearch {
+  Kapla,        // stacking/caching cost descent (KAPLA §IV-C)
+  Exhaustive,   // every blocked tiling, stack factor and loop order; only safe pruning
+};
+
 struct IntraLayerOptions {
   Objective objective = Objective::Energy;
+  IntraLayerSearch search = IntraLayerSearch::Kapla;
+  /// Exhaustive: stop after this many candidates (0: no limit) and return the best so far.
+  int64_t maxCandidates = 0;
   /// Units of the second-outermost level (the nodes) the layer may use; 0: all.
   int64_t maxNodes = 0;
 };
@@ -30,6 +38,7 @@ struct IntraLayerOptions {
 struct IntraLayerStats {
   int64_t candidates = 0;   // schedules evaluated
   int64_t rejected = 0;     // of which invalid
+  bool capped = false;      // exhaustive search hit maxCandidates
 };
 
 struct IntraLayerSolution {

@@ -5,10 +5,13 @@
 namespace dfl {
 namespace {
 
-/// KAPLA: user segments are kept; every other layer is its own segment, solved
-/// by the intra-layer stacking/caching descent with all nodes.
-class KaplaSolver : public Solver {
+/// User segments are kept; every other layer is its own segment, solved with
+/// all nodes by the intra-layer search: KAPLA's stacking/caching descent, or
+/// the exhaustive yardstick.
+class LayerwiseSolver : public Solver {
 public:
+  explicit LayerwiseSolver(IntraLayerSearch search, int64_t cap = 0) : search_(search), cap_(cap) {}
+
   std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
                                 SolveFailure &failure) override {
     auto start = std::chrono::steady_clock::now();
@@ -21,6 +24,8 @@ public:
     out.schedule.segments = given.segments;
     IntraLayerOptions intra;
     intra.objective = options.objective;
+    intra.search = search_;
+    intra.maxCandidates = cap_;
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const LayerScheduleModel *user = nullptr;
       for (const LayerScheduleModel &ls : given.layers)
@@ -31,6 +36,7 @@ public:
       auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, why);
       out.stats.candidates += stats.candidates;
       out.stats.rejected += stats.rejected;
+      out.stats.cappedLayers += stats.capped ? 1 : 0;
       if (!sol) {
         failure = {static_cast<int>(i), why};
         return std::nullopt;
@@ -43,15 +49,24 @@ public:
     out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
   }
+
+private:
+  IntraLayerSearch search_;
+  int64_t cap_;
 };
 
 struct Entry {
   const char *name;
-  std::unique_ptr<Solver> (*make)();
+  std::unique_ptr<Solver> (*make)(int64_t cap);
 };
 
 const Entry kSolvers[] = {
-    {"kapla", [] { return std::unique_ptr<Solver>(new KaplaSolver()); }},
+    {"kapla", [](int64_t) { return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Kapla)); }},
+    // By default at most 200000 candidates per layer: beyond that, the best found (reported as capped).
+    {"exhaustive",
+     [](int64_t cap) {
+       return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Exhaustive, cap ? cap : 200000));
+     }},
 };
 
 } // namespace
@@ -63,10 +78,10 @@ std::vector<std::string> solverNames() {
   return names;
 }
 
-std::unique_ptr<Solver> makeSolver(const std::string &name) {
+std::unique_ptr<Solver> makeSolver(const std::string &name, int64_t cap) {
   for (const Entry &e : kSolvers)
     if (name == e.name)
-      return e.make();
+      return e.make(cap);
   return nullptr;
 }
 

@@ -22,6 +22,7 @@ struct SolverOptions {
 
 struct SolverStats {
   int64_t candidates = 0, rejected = 0;
+  int64_t cappedLayers = 0;   // layers whose search stopped at its candidate limit
   double seconds = 0;
 };
 
@@ -46,7 +47,8 @@ public:
 
 /// The registered solver names, in order ("kapla" first: the default).
 std::vector<std::string> solverNames();
-/// nullptr if `name` is not registered.
-std::unique_ptr<Solver> makeSolver(const std::string &name);
+/// nullptr if `name` is not registered. `cap` overrides the exhaustive solver's
+/// per-layer candidate limit (0: its default).
+std::unique_ptr<Solver> makeSolver(const std::string &name, int64_t cap = 0);
 
 } // namespace dfl

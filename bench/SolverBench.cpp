@@ -1,0 +1,108 @@
+// KAPLA vs. the exhaustive yardstick, side by side in one run (issue 4's table):
+// for each network x setting, the energy each finds, KAPLA's overhead, both
+// solve times and the speedup. Exhaustive is capped per layer (EXHAUSTIVE_CAP
+// candidates); a capped row says so and uses the best it found.
+//
+// Usage: dflc_solver_bench [CAP]   (run from the source root)
+#include "Loader.h"
+#include "Sema.h"
+#include "Solver.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace dfl;
+
+namespace {
+
+struct Setting {
+  const char *name;
+  const char *hardware;
+  int64_t batch;
+  bool training;
+};
+
+std::optional<Model> load(const std::string &net, const std::string &hw, int64_t batch) {
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  LoadedFiles files = loadFiles({net, hw}, LoadOptions{{defaultStdlibRoot()}}, sm, diags);
+  Model model = analyze(files.files, diags);
+  if (diags.hasErrors() || model.networks.size() != 1 || model.hardware.size() != 1)
+    return std::nullopt;
+  Network &n = model.networks[0];
+  n.batch = batch;
+  for (Layer &l : n.layers)
+    at(l.bounds, Dim::N) = batch;
+  return model;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int64_t cap = argc > 1 ? std::atoll(argv[1]) : 20000;
+  const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
+  const Setting settings[] = {
+      {"infer b64 multi-node", "eyeriss_multinode", 64, false},
+      {"train b64 multi-node", "eyeriss_multinode", 64, true},
+      {"infer b1 edge", "edge_systolic", 1, false},
+  };
+  std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s  %s\n", "network", "setting", "KAPLA [mJ]", "exhaust [mJ]",
+              "overhead", "KAPLA [s]", "exhaust [s]", "speedup", "note");
+  double sumOverhead[3] = {0, 0, 0};
+  double worst[3] = {0, 0, 0};
+  int rows[3] = {0, 0, 0};
+  for (size_t si = 0; si < 3; ++si) {
+    const Setting &st = settings[si];
+    for (const char *net : nets) {
+      if (st.training) {
+        std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s  %s\n", net, st.name, "-", "-", "-", "-", "-", "-",
+                    "--train not implemented");
+        continue;
+      }
+      auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
+                        st.batch);
+      if (!model) {
+        std::printf("%-10s %-21s cannot load\n", net, st.name);
+        continue;
+      }
+      Schedule given;
+      given.network = 0;
+      given.hardware = 0;
+      SolverOptions so;
+      SolveFailure f1, f2;
+      auto t0 = std::chrono::steady_clock::now();
+      auto k = makeSolver("kapla")->solve(*model, given, so, f1);
+      auto t1 = std::chrono::steady_clock::now();
+      // The exhaustive solver with this run's cap.
+      auto ex = makeSolver("exhaustive", cap)->solve(*model, given, so, f2);
+      auto t2 = std::chrono::steady_clock::now();
+      if (!k || !ex) {
+        std::printf("%-10s %-21s no schedule: %s%s\n", net, st.name, f1.why.c_str(), f2.why.c_str());
+        continue;
+      }
+      double ks = std::chrono::duration<double>(t1 - t0).count(), es = std::chrono::duration<double>(t2 - t1).count();
+      double over = (k->result.energyPj / ex->result.energyPj - 1) * 100;
+      sumOverhead[si] += over;
+      worst[si] = std::max(worst[si], over);
+      ++rows[si];
+      std::string note = ex->stats.cappedLayers
+                             ? "exhaustive capped in " + std::to_string(ex->stats.cappedLayers) + "/" +
+                                   std::to_string(model->networks[0].layers.size()) + " layers"
+                             : "";
+      std::printf("%-10s %-21s %12.3f %12.3f %8.2f%% %9.3f %10.2f %7.0fx  %s\n", net, st.name,
+                  k->result.energyPj / 1e9, ex->result.energyPj / 1e9, over, ks, es, es / ks, note.c_str());
+      std::fflush(stdout);
+    }
+  }
+  for (size_t si = 0; si < 3; ++si)
+    if (rows[si])
+      std::printf("%-21s average overhead %.2f%%, worst %.2f%% over %d networks\n", settings[si].name,
+                  sumOverhead[si] / rows[si], worst[si], rows[si]);
+  std::printf("(exhaustive: at most %lld candidates per layer; overhead = KAPLA / exhaustive - 1; negative: KAPLA "
+              "beat a capped exhaustive)\n",
+              static_cast<long long>(cap));
+  return 0;
+}
