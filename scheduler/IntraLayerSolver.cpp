@@ -83,20 +83,24 @@ public:
       return sol;
     }
     // The greedy is myopic; a few orders of its passes cost little and catch
-    // its worst misses. The best of them wins.
-    std::optional<IntraLayerSolution> best;
+    // its worst misses. The best of them is then polished by local descent.
+    std::optional<Plan> best;
     double bestValue = std::numeric_limits<double>::infinity();
     for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
-      auto sol = descend(order, why);
+      Plan plan = initialPlan();
+      auto sol = descend(order, plan, why);
       if (!sol)
         continue;
       double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
       if (v < bestValue) {
         bestValue = v;
-        best = std::move(sol);
+        best = plan;
       }
     }
-    return best;
+    if (!best)
+      return std::nullopt;
+    polish(*best);
+    return evaluate(*best);
   }
 
 private:
@@ -113,9 +117,8 @@ private:
   }
 
   /// One bottom-up run of the stacking and caching passes.
-  std::optional<IntraLayerSolution> descend(PassOrder order, std::string &why) {
+  std::optional<IntraLayerSolution> descend(PassOrder order, Plan &plan, std::string &why) {
     const size_t nl = hw_.levels.size();
-    Plan plan = initialPlan();
     for (size_t l = 0; l + 1 < nl; ++l) {
       decided_ = l;
       if (l > 0)
@@ -213,6 +216,71 @@ private:
       }
       p.levels[l].order = bestOrder;
     }
+  }
+
+  /// Local descent after the passes: move any free level's tile or stack factor
+  /// along one dim one blocked size up or down; take the best move that
+  /// improves the objective; repeat until none does.
+  void polish(Plan &p) {
+    decided_ = p.levels.size();
+    auto current = evaluate(p);
+    if (!current)
+      return;
+    double now = objectiveValue(options_.objective, current->result.energyPj, current->result.latencyCycles);
+    for (int round = 0; round < 64; ++round) {
+      std::optional<Plan> bestMove;
+      double bestValue = now;
+      for (size_t l = 0; l < p.levels.size(); ++l) {
+        if (p.levels[l].fixed)
+          continue;
+        for (size_t i = 0; i < kND; ++i)
+          for (int kind = 0; kind < 4; ++kind) {
+            Plan q = p;
+            auto &lp = q.levels[l];
+            int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+            int64_t &x = kind < 2 ? lp.tile[i] : lp.repl[i];
+            int64_t step = kind < 2 ? unit : 1;
+            int64_t v = x;
+            do
+              v += (kind % 2 == 0 ? step : -step);
+            while (v >= 1 && v <= bound_[i] && !blockedOk(q, l, i, kind < 2 ? v : lp.tile[i], kind < 2 ? lp.repl[i] : v));
+            if (v < 1 || v > bound_[i] || v == x)
+              continue;
+            x = v;
+            if (!arrayFits(q, l) || !fits(q, l))
+              continue;
+            auto sol = evaluate(q);
+            if (!sol)
+              continue;
+            double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+            if (value < bestValue * (1 - 1e-12)) {
+              bestValue = value;
+              bestMove = q;
+            }
+          }
+      }
+      if (!bestMove)
+        return;
+      p = *bestMove;
+      pickOrders(p);
+      auto sol = evaluate(p);
+      now = sol ? objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) : bestValue;
+    }
+  }
+
+  /// Level l with (tile, repl) along dim i keeps every level's blocking exact:
+  /// the tile is a multiple of the inner array tile and the array tile divides
+  /// both the bound and the next level's tile.
+  bool blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int64_t repl) const {
+    if (tile < 1 || repl < 1)
+      return false;
+    int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+    int64_t array = tile * repl;
+    if (tile % unit || bound_[i] % array)
+      return false;
+    if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
+      return false;
+    return true;
   }
 
   // ---- exhaustive search (the yardstick) ------------------------------------------
