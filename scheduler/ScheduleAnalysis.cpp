@@ -154,15 +154,8 @@ private:
       // Forwarding granularity: the producer's outermost top-level loop that moves its ofm.
       const std::vector<int64_t> &trips = pt.trips;
       seg.chunks = std::max<int>(seg.chunks, trips.empty() ? 1 : static_cast<int>(trips.back()));
-    } else {
-      int64_t capacity = hw_.levels[top].capacityBytes.value_or(0) * hw_.levels[top].units();
-      int64_t bytes = prod.ofmShape.size() * net_.batch * hw_.wordBytes();
-      if (bytes > capacity) {
-        issue(ranges_[segIndex], diag::err_intermediate_overflow,
-              {prod.name, formatBytes(static_cast<double>(bytes)), hw_.levels[top].name,
-               formatBytes(static_cast<double>(capacity))});
-        return;
-      }
+    } else if (!temporalFits(seg, segIndex)) {
+      return;
     }
     // The tensor never goes to DRAM: drop the producer's write-back and the consumer's fill.
     size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
@@ -182,6 +175,38 @@ private:
       cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
       cr.energyPj += words * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// Temporal segment (§9): every intermediate tensor stays in the on-chip
+  /// buffers while the segment's layers run, so all of them together must fit
+  /// in what the largest layer's tiles leave free. Checked (and reported) once.
+  bool temporalFits(const SegmentResult &seg, size_t segIndex) {
+    if (auto it = temporalChecked_.find(segIndex); it != temporalChecked_.end())
+      return it->second;
+    const size_t top = hw_.levels.size() - 2;
+    const Level &lv = hw_.levels[top];
+    int64_t all = lv.capacityBytes.value_or(0) * lv.units(), used = 0, bytes = 0;
+    std::vector<std::string> names;
+    for (int l : seg.layers) {
+      const LevelResult &lr = r_.layers[l].levels[top];
+      used = std::max(used, lr.occupancyBytes * lr.units);
+      bool consumedInside = false;
+      for (int c : seg.layers)
+        for (const TensorRef &op : net_.layers[c].operands)
+          consumedInside |= !op.isInput && op.index == l;
+      if (consumedInside) {
+        bytes += net_.layers[l].ofmShape.size() * net_.batch * hw_.wordBytes();
+        names.push_back("'" + net_.layers[l].name + "'");
+      }
+    }
+    bool ok = !lv.capacityBytes || bytes <= all - used;
+    if (!ok)
+      issue(ranges_[segIndex], diag::err_intermediate_overflow,
+            {joinList(names, ", ", " and "), formatBytes(static_cast<double>(bytes)), lv.name,
+             formatBytes(static_cast<double>(std::max<int64_t>(0, all - used))),
+             formatBytes(static_cast<double>(all)), formatBytes(static_cast<double>(used))});
+    temporalChecked_[segIndex] = ok;
+    return ok;
   }
 
   /// Manhattan distance between region centres, regions placed row-major in segment order.
@@ -238,6 +263,7 @@ private:
   const Hardware &hw_;
   ScheduleResult r_;
   std::vector<SourceRange> ranges_;   // per segment: where it was written (or its layer)
+  std::map<size_t, bool> temporalChecked_;
 };
 
 } // namespace
