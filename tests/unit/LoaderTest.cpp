@@ -1,0 +1,79 @@
+// Imports: resolved relative to the importer, then the search roots; each file
+// read once; cycles and missing files reported at the `import`.
+#include "Loader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace dfl;
+namespace fs = std::filesystem;
+
+namespace {
+
+class LoaderTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("dflc-loader-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "proj" / "sub");
+    fs::create_directories(root_ / "lib" / "hw");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const fs::path &rel, const std::string &text) { std::ofstream(root_ / rel) << text; }
+  std::string path(const fs::path &rel) const { return (root_ / rel).string(); }
+
+  fs::path root_;
+};
+
+const char *kHw = "hardware h { word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }\n"
+                  "  level R { capacity = 64 B; access_energy = 1 pJ; } level D { access_energy = 9 pJ; } }\n";
+
+} // namespace
+
+TEST_F(LoaderTest, RelativeFirstThenSearchRootsAndEachFileOnce) {
+  write("proj/sub/net.dfl", "network n { input x [C=1]; f = fc(x, K=2); }\n");
+  write("lib/hw/h.dfl", kHw);
+  // main imports sub/net.dfl (relative) twice over two paths, and hw/h.dfl from the root.
+  write("proj/main.dfl", "import \"sub/net.dfl\";\nimport \"./sub/../sub/net.dfl\";\nimport \"hw/h.dfl\";\n");
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  LoadedFiles files = loadFiles({path("proj/main.dfl")}, LoadOptions{{path("lib")}}, sm, diags);
+  EXPECT_TRUE(diags.diagnostics().empty());
+  // net.dfl once, h.dfl once, then main.dfl (imports before importers).
+  ASSERT_EQ(files.files.size(), 3u);
+  EXPECT_EQ(fs::path(sm.path(files.files[0].fileId)).filename(), "net.dfl");
+  EXPECT_EQ(fs::path(sm.path(files.files[1].fileId)).filename(), "h.dfl");
+  EXPECT_EQ(fs::path(sm.path(files.files[2].fileId)).filename(), "main.dfl");
+}
+
+TEST_F(LoaderTest, CycleIsReportedAtTheImport) {
+  write("proj/a.dfl", "import \"b.dfl\";\n");
+  write("proj/b.dfl", "\nimport \"a.dfl\";\n");
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  loadFiles({path("proj/a.dfl")}, LoadOptions{}, sm, diags);
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  const Diagnostic &d = diags.diagnostics()[0];
+  EXPECT_EQ(d.code, "E0102");
+  EXPECT_EQ(d.message, "import cycle: a.dfl imports b.dfl imports a.dfl");
+  // In b.dfl, line 2, column 8: the string after `import `.
+  EXPECT_EQ(fs::path(sm.path(d.range.begin.file)).filename(), "b.dfl");
+  EXPECT_EQ(sm.lineCol(d.range.begin).line, 2u);
+  EXPECT_EQ(sm.lineCol(d.range.begin).column, 8u);
+}
+
+TEST_F(LoaderTest, MissingImportNamesWhereItLooked) {
+  write("proj/a.dfl", "import \"nope.dfl\";\n");
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  loadFiles({path("proj/a.dfl")}, LoadOptions{{path("lib")}}, sm, diags);
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  const Diagnostic &d = diags.diagnostics()[0];
+  EXPECT_EQ(d.code, "E0101");
+  EXPECT_EQ(d.message, "cannot find imported file 'nope.dfl'");
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].message, "searched " + path("proj") + ", " + path("lib"));
+}
