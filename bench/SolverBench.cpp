@@ -1,6 +1,6 @@
 // KAPLA vs. the exhaustive yardstick, side by side in one run (issue 4's table):
 // for each network x setting, the energy each finds, KAPLA's overhead, both
-// solve times and the speedup. Exhaustive is capped per layer (EXHAUSTIVE_CAP
+// solve times and the speedup; and, for comparison, the random solver's energy. Exhaustive is capped per layer (EXHAUSTIVE_CAP
 // candidates); a capped row says so and uses the best it found.
 //
 // Usage: dflc_solver_bench [CAP]   (run from the source root)
@@ -49,8 +49,8 @@ int main(int argc, char **argv) {
       {"train b64 multi-node", "eyeriss_multinode", 64, true},
       {"infer b1 edge", "edge_systolic", 1, false},
   };
-  std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s  %s\n", "network", "setting", "KAPLA [mJ]", "exhaust [mJ]",
-              "overhead", "KAPLA [s]", "exhaust [s]", "speedup", "note");
+  std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s %12s  %s\n", "network", "setting", "KAPLA [mJ]",
+              "exhaust [mJ]", "overhead", "KAPLA [s]", "exhaust [s]", "speedup", "random [mJ]", "note");
   double sumOverhead[3] = {0, 0, 0};
   double worst[3] = {0, 0, 0};
   int rows[3] = {0, 0, 0};
@@ -58,8 +58,8 @@ int main(int argc, char **argv) {
     const Setting &st = settings[si];
     for (const char *net : nets) {
       if (st.training) {
-        std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s  %s\n", net, st.name, "-", "-", "-", "-", "-", "-",
-                    "--train not implemented");
+        std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s %12s  %s\n", net, st.name, "-", "-", "-", "-", "-", "-",
+                    "-", "--train not implemented");
         continue;
       }
       auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
@@ -79,6 +79,8 @@ int main(int argc, char **argv) {
       // The exhaustive solver with this run's cap.
       auto ex = makeSolver("exhaustive", cap)->solve(*model, given, so, f2);
       auto t2 = std::chrono::steady_clock::now();
+      SolveFailure f3;
+      auto rnd = makeSolver("random")->solve(*model, given, so, f3);
       if (!k || !ex) {
         std::printf("%-10s %-21s no schedule: %s%s\n", net, st.name, f1.why.c_str(), f2.why.c_str());
         continue;
@@ -92,8 +94,10 @@ int main(int argc, char **argv) {
                              ? "exhaustive capped in " + std::to_string(ex->stats.cappedLayers) + "/" +
                                    std::to_string(model->networks[0].layers.size()) + " layers"
                              : "";
-      std::printf("%-10s %-21s %12.3f %12.3f %8.2f%% %9.3f %10.2f %7.0fx  %s\n", net, st.name,
-                  k->result.energyPj / 1e9, ex->result.energyPj / 1e9, over, ks, es, es / ks, note.c_str());
+      std::string random = rnd ? std::to_string(rnd->result.energyPj / 1e9).substr(0, 10) : "none found";
+      std::printf("%-10s %-21s %12.3f %12.3f %8.2f%% %9.3f %10.2f %7.0fx %12s  %s\n", net, st.name,
+                  k->result.energyPj / 1e9, ex->result.energyPj / 1e9, over, ks, es, es / ks, random.c_str(),
+                  note.c_str());
       std::fflush(stdout);
     }
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <random>
 
 namespace dfl {
 namespace {
@@ -82,6 +83,8 @@ public:
         why = "the given directives of layer '" + layer_.name + "' leave nothing to choose and are not valid";
       return sol;
     }
+    if (options_.search == IntraLayerSearch::Random)
+      return randomSearch(why);
     // The greedy is myopic; a few orders of its passes cost little and catch
     // its worst misses. The best of them is then polished by local descent.
     std::optional<Plan> best;
@@ -281,6 +284,60 @@ private:
     if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
       return false;
     return true;
+  }
+
+  // ---- random search (Timeloop's random mapper, for comparison) ------------------------
+  /// Draws plans uniformly per level and dim among the blocked sizes (tile, then
+  /// stack factor, then loop order), keeps the best valid one.
+  std::optional<IntraLayerSolution> randomSearch(std::string &why) {
+    std::mt19937_64 rng(options_.seed + static_cast<uint64_t>(layerIndex_) * 7919);
+    std::optional<IntraLayerSolution> best;
+    double bestValue = std::numeric_limits<double>::infinity();
+    int64_t samples = options_.maxCandidates > 0 ? options_.maxCandidates : 2000;
+    decided_ = hw_.levels.size();
+    for (int64_t k = 0; k < samples; ++k) {
+      Plan p = initialPlan();
+      bool ok = true;
+      for (size_t l = 0; l < p.levels.size() && ok; ++l) {
+        if (fixedLevel(l)) {
+          if (l > 0)
+            for (size_t i = 0; i < kND; ++i)
+              p.levels[l].tile[i] = p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+          absorbFixed(p, l);
+          continue;
+        }
+        auto &lp = p.levels[l];
+        for (size_t i = 0; i < kND; ++i) {
+          int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+          std::vector<std::pair<int64_t, int64_t>> choices;
+          for (int64_t t = unit; t <= bound_[i]; t += unit)
+            if (bound_[i] % t == 0)
+              for (int64_t r = 1; t * r <= bound_[i]; ++r)
+                if (bound_[i] % (t * r) == 0)
+                  choices.emplace_back(t, r);
+          auto [t, r] = choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
+          lp.tile[i] = t;
+          lp.repl[i] = r;
+        }
+        lp.order = std::uniform_int_distribution<size_t>(0, loopOrders().size() - 1)(rng);
+        ok = arrayFits(p, l) && fits(p, l);
+      }
+      if (!ok) {
+        ++stats_.candidates;
+        ++stats_.rejected;
+        continue;
+      }
+      if (auto sol = score(p)) {
+        double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+        if (v < bestValue) {
+          bestValue = v;
+          best = std::move(sol);
+        }
+      }
+    }
+    if (!best)
+      why = "no valid schedule among " + std::to_string(samples) + " random samples for layer '" + layer_.name + "'";
+    return best;
   }
 
   // ---- exhaustive search (the yardstick) ------------------------------------------

@@ -24,13 +24,16 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles);
 enum class IntraLayerSearch {
   Kapla,        // stacking/caching cost descent (KAPLA §IV-C)
   Exhaustive,   // every blocked tiling, stack factor and loop order; only safe pruning
+  Random,       // uniform samples of the same space (like Timeloop's random mapper)
 };
 
 struct IntraLayerOptions {
   Objective objective = Objective::Energy;
   IntraLayerSearch search = IntraLayerSearch::Kapla;
   /// Exhaustive: stop after this many candidates (0: no limit) and return the best so far.
+  /// Random: the number of samples.
   int64_t maxCandidates = 0;
+  uint64_t seed = 1;   // Random: fixed, so runs are reproducible
   /// Units of the second-outermost level (the nodes) the layer may use; 0: all.
   int64_t maxNodes = 0;
 };

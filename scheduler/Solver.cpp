@@ -152,6 +152,11 @@ const Entry kSolvers[] = {
      [](int64_t cap) {
        return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Exhaustive, cap ? cap : 200000));
      }},
+    // 2000 uniform samples per layer, fixed seed.
+    {"random",
+     [](int64_t cap) {
+       return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Random, cap ? cap : 2000));
+     }},
 };
 
 } // namespace
