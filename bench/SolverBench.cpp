@@ -25,11 +25,11 @@ struct Setting {
   bool training;
 };
 
-std::optional<Model> load(const std::string &net, const std::string &hw, int64_t batch) {
+std::optional<Model> load(const std::string &net, const std::string &hw, int64_t batch, bool training) {
   SourceManager sm;
   DiagnosticsEngine diags(sm);
   LoadedFiles files = loadFiles({net, hw}, LoadOptions{{defaultStdlibRoot()}}, sm, diags);
-  Model model = analyze(files.files, diags);
+  Model model = analyze(files.files, diags, AnalyzeOptions{training});
   if (diags.hasErrors() || model.networks.size() != 1 || model.hardware.size() != 1)
     return std::nullopt;
   Network &n = model.networks[0];
@@ -57,13 +57,8 @@ int main(int argc, char **argv) {
   for (size_t si = 0; si < 3; ++si) {
     const Setting &st = settings[si];
     for (const char *net : nets) {
-      if (st.training) {
-        std::printf("%-10s %-21s %12s %12s %9s %9s %10s %8s %12s  %s\n", net, st.name, "-", "-", "-", "-", "-", "-",
-                    "-", "--train not implemented");
-        continue;
-      }
       auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
-                        st.batch);
+                        st.batch, st.training);
       if (!model) {
         std::printf("%-10s %-21s cannot load\n", net, st.name);
         continue;

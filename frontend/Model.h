@@ -73,6 +73,11 @@ struct Layer {
   bool ceilMode = false;
   bool transposeB = false;
   std::vector<std::string> activations;    // fused activations, in order
+  /// The tensor the layer produces (and accumulates partial sums of): ofm for
+  /// the forward pass; for training's backward layers ifm (data gradient) or
+  /// wgt (weight gradient) — the same loop nest with another output.
+  TensorRole output = TensorRole::Ofm;
+  std::string forwardOf;                   // backward layers: the forward layer
   TensorShape ifmShape;   // the (concatenated) input, per sample
   TensorShape ofmShape;   // per sample
   int64_t wgtSize = 0;    // words; 0 if the layer has no weights

@@ -144,6 +144,10 @@ std::string modelSummaryJson(const Model &model) {
                     {"ops", l.ops * net.batch}};
       if (!l.activations.empty())
         layer["activations"] = l.activations;
+      if (!l.forwardOf.empty()) {
+        layer["output"] = roleName(l.output);
+        layer["forward_of"] = l.forwardOf;
+      }
       layers.push_back(layer);
     }
     json inputs = json::array();

@@ -1,6 +1,7 @@
 #include "Sema.h"
 
 #include "SemaContext.h"
+#include "TrainingGraph.h"
 
 namespace dfl {
 
@@ -61,7 +62,7 @@ Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &di
 
 } // namespace sema
 
-Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags) {
+Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, const AnalyzeOptions &options) {
   Model model;
   sema::Scope networks, hardware, intrinsics;
   // Networks and hardware first: schedules refer to both, wherever declared.
@@ -74,6 +75,9 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags) {
       else if (auto *i = std::get_if<ast::IntrinsicDecl>(&d); i && intrinsics.define(i->name, "intrinsic", diags))
         model.intrinsics.push_back(sema::analyzeIntrinsic(*i, diags));
     }
+  if (options.train)
+    for (Network &n : model.networks)
+      addBackwardLayers(n);
   for (const ast::File &f : files)
     for (const ast::TopDecl &d : f.decls)
       if (auto *s = std::get_if<ast::ScheduleDecl>(&d))

@@ -13,6 +13,12 @@
 
 namespace dfl {
 
-Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags);
+struct AnalyzeOptions {
+  /// Append every network's backward pass (TrainingGraph.h) before schedules
+  /// are analyzed, so a training schedule may name the backward layers.
+  bool train = false;
+};
+
+Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, const AnalyzeOptions &options = {});
 
 } // namespace dfl

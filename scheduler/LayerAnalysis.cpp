@@ -480,7 +480,12 @@ private:
     double operands = (layer_.type == LayerType::Add || layer_.type == LayerType::Mul)
                           ? static_cast<double>(layer_.operands.size())
                           : 1.0;
-    double ofmWords = static_cast<double>(layer_.ofmShape.size() * net_.batch);
+    // The tensor the layer produces: ofm forward; ifm (data gradient) or wgt
+    // (weight gradient) for training's backward layers. It accumulates partial sums.
+    const TensorRole output = layer_.output;
+    double outputWords = output == TensorRole::Ofm   ? static_cast<double>(layer_.ofmShape.size() * net_.batch)
+                         : output == TensorRole::Ifm ? static_cast<double>(layer_.ifmShape.size() * net_.batch)
+                                                     : static_cast<double>(layer_.wgtSize);
 
     for (size_t l = 0; l + 1 < nl; ++l) {
       LevelResult &lr = result_.levels[l];
@@ -501,7 +506,7 @@ private:
         for (size_t f = first; f < nest.size(); ++f)
           loads *= static_cast<double>(nest[f]->count);
         double fresh = 1;   // fraction of a tile that is new on a sliding step
-        if (first < nest.size() && nest[first]->level == static_cast<int>(l) && r != TensorRole::Ofm) {
+        if (first < nest.size() && nest[first]->level == static_cast<int>(l) && r != output) {
           double overlap = 1;
           for (Dim raw : roleDims(r)) {
             Dim d = canon(raw);
@@ -515,13 +520,14 @@ private:
           fresh = (1 + (trips - 1) * (1 - overlap)) / trips;
         }
         t.loads = loads;
-        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh * (r == TensorRole::Ifm ? operands : 1.0);
+        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh *
+                         (r == TensorRole::Ifm && r != output ? operands : 1.0);
         t.distinctWords = distinctWords(l, r);
         t.rep = static_cast<double>(lr.units * t.words) / static_cast<double>(std::max<int64_t>(1, t.distinctWords));
         if (t.rep < 1)
           t.rep = 1;
         double all = static_cast<double>(lr.unitsInUse) * t.wordsPerUnit;
-        if (r != TensorRole::Ofm) {
+        if (r != output) {
           double shareFrac = t.shr > 1 ? static_cast<double>(t.shr - 1) / static_cast<double>(t.shr) : 0.0;
           double own = all * (1 - shareFrac);
           double fromOuter = replicaServe ? own / std::max(1.0, t.rep / static_cast<double>(t.shr)) : own;
@@ -535,7 +541,7 @@ private:
         } else {
           bool reduce = lv.can(Transfer::Systolic) && t.rep > 1;
           double back = reduce ? all / t.rep : all;
-          double psumReads = std::max(0.0, back - ofmWords);
+          double psumReads = std::max(0.0, back - outputWords);
           lr.accesses.reads[ri] += back;          // read out to write back
           lr.accesses.writes[ri] += psumReads;    // partial sums brought back in
           outer.accesses.writes[ri] += back;
@@ -546,13 +552,17 @@ private:
         }
       }
     }
-    // The MACs' own accesses at level 0: ifm, wgt read; ofm read and written.
+    // The MACs' own accesses at level 0: the inputs read; the output read and written.
     LevelAccesses &pe = result_.levels[0].accesses;
-    pe.reads[static_cast<size_t>(TensorRole::Ifm)] += result_.work * operands;
-    if (layer_.hasWeights())
-      pe.reads[static_cast<size_t>(TensorRole::Wgt)] += result_.work;
-    pe.reads[static_cast<size_t>(TensorRole::Ofm)] += result_.work;
-    pe.writes[static_cast<size_t>(TensorRole::Ofm)] += result_.work;
+    for (TensorRole r : layer_.roles()) {
+      size_t ri = static_cast<size_t>(r);
+      if (r == output) {
+        pe.reads[ri] += result_.work;
+        pe.writes[ri] += result_.work;
+      } else {
+        pe.reads[ri] += result_.work * (r == TensorRole::Ifm ? operands : 1.0);
+      }
+    }
 
     countHops();
     cost();
@@ -583,7 +593,7 @@ private:
       const TileResult &t = lr.tiles[ri];
       double words = dram.reads[ri] + dram.writes[ri];
       hops += words * hbar;
-      if (r != TensorRole::Ofm && lv.can(Transfer::Multicast))
+      if (r != layer_.output && lv.can(Transfer::Multicast))
         hops += dram.reads[ri] * (t.rep - 1);
       hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
     }

@@ -39,8 +39,10 @@ Usage:
                                      fill in every directive SCHED leaves out
                                      (or schedule from scratch) and write
                                      OUT/schedule.dfl and OUT/report.json
-                                     --solver NAME (kapla), --objective
-                                     energy|latency|edp (energy)
+                                     --solver kapla|exhaustive|random,
+                                     --objective energy|latency|edp,
+                                     --train: schedule training (the network
+                                     with its backward layers)
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -48,7 +50,8 @@ Usage:
                                      per-layer table of energy, latency and
                                      utilization, or every problem
                                      --allow-partial: an incomplete schedule
-                                     is not an error
+                                     is not an error; --train: the schedule
+                                     is for training
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
@@ -73,7 +76,7 @@ struct Options {
   std::string command;
   std::vector<std::string> files;
   std::vector<std::string> includes;
-  bool json = false, inPlace = false, check = false, allowPartial = false;
+  bool json = false, inPlace = false, check = false, allowPartial = false, train = false;
   std::string format = "text";
   unsigned errorLimit = 20;
   std::optional<bool> color;
@@ -113,6 +116,8 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
       o.check = true;
     } else if (a == "--allow-partial") {
       o.allowPartial = true;
+    } else if (a == "--train") {
+      o.train = true;
     } else if (a == "-o" || (a.rfind("-o", 0) == 0 && a.size() > 2 && a[2] != '-')) {
       std::optional<std::string> v = a == "-o" ? value("-o") : a.substr(2);
       if (!v)
@@ -169,7 +174,7 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
     } else if (a.size() > 1 && a[0] == '-') {
       exitCode = usageError("unknown option '" + a + "'" +
                             didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                           "--allow-partial", "--help", "--version", "-i", "-I"}));
+                                           "--allow-partial", "--train", "--solver", "--objective", "--help", "--version", "-i", "-I"}));
       return std::nullopt;
     } else if (o.command.empty()) {
       if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
@@ -201,6 +206,10 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
   }
   if (o.command != "fmt" && (o.inPlace || o.check)) {
     exitCode = usageError("-i and --check are options of 'dflc fmt'");
+    return std::nullopt;
+  }
+  if (o.command == "fmt" && o.train) {
+    exitCode = usageError("--train is an option of compile, check and show");
     return std::nullopt;
   }
   if (o.command != "check" && o.allowPartial) {
@@ -272,7 +281,7 @@ int runShow(const Options &o) {
   LoadedFiles files = loadFiles(o.files, lo, sm, diags);
   Model model;
   if (!diags.hasErrors())
-    model = analyze(files.files, diags);
+    model = analyze(files.files, diags, AnalyzeOptions{o.train});
   printDiagnostics(o, sm, diags);
   if (diags.hasErrors())
     return kExitInvalid;
@@ -296,7 +305,7 @@ std::optional<Model> runFrontend(const Options &o, SourceManager &sm, Diagnostic
   LoadedFiles files = loadFiles(o.files, lo, sm, diags);
   Model model;
   if (!diags.hasErrors())
-    model = analyze(files.files, diags);
+    model = analyze(files.files, diags, AnalyzeOptions{o.train});
   if (diags.hasErrors())
     return std::nullopt;
   return model;
@@ -435,7 +444,8 @@ int runCompile(const Options &o) {
     imports.push_back(importPath(f, o.outDir));
   std::string header = "The complete schedule of " + net.name + " on " + model->hardware[given->hardware].name +
                        ", written by " + kVersion + " (solver " + o.solver + ", objective " + o.objective +
-                       ").\nCheck it with: dflc check schedule.dfl";
+                       (o.train ? ", training: forward and backward layers" : "") +
+                       ").\nCheck it with: dflc check " + (o.train ? "--train " : "") + "schedule.dfl";
   Model printed = *model;
   std::string scheduleText = writeSchedule(printed, solution->schedule, imports, header);
   nlohmann::ordered_json report =

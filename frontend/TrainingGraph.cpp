@@ -1,0 +1,43 @@
+#include "TrainingGraph.h"
+
+namespace dfl {
+
+void addBackwardLayers(Network &net) {
+  const size_t forward = net.layers.size();
+  for (size_t i = forward; i-- > 0;) {
+    const Layer fwd = net.layers[i];
+    bool needsDataGradient = false;
+    for (const TensorRef &op : fwd.operands)
+      needsDataGradient |= !op.isInput;
+    auto backward = [&](const char *suffix, TensorRole output) {
+      Layer b = fwd;
+      b.name = fwd.name + suffix;
+      b.output = output;
+      b.forwardOf = fwd.name;
+      b.activations.clear();
+      // Backward layers read gradients and saved activations from memory; they
+      // forward no tensor to a consumer, so segments never merge them.
+      b.operands.clear();
+      b.operandNames = {fwd.name};
+      net.names[b.name] = {false, static_cast<int>(net.layers.size())};
+      net.layers.push_back(std::move(b));
+    };
+    switch (fwd.type) {
+    case LayerType::Add:
+    case LayerType::Concat: break;   // gradients are routed, not computed
+    case LayerType::MaxPool:
+    case LayerType::AvgPool:
+    case LayerType::Mul:
+      if (needsDataGradient)
+        backward("__dgrad", TensorRole::Ifm);
+      break;
+    default:
+      if (needsDataGradient)
+        backward("__dgrad", TensorRole::Ifm);
+      backward("__wgrad", TensorRole::Wgt);
+      break;
+    }
+  }
+}
+
+} // namespace dfl

@@ -1,0 +1,77 @@
+// Training: the backward graph, and a weight-gradient layer's accesses.
+#include "Analysis.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace dfl;
+
+namespace {
+test::Compiled compileTrain(const std::string &text) {
+  test::Compiled c;
+  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
+  c.model = analyze(files.files, *c.diags, AnalyzeOptions{true});
+  return c;
+}
+} // namespace
+
+TEST(Training, BackwardGraph) {
+  auto c = compileTrain(R"(network m {
+    input x [C=8];
+    a = fc(x, K=4);
+    p = relu(a);
+    b = fc(p, K=2);
+    s = add(b, b);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &n = c.model.networks[0];
+  // Forward a, b, s; backward in reverse: s routes gradients (nothing), b gets
+  // dgrad and wgrad, a only wgrad (its operand is the network input).
+  std::vector<std::string> names;
+  for (const Layer &l : n.layers)
+    names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "s", "b__dgrad", "b__wgrad", "a__wgrad"}));
+  EXPECT_EQ(n.layers[3].output, TensorRole::Ifm);
+  EXPECT_EQ(n.layers[4].output, TensorRole::Wgt);
+  // MACs: a 4*8 = 32, b 2*4 = 8, s none; backward repeats the forward nests:
+  // b__dgrad 8, b__wgrad 8, a__wgrad 32. Total 32 + 8 + 8 + 8 + 32 = 88.
+  EXPECT_EQ(n.totalMacs(), 88);
+}
+
+TEST(Training, WeightGradientAccumulatesIntoWgt) {
+  // The 1-D conv of docs/directives.md's worked example (X=8, R=3 -> Xo=6) on
+  // REGF + DRAM, with the forward mapping reused for the weight gradient.
+  auto c = compileTrain(R"(network n { input x [C=1, X=8]; c = conv(x, K=1, R=3, S=1); }
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4; access_energy = 1 pJ; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 2 B/cycle; }
+}
+schedule for n on h {
+  layer c {
+    REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; }
+  }
+  layer c__wgrad {
+    REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; }
+  }
+})");
+  ASSERT_EQ(c.diagnostics(), "");
+  ScheduleResult r = analyzeSchedule(c.model, c.model.schedules[0]);
+  ASSERT_TRUE(r.valid && r.complete);
+  ASSERT_EQ(r.layers.size(), 2u);   // c has no data gradient: its operand is the input
+  const auto &dram = r.layers[1].levels[1].accesses;
+  const size_t ifm = 0, wgt = 1, ofm = 2;
+  // ifm (X) slides by 1 over a 3-wide tile: 3 + 5*1 = 8 words read once.
+  EXPECT_EQ(dram.reads[ifm], 8);
+  // ofm is an input now (dY): one word per Xo step, 6 reads.
+  EXPECT_EQ(dram.reads[ofm], 6);
+  EXPECT_EQ(dram.writes[ofm], 0);
+  // wgt (dW) is the output: stationary through the whole loop, written back
+  // once (3 words), never read back (its first visit starts from zero).
+  EXPECT_EQ(dram.writes[wgt], 3);
+  EXPECT_EQ(dram.reads[wgt], 0);
+  // Energy: 18 MACs; REGF 18*4 (the MACs' own) + 8 + 6 fills + 3 read out = 89;
+  // DRAM (8 + 6 + 3) * 100 = 1700. Total 1807 pJ, as for the forward layer.
+  EXPECT_DOUBLE_EQ(r.layers[1].energyPj, 1807);
+  EXPECT_DOUBLE_EQ(r.layers[0].energyPj, 1807);
+}
