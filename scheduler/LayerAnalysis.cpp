@@ -100,9 +100,19 @@ private:
     return (at(e, out) - 1) * layer_.stride + (at(e, win) - 1) * layer_.dilation + 1;
   }
 
-  std::vector<Dim> roleDimsCanon(TensorRole r) const {
+  /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
+  /// separate K (K is C), so a depthwise filter has C*R*S words, not C*C*R*S.
+  std::vector<Dim> dimsOf(TensorRole r) const {
     std::vector<Dim> out;
     for (Dim d : roleDims(r))
+      if (!(channelWise(layer_) && r == TensorRole::Wgt && d == Dim::K))
+        out.push_back(d);
+    return out;
+  }
+
+  std::vector<Dim> roleDimsCanon(TensorRole r) const {
+    std::vector<Dim> out;
+    for (Dim d : dimsOf(r))
       out.push_back(canon(d));
     return out;
   }
@@ -138,7 +148,7 @@ private:
       tile.present = true;
       tile.shr = t.shr;
       tile.words = 1;
-      for (Dim raw : roleDims(r)) {
+      for (Dim raw : dimsOf(r)) {
         // A dim the directive does not list has size 1; for channel-wise layers K is C.
         int64_t size = at(t.sizes, raw);
         if (size == 0 && channelWise(layer_) && (raw == Dim::K || raw == Dim::C))
@@ -426,15 +436,17 @@ private:
     return false;
   }
 
-  /// Distinct words across the stacked tiles of role r at level l (union per dim).
-  int64_t distinctWords(size_t l, TensorRole r) const {
+  /// Distinct words across the stacked tiles of role r at level l (union per
+  /// dim); with `slab`, of the stacked slabs of width step along the dims a
+  /// sliding update moves (what the units fetch on a sliding step).
+  int64_t distinctWords(size_t l, TensorRole r, const Move *slab = nullptr) const {
     const LevelResult &lr = result_.levels[l];
     int64_t total = 1;
-    for (Dim raw : roleDims(r)) {
+    for (Dim raw : dimsOf(r)) {
       Dim d = canon(raw);
       int64_t size = at(lr.extent, d);
-      if (r == TensorRole::Ifm && (d == Dim::Xi || d == Dim::Yi))
-        size = at(lr.extent, d);
+      if (slab && at(slab->amount, d))
+        size = std::min(size, at(slab->amount, d));
       std::set<int64_t> offsets{0};
       for (const Move &m : moves_) {
         if (m.level != static_cast<int>(l) || !m.isStack || at(m.amount, d) == 0)
@@ -508,7 +520,7 @@ private:
         double fresh = 1;   // fraction of a tile that is new on a sliding step
         if (first < nest.size() && nest[first]->level == static_cast<int>(l) && r != output) {
           double overlap = 1;
-          for (Dim raw : roleDims(r)) {
+          for (Dim raw : dimsOf(r)) {
             Dim d = canon(raw);
             int64_t step = at(nest[first]->amount, d);
             if (!step)
@@ -531,6 +543,18 @@ private:
           double shareFrac = t.shr > 1 ? static_cast<double>(t.shr - 1) / static_cast<double>(t.shr) : 0.0;
           double own = all * (1 - shareFrac);
           double fromOuter = replicaServe ? own / std::max(1.0, t.rep / static_cast<double>(t.shr)) : own;
+          if (replicaServe && fresh < 1) {
+            // Sliding (§6): per run of f*, the stacked units fetch their whole
+            // tiles once (distinct words), then on each further step only the
+            // new slabs, whose union across the stack is not distinct/rep of
+            // the slabs when the stack shifts along the sliding dim.
+            double trips = static_cast<double>(nest[first]->count);
+            double runs = loads / trips;
+            double units = static_cast<double>(lr.unitsInUse / std::max<int64_t>(1, lr.units));
+            fromOuter = units * runs *
+                        (static_cast<double>(t.distinctWords) +
+                         (trips - 1) * static_cast<double>(distinctWords(l, r, nest[first])));
+          }
           lr.accesses.writes[ri] += own;
           outer.accesses.reads[ri] += fromOuter;
           double neighbour = all * shareFrac;
