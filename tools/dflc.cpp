@@ -15,6 +15,7 @@
 #include "Solver.h"
 #include "Sema.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -298,11 +299,15 @@ int runShow(const Options &o) {
 }
 
 /// Loads and analyzes the FILEs; nullopt (diagnostics printed) on errors.
-std::optional<Model> runFrontend(const Options &o, SourceManager &sm, DiagnosticsEngine &diags) {
+/// `roots`, if given, receives the buffer ids of the FILEs themselves.
+std::optional<Model> runFrontend(const Options &o, SourceManager &sm, DiagnosticsEngine &diags,
+                                 std::vector<uint32_t> *roots = nullptr) {
   diags.setErrorLimit(o.errorLimit);
   LoadOptions lo{o.includes};
   lo.searchRoots.push_back(defaultStdlibRoot());
   LoadedFiles files = loadFiles(o.files, lo, sm, diags);
+  if (roots)
+    *roots = files.roots;
   Model model;
   if (!diags.hasErrors())
     model = analyze(files.files, diags, AnalyzeOptions{o.train});
@@ -314,14 +319,24 @@ std::optional<Model> runFrontend(const Options &o, SourceManager &sm, Diagnostic
 int runCheck(const Options &o) {
   SourceManager sm;
   DiagnosticsEngine diags(sm);
-  auto model = runFrontend(o, sm, diags);
+  std::vector<uint32_t> roots;
+  auto model = runFrontend(o, sm, diags, &roots);
   std::vector<ScheduleResult> results;
+  std::vector<const Schedule *> checked;
   if (model) {
-    if (model->schedules.empty())
+    // The schedules of the FILEs; an imported one is context (a compiled
+    // out/schedule.dfl imports the partial schedule it completes).
+    bool any = false;
+    for (const Schedule &s : model->schedules)
+      if (std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end()) {
+        any = true;
+        if (s.network >= 0 && s.hardware >= 0)
+          checked.push_back(&s);
+      }
+    if (!any)
       diags.report({}, diag::err_no_schedule) << joinList(o.files, ", ", " and ");
-    for (const Schedule &s : model->schedules) {
-      if (s.network < 0 || s.hardware < 0)
-        continue;
+    for (const Schedule *sp : checked) {
+      const Schedule &s = *sp;
       results.push_back(analyzeSchedule(*model, s));
       const ScheduleResult &r = results.back();
       reportIssues(r.issues, diags);
@@ -345,7 +360,7 @@ int runCheck(const Options &o) {
     if (!diags.hasErrors())
       for (size_t i = 0; i < results.size(); ++i)
         std::cout << (i ? "\n" : "")
-                  << scheduleReportText(*model, model->schedules[i], results[i]);
+                  << scheduleReportText(*model, *checked[i], results[i]);
   } else if (o.format == "sarif") {
     std::cout << renderSarif(sm, diags.diagnostics());
   } else {
@@ -353,7 +368,7 @@ int runCheck(const Options &o) {
     out["schedules"] = nlohmann::ordered_json::array();
     for (size_t i = 0; i < results.size(); ++i)
       out["schedules"].push_back(
-          nlohmann::ordered_json::parse(scheduleReportJson(*model, model->schedules[i], results[i])));
+          nlohmann::ordered_json::parse(scheduleReportJson(*model, *checked[i], results[i])));
     std::cout << out.dump(2) << "\n";
   }
   return failed ? kExitInvalid : kExitOk;
