@@ -146,6 +146,19 @@ private:
       else if (!concat && at(pt.extent, Dim::K) != at(ct.extent, Dim::C))
         why = "the producer's top-level ofm tile has K=" + std::to_string(at(pt.extent, Dim::K)) +
               " but the consumer's ifm tile has C=" + std::to_string(at(ct.extent, Dim::C));
+      // ... and the same top-level update steps along them (KAPLA §III-B:
+      // update(K += 24) vs update(C += 24)), so chunks are consumed as produced.
+      if (why.empty())
+        for (auto [pd, cd] : {std::pair{Dim::N, Dim::N}, std::pair{Dim::K, Dim::C}}) {
+          if (pd == Dim::K && concat)
+            continue;
+          std::vector<int64_t> ps = topSteps(p, pd), cs = topSteps(c, cd);
+          if (ps != cs) {
+            why = "at level " + hw_.levels[top].name + " the producer walks " + dimName(pd) + " " +
+                  stepList(ps) + " and the consumer walks " + dimName(cd) + " " + stepList(cs);
+            break;
+          }
+        }
       if (!why.empty()) {
         issue(ranges_[segIndex], diag::err_forward_mismatch, {prod.name, cons.name, why},
               {{prod.nameRange, diag::note_producer_here, {prod.name}}});
@@ -175,6 +188,35 @@ private:
       cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
       cr.energyPj += words * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// The steps along `d` of layer l's updates at the top on-chip level,
+  /// innermost first. For a channel-wise layer K is C.
+  std::vector<int64_t> topSteps(int l, Dim d) const {
+    const size_t top = hw_.levels.size() - 2;
+    const Layer &layer = net_.layers[l];
+    bool channelWise = layer.type == LayerType::DwConv || layer.type == LayerType::MaxPool ||
+                       layer.type == LayerType::AvgPool || layer.type == LayerType::Add ||
+                       layer.type == LayerType::Mul || layer.type == LayerType::Concat;
+    std::vector<int64_t> out;
+    for (const LayerScheduleModel &ls : s_.layers)
+      if (ls.layer == l)
+        for (const LevelDirectives &ld : ls.levels)
+          if (ld.level == static_cast<int>(top))
+            for (const UpdateDirective &u : ld.updates)
+              for (auto [dim, step] : u.steps)
+                if (dim == d || (channelWise && (d == Dim::K || d == Dim::C) && (dim == Dim::K || dim == Dim::C)))
+                  out.push_back(step);
+    return out;
+  }
+
+  static std::string stepList(const std::vector<int64_t> &steps) {
+    if (steps.empty())
+      return "whole (no update moves it)";
+    std::string out;
+    for (int64_t s : steps)
+      out += (out.empty() ? "in steps of " : ", then ") + std::to_string(s);
+    return out;
   }
 
   /// Temporal segment (§9): every intermediate tensor stays in the on-chip
