@@ -437,6 +437,12 @@ TEST(AnalysisTest, Conv1dTwoLevels) {
   // Inputs from DRAM, per channel: step 0 the pair needs Xi 0..3 (4 words),
   // steps 1 and 2 only the new Xi 3..5 and 5..7 (3 words each): 10; x C2 = 20.
   EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[static_cast<size_t>(TensorRole::Ifm)], 20);
+  // Energy by hand: MACs 72 * 1 pJ; REGF 1 pJ per access: 4 * 72 = 288 by the
+  // MACs, ifm fills 4 PEs * 2 channels * (3 + 2 + 2) = 56, wgt fills 24, ofm:
+  // 6 residencies * 4 PEs = 24 read out, 24 - 12 outputs = 12 read back in:
+  // 404; DRAM 100 pJ: 20 ifm + 12 wgt + 24 ofm writes + 12 psum reads = 68.
+  // 72 + 404 + 6800 = 7276 pJ.
+  EXPECT_DOUBLE_EQ(lr.energyPj, 7276);
 }
 
 TEST(AnalysisTest, Conv1dThreeLevels) {
@@ -463,6 +469,24 @@ TEST(AnalysisTest, Conv1dThreeLevels) {
   EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[static_cast<size_t>(TensorRole::Ofm)], 12);
   EXPECT_DOUBLE_EQ(lr.levels[2].accesses.reads[static_cast<size_t>(TensorRole::Ofm)], 0);
   EXPECT_DOUBLE_EQ(lr.levels[0].accesses.sameLevel[static_cast<size_t>(TensorRole::Ofm)], 12);
+}
+
+TEST(AnalysisTest, Conv1dUnicast) {
+  // As Conv1dTwoLevels, but the register files are filled one at a time.
+  std::string hw = kTwoLevel;
+  hw.replace(hw.find("transfer = multicast"), std::string("transfer = multicast").size(), "transfer = unicast");
+  Case c{std::string(kConv1d) + hw, false, bounds(1, 2, 2, 6, 1, 3, 1), {}, 1, 100};
+  LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}}, {{K, 1}, {C, 1}, {R, 3}}, {{K, 1}, {Xo, 1}},
+                         {{{{K, 1}}, 2}, {{{Xo, 1}, {Xi, 1}}, 2}}, {{{{Xo, 2}, {Xi, 2}}, 3}, {{{C, 1}}, 2}});
+  regf.energy = 1;
+  c.levels = {regf};
+  LayerResult lr = compare(c, {{3, 2}});
+  if (lr.levels.empty())
+    return;
+  // By hand: every copy is read: per PE and channel 3 + 2 + 2 = 7 input
+  // words, 4 PEs x 2 channels = 56 DRAM reads; weights 4 PEs x 2 x 3 = 24.
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[static_cast<size_t>(TensorRole::Ifm)], 56);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[static_cast<size_t>(TensorRole::Wgt)], 24);
 }
 
 // Conv with stride 2 and padding 1: 7 x 7 -> Xo = (7 + 2 - 3)/2 + 1 = 4;
