@@ -118,11 +118,12 @@ private:
     input.name = in.name.name;
     input.range = in.range;
     input.nameRange = in.name.range;
-    std::set<std::string> seen;
+    std::map<std::string, SourceRange> seen;
     bool hasC = false;
     for (const ast::DimSize &d : in.shape) {
-      if (!seen.insert(d.dim.name).second) {
-        diags_.report(d.dim.range, diag::err_duplicate_dimension) << d.dim.name;
+      if (auto [it, inserted] = seen.emplace(d.dim.name, d.dim.range); !inserted) {
+        diags_.report(d.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use)
+            << d.dim.name;
         continue;
       }
       int64_t *slot = d.dim.name == "C" ? &input.shape.C
@@ -135,7 +136,7 @@ private:
       }
       hasC |= slot == &input.shape.C;
       if (d.size.value < 1)
-        diags_.report(d.size.range, diag::err_nonpositive_amount) << "size of " + d.dim.name << d.size.value;
+        diags_.report(d.size.range, diag::err_nonpositive_amount) << "the size of " + d.dim.name << d.size.value;
       else
         *slot = d.size.value;
     }

@@ -31,8 +31,7 @@ int64_t tensorBound(const Layer &layer, Dim d) {
 std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, const Layer *layer,
                                            DiagnosticsEngine &diags, const char *what) {
   std::vector<std::pair<Dim, int64_t>> out;
-  std::set<std::string> seen;
-  std::string layerDesc = layer ? layer->name : "";
+  std::map<std::string, SourceRange> seen;
   for (const ast::Step &s : in) {
     auto d = parseDim(s.dim.name);
     if (!d) {
@@ -44,8 +43,8 @@ std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, con
             << s.dim.name << std::string("a ") + what << joinList(allDimNames(), ", ");
       continue;
     }
-    if (!seen.insert(s.dim.name).second) {
-      diags.report(s.dim.range, diag::err_duplicate_dimension) << s.dim.name;
+    if (auto [it, inserted] = seen.emplace(s.dim.name, s.dim.range); !inserted) {
+      diags.report(s.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use) << s.dim.name;
       continue;
     }
     if (s.amount.value < 1) {
@@ -93,17 +92,18 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
       t.role = *role;
       t.range = d.range;
       const std::vector<Dim> &allowed = roleDims(*role);
-      std::set<std::string> seen;
+      std::map<std::string, SourceRange> seen;
       for (const ast::DimSize &ds : d.shape) {
         auto dim = parseDim(ds.dim.name);
         if (!dim || std::find(allowed.begin(), allowed.end(), *dim) == allowed.end()) {
           diags.report(ds.dim.range, diag::err_dim_not_in_tensor)
-              << ds.dim.name << d.role.name << (layer ? layer->name : "any layer")
+              << ds.dim.name << d.role.name << (layer ? " of layer '" + layer->name + "'" : std::string())
               << joinList(dimNames(allowed), ", ");
           continue;
         }
-        if (!seen.insert(ds.dim.name).second) {
-          diags.report(ds.dim.range, diag::err_duplicate_dimension) << ds.dim.name;
+        if (auto [it, inserted] = seen.emplace(ds.dim.name, ds.dim.range); !inserted) {
+          diags.report(ds.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use)
+              << ds.dim.name;
           continue;
         }
         if (ds.size.value < 1) {

@@ -519,6 +519,19 @@ int runFmt(const Options &o) {
   return status;
 }
 
+/// Escapes Markdown emphasis and table syntax outside `code spans` (E0808's `*`).
+std::string markdownText(const std::string &text) {
+  std::string out;
+  bool code = false;
+  for (char c : text) {
+    code ^= c == '`';
+    if (!code && (c == '*' || c == '_' || c == '|' || c == '<'))
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 int listDiagnostics(bool markdown) {
   if (markdown) {
     std::cout << "# Diagnostics\n\n"
@@ -532,10 +545,17 @@ int listDiagnostics(bool markdown) {
       continue;
     if (markdown)
       std::cout << "| <a id=\"" << info.code << "\"></a>" << info.code << " | " << severityName(info.severity)
-                << " | `" << info.name << "` | " << info.format << " |\n";
+                << " | `" << info.name << "` | " << markdownText(info.format) << " |\n";
     else
       std::cout << info.code << "\t" << severityName(info.severity) << "\t" << info.name << "\t" << info.format
                 << "\n";
+  }
+  if (markdown) {
+    std::cout << "\n## Notes\n\nNotes have no code; they point at source related to a diagnostic.\n\n"
+                 "| name | message |\n| --- | --- |\n";
+    for (diag::ID id : allDiagnostics())
+      if (diagInfo(id).severity == Severity::Note)
+        std::cout << "| `" << diagInfo(id).name << "` | " << markdownText(diagInfo(id).format) << " |\n";
   }
   return kExitOk;
 }
