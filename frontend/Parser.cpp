@@ -445,15 +445,21 @@ std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
   // Lexical errors are ERROR_CHAR tokens: report them, then hide them from the parser.
   for (antlr4::Token *t : tokens.getTokens()) {
     SourceRange r{{fileId, map.byteOf(t->getStartIndex())}, {fileId, map.byteOf(t->getStopIndex() + 1)}};
-    if (t->getType() == DflLexer::ERROR_CHAR) {
+    // A '/' token (the one of `B/cycle`) right before '*' starts a block comment
+    // that BLOCK_COMMENT could not close.
+    size_t at = t->getStartIndex();
+    if (t->getText() == "/" && at + 1 < input.size() &&
+        input.getText(antlr4::misc::Interval(at + 1, at + 1)) == "*") {
+      diags.report({r.begin, {fileId, static_cast<uint32_t>(text.size())}}, diag::err_unterminated_comment);
+      break;   // the rest of the file is the comment
+    }
+    if (t->getType() == DflLexer::UNTERMINATED_STRING) {
+      diags.report(r, diag::err_unterminated_string);
+      if (auto *ct = dynamic_cast<antlr4::CommonToken *>(t))
+        ct->setChannel(antlr4::Token::HIDDEN_CHANNEL);
+    } else if (t->getType() == DflLexer::ERROR_CHAR) {
       std::string c = t->getText();
-      size_t at = t->getStartIndex();
-      if (c == "\"")
-        diags.report(r, diag::err_unterminated_string);
-      else if (c == "/" && at + 1 < input.size() && input.getText(antlr4::misc::Interval(at + 1, at + 1)) == "*") {
-        diags.report({r.begin, {fileId, static_cast<uint32_t>(text.size())}}, diag::err_unterminated_comment);
-        break;   // the rest of the file is the comment
-      } else if (static_cast<unsigned char>(c[0]) < 0x20 || static_cast<unsigned char>(c[0]) == 0x7f) {
+      if (static_cast<unsigned char>(c[0]) < 0x20 || static_cast<unsigned char>(c[0]) == 0x7f) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "(byte 0x%02X)", static_cast<unsigned char>(c[0]));
         diags.report(r, diag::err_invalid_character) << buf;
