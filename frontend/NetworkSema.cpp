@@ -472,7 +472,7 @@ private:
     if (!producer.isInput) {
       Layer &p = net_.layers[producer.index];
       if (auto it = rawUsers_.find(producer.index); it != rawUsers_.end())
-        diags_.report(l.op.range, diag::warn_activation_shared) << l.name.name << p.name << it->second;
+        diags_.report(l.op.range, diag::warn_activation_shared) << l.op.name << p.name << it->second;
       p.activations.push_back(l.op.name);
       activated_.insert(producer.index);
     }
