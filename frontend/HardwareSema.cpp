@@ -280,7 +280,7 @@ private:
       const Level &in = hw_.levels[i], &out = hw_.levels[i + 1];
       if (in.capacityBytes && out.capacityBytes && *out.capacityBytes < *in.capacityBytes)
         diags_.report(out.capacityRange, diag::err_level_order)
-                .note(in.capacityRange, diag::note_level_declared, in.name)
+                .note(in.nameRange, diag::note_level_declared, in.name)
             << out.name << formatBytes(static_cast<double>(*out.capacityBytes)) << in.name
             << formatBytes(static_cast<double>(*in.capacityBytes));
     }
