@@ -43,7 +43,9 @@ private:
 /// The single value of a property, or reports E0405.
 const ast::Value *single(const ast::Property &p, DiagnosticsEngine &diags) {
   if (p.values.size() != 1) {
-    diags.report(p.range, diag::err_value_count) << p.key.name << "one value" << p.values.size();
+    // At the values after the first: they are the ones to remove.
+    diags.report({p.values[1].range.begin, p.values.back().range.end}, diag::err_value_count)
+        << p.key.name << "one value" << p.values.size();
     return nullptr;
   }
   return &p.values[0];

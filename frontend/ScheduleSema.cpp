@@ -113,8 +113,10 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
         if (layer) {
           int64_t bound = *dim == Dim::N ? batch : tensorBound(*layer, *dim);
           if (ds.size.value > bound) {
+            // Xi/Yi may exceed the layer's input by its padding: say so when it does.
+            std::string limit = std::to_string(bound) + (bound > at(layer->bounds, *dim) ? " with padding" : "");
             diags.report(ds.size.range, diag::err_size_exceeds_layer)
-                << ds.dim.name << d.role.name << ds.size.value << layer->name << bound;
+                << ds.dim.name << d.role.name << ds.size.value << layer->name << limit;
             continue;
           }
         }
