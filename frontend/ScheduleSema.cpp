@@ -195,6 +195,13 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
         hint = alias->second.isInput ? "; it is an input of network '" + net.name + "', not a layer"
                                      : "; it is an activation fused into layer '" +
                                            net.layers[alias->second.index].name + "'";
+      // A backward layer's name without --train (TrainingGraph.h names them L__dgrad, L__wgrad).
+      size_t sep = id.name.rfind("__");
+      bool training = std::any_of(net.layers.begin(), net.layers.end(),
+                                  [](const Layer &l) { return l.name.find("__") != std::string::npos; });
+      if (sep != std::string::npos && !training && net.findLayer(id.name.substr(0, sep)) >= 0 &&
+          (id.name.substr(sep) == "__dgrad" || id.name.substr(sep) == "__wgrad"))
+        hint = "; backward layers exist only with --train";
       diags.report(id.range, diag::err_unknown_name) << "layer" << id.name << hint;
     }
     return idx;
