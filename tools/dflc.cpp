@@ -242,6 +242,8 @@ void printDiagnostics(const Options &o, const SourceManager &sm, const Diagnosti
     renderText(std::cerr, sm, all, color);
     if (std::string s = summaryLine(all); !s.empty())
       std::cerr << s << "\n";
+    if (diags.droppedErrors())   // clang says so too: the list above is not all
+      std::cerr << "dflc: stopped at --error-limit " << o.errorLimit << "; --error-limit 0 shows every error\n";
   }
 }
 
