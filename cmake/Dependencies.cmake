@@ -37,6 +37,7 @@ target_include_directories(dflc::llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
 target_compile_options(dflc::llvm INTERFACE ${_llvm_defs})
 target_link_libraries(dflc::llvm INTERFACE ${LLVM_SHARED_LIBRARY})
 find_program(FILECHECK NAMES FileCheck-14 FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
+find_program(SPLIT_FILE NAMES split-file-14 split-file HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_program(LIT NAMES lit.py lit HINTS /usr/lib/llvm-14/build/utils/lit REQUIRED)
 
 find_package(nlohmann_json 3 REQUIRED)

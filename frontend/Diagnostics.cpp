@@ -89,8 +89,10 @@ void DiagnosticBuilder::addNote(SourceRange range, diag::ID id, std::vector<std:
 
 void DiagnosticsEngine::emit(Diagnostic d) {
   if (d.severity == Severity::Error) {
-    if (limitReached())
+    if (limitReached()) {
+      dropped_ = true;
       return;
+    }
     ++errors_;
   }
   diags_.push_back(std::move(d));

@@ -119,6 +119,8 @@ public:
   /// After this many errors, later ones are dropped (0 = no limit).
   void setErrorLimit(unsigned limit) { limit_ = limit; }
   bool limitReached() const { return limit_ && errors_ >= limit_; }
+  /// Whether an error was dropped because the limit was reached.
+  bool droppedErrors() const { return dropped_; }
   const SourceManager &sourceManager() const { return sm_; }
 
 private:
@@ -129,6 +131,7 @@ private:
   std::vector<Diagnostic> diags_;
   unsigned errors_ = 0;
   unsigned limit_ = 0;
+  bool dropped_ = false;
 };
 
 /// "did you mean 'x'?" suffix for the closest candidate, or "" if none is close.

@@ -43,7 +43,9 @@ private:
 /// The single value of a property, or reports E0405.
 const ast::Value *single(const ast::Property &p, DiagnosticsEngine &diags) {
   if (p.values.size() != 1) {
-    diags.report(p.range, diag::err_value_count) << p.key.name << "one value" << p.values.size();
+    // At the values after the first: they are the ones to remove.
+    diags.report({p.values[1].range.begin, p.values.back().range.end}, diag::err_value_count)
+        << p.key.name << "one value" << p.values.size();
     return nullptr;
   }
   return &p.values[0];
@@ -74,7 +76,7 @@ public:
     hw_.range = decl_.range;
     hw_.nameRange = decl_.name.range;
     PropertyTable top("hardware '" + hw_.name + "'", {"word", "frequency"}, diags_);
-    std::set<std::string> blocks;
+    std::map<std::string, SourceRange> blocks;
     for (const ast::HardwareItem &item : decl_.items) {
       if (auto *p = std::get_if<ast::Property>(&item)) {
         if (auto *ok = top.accept(*p))
@@ -108,7 +110,7 @@ private:
     }
   }
 
-  void block(const ast::HardwareBlock &b, std::set<std::string> &seenKinds) {
+  void block(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seenKinds) {
     static const std::vector<std::string> kinds = {"level", "mac", "noc", "pipeline"};
     const std::string &kind = b.kind.name;
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
@@ -124,12 +126,12 @@ private:
       return;
     }
     if (kind != "level") {
-      if (!seenKinds.insert(kind).second) {
-        diags_.report(b.kind.range, diag::err_redefinition) << "block" << kind;
+      if (auto [it, inserted] = seenKinds.emplace(kind, b.kind.range); !inserted) {
+        diags_.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
+            << "block" << kind;
         return;
       }
     }
-    seenKinds.insert(kind);
     for (const ast::BlockItem &item : b.items)
       if (auto *d = std::get_if<ast::Directive>(&item); d && kind != "level") {
         const char *what = d->kind == ast::Directive::Kind::Tensor  ? "tensor"
@@ -208,7 +210,7 @@ private:
         if (const ast::Value *v = single(*p, diags_))
           if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {
             if (q->value <= 0)
-              diags_.report(v->range, diag::err_value_range) << k << "positive" << v->number;
+              diags_.report(v->range, diag::err_value_range) << k << "positive" << v->number + " " + v->unit;
             else {
               lv.bandwidthBytesPerCycle = q->value;
               if (q->perSecond)
@@ -240,6 +242,7 @@ private:
             continue;
           }
           lv.transfers |= 1u << (it - names.begin());
+          transferRanges_[index].emplace_back(*it, v.range);
         }
         if (lv.transfers == 0)
           lv.transfers = static_cast<unsigned>(Transfer::Unicast);
@@ -263,11 +266,23 @@ private:
       if (!lv.capacityBytes && !lv.capacityRange.valid())
         diags_.report(lv.nameRange, diag::err_capacity_required) << lv.name << outer.name;
     }
+    // Same-level transfers need a neighbour; multicast needs a level outside to send from.
+    for (const auto &[i, transfers] : transferRanges_) {
+      const Level &lv = hw_.levels[i];
+      for (const auto &[name, range] : transfers) {
+        if ((name == "systolic" || name == "sharing") && lv.units() == 1)
+          diags_.report(range, diag::err_transfer_level)
+              << name << lv.name << "it has a single unit (array = 1), so there is no neighbour to pass data to";
+        else if (name == "multicast" && i + 1 == hw_.levels.size())
+          diags_.report(range, diag::err_transfer_level)
+              << name << lv.name << "it is the outermost level, so no level outside it sends data";
+      }
+    }
     for (size_t i = 0; i + 1 < hw_.levels.size(); ++i) {
       const Level &in = hw_.levels[i], &out = hw_.levels[i + 1];
       if (in.capacityBytes && out.capacityBytes && *out.capacityBytes < *in.capacityBytes)
         diags_.report(out.capacityRange, diag::err_level_order)
-                .note(in.capacityRange, diag::note_level_declared, in.name)
+                .note(in.nameRange, diag::note_level_declared, in.name)
             << out.name << formatBytes(static_cast<double>(*out.capacityBytes)) << in.name
             << formatBytes(static_cast<double>(*in.capacityBytes));
     }
@@ -278,6 +293,7 @@ private:
   Hardware hw_;
   Scope levelNames_;
   std::set<size_t> perSecond_;
+  std::map<size_t, std::vector<std::pair<std::string, SourceRange>>> transferRanges_;   // per level index
 };
 
 } // namespace

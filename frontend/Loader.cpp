@@ -84,8 +84,10 @@ private:
       return;
     }
     std::vector<std::string> searched;
-    for (const fs::path &c : candidates)
-      searched.push_back(c.parent_path().lexically_normal().string());
+    for (const fs::path &c : candidates) {
+      std::string d = c.parent_path().lexically_normal().string();
+      searched.push_back(d.empty() ? "." : d);   // an importer given as a bare file name
+    }
     diags_.report(imp.pathRange, diag::err_import_not_found)
             .note(imp.pathRange, diag::note_import_searched, joinList(searched, ", ", ", "))
         << imp.path;

@@ -3,6 +3,7 @@
 #include "SemaContext.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace dfl::sema {
@@ -66,6 +67,18 @@ std::string shapeText(const TensorShape &s) {
   return "[C=" + std::to_string(s.C) + ", X=" + std::to_string(s.X) + ", Y=" + std::to_string(s.Y) + "]";
 }
 
+/// The product, or INT64_MAX if it overflows: sizes are user input (up to 2^31-1 each).
+int64_t satMul(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(p, f, &p))
+      return std::numeric_limits<int64_t>::max();
+  return p;
+}
+
+/// Counts the cost model keeps exact: it works in doubles, exact up to 2^53.
+constexpr int64_t kMaxCount = int64_t{1} << 53;
+
 int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
@@ -88,12 +101,33 @@ public:
       std::visit([&](const auto &i) { visit(i); }, item);
     if (net_.inputs.empty() && !hasInputDecl_)
       diags_.report(decl_.name.range, diag::err_no_input) << net_.name;
-    for (Layer &l : net_.layers)   // `batch` may come after the layers
+    for (Layer &l : net_.layers) {   // `batch` may come after the layers
       at(l.bounds, Dim::N) = net_.batch;
+      checkSize(l);
+    }
     return std::move(net_);
   }
 
 private:
+  /// Reports E0308 if a count the later stages multiply would not stay exact.
+  void checkSize(const Layer &l) {
+    int64_t n = net_.batch;
+    std::pair<const char *, int64_t> counts[] = {
+        {"MACs", satMul({n, l.macs})},
+        {"operations", satMul({n, l.ops})},
+        {"weights", l.wgtSize},
+        {"input words", satMul({n, l.ifmShape.C, l.ifmShape.X, l.ifmShape.Y})},
+        {"output words", satMul({n, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y})}};
+    for (const auto &[what, count] : counts)
+      if (count > kMaxCount) {
+        std::vector<std::string> bounds;
+        for (Dim d : l.loopDims())
+          bounds.push_back(std::string(dimName(d)) + "=" + std::to_string(at(l.bounds, d)));
+        diags_.report(l.opRange, diag::err_layer_too_large) << l.name << what << joinList(bounds, ", ", ", ");
+        return;
+      }
+  }
+
   void visit(const ast::BatchDecl &b) {
     if (batchSeen_) {
       diags_.report(b.dim.range, diag::err_redefinition).note(net_.batchRange, diag::note_previous_definition)
@@ -118,11 +152,12 @@ private:
     input.name = in.name.name;
     input.range = in.range;
     input.nameRange = in.name.range;
-    std::set<std::string> seen;
+    std::map<std::string, SourceRange> seen;
     bool hasC = false;
     for (const ast::DimSize &d : in.shape) {
-      if (!seen.insert(d.dim.name).second) {
-        diags_.report(d.dim.range, diag::err_duplicate_dimension) << d.dim.name;
+      if (auto [it, inserted] = seen.emplace(d.dim.name, d.dim.range); !inserted) {
+        diags_.report(d.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use)
+            << d.dim.name;
         continue;
       }
       int64_t *slot = d.dim.name == "C" ? &input.shape.C
@@ -135,7 +170,7 @@ private:
       }
       hasC |= slot == &input.shape.C;
       if (d.size.value < 1)
-        diags_.report(d.size.range, diag::err_nonpositive_amount) << "size of " + d.dim.name << d.size.value;
+        diags_.report(d.size.range, diag::err_nonpositive_amount) << "the size of " + d.dim.name << d.size.value;
       else
         *slot = d.size.value;
     }
@@ -350,9 +385,9 @@ private:
       at(b, Dim::K) = K;
       at(b, Dim::R) = R;
       at(b, Dim::S) = S;
-      layer.wgtSize = layer.type == LayerType::DwConv ? in->C * R * S : K * (in->C / layer.groups) * R * S;
-      layer.macs = layer.type == LayerType::DwConv ? in->C * o->first * o->second * R * S
-                                                   : K * o->first * o->second * (in->C / layer.groups) * R * S;
+      layer.wgtSize = layer.type == LayerType::DwConv ? satMul({in->C, R, S}) : satMul({K, in->C / layer.groups, R, S});
+      layer.macs = layer.type == LayerType::DwConv ? satMul({in->C, o->first, o->second, R, S})
+                                                   : satMul({K, o->first, o->second, in->C / layer.groups, R, S});
       break;
     }
     case LayerType::FC: {
@@ -367,8 +402,8 @@ private:
       at(b, Dim::K) = K;
       at(b, Dim::R) = in->X;
       at(b, Dim::S) = in->Y;
-      layer.wgtSize = K * in->size();
-      layer.macs = K * in->size();
+      layer.wgtSize = satMul({K, in->C, in->X, in->Y});
+      layer.macs = layer.wgtSize;
       break;
     }
     case LayerType::MatMul: {
@@ -389,12 +424,12 @@ private:
           return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
                       "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
                       std::to_string(bm.C));
-        K = h * Lb;
+        K = satMul({h, Lb});
         C = a.C / h;
       } else {
-        if (a.C != h * Lb)
+        if (a.C != satMul({h, Lb}))
           return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
-                      l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
+                      l.operands[1].name + "') = " + std::to_string(satMul({h, Lb})) + " channels, but has C=" +
                       std::to_string(a.C));
         K = bm.C;
         C = Lb;
@@ -404,8 +439,8 @@ private:
       layer.ofmShape = {K, a.X, a.Y};
       at(b, Dim::C) = C;
       at(b, Dim::K) = K;
-      layer.wgtSize = K * C;
-      layer.macs = a.X * a.Y * K * C;
+      layer.wgtSize = satMul({K, C});
+      layer.macs = satMul({a.X, a.Y, K, C});
       break;
     }
     case LayerType::MaxPool:
@@ -428,7 +463,7 @@ private:
       at(b, Dim::K) = in.C;
       at(b, Dim::R) = R;
       at(b, Dim::S) = S;
-      layer.ops = in.C * o->first * o->second * R * S;
+      layer.ops = satMul({in.C, o->first, o->second, R, S});
       break;
     }
     case LayerType::Add:
@@ -453,7 +488,7 @@ private:
         }
         layer.ifmShape = first;
         layer.ofmShape = first;
-        layer.ops = static_cast<int64_t>(layer.operands.size() - 1) * first.size();
+        layer.ops = satMul({static_cast<int64_t>(layer.operands.size() - 1), first.C, first.X, first.Y});
       }
       at(b, Dim::C) = layer.ofmShape.C;
       at(b, Dim::K) = layer.ofmShape.C;
@@ -471,7 +506,7 @@ private:
     if (!producer.isInput) {
       Layer &p = net_.layers[producer.index];
       if (auto it = rawUsers_.find(producer.index); it != rawUsers_.end())
-        diags_.report(l.op.range, diag::warn_activation_shared) << l.name.name << p.name << it->second;
+        diags_.report(l.op.range, diag::warn_activation_shared) << l.op.name << p.name << it->second;
       p.activations.push_back(l.op.name);
       activated_.insert(producer.index);
     }

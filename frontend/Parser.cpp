@@ -30,6 +30,18 @@ size_t firstInvalidUtf8(const std::string &s) {
   return std::string::npos;
 }
 
+/// The code point of one UTF-8 encoded character (already validated).
+unsigned codePoint(const std::string &c) {
+  auto b = [&](size_t i) { return static_cast<unsigned>(static_cast<unsigned char>(c[i])); };
+  if (c.size() >= 4)
+    return (b(0) & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+  if (c.size() == 3)
+    return (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
+  if (c.size() == 2)
+    return (b(0) & 0x1F) << 6 | (b(1) & 0x3F);
+  return b(0);
+}
+
 /// ANTLR indexes code points; we index bytes.
 class OffsetMap {
 public:
@@ -232,19 +244,22 @@ private:
     } else if (auto *a = dynamic_cast<DflParser::ArrayValueContext *>(ctx)) {
       v.kind = ast::Value::Kind::Array;
       std::string s = a->DIMS()->getText();
-      size_t x = s.find('x');
-      auto parse = [&](std::string part) -> int64_t {
-        part.erase(std::remove_if(part.begin(), part.end(), ::isspace), part.end());
+      // Each side of `R x C` is digits; a too-large one is reported at its own digits.
+      auto parse = [&](size_t from) -> int64_t {
+        size_t begin = s.find_first_of("0123456789", from), end = s.find_first_not_of("0123456789", begin);
+        end = end == std::string::npos ? s.size() : end;
         int64_t n = 0;
-        auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+        auto [p, ec] = std::from_chars(s.data() + begin, s.data() + end, n);
         if (ec != std::errc() || n > kMaxInt) {
-          diags_.report(v.range, diag::err_integer_too_large) << part << kMaxInt;
+          uint32_t at = v.range.begin.offset + static_cast<uint32_t>(begin);
+          diags_.report({{file_, at}, {file_, at + static_cast<uint32_t>(end - begin)}}, diag::err_integer_too_large)
+              << s.substr(begin, end - begin) << kMaxInt;
           return kMaxInt;
         }
         return n;
       };
-      v.rows = parse(s.substr(0, x));
-      v.cols = parse(s.substr(x + 1));
+      v.rows = parse(0);
+      v.cols = parse(s.find('x'));
     } else if (auto *w = dynamic_cast<DflParser::WordValueContext *>(ctx)) {
       v.kind = ast::Value::Kind::Word;
       v.text = w->ID()->getText();
@@ -430,18 +445,29 @@ std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
   // Lexical errors are ERROR_CHAR tokens: report them, then hide them from the parser.
   for (antlr4::Token *t : tokens.getTokens()) {
     SourceRange r{{fileId, map.byteOf(t->getStartIndex())}, {fileId, map.byteOf(t->getStopIndex() + 1)}};
-    if (t->getType() == DflLexer::ERROR_CHAR) {
+    // A '/' token (the one of `B/cycle`) right before '*' starts a block comment
+    // that BLOCK_COMMENT could not close.
+    size_t at = t->getStartIndex();
+    if (t->getText() == "/" && at + 1 < input.size() &&
+        input.getText(antlr4::misc::Interval(at + 1, at + 1)) == "*") {
+      diags.report({r.begin, {fileId, static_cast<uint32_t>(text.size())}}, diag::err_unterminated_comment);
+      break;   // the rest of the file is the comment
+    }
+    if (t->getType() == DflLexer::UNTERMINATED_STRING) {
+      diags.report(r, diag::err_unterminated_string);
+      if (auto *ct = dynamic_cast<antlr4::CommonToken *>(t))
+        ct->setChannel(antlr4::Token::HIDDEN_CHANNEL);
+    } else if (t->getType() == DflLexer::ERROR_CHAR) {
       std::string c = t->getText();
-      size_t at = t->getStartIndex();
-      if (c == "\"")
-        diags.report(r, diag::err_unterminated_string);
-      else if (c == "/" && at + 1 < input.size() && input.getText(antlr4::misc::Interval(at + 1, at + 1)) == "*") {
-        diags.report({r.begin, {fileId, static_cast<uint32_t>(text.size())}}, diag::err_unterminated_comment);
-        break;   // the rest of the file is the comment
-      } else if (static_cast<unsigned char>(c[0]) < 0x20 || static_cast<unsigned char>(c[0]) >= 0x7f) {
+      if (static_cast<unsigned char>(c[0]) < 0x20 || static_cast<unsigned char>(c[0]) == 0x7f) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "(byte 0x%02X)", static_cast<unsigned char>(c[0]));
         diags.report(r, diag::err_invalid_character) << buf;
+      } else if (static_cast<unsigned char>(c[0]) >= 0x80) {
+        // Valid UTF-8 (checked above): show the character and its code point, not its first byte.
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " (U+%04X)", codePoint(c));
+        diags.report(r, diag::err_invalid_character) << "'" + c + "'" + buf;
       } else
         diags.report(r, diag::err_invalid_character) << "'" + c + "'";
       if (auto *ct = dynamic_cast<antlr4::CommonToken *>(t))
@@ -469,6 +495,8 @@ std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
   built.comments = std::move(file.comments);
   if (diags.errorCount() > errorsBefore)
     return std::nullopt;
+  if (built.imports.empty() && built.decls.empty())
+    diags.report({{fileId, 0}, {fileId, 0}}, diag::warn_empty_file);
   return built;
 }
 

@@ -31,8 +31,7 @@ int64_t tensorBound(const Layer &layer, Dim d) {
 std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, const Layer *layer,
                                            DiagnosticsEngine &diags, const char *what) {
   std::vector<std::pair<Dim, int64_t>> out;
-  std::set<std::string> seen;
-  std::string layerDesc = layer ? layer->name : "";
+  std::map<std::string, SourceRange> seen;
   for (const ast::Step &s : in) {
     auto d = parseDim(s.dim.name);
     if (!d) {
@@ -44,8 +43,8 @@ std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, con
             << s.dim.name << std::string("a ") + what << joinList(allDimNames(), ", ");
       continue;
     }
-    if (!seen.insert(s.dim.name).second) {
-      diags.report(s.dim.range, diag::err_duplicate_dimension) << s.dim.name;
+    if (auto [it, inserted] = seen.emplace(s.dim.name, s.dim.range); !inserted) {
+      diags.report(s.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use) << s.dim.name;
       continue;
     }
     if (s.amount.value < 1) {
@@ -93,17 +92,18 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
       t.role = *role;
       t.range = d.range;
       const std::vector<Dim> &allowed = roleDims(*role);
-      std::set<std::string> seen;
+      std::map<std::string, SourceRange> seen;
       for (const ast::DimSize &ds : d.shape) {
         auto dim = parseDim(ds.dim.name);
         if (!dim || std::find(allowed.begin(), allowed.end(), *dim) == allowed.end()) {
           diags.report(ds.dim.range, diag::err_dim_not_in_tensor)
-              << ds.dim.name << d.role.name << (layer ? layer->name : "any layer")
+              << ds.dim.name << d.role.name << (layer ? " of layer '" + layer->name + "'" : std::string())
               << joinList(dimNames(allowed), ", ");
           continue;
         }
-        if (!seen.insert(ds.dim.name).second) {
-          diags.report(ds.dim.range, diag::err_duplicate_dimension) << ds.dim.name;
+        if (auto [it, inserted] = seen.emplace(ds.dim.name, ds.dim.range); !inserted) {
+          diags.report(ds.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use)
+              << ds.dim.name;
           continue;
         }
         if (ds.size.value < 1) {
@@ -113,8 +113,10 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
         if (layer) {
           int64_t bound = *dim == Dim::N ? batch : tensorBound(*layer, *dim);
           if (ds.size.value > bound) {
+            // Xi/Yi may exceed the layer's input by its padding: say so when it does.
+            std::string limit = std::to_string(bound) + (bound > at(layer->bounds, *dim) ? " with padding" : "");
             diags.report(ds.size.range, diag::err_size_exceeds_layer)
-                << ds.dim.name << d.role.name << ds.size.value << layer->name << bound;
+                << ds.dim.name << d.role.name << ds.size.value << layer->name << limit;
             continue;
           }
         }
@@ -193,6 +195,13 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
         hint = alias->second.isInput ? "; it is an input of network '" + net.name + "', not a layer"
                                      : "; it is an activation fused into layer '" +
                                            net.layers[alias->second.index].name + "'";
+      // A backward layer's name without --train (TrainingGraph.h names them L__dgrad, L__wgrad).
+      size_t sep = id.name.rfind("__");
+      bool training = std::any_of(net.layers.begin(), net.layers.end(),
+                                  [](const Layer &l) { return l.name.find("__") != std::string::npos; });
+      if (sep != std::string::npos && !training && net.findLayer(id.name.substr(0, sep)) >= 0 &&
+          (id.name.substr(sep) == "__dgrad" || id.name.substr(sep) == "__wgrad"))
+        hint = "; backward layers exist only with --train";
       diags.report(id.range, diag::err_unknown_name) << "layer" << id.name << hint;
     }
     return idx;

@@ -8,8 +8,9 @@ namespace dfl {
 
 uint32_t SourceManager::addBuffer(std::string path, std::string text) {
   Buffer b{std::move(path), std::move(text), {0}};
+  // A line ends at \n, \r\n or a lone \r (old Mac files), as the lexer's whitespace does.
   for (uint32_t i = 0; i < b.text.size(); ++i)
-    if (b.text[i] == '\n')
+    if (b.text[i] == '\n' || (b.text[i] == '\r' && (i + 1 == b.text.size() || b.text[i + 1] != '\n')))
       b.lineStarts.push_back(i + 1);
   buffers_.push_back(std::move(b));
   return static_cast<uint32_t>(buffers_.size());

@@ -85,6 +85,9 @@ FLOAT  : [0-9]+ '.' [0-9]+ ([eE] [+-]? [0-9]+)? ;
 INT    : [0-9]+ ;
 ID     : [a-zA-Z_] [a-zA-Z_0-9]* ;
 STRING : '"' (~["\\\r\n] | '\\' .)* '"' ;
+// A string missing its closing quote: one token to the end of the line, so the
+// rest of the line is not lexed as stray characters (reported as E0003).
+UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' .)* ;
 
 LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
 BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;

@@ -243,6 +243,8 @@ void printDiagnostics(const Options &o, const SourceManager &sm, const Diagnosti
     renderText(std::cerr, sm, all, color);
     if (std::string s = summaryLine(all); !s.empty())
       std::cerr << s << "\n";
+    if (diags.droppedErrors())   // clang says so too: the list above is not all
+      std::cerr << "dflc: stopped at --error-limit " << o.errorLimit << "; --error-limit 0 shows every error\n";
   }
 }
 
@@ -534,6 +536,19 @@ int runFmt(const Options &o) {
   return status;
 }
 
+/// Escapes Markdown emphasis and table syntax outside `code spans` (E0808's `*`).
+std::string markdownText(const std::string &text) {
+  std::string out;
+  bool code = false;
+  for (char c : text) {
+    code ^= c == '`';
+    if (!code && (c == '*' || c == '_' || c == '|' || c == '<'))
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 int listDiagnostics(bool markdown) {
   if (markdown) {
     std::cout << "# Diagnostics\n\n"
@@ -547,10 +562,17 @@ int listDiagnostics(bool markdown) {
       continue;
     if (markdown)
       std::cout << "| <a id=\"" << info.code << "\"></a>" << info.code << " | " << severityName(info.severity)
-                << " | `" << info.name << "` | " << info.format << " |\n";
+                << " | `" << info.name << "` | " << markdownText(info.format) << " |\n";
     else
       std::cout << info.code << "\t" << severityName(info.severity) << "\t" << info.name << "\t" << info.format
                 << "\n";
+  }
+  if (markdown) {
+    std::cout << "\n## Notes\n\nNotes have no code; they point at source related to a diagnostic.\n\n"
+                 "| name | message |\n| --- | --- |\n";
+    for (diag::ID id : allDiagnostics())
+      if (diagInfo(id).severity == Severity::Note)
+        std::cout << "| `" << diagInfo(id).name << "` | " << markdownText(diagInfo(id).format) << " |\n";
   }
   return kExitOk;
 }

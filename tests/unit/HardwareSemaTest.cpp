@@ -60,5 +60,5 @@ TEST(HardwareSema, LevelsMustGrowOutwards) {
   EXPECT_EQ(c.diagnostics(),
             "4:15: E0504 level 'B' (capacity 1 KiB) is outside level 'A' (capacity 2 KiB) but smaller; levels go "
             "from innermost to outermost\n"
-            "  3:15: note level 'A' is declared here\n");
+            "  3:11: note level 'A' is declared here\n");
 }

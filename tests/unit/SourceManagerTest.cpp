@@ -18,3 +18,14 @@ TEST(SourceManager, LineColumnAndLineText) {
   EXPECT_EQ(sm.offsetOf(id, {3, 1}), 6u);
   EXPECT_EQ(sm.textOf({{id, 3}, {id, 4}}), "c");
 }
+
+TEST(SourceManager, LoneCarriageReturnEndsALine) {
+  SourceManager sm;
+  // Offsets: 'a'=0 '\r'=1 'b'=2 '\r'=3 '\n'=4 'c'=5
+  uint32_t id = sm.addBuffer("t.dfl", "a\rb\r\nc");
+  EXPECT_EQ(sm.lineCol({id, 2}).line, 2u);
+  EXPECT_EQ(sm.lineCol({id, 5}).line, 3u);
+  EXPECT_EQ(sm.lineText(id, 1), "a");
+  EXPECT_EQ(sm.lineText(id, 2), "b");
+  EXPECT_EQ(sm.lineText(id, 3), "c");
+}
