@@ -58,6 +58,11 @@ public:
       bound_[i] = at(layer_.bounds, kDims[i]);
     if (channelWise(layer_))
       bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
+    top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
+    for (size_t i = 0; i < kND; ++i)
+      forced_[i] = at(options.fixedTopTile, kDims[i]);
+    if (channelWise(layer_))
+      forced_[index(Dim::K)] = 0;
   }
 
   std::optional<IntraLayerSolution> run(std::string &why) {
@@ -131,6 +136,7 @@ private:
         absorbFixed(plan, l);
         continue;
       }
+      applyForced(plan, l);
       if (!fits(plan, l)) {
         why = "layer '" + layer_.name + "' does not fit level " + hw_.levels[l].name + ": even its smallest tiles need " +
               std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*hw_.levels[l].capacityBytes) + " B";
@@ -152,6 +158,22 @@ private:
       why = "no valid schedule found for layer '" + layer_.name + "'";
     return best;
   }
+
+  /// The extent level l's array tile must divide along dim i: below the
+  /// forced top-level tile, that tile; elsewhere the layer bound.
+  int64_t limit(size_t l, size_t i) const { return forced_[i] && l < top_ ? forced_[i] : bound_[i]; }
+
+  /// The top level's forced tiles (the forwarding granularity) replace the
+  /// inner array tile there; a multiple of it, since the levels below divide it.
+  void applyForced(Plan &p, size_t l) const {
+    if (l != top_ || p.levels[l].fixed)
+      return;
+    for (size_t i = 0; i < kND; ++i)
+      if (forced_[i])
+        p.levels[l].tile[i] = forced_[i];
+  }
+
+  bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
 
   static size_t index(Dim d) {
     for (size_t i = 0; i < kND; ++i)
@@ -279,7 +301,7 @@ private:
       return false;
     int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
     int64_t array = tile * repl;
-    if (tile % unit || bound_[i] % array)
+    if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]))
       return false;
     if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
       return false;
@@ -310,15 +332,22 @@ private:
         for (size_t i = 0; i < kND; ++i) {
           int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
           std::vector<std::pair<int64_t, int64_t>> choices;
-          for (int64_t t = unit; t <= bound_[i]; t += unit)
-            if (bound_[i] % t == 0)
+          const int64_t whole = limit(l, i);
+          for (int64_t t = unit; t <= whole; t += unit)
+            if (whole % t == 0 && (!forcedAt(l, i) || t == forced_[i]))
               for (int64_t r = 1; t * r <= bound_[i]; ++r)
-                if (bound_[i] % (t * r) == 0)
+                if (whole % (t * r) == 0)
                   choices.emplace_back(t, r);
+          if (choices.empty()) {
+            ok = false;
+            break;
+          }
           auto [t, r] = choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
           lp.tile[i] = t;
           lp.repl[i] = r;
         }
+        if (!ok)
+          break;
         lp.order = std::uniform_int_distribution<size_t>(0, loopOrders().size() - 1)(rng);
         ok = arrayFits(p, l) && fits(p, l);
       }
@@ -387,13 +416,13 @@ private:
       return;
     }
     const int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[dim] * p.levels[l - 1].repl[dim];
-    const int64_t whole = bound_[dim];
+    const int64_t whole = limit(l, dim);
     const auto saved = lp;
     // Largest blocks first: under a candidate cap, the search meets the large
     // tiles good schedules use before the many small ones.
     std::vector<int64_t> tiles;
     for (int64_t t = unit; t <= whole; t += unit)
-      if (whole % t == 0)
+      if (whole % t == 0 && (!forcedAt(l, dim) || t == forced_[dim]))
         tiles.push_back(t);
     for (auto ti = tiles.rbegin(); ti != tiles.rend() && !exhausted(); ++ti) {
       int64_t t = *ti;
@@ -552,7 +581,7 @@ private:
       for (size_t i = 0; i < kND; ++i) {
         Plan q = p;
         auto &lp = q.levels[l];
-        int64_t whole = bound_[i];
+        int64_t whole = limit(l, i);
         if (stacking) {
           int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole);
           if (!next)
@@ -562,7 +591,7 @@ private:
             continue;
         } else {
           int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
-          int64_t next = nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
+          int64_t next = forcedAt(l, i) ? 0 : nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
           if (!next || (whole / lp.repl[i]) * lp.repl[i] != whole)
             continue;
           lp.tile[i] = next;
@@ -672,6 +701,7 @@ private:
         q.levels[l].tile[i] = q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
         q.levels[l].repl[i] = 1;
       }
+      applyForced(q, l);
     }
     return score(q);
   }
@@ -699,6 +729,8 @@ private:
   IntraLayerOptions options_;
   IntraLayerStats &stats_;
   std::array<int64_t, kND> bound_{};
+  std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
+  size_t top_ = 0;                      // the level whose units are the nodes
   size_t decided_ = 0;
   std::optional<IntraLayerSolution> exBest_;
   double exBestValue_ = 0;
