@@ -259,9 +259,26 @@ private:
         if (p.levels[l].fixed)
           continue;
         for (size_t i = 0; i < kND; ++i)
-          for (int kind = 0; kind < 4; ++kind) {
+          for (int kind = 0; kind < 6; ++kind) {
             Plan q = p;
             auto &lp = q.levels[l];
+            if (kind >= 4) {
+              // Coupled move: grow this level's tile (4) or stack factor (5)
+              // one blocked step and enlarge the levels above just enough to
+              // stay blocked — a single-dim move cannot leave a minimum where
+              // the next level's tile pins this one.
+              if (!lift(q, l, i, kind == 5))
+                continue;
+              auto sol = evaluate(q);
+              if (!sol)
+                continue;
+              double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+              if (value < bestValue * (1 - 1e-12)) {
+                bestValue = value;
+                bestMove = q;
+              }
+              continue;
+            }
             int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
             int64_t &x = kind < 2 ? lp.tile[i] : lp.repl[i];
             int64_t step = kind < 2 ? unit : 1;
@@ -291,6 +308,42 @@ private:
       auto sol = evaluate(p);
       now = sol ? objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) : bestValue;
     }
+  }
+
+  /// Grows level l's tile (or stack factor) along dim i to its next blocked
+  /// size, then each level above to the smallest tile that is a multiple of
+  /// the array tile below it; false if the result is not blocked or does not fit.
+  bool lift(Plan &q, size_t l, size_t i, bool stacking) const {
+    auto &lp = q.levels[l];
+    if (stacking) {
+      int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], limit(l, i));
+      if (!next)
+        return false;
+      lp.repl[i] = next / lp.tile[i];
+    } else {
+      int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+      int64_t next = nextBlocked(lp.tile[i], unit, limit(l, i));
+      if (!next)
+        return false;
+      lp.tile[i] = next;
+    }
+    for (size_t m = l + 1; m < q.levels.size(); ++m) {
+      if (q.levels[m].fixed)
+        return false;
+      int64_t unit = q.levels[m - 1].tile[i] * q.levels[m - 1].repl[i];
+      int64_t &t = q.levels[m].tile[i];
+      if (t % unit == 0)
+        break;
+      int64_t grown = unit;
+      while (grown < t)
+        grown += unit;
+      t = grown;
+    }
+    for (size_t m = l; m < q.levels.size(); ++m)
+      if (!q.levels[m].fixed && (!blockedOk(q, m, i, q.levels[m].tile[i], q.levels[m].repl[i]) ||
+                                 !arrayFits(q, m) || !fits(q, m)))
+        return false;
+    return true;
   }
 
   /// Level l with (tile, repl) along dim i keeps every level's blocking exact:
