@@ -58,6 +58,11 @@ public:
       bound_[i] = at(layer_.bounds, kDims[i]);
     if (channelWise(layer_))
       bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
+    top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
+    for (size_t i = 0; i < kND; ++i)
+      forced_[i] = at(options.fixedTopTile, kDims[i]);
+    if (channelWise(layer_))
+      forced_[index(Dim::K)] = 0;
   }
 
   std::optional<IntraLayerSolution> run(std::string &why) {
@@ -131,6 +136,7 @@ private:
         absorbFixed(plan, l);
         continue;
       }
+      applyForced(plan, l);
       if (!fits(plan, l)) {
         why = "layer '" + layer_.name + "' does not fit level " + hw_.levels[l].name + ": even its smallest tiles need " +
               std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*hw_.levels[l].capacityBytes) + " B";
@@ -152,6 +158,22 @@ private:
       why = "no valid schedule found for layer '" + layer_.name + "'";
     return best;
   }
+
+  /// The extent level l's array tile must divide along dim i: below the
+  /// forced top-level tile, that tile; elsewhere the layer bound.
+  int64_t limit(size_t l, size_t i) const { return forced_[i] && l < top_ ? forced_[i] : bound_[i]; }
+
+  /// The top level's forced tiles (the forwarding granularity) replace the
+  /// inner array tile there; a multiple of it, since the levels below divide it.
+  void applyForced(Plan &p, size_t l) const {
+    if (l != top_ || p.levels[l].fixed)
+      return;
+    for (size_t i = 0; i < kND; ++i)
+      if (forced_[i])
+        p.levels[l].tile[i] = forced_[i];
+  }
+
+  bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
 
   static size_t index(Dim d) {
     for (size_t i = 0; i < kND; ++i)
@@ -237,9 +259,26 @@ private:
         if (p.levels[l].fixed)
           continue;
         for (size_t i = 0; i < kND; ++i)
-          for (int kind = 0; kind < 4; ++kind) {
+          for (int kind = 0; kind < 6; ++kind) {
             Plan q = p;
             auto &lp = q.levels[l];
+            if (kind >= 4) {
+              // Coupled move: grow this level's tile (4) or stack factor (5)
+              // one blocked step and enlarge the levels above just enough to
+              // stay blocked — a single-dim move cannot leave a minimum where
+              // the next level's tile pins this one.
+              if (!lift(q, l, i, kind == 5))
+                continue;
+              auto sol = evaluate(q);
+              if (!sol)
+                continue;
+              double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+              if (value < bestValue * (1 - 1e-12)) {
+                bestValue = value;
+                bestMove = q;
+              }
+              continue;
+            }
             int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
             int64_t &x = kind < 2 ? lp.tile[i] : lp.repl[i];
             int64_t step = kind < 2 ? unit : 1;
@@ -271,6 +310,42 @@ private:
     }
   }
 
+  /// Grows level l's tile (or stack factor) along dim i to its next blocked
+  /// size, then each level above to the smallest tile that is a multiple of
+  /// the array tile below it; false if the result is not blocked or does not fit.
+  bool lift(Plan &q, size_t l, size_t i, bool stacking) const {
+    auto &lp = q.levels[l];
+    if (stacking) {
+      int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], limit(l, i));
+      if (!next)
+        return false;
+      lp.repl[i] = next / lp.tile[i];
+    } else {
+      int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+      int64_t next = nextBlocked(lp.tile[i], unit, limit(l, i));
+      if (!next)
+        return false;
+      lp.tile[i] = next;
+    }
+    for (size_t m = l + 1; m < q.levels.size(); ++m) {
+      if (q.levels[m].fixed)
+        return false;
+      int64_t unit = q.levels[m - 1].tile[i] * q.levels[m - 1].repl[i];
+      int64_t &t = q.levels[m].tile[i];
+      if (t % unit == 0)
+        break;
+      int64_t grown = unit;
+      while (grown < t)
+        grown += unit;
+      t = grown;
+    }
+    for (size_t m = l; m < q.levels.size(); ++m)
+      if (!q.levels[m].fixed && (!blockedOk(q, m, i, q.levels[m].tile[i], q.levels[m].repl[i]) ||
+                                 !arrayFits(q, m) || !fits(q, m)))
+        return false;
+    return true;
+  }
+
   /// Level l with (tile, repl) along dim i keeps every level's blocking exact:
   /// the tile is a multiple of the inner array tile and the array tile divides
   /// both the bound and the next level's tile.
@@ -279,7 +354,7 @@ private:
       return false;
     int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
     int64_t array = tile * repl;
-    if (tile % unit || bound_[i] % array)
+    if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]))
       return false;
     if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
       return false;
@@ -310,15 +385,22 @@ private:
         for (size_t i = 0; i < kND; ++i) {
           int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
           std::vector<std::pair<int64_t, int64_t>> choices;
-          for (int64_t t = unit; t <= bound_[i]; t += unit)
-            if (bound_[i] % t == 0)
+          const int64_t whole = limit(l, i);
+          for (int64_t t = unit; t <= whole; t += unit)
+            if (whole % t == 0 && (!forcedAt(l, i) || t == forced_[i]))
               for (int64_t r = 1; t * r <= bound_[i]; ++r)
-                if (bound_[i] % (t * r) == 0)
+                if (whole % (t * r) == 0)
                   choices.emplace_back(t, r);
+          if (choices.empty()) {
+            ok = false;
+            break;
+          }
           auto [t, r] = choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
           lp.tile[i] = t;
           lp.repl[i] = r;
         }
+        if (!ok)
+          break;
         lp.order = std::uniform_int_distribution<size_t>(0, loopOrders().size() - 1)(rng);
         ok = arrayFits(p, l) && fits(p, l);
       }
@@ -387,13 +469,13 @@ private:
       return;
     }
     const int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[dim] * p.levels[l - 1].repl[dim];
-    const int64_t whole = bound_[dim];
+    const int64_t whole = limit(l, dim);
     const auto saved = lp;
     // Largest blocks first: under a candidate cap, the search meets the large
     // tiles good schedules use before the many small ones.
     std::vector<int64_t> tiles;
     for (int64_t t = unit; t <= whole; t += unit)
-      if (whole % t == 0)
+      if (whole % t == 0 && (!forcedAt(l, dim) || t == forced_[dim]))
         tiles.push_back(t);
     for (auto ti = tiles.rbegin(); ti != tiles.rend() && !exhausted(); ++ti) {
       int64_t t = *ti;
@@ -552,7 +634,7 @@ private:
       for (size_t i = 0; i < kND; ++i) {
         Plan q = p;
         auto &lp = q.levels[l];
-        int64_t whole = bound_[i];
+        int64_t whole = limit(l, i);
         if (stacking) {
           int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole);
           if (!next)
@@ -562,7 +644,7 @@ private:
             continue;
         } else {
           int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
-          int64_t next = nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
+          int64_t next = forcedAt(l, i) ? 0 : nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
           if (!next || (whole / lp.repl[i]) * lp.repl[i] != whole)
             continue;
           lp.tile[i] = next;
@@ -672,6 +754,7 @@ private:
         q.levels[l].tile[i] = q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
         q.levels[l].repl[i] = 1;
       }
+      applyForced(q, l);
     }
     return score(q);
   }
@@ -699,6 +782,8 @@ private:
   IntraLayerOptions options_;
   IntraLayerStats &stats_;
   std::array<int64_t, kND> bound_{};
+  std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
+  size_t top_ = 0;                      // the level whose units are the nodes
   size_t decided_ = 0;
   std::optional<IntraLayerSolution> exBest_;
   double exBestValue_ = 0;

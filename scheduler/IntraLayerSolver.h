@@ -36,6 +36,10 @@ struct IntraLayerOptions {
   uint64_t seed = 1;   // Random: fixed, so runs are reproducible
   /// Units of the second-outermost level (the nodes) the layer may use; 0: all.
   int64_t maxNodes = 0;
+  /// Per-node tile sizes the second-outermost level must have (0: free): the
+  /// matched forwarding granularity of a spatially pipelined segment
+  /// (docs/directives.md §9, E0814). Channel-wise layers take `C` for `K`.
+  DimVector fixedTopTile{};
 };
 
 struct IntraLayerStats {

@@ -1,7 +1,6 @@
 #include "Solver.h"
 
 #include <chrono>
-#include <limits>
 
 namespace dfl {
 namespace {
@@ -47,95 +46,30 @@ public:
         options.progress(i + 1, net.layers.size());
     }
     out.result = analyzeSchedule(model, out.schedule);
-    if (given.segments.empty() && hw.temporalPipelining && hw.levels.size() >= 2) {
-      // Segment slicing: a DP over the topological order choosing temporal segments.
-      Schedule sliced = out.schedule;
-      sliced.segments = sliceSegments(net, hw, out.result);
-      if (!sliced.segments.empty()) {
-        ScheduleResult r = analyzeSchedule(model, sliced);
-        if (r.valid && r.complete &&
-            objectiveValue(options.objective, r.energyPj, r.latencyCycles) <=
-                objectiveValue(options.objective, out.result.energyPj, out.result.latencyCycles)) {
-          out.schedule = std::move(sliced);
-          out.result = std::move(r);
-        }
-      }
+    out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (given.segments.empty() && hw.levels.size() >= 2 && out.result.valid && out.result.complete) {
+      // Segment slicing and layer pipelining (KAPLA §IV-B).
+      InterLayerOptions inter;
+      inter.objective = options.objective;
+      inter.intra = intra;
+      inter.topK = options.topK;
+      if (!options.spatial)
+        inter.maxSpatial = 0;
+      inter.fixedLayers.assign(net.layers.size(), false);
+      for (const LayerScheduleModel &ls : given.layers)
+        if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
+          inter.fixedLayers[static_cast<size_t>(ls.layer)] = true;
+      auto [schedule, result] = InterLayerSolver(model, out.schedule, out.result, inter).solve(out.stats.interLayer);
+      out.schedule = std::move(schedule);
+      out.result = std::move(result);
+      out.stats.candidates += out.stats.interLayer.intra.candidates;
+      out.stats.rejected += out.stats.interLayer.intra.rejected;
     }
     out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
   }
 
 private:
-  /// Segment slicing (KAPLA §III-A) with temporal segments: consecutive layers
-  /// run one after the other on all nodes and keep their intermediate tensors
-  /// on chip when they fit (docs/directives.md §9). A DP over the topological
-  /// order: best[j] = min over i of best[i-1] + cost(i..j), segments of at most
-  /// kMaxSegment layers. Segment costs are exact here — the layers' schedules
-  /// do not change, only the DRAM traffic of the intermediates disappears — so
-  /// the single best chain is optimal and no top-k list is needed.
-  static std::vector<Segment> sliceSegments(const Network &net, const Hardware &hw, const ScheduleResult &r) {
-    constexpr size_t kMaxSegment = 8;
-    const size_t n = net.layers.size(), top = hw.levels.size() - 2, dram = hw.levels.size() - 1;
-    const Level &nodes = hw.levels[top];
-    const size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
-    auto cost = [&](size_t i, size_t j) -> std::optional<double> {
-      double e = 0, saved = 0;
-      int64_t used = 0, bytes = 0;
-      std::vector<double> writes(n);
-      for (size_t l = i; l <= j; ++l) {
-        e += r.layers[l].energyPj;
-        const LevelResult &lr = r.layers[l].levels[top];
-        used = std::max(used, lr.occupancyBytes * lr.units);
-        writes[l] = r.layers[l].levels[dram].accesses.writes[ofm];
-      }
-      for (size_t c = i; c <= j; ++c) {
-        double reads = r.layers[c].levels[dram].accesses.reads[ifm];
-        for (const TensorRef &op : net.layers[c].operands) {
-          if (op.isInput || op.index < static_cast<int>(i) || op.index > static_cast<int>(c))
-            continue;
-          double w = std::min(writes[op.index], reads);
-          writes[op.index] -= w;
-          reads -= w;
-          saved += 2 * w * hw.levels[dram].accessEnergyPj;
-        }
-      }
-      for (size_t p = i; p <= j; ++p) {
-        bool inside = false;
-        for (size_t c = p + 1; c <= j; ++c)
-          for (const TensorRef &op : net.layers[c].operands)
-            inside |= !op.isInput && op.index == static_cast<int>(p);
-        if (inside)
-          bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
-      }
-      if (nodes.capacityBytes && bytes > *nodes.capacityBytes * nodes.units() - used)
-        return std::nullopt;
-      return e - saved;
-    };
-    std::vector<double> best(n + 1, 0);
-    std::vector<size_t> from(n + 1, 0);
-    for (size_t j = 1; j <= n; ++j) {
-      best[j] = std::numeric_limits<double>::infinity();
-      for (size_t len = 1; len <= kMaxSegment && len <= j; ++len) {
-        size_t i = j - len;
-        auto c = cost(i, j - 1);
-        if (c && best[i] + *c < best[j]) {
-          best[j] = best[i] + *c;
-          from[j] = i;
-        }
-      }
-    }
-    std::vector<Segment> segments;
-    for (size_t j = n; j > 0; j = from[j]) {
-      if (j - from[j] < 2)
-        continue;
-      Segment seg;
-      for (size_t l = from[j]; l < j; ++l)
-        seg.layers.push_back(static_cast<int>(l));
-      segments.insert(segments.begin(), seg);
-    }
-    return segments;
-  }
-
   IntraLayerSearch search_;
   int64_t cap_;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Analysis.h"
+#include "InterLayerSolver.h"
 #include "IntraLayerSolver.h"
 
 #include <functional>
@@ -18,12 +19,19 @@ struct SolverOptions {
   Objective objective = Objective::Energy;
   /// Called with (layers done, layers in all) as the solver progresses.
   std::function<void(size_t, size_t)> progress;
+  /// Segment chains the inter-layer DP keeps for the real solve (KAPLA §IV-B); >= 1.
+  size_t topK = 4;
+  /// Spatially pipelined segments considered (false: temporal segments only;
+  /// the benchmark's "before" column).
+  bool spatial = true;
 };
 
 struct SolverStats {
   int64_t candidates = 0, rejected = 0;
   int64_t cappedLayers = 0;   // layers whose search stopped at its candidate limit
   double seconds = 0;
+  InterLayerStats interLayer;
+  double layerSeconds = 0;    // phase 1: every layer alone on all nodes
 };
 
 struct Solution {

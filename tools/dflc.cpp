@@ -42,6 +42,8 @@ Usage:
                                      OUT/schedule.dfl and OUT/report.json
                                      --solver kapla|exhaustive|random,
                                      --objective energy|latency|edp,
+                                     --top-k N: segment chains kept for
+                                     the real solve (default 4),
                                      --train: schedule training (the network
                                      with its backward layers)
   dflc show [options] FILE...        print networks (per layer: type, shapes,
@@ -82,6 +84,7 @@ struct Options {
   unsigned errorLimit = 20;
   std::optional<bool> color;
   std::string outDir, solver = "kapla", objective = "energy";
+  size_t topK = 4;   // segment chains the inter-layer DP keeps
 };
 
 int usageError(const std::string &message) {
@@ -144,6 +147,17 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
         return std::nullopt;
       }
       o.objective = *v;
+    } else if (a == "--top-k" || a.rfind("--top-k=", 0) == 0) {
+      std::optional<std::string> v = a == "--top-k" ? value("--top-k") : a.substr(8);
+      if (!v)
+        return std::nullopt;
+      char *end = nullptr;
+      long n = std::strtol(v->c_str(), &end, 10);
+      if (v->empty() || *end || n < 1 || n > 1000) {
+        exitCode = usageError("--top-k needs an integer from 1 to 1000, got '" + *v + "'");
+        return std::nullopt;
+      }
+      o.topK = static_cast<size_t>(n);
     } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
       std::optional<std::string> v = a == "--format" ? value("--format") : a.substr(9);
       if (!v)
@@ -175,7 +189,7 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
     } else if (a.size() > 1 && a[0] == '-') {
       exitCode = usageError("unknown option '" + a + "'" +
                             didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                           "--allow-partial", "--train", "--solver", "--objective", "--help", "--version", "-i", "-I"}));
+                                           "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--help", "--version", "-i", "-I"}));
       return std::nullopt;
     } else if (o.command.empty()) {
       if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
@@ -221,8 +235,8 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
     exitCode = usageError("'dflc compile' needs an output directory: -o OUT");
     return std::nullopt;
   }
-  if (o.command != "compile" && (!o.outDir.empty() || o.solver != "kapla" || o.objective != "energy")) {
-    exitCode = usageError("-o, --solver and --objective are options of 'dflc compile'");
+  if (o.command != "compile" && (!o.outDir.empty() || o.solver != "kapla" || o.objective != "energy" || o.topK != 4)) {
+    exitCode = usageError("-o, --solver, --objective and --top-k are options of 'dflc compile'");
     return std::nullopt;
   }
   if (o.inPlace && o.check) {
@@ -428,6 +442,7 @@ int runCompile(const Options &o) {
   SolverOptions so;
   so.objective = o.objective == "latency" ? Objective::Latency : o.objective == "edp" ? Objective::EDP
                                                                                       : Objective::Energy;
+  so.topK = o.topK;
   bool tty = isatty(STDERR_FILENO);
   if (tty)
     so.progress = [&](size_t done, size_t all) {
@@ -470,7 +485,14 @@ int runCompile(const Options &o) {
   report["solver"] = {{"name", o.solver},
                       {"objective", o.objective},
                       {"candidates", solution->stats.candidates},
-                      {"rejected", solution->stats.rejected}};
+                      {"rejected", solution->stats.rejected},
+                      {"top_k", so.topK},
+                      {"segments",
+                       {{"candidates", solution->stats.interLayer.candidates},
+                        {"pruned_invalid", solution->stats.interLayer.prunedInvalid},
+                        {"pruned_bound", solution->stats.interLayer.prunedBound},
+                        {"chains_solved", solution->stats.interLayer.chains},
+                        {"spatial_segments_solved", solution->stats.interLayer.segmentsSolved}}}};
   std::vector<std::pair<std::string, std::string>> outputs = {
       {(fs::path(o.outDir) / "schedule.dfl").string(), scheduleText},
       {(fs::path(o.outDir) / "report.json").string(), report.dump(2) + "\n"}};
@@ -493,7 +515,12 @@ int runCompile(const Options &o) {
   printDiagnostics(o, sm, diags);
   std::cout << scheduleReportText(*model, solution->schedule, solution->result);
   std::cout << "solver " << o.solver << ": " << solution->stats.candidates << " candidates evaluated ("
-            << solution->stats.rejected << " invalid) in " << solution->stats.seconds << " s\n"
+            << solution->stats.rejected << " invalid) in " << solution->stats.seconds << " s (layers "
+            << solution->stats.layerSeconds << " s, segment estimate " << solution->stats.interLayer.estimateSeconds
+            << " s, short list " << solution->stats.interLayer.shortListSeconds << " s); " 
+            << solution->stats.interLayer.candidates << " spatial segment candidates, "
+            << solution->stats.interLayer.prunedInvalid << " pruned as invalid, "
+            << solution->stats.interLayer.prunedBound << " by the lower bound\n"
             << "wrote " << outputs[0].first << " and " << outputs[1].first << "\n";
   return kExitOk;
 }

@@ -1,0 +1,445 @@
+#include "InterLayerSolver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace dfl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool channelWise(const Layer &l) {
+  switch (l.type) {
+  case LayerType::DwConv:
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat: return true;
+  default: return false;
+  }
+}
+
+/// One segment of a chain: layers first..last as one kind.
+enum class Kind { Single, Temporal, Spatial };
+struct Link {
+  int first = 0, last = 0;
+  Kind kind = Kind::Single;
+};
+
+/// A partial chain in the DP: its estimated cost and how it ends.
+struct ChainEnd {
+  double cost = 0;
+  int start = 0;   // first layer of the last segment
+  Kind kind = Kind::Single;
+  size_t prev = 0;   // rank of the chain it extends, at `start`
+};
+
+} // namespace
+
+InterLayerSolver::InterLayerSolver(const Model &model, const Schedule &layerwise, const ScheduleResult &layerwiseResult,
+                                   const InterLayerOptions &options)
+    : model_(model), base_(layerwise), baseResult_(layerwiseResult), options_(options) {}
+
+std::vector<int64_t> InterLayerSolver::allocateNodes(int first, int last) const {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const int64_t units = hw.levels[hw.levels.size() - 2].units();
+  const size_t n = static_cast<size_t>(last - first + 1);
+  if (static_cast<int64_t>(n) > units)
+    return {};
+  // Largest remainder over the nodes left after one each, by MACs (ops if none).
+  std::vector<double> work(n);
+  double all = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const Layer &l = net.layers[static_cast<size_t>(first) + k];
+    work[k] = static_cast<double>(std::max<int64_t>(1, l.macs ? l.macs : l.ops));
+    all += work[k];
+  }
+  const int64_t spare = units - static_cast<int64_t>(n);
+  std::vector<int64_t> nodes(n, 1);
+  std::vector<std::pair<double, size_t>> rest;
+  int64_t given = 0;
+  for (size_t k = 0; k < n; ++k) {
+    double share = static_cast<double>(spare) * work[k] / all;
+    auto whole = static_cast<int64_t>(share);
+    nodes[k] += whole;
+    given += whole;
+    rest.push_back({share - static_cast<double>(whole), k});
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](auto &a, auto &b) { return a.first > b.first; });
+  for (size_t k = 0; given < spare && k < rest.size(); ++k, ++given)
+    nodes[rest[k].second] += 1;
+  return nodes;
+}
+
+std::vector<int64_t> InterLayerSolver::batchTiles() const {
+  const Network &net = model_.networks.at(base_.network);
+  // Finest (one sample per forwarded chunk), a middle one and the whole batch.
+  std::vector<int64_t> tiles;
+  for (int64_t t : {int64_t{1}, int64_t{8}, net.batch})
+    if (t <= net.batch && net.batch % t == 0 && std::find(tiles.begin(), tiles.end(), t) == tiles.end())
+      tiles.push_back(t);
+  return tiles;
+}
+
+namespace {
+
+/// The top-level tiles a layer of a spatial segment must have (docs/directives.md
+/// §9, E0814): the batch tile everywhere; the whole channel dim on both ends of
+/// a tensor forwarded to a single-operand consumer, so producer `K` = consumer `C`.
+DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t batchTile) {
+  DimVector t{};
+  at(t, Dim::N) = batchTile;
+  const Layer &layer = net.layers[static_cast<size_t>(x)];
+  auto channels = [&](const Layer &l) -> std::pair<Dim, int64_t> {
+    Dim d = channelWise(l) ? Dim::C : Dim::K;
+    return {d, at(l.bounds, d)};
+  };
+  for (int c = x + 1; c <= last; ++c) {
+    const Layer &cons = net.layers[static_cast<size_t>(c)];
+    if (cons.operands.size() != 1)
+      continue;
+    for (const TensorRef &op : cons.operands)
+      if (!op.isInput && op.index == x) {
+        auto [d, v] = channels(layer);
+        at(t, d) = v;
+      }
+  }
+  if (layer.operands.size() == 1 && !layer.operands[0].isInput && layer.operands[0].index >= first &&
+      layer.operands[0].index < x)
+    at(t, Dim::C) = at(layer.bounds, Dim::C);
+  return t;
+}
+
+} // namespace
+
+bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Level &nodes = hw.levels[hw.levels.size() - 2];
+  int64_t used = 0;
+  for (int64_t r : s.nodes)
+    used += r;
+  if (s.nodes.size() != static_cast<size_t>(s.last - s.first + 1) || used > nodes.units())
+    return false;
+  if (!nodes.capacityBytes)
+    return true;
+  // Each node of a layer holds its top-level tiles; with the forced (granularity)
+  // dims at their size and every other dim at 1 they are smallest, and every
+  // schedule's tiles contain them, so if these do not fit, none do.
+  for (int x = s.first; x <= s.last; ++x) {
+    const Layer &l = net.layers[static_cast<size_t>(x)];
+    DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile);
+    auto v = [&](Dim d) { return std::max<int64_t>(1, at(t, d)); };
+    int64_t c = v(Dim::C), k = channelWise(l) ? c : v(Dim::K), words = 0;
+    for (TensorRole r : l.roles())
+      words += r == TensorRole::Ifm ? v(Dim::N) * c : r == TensorRole::Wgt ? (channelWise(l) ? c : k * c) : v(Dim::N) * k;
+    if (words * hw.wordBytes() > *nodes.capacityBytes)
+      return false;
+  }
+  return true;
+}
+
+double InterLayerSolver::lowerBoundPj(int first, int last) const {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const size_t nl = hw.levels.size();
+  double e = 0;
+  for (int x = first; x <= last; ++x) {
+    const Layer &l = net.layers[static_cast<size_t>(x)];
+    const double work = static_cast<double>((l.macs ? l.macs : l.ops) * net.batch);
+    // The MACs, and their own accesses at level 0, which no schedule avoids
+    // (LayerAnalysis: every role read once per MAC, the output also written).
+    double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.operands.size()) : 1.0;
+    double pe = 0;
+    for (TensorRole r : l.roles())
+      pe += r == l.output ? 2 * work : r == TensorRole::Ifm ? work * operands : work;
+    e += work * hw.macEnergyPj + pe * hw.levels[0].accessEnergyPj;
+    // DRAM: the weights read once and the output written once, unless the
+    // output is forwarded inside the segment. Inputs are not counted: a strided
+    // window may skip part of them, and forwarded ones are free.
+    bool forwarded = false;
+    for (int c = x + 1; c <= last; ++c)
+      for (const TensorRef &op : net.layers[static_cast<size_t>(c)].operands)
+        forwarded |= !op.isInput && op.index == x;
+    if (!l.forwardOf.empty() || nl < 2)
+      continue;
+    double words = 0;
+    if (l.hasWeights())
+      words += static_cast<double>(l.wgtSize);
+    if (!forwarded)
+      words += static_cast<double>(l.ofmShape.size() * net.batch);
+    e += words * hw.levels[nl - 1].accessEnergyPj;
+  }
+  return e;
+}
+
+std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatial(const SpatialSegment &s,
+                                                                                   InterLayerStats &stats) {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  ++stats.segmentsSolved;
+  Schedule sched = base_;
+  Segment seg;
+  seg.pipelined = true;
+  for (int x = s.first; x <= s.last; ++x) {
+    IntraLayerOptions o = options_.intra;
+    o.maxNodes = s.nodes[static_cast<size_t>(x - s.first)];
+    o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile);
+    std::string why;
+    auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why);
+    if (!sol)
+      return std::nullopt;   // a value: this region or granularity does not work
+    for (LayerScheduleModel &ls : sched.layers)
+      if (ls.layer == x)
+        ls = sol->schedule;
+    seg.layers.push_back(x);
+  }
+  sched.segments.push_back(seg);
+  ScheduleResult r = analyzeSchedule(model_, sched);
+  if (!r.valid || !r.complete)
+    return std::nullopt;
+  return std::pair{std::move(sched), std::move(r)};
+}
+
+std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
+  auto t0 = Clock::now();
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const int n = static_cast<int>(net.layers.size());
+  const size_t nl = hw.levels.size(), top = nl - 2, dram = nl - 1;
+  const Level &nodes = hw.levels[top];
+  const size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
+  const ScheduleResult &r = baseResult_;
+  auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
+
+  // ---- segment costs --------------------------------------------------------------
+  // Temporal segments (docs/directives.md §9): the layers' schedules do not
+  // change, only the DRAM traffic of the intermediates disappears — exact.
+  auto temporalCost = [&](int i, int j) -> std::optional<double> {
+    if (!hw.temporalPipelining)
+      return std::nullopt;
+    double e = 0, saved = 0;
+    int64_t used = 0, bytes = 0;
+    std::vector<double> writes(static_cast<size_t>(n));
+    for (int l = i; l <= j; ++l) {
+      if (!net.layers[l].forwardOf.empty())
+        return std::nullopt;   // backward layers read and write their tensors in DRAM
+      e += r.layers[l].energyPj;
+      const LevelResult &lr = r.layers[l].levels[top];
+      used = std::max(used, lr.occupancyBytes * lr.units);
+      writes[l] = r.layers[l].levels[dram].accesses.writes[ofm];
+    }
+    for (int c = i; c <= j; ++c) {
+      double reads = r.layers[c].levels[dram].accesses.reads[ifm];
+      for (const TensorRef &op : net.layers[c].operands) {
+        if (op.isInput || op.index < i || op.index > c)
+          continue;
+        double w = std::min(writes[op.index], reads);
+        writes[op.index] -= w;
+        reads -= w;
+        saved += 2 * w * hw.levels[dram].accessEnergyPj;
+      }
+    }
+    for (int p = i; p <= j; ++p) {
+      bool inside = false;
+      for (int c = p + 1; c <= j; ++c)
+        for (const TensorRef &op : net.layers[c].operands)
+          inside |= !op.isInput && op.index == p;
+      if (inside)
+        bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
+    }
+    if (nodes.capacityBytes && bytes > *nodes.capacityBytes * nodes.units() - used)
+      return std::nullopt;
+    return e - saved;
+  };
+  auto singles = [&](int i, int j) {
+    double e = 0;
+    for (int l = i; l <= j; ++l)
+      e += r.layers[l].energyPj;
+    return e;
+  };
+  // Per segment: the exact alternative (temporal or one by one) and, where
+  // allowed, the spatial option's lower bound and surviving granularities.
+  struct Options {
+    std::optional<double> temporal;
+    double exact = 0;
+    std::optional<double> spatialBound;
+    std::vector<int64_t> nodes, tiles;
+  };
+  std::map<std::pair<int, int>, Options> opts;
+  const size_t maxLen = std::max(options_.maxSpatial, options_.maxTemporal);
+  bool spatialAllowed = hw.spatialPipelining && nodes.units() > 1 && hw.levels[top].fixed.empty();
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n && static_cast<size_t>(j - i + 1) <= maxLen; ++j) {
+      Options &o = opts[{i, j}];
+      if (static_cast<size_t>(j - i + 1) <= options_.maxTemporal)
+        o.temporal = temporalCost(i, j);
+      o.exact = o.temporal ? std::min(*o.temporal, singles(i, j)) : singles(i, j);
+      if (!spatialAllowed || static_cast<size_t>(j - i + 1) > options_.maxSpatial)
+        continue;
+      bool eligible = true;
+      for (int l = i; l <= j; ++l)
+        eligible &= net.layers[l].forwardOf.empty() &&
+                    !(static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]);
+      if (!eligible)
+        continue;
+      o.nodes = allocateNodes(i, j);
+      if (o.nodes.empty())
+        continue;
+      for (int64_t t : batchTiles()) {
+        ++stats.candidates;
+        if (options_.prune && !mayFit({i, j, o.nodes, t}))
+          ++stats.prunedInvalid;
+        else
+          o.tiles.push_back(t);
+      }
+      if (o.tiles.empty())
+        continue;
+      double lb = lowerBoundPj(i, j);
+      // Safe: any chain through this segment does no worse with the exact
+      // alternative in its place, since real cost >= lower bound >= exact.
+      if (options_.prune && options_.objective == Objective::Energy && lb >= o.exact) {
+        stats.prunedBound += static_cast<int64_t>(o.tiles.size());
+        o.tiles.clear();
+        continue;
+      }
+      o.spatialBound = lb;
+    }
+
+  // ---- DP over the topological order keeping the top-k chains -----------------------
+  auto dp = [&](size_t k, const std::function<std::optional<double>(int, int)> &spatialCost) {
+    std::vector<std::vector<ChainEnd>> best(static_cast<size_t>(n) + 1);
+    best[0].push_back({0, 0, Kind::Single, 0});
+    for (int j = 1; j <= n; ++j) {
+      std::vector<ChainEnd> cands;
+      for (int len = 1; len <= j && static_cast<size_t>(len) <= maxLen; ++len) {
+        int i = j - len;
+        auto add = [&](double c, Kind kind) {
+          for (size_t rank = 0; rank < best[i].size(); ++rank)
+            cands.push_back({best[i][rank].cost + c, i, kind, rank});
+        };
+        if (len == 1) {
+          add(r.layers[i].energyPj, Kind::Single);
+          continue;
+        }
+        const Options &o = opts.at({i, j - 1});
+        if (o.temporal)
+          add(*o.temporal, Kind::Temporal);
+        if (auto c = spatialCost(i, j - 1))
+          add(*c, Kind::Spatial);
+      }
+      // Deterministic: by cost, then by the shape of the last segment.
+      std::stable_sort(cands.begin(), cands.end(), [](const ChainEnd &a, const ChainEnd &b) {
+        return std::tie(a.cost, a.start, a.kind, a.prev) < std::tie(b.cost, b.start, b.kind, b.prev);
+      });
+      if (cands.size() > k)
+        cands.resize(k);
+      best[static_cast<size_t>(j)] = std::move(cands);
+    }
+    std::vector<std::vector<Link>> chains;
+    for (size_t rank = 0; rank < best[static_cast<size_t>(n)].size(); ++rank) {
+      std::vector<Link> chain;
+      size_t at = rank;
+      for (int j = n; j > 0;) {
+        const ChainEnd &e = best[static_cast<size_t>(j)][at];
+        chain.insert(chain.begin(), Link{e.start, j - 1, e.kind});
+        at = e.prev;
+        j = e.start;
+      }
+      chains.push_back(std::move(chain));
+    }
+    return chains;
+  };
+  auto none = [](int, int) -> std::optional<double> { return std::nullopt; };
+  auto bound = [&](int i, int j) { return opts.at({i, j}).spatialBound; };
+  std::vector<std::vector<Link>> shortList = dp(1, none);   // the best chain of exact segments
+  for (auto &c : dp(std::max<size_t>(1, options_.topK), bound))
+    shortList.push_back(std::move(c));
+  auto t1 = Clock::now();
+  stats.estimateSeconds = std::chrono::duration<double>(t1 - t0).count();
+
+  // ---- the short list, solved for real ----------------------------------------------
+  // Per spatial segment: its layers' schedules with the best granularity (by
+  // the objective, in the layer-wise schedule's context), or none.
+  std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved;
+  std::map<std::pair<int, int>, double> realPj;   // solved spatial segments: their layers' energy
+  auto solveSegment = [&](int i, int j) -> const std::optional<std::vector<LayerScheduleModel>> & {
+    auto it = solved.find({i, j});
+    if (it != solved.end())
+      return it->second;
+    const Options &o = opts.at({i, j});
+    std::optional<std::vector<LayerScheduleModel>> best;
+    double bestValue = std::numeric_limits<double>::infinity();
+    for (int64_t t : o.tiles)
+      if (auto s = solveSpatial({i, j, o.nodes, t}, stats); s && value(s->second) < bestValue) {
+        bestValue = value(s->second);
+        double e = 0;
+        for (int l = i; l <= j; ++l)
+          e += s->second.layers[static_cast<size_t>(l)].energyPj;
+        realPj[{i, j}] = e;
+        best.emplace();
+        for (int l = i; l <= j; ++l)
+          best->push_back(s->first.layers[static_cast<size_t>(l)]);
+      }
+    return solved[{i, j}] = std::move(best);
+  };
+  Schedule bestSchedule = base_;
+  ScheduleResult bestResult = baseResult_;
+  std::vector<std::vector<Link>> seen;
+  auto tryChain = [&](const std::vector<Link> &chain) {
+    if (std::find_if(seen.begin(), seen.end(), [&](const std::vector<Link> &c) {
+          return std::equal(c.begin(), c.end(), chain.begin(), chain.end(), [](const Link &a, const Link &b) {
+            return a.first == b.first && a.last == b.last && a.kind == b.kind;
+          });
+        }) != seen.end())
+      return;
+    seen.push_back(chain);
+    ++stats.chains;
+    Schedule s = base_;
+    for (const Link &link : chain) {
+      Segment seg;
+      for (int l = link.first; l <= link.last; ++l)
+        seg.layers.push_back(l);
+      if (link.kind == Kind::Spatial) {
+        if (const auto &layers = solveSegment(link.first, link.last)) {
+          for (const LayerScheduleModel &ls : *layers)
+            s.layers[static_cast<size_t>(ls.layer)] = ls;
+          seg.pipelined = true;
+          s.segments.push_back(std::move(seg));
+          continue;
+        }
+        // No valid schedule for it: the exact alternative takes its place.
+        const Options &o = opts.at({link.first, link.last});
+        if (!o.temporal || *o.temporal > singles(link.first, link.last))
+          continue;
+      }
+      if (link.kind != Kind::Single)
+        s.segments.push_back(std::move(seg));
+    }
+    ScheduleResult res = analyzeSchedule(model_, s);
+    if (res.valid && res.complete && value(res) < value(bestResult)) {
+      bestSchedule = std::move(s);
+      bestResult = std::move(res);
+    }
+  };
+  for (const std::vector<Link> &chain : shortList)
+    tryChain(chain);
+  // Choosing by real cost: the short list's spatial segments, now solved, with
+  // their real energies, combined with the exact segments by the same DP.
+  auto real = [&](int i, int j) -> std::optional<double> {
+    auto it = realPj.find({i, j});
+    return it == realPj.end() ? std::nullopt : std::optional<double>(it->second);
+  };
+  for (const std::vector<Link> &chain : dp(1, real))
+    tryChain(chain);
+  stats.shortListSeconds = std::chrono::duration<double>(Clock::now() - t1).count();
+  return {std::move(bestSchedule), std::move(bestResult)};
+}
+
+} // namespace dfl
