@@ -102,17 +102,18 @@ private:
         issue(ranges_[i], diag::err_pipelining_disabled, {"spatial", hw_.name});
       if (!seg.pipelined && !hw_.temporalPipelining)
         issue(ranges_[i], diag::err_pipelining_disabled, {"temporal", hw_.name});
-      bool complete = std::all_of(seg.layers.begin(), seg.layers.end(),
-                                  [&](int l) { return r_.layers[l].complete && r_.layers[l].valid; });
-      if (!complete)
-        continue;
+      auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid; };
+      bool complete = std::all_of(seg.layers.begin(), seg.layers.end(), known);
       if (seg.pipelined) {
+        // A layer not yet scheduled needs at least one unit: a segment with more
+        // layers than units is rejected before any solver runs.
         int64_t used = 0;
         std::string parts;
         for (int l : seg.layers) {
-          used += r_.layers[l].levels[top].units;
-          parts += (parts.empty() ? "" : " + ") + std::to_string(r_.layers[l].levels[top].units) + " for '" +
-                   net_.layers[l].name + "'";
+          int64_t units = known(l) ? r_.layers[l].levels[top].units : 1;
+          used += units;
+          parts += (parts.empty() ? "" : " + ") + std::string(known(l) ? "" : "at least ") + std::to_string(units) +
+                   " for '" + net_.layers[l].name + "'";
         }
         if (used > nodes.units())
           issue(ranges_[i], diag::err_segment_nodes,
@@ -120,6 +121,8 @@ private:
                 {{nodes.arrayRange.valid() ? nodes.arrayRange : nodes.nameRange, diag::note_array_here,
                   {nodes.name, std::to_string(nodes.rows) + " x " + std::to_string(nodes.cols)}}});
       }
+      if (!complete)
+        continue;
       for (int c : seg.layers)
         for (const TensorRef &op : net_.layers[c].operands) {
           if (op.isInput || std::find(seg.layers.begin(), seg.layers.end(), op.index) == seg.layers.end())

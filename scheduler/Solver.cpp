@@ -1,5 +1,6 @@
 #include "Solver.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace dfl {
@@ -45,20 +46,22 @@ public:
       if (options.progress)
         options.progress(i + 1, net.layers.size());
     }
+    InterLayerOptions inter;
+    inter.objective = options.objective;
+    inter.intra = intra;
+    inter.topK = options.topK;
+    if (!options.spatial)
+      inter.maxSpatial = 0;
+    inter.fixedLayers.assign(net.layers.size(), false);
+    for (const LayerScheduleModel &ls : given.layers)
+      if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
+        inter.fixedLayers[static_cast<size_t>(ls.layer)] = true;
+    if (!given.segments.empty())
+      solveUserSegments(model, given, inter, out);
     out.result = analyzeSchedule(model, out.schedule);
     out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (given.segments.empty() && hw.levels.size() >= 2 && out.result.valid && out.result.complete) {
       // Segment slicing and layer pipelining (KAPLA §IV-B).
-      InterLayerOptions inter;
-      inter.objective = options.objective;
-      inter.intra = intra;
-      inter.topK = options.topK;
-      if (!options.spatial)
-        inter.maxSpatial = 0;
-      inter.fixedLayers.assign(net.layers.size(), false);
-      for (const LayerScheduleModel &ls : given.layers)
-        if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
-          inter.fixedLayers[static_cast<size_t>(ls.layer)] = true;
       auto [schedule, result] = InterLayerSolver(model, out.schedule, out.result, inter).solve(out.stats.interLayer);
       out.schedule = std::move(schedule);
       out.result = std::move(result);
@@ -70,6 +73,49 @@ public:
   }
 
 private:
+  /// A pipelined segment the user wrote constrains its layers like one the
+  /// inter-layer solver picks: node regions by work and a matched forwarding
+  /// granularity (the best of those tried). Layers with user directives, and
+  /// segments that are not a run of consecutive layers, stay as solved alone;
+  /// the analysis then reports what the user's segment breaks.
+  static void solveUserSegments(const Model &model, const Schedule &given, const InterLayerOptions &inter,
+                                Solution &out) {
+    const Hardware &hw = model.hardware.at(given.hardware);
+    if (hw.levels.size() < 2)
+      return;
+    Schedule layerwise = out.schedule;
+    layerwise.segments.clear();
+    ScheduleResult layerwiseResult = analyzeSchedule(model, layerwise);
+    if (!layerwiseResult.valid || !layerwiseResult.complete)
+      return;
+    InterLayerSolver solver(model, layerwise, layerwiseResult, inter);
+    for (const Segment &seg : given.segments) {
+      if (!seg.pipelined || seg.layers.size() < 2)
+        continue;
+      auto [lo, hi] = std::minmax_element(seg.layers.begin(), seg.layers.end());
+      if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size() ||
+          std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; }))
+        continue;
+      SpatialSegment spatial{*lo, *hi, solver.allocateNodes(*lo, *hi), 1};
+      if (spatial.nodes.empty())
+        continue;
+      std::optional<std::pair<Schedule, ScheduleResult>> best;
+      double bestValue = 0;
+      for (int64_t tile : solver.batchTiles()) {
+        spatial.batchTile = tile;
+        auto s = solver.solveSpatial(spatial, out.stats.interLayer);
+        double v = s ? objectiveValue(inter.objective, s->second.energyPj, s->second.latencyCycles) : 0;
+        if (s && (!best || v < bestValue)) {
+          bestValue = v;
+          best = std::move(s);
+        }
+      }
+      if (best)
+        for (int l : seg.layers)
+          out.schedule.layers[static_cast<size_t>(l)] = best->first.layers[static_cast<size_t>(l)];
+    }
+  }
+
   IntraLayerSearch search_;
   int64_t cap_;
 };

@@ -461,6 +461,11 @@ int runCompile(const Options &o) {
   reportIssues(solution->result.issues, diags);
   if (!solution->result.valid || !solution->result.complete) {
     printDiagnostics(o, sm, diags);
+    // A segment the user wrote can be impossible to satisfy (too little buffer
+    // for its intermediates, say): the diagnostics point at it. Without user
+    // segments an invalid result is our bug.
+    if (!given->segments.empty())
+      return kExitInvalid;
     std::cerr << "dflc: internal compiler error: the solver returned an invalid schedule\n";
     return kExitInternal;
   }
