@@ -173,17 +173,20 @@ private:
     } else if (!temporalFits(seg, segIndex)) {
       return;
     }
-    // The tensor never goes to DRAM: drop the producer's write-back and the consumer's fill.
+    // The consumer's fill comes from chip; the producer's write-back goes too
+    // unless a layer outside the segment still reads the tensor from DRAM.
     size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
     LevelAccesses &pd = pr.levels[nl - 1].accesses, &cd = cr.levels[nl - 1].accesses;
     double words = std::min(pd.writes[ofm], cd.reads[ifm]);
     double e = hw_.levels[nl - 1].accessEnergyPj;
-    pd.writes[ofm] -= words;
     cd.reads[ifm] -= words;
-    pr.levels[nl - 1].energyPj -= words * e;
     cr.levels[nl - 1].energyPj -= words * e;
-    pr.energyPj -= words * e;
     cr.energyPj -= words * e;
+    if (!readOutside(seg, p)) {
+      pd.writes[ofm] -= words;
+      pr.levels[nl - 1].energyPj -= words * e;
+      pr.energyPj -= words * e;
+    }
     if (seg.pipelined) {
       // Forwarded between the producer's and the consumer's regions on the mesh.
       double distance = regionDistance(seg, p, c);
@@ -191,6 +194,23 @@ private:
       cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
       cr.energyPj += words * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// Whether layer p's output is read by a layer outside `seg`: a consumer, or
+  /// (training) the backward layer of a consumer, which reads its input again.
+  bool readOutside(const SegmentResult &seg, int p) const {
+    auto inSeg = [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); };
+    for (size_t c = 0; c < net_.layers.size(); ++c)
+      for (const TensorRef &op : net_.layers[c].operands) {
+        if (op.isInput || op.index != p)
+          continue;
+        if (!inSeg(static_cast<int>(c)))
+          return true;
+        for (const Layer &b : net_.layers)
+          if (b.forwardOf == net_.layers[c].name)
+            return true;
+      }
+    return false;
   }
 
   /// The steps along `d` of layer l's updates at the top on-chip level,

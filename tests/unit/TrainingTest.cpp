@@ -75,3 +75,39 @@ schedule for n on h {
   EXPECT_DOUBLE_EQ(r.layers[1].energyPj, 1807);
   EXPECT_DOUBLE_EQ(r.layers[0].energyPj, 1807);
 }
+
+TEST(Training, SegmentKeepsWriteBackThatBackwardLayersRead) {
+  // Two 1-D convs (X=8 -> a: Xo=6 -> b: Xo=4) in one temporal segment. a's
+  // output (6 words) stays on chip for b either way, so b reads no ifm from
+  // DRAM; but in training b__wgrad reads a's output again from DRAM, so a must
+  // still write it back: 6 words, as without the segment.
+  const std::string net = R"(network n { input x [C=1, X=8]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=1, R=3, S=1); }
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4; access_energy = 1 pJ; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 2 B/cycle; }
+  pipeline { temporal = true; spatial = false; }
+}
+)";
+  auto layer = [](const std::string &name) {
+    return "  layer " + name +
+           " { REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; } }\n";
+  };
+  const std::string forward = layer("a") + layer("b");
+  const size_t ifm = 0, ofm = 2;
+
+  auto infer = test::compile(net + "schedule for n on h {\n  segment a, b;\n" + forward + "}\n");
+  ASSERT_EQ(infer.diagnostics(), "");
+  ScheduleResult ri = analyzeSchedule(infer.model, infer.model.schedules[0]);
+  ASSERT_TRUE(ri.valid && ri.complete);
+  EXPECT_EQ(ri.layers[0].levels[1].accesses.writes[ofm], 0);   // nobody else reads a
+  EXPECT_EQ(ri.layers[1].levels[1].accesses.reads[ifm], 0);
+
+  auto train = compileTrain(net + "schedule for n on h {\n  segment a, b;\n" + forward + layer("b__dgrad") +
+                            layer("b__wgrad") + layer("a__wgrad") + "}\n");
+  ASSERT_EQ(train.diagnostics(), "");
+  ScheduleResult rt = analyzeSchedule(train.model, train.model.schedules[0]);
+  ASSERT_TRUE(rt.valid && rt.complete);
+  EXPECT_EQ(rt.layers[0].levels[1].accesses.writes[ofm], 6);   // b__wgrad reads it from DRAM
+  EXPECT_EQ(rt.layers[1].levels[1].accesses.reads[ifm], 0);
+}
