@@ -3,6 +3,7 @@
 #include "SemaContext.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace dfl::sema {
@@ -66,6 +67,17 @@ std::string shapeText(const TensorShape &s) {
   return "[C=" + std::to_string(s.C) + ", X=" + std::to_string(s.X) + ", Y=" + std::to_string(s.Y) + "]";
 }
 
+// A layer's counts for the whole batch (MACs, operations, words of a tensor)
+// stay at or below 2^53: exact in a double, with room for the products later
+// stages form. Shapes are built from integers below 2^31, so an unchecked
+// product of a few of them overflows (undefined behaviour).
+constexpr int64_t kMaxCount = int64_t(1) << 53;
+
+struct Factor {
+  const char *dim;
+  int64_t value;
+};
+
 int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
@@ -84,6 +96,11 @@ public:
       else if (auto *in = std::get_if<ast::InputDecl>(&item))
         laterDefs_.emplace(in->name.name, in->name.range);
     }
+    for (const ast::NetworkItem &item : decl_.items)
+      if (auto *b = std::get_if<ast::BatchDecl>(&item); b && b->size.value >= 1) {
+        batchForLimits_ = b->size.value;   // the layers' limits count the whole batch, declared anywhere
+        break;
+      }
     for (const ast::NetworkItem &item : decl_.items)
       std::visit([&](const auto &i) { visit(i); }, item);
     if (net_.inputs.empty() && !hasInputDecl_)
@@ -284,6 +301,26 @@ private:
     net_.layers.push_back(std::move(layer));
   }
 
+  /// Reports E0308 unless the batch times the factors stays within kMaxCount.
+  /// Every factor is at least 1, so the counts made of fewer of them fit too.
+  bool fits(const ast::LayerDecl &l, std::initializer_list<Factor> factors) {
+    std::vector<Factor> all{{"N", batchForLimits_}};
+    all.insert(all.end(), factors.begin(), factors.end());
+    int64_t p = 1;
+    bool ok = true;
+    for (const Factor &f : all)
+      ok = ok && f.value >= 0 && !__builtin_mul_overflow(p, f.value, &p) && p <= kMaxCount;
+    if (ok)
+      return true;
+    std::string dims, values;
+    for (const Factor &f : all) {
+      dims += (dims.empty() ? "" : "*") + std::string(f.dim);
+      values += (values.empty() ? "" : "*") + std::to_string(f.value);
+    }
+    diags_.report(l.name.range, diag::err_layer_too_large) << l.name.name << dims << values;
+    return false;
+  }
+
   /// Concatenates operands along C; they must agree on X and Y.
   std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer) {
     TensorShape first = shapeOf(layer.operands[0]);
@@ -343,6 +380,12 @@ private:
         diags_.report(l.op.range, diag::err_groups_divide) << layer.groups << l.name.name << in->C << K;
         return false;
       }
+      // MACs N*K*Xo*Yo*(C/groups)*R*S bound the weights and the output too; the input is apart.
+      bool macsFit = layer.type == LayerType::Conv
+                         ? fits(l, {{"K", K}, {"Xo", o->first}, {"Yo", o->second}, {"C", in->C}, {"R", R}, {"S", S}})
+                         : fits(l, {{"C", in->C}, {"Xo", o->first}, {"Yo", o->second}, {"R", R}, {"S", S}});
+      if (!macsFit || !fits(l, {{"C", in->C}, {"Xi", in->X}, {"Yi", in->Y}}))
+        return false;
       layer.ifmShape = *in;
       layer.ofmShape = {K, o->first, o->second};
       // Depthwise: C and K are one dimension (KAPLA §III-B); the loop nest is per channel.
@@ -360,6 +403,8 @@ private:
       if (!in)
         return false;
       int64_t K = param("K", 1);
+      if (!fits(l, {{"K", K}, {"C", in->C}, {"Xi", in->X}, {"Yi", in->Y}}))
+        return false;
       layer.ifmShape = *in;
       layer.ofmShape = {K, 1, 1};
       // As nn_dataflow: a convolution whose filter covers the whole input.
@@ -374,6 +419,9 @@ private:
     case LayerType::MatMul: {
       TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
       int64_t h = param("heads", 1);
+      if (!fits(l, {{"heads", h}, {"X", bm.X}, {"Y", bm.Y}}) || !fits(l, {{"C", a.C}, {"X", a.X}, {"Y", a.Y}}) ||
+          !fits(l, {{"C", bm.C}, {"X", bm.X}, {"Y", bm.Y}}))
+        return false;
       layer.transposeB = bools.count("transpose_b") && bools["transpose_b"];
       int64_t Lb = bm.X * bm.Y;
       auto fail = [&](const std::string &why) {
@@ -399,6 +447,8 @@ private:
         K = bm.C;
         C = Lb;
       }
+      if (!fits(l, {{"K", K}, {"C", C}, {"X", a.X}, {"Y", a.Y}}))
+        return false;
       layer.groups = h;
       layer.ifmShape = a;
       layer.ofmShape = {K, a.X, a.Y};
@@ -422,6 +472,9 @@ private:
       auto o = window(in, R, S, layer.stride, layer.pad, 1, layer.ceilMode);
       if (!o)
         return false;
+      if (!fits(l, {{"C", in.C}, {"Xo", o->first}, {"Yo", o->second}, {"R", R}, {"S", S}}) ||
+          !fits(l, {{"C", in.C}, {"Xi", in.X}, {"Yi", in.Y}}))
+        return false;
       layer.ifmShape = in;
       layer.ofmShape = {in.C, o->first, o->second};
       at(b, Dim::C) = in.C;
@@ -437,7 +490,7 @@ private:
       TensorShape first = shapeOf(layer.operands[0]);
       if (layer.type == LayerType::Concat) {
         auto in = concatOperands(l, layer);
-        if (!in)
+        if (!in || !fits(l, {{"C", in->C}, {"X", in->X}, {"Y", in->Y}}))
           return false;
         layer.ifmShape = *in;
         layer.ofmShape = *in;
@@ -451,6 +504,9 @@ private:
             return false;
           }
         }
+        int64_t operands = static_cast<int64_t>(layer.operands.size());
+        if (!fits(l, {{"operands", operands}, {"C", first.C}, {"X", first.X}, {"Y", first.Y}}))
+          return false;
         layer.ifmShape = first;
         layer.ofmShape = first;
         layer.ops = static_cast<int64_t>(layer.operands.size() - 1) * first.size();
@@ -501,6 +557,7 @@ private:
   std::map<int, std::string> rawUsers_;
   std::set<int> activated_;
   bool batchSeen_ = false, hasInputDecl_ = false;
+  int64_t batchForLimits_ = 1;
 };
 
 } // namespace
