@@ -143,6 +143,10 @@ uint64_t fnv1a(const std::string &s) {
   return h;
 }
 
+/// Pretty-printed, with any byte that is not UTF-8 (a file name can hold one)
+/// replaced by U+FFFD: nlohmann::json throws on invalid UTF-8.
+std::string dump(const json &j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
 } // namespace
 
 void renderText(std::ostream &os, const SourceManager &sm, const std::vector<Diagnostic> &diags, bool color) {
@@ -157,7 +161,7 @@ std::string renderJson(const SourceManager &sm, const std::vector<Diagnostic> &d
   json arr = json::array();
   for (const Diagnostic &d : diags)
     arr.push_back(jsonOf(sm, d));
-  return json{{"diagnostics", arr}}.dump(2) + "\n";
+  return dump(json{{"diagnostics", arr}});
 }
 
 std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &diags) {
@@ -211,7 +215,7 @@ std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &
                                    {"rules", rules}}}}},
                                {"columnKind", "unicodeCodePoints"},
                                {"results", results}}})}};
-  return sarif.dump(2) + "\n";
+  return dump(sarif);
 }
 
 std::string summaryLine(const std::vector<Diagnostic> &diags) {

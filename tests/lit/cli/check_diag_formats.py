@@ -3,11 +3,16 @@ against positions derived by hand (see diag-formats.test).
 
 usage: check_diag_formats.py json FILE.json INPUT.dfl
        check_diag_formats.py sarif FILE.sarif INPUT.dfl CODES.txt
+       check_diag_formats.py badpath DFLC
 CODES.txt is `dflc --list-diagnostics`: one rule per code that is not a note.
+badpath runs DFLC on a missing file whose name is not UTF-8: both formats must
+still be valid JSON (the byte becomes U+FFFD), exit 1 and not an internal error.
 """
 import json
 import pathlib
+import os
 import re
+import subprocess
 import sys
 
 MESSAGE = "redefinition of tensor 'c1'"   # E0201: layers and inputs share one namespace
@@ -96,7 +101,21 @@ def check_sarif(doc, path, codes_file):
            "fingerprint %s, expected %s" % (res["partialFingerprints"], fnv1a64(key)))
 
 
+def check_badpath(dflc):
+    name = os.fsdecode(b"/nonexistent-dir/\xff.dfl")
+    for fmt in ("json", "sarif"):
+        p = subprocess.run([dflc, "show", "--format", fmt, name], capture_output=True)
+        expect(p.returncode == 1, "%s: exit %d, expected 1: %r" % (fmt, p.returncode, p.stderr))
+        doc = json.loads(p.stderr.decode("utf-8"))
+        diags = doc["diagnostics"] if fmt == "json" else doc["runs"][0]["results"]
+        (d,) = diags
+        text = d["message"] if fmt == "json" else d["message"]["text"]
+        expect("\ufffd.dfl" in text, "%s: the bad byte becomes U+FFFD: %r" % (fmt, text))
+
+
 def main():
+    if sys.argv[1] == "badpath":
+        return check_badpath(sys.argv[2])
     kind, out, path = sys.argv[1:4]
     doc = json.load(open(out))
     if kind == "json":
