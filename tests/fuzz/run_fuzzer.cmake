@@ -1,9 +1,9 @@
 # The `fuzz_frontend` test (cmake -P): builds tests/fuzz with clang in its own
-# tree under WORK, seeds a fresh corpus with every .dfl file of stdlib/ and
-# examples/ (copies: libFuzzer writes new inputs into the corpus directory, and
-# never into the source tree), then fuzzes for SECONDS. Any crash, sanitizer
-# report, hang (-timeout) or memory blow-up (-rss_limit_mb) fails the test and
-# leaves the input in WORK/artifacts/.
+# tree under WORK, seeds a fresh corpus with every .dfl file of stdlib/,
+# examples/ and tests/lit/ (copies: libFuzzer writes new inputs into the corpus
+# directory, and never into the source tree), then fuzzes for SECONDS. Any
+# crash, sanitizer report, hang (-timeout) or memory blow-up (-rss_limit_mb)
+# fails the test and leaves the input in WORK/artifacts/
 #   cmake -DSRC=<source root> -DWORK=<dir> -DCXX=clang++-14 -DGENERATOR=Ninja
 #         -DSECONDS=30 -DJOBS=2 -P run_fuzzer.cmake
 foreach(v SRC WORK CXX GENERATOR SECONDS JOBS)
@@ -32,10 +32,11 @@ message(STATUS "fuzzer built in ${build_s} s")
 
 file(REMOVE_RECURSE ${WORK}/corpus)
 file(MAKE_DIRECTORY ${WORK}/corpus ${WORK}/artifacts)
-file(GLOB_RECURSE seeds ${SRC}/stdlib/*.dfl ${SRC}/examples/*.dfl)
+# The lit tests' inputs add the odd corners (comments everywhere, huge sizes).
+file(GLOB_RECURSE seeds ${SRC}/stdlib/*.dfl ${SRC}/examples/*.dfl ${SRC}/tests/lit/*.dfl)
 list(LENGTH seeds n)
 if(n EQUAL 0)
-  message(FATAL_ERROR "no seed files under ${SRC}/stdlib or ${SRC}/examples")
+  message(FATAL_ERROR "no seed files under ${SRC}/stdlib, examples or tests/lit")
 endif()
 foreach(s ${seeds})
   file(RELATIVE_PATH rel ${SRC} ${s})
