@@ -56,9 +56,12 @@ bool importsConfined(const dfl::ast::File &file) {
   return true;
 }
 
+/// Renders the diagnostics in all three formats; returns the text.
 std::string renderAll(const dfl::SourceManager &sm, const dfl::DiagnosticsEngine &diags) {
   std::ostringstream os;
   dfl::renderText(os, sm, diags.diagnostics());
+  dfl::renderJson(sm, diags.diagnostics());
+  dfl::renderSarif(sm, diags.diagnostics());
   return os.str();
 }
 
@@ -100,9 +103,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dfl::DiagnosticsEngine diags(sm);
     uint32_t id = sm.addBuffer(path, text);
     auto file = dfl::parseFile(id, sm, diags);
-    renderAll(sm, diags);
-    if (!file)
+    if (!file) {
+      renderAll(sm, diags);
       return 0;
+    }
     if (!importsConfined(*file))
       return -1;   // keep such inputs out of the corpus
     checkPrinterRoundTrip(*file, sm);
@@ -121,7 +125,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       dfl::modelSummaryJson(model);
   }
   renderAll(sm, diags);
-  dfl::renderJson(sm, diags.diagnostics());
-  dfl::renderSarif(sm, diags.diagnostics());
   return 0;
 }
