@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <functional>
+#include <cctype>
+#include <cstdio>
+#include <map>
 
 namespace dfl {
 namespace {
@@ -54,6 +56,9 @@ void renderOne(std::ostream &os, const SourceManager &sm, const Diagnostic &d, b
     }
 }
 
+// Where each rule is documented: docs/diagnostics.md has an anchor per code.
+constexpr const char *kDiagnosticsPage = "https://github.com/dflc/dflc/blob/main/docs/diagnostics.md";
+
 json position(const SourceManager &sm, SourceLoc loc) {
   LineCol lc = sm.lineCol(loc);
   return {{"line", lc.line}, {"column", lc.column}};
@@ -83,18 +88,64 @@ json jsonOf(const SourceManager &sm, const Diagnostic &d) {
   return j;
 }
 
+/// SARIF columns (run.columnKind "unicodeCodePoints") count code points, ours
+/// count bytes: the code points before `loc` on its line, plus one.
+unsigned codePointColumn(const SourceManager &sm, SourceLoc loc) {
+  LineCol lc = sm.lineCol(loc);
+  std::string_view line = sm.lineText(loc.file, lc.line);
+  unsigned column = 1;
+  for (size_t i = 0; i + 1 < lc.column && i < line.size(); ++i)
+    column += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+  return column + (lc.column - 1 > line.size() ? lc.column - 1 - static_cast<unsigned>(line.size()) : 0);
+}
+
 json sarifRegion(const SourceManager &sm, SourceRange r) {
-  LineCol b = sm.lineCol(r.begin), e = sm.lineCol(r.end);
-  return {{"startLine", b.line}, {"startColumn", b.column}, {"endLine", e.line}, {"endColumn", e.column}};
+  return {{"startLine", sm.lineCol(r.begin).line},
+          {"startColumn", codePointColumn(sm, r.begin)},
+          {"endLine", sm.lineCol(r.end).line},
+          {"endColumn", codePointColumn(sm, r.end)}};
+}
+
+/// A URI reference for a path (RFC 3986): absolute paths become file:// URIs,
+/// relative ones stay relative; bytes outside the unreserved set and `/` are %XX.
+std::string fileUri(const std::string &path) {
+  std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
 }
 
 json sarifLocation(const SourceManager &sm, SourceRange r, const std::string *message = nullptr) {
   json loc = {{"physicalLocation",
-               {{"artifactLocation", {{"uri", sm.path(r.begin.file)}}}, {"region", sarifRegion(sm, r)}}}};
+               {{"artifactLocation", {{"uri", fileUri(sm.path(r.begin.file))}}}, {"region", sarifRegion(sm, r)}}}};
   if (message)
     loc["message"] = {{"text", *message}};
   return loc;
 }
+
+const char *sarifLevel(Severity s) {
+  return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note";
+}
+
+/// FNV-1a, 64 bit: the same fingerprint from every build of dflc (std::hash
+/// may differ between standard libraries and versions).
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+/// Pretty-printed, with any byte that is not UTF-8 (a file name can hold one)
+/// replaced by U+FFFD: nlohmann::json throws on invalid UTF-8.
+std::string dump(const json &j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 } // namespace
 
@@ -110,26 +161,31 @@ std::string renderJson(const SourceManager &sm, const std::vector<Diagnostic> &d
   json arr = json::array();
   for (const Diagnostic &d : diags)
     arr.push_back(jsonOf(sm, d));
-  return json{{"diagnostics", arr}}.dump(2) + "\n";
+  return dump(json{{"diagnostics", arr}});
 }
 
 std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &diags) {
   json rules = json::array();
+  std::map<std::string, size_t> ruleIndex;
   for (diag::ID id : allDiagnostics()) {
     const DiagInfo &info = diagInfo(id);
     if (info.severity == Severity::Note)
       continue;
+    ruleIndex[info.code] = rules.size();
     rules.push_back({{"id", info.code},
                      {"name", info.name},
                      {"shortDescription", {{"text", info.format}}},
-                     {"helpUri", "docs/diagnostics.md#" + std::string(info.code)},
-                     {"defaultConfiguration", {{"level", info.severity == Severity::Error ? "error" : "warning"}}}});
+                     {"helpUri", std::string(kDiagnosticsPage) + "#" + info.code},
+                     {"defaultConfiguration", {{"level", sarifLevel(info.severity)}}}});
   }
   json results = json::array();
   for (const Diagnostic &d : diags) {
     json r;
-    r["ruleId"] = d.code;
-    r["level"] = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "note";
+    if (auto it = ruleIndex.find(d.code); it != ruleIndex.end()) {
+      r["ruleId"] = d.code;
+      r["ruleIndex"] = it->second;
+    }
+    r["level"] = sarifLevel(d.severity);
     r["message"] = {{"text", d.message}};
     if (d.range.valid()) {
       r["locations"] = json::array({sarifLocation(sm, d.range)});
@@ -137,7 +193,7 @@ std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &
       std::string key = d.code + "|" + sm.path(d.range.begin.file) + "|" + std::string(sm.textOf(d.range)) + "|" +
                         d.message;
       char hex[17];
-      std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(key));
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
       r["partialFingerprints"] = {{"dflcDiagnostic/v1", hex}};
     }
     if (!d.notes.empty()) {
@@ -149,7 +205,7 @@ std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &
     }
     results.push_back(r);
   }
-  json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+  json sarif = {{"$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"},
                 {"version", "2.1.0"},
                 {"runs",
                  json::array({{{"tool",
@@ -157,8 +213,9 @@ std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &
                                   {{"name", "dflc"},
                                    {"informationUri", "https://github.com/dflc/dflc"},
                                    {"rules", rules}}}}},
+                               {"columnKind", "unicodeCodePoints"},
                                {"results", results}}})}};
-  return sarif.dump(2) + "\n";
+  return dump(sarif);
 }
 
 std::string summaryLine(const std::vector<Diagnostic> &diags) {

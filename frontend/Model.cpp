@@ -1,6 +1,7 @@
 #include "Model.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace dfl {
 
@@ -77,10 +78,13 @@ int Network::findLayer(const std::string &n) const {
 }
 
 int64_t Network::totalMacs() const {
+  // Each layer is within 2^53 (E0308), but a thousand of them are not.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   int64_t sum = 0;
   for (const Layer &l : layers)
-    sum += l.macs;
-  return sum * batch;
+    if (__builtin_add_overflow(sum, l.macs, &sum))
+      return kMax;
+  return __builtin_mul_overflow(sum, batch, &sum) ? kMax : sum;
 }
 
 const char *transferName(Transfer t) {

@@ -102,7 +102,7 @@ struct Network {
   SourceRange range, nameRange, batchRange;
 
   int findLayer(const std::string &name) const;
-  int64_t totalMacs() const;   // whole batch
+  int64_t totalMacs() const;   // whole batch; INT64_MAX if it does not fit
 };
 
 // ---- hardware ---------------------------------------------------------------

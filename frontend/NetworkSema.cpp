@@ -3,7 +3,8 @@
 #include "SemaContext.h"
 
 #include <algorithm>
-#include <limits>
+#include <optional>
+#include <map>
 #include <set>
 
 namespace dfl::sema {
@@ -67,17 +68,16 @@ std::string shapeText(const TensorShape &s) {
   return "[C=" + std::to_string(s.C) + ", X=" + std::to_string(s.X) + ", Y=" + std::to_string(s.Y) + "]";
 }
 
-/// The product, or INT64_MAX if it overflows: sizes are user input (up to 2^31-1 each).
-int64_t satMul(std::initializer_list<int64_t> factors) {
-  int64_t p = 1;
-  for (int64_t f : factors)
-    if (__builtin_mul_overflow(p, f, &p))
-      return std::numeric_limits<int64_t>::max();
-  return p;
-}
+// A layer's counts for the whole batch (MACs, operations, words of a tensor)
+// stay at or below 2^53: exact in a double, with room for the products later
+// stages form. Shapes are built from integers below 2^31, so an unchecked
+// product of a few of them overflows (undefined behaviour).
+constexpr int64_t kMaxCount = int64_t(1) << 53;
 
-/// Counts the cost model keeps exact: it works in doubles, exact up to 2^53.
-constexpr int64_t kMaxCount = int64_t{1} << 53;
+struct Factor {
+  const char *dim;
+  int64_t value;
+};
 
 int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
@@ -98,36 +98,20 @@ public:
         laterDefs_.emplace(in->name.name, in->name.range);
     }
     for (const ast::NetworkItem &item : decl_.items)
+      if (auto *b = std::get_if<ast::BatchDecl>(&item); b && b->size.value >= 1) {
+        batchForLimits_ = b->size.value;   // the layers' limits count the whole batch, declared anywhere
+        break;
+      }
+    for (const ast::NetworkItem &item : decl_.items)
       std::visit([&](const auto &i) { visit(i); }, item);
     if (net_.inputs.empty() && !hasInputDecl_)
       diags_.report(decl_.name.range, diag::err_no_input) << net_.name;
-    for (Layer &l : net_.layers) {   // `batch` may come after the layers
+    for (Layer &l : net_.layers)   // `batch` may come after the layers
       at(l.bounds, Dim::N) = net_.batch;
-      checkSize(l);
-    }
     return std::move(net_);
   }
 
 private:
-  /// Reports E0308 if a count the later stages multiply would not stay exact.
-  void checkSize(const Layer &l) {
-    int64_t n = net_.batch;
-    std::pair<const char *, int64_t> counts[] = {
-        {"MACs", satMul({n, l.macs})},
-        {"operations", satMul({n, l.ops})},
-        {"weights", l.wgtSize},
-        {"input words", satMul({n, l.ifmShape.C, l.ifmShape.X, l.ifmShape.Y})},
-        {"output words", satMul({n, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y})}};
-    for (const auto &[what, count] : counts)
-      if (count > kMaxCount) {
-        std::vector<std::string> bounds;
-        for (Dim d : l.loopDims())
-          bounds.push_back(std::string(dimName(d)) + "=" + std::to_string(at(l.bounds, d)));
-        diags_.report(l.opRange, diag::err_layer_too_large) << l.name << what << joinList(bounds, ", ", ", ");
-        return;
-      }
-  }
-
   void visit(const ast::BatchDecl &b) {
     if (batchSeen_) {
       diags_.report(b.dim.range, diag::err_redefinition).note(net_.batchRange, diag::note_previous_definition)
@@ -319,6 +303,26 @@ private:
     net_.layers.push_back(std::move(layer));
   }
 
+  /// Reports E0308 unless the batch times the factors stays within kMaxCount.
+  /// Every factor is at least 1, so the counts made of fewer of them fit too.
+  bool fits(const ast::LayerDecl &l, std::initializer_list<Factor> factors) {
+    std::vector<Factor> all{{"N", batchForLimits_}};
+    all.insert(all.end(), factors.begin(), factors.end());
+    int64_t p = 1;
+    bool ok = true;
+    for (const Factor &f : all)
+      ok = ok && f.value >= 0 && !__builtin_mul_overflow(p, f.value, &p) && p <= kMaxCount;
+    if (ok)
+      return true;
+    std::string dims, values;
+    for (const Factor &f : all) {
+      dims += (dims.empty() ? "" : "*") + std::string(f.dim);
+      values += (values.empty() ? "" : "*") + std::to_string(f.value);
+    }
+    diags_.report(l.name.range, diag::err_layer_too_large) << l.name.name << dims << values;
+    return false;
+  }
+
   /// Concatenates operands along C; they must agree on X and Y.
   std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer) {
     TensorShape first = shapeOf(layer.operands[0]);
@@ -378,6 +382,12 @@ private:
         diags_.report(l.op.range, diag::err_groups_divide) << layer.groups << l.name.name << in->C << K;
         return false;
       }
+      // MACs N*K*Xo*Yo*(C/groups)*R*S bound the weights and the output too; the input is apart.
+      bool macsFit = layer.type == LayerType::Conv
+                         ? fits(l, {{"K", K}, {"Xo", o->first}, {"Yo", o->second}, {"C", in->C}, {"R", R}, {"S", S}})
+                         : fits(l, {{"C", in->C}, {"Xo", o->first}, {"Yo", o->second}, {"R", R}, {"S", S}});
+      if (!macsFit || !fits(l, {{"C", in->C}, {"Xi", in->X}, {"Yi", in->Y}}))
+        return false;
       layer.ifmShape = *in;
       layer.ofmShape = {K, o->first, o->second};
       // Depthwise: C and K are one dimension (KAPLA §III-B); the loop nest is per channel.
@@ -385,9 +395,9 @@ private:
       at(b, Dim::K) = K;
       at(b, Dim::R) = R;
       at(b, Dim::S) = S;
-      layer.wgtSize = layer.type == LayerType::DwConv ? satMul({in->C, R, S}) : satMul({K, in->C / layer.groups, R, S});
-      layer.macs = layer.type == LayerType::DwConv ? satMul({in->C, o->first, o->second, R, S})
-                                                   : satMul({K, o->first, o->second, in->C / layer.groups, R, S});
+      layer.wgtSize = layer.type == LayerType::DwConv ? in->C * R * S : K * (in->C / layer.groups) * R * S;
+      layer.macs = layer.type == LayerType::DwConv ? in->C * o->first * o->second * R * S
+                                                   : K * o->first * o->second * (in->C / layer.groups) * R * S;
       break;
     }
     case LayerType::FC: {
@@ -395,6 +405,8 @@ private:
       if (!in)
         return false;
       int64_t K = param("K", 1);
+      if (!fits(l, {{"K", K}, {"C", in->C}, {"Xi", in->X}, {"Yi", in->Y}}))
+        return false;
       layer.ifmShape = *in;
       layer.ofmShape = {K, 1, 1};
       // As nn_dataflow: a convolution whose filter covers the whole input.
@@ -402,13 +414,16 @@ private:
       at(b, Dim::K) = K;
       at(b, Dim::R) = in->X;
       at(b, Dim::S) = in->Y;
-      layer.wgtSize = satMul({K, in->C, in->X, in->Y});
-      layer.macs = layer.wgtSize;
+      layer.wgtSize = K * in->size();
+      layer.macs = K * in->size();
       break;
     }
     case LayerType::MatMul: {
       TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
       int64_t h = param("heads", 1);
+      if (!fits(l, {{"heads", h}, {"X", bm.X}, {"Y", bm.Y}}) || !fits(l, {{"C", a.C}, {"X", a.X}, {"Y", a.Y}}) ||
+          !fits(l, {{"C", bm.C}, {"X", bm.X}, {"Y", bm.Y}}))
+        return false;
       layer.transposeB = bools.count("transpose_b") && bools["transpose_b"];
       int64_t Lb = bm.X * bm.Y;
       auto fail = [&](const std::string &why) {
@@ -424,23 +439,25 @@ private:
           return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
                       "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
                       std::to_string(bm.C));
-        K = satMul({h, Lb});
+        K = h * Lb;
         C = a.C / h;
       } else {
-        if (a.C != satMul({h, Lb}))
+        if (a.C != h * Lb)
           return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
-                      l.operands[1].name + "') = " + std::to_string(satMul({h, Lb})) + " channels, but has C=" +
+                      l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
                       std::to_string(a.C));
         K = bm.C;
         C = Lb;
       }
+      if (!fits(l, {{"K", K}, {"C", C}, {"X", a.X}, {"Y", a.Y}}))
+        return false;
       layer.groups = h;
       layer.ifmShape = a;
       layer.ofmShape = {K, a.X, a.Y};
       at(b, Dim::C) = C;
       at(b, Dim::K) = K;
-      layer.wgtSize = satMul({K, C});
-      layer.macs = satMul({a.X, a.Y, K, C});
+      layer.wgtSize = K * C;
+      layer.macs = a.X * a.Y * K * C;
       break;
     }
     case LayerType::MaxPool:
@@ -457,13 +474,16 @@ private:
       auto o = window(in, R, S, layer.stride, layer.pad, 1, layer.ceilMode);
       if (!o)
         return false;
+      if (!fits(l, {{"C", in.C}, {"Xo", o->first}, {"Yo", o->second}, {"R", R}, {"S", S}}) ||
+          !fits(l, {{"C", in.C}, {"Xi", in.X}, {"Yi", in.Y}}))
+        return false;
       layer.ifmShape = in;
       layer.ofmShape = {in.C, o->first, o->second};
       at(b, Dim::C) = in.C;
       at(b, Dim::K) = in.C;
       at(b, Dim::R) = R;
       at(b, Dim::S) = S;
-      layer.ops = satMul({in.C, o->first, o->second, R, S});
+      layer.ops = in.C * o->first * o->second * R * S;
       break;
     }
     case LayerType::Add:
@@ -472,7 +492,7 @@ private:
       TensorShape first = shapeOf(layer.operands[0]);
       if (layer.type == LayerType::Concat) {
         auto in = concatOperands(l, layer);
-        if (!in)
+        if (!in || !fits(l, {{"C", in->C}, {"X", in->X}, {"Y", in->Y}}))
           return false;
         layer.ifmShape = *in;
         layer.ofmShape = *in;
@@ -486,9 +506,12 @@ private:
             return false;
           }
         }
+        int64_t operands = static_cast<int64_t>(layer.operands.size());
+        if (!fits(l, {{"operands", operands}, {"C", first.C}, {"X", first.X}, {"Y", first.Y}}))
+          return false;
         layer.ifmShape = first;
         layer.ofmShape = first;
-        layer.ops = satMul({static_cast<int64_t>(layer.operands.size() - 1), first.C, first.X, first.Y});
+        layer.ops = static_cast<int64_t>(layer.operands.size() - 1) * first.size();
       }
       at(b, Dim::C) = layer.ofmShape.C;
       at(b, Dim::K) = layer.ofmShape.C;
@@ -536,6 +559,7 @@ private:
   std::map<int, std::string> rawUsers_;
   std::set<int> activated_;
   bool batchSeen_ = false, hasInputDecl_ = false;
+  int64_t batchForLimits_ = 1;
 };
 
 } // namespace

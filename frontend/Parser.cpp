@@ -12,19 +12,25 @@ namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
 
-/// Validates UTF-8; returns the offset of the first bad byte, or npos.
+/// Validates UTF-8 as RFC 3629 defines it (no overlong forms, no surrogates,
+/// nothing above U+10FFFF: ANTLR's decoder throws on those); returns the
+/// offset of the first byte of the first bad sequence, or npos.
 size_t firstInvalidUtf8(const std::string &s) {
+  auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
   size_t i = 0;
   while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    unsigned c = byte(i);
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
     if (len == 0 || i + len > s.size())
       return i;
-    for (size_t k = 1; k < len; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80)
-        return i;
-    if (len == 2 && c < 0xC2)
+    // The second byte's range depends on the first; later ones are 80..BF.
+    unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    if (len > 1 && (byte(i + 1) < lo || byte(i + 1) > hi))
       return i;
+    for (size_t k = 2; k < len; ++k)
+      if ((byte(i + k) & 0xC0) != 0x80)
+        return i;
     i += len;
   }
   return std::string::npos;

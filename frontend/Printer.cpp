@@ -1,4 +1,268 @@
 #include "Printer.h"
+
+#include <cctype>
+#include <limits>
+#include <vector>
+
 namespace dfl {
-std::string printFile(const ast::File &file, const SourceManager &sm) { return sm.text(file.fileId); }
+namespace {
+
+using namespace ast;
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    // The lexer takes `\` + any character; a raw newline or quote would end the string.
+    if (c == '"' || c == '\\' || c == '\n' || c == '\r')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
+
+template <class T, class F> std::string join(const std::vector<T> &items, F f) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + f(items[i]);
+  return out;
+}
+
+std::string shape(const std::vector<DimSize> &dims) {
+  return "[" + join(dims, [](const DimSize &d) { return d.dim.name + "=" + std::to_string(d.size.value); }) + "]";
+}
+
+std::string steps(const std::vector<Step> &s) {
+  return join(s, [](const Step &st) { return st.dim.name + " += " + std::to_string(st.amount.value); });
+}
+
+std::string access(const Access &a) {
+  return a.tensor.name + "[" + join(a.indices, [](const Ident &i) { return i.name; }) + "]";
+}
+
+/// Prints the AST one output line per item, weaving the comments back in by
+/// source offset: a comment on the same source line as the code before it
+/// stays at the end of that line, any other one gets a line of its own before
+/// the next item. Blank lines between items are kept (at most one); the
+/// printer adds one between top-level declarations and drops those just
+/// inside braces.
+class Printer {
+public:
+  Printer(const File &file, const SourceManager &sm) : text_(sm.text(file.fileId)), comments_(file.comments) {}
+
+  std::string run(const File &file) {
+    for (const Import &imp : file.imports)
+      line(imp.range, "import " + quote(imp.path) + ";");
+    for (const TopDecl &decl : file.decls) {
+      wantBlank_ = !lines_.empty();
+      std::visit([this](const auto &d) { print(d); }, decl);
+    }
+    flushComments(std::numeric_limits<uint32_t>::max());
+    std::string out;
+    for (const std::string &l : lines_)
+      out += l + "\n";
+    return out;
+  }
+
+private:
+  // ---- layout ---------------------------------------------------------------
+  void line(SourceRange src, const std::string &s) { line(src.begin.offset, src.end.offset, s); }
+
+  /// Emits `s` for the source [begin, end), after the comments before `begin`.
+  void line(uint32_t begin, uint32_t end, const std::string &s) {
+    flushComments(begin);
+    emit(begin, end, s);
+  }
+
+  void emit(uint32_t begin, uint32_t end, const std::string &s) {
+    if (!lines_.empty() && blankAllowed_ && (wantBlank_ || blankBetween(lastEnd_, begin)))
+      lines_.emplace_back();
+    wantBlank_ = false;
+    blankAllowed_ = true;
+    lines_.push_back(std::string(2 * indent_, ' ') + s);
+    lastEnd_ = end;
+    endsWithLineComment_ = false;
+  }
+
+  void flushComments(uint32_t before) {
+    while (next_ < comments_.size() && comments_[next_].range.begin.offset < before) {
+      const Comment &c = comments_[next_++];
+      bool isLine = c.text.rfind("//", 0) == 0;
+      if (!lines_.empty() && !lines_.back().empty() && !endsWithLineComment_ &&
+          sameLine(lastEnd_, c.range.begin.offset)) {
+        lines_.back() += "  " + c.text;
+        lastEnd_ = std::max(lastEnd_, c.range.end.offset);
+      } else {
+        emit(c.range.begin.offset, c.range.end.offset, c.text);
+      }
+      endsWithLineComment_ = isLine;
+    }
+  }
+
+  /// True if no line break separates `from` from `to` (or `to` lies inside the
+  /// code just printed, as a comment within an item does).
+  bool sameLine(uint32_t from, uint32_t to) const {
+    for (uint32_t i = from; i < to && i < text_.size(); ++i)
+      if (text_[i] == '\n')
+        return false;
+    return true;
+  }
+
+  /// True if a line holding only white space lies between `from` and `to`.
+  bool blankBetween(uint32_t from, uint32_t to) const {
+    int newlines = 0;
+    for (uint32_t i = from; i < to && i < text_.size(); ++i) {
+      char c = text_[i];
+      if (c == '\n') {
+        if (++newlines == 2)
+          return true;
+      } else if (c != ' ' && c != '\t' && c != '\r') {
+        newlines = 0;
+      }
+    }
+    return false;
+  }
+
+  void open(uint32_t begin, uint32_t headerEnd, const std::string &header) {
+    line(begin, headerEnd, header + " {");
+    ++indent_;
+    blankAllowed_ = false;
+  }
+
+  /// `range` ends with the closing brace.
+  void close(SourceRange range) {
+    uint32_t brace = range.end.offset > 0 ? range.end.offset - 1 : 0;
+    flushComments(brace);
+    --indent_;
+    blankAllowed_ = false;
+    emit(brace, range.end.offset, "}");
+  }
+
+  // ---- values ---------------------------------------------------------------
+  std::string value(const Value &v) const {
+    switch (v.kind) {
+    case Value::Kind::Quantity:
+      if (v.unit.empty())
+        return v.number;
+      // `4 x2` would lex as the array shape 4 x 2; only a line break keeps a
+      // unit spelled x<digit> (never a valid unit, but fmt must not change the AST).
+      if (v.unit.size() > 1 && v.unit[0] == 'x' && std::isdigit(static_cast<unsigned char>(v.unit[1])))
+        return v.number + "\n" + std::string(2 * indent_ + 4, ' ') + v.unit;
+      return v.number + " " + v.unit;
+    case Value::Kind::Array: return std::to_string(v.rows) + " x " + std::to_string(v.cols);
+    case Value::Kind::Word: return v.text;
+    case Value::Kind::String: return quote(v.text);
+    }
+    return "";
+  }
+
+  std::string property(const Property &p) const {
+    return p.key.name + " = " + join(p.values, [this](const Value &v) { return value(v); }) + ";";
+  }
+
+  std::string directive(const Directive &d) const {
+    switch (d.kind) {
+    case Directive::Kind::Tensor:
+      return "tensor " + d.role.name + " " + shape(d.shape) + (d.shr ? " shr " + std::to_string(d.shr->value) : "") +
+             ";";
+    case Directive::Kind::Stack:
+      return "stack" + (d.steps.empty() ? "" : " " + steps(d.steps)) +
+             (d.repl ? " repl " + std::to_string(d.repl->value) : "") + ";";
+    case Directive::Kind::Update: return "update " + steps(d.steps) + ";";
+    }
+    return "";
+  }
+
+  // ---- declarations -----------------------------------------------------------
+  void print(const NetworkDecl &n) {
+    open(n.range.begin.offset, n.name.range.end.offset, "network " + n.name.name);
+    for (const NetworkItem &item : n.items) {
+      if (auto *b = std::get_if<BatchDecl>(&item)) {
+        line(b->range, "batch " + b->dim.name + " = " + std::to_string(b->size.value) + ";");
+      } else if (auto *in = std::get_if<InputDecl>(&item)) {
+        line(in->range, "input " + in->name.name + " " + shape(in->shape) + ";");
+      } else if (auto *l = std::get_if<LayerDecl>(&item)) {
+        std::vector<std::string> args;
+        for (const Ident &o : l->operands)
+          args.push_back(o.name);
+        for (const KeywordArg &k : l->params)
+          args.push_back(k.key.name + "=" + value(k.value));
+        line(l->range, l->name.name + " = " + l->op.name + "(" + join(args, [](const std::string &s) { return s; }) +
+                           ");");
+      }
+    }
+    close(n.range);
+  }
+
+  void print(const HardwareDecl &h) {
+    open(h.range.begin.offset, h.name.range.end.offset, "hardware " + h.name.name);
+    for (const HardwareItem &item : h.items) {
+      if (auto *p = std::get_if<Property>(&item)) {
+        line(p->range, property(*p));
+        continue;
+      }
+      const auto &b = std::get<HardwareBlock>(item);
+      open(b.range.begin.offset, (b.name ? b.name->range : b.kind.range).end.offset,
+           b.kind.name + (b.name ? " " + b.name->name : ""));
+      for (const BlockItem &bi : b.items) {
+        if (auto *p = std::get_if<Property>(&bi))
+          line(p->range, property(*p));
+        else
+          line(std::get<Directive>(bi).range, directive(std::get<Directive>(bi)));
+      }
+      close(b.range);
+    }
+    close(h.range);
+  }
+
+  void print(const ScheduleDecl &s) {
+    open(s.range.begin.offset, s.hardware.range.end.offset,
+         "schedule for " + s.network.name + " on " + s.hardware.name);
+    for (const ScheduleItem &item : s.items) {
+      if (auto *seg = std::get_if<SegmentDecl>(&item)) {
+        line(seg->range, "segment " + join(seg->layers, [](const Ident &i) { return i.name; }) +
+                             (seg->pipelined ? " pipelined" : "") + ";");
+        continue;
+      }
+      const auto &l = std::get<LayerSchedule>(item);
+      open(l.range.begin.offset, l.layer.range.end.offset, "layer " + l.layer.name);
+      for (const LevelSchedule &lv : l.levels) {
+        open(lv.range.begin.offset, lv.level.range.end.offset, lv.level.name);
+        for (const Directive &d : lv.directives)
+          line(d.range, directive(d));
+        close(lv.range);
+      }
+      close(l.range);
+    }
+    close(s.range);
+  }
+
+  void print(const IntrinsicDecl &in) {
+    uint32_t headerEnd = in.dims.empty() ? in.name.range.end.offset : in.dims.back().range.end.offset;
+    open(in.range.begin.offset, headerEnd,
+         "intrinsic " + in.name.name + "(" +
+             join(in.dims, [](const DimSize &d) { return d.dim.name + "=" + std::to_string(d.size.value); }) + ")");
+    for (const IntrinsicItem &item : in.items) {
+      if (auto *p = std::get_if<Property>(&item))
+        line(p->range, property(*p));
+      else if (auto *c = std::get_if<IntrinsicCompute>(&item))
+        line(c->range, access(c->out) + " += " + access(c->lhs) + " * " + access(c->rhs) + ";");
+    }
+    close(in.range);
+  }
+
+  const std::string &text_;
+  const std::vector<Comment> &comments_;
+  std::vector<std::string> lines_;
+  size_t next_ = 0;            // the first comment not yet printed
+  uint32_t lastEnd_ = 0;       // source end of what was printed last
+  int indent_ = 0;
+  bool wantBlank_ = false;     // a top-level declaration starts: separate it
+  bool blankAllowed_ = false;  // false at the start and just inside braces
+  bool endsWithLineComment_ = false;
+};
+
+} // namespace
+
+std::string printFile(const File &file, const SourceManager &sm) { return Printer(file, sm).run(file); }
+
+} // namespace dfl

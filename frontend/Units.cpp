@@ -76,6 +76,31 @@ const char *quantityKindName(QuantityKind k) {
   return "a quantity";
 }
 
+// A quantity, converted to its base unit, is finite and at most 2^53 (exact
+// integers in a double): 1.0e300 GiB or 1.0e999 (infinite) would turn into
+// infinities, NaNs and out-of-range integer conversions downstream.
+constexpr double kMaxQuantity = 9007199254740992.0;
+
+const char *baseUnit(QuantityKind kind) {
+  switch (kind) {
+  case QuantityKind::Size: return " B";
+  case QuantityKind::Energy: return " pJ";
+  case QuantityKind::Frequency: return " Hz";
+  case QuantityKind::Bandwidth: return " B/cycle";
+  case QuantityKind::Count: return "";
+  }
+  return "";
+}
+
+std::optional<Quantity> bounded(Quantity q, const ast::Value &v, const std::string &key, const char *unit,
+                                DiagnosticsEngine &diags) {
+  if (std::isfinite(q.value) && std::fabs(q.value) <= kMaxQuantity)
+    return q;
+  diags.report(v.range, diag::err_value_range)
+      << key << std::string("at most 2^53") + unit << v.number + (v.unit.empty() ? "" : " " + v.unit);
+  return std::nullopt;
+}
+
 std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const std::string &key,
                                    DiagnosticsEngine &diags) {
   std::vector<std::string> expected = unitNames(kind);
@@ -91,7 +116,7 @@ std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const
       diags.report(v.unitRange, diag::err_value_kind) << key << "a plain number without a unit";
       return std::nullopt;
     }
-    return Quantity{v.numeric, false};
+    return bounded(Quantity{v.numeric, false}, v, key, "", diags);
   }
   if (v.unit.empty()) {
     diags.report(v.range, diag::err_value_kind)
@@ -106,7 +131,7 @@ std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const
           << key << quantityKindName(kind) << v.unit << quantityKindName(u.kind);
       return std::nullopt;
     }
-    return Quantity{v.numeric * u.scale, u.perSecond};
+    return bounded(Quantity{v.numeric * u.scale, u.perSecond}, v, key, u.perSecond ? " B/s" : baseUnit(kind), diags);
   }
   std::vector<std::string> all;
   for (const UnitDef &u : kUnits)
