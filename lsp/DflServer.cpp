@@ -439,17 +439,17 @@ struct DflServer::Impl {
       params.diagnostics = {d};
     }
     lock.lock();
-    busy = false;
     it = docs.find(uri);
     // A document edited (or closed) meanwhile is already queued again: drop this stale result.
-    if (it == docs.end() || it->second.generation != generation)
-      return true;
-    if (c)
-      it->second.last = c;
-    lock.unlock();
-    if (options.publish)
-      options.publish(params);
-    lock.lock();
+    if (it != docs.end() && it->second.generation == generation) {
+      if (c)
+        it->second.last = c;
+      lock.unlock();
+      if (options.publish)
+        options.publish(params);
+      lock.lock();
+    }
+    busy = false;   // only now: waitIdle promises the result is published
     return true;
   }
 

@@ -1,0 +1,167 @@
+// DflServer without the protocol: diagnostics published from the worker
+// thread, edit bursts coalescing, open buffers taking precedence over the disk,
+// and UTF-16 positions. Expected positions are counted by hand in the comments.
+#include "DflServer.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+namespace fs = std::filesystem;
+using namespace dfl::lsp;
+
+namespace {
+
+/// Collects what the server publishes; `hold` blocks the worker inside publish.
+struct Published {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<PublishDiagnosticsParams> all;
+  bool hold = false, entered = false;
+
+  std::function<void(const PublishDiagnosticsParams &)> callback() {
+    return [this](const PublishDiagnosticsParams &p) {
+      std::unique_lock<std::mutex> lock(m);
+      all.push_back(p);
+      entered = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return !hold; });
+    };
+  }
+  PublishDiagnosticsParams last(const std::string &uri) {
+    std::lock_guard<std::mutex> lock(m);
+    for (auto it = all.rbegin(); it != all.rend(); ++it)
+      if (it->uri == uri)
+        return *it;
+    return {};
+  }
+};
+
+const char *kBadNet = "network n {\n  batch N = 1;\n  input d [C=3, X=8, Y=8];\n  c1 = cnov(d, K=4, R=3);\n}\n";
+const char *kGoodNet = "network n {\n  batch N = 1;\n  input d [C=3, X=8, Y=8];\n  c1 = conv(d, K=4, R=3);\n}\n";
+
+TEST(DflServer, PublishesDiagnosticsFromTheWorker) {
+  Published pub;
+  DflServer server({{}, true, pub.callback()});
+  server.addDocument("file:///nonexistent/a.dfl", kBadNet, 3);
+  server.waitIdle();
+  PublishDiagnosticsParams p = pub.last("file:///nonexistent/a.dfl");
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.version, 3);
+  EXPECT_EQ(p.diagnostics[0].code, "E0203");
+  // `  c1 = cnov(`: cnov is at byte 8 of line 4, so 0-based 3:7 to 3:11.
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{3, 7}, {3, 11}}));
+  EXPECT_EQ(p.diagnostics[0].severity, DiagnosticSeverity::Error);
+}
+
+TEST(DflServer, CountsCharactersInUtf16) {
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  // `é` is 2 bytes but 1 UTF-16 unit: `  /* é */ c1 = cnov(` puts cnov at
+  // character 2 + 7 + 1 + 2 + 3 = 15 (byte 16).
+  server.addDocument("file:///nonexistent/u.dfl",
+                     "network n {\n  batch N = 1;\n  input d [C=3, X=8, Y=8];\n  /* \xc3\xa9 */ c1 = cnov(d, K=4, R=3);\n}\n",
+                     1);
+  PublishDiagnosticsParams p = pub.last("file:///nonexistent/u.dfl");
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{3, 15}, {3, 19}}));
+  // An incremental edit at a UTF-16 position: replace cnov (3:15-3:19) by conv.
+  server.updateDocument("file:///nonexistent/u.dfl", {{Range{{3, 15}, {3, 19}}, "conv"}}, 2);
+  EXPECT_TRUE(pub.last("file:///nonexistent/u.dfl").diagnostics.empty());
+}
+
+TEST(DflServer, EditBurstCoalescesIntoOneCheck) {
+  Published pub;
+  pub.hold = true;
+  DflServer server({{}, true, pub.callback()});
+  const std::string uri = "file:///nonexistent/b.dfl";
+  server.addDocument(uri, kBadNet, 1);
+  {
+    // The worker is now inside the publish of version 1.
+    std::unique_lock<std::mutex> lock(pub.m);
+    pub.cv.wait(lock, [&] { return pub.entered; });
+  }
+  for (int v = 2; v <= 50; ++v)
+    server.updateDocument(uri, {{std::nullopt, v % 2 ? kBadNet : kGoodNet}}, v);
+  {
+    std::lock_guard<std::mutex> lock(pub.m);
+    pub.hold = false;
+  }
+  pub.cv.notify_all();
+  server.waitIdle();
+  // 49 edits while the worker was busy: one more check, of the last text (50: good).
+  std::lock_guard<std::mutex> lock(pub.m);
+  ASSERT_EQ(pub.all.size(), 2u);
+  EXPECT_EQ(pub.all[0].version, 1);
+  EXPECT_EQ(pub.all[1].version, 50);
+  EXPECT_TRUE(pub.all[1].diagnostics.empty());
+}
+
+TEST(DflServer, OpenBufferTakesPrecedenceOverDisk) {
+  fs::path dir = fs::temp_directory_path() / ("dflc-lsp-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "net.dfl") << kGoodNet;
+  std::string sched = "import \"net.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n"
+                      "schedule for n on eyeriss_multinode {\n  layer c1 {\n  }\n}\n";
+  std::ofstream(dir / "s.dfl") << sched;
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  std::string schedUri = pathToUri((dir / "s.dfl").string()), netUri = pathToUri((dir / "net.dfl").string());
+  server.addDocument(schedUri, sched, 1);
+  // From disk: c1 exists, nothing is scheduled yet: W0830 only.
+  auto p = pub.last(schedUri);
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].code, "W0830");
+  // The network, opened and renamed (unsaved): the schedule's `layer c1`
+  // (line 4, characters 8-10) names an unknown layer.
+  std::string renamed = kGoodNet;
+  renamed.replace(renamed.find("c1"), 2, "c2");
+  server.addDocument(netUri, renamed, 1);
+  p = pub.last(schedUri);
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].code, "E0202");
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{3, 8}, {3, 10}}));
+  // Closing the network clears its diagnostics and re-reads it from disk.
+  server.removeDocument(netUri);
+  EXPECT_TRUE(pub.last(netUri).diagnostics.empty());
+  EXPECT_EQ(pub.last(schedUri).diagnostics.at(0).code, "W0830");
+  // Definition of `c1` in the schedule: the network on disk, line 4, characters 2-4.
+  auto defs = server.findDefinition(schedUri, {3, 9});
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_EQ(defs[0].uri, pathToUri(fs::weakly_canonical(dir / "net.dfl").string()));
+  EXPECT_EQ(defs[0].range, (Range{{3, 2}, {3, 4}}));
+  fs::remove_all(dir);
+}
+
+TEST(DflServer, AnyContentIsSafe) {
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const char *texts[] = {"", "}", "network", "schedule for x on y { layer z { Q { tensor ifm [C=0]; } } }",
+                         "import \"/\";", "network n { batch N = 99999999999999999999; }", "\xff\xfe\x00garbage"};
+  int v = 0;
+  for (const char *t : texts) {
+    server.addDocument("file:///nonexistent/any.dfl", t, ++v);
+    for (int line = 0; line < 2; ++line)
+      for (int ch = 0; ch < 40; ch += 3) {
+        server.findHover("file:///nonexistent/any.dfl", {line, ch});
+        server.findReferences("file:///nonexistent/any.dfl", {line, ch}, true);
+        server.complete("file:///nonexistent/any.dfl", {line, ch});
+      }
+    server.findDocumentSymbols("file:///nonexistent/any.dfl");
+    server.inlayHints("file:///nonexistent/any.dfl", {{0, 0}, {99, 0}});
+    server.format("file:///nonexistent/any.dfl");
+    // An edit far outside the text is clamped, not a crash.
+    server.updateDocument("file:///nonexistent/any.dfl", {{Range{{99, 99}, {0, 0}}, "x"}}, ++v);
+  }
+  EXPECT_EQ(pub.last("file:///nonexistent/any.dfl").version, v);
+}
+
+TEST(DflServer, Uris) {
+  EXPECT_EQ(uriToPath("file:///a%20b/c.dfl"), "/a b/c.dfl");
+  EXPECT_EQ(pathToUri("/a b/c.dfl"), "file:///a%20b/c.dfl");
+}
+
+} // namespace
