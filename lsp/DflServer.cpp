@@ -4,6 +4,8 @@
 #include "Parser.h"
 #include "Printer.h"
 #include "ScheduleCheck.h"
+#include "ScheduleWriter.h"
+#include "Solver.h"
 #include "Sema.h"
 
 #include <algorithm>
@@ -371,6 +373,10 @@ struct DflServer::Impl {
   uint64_t nextGeneration = 1;
   bool busy = false, stopping = false;
   std::thread worker;
+  std::string solver = "kapla", objective = "energy";
+  // The last code actions per document, valid for one text and configuration:
+  // clients ask on every cursor move, the solver should run once per edit.
+  std::map<std::string, std::pair<std::string, std::vector<CodeAction>>> actionCache;
 
   explicit Impl(Options o) : options(std::move(o)) {
     if (options.background)
@@ -881,6 +887,83 @@ std::vector<InlayHint> DflServer::inlayHints(const std::string &uri, Range range
       }
     }
   }
+  return out;
+}
+
+bool DflServer::configure(const std::optional<std::string> &solver, const std::optional<std::string> &objective,
+                          std::string &error) {
+  if (solver && !makeSolver(*solver)) {
+    error = "unknown solver '" + *solver + "'" + didYouMean(*solver, solverNames()) + " (expected " +
+            joinList(solverNames()) + ")";
+    return false;
+  }
+  if (objective && *objective != "energy" && *objective != "latency" && *objective != "edp") {
+    error = "unknown objective '" + *objective + "'" + didYouMean(*objective, {"energy", "latency", "edp"}) +
+            " (expected energy, latency or edp)";
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->solver = solver.value_or(impl_->solver);
+  impl_->objective = objective.value_or(impl_->objective);
+  return true;
+}
+
+std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range) {
+  auto c = impl_->current(uri);
+  if (!c || !c->analyzed)
+    return {};
+  std::string solverName, objective;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    solverName = impl_->solver;
+    objective = impl_->objective;
+  }
+  std::string cacheKey = std::to_string(c->generation) + "/" + solverName + "/" + objective;
+  std::vector<CodeAction> all;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto it = impl_->actionCache.find(uri);
+    if (it != impl_->actionCache.end() && it->second.first == cacheKey)
+      all = it->second.second;
+  }
+  std::vector<Range> scopes;   // the schedule each action of `all` rewrites
+  for (const CheckedSchedule &cs : c->checked) {
+    const Schedule &s = c->model.schedules[cs.schedule];
+    if (s.range.begin.file != c->root || !cs.result.valid || cs.result.complete)
+      continue;
+    scopes.push_back(toLspRange(c->sm, s.range));
+    if (all.size() >= scopes.size())
+      continue;   // cached
+    CodeAction action{"Fill in missing directives (solver " + solverName + ", objective " + objective + ")",
+                      "refactor.rewrite", uri, {}, std::nullopt};
+    SolverOptions so;
+    so.objective = objective == "latency" ? Objective::Latency : objective == "edp" ? Objective::EDP
+                                                                                   : Objective::Energy;
+    SolveFailure failure;
+    auto solution = makeSolver(solverName)->solve(c->model, s, so, failure);
+    if (!solution) {
+      const Network &net = c->model.networks[s.network];
+      action.disabledReason = "no valid schedule" +
+                              (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +
+                              ": " + failure.why;
+    } else {
+      std::string text = writeSchedule(c->model, solution->schedule, {}, "");
+      // Only the declaration: writeSchedule starts with a blank line (after the imports it was given none of).
+      text = text.substr(text.find("schedule for"));
+      while (!text.empty() && text.back() == '\n')
+        text.pop_back();
+      action.edits.push_back({scopes.back(), text});
+    }
+    all.push_back(std::move(action));
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->actionCache[uri] = {cacheKey, all};
+  }
+  std::vector<CodeAction> out;
+  for (size_t i = 0; i < all.size() && i < scopes.size(); ++i)
+    if (!(range.end.line < scopes[i].start.line || range.start.line > scopes[i].end.line))
+      out.push_back(all[i]);
   return out;
 }
 

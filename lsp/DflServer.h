@@ -46,6 +46,14 @@ public:
   std::optional<std::vector<TextEdit>> format(const std::string &uri);
   CompletionList complete(const std::string &uri, Position pos);
   std::vector<InlayHint> inlayHints(const std::string &uri, Range range);
+  /// "Fill in missing directives" for each valid, incomplete schedule of the
+  /// document overlapping `range`: the solver's complete schedule replaces the
+  /// declaration (the level blocks written are kept verbatim by the solver).
+  std::vector<CodeAction> codeActions(const std::string &uri, Range range);
+  /// The solver and objective the code action uses; false (nothing changed)
+  /// with `error` set if a name is unknown.
+  bool configure(const std::optional<std::string> &solver, const std::optional<std::string> &objective,
+                 std::string &error);
 
   /// Blocks until every scheduled check has been published (tests, shutdown).
   void waitIdle();

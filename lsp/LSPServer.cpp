@@ -26,6 +26,8 @@ public:
     transport_.method("textDocument/formatting", this, &LSPServer::onFormatting);
     transport_.method("textDocument/completion", this, &LSPServer::onCompletion);
     transport_.method("textDocument/inlayHint", this, &LSPServer::onInlayHint);
+    transport_.method("textDocument/codeAction", this, &LSPServer::onCodeAction);
+    transport_.notification("workspace/didChangeConfiguration", this, &LSPServer::onDidChangeConfiguration);
   }
   // Pending checks finish (and publish) before the transport goes away.
   ~LSPServer() { server_.waitIdle(); }
@@ -67,6 +69,13 @@ private:
   }
   std::vector<InlayHint> onInlayHint(const InlayHintParams &p) {
     return server_.inlayHints(p.textDocument.uri, p.range);
+  }
+  std::vector<CodeAction> onCodeAction(const CodeActionParams &p) {
+    return server_.codeActions(p.textDocument.uri, p.range);
+  }
+  void onDidChangeConfiguration(const DidChangeConfigurationParams &p) {
+    if (std::string error; !server_.configure(p.solver, p.objective, error))
+      transport_.notify("window/showMessage", ShowMessageParams{MessageType::Error, "dflc: " + error});
   }
 
   Transport &transport_;

@@ -67,6 +67,18 @@ void from_json(const json &j, CancelParams &v) {
   const json &id = j.at("id");
   v.id = id.is_string() ? id.get<std::string>() : id.dump();
 }
+void from_json(const json &j, CodeActionParams &v) {
+  j.at("textDocument").get_to(v.textDocument);
+  j.at("range").get_to(v.range);
+}
+void from_json(const json &j, DidChangeConfigurationParams &v) {
+  const json &settings = j.at("settings");
+  const json &dfl = settings.is_object() && settings.contains("dfl") ? settings["dfl"] : settings;
+  if (dfl.is_object() && dfl.contains("solver"))
+    v.solver = dfl["solver"].get<std::string>();
+  if (dfl.is_object() && dfl.contains("objective"))
+    v.objective = dfl["objective"].get<std::string>();
+}
 void from_json(const json &, NoParams &) {}
 
 void to_json(json &j, const Position &v) { j = {{"line", v.line}, {"character", v.character}}; }
@@ -110,6 +122,16 @@ void to_json(json &j, const CompletionList &v) { j = {{"isIncomplete", v.isIncom
 void to_json(json &j, const InlayHint &v) {
   j = {{"position", v.position}, {"label", v.label}, {"paddingLeft", v.paddingLeft}};
 }
+void to_json(json &j, const CodeAction &v) {
+  j = {{"title", v.title}, {"kind", v.kind}};
+  if (v.disabledReason)
+    j["disabled"] = {{"reason", *v.disabledReason}};
+  else
+    j["edit"] = {{"changes", {{v.uri, v.edits}}}};
+}
+void to_json(json &j, const ShowMessageParams &v) {
+  j = {{"type", static_cast<int>(v.type)}, {"message", v.message}};
+}
 void to_json(json &j, const InitializeResult &v) {
   // Exactly the methods LSPServer registers; keep the two in step.
   j = {{"serverInfo", {{"name", v.serverName}, {"version", v.serverVersion}}},
@@ -122,7 +144,8 @@ void to_json(json &j, const InitializeResult &v) {
          {"documentSymbolProvider", true},
          {"documentFormattingProvider", true},
          {"completionProvider", {{"triggerCharacters", json::array()}}},
-         {"inlayHintProvider", true}}}};
+         {"inlayHintProvider", true},
+         {"codeActionProvider", {{"codeActionKinds", {"refactor.rewrite"}}}}}}};
 }
 
 } // namespace dfl::lsp

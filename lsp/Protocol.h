@@ -97,6 +97,14 @@ struct InlayHintParams {
 struct CancelParams {
   std::string id;   // numbers are kept as their decimal spelling
 };
+struct CodeActionParams {
+  TextDocumentIdentifier textDocument;
+  Range range;
+};
+/// workspace/didChangeConfiguration: `settings.dfl.{solver,objective}` (or without `dfl`).
+struct DidChangeConfigurationParams {
+  std::optional<std::string> solver, objective;
+};
 struct NoParams {};
 
 enum class DiagnosticSeverity { Error = 1, Warning = 2, Information = 3, Hint = 4 };
@@ -152,6 +160,20 @@ struct InlayHint {
   bool paddingLeft = true;
 };
 
+/// A code action whose edit changes one document.
+struct CodeAction {
+  std::string title, kind;
+  std::string uri;
+  std::vector<TextEdit> edits;
+  std::optional<std::string> disabledReason;   // shown instead of applying
+};
+
+enum class MessageType { Error = 1, Warning = 2, Info = 3 };
+struct ShowMessageParams {
+  MessageType type = MessageType::Info;
+  std::string message;
+};
+
 /// What `initialize` advertises: exactly the methods LSPServer registers.
 struct InitializeResult {
   std::string serverName, serverVersion;
@@ -176,6 +198,8 @@ void from_json(const json &j, ReferenceParams &v);
 void from_json(const json &j, DocumentParams &v);
 void from_json(const json &j, InlayHintParams &v);
 void from_json(const json &j, CancelParams &v);
+void from_json(const json &j, CodeActionParams &v);
+void from_json(const json &j, DidChangeConfigurationParams &v);
 void from_json(const json &j, NoParams &v);
 
 void to_json(json &j, const Position &v);
@@ -189,6 +213,8 @@ void to_json(json &j, const TextEdit &v);
 void to_json(json &j, const CompletionItem &v);
 void to_json(json &j, const CompletionList &v);
 void to_json(json &j, const InlayHint &v);
+void to_json(json &j, const CodeAction &v);
+void to_json(json &j, const ShowMessageParams &v);
 void to_json(json &j, const InitializeResult &v);
 
 } // namespace dfl::lsp

@@ -165,3 +165,36 @@ TEST(DflServer, Uris) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
+  // A network of one fc layer on a three-level node; the schedule gives REGF only.
+  std::string text = "network small {\n  batch N = 1;\n  input d [C=4, X=1, Y=1];\n  f = fc(d, K=2);\n}\n\n"
+                     "hardware node {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"
+                     "  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }\n"
+                     "  level GBUF { capacity = 1 KiB; array = 1; access_energy = 6 pJ; }\n"
+                     "  level DRAM { access_energy = 200 pJ; }\n}\n\n"
+                     "schedule for small on node {\n  layer f {\n    REGF {\n      tensor ifm [C=2];\n"
+                     "      tensor wgt [K=2, C=2];\n      tensor ofm [K=2];\n      update C += 2;\n    }\n  }\n}\n";
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const std::string uri = "file:///nonexistent/partial.dfl";
+  server.addDocument(uri, text, 1);
+  ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
+  // Outside the schedule (line 0): no action.
+  EXPECT_TRUE(server.codeActions(uri, {{0, 0}, {0, 0}}).empty());
+  auto actions = server.codeActions(uri, {{17, 0}, {17, 0}});
+  ASSERT_EQ(actions.size(), 1u);
+  ASSERT_EQ(actions[0].edits.size(), 1u);
+  server.updateDocument(uri, {{actions[0].edits[0].range, actions[0].edits[0].newText}}, 2);
+  // The edited document is complete and valid: no diagnostics, no more action.
+  EXPECT_TRUE(pub.last(uri).diagnostics.empty());
+  EXPECT_EQ(pub.last(uri).version, 2);
+  EXPECT_TRUE(server.codeActions(uri, {{17, 0}, {17, 0}}).empty());
+  std::string error;
+  EXPECT_FALSE(server.configure(std::string("kapl"), std::nullopt, error));
+  EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
+}
+
+} // namespace
