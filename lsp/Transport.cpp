@@ -7,7 +7,11 @@
 namespace dfl::lsp {
 
 Transport::Transport(std::istream &in, std::ostream &out, Options options)
-    : in_(in), out_(out), options_(options) {}
+    : in_(in), out_(out), options_(options) {
+  // std::cin is tied to std::cout: every read would flush the output from this
+  // thread, outside outMutex_, racing the worker's publishDiagnostics.
+  in_.tie(nullptr);
+}
 
 void Transport::log(const std::string &line) {
   if (!options_.log)
