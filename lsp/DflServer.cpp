@@ -355,6 +355,25 @@ bool contains(SourceRange r, uint32_t file, size_t offset) {
   return r.valid() && r.begin.file == file && r.begin.offset <= offset && offset <= r.end.offset;
 }
 
+/// Calls fn(block, layer index) for each `layer NAME { ... }` block the root
+/// file writes in the declaration of `schedule` that names a layer of its network.
+template <class Fn>
+void forEachLayerBlock(const Compilation &c, const Schedule &schedule, size_t layers, Fn fn) {
+  if (!c.rootAst)
+    return;
+  for (const ast::TopDecl &decl : c.rootAst->decls) {
+    auto *sd = std::get_if<ast::ScheduleDecl>(&decl);
+    if (!sd || !(sd->range == schedule.range))
+      continue;
+    for (const ast::ScheduleItem &item : sd->items) {
+      auto *ls = std::get_if<ast::LayerSchedule>(&item);
+      int li = ls ? c.model.networks[schedule.network].findLayer(ls->layer.name) : -1;
+      if (li >= 0 && static_cast<size_t>(li) < layers)
+        fn(*ls, li);
+    }
+  }
+}
+
 struct Document {
   std::string path, text;
   int64_t version = 0;
@@ -376,7 +395,11 @@ struct DflServer::Impl {
   std::string solver = "kapla", objective = "energy";
   // The last code actions per document, valid for one text and configuration:
   // clients ask on every cursor move, the solver should run once per edit.
-  std::map<std::string, std::pair<std::string, std::vector<CodeAction>>> actionCache;
+  struct ScopedAction {
+    Range scope;   // offered when the requested range overlaps it
+    CodeAction action;
+  };
+  std::map<std::string, std::pair<std::string, std::vector<ScopedAction>>> actionCache;
 
   explicit Impl(Options o) : options(std::move(o)) {
     if (options.background)
@@ -852,40 +875,31 @@ std::vector<InlayHint> DflServer::inlayHints(const std::string &uri, Range range
     if (s.range.begin.file != c->root)
       continue;
     const Hardware &hw = m.hardware[s.hardware];
-    for (const ast::TopDecl &decl : c->rootAst->decls) {
-      auto *sd = std::get_if<ast::ScheduleDecl>(&decl);
-      if (!sd || !(sd->range == s.range))
-        continue;
-      for (const ast::ScheduleItem &item : sd->items) {
-        auto *ls = std::get_if<ast::LayerSchedule>(&item);
-        int li = ls ? m.networks[s.network].findLayer(ls->layer.name) : -1;
-        if (li < 0 || static_cast<size_t>(li) >= cs.result.layers.size())
+    forEachLayerBlock(*c, s, cs.result.layers.size(), [&](const ast::LayerSchedule &ls, int li) {
+      for (const ast::LevelSchedule &lv : ls.levels) {
+        int level = hw.findLevel(lv.level.name);
+        const LevelResult *r = nullptr;
+        for (const LevelResult &x : cs.result.layers[li].levels)
+          if (x.level == level && x.known)
+            r = &x;
+        if (!r)
           continue;
-        for (const ast::LevelSchedule &lv : ls->levels) {
-          int level = hw.findLevel(lv.level.name);
-          const LevelResult *r = nullptr;
-          for (const LevelResult &x : cs.result.layers[li].levels)
-            if (x.level == level && x.known)
-              r = &x;
-          if (!r)
+        // Occupancy after the level's name; each update's trip count after it.
+        Position at = toLspPosition(c->sm, lv.level.range.end);
+        if (hw.levels[level].capacityBytes && inRange(at))
+          out.push_back({at, percent(double(r->occupancyBytes), double(*hw.levels[level].capacityBytes)) + " full",
+                         true});
+        size_t update = 0;
+        for (const ast::Directive &d : lv.directives) {
+          if (d.kind != ast::Directive::Kind::Update)
             continue;
-          // Occupancy after the level's name; each update's trip count after it.
-          Position at = toLspPosition(c->sm, lv.level.range.end);
-          if (hw.levels[level].capacityBytes && inRange(at))
-            out.push_back({at, percent(double(r->occupancyBytes), double(*hw.levels[level].capacityBytes)) + " full",
-                           true});
-          size_t update = 0;
-          for (const ast::Directive &d : lv.directives) {
-            if (d.kind != ast::Directive::Kind::Update)
-              continue;
-            Position end = toLspPosition(c->sm, d.range.end);
-            if (update < r->trips.size() && inRange(end))
-              out.push_back({end, "× " + std::to_string(r->trips[update]), true});
-            ++update;
-          }
+          Position end = toLspPosition(c->sm, d.range.end);
+          if (update < r->trips.size() && inRange(end))
+            out.push_back({end, "× " + std::to_string(r->trips[update]), true});
+          ++update;
         }
       }
-    }
+    });
   }
   return out;
 }
@@ -908,9 +922,37 @@ bool DflServer::configure(const std::optional<std::string> &solver, const std::o
   return true;
 }
 
+namespace {
+
+/// The solver's directives for one schedule, as DFL: the declaration, and
+/// per layer its `layer NAME { ... }` block (canonical 2-space indentation).
+std::string scheduleText(const Model &model, const Schedule &schedule) {
+  std::string text = writeSchedule(model, schedule, {}, "");
+  text = text.substr(text.find("schedule for"));   // after the blank line that follows (no) imports
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
+std::string layerBlockText(const Model &model, const Schedule &solved, int layer) {
+  Schedule one;
+  one.network = solved.network;
+  one.hardware = solved.hardware;
+  for (const LayerScheduleModel &ls : solved.layers)
+    if (ls.layer == layer)
+      one.layers.push_back(ls);
+  std::string text = scheduleText(model, one);
+  size_t begin = text.find("  layer "), end = text.rfind("\n}");
+  if (begin == std::string::npos || end == std::string::npos || end <= begin)
+    return "";
+  return text.substr(begin + 2, end - begin - 2);   // without the first line's indentation
+}
+
+} // namespace
+
 std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range) {
   auto c = impl_->current(uri);
-  if (!c || !c->analyzed)
+  if (!c || !c->analyzed || !c->rootAst)
     return {};
   std::string solverName, objective;
   {
@@ -919,51 +961,54 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
     objective = impl_->objective;
   }
   std::string cacheKey = std::to_string(c->generation) + "/" + solverName + "/" + objective;
-  std::vector<CodeAction> all;
+  std::vector<Impl::ScopedAction> all;
+  bool cached = false;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     auto it = impl_->actionCache.find(uri);
     if (it != impl_->actionCache.end() && it->second.first == cacheKey)
-      all = it->second.second;
+      all = it->second.second, cached = true;
   }
-  std::vector<Range> scopes;   // the schedule each action of `all` rewrites
-  for (const CheckedSchedule &cs : c->checked) {
+  for (const CheckedSchedule &cs : cached ? std::vector<CheckedSchedule>{} : c->checked) {
     const Schedule &s = c->model.schedules[cs.schedule];
     if (s.range.begin.file != c->root || !cs.result.valid || cs.result.complete)
       continue;
-    scopes.push_back(toLspRange(c->sm, s.range));
-    if (all.size() >= scopes.size())
-      continue;   // cached
-    CodeAction action{"Fill in missing directives (solver " + solverName + ", objective " + objective + ")",
-                      "refactor.rewrite", uri, {}, std::nullopt};
+    const Network &net = c->model.networks[s.network];
+    std::string how = " (solver " + solverName + ", objective " + objective + ")";
+    CodeAction whole{"Fill in missing directives" + how, "refactor.rewrite", uri, {}, std::nullopt};
     SolverOptions so;
     so.objective = objective == "latency" ? Objective::Latency : objective == "edp" ? Objective::EDP
                                                                                    : Objective::Energy;
     SolveFailure failure;
     auto solution = makeSolver(solverName)->solve(c->model, s, so, failure);
     if (!solution) {
-      const Network &net = c->model.networks[s.network];
-      action.disabledReason = "no valid schedule" +
-                              (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +
-                              ": " + failure.why;
-    } else {
-      std::string text = writeSchedule(c->model, solution->schedule, {}, "");
-      // Only the declaration: writeSchedule starts with a blank line (after the imports it was given none of).
-      text = text.substr(text.find("schedule for"));
-      while (!text.empty() && text.back() == '\n')
-        text.pop_back();
-      action.edits.push_back({scopes.back(), text});
+      whole.disabledReason = "no valid schedule" +
+                             (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +
+                             ": " + failure.why;
+      all.push_back({toLspRange(c->sm, s.range), whole});
+      continue;
     }
-    all.push_back(std::move(action));
+    whole.edits.push_back({toLspRange(c->sm, s.range), scheduleText(c->model, solution->schedule)});
+    all.push_back({toLspRange(c->sm, s.range), whole});
+    // Per layer: a written `layer NAME { ... }` block that is incomplete gets the
+    // solver's block for that layer alone (the same solve: the layers are independent).
+    forEachLayerBlock(*c, s, cs.result.layers.size(), [&](const ast::LayerSchedule &ls, int li) {
+      std::string text = cs.result.layers[li].complete ? "" : layerBlockText(c->model, solution->schedule, li);
+      if (text.empty())
+        return;
+      CodeAction one{"Fill in missing directives of layer " + ls.layer.name + how, "refactor.rewrite", uri,
+                     {{toLspRange(c->sm, ls.range), text}}, std::nullopt};
+      all.push_back({toLspRange(c->sm, ls.range), one});
+    });
   }
-  {
+  if (!cached) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->actionCache[uri] = {cacheKey, all};
   }
   std::vector<CodeAction> out;
-  for (size_t i = 0; i < all.size() && i < scopes.size(); ++i)
-    if (!(range.end.line < scopes[i].start.line || range.start.line > scopes[i].end.line))
-      out.push_back(all[i]);
+  for (const Impl::ScopedAction &a : all)
+    if (!(range.end.line < a.scope.start.line || range.start.line > a.scope.end.line))
+      out.push_back(a.action);
   return out;
 }
 

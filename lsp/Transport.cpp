@@ -125,6 +125,9 @@ void Transport::handle(const std::string &text) {
       it->second(params);
     } catch (const json::exception &e) {
       log(std::string("invalid params for ") + method + ": " + e.what());
+    } catch (const std::exception &e) {
+      // A notification has no reply to carry the error; the server goes on.
+      log(std::string("internal error in ") + method + ": " + e.what());
     }
     return;
   }

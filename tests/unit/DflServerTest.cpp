@@ -184,10 +184,13 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
   // Outside the schedule (line 0): no action.
   EXPECT_TRUE(server.codeActions(uri, {{0, 0}, {0, 0}}).empty());
+  // Inside `layer f { ... }`: the whole schedule, and that layer alone.
   auto actions = server.codeActions(uri, {{17, 0}, {17, 0}});
-  ASSERT_EQ(actions.size(), 1u);
+  ASSERT_EQ(actions.size(), 2u);
   ASSERT_EQ(actions[0].edits.size(), 1u);
-  server.updateDocument(uri, {{actions[0].edits[0].range, actions[0].edits[0].newText}}, 2);
+  ASSERT_EQ(actions[1].edits.size(), 1u);
+  // Each makes the schedule complete (here f is the only layer); try the layer's.
+  server.updateDocument(uri, {{actions[1].edits[0].range, actions[1].edits[0].newText}}, 2);
   // The edited document is complete and valid: no diagnostics, no more action.
   EXPECT_TRUE(pub.last(uri).diagnostics.empty());
   EXPECT_EQ(pub.last(uri).version, 2);
