@@ -392,6 +392,11 @@ struct DflServer::Impl {
   uint64_t nextGeneration = 1;
   bool busy = false, stopping = false;
   std::thread worker;
+  struct Solve {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> finished;
+  };
+  std::vector<Solve> solves;   // async code actions; finished ones joined at the next, all by waitIdle
   std::string solver = "kapla", objective = "energy";
   // The last code actions per document, valid for one text and configuration:
   // clients ask on every cursor move, the solver should run once per edit.
@@ -413,6 +418,17 @@ struct DflServer::Impl {
     wake.notify_all();
     if (worker.joinable())
       worker.join();
+    joinSolves();
+  }
+
+  void joinSolves() {
+    std::vector<Solve> running;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      running.swap(solves);
+    }
+    for (Solve &s : running)
+      s.thread.join();
   }
 
   std::map<std::string, std::string> openBuffers() const {
@@ -623,6 +639,7 @@ void DflServer::removeDocument(const std::string &uri) {
 void DflServer::fileChanged(const std::string &uri) { impl_->changed(uriToPath(uri)); }
 
 void DflServer::waitIdle() {
+  impl_->joinSolves();
   if (!impl_->options.background)
     return impl_->drain();
   std::unique_lock<std::mutex> lock(impl_->mutex);
@@ -950,7 +967,40 @@ std::string layerBlockText(const Model &model, const Schedule &solved, int layer
 
 } // namespace
 
-std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range) {
+void DflServer::codeActionsAsync(const std::string &uri, Range range, std::shared_ptr<std::atomic<bool>> cancelled,
+                                 std::function<void(const std::vector<CodeAction> &)> done) {
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  auto run = [this, uri, range, cancelled, done, finished] {
+    std::vector<CodeAction> actions;
+    try {
+      actions = codeActions(uri, range, cancelled);
+    } catch (const std::exception &) {
+      // An internal error in the solver: no action rather than a dead server.
+    }
+    if (!cancelled || !*cancelled)
+      done(actions);
+    *finished = true;
+  };
+  if (!impl_->options.background)
+    return run();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto &solves = impl_->solves;
+  for (auto it = solves.begin(); it != solves.end();)
+    if (*it->finished) {
+      it->thread.join();
+      it = solves.erase(it);
+    } else {
+      ++it;
+    }
+  solves.push_back({std::thread(run), finished});
+}
+
+namespace {
+struct SolveCancelled {};
+} // namespace
+
+std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range,
+                                               const std::shared_ptr<std::atomic<bool>> &cancelled) {
   auto c = impl_->current(uri);
   if (!c || !c->analyzed || !c->rootAst)
     return {};
@@ -979,8 +1029,17 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
     SolverOptions so;
     so.objective = objective == "latency" ? Objective::Latency : objective == "edp" ? Objective::EDP
                                                                                    : Objective::Energy;
+    so.progress = [&](size_t, size_t) {
+      if (cancelled && *cancelled)
+        throw SolveCancelled{};
+    };
     SolveFailure failure;
-    auto solution = makeSolver(solverName)->solve(c->model, s, so, failure);
+    std::optional<Solution> solution;
+    try {
+      solution = makeSolver(solverName)->solve(c->model, s, so, failure);
+    } catch (const SolveCancelled &) {
+      return {};   // nothing cached: the next request solves again
+    }
     if (!solution) {
       whole.disabledReason = "no valid schedule" +
                              (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +

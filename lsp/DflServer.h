@@ -13,6 +13,7 @@
 
 #include "Protocol.h"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,13 +50,20 @@ public:
   /// "Fill in missing directives" for each valid, incomplete schedule of the
   /// document overlapping `range`: the solver's complete schedule replaces the
   /// declaration (the level blocks written are kept verbatim by the solver).
-  std::vector<CodeAction> codeActions(const std::string &uri, Range range);
+  /// `cancelled` (may be null) stops the solver between layers: the result is then empty.
+  std::vector<CodeAction> codeActions(const std::string &uri, Range range,
+                                      const std::shared_ptr<std::atomic<bool>> &cancelled = nullptr);
+  /// codeActions off the caller's thread (with `background`; else inline); `done`
+  /// gets the actions unless the request was cancelled first.
+  void codeActionsAsync(const std::string &uri, Range range, std::shared_ptr<std::atomic<bool>> cancelled,
+                        std::function<void(const std::vector<CodeAction> &)> done);
   /// The solver and objective the code action uses; false (nothing changed)
   /// with `error` set if a name is unknown.
   bool configure(const std::optional<std::string> &solver, const std::optional<std::string> &objective,
                  std::string &error);
 
-  /// Blocks until every scheduled check has been published (tests, shutdown).
+  /// Blocks until every scheduled check has been published and every async
+  /// code action answered (tests, shutdown).
   void waitIdle();
 
 private:

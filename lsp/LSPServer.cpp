@@ -18,7 +18,6 @@ public:
     transport_.notification("textDocument/didSave", this, &LSPServer::onDidSave);
     transport_.notification("textDocument/didClose", this, &LSPServer::onDidClose);
     transport_.notification("workspace/didChangeWatchedFiles", this, &LSPServer::onDidChangeWatchedFiles);
-    transport_.notification("$/cancelRequest", this, &LSPServer::onCancel);
     transport_.method("textDocument/hover", this, &LSPServer::onHover);
     transport_.method("textDocument/definition", this, &LSPServer::onDefinition);
     transport_.method("textDocument/references", this, &LSPServer::onReferences);
@@ -26,7 +25,7 @@ public:
     transport_.method("textDocument/formatting", this, &LSPServer::onFormatting);
     transport_.method("textDocument/completion", this, &LSPServer::onCompletion);
     transport_.method("textDocument/inlayHint", this, &LSPServer::onInlayHint);
-    transport_.method("textDocument/codeAction", this, &LSPServer::onCodeAction);
+    transport_.asyncMethod("textDocument/codeAction", this, &LSPServer::onCodeAction);
     transport_.notification("workspace/didChangeConfiguration", this, &LSPServer::onDidChangeConfiguration);
   }
   // Pending checks finish (and publish) before the transport goes away.
@@ -46,9 +45,6 @@ private:
     for (const FileEvent &e : p.changes)
       server_.fileChanged(e.uri);
   }
-  // Requests are answered in order on this loop, so by the time a cancellation
-  // is read its request has been answered; diagnostics are never requested.
-  void onCancel(const CancelParams &) {}
   std::optional<Hover> onHover(const TextDocumentPositionParams &p) {
     return server_.findHover(p.textDocument.uri, p.position);
   }
@@ -70,8 +66,9 @@ private:
   std::vector<InlayHint> onInlayHint(const InlayHintParams &p) {
     return server_.inlayHints(p.textDocument.uri, p.range);
   }
-  std::vector<CodeAction> onCodeAction(const CodeActionParams &p) {
-    return server_.codeActions(p.textDocument.uri, p.range);
+  // The solver runs off this loop; $/cancelRequest stops it (Transport).
+  void onCodeAction(const CodeActionParams &p, Reply<std::vector<CodeAction>> reply) {
+    server_.codeActionsAsync(p.textDocument.uri, p.range, reply.cancelled(), reply);
   }
   void onDidChangeConfiguration(const DidChangeConfigurationParams &p) {
     if (std::string error; !server_.configure(p.solver, p.objective, error))

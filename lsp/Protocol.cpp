@@ -63,10 +63,6 @@ void from_json(const json &j, InlayHintParams &v) {
   j.at("textDocument").get_to(v.textDocument);
   j.at("range").get_to(v.range);
 }
-void from_json(const json &j, CancelParams &v) {
-  const json &id = j.at("id");
-  v.id = id.is_string() ? id.get<std::string>() : id.dump();
-}
 void from_json(const json &j, CodeActionParams &v) {
   j.at("textDocument").get_to(v.textDocument);
   j.at("range").get_to(v.range);

@@ -94,9 +94,6 @@ struct InlayHintParams {
   TextDocumentIdentifier textDocument;
   Range range;
 };
-struct CancelParams {
-  std::string id;   // numbers are kept as their decimal spelling
-};
 struct CodeActionParams {
   TextDocumentIdentifier textDocument;
   Range range;
@@ -197,7 +194,6 @@ void from_json(const json &j, TextDocumentPositionParams &v);
 void from_json(const json &j, ReferenceParams &v);
 void from_json(const json &j, DocumentParams &v);
 void from_json(const json &j, InlayHintParams &v);
-void from_json(const json &j, CancelParams &v);
 void from_json(const json &j, CodeActionParams &v);
 void from_json(const json &j, DidChangeConfigurationParams &v);
 void from_json(const json &j, NoParams &v);

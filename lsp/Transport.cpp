@@ -88,6 +88,15 @@ void Transport::notify(const std::string &method, const json &params) {
   send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
 }
 
+void Transport::replyLater(const json &id, const json &result) {
+  {
+    std::lock_guard<std::mutex> lock(pendingMutex_);
+    if (!pending_.erase(id.dump()))
+      return;
+  }
+  send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+}
+
 void Transport::replyError(const json &id, ErrorCode code, const std::string &message) {
   send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", static_cast<int>(code)}, {"message", message}}}});
 }
@@ -117,6 +126,23 @@ void Transport::handle(const std::string &text) {
     }
     if (method == "initialized")
       return;
+    if (method == "$/cancelRequest" && params.is_object() && params.contains("id")) {
+      json cancelled = params["id"];
+      CancelFlag flag;
+      {
+        std::lock_guard<std::mutex> lock(pendingMutex_);
+        if (auto it = pending_.find(cancelled.dump()); it != pending_.end()) {
+          flag = it->second;
+          pending_.erase(it);
+        }
+      }
+      // Requests answered in order on this loop are long answered; only async ones can be cancelled.
+      if (flag) {
+        *flag = true;
+        replyError(cancelled, ErrorCode::RequestCancelled, "request cancelled");
+      }
+      return;
+    }
     auto it = notifications_.find(method);
     // Unknown notifications are dropped, as the protocol asks (including `$/` ones).
     if (it == notifications_.end() || !initialized_ || shutdown_)
@@ -141,6 +167,30 @@ void Transport::handle(const std::string &text) {
   if (method == "shutdown") {
     shutdown_ = true;
     return send({{"jsonrpc", "2.0"}, {"id", id}, {"result", nullptr}});
+  }
+  if (auto async = asyncMethods_.find(method); async != asyncMethods_.end()) {
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard<std::mutex> lock(pendingMutex_);
+      pending_[id.dump()] = flag;
+    }
+    std::string error;
+    ErrorCode code = ErrorCode::InternalError;
+    try {
+      async->second(params, id, flag);
+      return;
+    } catch (const json::exception &e) {
+      code = ErrorCode::InvalidParams;
+      error = std::string("invalid params for ") + method + ": " + e.what();
+    } catch (const std::exception &e) {
+      error = std::string("internal error: ") + e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(pendingMutex_);
+      if (!pending_.erase(id.dump()))
+        return;   // answered before it threw
+    }
+    return replyError(id, code, error);
   }
   auto it = methods_.find(method);
   if (it == methods_.end())

@@ -14,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <istream>
 #include <map>
 #include <mutex>
@@ -26,6 +28,10 @@ namespace dfl::lsp {
 /// A result as JSON; an absent optional is `null`.
 template <class T> json toJson(const T &v) { return json(v); }
 template <class T> json toJson(const std::optional<T> &v) { return v ? json(*v) : json(nullptr); }
+
+template <class R> class Reply;
+/// Set when the client cancels the request ($/cancelRequest).
+using CancelFlag = std::shared_ptr<std::atomic<bool>>;
 
 /// Thrown by a request handler to reply with a JSON-RPC error.
 struct LspError {
@@ -46,11 +52,22 @@ public:
   template <class P, class R, class T> void method(const std::string &name, T *self, R (T::*fn)(const P &)) {
     methods_[name] = [self, fn](const json &params) -> json { return toJson((self->*fn)(params.get<P>())); };
   }
+  /// A request answered later, from any thread, through `Reply`. A
+  /// `$/cancelRequest` for it replies RequestCancelled at once, raises its
+  /// CancelFlag and drops the late answer.
+  template <class P, class R, class T>
+  void asyncMethod(const std::string &name, T *self, void (T::*fn)(const P &, Reply<R>)) {
+    asyncMethods_[name] = [this, self, fn](const json &params, const json &id, CancelFlag cancelled) {
+      (self->*fn)(params.get<P>(), Reply<R>(this, id, std::move(cancelled)));
+    };
+  }
   template <class P, class T> void notification(const std::string &name, T *self, void (T::*fn)(const P &)) {
     notifications_[name] = [self, fn](const json &params) { (self->*fn)(params.get<P>()); };
   }
 
   void notify(const std::string &method, const json &params);
+  /// The answer to an async request; dropped if it was cancelled or answered.
+  void replyLater(const json &id, const json &result);
   void log(const std::string &line);
 
   /// Reads and dispatches messages until `exit` or the end of the input.
@@ -69,7 +86,23 @@ private:
   std::mutex outMutex_;
   std::map<std::string, std::function<json(const json &)>> methods_;
   std::map<std::string, std::function<void(const json &)>> notifications_;
+  std::map<std::string, std::function<void(const json &, const json &, CancelFlag)>> asyncMethods_;
+  std::mutex pendingMutex_;
+  std::map<std::string, CancelFlag> pending_;   // async requests not yet answered, by id
   bool initialized_ = false, shutdown_ = false, exit_ = false;
+};
+
+template <class R> class Reply {
+public:
+  Reply(Transport *transport, json id, CancelFlag cancelled)
+      : transport_(transport), id_(std::move(id)), cancelled_(std::move(cancelled)) {}
+  void operator()(const R &result) const { transport_->replyLater(id_, toJson(result)); }
+  const CancelFlag &cancelled() const { return cancelled_; }
+
+private:
+  Transport *transport_;
+  json id_;
+  CancelFlag cancelled_;
 };
 
 } // namespace dfl::lsp

@@ -200,4 +200,31 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
 }
 
+TEST(DflServer, CancelledFillInStopsTheSolver) {
+  std::string text = "network small {\n  batch N = 1;\n  input d [C=4, X=1, Y=1];\n  f = fc(d, K=2);\n}\n"
+                     "hardware node {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"
+                     "  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }\n"
+                     "  level DRAM { access_energy = 200 pJ; }\n}\n"
+                     "schedule for small on node {\n}\n";
+  Published pub;
+  DflServer server({{}, true, pub.callback()});
+  const std::string uri = "file:///nonexistent/cancel.dfl";
+  server.addDocument(uri, text, 1);
+  server.waitIdle();
+  // Cancelled before the first layer is solved: no action, and `done` is never called.
+  auto cancelled = std::make_shared<std::atomic<bool>>(true);
+  EXPECT_TRUE(server.codeActions(uri, {{12, 0}, {12, 0}}, cancelled).empty());
+  bool called = false;
+  server.codeActionsAsync(uri, {{12, 0}, {12, 0}}, cancelled, [&](const std::vector<CodeAction> &) { called = true; });
+  server.waitIdle();
+  EXPECT_FALSE(called);
+  // Not cancelled: the one action for the whole schedule (it writes no layer block), answered off this thread.
+  std::vector<CodeAction> got;
+  server.codeActionsAsync(uri, {{12, 0}, {12, 0}}, std::make_shared<std::atomic<bool>>(false),
+                          [&](const std::vector<CodeAction> &a) { got = a; });
+  server.waitIdle();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].title, "Fill in missing directives (solver kapla, objective energy)");
+}
+
 } // namespace
