@@ -3,7 +3,8 @@
 // Usage: node client.js path/to/dflc
 // Opens invalid-schedule.dfl (REGF holds 28 B of tensors in 16 B), waits for
 // diagnostics, checks their range, code and related information, edits the
-// schedule valid with incremental changes, and checks they clear.
+// schedule valid with incremental changes, and checks they clear. Then asks
+// the solver (code action) to complete a partial schedule and applies it.
 'use strict';
 const assert = require('assert');
 const cp = require('child_process');
@@ -87,6 +88,35 @@ async function main() {
   const hover = await connection.sendRequest(lsp.HoverRequest.type,
     { textDocument: { uri }, position: { line: 17, character: 5 } });
   assert.match(hover.contents.value, /occupancy: 16 B of 16 B \(100\.0%\)/);
+
+  // Code action on a partial schedule (GBUF left out): the solver runs off the
+  // server's main loop; applying the whole-schedule edit leaves no diagnostics.
+  const partialText = text.replace(/    GBUF \{[^}]*\}\n/, '').replace('capacity = 16 B', 'capacity = 64 B')
+    .replace('tensor ifm [C=4];', 'tensor ifm [C=2];').replace('tensor wgt [K=2, C=4];', 'tensor wgt [K=2, C=2];')
+    .replace('      tensor ofm [K=2];\n    }', '      tensor ofm [K=2];\n      update C += 2;\n    }');
+  const partialUri = 'file://' + path.join(dir, 'partial.dfl');
+  const partialWaiters = [];
+  connection.onNotification(lsp.PublishDiagnosticsNotification.type, (params) => {
+    const w = params.uri === partialUri && partialWaiters.shift();
+    if (w) w(params);
+  });
+  let waitPartial = new Promise((resolve) => partialWaiters.push(resolve));
+  await connection.sendNotification(lsp.DidOpenTextDocumentNotification.type,
+    { textDocument: { uri: partialUri, languageId: 'dfl', version: 1, text: partialText } });
+  p = await waitPartial;
+  assert.deepStrictEqual(p.diagnostics.map((x) => x.code), ['W0830']);
+  const actions = await connection.sendRequest(lsp.CodeActionRequest.type, {
+    textDocument: { uri: partialUri }, range: p.diagnostics[0].range, context: { diagnostics: p.diagnostics } });
+  const fill = actions.find((a) => a.title.startsWith('Fill in missing directives ('));
+  assert.ok(fill, JSON.stringify(actions));
+  assert.strictEqual(fill.edit.changes[partialUri].length, 1);
+  waitPartial = new Promise((resolve) => partialWaiters.push(resolve));
+  const edit = fill.edit.changes[partialUri][0];
+  await connection.sendNotification(lsp.DidChangeTextDocumentNotification.type,
+    { textDocument: { uri: partialUri, version: 2 }, contentChanges: [{ range: edit.range, text: edit.newText }] });
+  p = await waitPartial;
+  assert.strictEqual(p.version, 2);
+  assert.deepStrictEqual(p.diagnostics, []);
 
   await connection.sendRequest(lsp.ShutdownRequest.type);
   const exited = new Promise((resolve) => server.on('exit', resolve));
