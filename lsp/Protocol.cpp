@@ -1,4 +1,4 @@
-#include "Protocol.h"
+#include "ProtocolJson.h"
 
 #include <nlohmann/json.hpp>
 

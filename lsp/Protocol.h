@@ -1,18 +1,15 @@
 // The Language Server Protocol 3.17 structures dflc speaks, as plain structs.
-// Each has to_json and/or from_json (Protocol.cpp); only Transport and
-// LSPServer convert, so DflServer works on these structs and never on JSON.
+// Their JSON forms (to_json/from_json) are declared in ProtocolJson.h, which
+// only Transport, LSPServer and Protocol.cpp include: DflServer and its users
+// work on these structs and never see JSON.
 // Positions are 0-based; `character` counts UTF-16 code units (LSP's default).
 #pragma once
-
-#include <nlohmann/json_fwd.hpp>
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace dfl::lsp {
-
-using json = nlohmann::json;
 
 // JSON-RPC and LSP error codes.
 enum class ErrorCode : int {
@@ -175,42 +172,5 @@ struct ShowMessageParams {
 struct InitializeResult {
   std::string serverName, serverVersion;
 };
-
-// ---- JSON (Protocol.cpp); used by Transport and LSPServer only --------------
-void from_json(const json &j, Position &v);
-void from_json(const json &j, Range &v);
-void from_json(const json &j, TextDocumentIdentifier &v);
-void from_json(const json &j, VersionedTextDocumentIdentifier &v);
-void from_json(const json &j, TextDocumentItem &v);
-void from_json(const json &j, TextDocumentContentChangeEvent &v);
-void from_json(const json &j, InitializeParams &v);
-void from_json(const json &j, DidOpenTextDocumentParams &v);
-void from_json(const json &j, DidChangeTextDocumentParams &v);
-void from_json(const json &j, DidSaveTextDocumentParams &v);
-void from_json(const json &j, DidCloseTextDocumentParams &v);
-void from_json(const json &j, FileEvent &v);
-void from_json(const json &j, DidChangeWatchedFilesParams &v);
-void from_json(const json &j, TextDocumentPositionParams &v);
-void from_json(const json &j, ReferenceParams &v);
-void from_json(const json &j, DocumentParams &v);
-void from_json(const json &j, InlayHintParams &v);
-void from_json(const json &j, CodeActionParams &v);
-void from_json(const json &j, DidChangeConfigurationParams &v);
-void from_json(const json &j, NoParams &v);
-
-void to_json(json &j, const Position &v);
-void to_json(json &j, const Range &v);
-void to_json(json &j, const Location &v);
-void to_json(json &j, const Diagnostic &v);
-void to_json(json &j, const PublishDiagnosticsParams &v);
-void to_json(json &j, const Hover &v);
-void to_json(json &j, const DocumentSymbol &v);
-void to_json(json &j, const TextEdit &v);
-void to_json(json &j, const CompletionItem &v);
-void to_json(json &j, const CompletionList &v);
-void to_json(json &j, const InlayHint &v);
-void to_json(json &j, const CodeAction &v);
-void to_json(json &j, const ShowMessageParams &v);
-void to_json(json &j, const InitializeResult &v);
 
 } // namespace dfl::lsp

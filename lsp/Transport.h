@@ -10,7 +10,7 @@
 // ServerNotInitialized. `notify` may be called from any thread.
 #pragma once
 
-#include "Protocol.h"
+#include "ProtocolJson.h"
 
 #include <nlohmann/json.hpp>
 

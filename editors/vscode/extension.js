@@ -13,7 +13,8 @@ function activate(context) {
   client = new LanguageClient('dfl', 'DFL language server', { command, args }, {
     documentSelector: [{ scheme: 'file', language: 'dfl' }, { scheme: 'untitled', language: 'dfl' }],
     // Imported files changed outside the editor re-check the schedules that import them.
-    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/*.dfl') },
+    // `dfl.solver` and `dfl.objective` reach the server as workspace/didChangeConfiguration.
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/*.dfl'), configurationSection: 'dfl' },
   });
   context.subscriptions.push(client);
   return client.start();

@@ -79,6 +79,7 @@ async function client() {
     assert.deepStrictEqual(started.server, { command: 'dflc', args: ['lsp'] });
     assert.deepStrictEqual(started.options.documentSelector[0], { scheme: 'file', language: 'dfl' });
     assert.strictEqual(started.options.synchronize.fileEvents.glob, '**/*.dfl');
+    assert.strictEqual(started.options.synchronize.configurationSection, 'dfl');
     assert.strictEqual(subscriptions.length, 1);
   } finally {
     Module._load = load;
