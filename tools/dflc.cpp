@@ -517,14 +517,17 @@ int runLsp(const std::vector<std::string> &args) {
     const std::string &a = args[i];
     if (a == "--lit-test") {
       lo.litTest = true;
-    } else if ((a == "--log" || a == "-I") && i + 1 < args.size()) {
+    } else if (a == "--log" || a == "-I") {
+      if (i + 1 >= args.size())
+        return usageError("option '" + a + "' needs a value");
+      const std::string &v = args[++i];
       if (a == "-I") {
-        lo.includes.push_back(args[++i]);
+        lo.includes.push_back(v);
         continue;
       }
-      log.open(args[++i], std::ios::app);
+      log.open(v, std::ios::app);
       if (!log)
-        return usageError("cannot open log file '" + args[i] + "'");
+        return usageError("cannot open log file '" + v + "'");
       lo.log = &log;
     } else if (a.rfind("-I", 0) == 0 && a.size() > 2) {
       lo.includes.push_back(a.substr(2));
