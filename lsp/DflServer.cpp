@@ -680,6 +680,18 @@ std::optional<Hover> DflServer::findHover(const std::string &uri, Position pos) 
                  std::to_string(net->batch);
         } else if (ref != net->names.end()) {
           text = layerHover(*net, net->layers.at(ref->second.index));
+          // In a schedule: what this layer costs there, once its directives are complete.
+          auto [sched, result] = o->schedule.valid() ? scheduleAt(o->schedule)
+                                                     : std::pair<const Schedule *, const ScheduleResult *>{};
+          const LayerResult *lr = result && static_cast<size_t>(ref->second.index) < result->layers.size()
+                                      ? &result->layers[ref->second.index]
+                                      : nullptr;
+          if (lr && lr->complete && lr->valid) {
+            const Hardware &hw = m.hardware[sched->hardware];
+            *text += "\n\nin this schedule: energy " + num(lr->energyPj) + " pJ, latency " + num(lr->latencyCycles) +
+                     " cycles (bound by " + (lr->bindingLevel < 0 ? "compute" : hw.levels[lr->bindingLevel].name) +
+                     "), utilization " + percent(lr->utilization, 1.0);
+          }
         }
       }
     } else if (o->kind == K::Network) {
