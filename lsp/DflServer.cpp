@@ -856,12 +856,19 @@ CompletionList DflServer::complete(const std::string &uri, Position pos) {
     for (const char *k : {"tensor", "stack", "update", "repl", "shr", "ifm", "wgt", "ofm"})
       add(k, CompletionItemKind::Keyword, "directive");
     int li = net ? net->findLayer(layerSched->layer.name) : -1;
-    // The dimensions of this layer's loop nest; every dimension if the layer is unknown.
+    // Inside `tensor ROLE [...]`: only that tensor's dimensions.
+    std::optional<TensorRole> role;
+    size_t off = offsetAt(c->sm.text(c->root), pos);
+    for (const ast::Directive &d : levelSched->directives)
+      if (d.kind == ast::Directive::Kind::Tensor && contains(d.range, c->root, off))
+        role = parseRole(d.role.name);
+    // The dimensions of this layer's loop nest that are not trivial (every one if the layer is unknown).
     std::vector<std::string> dims = allDimNames();
     if (li >= 0) {
       dims.clear();
       for (Dim d : net->layers[li].loopDims())
-        if (d == Dim::N ? net->batch > 1 : at(net->layers[li].bounds, d) > 1)
+        if ((d == Dim::N ? net->batch > 1 : at(net->layers[li].bounds, d) > 1) &&
+            (!role || std::find(roleDims(*role).begin(), roleDims(*role).end(), d) != roleDims(*role).end()))
           dims.push_back(dimName(d));
     }
     for (const std::string &d : dims)
