@@ -13,11 +13,7 @@ namespace fs = std::filesystem;
 namespace dfl {
 namespace {
 
-std::string canonicalKey(const fs::path &p) {
-  std::error_code ec;
-  fs::path c = fs::weakly_canonical(p, ec);
-  return (ec ? p.lexically_normal() : c).string();
-}
+std::string canonicalKey(const fs::path &p) { return canonicalPath(p.string()); }
 
 class Loader {
 public:
@@ -29,6 +25,8 @@ public:
     std::string key = canonicalKey(path);
     if (auto it = state_.find(key); it != state_.end())
       return it->second.id;
+    if (auto open = options_.openBuffers.find(key); open != options_.openBuffers.end())
+      return visitBuffer(key, sm_.addBuffer(path, open->second));
     std::string error;
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
@@ -67,9 +65,9 @@ private:
       candidates = {fs::path(imp.path)};
     for (const fs::path &c : candidates) {
       std::error_code ec;
-      if (!fs::is_regular_file(c, ec))
-        continue;
       std::string key = canonicalKey(c);
+      if (!fs::is_regular_file(c, ec) && !options_.openBuffers.count(key))
+        continue;
       if (auto it = state_.find(key); it != state_.end() && !it->second.done) {
         // An import of a file still being loaded closes a cycle.
         std::string chain;
@@ -106,6 +104,15 @@ private:
 };
 
 } // namespace
+
+std::string canonicalPath(const std::string &path) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(path, ec);
+  if (ec)
+    abs = path;
+  fs::path c = fs::weakly_canonical(abs, ec);
+  return (ec ? abs.lexically_normal() : c).string();
+}
 
 std::string defaultStdlibRoot() {
   if (const char *env = std::getenv("DFLC_STDLIB"); env && *env)

@@ -7,6 +7,7 @@
 #include "Ast.h"
 #include "Diagnostics.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,13 @@ struct LoadedFiles {
 
 struct LoadOptions {
   std::vector<std::string> searchRoots;   // -I dirs, then the stdlib root
+  /// Texts that take precedence over the disk, keyed by canonical path: the
+  /// language server's open (possibly unsaved) documents.
+  std::map<std::string, std::string> openBuffers = {};
 };
+
+/// The key `openBuffers` is looked up by: the path made absolute and canonical.
+std::string canonicalPath(const std::string &path);
 
 /// The directory holding dflc's `stdlib/`: $DFLC_STDLIB if set, else the
 /// source tree it was built from, else `<exe>/../share/dflc`.

@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                  # reports, JSON/SARIF diagnostics, LSP
   libgtest-dev libgmock-dev libbenchmark-dev
   python3                             # lit
+  nodejs npm                          # tests/lsp-client: the real-client LSP test; editors/vscode
 )
 
 missing=()

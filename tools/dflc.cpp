@@ -6,11 +6,13 @@
 #include "Analysis.h"
 #include "Check.h"
 #include "DiagnosticRenderer.h"
+#include "LSPServer.h"
 #include "Loader.h"
 #include "ModelSummary.h"
 #include "Parser.h"
 #include "Printer.h"
 #include "Report.h"
+#include "ScheduleCheck.h"
 #include "ScheduleWriter.h"
 #include "Solver.h"
 #include "Sema.h"
@@ -58,6 +60,9 @@ Usage:
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
+  dflc lsp [--log FILE] [--lit-test] [-I DIR]
+                                     run the language server on stdio
+                                     (docs/lsp.md)
   dflc --list-diagnostics[=markdown] print the table of diagnostic codes
   dflc --help | --version
 
@@ -337,54 +342,33 @@ int runCheck(const Options &o) {
   DiagnosticsEngine diags(sm);
   std::vector<uint32_t> roots;
   auto model = runFrontend(o, sm, diags, &roots);
-  std::vector<ScheduleResult> results;
-  std::vector<const Schedule *> checked;
+  std::vector<CheckedSchedule> results;
   if (model) {
-    // The schedules of the FILEs; an imported one is context (a compiled
-    // out/schedule.dfl imports the partial schedule it completes).
-    bool any = false;
-    for (const Schedule &s : model->schedules)
-      if (std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end()) {
-        any = true;
-        if (s.network >= 0 && s.hardware >= 0)
-          checked.push_back(&s);
-      }
+    // E0820 only if no FILE declares a schedule (an imported one is context).
+    bool any = std::any_of(model->schedules.begin(), model->schedules.end(), [&](const Schedule &s) {
+      return std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end();
+    });
     if (!any)
       diags.report({}, diag::err_no_schedule) << joinList(o.files, ", ", " and ");
-    for (const Schedule *sp : checked) {
-      const Schedule &s = *sp;
-      results.push_back(analyzeSchedule(*model, s));
-      const ScheduleResult &r = results.back();
-      reportIssues(r.issues, diags);
-      if (r.valid && !r.complete) {
-        std::vector<std::string> missing;
-        for (const LayerResult &lr : r.layers)
-          missing.insert(missing.end(), lr.missing.begin(), lr.missing.end());
-        size_t shown = std::min<size_t>(missing.size(), 5);
-        std::string what = joinList({missing.begin(), missing.begin() + static_cast<long>(shown)}, "; ", "; ");
-        if (missing.size() > shown)
-          what += "; and " + std::to_string(missing.size() - shown) + " more";
-        diags.report(s.range, diag::warn_schedule_incomplete) << what;
-      }
-    }
+    results = checkSchedules(*model, roots, diags);
   }
   bool failed = diags.hasErrors();
-  for (const ScheduleResult &r : results)
-    failed |= !r.complete && !o.allowPartial;
+  for (const CheckedSchedule &c : results)
+    failed |= !c.result.complete && !o.allowPartial;
   if (o.format == "text") {
     printDiagnostics(o, sm, diags);
     if (!diags.hasErrors())
       for (size_t i = 0; i < results.size(); ++i)
         std::cout << (i ? "\n" : "")
-                  << scheduleReportText(*model, *checked[i], results[i]);
+                  << scheduleReportText(*model, model->schedules[results[i].schedule], results[i].result);
   } else if (o.format == "sarif") {
     std::cout << renderSarif(sm, diags.diagnostics());
   } else {
     nlohmann::ordered_json out = nlohmann::ordered_json::parse(renderJson(sm, diags.diagnostics()));
     out["schedules"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < results.size(); ++i)
+    for (const CheckedSchedule &c : results)
       out["schedules"].push_back(
-          nlohmann::ordered_json::parse(scheduleReportJson(*model, *checked[i], results[i])));
+          nlohmann::ordered_json::parse(scheduleReportJson(*model, model->schedules[c.schedule], c.result)));
     std::cout << out.dump(2) << "\n";
   }
   return failed ? kExitInvalid : kExitOk;
@@ -581,6 +565,37 @@ std::string markdownText(const std::string &text) {
   return out;
 }
 
+/// dflc lsp [--log FILE] [--lit-test] [-I DIR]...: the language server on stdio.
+int runLsp(const std::vector<std::string> &args) {
+  lsp::LspOptions lo;
+  lo.version = std::string(kVersion).substr(5);
+  std::ofstream log;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (a == "--lit-test") {
+      lo.litTest = true;
+    } else if (a == "--log" || a == "-I") {
+      if (i + 1 >= args.size())
+        return usageError("option '" + a + "' needs a value");
+      const std::string &v = args[++i];
+      if (a == "-I") {
+        lo.includes.push_back(v);
+        continue;
+      }
+      log.open(v, std::ios::app);
+      if (!log)
+        return usageError("cannot open log file '" + v + "'");
+      lo.log = &log;
+    } else if (a.rfind("-I", 0) == 0 && a.size() > 2) {
+      lo.includes.push_back(a.substr(2));
+    } else {
+      return usageError("unknown option of 'dflc lsp': '" + a + "'" + didYouMean(a, {"--log", "--lit-test", "-I"}));
+    }
+  }
+  std::ios::sync_with_stdio(false);
+  return lsp::runLanguageServer(std::cin, std::cout, lo);
+}
+
 int listDiagnostics(bool markdown) {
   if (markdown) {
     std::cout << "# Diagnostics\n\n"
@@ -626,6 +641,8 @@ int main(int argc, char **argv) {
       if (a == "--list-diagnostics" || a == "--list-diagnostics=markdown")
         return listDiagnostics(a != "--list-diagnostics");
     }
+    if (argc > 1 && std::string(argv[1]) == "lsp")
+      return runLsp({argv + 2, argv + argc});
     int exitCode = kExitUsage;
     auto options = parseArgs(argc, argv, exitCode);
     if (!options)

@@ -1,0 +1,97 @@
+#include "LSPServer.h"
+
+#include "DflServer.h"
+#include "Transport.h"
+
+namespace dfl::lsp {
+namespace {
+
+class LSPServer {
+public:
+  LSPServer(Transport &transport, const LspOptions &options)
+      : transport_(transport), version_(options.version),
+        server_({options.includes, !options.litTest,
+                 [this](const PublishDiagnosticsParams &p) { transport_.notify("textDocument/publishDiagnostics", p); }}) {
+    transport_.method("initialize", this, &LSPServer::onInitialize);
+    transport_.notification("textDocument/didOpen", this, &LSPServer::onDidOpen);
+    transport_.notification("textDocument/didChange", this, &LSPServer::onDidChange);
+    transport_.notification("textDocument/didSave", this, &LSPServer::onDidSave);
+    transport_.notification("textDocument/didClose", this, &LSPServer::onDidClose);
+    transport_.notification("workspace/didChangeWatchedFiles", this, &LSPServer::onDidChangeWatchedFiles);
+    transport_.method("textDocument/hover", this, &LSPServer::onHover);
+    transport_.method("textDocument/definition", this, &LSPServer::onDefinition);
+    transport_.method("textDocument/references", this, &LSPServer::onReferences);
+    transport_.method("textDocument/documentSymbol", this, &LSPServer::onDocumentSymbol);
+    transport_.method("textDocument/formatting", this, &LSPServer::onFormatting);
+    transport_.method("textDocument/completion", this, &LSPServer::onCompletion);
+    transport_.method("textDocument/inlayHint", this, &LSPServer::onInlayHint);
+    transport_.asyncMethod("textDocument/codeAction", this, &LSPServer::onCodeAction);
+    transport_.notification("workspace/didChangeConfiguration", this, &LSPServer::onDidChangeConfiguration);
+  }
+  // Pending checks finish (and publish) before the transport goes away.
+  ~LSPServer() { server_.waitIdle(); }
+
+private:
+  InitializeResult onInitialize(const InitializeParams &) { return {"dflc", version_}; }
+  void onDidOpen(const DidOpenTextDocumentParams &p) {
+    server_.addDocument(p.textDocument.uri, p.textDocument.text, p.textDocument.version);
+  }
+  void onDidChange(const DidChangeTextDocumentParams &p) {
+    server_.updateDocument(p.textDocument.uri, p.contentChanges, p.textDocument.version);
+  }
+  void onDidSave(const DidSaveTextDocumentParams &p) { server_.fileChanged(p.textDocument.uri); }
+  void onDidClose(const DidCloseTextDocumentParams &p) { server_.removeDocument(p.textDocument.uri); }
+  void onDidChangeWatchedFiles(const DidChangeWatchedFilesParams &p) {
+    for (const FileEvent &e : p.changes)
+      server_.fileChanged(e.uri);
+  }
+  std::optional<Hover> onHover(const TextDocumentPositionParams &p) {
+    return server_.findHover(p.textDocument.uri, p.position);
+  }
+  std::vector<Location> onDefinition(const TextDocumentPositionParams &p) {
+    return server_.findDefinition(p.textDocument.uri, p.position);
+  }
+  std::vector<Location> onReferences(const ReferenceParams &p) {
+    return server_.findReferences(p.textDocument.uri, p.position, p.includeDeclaration);
+  }
+  std::vector<DocumentSymbol> onDocumentSymbol(const DocumentParams &p) {
+    return server_.findDocumentSymbols(p.textDocument.uri);
+  }
+  std::optional<std::vector<TextEdit>> onFormatting(const DocumentParams &p) {
+    return server_.format(p.textDocument.uri);
+  }
+  CompletionList onCompletion(const TextDocumentPositionParams &p) {
+    return server_.complete(p.textDocument.uri, p.position);
+  }
+  std::vector<InlayHint> onInlayHint(const InlayHintParams &p) {
+    return server_.inlayHints(p.textDocument.uri, p.range);
+  }
+  // The solver runs off this loop; $/cancelRequest stops it (Transport).
+  void onCodeAction(const CodeActionParams &p, Reply<std::vector<CodeAction>> reply) {
+    server_.codeActionsAsync(p.textDocument.uri, p.range, reply.cancelled(), reply);
+  }
+  void onDidChangeConfiguration(const DidChangeConfigurationParams &p) {
+    if (std::string error; !server_.configure(p.solver, p.objective, error))
+      transport_.notify("window/showMessage", ShowMessageParams{MessageType::Error, "dflc: " + error});
+  }
+
+  Transport &transport_;
+  std::string version_;
+  DflServer server_;
+};
+
+} // namespace
+
+int runLanguageServer(std::istream &in, std::ostream &out, const LspOptions &options) {
+  try {
+    Transport transport(in, out, {options.litTest, options.log});
+    LSPServer server(transport, options);
+    return transport.run();
+  } catch (const std::exception &e) {
+    if (options.log)
+      *options.log << "dflc lsp: internal error: " << e.what() << std::endl;
+    return 3;
+  }
+}
+
+} // namespace dfl::lsp

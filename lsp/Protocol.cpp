@@ -1,0 +1,147 @@
+#include "ProtocolJson.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dfl::lsp {
+
+// Missing required fields throw (json::at), which the transport turns into InvalidParams.
+void from_json(const json &j, Position &v) {
+  j.at("line").get_to(v.line);
+  j.at("character").get_to(v.character);
+}
+void from_json(const json &j, Range &v) {
+  j.at("start").get_to(v.start);
+  j.at("end").get_to(v.end);
+}
+void from_json(const json &j, TextDocumentIdentifier &v) { j.at("uri").get_to(v.uri); }
+void from_json(const json &j, VersionedTextDocumentIdentifier &v) {
+  j.at("uri").get_to(v.uri);
+  if (j.contains("version") && j["version"].is_number_integer())
+    j["version"].get_to(v.version);
+}
+void from_json(const json &j, TextDocumentItem &v) {
+  j.at("uri").get_to(v.uri);
+  v.languageId = j.value("languageId", "");
+  v.version = j.value("version", int64_t{0});
+  j.at("text").get_to(v.text);
+}
+void from_json(const json &j, TextDocumentContentChangeEvent &v) {
+  if (j.contains("range"))
+    v.range = j["range"].get<Range>();
+  j.at("text").get_to(v.text);
+}
+void from_json(const json &j, InitializeParams &v) {
+  if (!j.is_object())
+    throw json::type_error::create(302, "initialize params must be an object", &j);
+  if (j.contains("rootUri") && j["rootUri"].is_string())
+    v.rootUri = j["rootUri"].get<std::string>();
+}
+void from_json(const json &j, DidOpenTextDocumentParams &v) { j.at("textDocument").get_to(v.textDocument); }
+void from_json(const json &j, DidChangeTextDocumentParams &v) {
+  j.at("textDocument").get_to(v.textDocument);
+  j.at("contentChanges").get_to(v.contentChanges);
+}
+void from_json(const json &j, DidSaveTextDocumentParams &v) { j.at("textDocument").get_to(v.textDocument); }
+void from_json(const json &j, DidCloseTextDocumentParams &v) { j.at("textDocument").get_to(v.textDocument); }
+void from_json(const json &j, FileEvent &v) {
+  j.at("uri").get_to(v.uri);
+  j.at("type").get_to(v.type);
+}
+void from_json(const json &j, DidChangeWatchedFilesParams &v) { j.at("changes").get_to(v.changes); }
+void from_json(const json &j, TextDocumentPositionParams &v) {
+  j.at("textDocument").get_to(v.textDocument);
+  j.at("position").get_to(v.position);
+}
+void from_json(const json &j, ReferenceParams &v) {
+  j.at("textDocument").get_to(v.textDocument);
+  j.at("position").get_to(v.position);
+  if (j.contains("context"))
+    v.includeDeclaration = j["context"].value("includeDeclaration", false);
+}
+void from_json(const json &j, DocumentParams &v) { j.at("textDocument").get_to(v.textDocument); }
+void from_json(const json &j, InlayHintParams &v) {
+  j.at("textDocument").get_to(v.textDocument);
+  j.at("range").get_to(v.range);
+}
+void from_json(const json &j, CodeActionParams &v) {
+  j.at("textDocument").get_to(v.textDocument);
+  j.at("range").get_to(v.range);
+}
+void from_json(const json &j, DidChangeConfigurationParams &v) {
+  const json &settings = j.at("settings");
+  const json &dfl = settings.is_object() && settings.contains("dfl") ? settings["dfl"] : settings;
+  if (dfl.is_object() && dfl.contains("solver"))
+    v.solver = dfl["solver"].get<std::string>();
+  if (dfl.is_object() && dfl.contains("objective"))
+    v.objective = dfl["objective"].get<std::string>();
+}
+void from_json(const json &, NoParams &) {}
+
+void to_json(json &j, const Position &v) { j = {{"line", v.line}, {"character", v.character}}; }
+void to_json(json &j, const Range &v) { j = {{"start", v.start}, {"end", v.end}}; }
+void to_json(json &j, const Location &v) { j = {{"uri", v.uri}, {"range", v.range}}; }
+void to_json(json &j, const Diagnostic &v) {
+  j = {{"range", v.range}, {"severity", static_cast<int>(v.severity)}, {"source", v.source}, {"message", v.message}};
+  if (!v.code.empty())
+    j["code"] = v.code;
+  if (!v.relatedInformation.empty()) {
+    json rel = json::array();
+    for (const DiagnosticRelatedInformation &r : v.relatedInformation)
+      rel.push_back({{"location", r.location}, {"message", r.message}});
+    j["relatedInformation"] = rel;
+  }
+}
+void to_json(json &j, const PublishDiagnosticsParams &v) {
+  j = {{"uri", v.uri}, {"diagnostics", v.diagnostics}};
+  if (v.version)
+    j["version"] = *v.version;
+}
+void to_json(json &j, const Hover &v) {
+  j = {{"contents", {{"kind", "markdown"}, {"value", v.markdown}}}};
+  if (v.range)
+    j["range"] = *v.range;
+}
+void to_json(json &j, const DocumentSymbol &v) {
+  j = {{"name", v.name}, {"kind", static_cast<int>(v.kind)}, {"range", v.range}, {"selectionRange", v.selectionRange}};
+  if (!v.detail.empty())
+    j["detail"] = v.detail;
+  if (!v.children.empty())
+    j["children"] = v.children;
+}
+void to_json(json &j, const TextEdit &v) { j = {{"range", v.range}, {"newText", v.newText}}; }
+void to_json(json &j, const CompletionItem &v) {
+  j = {{"label", v.label}, {"kind", static_cast<int>(v.kind)}};
+  if (!v.detail.empty())
+    j["detail"] = v.detail;
+}
+void to_json(json &j, const CompletionList &v) { j = {{"isIncomplete", v.isIncomplete}, {"items", v.items}}; }
+void to_json(json &j, const InlayHint &v) {
+  j = {{"position", v.position}, {"label", v.label}, {"paddingLeft", v.paddingLeft}};
+}
+void to_json(json &j, const CodeAction &v) {
+  j = {{"title", v.title}, {"kind", v.kind}};
+  if (v.disabledReason)
+    j["disabled"] = {{"reason", *v.disabledReason}};
+  else
+    j["edit"] = {{"changes", {{v.uri, v.edits}}}};
+}
+void to_json(json &j, const ShowMessageParams &v) {
+  j = {{"type", static_cast<int>(v.type)}, {"message", v.message}};
+}
+void to_json(json &j, const InitializeResult &v) {
+  // Exactly the methods LSPServer registers; keep the two in step.
+  j = {{"serverInfo", {{"name", v.serverName}, {"version", v.serverVersion}}},
+       {"capabilities",
+        {{"positionEncoding", "utf-16"},
+         {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+         {"hoverProvider", true},
+         {"definitionProvider", true},
+         {"referencesProvider", true},
+         {"documentSymbolProvider", true},
+         {"documentFormattingProvider", true},
+         {"completionProvider", {{"triggerCharacters", json::array()}}},
+         {"inlayHintProvider", true},
+         {"codeActionProvider", {{"codeActionKinds", {"refactor.rewrite"}}}}}}};
+}
+
+} // namespace dfl::lsp

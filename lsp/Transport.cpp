@@ -1,0 +1,220 @@
+#include "Transport.h"
+
+#include <chrono>
+#include <ctime>
+#include <iomanip>
+
+namespace dfl::lsp {
+
+Transport::Transport(std::istream &in, std::ostream &out, Options options)
+    : in_(in), out_(out), options_(options) {
+  // std::cin is tied to std::cout: every read would flush the output from this
+  // thread, outside outMutex_, racing the worker's publishDiagnostics.
+  in_.tie(nullptr);
+}
+
+void Transport::log(const std::string &line) {
+  if (!options_.log)
+    return;
+  std::lock_guard<std::mutex> lock(outMutex_);
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  *options_.log << std::put_time(&tm, "%H:%M:%S") << "." << std::setw(3) << std::setfill('0') << ms << " " << line
+                << std::endl;
+}
+
+bool Transport::readMessage(std::string &message) {
+  message.clear();
+  std::string line;
+  if (options_.litTest) {
+    // A message is every non-comment line up to a `// -----` line or the end.
+    bool any = false;
+    while (std::getline(in_, line)) {
+      if (line.rfind("//", 0) == 0) {
+        if (line.rfind("// -----", 0) == 0 && any)
+          return true;
+        continue;
+      }
+      message += line + "\n";
+      any |= line.find_first_not_of(" \t\r") != std::string::npos;
+    }
+    return any;
+  }
+  // Headers up to an empty line; only Content-Length matters.
+  long long length = -1;
+  while (std::getline(in_, line)) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty()) {
+      if (length >= 0)
+        break;
+      continue;   // stray blank line between messages
+    }
+    static const std::string kLength = "content-length:";
+    std::string lower = line.substr(0, kLength.size());
+    for (char &c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == kLength) {
+      try {
+        length = std::stoll(line.substr(kLength.size()));
+      } catch (...) {
+        length = -1;
+      }
+    }
+  }
+  if (!in_ || length < 0 || length > (1LL << 30))
+    return false;
+  message.resize(static_cast<size_t>(length));
+  in_.read(message.data(), length);
+  return in_.gcount() == length;
+}
+
+void Transport::send(const json &message) {
+  std::string body = options_.litTest ? message.dump(2) : message.dump();
+  {
+    std::lock_guard<std::mutex> lock(outMutex_);
+    out_ << "Content-Length: " << body.size() << "\r\n\r\n" << body;
+    if (options_.litTest)
+      out_ << "\n";
+    out_.flush();
+  }
+  log("--> " + message.dump());
+}
+
+void Transport::notify(const std::string &method, const json &params) {
+  send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
+}
+
+void Transport::replyLater(const json &id, const json &result) {
+  {
+    std::lock_guard<std::mutex> lock(pendingMutex_);
+    if (!pending_.erase(id.dump()))
+      return;
+  }
+  send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+}
+
+void Transport::replyError(const json &id, ErrorCode code, const std::string &message) {
+  send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", static_cast<int>(code)}, {"message", message}}}});
+}
+
+void Transport::handle(const std::string &text) {
+  log("<-- " + text);
+  json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded())
+    return replyError(nullptr, ErrorCode::ParseError, "malformed JSON");
+  if (!message.is_object() || !message.contains("method") || !message["method"].is_string()) {
+    json id = message.is_object() && message.contains("id") ? message["id"] : json(nullptr);
+    if (message.is_object() && (message.contains("result") || message.contains("error")))
+      return;   // a reply to a request of ours: we send none, so nothing waits for it
+    return replyError(id, ErrorCode::InvalidRequest, "not a JSON-RPC request or notification");
+  }
+  std::string method = message["method"];
+  json params = message.contains("params") ? message["params"] : json::object();
+  bool isRequest = message.contains("id");
+  json id = isRequest ? message["id"] : json(nullptr);
+  if (isRequest && !id.is_string() && !id.is_number_integer())
+    return replyError(nullptr, ErrorCode::InvalidRequest, "a request id is a string or an integer");
+
+  if (!isRequest) {
+    if (method == "exit") {
+      exit_ = true;
+      return;
+    }
+    if (method == "initialized")
+      return;
+    if (method == "$/cancelRequest" && params.is_object() && params.contains("id")) {
+      json cancelled = params["id"];
+      CancelFlag flag;
+      {
+        std::lock_guard<std::mutex> lock(pendingMutex_);
+        if (auto it = pending_.find(cancelled.dump()); it != pending_.end()) {
+          flag = it->second;
+          pending_.erase(it);
+        }
+      }
+      // Requests answered in order on this loop are long answered; only async ones can be cancelled.
+      if (flag) {
+        *flag = true;
+        replyError(cancelled, ErrorCode::RequestCancelled, "request cancelled");
+      }
+      return;
+    }
+    auto it = notifications_.find(method);
+    // Unknown notifications are dropped, as the protocol asks (including `$/` ones).
+    if (it == notifications_.end() || !initialized_ || shutdown_)
+      return;
+    try {
+      it->second(params);
+    } catch (const json::exception &e) {
+      log(std::string("invalid params for ") + method + ": " + e.what());
+    } catch (const std::exception &e) {
+      // A notification has no reply to carry the error; the server goes on.
+      log(std::string("internal error in ") + method + ": " + e.what());
+    }
+    return;
+  }
+
+  if (method != "initialize" && !initialized_)
+    return replyError(id, ErrorCode::ServerNotInitialized, "'" + method + "' before 'initialize'");
+  if (method == "initialize" && initialized_)
+    return replyError(id, ErrorCode::InvalidRequest, "'initialize' was already received");
+  if (shutdown_)
+    return replyError(id, ErrorCode::InvalidRequest, "'" + method + "' after 'shutdown'");
+  if (method == "shutdown") {
+    shutdown_ = true;
+    return send({{"jsonrpc", "2.0"}, {"id", id}, {"result", nullptr}});
+  }
+  if (auto async = asyncMethods_.find(method); async != asyncMethods_.end()) {
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard<std::mutex> lock(pendingMutex_);
+      pending_[id.dump()] = flag;
+    }
+    std::string error;
+    ErrorCode code = ErrorCode::InternalError;
+    try {
+      async->second(params, id, flag);
+      return;
+    } catch (const json::exception &e) {
+      code = ErrorCode::InvalidParams;
+      error = std::string("invalid params for ") + method + ": " + e.what();
+    } catch (const std::exception &e) {
+      error = std::string("internal error: ") + e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(pendingMutex_);
+      if (!pending_.erase(id.dump()))
+        return;   // answered before it threw
+    }
+    return replyError(id, code, error);
+  }
+  auto it = methods_.find(method);
+  if (it == methods_.end())
+    return replyError(id, ErrorCode::MethodNotFound, "method not found: " + method);
+  json result;
+  try {
+    result = it->second(params);
+  } catch (const json::exception &e) {
+    return replyError(id, ErrorCode::InvalidParams, std::string("invalid params for ") + method + ": " + e.what());
+  } catch (const LspError &e) {
+    return replyError(id, e.code, e.message);
+  } catch (const std::exception &e) {
+    return replyError(id, ErrorCode::InternalError, std::string("internal error: ") + e.what());
+  }
+  if (method == "initialize")
+    initialized_ = true;
+  send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+}
+
+int Transport::run() {
+  std::string message;
+  while (!exit_ && readMessage(message))
+    handle(message);
+  return shutdown_ ? 0 : 1;
+}
+
+} // namespace dfl::lsp

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Usage: same_as_check.py DFLC FILE... -- opens each FILE in `dflc lsp` (real
+Content-Length framing) and checks that the published diagnostics are those
+`dflc check --format json FILE` reports: same codes, severities, messages and
+ranges (the CLI's 1-based line/column become LSP's 0-based ones; files here
+are ASCII, so columns and UTF-16 characters agree). E0820 ("no schedule") is
+the CLI's alone: an editor checks network and hardware files too."""
+import json
+import os
+import subprocess
+import sys
+
+dflc, files = sys.argv[1], sys.argv[2:]
+SEVERITY = {"error": 1, "warning": 2, "remark": 3, "note": 4}
+
+
+def frame(msg):
+    body = json.dumps(dict(jsonrpc="2.0", **msg)).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_messages(data):
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int(head.split(b":")[1])
+        out.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return out
+
+
+failed = False
+for path in files:
+    path = os.path.abspath(path)
+    uri = "file://" + path
+    with open(path) as f:
+        text = f.read()
+    stdin = b"".join(frame(m) for m in [
+        {"id": 0, "method": "initialize", "params": {}},
+        {"method": "textDocument/didOpen",
+         "params": {"textDocument": {"uri": uri, "languageId": "dfl", "version": 1, "text": text}}},
+        {"id": 1, "method": "shutdown"}, {"method": "exit"}])
+    lsp = subprocess.run([dflc, "lsp"], input=stdin, capture_output=True, check=True).stdout
+    published = [m["params"]["diagnostics"] for m in read_messages(lsp)
+                 if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
+    got = sorted((d["code"], d["severity"], d["message"], d["range"]["start"]["line"],
+                  d["range"]["start"]["character"], d["range"]["end"]["line"], d["range"]["end"]["character"])
+                 for d in published[-1])
+    cli = subprocess.run([dflc, "check", "--format", "json", path], capture_output=True, text=True)
+    want = sorted((d["code"], SEVERITY[d["severity"]], d["message"], d["range"]["start"]["line"] - 1,
+                   d["range"]["start"]["column"] - 1, d["range"]["end"]["line"] - 1, d["range"]["end"]["column"] - 1)
+                  for d in json.loads(cli.stdout)["diagnostics"]
+                  if d["code"] != "E0820" and os.path.abspath(d["file"]) == path)
+    status = "same" if got == want else "DIFFERENT"
+    print(f"{os.path.basename(path)}: {len(got)} diagnostics, {status}")
+    if got != want:
+        failed = True
+        print("  lsp:  ", got, "\n  check:", want)
+sys.exit(1 if failed else 0)

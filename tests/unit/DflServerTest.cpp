@@ -1,0 +1,230 @@
+// DflServer without the protocol: diagnostics published from the worker
+// thread, edit bursts coalescing, open buffers taking precedence over the disk,
+// and UTF-16 positions. Expected positions are counted by hand in the comments.
+#include "DflServer.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+namespace fs = std::filesystem;
+using namespace dfl::lsp;
+
+namespace {
+
+/// Collects what the server publishes; `hold` blocks the worker inside publish.
+struct Published {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<PublishDiagnosticsParams> all;
+  bool hold = false, entered = false;
+
+  std::function<void(const PublishDiagnosticsParams &)> callback() {
+    return [this](const PublishDiagnosticsParams &p) {
+      std::unique_lock<std::mutex> lock(m);
+      all.push_back(p);
+      entered = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return !hold; });
+    };
+  }
+  PublishDiagnosticsParams last(const std::string &uri) {
+    std::lock_guard<std::mutex> lock(m);
+    for (auto it = all.rbegin(); it != all.rend(); ++it)
+      if (it->uri == uri)
+        return *it;
+    return {};
+  }
+};
+
+const char *kBadNet = "network n {\n  batch N = 1;\n  input d [C=3, X=8, Y=8];\n  c1 = cnov(d, K=4, R=3);\n}\n";
+const char *kGoodNet = "network n {\n  batch N = 1;\n  input d [C=3, X=8, Y=8];\n  c1 = conv(d, K=4, R=3);\n}\n";
+
+TEST(DflServer, PublishesDiagnosticsFromTheWorker) {
+  Published pub;
+  DflServer server({{}, true, pub.callback()});
+  server.addDocument("file:///nonexistent/a.dfl", kBadNet, 3);
+  server.waitIdle();
+  PublishDiagnosticsParams p = pub.last("file:///nonexistent/a.dfl");
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.version, 3);
+  EXPECT_EQ(p.diagnostics[0].code, "E0203");
+  // `  c1 = cnov(`: cnov is at byte 8 of line 4, so 0-based 3:7 to 3:11.
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{3, 7}, {3, 11}}));
+  EXPECT_EQ(p.diagnostics[0].severity, DiagnosticSeverity::Error);
+}
+
+TEST(DflServer, CountsCharactersInUtf16) {
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  // `é` is 2 bytes but 1 UTF-16 unit: `  /* é */ c1 = cnov(` puts cnov at
+  // character 2 + 7 + 1 + 2 + 3 = 15 (byte 16).
+  server.addDocument("file:///nonexistent/u.dfl",
+                     "network n {\n  batch N = 1;\n  input d [C=3, X=8, Y=8];\n  /* \xc3\xa9 */ c1 = cnov(d, K=4, R=3);\n}\n",
+                     1);
+  PublishDiagnosticsParams p = pub.last("file:///nonexistent/u.dfl");
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{3, 15}, {3, 19}}));
+  // An incremental edit at a UTF-16 position: replace cnov (3:15-3:19) by conv.
+  server.updateDocument("file:///nonexistent/u.dfl", {{Range{{3, 15}, {3, 19}}, "conv"}}, 2);
+  EXPECT_TRUE(pub.last("file:///nonexistent/u.dfl").diagnostics.empty());
+}
+
+TEST(DflServer, EditBurstCoalescesIntoOneCheck) {
+  Published pub;
+  pub.hold = true;
+  DflServer server({{}, true, pub.callback()});
+  const std::string uri = "file:///nonexistent/b.dfl";
+  server.addDocument(uri, kBadNet, 1);
+  {
+    // The worker is now inside the publish of version 1.
+    std::unique_lock<std::mutex> lock(pub.m);
+    pub.cv.wait(lock, [&] { return pub.entered; });
+  }
+  for (int v = 2; v <= 50; ++v)
+    server.updateDocument(uri, {{std::nullopt, v % 2 ? kBadNet : kGoodNet}}, v);
+  {
+    std::lock_guard<std::mutex> lock(pub.m);
+    pub.hold = false;
+  }
+  pub.cv.notify_all();
+  server.waitIdle();
+  // 49 edits while the worker was busy: one more check, of the last text (50: good).
+  std::lock_guard<std::mutex> lock(pub.m);
+  ASSERT_EQ(pub.all.size(), 2u);
+  EXPECT_EQ(pub.all[0].version, 1);
+  EXPECT_EQ(pub.all[1].version, 50);
+  EXPECT_TRUE(pub.all[1].diagnostics.empty());
+}
+
+TEST(DflServer, OpenBufferTakesPrecedenceOverDisk) {
+  fs::path dir = fs::temp_directory_path() / ("dflc-lsp-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "net.dfl") << kGoodNet;
+  std::string sched = "import \"net.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n"
+                      "schedule for n on eyeriss_multinode {\n  layer c1 {\n  }\n}\n";
+  std::ofstream(dir / "s.dfl") << sched;
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  std::string schedUri = pathToUri((dir / "s.dfl").string()), netUri = pathToUri((dir / "net.dfl").string());
+  server.addDocument(schedUri, sched, 1);
+  // From disk: c1 exists, nothing is scheduled yet: W0830 only.
+  auto p = pub.last(schedUri);
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].code, "W0830");
+  // The network, opened and renamed (unsaved): the schedule's `layer c1`
+  // (line 4, characters 8-10) names an unknown layer.
+  std::string renamed = kGoodNet;
+  renamed.replace(renamed.find("c1"), 2, "c2");
+  server.addDocument(netUri, renamed, 1);
+  p = pub.last(schedUri);
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].code, "E0202");
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{3, 8}, {3, 10}}));
+  // Closing the network clears its diagnostics and re-reads it from disk.
+  server.removeDocument(netUri);
+  EXPECT_TRUE(pub.last(netUri).diagnostics.empty());
+  EXPECT_EQ(pub.last(schedUri).diagnostics.at(0).code, "W0830");
+  // Definition of `c1` in the schedule: the network on disk, line 4, characters 2-4.
+  auto defs = server.findDefinition(schedUri, {3, 9});
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_EQ(defs[0].uri, pathToUri(fs::weakly_canonical(dir / "net.dfl").string()));
+  EXPECT_EQ(defs[0].range, (Range{{3, 2}, {3, 4}}));
+  fs::remove_all(dir);
+}
+
+TEST(DflServer, AnyContentIsSafe) {
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const char *texts[] = {"", "}", "network", "schedule for x on y { layer z { Q { tensor ifm [C=0]; } } }",
+                         "import \"/\";", "network n { batch N = 99999999999999999999; }", "\xff\xfe\x00garbage"};
+  int v = 0;
+  for (const char *t : texts) {
+    server.addDocument("file:///nonexistent/any.dfl", t, ++v);
+    for (int line = 0; line < 2; ++line)
+      for (int ch = 0; ch < 40; ch += 3) {
+        server.findHover("file:///nonexistent/any.dfl", {line, ch});
+        server.findReferences("file:///nonexistent/any.dfl", {line, ch}, true);
+        server.complete("file:///nonexistent/any.dfl", {line, ch});
+      }
+    server.findDocumentSymbols("file:///nonexistent/any.dfl");
+    server.inlayHints("file:///nonexistent/any.dfl", {{0, 0}, {99, 0}});
+    server.format("file:///nonexistent/any.dfl");
+    // An edit far outside the text is clamped, not a crash.
+    server.updateDocument("file:///nonexistent/any.dfl", {{Range{{99, 99}, {0, 0}}, "x"}}, ++v);
+  }
+  EXPECT_EQ(pub.last("file:///nonexistent/any.dfl").version, v);
+}
+
+TEST(DflServer, Uris) {
+  EXPECT_EQ(uriToPath("file:///a%20b/c.dfl"), "/a b/c.dfl");
+  EXPECT_EQ(pathToUri("/a b/c.dfl"), "file:///a%20b/c.dfl");
+}
+
+} // namespace
+
+namespace {
+
+TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
+  // A network of one fc layer on a three-level node; the schedule gives REGF only.
+  std::string text = "network small {\n  batch N = 1;\n  input d [C=4, X=1, Y=1];\n  f = fc(d, K=2);\n}\n\n"
+                     "hardware node {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"
+                     "  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }\n"
+                     "  level GBUF { capacity = 1 KiB; array = 1; access_energy = 6 pJ; }\n"
+                     "  level DRAM { access_energy = 200 pJ; }\n}\n\n"
+                     "schedule for small on node {\n  layer f {\n    REGF {\n      tensor ifm [C=2];\n"
+                     "      tensor wgt [K=2, C=2];\n      tensor ofm [K=2];\n      update C += 2;\n    }\n  }\n}\n";
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const std::string uri = "file:///nonexistent/partial.dfl";
+  server.addDocument(uri, text, 1);
+  ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
+  // Outside the schedule (line 0): no action.
+  EXPECT_TRUE(server.codeActions(uri, {{0, 0}, {0, 0}}).empty());
+  // Inside `layer f { ... }`: the whole schedule, and that layer alone.
+  auto actions = server.codeActions(uri, {{17, 0}, {17, 0}});
+  ASSERT_EQ(actions.size(), 2u);
+  ASSERT_EQ(actions[0].edits.size(), 1u);
+  ASSERT_EQ(actions[1].edits.size(), 1u);
+  // Each makes the schedule complete (here f is the only layer); try the layer's.
+  server.updateDocument(uri, {{actions[1].edits[0].range, actions[1].edits[0].newText}}, 2);
+  // The edited document is complete and valid: no diagnostics, no more action.
+  EXPECT_TRUE(pub.last(uri).diagnostics.empty());
+  EXPECT_EQ(pub.last(uri).version, 2);
+  EXPECT_TRUE(server.codeActions(uri, {{17, 0}, {17, 0}}).empty());
+  std::string error;
+  EXPECT_FALSE(server.configure(std::string("kapl"), std::nullopt, error));
+  EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
+}
+
+TEST(DflServer, CancelledFillInStopsTheSolver) {
+  std::string text = "network small {\n  batch N = 1;\n  input d [C=4, X=1, Y=1];\n  f = fc(d, K=2);\n}\n"
+                     "hardware node {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"
+                     "  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }\n"
+                     "  level DRAM { access_energy = 200 pJ; }\n}\n"
+                     "schedule for small on node {\n}\n";
+  Published pub;
+  DflServer server({{}, true, pub.callback()});
+  const std::string uri = "file:///nonexistent/cancel.dfl";
+  server.addDocument(uri, text, 1);
+  server.waitIdle();
+  // Cancelled before the first layer is solved: no action, and `done` is never called.
+  auto cancelled = std::make_shared<std::atomic<bool>>(true);
+  EXPECT_TRUE(server.codeActions(uri, {{12, 0}, {12, 0}}, cancelled).empty());
+  bool called = false;
+  server.codeActionsAsync(uri, {{12, 0}, {12, 0}}, cancelled, [&](const std::vector<CodeAction> &) { called = true; });
+  server.waitIdle();
+  EXPECT_FALSE(called);
+  // Not cancelled: the one action for the whole schedule (it writes no layer block), answered off this thread.
+  std::vector<CodeAction> got;
+  server.codeActionsAsync(uri, {{12, 0}, {12, 0}}, std::make_shared<std::atomic<bool>>(false),
+                          [&](const std::vector<CodeAction> &a) { got = a; });
+  server.waitIdle();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].title, "Fill in missing directives (solver kapla, objective energy)");
+}
+
+} // namespace
