@@ -13,8 +13,14 @@ packages=(
   nlohmann-json3-dev                  # reports, JSON/SARIF diagnostics, LSP
   libgtest-dev libgmock-dev libbenchmark-dev
   python3                             # lit
-  nodejs npm                          # tests/lsp-client: the real-client LSP test; editors/vscode
 )
+# tests/lsp-client (the real-client LSP test) and editors/vscode need node and
+# npm. Debian has them as nodejs + npm; a machine whose node comes from
+# elsewhere (NodeSource's nodejs bundles npm and conflicts with Debian's npm)
+# keeps its own.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
