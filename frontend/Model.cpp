@@ -77,6 +77,20 @@ int Network::findLayer(const std::string &n) const {
   return -1;
 }
 
+bool Network::readOutside(int p, const std::function<bool(int)> &inSegment) const {
+  for (size_t c = 0; c < layers.size(); ++c)
+    for (const TensorRef &op : layers[c].operands) {
+      if (op.isInput || op.index != p)
+        continue;
+      if (!inSegment(static_cast<int>(c)))
+        return true;
+      for (const Layer &b : layers)
+        if (b.forwardOf == layers[c].name)
+          return true;
+    }
+  return false;
+}
+
 int64_t Network::totalMacs() const {
   // Each layer is within 2^53 (E0308), but a thousand of them are not.
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

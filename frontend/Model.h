@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -103,6 +104,10 @@ struct Network {
 
   int findLayer(const std::string &name) const;
   int64_t totalMacs() const;   // whole batch; INT64_MAX if it does not fit
+  /// Whether layer p's output is read by a layer for which `inSegment` is
+  /// false: a consumer, or (training) a consumer's backward layer, which reads
+  /// its input again. Such a tensor must still go to DRAM from a segment.
+  bool readOutside(int p, const std::function<bool(int)> &inSegment) const;
 };
 
 // ---- hardware ---------------------------------------------------------------

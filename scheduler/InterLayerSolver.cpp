@@ -241,9 +241,12 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
         if (op.isInput || op.index < i || op.index > c)
           continue;
         double w = std::min(writes[op.index], reads);
-        writes[op.index] -= w;
         reads -= w;
-        saved += 2 * w * hw.levels[dram].accessEnergyPj;
+        saved += w * hw.levels[dram].accessEnergyPj;   // the consumer's fill
+        if (!net.readOutside(op.index, [&](int l) { return l >= i && l <= j; })) {
+          writes[op.index] -= w;   // and the write-back, as the analysis does
+          saved += w * hw.levels[dram].accessEnergyPj;
+        }
       }
     }
     for (int p = i; p <= j; ++p) {

@@ -182,7 +182,9 @@ private:
     cd.reads[ifm] -= words;
     cr.levels[nl - 1].energyPj -= words * e;
     cr.energyPj -= words * e;
-    if (!readOutside(seg, p)) {
+    if (!net_.readOutside(p, [&](int l) {
+          return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end();
+        })) {
       pd.writes[ofm] -= words;
       pr.levels[nl - 1].energyPj -= words * e;
       pr.energyPj -= words * e;
@@ -194,23 +196,6 @@ private:
       cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
       cr.energyPj += words * distance * hw_.nocHopEnergyPj;
     }
-  }
-
-  /// Whether layer p's output is read by a layer outside `seg`: a consumer, or
-  /// (training) the backward layer of a consumer, which reads its input again.
-  bool readOutside(const SegmentResult &seg, int p) const {
-    auto inSeg = [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); };
-    for (size_t c = 0; c < net_.layers.size(); ++c)
-      for (const TensorRef &op : net_.layers[c].operands) {
-        if (op.isInput || op.index != p)
-          continue;
-        if (!inSeg(static_cast<int>(c)))
-          return true;
-        for (const Layer &b : net_.layers)
-          if (b.forwardOf == net_.layers[c].name)
-            return true;
-      }
-    return false;
   }
 
   /// The steps along `d` of layer l's updates at the top on-chip level,
