@@ -77,6 +77,18 @@ int Network::findLayer(const std::string &n) const {
   return -1;
 }
 
+bool Layer::channelWise() const {
+  switch (type) {
+  case LayerType::DwConv:
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat: return true;
+  default: return false;
+  }
+}
+
 bool Network::readOutside(int p, const std::function<bool(int)> &inSegment) const {
   for (size_t c = 0; c < layers.size(); ++c)
     for (const TensorRef &op : layers[c].operands) {

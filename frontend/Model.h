@@ -91,6 +91,8 @@ struct Layer {
   std::vector<TensorRole> roles() const;
   /// Loop dims of this layer's iteration space (all nine; trivial ones are 1).
   std::vector<Dim> loopDims() const;
+  /// One channel dimension (K is C): depthwise conv, pools and element-wise ops.
+  bool channelWise() const;
 };
 
 struct Network {

@@ -12,17 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool channelWise(const Layer &l) {
-  switch (l.type) {
-  case LayerType::DwConv:
-  case LayerType::MaxPool:
-  case LayerType::AvgPool:
-  case LayerType::Add:
-  case LayerType::Mul:
-  case LayerType::Concat: return true;
-  default: return false;
-  }
-}
 
 /// One segment of a chain: layers first..last as one kind.
 enum class Kind { Single, Temporal, Spatial };
@@ -97,7 +86,7 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
   at(t, Dim::N) = batchTile;
   const Layer &layer = net.layers[static_cast<size_t>(x)];
   auto channels = [&](const Layer &l) -> std::pair<Dim, int64_t> {
-    Dim d = channelWise(l) ? Dim::C : Dim::K;
+    Dim d = l.channelWise() ? Dim::C : Dim::K;
     return {d, at(l.bounds, d)};
   };
   for (int c = x + 1; c <= last; ++c) {
@@ -136,9 +125,9 @@ bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
     const Layer &l = net.layers[static_cast<size_t>(x)];
     DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile);
     auto v = [&](Dim d) { return std::max<int64_t>(1, at(t, d)); };
-    int64_t c = v(Dim::C), k = channelWise(l) ? c : v(Dim::K), words = 0;
+    int64_t c = v(Dim::C), k = l.channelWise() ? c : v(Dim::K), words = 0;
     for (TensorRole r : l.roles())
-      words += r == TensorRole::Ifm ? v(Dim::N) * c : r == TensorRole::Wgt ? (channelWise(l) ? c : k * c) : v(Dim::N) * k;
+      words += r == TensorRole::Ifm ? v(Dim::N) * c : r == TensorRole::Wgt ? (l.channelWise() ? c : k * c) : v(Dim::N) * k;
     if (words * hw.wordBytes() > *nodes.capacityBytes)
       return false;
   }

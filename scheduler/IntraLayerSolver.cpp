@@ -13,17 +13,6 @@ namespace {
 constexpr Dim kDims[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
 constexpr size_t kND = 7;
 
-bool channelWise(const Layer &l) {
-  switch (l.type) {
-  case LayerType::DwConv:
-  case LayerType::MaxPool:
-  case LayerType::AvgPool:
-  case LayerType::Add:
-  case LayerType::Mul:
-  case LayerType::Concat: return true;
-  default: return false;
-  }
-}
 
 /// Loop orders tried at every level, innermost first; each keeps one tensor
 /// stationary the longest (ofm: reductions innermost; wgt: N and the output
@@ -56,12 +45,12 @@ public:
         stats_(stats) {
     for (size_t i = 0; i < kND; ++i)
       bound_[i] = at(layer_.bounds, kDims[i]);
-    if (channelWise(layer_))
+    if (layer_.channelWise())
       bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
     top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
     for (size_t i = 0; i < kND; ++i)
       forced_[i] = at(options.fixedTopTile, kDims[i]);
-    if (channelWise(layer_))
+    if (layer_.channelWise())
       forced_[index(Dim::K)] = 0;
   }
 
@@ -204,7 +193,7 @@ private:
       for (size_t i = 0; i < kND; ++i) {
         Dim dim = kDims[i];
         int64_t v = at(t.sizes, dim);
-        if (channelWise(layer_) && dim == Dim::C && !v)
+        if (layer_.channelWise() && dim == Dim::C && !v)
           v = at(t.sizes, Dim::K);
         if (v)
           lp.tile[i] = v;
@@ -215,7 +204,7 @@ private:
     lp.repl.fill(1);
     for (const StackDirective &s : d.stacks)
       for (auto [dim, shift] : s.shifts) {
-        Dim c = channelWise(layer_) && dim == Dim::K ? Dim::C : dim;
+        Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
         if (c == Dim::Xi || c == Dim::Yi)
           continue;
         size_t i = index(c);
@@ -538,10 +527,10 @@ private:
   int64_t tileWords(const Plan &p, size_t l, TensorRole r) const {
     const auto &t = p.levels[l].tile;
     auto v = [&](Dim d) { return t[index(d)]; };
-    int64_t c = v(Dim::C), k = channelWise(layer_) ? v(Dim::C) : v(Dim::K);
+    int64_t c = v(Dim::C), k = layer_.channelWise() ? v(Dim::C) : v(Dim::K);
     switch (r) {
     case TensorRole::Ifm: return v(Dim::N) * c * windowIn(v(Dim::Xo), v(Dim::R)) * windowIn(v(Dim::Yo), v(Dim::S));
-    case TensorRole::Wgt: return channelWise(layer_) ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
+    case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
     case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
     }
     return 0;
@@ -701,11 +690,11 @@ private:
       TensorDirective t;
       t.role = r;
       for (Dim dim : roleDims(r)) {
-        Dim c = channelWise(layer_) && dim == Dim::K ? Dim::C : dim;
+        Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
         int64_t size = dim == Dim::Xi   ? windowIn(v(Dim::Xo), v(Dim::R))
                        : dim == Dim::Yi ? windowIn(v(Dim::Yo), v(Dim::S))
                                         : v(c);
-        if (channelWise(layer_) && r == TensorRole::Wgt && dim == Dim::K)
+        if (layer_.channelWise() && r == TensorRole::Wgt && dim == Dim::K)
           continue;   // dwconv weights: [C, R, S]
         at(t.sizes, dim) = size;
       }

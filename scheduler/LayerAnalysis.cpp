@@ -15,17 +15,6 @@ constexpr Dim kIndependent[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R
 
 bool isIndependent(Dim d) { return d != Dim::Xi && d != Dim::Yi; }
 
-bool channelWise(const Layer &l) {
-  switch (l.type) {
-  case LayerType::DwConv:
-  case LayerType::MaxPool:
-  case LayerType::AvgPool:
-  case LayerType::Add:
-  case LayerType::Mul:
-  case LayerType::Concat: return true;
-  default: return false;
-  }
-}
 
 /// One stack or update, reduced to what the analysis needs.
 struct Move {
@@ -93,7 +82,7 @@ public:
 
 private:
   // ---- dimensions --------------------------------------------------------------
-  Dim canon(Dim d) const { return channelWise(layer_) && d == Dim::K ? Dim::C : d; }
+  Dim canon(Dim d) const { return layer_.channelWise() && d == Dim::K ? Dim::C : d; }
 
   int64_t windowExtent(const DimVector &e, Dim out) const {
     Dim win = out == Dim::Xo ? Dim::R : Dim::S;
@@ -105,7 +94,7 @@ private:
   std::vector<Dim> dimsOf(TensorRole r) const {
     std::vector<Dim> out;
     for (Dim d : roleDims(r))
-      if (!(channelWise(layer_) && r == TensorRole::Wgt && d == Dim::K))
+      if (!(layer_.channelWise() && r == TensorRole::Wgt && d == Dim::K))
         out.push_back(d);
     return out;
   }
@@ -151,7 +140,7 @@ private:
       for (Dim raw : dimsOf(r)) {
         // A dim the directive does not list has size 1; for channel-wise layers K is C.
         int64_t size = at(t.sizes, raw);
-        if (size == 0 && channelWise(layer_) && (raw == Dim::K || raw == Dim::C))
+        if (size == 0 && layer_.channelWise() && (raw == Dim::K || raw == Dim::C))
           size = at(t.sizes, raw == Dim::K ? Dim::C : Dim::K);
         if (size == 0)
           size = 1;
@@ -170,7 +159,7 @@ private:
         }
       }
     }
-    if (channelWise(layer_))
+    if (layer_.channelWise())
       at(extent, Dim::K) = at(extent, Dim::C);
     for (Dim d : kIndependent)
       if (at(extent, d) == 0)
@@ -218,7 +207,7 @@ private:
       const char *what = isStack ? "stack" : "update";
       std::vector<Dim> moved;
       for (Dim dim : kIndependent)
-        if (at(m.amount, dim) && !(channelWise(layer_) && dim == Dim::K))
+        if (at(m.amount, dim) && !(layer_.channelWise() && dim == Dim::K))
           moved.push_back(dim);
       if (moved.size() > 1) {
         issue(range, diag::err_move_diagonal, {what, dimName(moved[0]), dimName(moved[1])});
@@ -369,7 +358,7 @@ private:
     const LevelResult &in = result_.levels[l], &out = result_.levels[l + 1];
     const std::string &level = hw_.levels[l].name;
     for (Dim d : kIndependent) {
-      if (channelWise(layer_) && d == Dim::K)
+      if (layer_.channelWise() && d == Dim::K)
         continue;
       int64_t tile = at(in.extent, d), enclosing = at(out.extent, d);
       if (tile > enclosing) {

@@ -203,9 +203,7 @@ private:
   std::vector<int64_t> topSteps(int l, Dim d) const {
     const size_t top = hw_.levels.size() - 2;
     const Layer &layer = net_.layers[l];
-    bool channelWise = layer.type == LayerType::DwConv || layer.type == LayerType::MaxPool ||
-                       layer.type == LayerType::AvgPool || layer.type == LayerType::Add ||
-                       layer.type == LayerType::Mul || layer.type == LayerType::Concat;
+    bool channelWise = layer.channelWise();
     std::vector<int64_t> out;
     for (const LayerScheduleModel &ls : s_.layers)
       if (ls.layer == l)
