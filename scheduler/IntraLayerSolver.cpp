@@ -244,6 +244,17 @@ private:
     for (int round = 0; round < 64; ++round) {
       std::optional<Plan> bestMove;
       double bestValue = now;
+      // Keeps q if it is valid and strictly better than the best move so far.
+      auto consider = [&](const Plan &q) {
+        auto sol = evaluate(q);
+        if (!sol)
+          return;
+        double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+        if (value < bestValue * (1 - 1e-12)) {
+          bestValue = value;
+          bestMove = q;
+        }
+      };
       for (size_t l = 0; l < p.levels.size(); ++l) {
         if (p.levels[l].fixed)
           continue;
@@ -256,16 +267,8 @@ private:
               // one blocked step and enlarge the levels above just enough to
               // stay blocked — a single-dim move cannot leave a minimum where
               // the next level's tile pins this one.
-              if (!lift(q, l, i, kind == 5))
-                continue;
-              auto sol = evaluate(q);
-              if (!sol)
-                continue;
-              double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-              if (value < bestValue * (1 - 1e-12)) {
-                bestValue = value;
-                bestMove = q;
-              }
+              if (lift(q, l, i, kind == 5))
+                consider(q);
               continue;
             }
             int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
@@ -278,16 +281,8 @@ private:
             if (v < 1 || v > bound_[i] || v == x)
               continue;
             x = v;
-            if (!arrayFits(q, l) || !fits(q, l))
-              continue;
-            auto sol = evaluate(q);
-            if (!sol)
-              continue;
-            double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-            if (value < bestValue * (1 - 1e-12)) {
-              bestValue = value;
-              bestMove = q;
-            }
+            if (arrayFits(q, l) && fits(q, l))
+              consider(q);
           }
       }
       if (!bestMove)
