@@ -106,22 +106,6 @@ json sarifRegion(const SourceManager &sm, SourceRange r) {
           {"endColumn", codePointColumn(sm, r.end)}};
 }
 
-/// A URI reference for a path (RFC 3986): absolute paths become file:// URIs,
-/// relative ones stay relative; bytes outside the unreserved set and `/` are %XX.
-std::string fileUri(const std::string &path) {
-  std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof hex, "%%%02X", c);
-      out += hex;
-    }
-  }
-  return out;
-}
-
 json sarifLocation(const SourceManager &sm, SourceRange r, const std::string *message = nullptr) {
   json loc = {{"physicalLocation",
                {{"artifactLocation", {{"uri", fileUri(sm.path(r.begin.file))}}}, {"region", sarifRegion(sm, r)}}}};
@@ -148,6 +132,22 @@ uint64_t fnv1a(const std::string &s) {
 std::string dump(const json &j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 } // namespace
+
+/// A URI reference for a path (RFC 3986): absolute paths become file:// URIs,
+/// relative ones stay relative; bytes outside the unreserved set and `/` are %XX.
+std::string fileUri(const std::string &path) {
+  std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
 
 void renderText(std::ostream &os, const SourceManager &sm, const std::vector<Diagnostic> &diags, bool color) {
   for (const Diagnostic &d : diags) {

@@ -18,5 +18,8 @@ std::string renderJson(const SourceManager &sm, const std::vector<Diagnostic> &d
 std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &diags);
 /// "2 errors and 1 warning generated." or "" if there are none.
 std::string summaryLine(const std::vector<Diagnostic> &diags);
+/// A URI reference for a path (RFC 3986): absolute paths become file:// URIs,
+/// relative ones stay relative; bytes outside the unreserved set and `/` are %XX.
+std::string fileUri(const std::string &path);
 
 } // namespace dfl

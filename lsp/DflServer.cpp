@@ -1,5 +1,7 @@
 #include "DflServer.h"
 
+#include "DiagnosticRenderer.h"
+
 #include "Loader.h"
 #include "Parser.h"
 #include "Printer.h"
@@ -39,17 +41,8 @@ std::string uriToPath(const std::string &uri) {
 }
 
 std::string pathToUri(const std::string &path) {
-  std::string out = "file://";
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
+  // Server paths are absolute (they come from file:// URIs or are made so).
+  return fileUri(path[0] == '/' ? path : "/" + path);
 }
 
 namespace {
