@@ -196,6 +196,22 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   return std::pair{std::move(sched), std::move(r)};
 }
 
+std::optional<std::pair<Schedule, ScheduleResult>>
+InterLayerSolver::solveSpatialBest(int first, int last, const std::vector<int64_t> &nodes,
+                                   const std::vector<int64_t> &tiles, InterLayerStats &stats) {
+  std::optional<std::pair<Schedule, ScheduleResult>> best;
+  double bestValue = std::numeric_limits<double>::infinity();
+  for (int64_t t : tiles)
+    if (auto s = solveSpatial({first, last, nodes, t}, stats)) {
+      double v = objectiveValue(options_.objective, s->second.energyPj, s->second.latencyCycles);
+      if (v < bestValue) {
+        bestValue = v;
+        best = std::move(s);
+      }
+    }
+  return best;
+}
+
 std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
   auto t0 = Clock::now();
   const Network &net = model_.networks.at(base_.network);
@@ -367,18 +383,15 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
       return it->second;
     const Options &o = opts.at({i, j});
     std::optional<std::vector<LayerScheduleModel>> best;
-    double bestValue = std::numeric_limits<double>::infinity();
-    for (int64_t t : o.tiles)
-      if (auto s = solveSpatial({i, j, o.nodes, t}, stats); s && value(s->second) < bestValue) {
-        bestValue = value(s->second);
-        double e = 0;
-        for (int l = i; l <= j; ++l)
-          e += s->second.layers[static_cast<size_t>(l)].energyPj;
-        realPj[{i, j}] = e;
-        best.emplace();
-        for (int l = i; l <= j; ++l)
-          best->push_back(s->first.layers[static_cast<size_t>(l)]);
-      }
+    if (auto s = solveSpatialBest(i, j, o.nodes, o.tiles, stats)) {
+      double e = 0;
+      for (int l = i; l <= j; ++l)
+        e += s->second.layers[static_cast<size_t>(l)].energyPj;
+      realPj[{i, j}] = e;
+      best.emplace();
+      for (int l = i; l <= j; ++l)
+        best->push_back(s->first.layers[static_cast<size_t>(l)]);
+    }
     return solved[{i, j}] = std::move(best);
   };
   Schedule bestSchedule = base_;

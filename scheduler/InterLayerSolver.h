@@ -71,6 +71,11 @@ public:
   /// The segment solved for real (its layers' schedules, in the layer-wise
   /// schedule's context): nullopt if the intra-layer solver finds no valid one.
   std::optional<std::pair<Schedule, ScheduleResult>> solveSpatial(const SpatialSegment &s, InterLayerStats &stats);
+  /// solveSpatial over the given granularities: the best by the objective.
+  std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(int first, int last,
+                                                                      const std::vector<int64_t> &nodes,
+                                                                      const std::vector<int64_t> &tiles,
+                                                                      InterLayerStats &stats);
 
 private:
   const Model &model_;

@@ -96,20 +96,10 @@ private:
       if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size() ||
           std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; }))
         continue;
-      SpatialSegment spatial{*lo, *hi, solver.allocateNodes(*lo, *hi), 1};
-      if (spatial.nodes.empty())
+      std::vector<int64_t> nodes = solver.allocateNodes(*lo, *hi);
+      if (nodes.empty())
         continue;
-      std::optional<std::pair<Schedule, ScheduleResult>> best;
-      double bestValue = 0;
-      for (int64_t tile : solver.batchTiles()) {
-        spatial.batchTile = tile;
-        auto s = solver.solveSpatial(spatial, out.stats.interLayer);
-        double v = s ? objectiveValue(inter.objective, s->second.energyPj, s->second.latencyCycles) : 0;
-        if (s && (!best || v < bestValue)) {
-          bestValue = v;
-          best = std::move(s);
-        }
-      }
+      auto best = solver.solveSpatialBest(*lo, *hi, nodes, solver.batchTiles(), out.stats.interLayer);
       if (best)
         for (int l : seg.layers)
           out.schedule.layers[static_cast<size_t>(l)] = best->first.layers[static_cast<size_t>(l)];
