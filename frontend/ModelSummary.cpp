@@ -88,9 +88,11 @@ std::string networkSummaryText(const Network &net) {
     os << "\n";
   }
   int64_t total = net.totalMacs();
-  os << "  total: " << net.layers.size() << " layers, " << total << " MACs (" << scaled(static_cast<double>(total))
-     << "MACs) for batch " << net.batch;
-  if (net.batch > 1)
+  os << "  total: " << net.layers.size() << " layers, " << total << " MACs";
+  if (total > 0)   // no "(0MACs)" for a network of pooling and element-wise layers
+    os << " (" << scaled(static_cast<double>(total)) << "MACs)";
+  os << " for batch " << net.batch;
+  if (net.batch > 1 && total > 0)
     os << ", " << total / net.batch << " per sample";
   os << "\n";
   return os.str();
