@@ -121,7 +121,7 @@ private:
     batchSeen_ = true;
     net_.batchRange = b.range;
     if (b.dim.name != "N")
-      diags_.report(b.dim.range, diag::err_unknown_dimension) << b.dim.name << "a batch declaration" << "N";
+      diags_.report(b.dim.range, diag::err_unknown_dimension) << b.dim.name << "a batch declaration" << "N (the batch dimension)";
     if (b.size.value < 1)
       diags_.report(b.size.range, diag::err_value_range) << "batch" << "positive" << b.size.value;
     else
@@ -149,7 +149,7 @@ private:
                       : d.dim.name == "Y" ? &input.shape.Y
                                           : nullptr;
       if (!slot) {
-        diags_.report(d.dim.range, diag::err_unknown_dimension) << d.dim.name << "an input shape" << "C, X or Y";
+        diags_.report(d.dim.range, diag::err_unknown_dimension) << d.dim.name << "an input shape" << "one of C, X or Y";
         continue;
       }
       hasC |= slot == &input.shape.C;

@@ -40,7 +40,7 @@ std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, con
             << s.dim.name << layer->name << layerTypeName(layer->type) << joinList(allDimNames(), ", ");
       else
         diags.report(s.dim.range, diag::err_unknown_dimension)
-            << s.dim.name << std::string("a ") + what << joinList(allDimNames(), ", ");
+            << s.dim.name << std::string("a ") + what << "one of " + joinList(allDimNames(), ", ");
       continue;
     }
     if (auto [it, inserted] = seen.emplace(s.dim.name, s.dim.range); !inserted) {
