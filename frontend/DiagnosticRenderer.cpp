@@ -203,6 +203,15 @@ std::string renderSarif(const SourceManager &sm, const std::vector<Diagnostic> &
           related.push_back(sarifLocation(sm, n.range, &n.message));
       r["relatedLocations"] = related;
     }
+    // SARIF 2.1.0 §3.55: a fix is a set of artifact changes, each replacing regions.
+    for (const FixIt &f : d.fixits)
+      r["fixes"].push_back(
+          {{"description", {{"text", "Replace '" + std::string(sm.textOf(f.range)) + "' with '" + f.replacement + "'"}}},
+           {"artifactChanges",
+            json::array({{{"artifactLocation", {{"uri", fileUri(sm.path(f.range.begin.file))}}},
+                          {"replacements",
+                           json::array({{{"deletedRegion", sarifRegion(sm, f.range)},
+                                         {"insertedContent", {{"text", f.replacement}}}}})}}})}});
     results.push_back(r);
   }
   json sarif = {{"$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"},

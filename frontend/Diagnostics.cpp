@@ -98,7 +98,7 @@ void DiagnosticsEngine::emit(Diagnostic d) {
   diags_.push_back(std::move(d));
 }
 
-std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates) {
+std::optional<std::string> closestName(const std::string &name, const std::vector<std::string> &candidates) {
   const std::string *best = nullptr;
   // At most one edit per three characters: 'y' does not suggest 'x'.
   size_t bestDist = name.size() / 3 + 1;
@@ -109,7 +109,19 @@ std::string didYouMean(const std::string &name, const std::vector<std::string> &
       best = &c;
     }
   }
+  return best ? std::optional<std::string>(*best) : std::nullopt;
+}
+
+std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates) {
+  auto best = closestName(name, candidates);
   return best ? "; did you mean '" + *best + "'?" : "";
+}
+
+DiagnosticBuilder &DiagnosticBuilder::operator<<(const Suggestion &s) {
+  auto best = closestName(s.name, s.candidates);
+  if (!best)
+    return *this << s.otherwise;
+  return (*this << "; did you mean '" + *best + "'?").fixit(s.range, *best);
 }
 
 std::string joinList(const std::vector<std::string> &items, const char *sep, const char *last) {

@@ -8,6 +8,7 @@
 #include "SourceManager.h"
 
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,6 +57,16 @@ std::string formatDiagnostic(const char *format, const std::vector<std::string> 
 
 class DiagnosticsEngine;
 
+/// A misspelt name at `range`. As a diagnostic argument: "; did you mean 'x'?"
+/// with the fix-it replacing the name by x when a candidate is close (at most
+/// one edit per three characters), else `otherwise`.
+struct Suggestion {
+  SourceRange range;
+  const std::string &name;
+  const std::vector<std::string> &candidates;
+  std::string otherwise = "";
+};
+
 /// Collects arguments; emits the diagnostic when it goes out of scope.
 class DiagnosticBuilder {
 public:
@@ -93,6 +104,7 @@ public:
     diag_.fixits.push_back({range, std::move(replacement)});
     return *this;
   }
+  DiagnosticBuilder &operator<<(const struct Suggestion &s);
 
 private:
   template <class T> static std::string toString(const T &v) {
@@ -134,7 +146,9 @@ private:
   bool dropped_ = false;
 };
 
-/// "did you mean 'x'?" suffix for the closest candidate, or "" if none is close.
+/// The candidate closest to `name` (at most one edit per three characters), if any.
+std::optional<std::string> closestName(const std::string &name, const std::vector<std::string> &candidates);
+/// "; did you mean 'x'?" for closestName, or "" if none is close.
 std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates);
 /// "a, b or c" (sep between items, last before the final one)
 std::string joinList(const std::vector<std::string> &items, const char *sep = ", ", const char *last = " or ");

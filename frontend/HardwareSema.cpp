@@ -17,10 +17,8 @@ public:
   /// Returns the property if it is known and not a duplicate.
   const ast::Property *accept(const ast::Property &p) {
     if (std::find(allowed_.begin(), allowed_.end(), p.key.name) == allowed_.end()) {
-      std::string hint = didYouMean(p.key.name, allowed_);
-      if (hint.empty())
-        hint = "; expected " + joinList(allowed_, ", ");
-      diags_.report(p.key.range, diag::err_unknown_property) << p.key.name << where_ << hint;
+      diags_.report(p.key.range, diag::err_unknown_property)
+          << p.key.name << where_ << Suggestion{p.key.range, p.key.name, allowed_, "; expected " + joinList(allowed_, ", ")};
       return nullptr;
     }
     auto [it, inserted] = seen_.emplace(p.key.name, p.key.range);
@@ -114,7 +112,7 @@ private:
     static const std::vector<std::string> kinds = {"level", "mac", "noc", "pipeline"};
     const std::string &kind = b.kind.name;
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-      diags_.report(b.kind.range, diag::err_unknown_block) << kind << didYouMean(kind, kinds);
+      diags_.report(b.kind.range, diag::err_unknown_block) << kind << Suggestion{b.kind.range, kind, kinds};
       return;
     }
     if (kind == "level" && !b.name) {
@@ -237,8 +235,12 @@ private:
           auto it = v.kind == ast::Value::Kind::Word ? std::find(names.begin(), names.end(), v.text) : names.end();
           if (it == names.end()) {
             std::string got = v.kind == ast::Value::Kind::Word ? v.text : v.number;
-            diags_.report(v.range, diag::err_parameter_value)
-                << k << "one of unicast, multicast, systolic, sharing" << "'" + got + "'" + didYouMean(got, names);
+            auto closest = closestName(got, names);
+            auto d = diags_.report(v.range, diag::err_parameter_value);
+            d << k << "one of unicast, multicast, systolic, sharing"
+              << "'" + got + "'" + (closest ? "; did you mean '" + *closest + "'?" : "");
+            if (closest)
+              d.fixit(v.range, *closest);
             continue;
           }
           lv.transfers |= 1u << (it - names.begin());

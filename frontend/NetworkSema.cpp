@@ -179,7 +179,7 @@ private:
       std::vector<std::string> known;
       for (const auto &[n, r] : net_.names)
         known.push_back(n);
-      diags_.report(operand.range, diag::err_unknown_name) << "tensor" << operand.name << didYouMean(operand.name, known);
+      diags_.report(operand.range, diag::err_unknown_name) << "tensor" << operand.name << Suggestion{operand.range, operand.name, known};
     }
     return std::nullopt;
   }
@@ -198,7 +198,7 @@ private:
       if (op == s.name)
         spec = &s;
     if (!spec && !isActivation) {
-      diags_.report(l.op.range, diag::err_unknown_operator) << op << didYouMean(op, allOpNames());
+      diags_.report(l.op.range, diag::err_unknown_operator) << op << Suggestion{l.op.range, op, allOpNames()};
       failed_.insert(l.name.name);
       return;
     }
@@ -237,11 +237,10 @@ private:
           if (a.key.name == p.name)
             ps = &p;
       if (!ps) {
-        std::string hint = allowed.empty() ? std::string("; it takes no parameters")
-                                           : didYouMean(a.key.name, allowed);
-        if (hint.empty())
-          hint = "; it takes " + joinList(allowed, ", ", " and ");
-        diags_.report(a.key.range, diag::err_unknown_parameter) << op << a.key.name << hint;
+        diags_.report(a.key.range, diag::err_unknown_parameter)
+            << op << a.key.name
+            << Suggestion{a.key.range, a.key.name, allowed,
+                          allowed.empty() ? "; it takes no parameters" : "; it takes " + joinList(allowed, ", ", " and ")};
         ok = false;
         continue;
       }

@@ -80,7 +80,7 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
               << layer->name << layerTypeName(layer->type) << d.role.name << joinList(roles, ", ", " and ");
         else
           diags.report(d.role.range, diag::err_unknown_name) << "tensor role" << d.role.name
-                                                             << didYouMean(d.role.name, roles);
+                                                             << Suggestion{d.role.range, d.role.name, roles};
         break;
       }
       if (auto [it, inserted] = rolesSeen.emplace(*role, d.role.range); !inserted) {
@@ -177,10 +177,10 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
   s.hardware = find(model.hardware, decl.hardware.name);
   if (s.network < 0)
     diags.report(decl.network.range, diag::err_unknown_name)
-        << "network" << decl.network.name << didYouMean(decl.network.name, names(model.networks));
+        << "network" << decl.network.name << Suggestion{decl.network.range, decl.network.name, names(model.networks)};
   if (s.hardware < 0)
     diags.report(decl.hardware.range, diag::err_unknown_name)
-        << "hardware" << decl.hardware.name << didYouMean(decl.hardware.name, names(model.hardware));
+        << "hardware" << decl.hardware.name << Suggestion{decl.hardware.range, decl.hardware.name, names(model.hardware)};
   if (s.network < 0 || s.hardware < 0)
     return s;
   const Network &net = model.networks[s.network];
@@ -189,7 +189,8 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
   auto layerIndex = [&](const ast::Ident &id) {
     int idx = net.findLayer(id.name);
     if (idx < 0) {
-      std::string hint = didYouMean(id.name, names(net.layers));
+      auto closest = closestName(id.name, names(net.layers));
+      std::string hint = closest ? "; did you mean '" + *closest + "'?" : "";
       auto alias = net.names.find(id.name);
       if (alias != net.names.end())
         hint = alias->second.isInput ? "; it is an input of network '" + net.name + "', not a layer"
@@ -202,7 +203,10 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
       if (sep != std::string::npos && !training && net.findLayer(id.name.substr(0, sep)) >= 0 &&
           (id.name.substr(sep) == "__dgrad" || id.name.substr(sep) == "__wgrad"))
         hint = "; backward layers exist only with --train";
-      diags.report(id.range, diag::err_unknown_name) << "layer" << id.name << hint;
+      auto d = diags.report(id.range, diag::err_unknown_name);
+      d << "layer" << id.name << hint;
+      if (closest && hint.starts_with("; did you mean"))
+        d.fixit(id.range, *closest);
     }
     return idx;
   };
@@ -242,10 +246,13 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
     for (const ast::LevelSchedule &lv : ls.levels) {
       int li = hw.findLevel(lv.level.name);
       if (li < 0) {
-        diags.report(lv.level.range, diag::err_unknown_name)
-            << "level" << lv.level.name
-            << didYouMean(lv.level.name, names(hw.levels)) + " (hardware '" + hw.name + "' has " +
-                   joinList(names(hw.levels), ", ", " and ") + ")";
+        auto closest = closestName(lv.level.name, names(hw.levels));
+        auto d = diags.report(lv.level.range, diag::err_unknown_name);
+        d << "level" << lv.level.name
+          << (closest ? "; did you mean '" + *closest + "'?" : std::string()) + " (hardware '" + hw.name + "' has " +
+                 joinList(names(hw.levels), ", ", " and ") + ")";
+        if (closest)
+          d.fixit(lv.level.range, *closest);
         continue;
       }
       if (auto [it, inserted] = levelsSeen.emplace(li, lv.level.range); !inserted) {

@@ -137,7 +137,7 @@ std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const
   for (const UnitDef &u : kUnits)
     all.push_back(u.name);
   diags.report(v.unitRange, diag::err_unknown_unit)
-      << v.unit << didYouMean(v.unit, all) << joinList(expected, ", ");
+      << v.unit << Suggestion{v.unitRange, v.unit, all} << joinList(expected, ", ");
   return std::nullopt;
 }
 

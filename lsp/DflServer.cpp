@@ -1009,13 +1009,33 @@ void DflServer::codeActionsAsync(const std::string &uri, Range range, std::share
 
 namespace {
 struct SolveCancelled {};
+
+/// The fix-its of the root document's diagnostics on the lines of `range`, as
+/// quick fixes (the same edits `dflc check` prints under the caret).
+std::vector<CodeAction> quickFixes(const Compilation &c, const std::string &uri, Range range) {
+  std::vector<CodeAction> out;
+  for (const dfl::Diagnostic &d : c.diags.diagnostics())
+    for (const FixIt &f : d.fixits) {
+      if (!f.range.valid() || f.range.begin.file != c.root)
+        continue;
+      Range r = toLspRange(c.sm, f.range);
+      if (range.end.line < r.start.line || range.start.line > r.end.line)
+        continue;
+      out.push_back({"Replace '" + std::string(c.sm.textOf(f.range)) + "' with '" + f.replacement + "'", "quickfix",
+                     uri, {{r, f.replacement}}, std::nullopt, true});
+    }
+  return out;
+}
 } // namespace
 
 std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range,
                                                const std::shared_ptr<std::atomic<bool>> &cancelled) {
   auto c = impl_->current(uri);
-  if (!c || !c->analyzed || !c->rootAst)
+  if (!c)
     return {};
+  std::vector<CodeAction> out = quickFixes(*c, uri, range);
+  if (!c->analyzed || !c->rootAst)
+    return out;
   std::string solverName, objective;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -1050,7 +1070,7 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
     try {
       solution = makeSolver(solverName)->solve(c->model, s, so, failure);
     } catch (const SolveCancelled &) {
-      return {};   // nothing cached: the next request solves again
+      return out;   // nothing cached: the next request solves again
     }
     if (!solution) {
       whole.disabledReason = "no valid schedule" +
@@ -1076,7 +1096,6 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->actionCache[uri] = {cacheKey, all};
   }
-  std::vector<CodeAction> out;
   for (const Impl::ScopedAction &a : all)
     if (!(range.end.line < a.scope.start.line || range.start.line > a.scope.end.line))
       out.push_back(a.action);

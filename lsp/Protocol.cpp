@@ -124,6 +124,8 @@ void to_json(json &j, const CodeAction &v) {
     j["disabled"] = {{"reason", *v.disabledReason}};
   else
     j["edit"] = {{"changes", {{v.uri, v.edits}}}};
+  if (v.preferred)
+    j["isPreferred"] = true;
 }
 void to_json(json &j, const ShowMessageParams &v) {
   j = {{"type", static_cast<int>(v.type)}, {"message", v.message}};
@@ -141,7 +143,7 @@ void to_json(json &j, const InitializeResult &v) {
          {"documentFormattingProvider", true},
          {"completionProvider", {{"triggerCharacters", json::array()}}},
          {"inlayHintProvider", true},
-         {"codeActionProvider", {{"codeActionKinds", {"refactor.rewrite"}}}}}}};
+         {"codeActionProvider", {{"codeActionKinds", {"quickfix", "refactor.rewrite"}}}}}}};
 }
 
 } // namespace dfl::lsp

@@ -160,6 +160,7 @@ struct CodeAction {
   std::string uri;
   std::vector<TextEdit> edits;
   std::optional<std::string> disabledReason;   // shown instead of applying
+  bool preferred = false;                      // a quick fix the editor may apply on its own ("fix all")
 };
 
 enum class MessageType { Error = 1, Warning = 2, Info = 3 };

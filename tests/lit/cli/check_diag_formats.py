@@ -4,6 +4,7 @@ against positions derived by hand (see diag-formats.test).
 usage: check_diag_formats.py json FILE.json INPUT.dfl
        check_diag_formats.py sarif FILE.sarif INPUT.dfl CODES.txt
        check_diag_formats.py badpath DFLC
+       check_diag_formats.py fixit FILE.json FILE.sarif INPUT.dfl   (Inputs/misspelt-unit.dfl)
 CODES.txt is `dflc --list-diagnostics`: one rule per code that is not a note.
 badpath runs DFLC on a missing file whose name is not UTF-8: both formats must
 still be valid JSON (the byte becomes U+FFFD), exit 1 and not an internal error.
@@ -113,9 +114,28 @@ def check_badpath(dflc):
         expect("\ufffd.dfl" in text, "%s: the bad byte becomes U+FFFD: %r" % (fmt, text))
 
 
+def check_fixit(doc, sarif, path):
+    # Line 3 is `  /* \u00e9 */ frequency = 1 GHZ;`: before `GHZ` come 2 + 3 + 2 (the
+    # two bytes of \u00e9) + 4 + 14 = 25 bytes, i.e. 24 code points. So GHZ is bytes
+    # 26..29 (JSON) and code points 25..28 (SARIF), ends exclusive.
+    (d,) = doc["diagnostics"]
+    expect(d["code"] == "E0401", "E0401: %s" % d)
+    expect(d["fixits"] == [{"range": {"start": {"line": 3, "column": 26}, "end": {"line": 3, "column": 29}},
+                            "replacement": "GHz"}], "json fixits: %s" % d.get("fixits"))
+    (res,) = sarif["runs"][0]["results"]
+    expect(res["fixes"] == [{
+        "description": {"text": "Replace 'GHZ' with 'GHz'"},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": pathlib.Path(path).as_uri()},
+            "replacements": [{"deletedRegion": {"startLine": 3, "startColumn": 25, "endLine": 3, "endColumn": 28},
+                              "insertedContent": {"text": "GHz"}}]}]}], "sarif fixes: %s" % res.get("fixes"))
+
+
 def main():
     if sys.argv[1] == "badpath":
         return check_badpath(sys.argv[2])
+    if sys.argv[1] == "fixit":
+        return check_fixit(json.load(open(sys.argv[2])), json.load(open(sys.argv[3])), sys.argv[4])
     kind, out, path = sys.argv[1:4]
     doc = json.load(open(out))
     if kind == "json":
