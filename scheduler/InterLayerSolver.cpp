@@ -467,12 +467,12 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     return e;
   };
   // Per segment: the exact alternative (temporal or one by one) and, where
-  // allowed, the spatial option's lower bound, its best estimate and the
-  // surviving schemes (best estimate first).
+  // allowed, the spatial option's lower bound and its surviving schemes.
   struct Options {
     std::optional<double> temporal;
     double exact = 0;
-    std::optional<double> spatialEstimate, spatialBound;
+    std::optional<double> spatialBound;
+    bool wholeChannels = false;   // a surviving scheme forwards whole channels
     std::vector<SpatialSegment> schemes;
   };
   std::map<std::pair<int, int>, Options> opts;
@@ -527,12 +527,11 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
         stats.prunedBound += static_cast<int64_t>(kept.size());
         continue;
       }
-      std::stable_sort(kept.begin(), kept.end(),
-                       [](const auto &a, const auto &b) { return a.second.energyPj < b.second.energyPj; });
-      o.spatialEstimate = kept.front().second.energyPj;
       o.spatialBound = lb;
-      for (auto &k : kept)
+      for (auto &k : kept) {
+        o.wholeChannels |= k.first.channelSplit == 1;
         o.schemes.push_back(std::move(k.first));
+      }
     }
 
   // ---- DP over the topological order keeping the top-k chains -----------------------
@@ -586,6 +585,15 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   auto bound = [&](int i, int j) { return opts.at({i, j}).spatialBound; };
   std::vector<std::vector<Link>> shortList = dp(1, none);   // the best chain of exact segments
   for (auto &c : dp(std::max<size_t>(1, options_.topK), bound))
+    shortList.push_back(std::move(c));
+  // The same over the segments that whole-channel forwarding allows: the
+  // segments only a channel split makes fit carry optimistic bounds and
+  // would otherwise crowd good chains out of the top k.
+  auto wholeBound = [&](int i, int j) {
+    const Options &o = opts.at({i, j});
+    return o.wholeChannels ? o.spatialBound : std::nullopt;
+  };
+  for (auto &c : dp(std::max<size_t>(1, options_.topK), wholeBound))
     shortList.push_back(std::move(c));
   auto t1 = Clock::now();
   stats.estimateSeconds = std::chrono::duration<double>(t1 - t0).count();
