@@ -353,6 +353,8 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
     for (size_t d = 0; d < kNumDims; ++d)
       key += "/" + std::to_string(o.fixedTopTile[d]) + "," + std::to_string(o.fixedTopStack[d]);
     key += "/" + std::to_string(o.maxNodes);
+    if (o.search == IntraLayerSearch::Random)
+      key += "/" + std::to_string(x);   // its seed depends on the layer
     auto it = memo_.find(key);
     if (it == memo_.end()) {
       std::string why;
