@@ -4,7 +4,8 @@
 // KAPLA's without spatially pipelined segments ("no-spat"). Exhaustive is capped per layer (EXHAUSTIVE_CAP
 // candidates); a capped row says so and uses the best it found.
 //
-// Usage: dflc_solver_bench [CAP]   (run from the source root)
+// Usage: dflc_solver_bench [CAP [FILTER]]   (run from the source root; FILTER: only
+// the rows whose "network setting" contains it, e.g. "b64 multi" or "resnet50 train")
 #include "Loader.h"
 #include "Sema.h"
 #include "Solver.h"
@@ -44,6 +45,7 @@ std::optional<Model> load(const std::string &net, const std::string &hw, int64_t
 
 int main(int argc, char **argv) {
   int64_t cap = argc > 1 ? std::atoll(argv[1]) : 20000;
+  std::string filter = argc > 2 ? argv[2] : "";
   const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
   const Setting settings[] = {
       {"infer b64 multi-node", "eyeriss_multinode", 64, false},
@@ -58,6 +60,8 @@ int main(int argc, char **argv) {
   for (size_t si = 0; si < 3; ++si) {
     const Setting &st = settings[si];
     for (const char *net : nets) {
+      if ((std::string(net) + " " + st.name).find(filter) == std::string::npos)
+        continue;
       auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
                         st.batch, st.training);
       if (!model) {

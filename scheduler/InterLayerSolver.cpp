@@ -78,34 +78,132 @@ std::vector<int64_t> InterLayerSolver::batchTiles() const {
 
 namespace {
 
+/// Whether layer x's output is forwarded inside first..last to a consumer
+/// with a single operand (the channel dim then must match on both ends).
+bool forwardsChannels(const Network &net, int x, int last) {
+  for (int c = x + 1; c <= last; ++c) {
+    const Layer &cons = net.layers[static_cast<size_t>(c)];
+    if (cons.operands.size() == 1 && !cons.operands[0].isInput && cons.operands[0].index == x)
+      return true;
+  }
+  return false;
+}
+
+/// Whether layer x's single operand is forwarded from inside first..x-1.
+bool receivesChannels(const Network &net, int first, int x) {
+  const Layer &l = net.layers[static_cast<size_t>(x)];
+  return l.operands.size() == 1 && !l.operands[0].isInput && l.operands[0].index >= first && l.operands[0].index < x;
+}
+
 /// The top-level tiles a layer of a spatial segment must have (docs/directives.md
-/// §9, E0814): the batch tile everywhere; the whole channel dim on both ends of
-/// a tensor forwarded to a single-operand consumer, so producer `K` = consumer `C`.
-DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t batchTile) {
+/// §9, E0814): the batch tile everywhere; on both ends of a tensor forwarded
+/// to a single-operand consumer the channel dim cut into `split` equal tiles
+/// (1: whole), so producer `K` = consumer `C`.
+DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t batchTile, int64_t split) {
   DimVector t{};
   at(t, Dim::N) = batchTile;
   const Layer &layer = net.layers[static_cast<size_t>(x)];
-  auto channels = [&](const Layer &l) -> std::pair<Dim, int64_t> {
-    Dim d = l.channelWise() ? Dim::C : Dim::K;
-    return {d, at(l.bounds, d)};
-  };
-  for (int c = x + 1; c <= last; ++c) {
-    const Layer &cons = net.layers[static_cast<size_t>(c)];
-    if (cons.operands.size() != 1)
-      continue;
-    for (const TensorRef &op : cons.operands)
-      if (!op.isInput && op.index == x) {
-        auto [d, v] = channels(layer);
-        at(t, d) = v;
-      }
+  if (forwardsChannels(net, x, last)) {
+    Dim d = layer.channelWise() ? Dim::C : Dim::K;
+    at(t, d) = at(layer.bounds, d) / split;
   }
-  if (layer.operands.size() == 1 && !layer.operands[0].isInput && layer.operands[0].index >= first &&
-      layer.operands[0].index < x)
-    at(t, Dim::C) = at(layer.bounds, Dim::C);
+  if (receivesChannels(net, first, x))
+    at(t, Dim::C) = at(layer.bounds, Dim::C) / split;
   return t;
 }
 
+/// Words one node of layer x holds at least with this scheme: its top-level
+/// tiles with the forced (granularity) dims at their size and every other dim
+/// at 1. Every schedule's tiles contain these.
+int64_t minTileWords(const Network &net, const SpatialSegment &s, int x) {
+  const Layer &l = net.layers[static_cast<size_t>(x)];
+  DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit);
+  auto v = [&](Dim d) { return std::max<int64_t>(1, at(t, d)); };
+  int64_t c = v(Dim::C), k = l.channelWise() ? c : v(Dim::K), words = 0;
+  for (TensorRole r : l.roles())
+    words += r == TensorRole::Ifm ? v(Dim::N) * c : r == TensorRole::Wgt ? (l.channelWise() ? c : k * c) : v(Dim::N) * k;
+  return words;
+}
+
+/// Everything of a layer the intra-layer solver looks at, not its name or
+/// place: equal keys, equal schedules.
+std::string shapeKey(const Layer &l) {
+  std::string k = std::to_string(static_cast<int>(l.type)) + ":" + std::to_string(static_cast<int>(l.output)) + ":" +
+                  std::to_string(l.operands.size()) + ":" + (l.forwardOf.empty() ? "f" : "b");
+  for (int64_t v : l.bounds)
+    k += "," + std::to_string(v);
+  for (int64_t v : {l.groups, l.stride, l.pad, l.dilation, int64_t{l.ceilMode}, int64_t{l.transposeB}, l.ifmShape.C,
+                    l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops})
+    k += "," + std::to_string(v);
+  for (const std::string &a : l.activations)
+    k += "," + a;
+  return k;
+}
+
 } // namespace
+
+std::vector<size_t> paretoFront(const std::vector<std::vector<double>> &points) {
+  auto dominates = [](const std::vector<double> &a, const std::vector<double> &b) {
+    bool less = false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] > b[i])
+        return false;
+      less |= a[i] < b[i];
+    }
+    return less;
+  };
+  std::vector<size_t> front;
+  for (size_t i = 0; i < points.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < points.size() && !dominated; ++j)
+      dominated = j != i && dominates(points[j], points[i]);
+    if (!dominated)
+      front.push_back(i);
+  }
+  return front;
+}
+
+std::vector<double> SchemeEstimate::paretoVector() const {
+  std::vector<double> v = accesses;
+  v.push_back(bufferBytes);
+  return v;
+}
+
+std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const {
+  const Network &net = model_.networks.at(base_.network);
+  // Whole channels, halves and quarters: finer forwarding shrinks the tiles
+  // a node must hold (and the pipeline's fill) at the cost of refetching the
+  // other operand per channel chunk; beyond quarters the chunks get too thin
+  // for the PE arrays' channel stacking.
+  std::vector<int64_t> splits{1};
+  bool any = false;
+  for (int x = first; x <= last; ++x)
+    any |= forwardsChannels(net, x, last);
+  if (!any)
+    return splits;
+  for (int64_t s : {int64_t{2}, int64_t{4}}) {
+    bool divides = true;
+    for (int x = first; x <= last; ++x) {
+      const Layer &l = net.layers[static_cast<size_t>(x)];
+      Dim d = l.channelWise() ? Dim::C : Dim::K;
+      if (forwardsChannels(net, x, last) && at(l.bounds, d) % s)
+        divides = false;
+      if (receivesChannels(net, first, x) && at(l.bounds, Dim::C) % s)
+        divides = false;
+    }
+    if (divides)
+      splits.push_back(s);
+  }
+  return splits;
+}
+
+std::vector<SpatialSegment> InterLayerSolver::schemes(int first, int last, const std::vector<int64_t> &nodes) const {
+  std::vector<SpatialSegment> out;
+  for (int64_t t : batchTiles())
+    for (int64_t c : channelSplits(first, last))
+      out.push_back({first, last, nodes, t, c});
+  return out;
+}
 
 bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
   const Network &net = model_.networks.at(base_.network);
@@ -118,26 +216,16 @@ bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
     return false;
   if (!nodes.capacityBytes)
     return true;
-  // Each node of a layer holds its top-level tiles; with the forced (granularity)
-  // dims at their size and every other dim at 1 they are smallest, and every
-  // schedule's tiles contain them, so if these do not fit, none do.
-  for (int x = s.first; x <= s.last; ++x) {
-    const Layer &l = net.layers[static_cast<size_t>(x)];
-    DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile);
-    auto v = [&](Dim d) { return std::max<int64_t>(1, at(t, d)); };
-    int64_t c = v(Dim::C), k = l.channelWise() ? c : v(Dim::K), words = 0;
-    for (TensorRole r : l.roles())
-      words += r == TensorRole::Ifm ? v(Dim::N) * c : r == TensorRole::Wgt ? (l.channelWise() ? c : k * c) : v(Dim::N) * k;
-    if (words * hw.wordBytes() > *nodes.capacityBytes)
+  // Tiles only grow from the smallest ones, so if these do not fit, none do.
+  for (int x = s.first; x <= s.last; ++x)
+    if (minTileWords(net, s, x) * hw.wordBytes() > *nodes.capacityBytes)
       return false;
-  }
   return true;
 }
 
-double InterLayerSolver::lowerBoundPj(int first, int last) const {
+double InterLayerSolver::computePj(int first, int last) const {
   const Network &net = model_.networks.at(base_.network);
   const Hardware &hw = model_.hardware.at(base_.hardware);
-  const size_t nl = hw.levels.size();
   double e = 0;
   for (int x = first; x <= last; ++x) {
     const Layer &l = net.layers[static_cast<size_t>(x)];
@@ -149,6 +237,17 @@ double InterLayerSolver::lowerBoundPj(int first, int last) const {
     for (TensorRole r : l.roles())
       pe += r == l.output ? 2 * work : r == TensorRole::Ifm ? work * operands : work;
     e += work * hw.macEnergyPj + pe * hw.levels[0].accessEnergyPj;
+  }
+  return e;
+}
+
+double InterLayerSolver::lowerBoundPj(int first, int last) const {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const size_t nl = hw.levels.size();
+  double e = computePj(first, last);
+  for (int x = first; x <= last; ++x) {
+    const Layer &l = net.layers[static_cast<size_t>(x)];
     // DRAM: the weights read once and the output written once, unless the
     // output is forwarded inside the segment. Inputs are not counted: a strided
     // window may skip part of them, and forwarded ones are free.
@@ -168,6 +267,67 @@ double InterLayerSolver::lowerBoundPj(int first, int last) const {
   return e;
 }
 
+SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const size_t nl = hw.levels.size();
+  SchemeEstimate out;
+  out.energyPj = computePj(s.first, s.last);
+  if (nl < 2)
+    return out;
+  const Level &top = hw.levels[nl - 2];
+  const double wb = static_cast<double>(hw.wordBytes());
+  const double eDram = hw.levels[nl - 1].accessEnergyPj, eBuf = top.accessEnergyPj;
+  const double batch = static_cast<double>(net.batch);
+  // Chunks along the batch: every layer walks the batch in node tiles of N = t.
+  const double chunksN = batch / static_cast<double>(s.batchTile);
+  auto inSegment = [&](int l) { return l >= s.first && l <= s.last; };
+  for (int x = s.first; x <= s.last; ++x) {
+    const Layer &l = net.layers[static_cast<size_t>(x)];
+    const double words = static_cast<double>(minTileWords(net, s, x));
+    const double nodes = static_cast<double>(s.nodes[static_cast<size_t>(x - s.first)]);
+    out.bufferBytes = std::max(out.bufferBytes, words * wb);
+    // What the region holds besides the smallest tiles of one chunk; a tensor
+    // (or a chunk of one) that fits there stays, otherwise it is refetched.
+    const double spare = top.capacityBytes ? nodes * static_cast<double>(*top.capacityBytes) / wb - nodes * words
+                                           : std::numeric_limits<double>::infinity();
+    // Channel chunks: an output cut into K chunks re-reads its input per
+    // chunk; an input cut into C chunks accumulates the output over them.
+    const double splitK = forwardsChannels(net, x, s.last) ? static_cast<double>(s.channelSplit) : 1;
+    const double splitC = receivesChannels(net, s.first, x) ? static_cast<double>(s.channelSplit) : 1;
+    const double W = static_cast<double>(l.wgtSize);
+    const double O = static_cast<double>(l.ofmShape.size()) * batch;
+    double I = 0, Ifwd = 0;
+    for (const TensorRef &op : l.operands) {
+      double size = static_cast<double>((op.isInput ? net.inputs[static_cast<size_t>(op.index)].shape
+                                                    : net.layers[static_cast<size_t>(op.index)].ofmShape)
+                                            .size()) *
+                    batch;
+      (!op.isInput && inSegment(op.index) ? Ifwd : I) += size;
+    }
+    // Weights: once if they stay across the batch chunks, else once per chunk;
+    // the nodes stream them to the PEs once per chunk.
+    const double wDram = W <= spare ? W : W * chunksN, wBuf = W * chunksN;
+    // Inputs from DRAM: once if one batch chunk of them stays while the K
+    // chunks are produced, else once per K chunk. Forwarded ones: no DRAM.
+    const double iDram = I / chunksN <= spare ? I : I * splitK, iBuf = (I + Ifwd) * splitK;
+    // Output: partial sums over C chunks stay if one batch chunk of it fits,
+    // else they go to DRAM and back; written to DRAM unless forwarded and
+    // read by nobody outside the segment.
+    bool forwarded = false;
+    for (int c = x + 1; c <= s.last; ++c)
+      for (const TensorRef &op : net.layers[static_cast<size_t>(c)].operands)
+        forwarded |= !op.isInput && op.index == x;
+    const bool written = !forwarded || net.readOutside(x, inSegment);
+    const double spill = O / chunksN <= spare ? 0 : 2 * O * (splitC - 1);
+    const double oDram = (written ? O : 0) + spill, oBuf = O * (2 * splitC - 1);
+    for (double a : {wDram, iDram, oDram, wBuf, iBuf, oBuf})
+      out.accesses.push_back(a);
+    out.energyPj += (wDram + iDram + oDram) * eDram + (wBuf + iBuf + oBuf) * eBuf;
+  }
+  return out;
+}
+
 std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatial(const SpatialSegment &s,
                                                                                    InterLayerStats &stats) {
   const Network &net = model_.networks.at(base_.network);
@@ -179,14 +339,35 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   for (int x = s.first; x <= s.last; ++x) {
     IntraLayerOptions o = options_.intra;
     o.maxNodes = s.nodes[static_cast<size_t>(x - s.first)];
-    o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile);
-    std::string why;
-    auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why);
-    if (!sol)
+    o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit);
+    // The granularity's dims are not stacked over the region: every layer
+    // then walks them in chunks of exactly the forced tile, so both ends of a
+    // forwarded tensor have the same steps (E0814 compares them). Stacked,
+    // each layer's solver picks its own factor and the steps rarely match.
+    for (size_t d = 0; d < kNumDims; ++d)
+      if (o.fixedTopTile[d])
+        o.fixedTopStack[d] = 1;
+    // Layers of the same shape under the same constraints get the same
+    // schedule (ResNet's and GoogLeNet's repeated blocks): solved once.
+    std::string key = shapeKey(net.layers[static_cast<size_t>(x)]);
+    for (size_t d = 0; d < kNumDims; ++d)
+      key += "/" + std::to_string(o.fixedTopTile[d]) + "," + std::to_string(o.fixedTopStack[d]);
+    key += "/" + std::to_string(o.maxNodes);
+    if (o.search == IntraLayerSearch::Random)
+      key += "/" + std::to_string(x);   // its seed depends on the layer
+    auto it = memo_.find(key);
+    if (it == memo_.end()) {
+      std::string why;
+      auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why);
+      it = memo_.emplace(key, sol ? std::optional<LayerScheduleModel>(sol->schedule) : std::nullopt).first;
+    }
+    if (!it->second)
       return std::nullopt;   // a value: this region or granularity does not work
     for (LayerScheduleModel &ls : sched.layers)
-      if (ls.layer == x)
-        ls = sol->schedule;
+      if (ls.layer == x) {
+        ls = *it->second;
+        ls.layer = x;
+      }
     seg.layers.push_back(x);
   }
   sched.segments.push_back(seg);
@@ -197,18 +378,33 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
 }
 
 std::optional<std::pair<Schedule, ScheduleResult>>
-InterLayerSolver::solveSpatialBest(int first, int last, const std::vector<int64_t> &nodes,
-                                   const std::vector<int64_t> &tiles, InterLayerStats &stats) {
+InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats) {
+  // Most promising first; for energy, a scheme whose estimate is not below the
+  // segment energy already found is not solved (a heuristic: the estimate is
+  // optimistic but not a bound, docs/solver.md).
+  std::vector<std::pair<double, const SpatialSegment *>> order;
+  for (const SpatialSegment &scheme : schemes)
+    order.push_back({estimate(scheme).energyPj, &scheme});
+  std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
   std::optional<std::pair<Schedule, ScheduleResult>> best;
-  double bestValue = std::numeric_limits<double>::infinity();
-  for (int64_t t : tiles)
-    if (auto s = solveSpatial({first, last, nodes, t}, stats)) {
-      double v = objectiveValue(options_.objective, s->second.energyPj, s->second.latencyCycles);
-      if (v < bestValue) {
-        bestValue = v;
-        best = std::move(s);
-      }
+  double bestValue = std::numeric_limits<double>::infinity(), bestPj = bestValue;
+  for (auto [est, scheme] : order) {
+    if (options_.objective == Objective::Energy && est >= bestPj) {
+      ++stats.skippedByEstimate;
+      continue;
     }
+    auto s = solveSpatial(*scheme, stats);
+    if (!s)
+      continue;
+    double v = objectiveValue(options_.objective, s->second.energyPj, s->second.latencyCycles);
+    if (v < bestValue) {
+      bestValue = v;
+      bestPj = 0;
+      for (int l = scheme->first; l <= scheme->last; ++l)
+        bestPj += s->second.layers[static_cast<size_t>(l)].energyPj;
+      best = std::move(s);
+    }
+  }
   return best;
 }
 
@@ -273,12 +469,13 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     return e;
   };
   // Per segment: the exact alternative (temporal or one by one) and, where
-  // allowed, the spatial option's lower bound and surviving granularities.
+  // allowed, the spatial option's lower bound and its surviving schemes.
   struct Options {
     std::optional<double> temporal;
     double exact = 0;
     std::optional<double> spatialBound;
-    std::vector<int64_t> nodes, tiles;
+    bool wholeChannels = false;   // a surviving scheme forwards whole channels
+    std::vector<SpatialSegment> schemes;
   };
   std::map<std::pair<int, int>, Options> opts;
   const size_t maxLen = std::max(options_.maxSpatial, options_.maxTemporal);
@@ -297,27 +494,46 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
                     !(static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]);
       if (!eligible)
         continue;
-      o.nodes = allocateNodes(i, j);
-      if (o.nodes.empty())
+      std::vector<int64_t> regions = allocateNodes(i, j);
+      if (regions.empty())
         continue;
-      for (int64_t t : batchTiles()) {
+      std::vector<std::pair<SpatialSegment, SchemeEstimate>> kept;
+      for (SpatialSegment &sc : schemes(i, j, regions)) {
         ++stats.candidates;
-        if (options_.prune && !mayFit({i, j, o.nodes, t}))
+        if (options_.prune && !mayFit(sc))
           ++stats.prunedInvalid;
         else
-          o.tiles.push_back(t);
+          kept.push_back({std::move(sc), SchemeEstimate{}});
       }
-      if (o.tiles.empty())
+      if (kept.empty())
         continue;
+      for (auto &[sc, est] : kept)
+        est = estimate(sc);
+      // Pareto pruning (KAPLA §IV-B): a scheme whose access counts and buffer
+      // are all matched or beaten by another's is dropped. A heuristic — the
+      // counts are estimates — see docs/solver.md.
+      if (options_.prune) {
+        std::vector<std::vector<double>> points;
+        for (auto &k : kept)
+          points.push_back(k.second.paretoVector());
+        std::vector<std::pair<SpatialSegment, SchemeEstimate>> front;
+        for (size_t f : paretoFront(points))
+          front.push_back(std::move(kept[f]));
+        stats.prunedPareto += static_cast<int64_t>(kept.size() - front.size());
+        kept = std::move(front);
+      }
       double lb = lowerBoundPj(i, j);
       // Safe: any chain through this segment does no worse with the exact
       // alternative in its place, since real cost >= lower bound >= exact.
       if (options_.prune && options_.objective == Objective::Energy && lb >= o.exact) {
-        stats.prunedBound += static_cast<int64_t>(o.tiles.size());
-        o.tiles.clear();
+        stats.prunedBound += static_cast<int64_t>(kept.size());
         continue;
       }
       o.spatialBound = lb;
+      for (auto &k : kept) {
+        o.wholeChannels |= k.first.channelSplit == 1;
+        o.schemes.push_back(std::move(k.first));
+      }
     }
 
   // ---- DP over the topological order keeping the top-k chains -----------------------
@@ -365,9 +581,21 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     return chains;
   };
   auto none = [](int, int) -> std::optional<double> { return std::nullopt; };
+  // Ranked by the lower bound, not by the best scheme's estimate: measured on
+  // ResNet-50 (batch 64), the estimate's refetch terms make spatial segments
+  // look worse than they solve and the short list then misses good ones.
   auto bound = [&](int i, int j) { return opts.at({i, j}).spatialBound; };
   std::vector<std::vector<Link>> shortList = dp(1, none);   // the best chain of exact segments
   for (auto &c : dp(std::max<size_t>(1, options_.topK), bound))
+    shortList.push_back(std::move(c));
+  // The same over the segments that whole-channel forwarding allows: the
+  // segments only a channel split makes fit carry optimistic bounds and
+  // would otherwise crowd good chains out of the top k.
+  auto wholeBound = [&](int i, int j) {
+    const Options &o = opts.at({i, j});
+    return o.wholeChannels ? o.spatialBound : std::nullopt;
+  };
+  for (auto &c : dp(std::max<size_t>(1, options_.topK), wholeBound))
     shortList.push_back(std::move(c));
   auto t1 = Clock::now();
   stats.estimateSeconds = std::chrono::duration<double>(t1 - t0).count();
@@ -381,9 +609,8 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     auto it = solved.find({i, j});
     if (it != solved.end())
       return it->second;
-    const Options &o = opts.at({i, j});
     std::optional<std::vector<LayerScheduleModel>> best;
-    if (auto s = solveSpatialBest(i, j, o.nodes, o.tiles, stats)) {
+    if (auto s = solveSpatialBest(opts.at({i, j}).schemes, stats)) {
       double e = 0;
       for (int l = i; l <= j; ++l)
         e += s->second.layers[static_cast<size_t>(l)].energyPj;

@@ -6,18 +6,22 @@
 // best schedule found among (a) that one, (b) the best chain of temporal
 // segments and (c) the top-k segment chains of a DP over estimated segment
 // costs, where a segment is a single layer, a temporal segment (exact cost) or
-// a spatially pipelined segment (node regions in proportion to work, a matched
-// forwarding granularity at the top level; cost estimated by a lower bound,
-// after a conservative validity check). The short list is then solved for
-// real — the intra-layer solver on each spatial segment's layers, constrained
-// to its region and granularity — and scored by the same analysis `dflc check`
-// runs; the best valid chain by the objective wins. Runs inside the Solver.
+// a spatially pipelined segment (node regions in proportion to work; its
+// schemes — matched forwarding granularities at the top level, batch tile x
+// channel split — after a conservative validity check and Pareto pruning of
+// their estimated per-tensor access counts; ranked by a safe lower bound).
+// The short list is then solved for real — the intra-layer solver on each
+// spatial segment's layers, constrained to its region and granularity, over
+// its schemes — and scored by the same analysis `dflc check` runs; the best
+// valid chain by the objective wins. Runs inside the Solver.
 #pragma once
 
 #include "Analysis.h"
 #include "IntraLayerSolver.h"
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace dfl {
@@ -35,20 +39,43 @@ struct InterLayerOptions {
 struct InterLayerStats {
   int64_t candidates = 0;      // spatial segment candidates (segment x granularity)
   int64_t prunedInvalid = 0;   // by the conservative validity check
+  int64_t prunedPareto = 0;    // by Pareto pruning: access counts and buffer dominated by another scheme's
   int64_t prunedBound = 0;     // by the lower bound (no better than the exact alternative)
+  int64_t skippedByEstimate = 0;   // schemes not solved: estimate above the segment energy found
   int64_t chains = 0;          // chains solved for real
-  int64_t segmentsSolved = 0;  // spatial segments solved by the intra-layer solver
+  int64_t segmentsSolved = 0;  // spatial segment schemes solved by the intra-layer solver
   IntraLayerStats intra;       // the intra-layer solves of spatial segments
   double estimateSeconds = 0, shortListSeconds = 0;
 };
 
-/// A spatially pipelined segment: layers first..last (network order), the
-/// nodes each may use, the batch tile every layer's top-level tile has.
+/// A spatially pipelined segment with one inter-layer scheme: layers
+/// first..last (network order), the nodes each may use, and the forwarding
+/// granularity at the top level: every layer's node tile has `N = batchTile`,
+/// and the channel dim of each tensor forwarded to a single-operand consumer
+/// (producer `K` = consumer `C`) is cut into `channelSplit` equal tiles.
 struct SpatialSegment {
   int first = 0, last = 0;
   std::vector<int64_t> nodes;   // per layer of the segment
   int64_t batchTile = 1;
+  int64_t channelSplit = 1;     // 1: whole channels
 };
+
+/// The optimistic top-level picture of one scheme (KAPLA §IV-B, "fast cost
+/// estimation"): per tensor of each layer its DRAM and node-buffer (GBUF)
+/// access counts in words, the buffer one node needs at least, and an energy
+/// estimate from them. Not a bound (see docs/solver.md): only for Pareto
+/// pruning and for ranking; pruning by the bound uses lowerBoundPj.
+struct SchemeEstimate {
+  std::vector<double> accesses;   // per layer: wgt, ifm, ofm at DRAM, then at GBUF
+  double bufferBytes = 0;         // the largest per-node minimum over the layers
+  double energyPj = 0;
+  /// Pareto pruning's vector: the access counts, then the buffer.
+  std::vector<double> paretoVector() const;
+};
+
+/// Indices of the points no other point dominates (<= everywhere, < somewhere),
+/// in input order. Equal points dominate neither, so both are kept.
+std::vector<size_t> paretoFront(const std::vector<std::vector<double>> &points);
 
 class InterLayerSolver {
 public:
@@ -63,25 +90,35 @@ public:
   std::vector<int64_t> allocateNodes(int first, int last) const;
   /// The forwarding granularities (batch tiles) tried for a segment.
   std::vector<int64_t> batchTiles() const;
+  /// The channel splits tried for a segment: 1 (whole), 2 and 4 where they
+  /// divide every forwarded channel dim of it.
+  std::vector<int64_t> channelSplits(int first, int last) const;
+  /// Every scheme of the segment: batch tiles x channel splits.
+  std::vector<SpatialSegment> schemes(int first, int last, const std::vector<int64_t> &nodes) const;
   /// Conservative check: false only if no schedule of the segment's layers
   /// with these regions and this granularity is valid.
   bool mayFit(const SpatialSegment &s) const;
   /// Optimistic energy of the segment: never above what analysis charges it.
   double lowerBoundPj(int first, int last) const;
+  /// The scheme's estimate (granularity-dependent; >= lowerBoundPj, not a bound).
+  SchemeEstimate estimate(const SpatialSegment &s) const;
   /// The segment solved for real (its layers' schedules, in the layer-wise
   /// schedule's context): nullopt if the intra-layer solver finds no valid one.
   std::optional<std::pair<Schedule, ScheduleResult>> solveSpatial(const SpatialSegment &s, InterLayerStats &stats);
-  /// solveSpatial over the given granularities: the best by the objective.
-  std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(int first, int last,
-                                                                      const std::vector<int64_t> &nodes,
-                                                                      const std::vector<int64_t> &tiles,
+  /// solveSpatial over the given schemes: the best by the objective.
+  std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(const std::vector<SpatialSegment> &schemes,
                                                                       InterLayerStats &stats);
 
 private:
+  /// The MACs and their level-0 accesses: what every schedule pays (pJ).
+  double computePj(int first, int last) const;
+
   const Model &model_;
   const Schedule &base_;
   const ScheduleResult &baseResult_;
   InterLayerOptions options_;
+  /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
+  std::map<std::string, std::optional<LayerScheduleModel>> memo_;
 };
 
 } // namespace dfl

@@ -48,10 +48,12 @@ public:
     if (layer_.channelWise())
       bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
     top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
-    for (size_t i = 0; i < kND; ++i)
+    for (size_t i = 0; i < kND; ++i) {
       forced_[i] = at(options.fixedTopTile, kDims[i]);
+      forcedStack_[i] = forced_[i] ? at(options.fixedTopStack, kDims[i]) : 0;
+    }
     if (layer_.channelWise())
-      forced_[index(Dim::K)] = 0;
+      forced_[index(Dim::K)] = forcedStack_[index(Dim::K)] = 0;
   }
 
   std::optional<IntraLayerSolution> run(std::string &why) {
@@ -163,6 +165,10 @@ private:
   }
 
   bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
+  /// A stack factor level l may not have along dim i (fixedTopStack).
+  bool stackBarred(size_t l, size_t i, int64_t repl) const {
+    return l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i];
+  }
 
   static size_t index(Dim d) {
     for (size_t i = 0; i < kND; ++i)
@@ -338,7 +344,7 @@ private:
       return false;
     int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
     int64_t array = tile * repl;
-    if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]))
+    if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
       return false;
     if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
       return false;
@@ -373,7 +379,7 @@ private:
           for (int64_t t = unit; t <= whole; t += unit)
             if (whole % t == 0 && (!forcedAt(l, i) || t == forced_[i]))
               for (int64_t r = 1; t * r <= bound_[i]; ++r)
-                if (whole % (t * r) == 0)
+                if (whole % (t * r) == 0 && !stackBarred(l, i, r))
                   choices.emplace_back(t, r);
           if (choices.empty()) {
             ok = false;
@@ -468,7 +474,7 @@ private:
       if (!fitsPartial(p, l))
         continue;   // too big; a smaller tile along this dim may fit
       for (int64_t r = whole / t; r >= 1 && !exhausted(); --r) {
-        if (whole % (t * r))
+        if (whole % (t * r) || stackBarred(l, dim, r))
           continue;
         lp.repl[dim] = r;
         if (unitsOf(lp) > unitsAllowed(l))
@@ -621,7 +627,7 @@ private:
         int64_t whole = limit(l, i);
         if (stacking) {
           int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole);
-          if (!next)
+          if (!next || stackBarred(l, i, next / lp.tile[i]))
             continue;
           lp.repl[i] = next / lp.tile[i];
           if (!arrayFits(q, l))
@@ -767,6 +773,7 @@ private:
   IntraLayerStats &stats_;
   std::array<int64_t, kND> bound_{};
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
+  std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
   size_t decided_ = 0;
   std::optional<IntraLayerSolution> exBest_;

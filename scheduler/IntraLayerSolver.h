@@ -40,6 +40,11 @@ struct IntraLayerOptions {
   /// matched forwarding granularity of a spatially pipelined segment
   /// (docs/directives.md §9, E0814). Channel-wise layers take `C` for `K`.
   DimVector fixedTopTile{};
+  /// Per-dim stack factor the second-outermost level must have where
+  /// fixedTopTile is set (0: free). 1 along a forwarded channel dim cut into
+  /// chunks: the region walks the chunks one by one on both ends, so the
+  /// producer's and the consumer's update steps match (E0814).
+  DimVector fixedTopStack{};
 };
 
 struct IntraLayerStats {

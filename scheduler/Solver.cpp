@@ -99,7 +99,7 @@ private:
       std::vector<int64_t> nodes = solver.allocateNodes(*lo, *hi);
       if (nodes.empty())
         continue;
-      auto best = solver.solveSpatialBest(*lo, *hi, nodes, solver.batchTiles(), out.stats.interLayer);
+      auto best = solver.solveSpatialBest(solver.schemes(*lo, *hi, nodes), out.stats.interLayer);
       if (best)
         for (int l : seg.layers)
           out.schedule.layers[static_cast<size_t>(l)] = best->first.layers[static_cast<size_t>(l)];

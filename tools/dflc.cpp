@@ -479,7 +479,9 @@ int runCompile(const Options &o) {
                       {"segments",
                        {{"candidates", solution->stats.interLayer.candidates},
                         {"pruned_invalid", solution->stats.interLayer.prunedInvalid},
+                        {"pruned_pareto", solution->stats.interLayer.prunedPareto},
                         {"pruned_bound", solution->stats.interLayer.prunedBound},
+                        {"skipped_by_estimate", solution->stats.interLayer.skippedByEstimate},
                         {"chains_solved", solution->stats.interLayer.chains},
                         {"spatial_segments_solved", solution->stats.interLayer.segmentsSolved}}}};
   std::vector<std::pair<std::string, std::string>> outputs = {
@@ -509,7 +511,9 @@ int runCompile(const Options &o) {
             << " s, short list " << solution->stats.interLayer.shortListSeconds << " s); " 
             << solution->stats.interLayer.candidates << " spatial segment candidates, "
             << solution->stats.interLayer.prunedInvalid << " pruned as invalid, "
-            << solution->stats.interLayer.prunedBound << " by the lower bound\n"
+            << solution->stats.interLayer.prunedPareto << " as not Pareto-optimal, "
+            << solution->stats.interLayer.prunedBound << " by the lower bound; "
+            << solution->stats.interLayer.skippedByEstimate << " schemes skipped by their estimate\n"
             << "wrote " << outputs[0].first << " and " << outputs[1].first << "\n";
   return kExitOk;
 }

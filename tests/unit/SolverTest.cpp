@@ -182,34 +182,103 @@ TEST(InterLayer, ConservativePruningDropsNothingValid) {
   InterLayerSolver inter(c.model, base.schedule, base.result, InterLayerOptions{});
   // Batch tiles tried: 1 and 8 (8 is both the middle choice and the batch).
   ASSERT_EQ(inter.batchTiles(), (std::vector<int64_t>{1, 8}));
+  // Channel splits: the forwarded channel dims are a's K = b's C = 8 and b's
+  // K = c's C = 8; 2 and 4 divide 8.
+  ASSERT_EQ(inter.channelSplits(0, 2), (std::vector<int64_t>{1, 2, 4}));
+  ASSERT_EQ(inter.schemes(0, 2, inter.allocateNodes(0, 2)).size(), 6u);
   // Segment a..c with N=8: b receives from a and forwards to c, so b's node
   // tile has C=8 and K=8, the other dims at least 1: ifm N*C 8*8 + wgt K*C 8*8
   // + ofm N*K 8*8 = 192 words = 384 B > 256 B. Pruned.
   EXPECT_FALSE(inter.mayFit({0, 2, inter.allocateNodes(0, 2), 8}));
+  // The same with the channels forwarded in halves: b's tile C=4, K=4:
+  // 8*4 + 4*4 + 8*4 = 80 words = 160 B; a (K=4) 8*1 + 4*1 + 8*4 = 44 words,
+  // c (C=4) 8*4 + 1*4 + 8*1 = 44 words. Kept: the finer channel granularity
+  // is what makes the whole batch per chunk possible here.
+  EXPECT_TRUE(inter.mayFit({0, 2, inter.allocateNodes(0, 2), 8, 2}));
   // With N=1: b needs 1*8 + 8*8 + 1*8 = 80 words = 160 B; a (K=8) 1 + 8 + 8 =
   // 17 words, c (C=8) 8 + 8 + 1 = 17: kept.
   EXPECT_TRUE(inter.mayFit({0, 2, inter.allocateNodes(0, 2), 1}));
   // Segment b..c with N=8: b's C is free (a is outside): 8*1 + 8*1 + 8*8 = 80
   // words, c 8*8 + 1*8 + 8*1 = 80 words, 160 B each: kept.
   EXPECT_TRUE(inter.mayFit({1, 2, inter.allocateNodes(1, 2), 8}));
-  // The property: every candidate the check prunes has no valid schedule.
-  int pruned = 0;
+  // The property, over every scheme (batch tile x channel split): the check
+  // prunes only schemes for which the exhaustive intra-layer search (the
+  // whole space, no cap on layers this small) finds no valid schedule.
+  InterLayerOptions exhaustive;
+  exhaustive.intra.search = IntraLayerSearch::Exhaustive;
+  InterLayerSolver yardstick(c.model, base.schedule, base.result, exhaustive);
+  int pruned = 0, kept = 0;
   for (int i = 0; i < 3; ++i)
     for (int j = i + 1; j < 3; ++j)
-      for (int64_t t : inter.batchTiles()) {
-        SpatialSegment s{i, j, inter.allocateNodes(i, j), t};
-        if (inter.mayFit(s))
+      for (const SpatialSegment &s : inter.schemes(i, j, inter.allocateNodes(i, j))) {
+        if (inter.mayFit(s)) {
+          ++kept;
           continue;
+        }
         ++pruned;
         InterLayerStats stats;
-        EXPECT_FALSE(inter.solveSpatial(s, stats).has_value()) << "pruned " << i << ".." << j << " N=" << t;
+        EXPECT_FALSE(yardstick.solveSpatial(s, stats).has_value())
+            << "pruned " << i << ".." << j << " N=" << s.batchTile << " split " << s.channelSplit;
       }
   EXPECT_GT(pruned, 0);
+  EXPECT_GT(kept, 0);
+}
+
+TEST(InterLayer, ParetoFrontOfAHandMadeSet) {
+  // Two access counts and a buffer, as SchemeEstimate::paretoVector gives them.
+  std::vector<std::vector<double>> points = {
+      {10, 5, 100},   // 0: kept (least buffer of all but 4, which has more of the first count)
+      {10, 5, 200},   // 1: 0 is as good everywhere and better in buffer: dropped
+      {8, 9, 300},    // 2: kept (least first count)
+      {8, 9, 300},    // 3: equal to 2: neither dominates the other, both kept
+      {12, 5, 50},    // 4: kept (least buffer)
+      {12, 9, 300},   // 5: 2 is better in the first count, equal elsewhere: dropped
+      {13, 6, 60},    // 6: 4 is better everywhere: dropped
+  };
+  EXPECT_EQ(paretoFront(points), (std::vector<size_t>{0, 2, 3, 4}));
+  EXPECT_EQ(paretoFront({}), (std::vector<size_t>{}));
+  EXPECT_EQ(paretoFront({{1, 2}}), (std::vector<size_t>{0}));
+}
+
+TEST(InterLayer, ChannelGranularityRechecksValid) {
+  // Segment a..c of the chain with the channels forwarded in halves and the
+  // whole batch per chunk (the scheme the check above keeps). The solver's
+  // schedule must pass E0814: a's ofm tile K=4 = b's ifm tile C=4, b's K=4 =
+  // c's C=4, N=8 everywhere, and the same steps on both ends.
+  auto c = compile(kChain);
+  ASSERT_EQ(c.diagnostics(), "");
+  Solution base = layerwise(c.model);
+  InterLayerSolver inter(c.model, base.schedule, base.result, InterLayerOptions{});
+  InterLayerStats stats;
+  auto s = inter.solveSpatial({0, 2, inter.allocateNodes(0, 2), 8, 2}, stats);
+  ASSERT_TRUE(s.has_value());
+  const ScheduleResult &r = s->second;
+  ASSERT_TRUE(r.valid && r.complete);
+  const size_t top = c.model.hardware[0].levels.size() - 2;
+  EXPECT_EQ(at(r.layers[0].levels[top].extent, Dim::K), 4);
+  EXPECT_EQ(at(r.layers[1].levels[top].extent, Dim::C), 4);
+  EXPECT_EQ(at(r.layers[1].levels[top].extent, Dim::K), 4);
+  EXPECT_EQ(at(r.layers[2].levels[top].extent, Dim::C), 4);
+  for (int x = 0; x < 3; ++x)
+    EXPECT_EQ(at(r.layers[x].levels[top].extent, Dim::N), 8);
+  // Forwarded in two chunks (the producers walk K in two steps of 4).
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].chunks, 2);
+  // As `dflc check` sees it: the schedule written out and read back.
+  std::string text = writeSchedule(c.model, s->first, {}, "");
+  auto again = compile(std::string(kChain) + text);
+  ASSERT_EQ(again.diagnostics(), "") << text;
+  ASSERT_EQ(again.model.schedules.size(), 1u);
+  ScheduleResult checked = analyzeSchedule(again.model, again.model.schedules[0]);
+  EXPECT_TRUE(checked.valid && checked.complete) << text;
+  EXPECT_EQ(checked.energyPj, r.energyPj);
 }
 
 TEST(InterLayer, LowerBoundNeverAboveRealCost) {
   // Property over stdlib layers: alone (the layer-wise schedules) and in every
-  // spatial segment of two or three layers that the solver can schedule.
+  // spatial segment of two or three layers that the solver can schedule, with
+  // every scheme (batch tile x channel split). The scheme's estimate is not a
+  // bound, but never below the bound either (it adds to the same terms).
   for (const char *net : {"alexnet", "mobilenet", "resnet18", "lstm"}) {
     auto l = loadStdlib(net, "eyeriss_multinode");
     Solution base = layerwise(l->model);
@@ -218,23 +287,29 @@ TEST(InterLayer, LowerBoundNeverAboveRealCost) {
     const int n = static_cast<int>(base.result.layers.size());
     for (int x = 0; x < n; ++x)
       EXPECT_LE(inter.lowerBoundPj(x, x), base.result.layers[x].energyPj) << net << " layer " << x;
-    int checked = 0;
+    int checked = 0, split = 0;
     for (int i = 0; i + 1 < n && i < 24; ++i)
-      for (int j = i + 1; j < n && j <= i + 2; ++j) {
-        SpatialSegment s{i, j, inter.allocateNodes(i, j), 1};
-        if (!inter.mayFit(s))
-          continue;
-        InterLayerStats stats;
-        auto real = inter.solveSpatial(s, stats);
-        if (!real)
-          continue;
-        double e = 0;
-        for (int x = i; x <= j; ++x)
-          e += real->second.layers[x].energyPj;
-        EXPECT_LE(inter.lowerBoundPj(i, j), e) << net << " segment " << i << ".." << j;
-        ++checked;
-      }
+      for (int j = i + 1; j < n && j <= i + 2; ++j)
+        for (const SpatialSegment &s : inter.schemes(i, j, inter.allocateNodes(i, j))) {
+          if (!inter.mayFit(s))
+            continue;
+          EXPECT_GE(inter.estimate(s).energyPj, inter.lowerBoundPj(i, j));
+          InterLayerStats stats;
+          auto real = inter.solveSpatial(s, stats);
+          if (!real)
+            continue;
+          double e = 0;
+          for (int x = i; x <= j; ++x)
+            e += real->second.layers[x].energyPj;
+          EXPECT_LE(inter.lowerBoundPj(i, j), e)
+              << net << " segment " << i << ".." << j << " N=" << s.batchTile << " split " << s.channelSplit;
+          ++checked;
+          split += s.channelSplit > 1;
+        }
     EXPECT_GT(checked, 0) << net;
+    if (std::string(net) != "lstm") {
+      EXPECT_GT(split, 0) << net;   // channel granularities were among them
+    }
   }
 }
 
