@@ -281,12 +281,10 @@ private:
     const Level &lv = hw_.levels[l];
     LevelResult &lr = result_.levels[l];
     int64_t bytes = 0;
-    std::string parts;
+    auto bytesOf = [&](const TileResult &t) { return (t.words + t.shr - 1) / t.shr * hw_.wordBytes(); };
     for (TensorRole r : layer_.roles()) {
       const TileResult &t = lr.tiles[static_cast<size_t>(r)];
-      int64_t b = (t.words + t.shr - 1) / t.shr * hw_.wordBytes();
-      bytes += b;
-      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " + formatBytes(static_cast<double>(b));
+      bytes += bytesOf(t);
       if (t.shr > 1 && !lv.can(Transfer::Sharing) && !lv.can(Transfer::Systolic)) {
         std::string allowed;
         for (Transfer tr : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
@@ -299,12 +297,16 @@ private:
       }
     }
     lr.occupancyBytes = bytes;
-    if (lv.capacityBytes && bytes > *lv.capacityBytes)
-      issue(directives_[l]->range, diag::err_buffer_overflow,
-            {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
-             formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
-            {{lv.capacityRange, diag::note_capacity_here,
-              {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
+    if (!lv.capacityBytes || bytes <= *lv.capacityBytes)
+      return;
+    std::string parts;   // only for the diagnostic: the solver asks millions of fitting tiles
+    for (TensorRole r : layer_.roles())
+      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " +
+               formatBytes(static_cast<double>(bytesOf(lr.tiles[static_cast<size_t>(r)])));
+    issue(directives_[l]->range, diag::err_buffer_overflow,
+          {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
+           formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
+          {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
   }
 
   const TensorDirective *tensorDirective(size_t l, TensorRole r) const {
@@ -492,6 +494,8 @@ private:
       LevelResult &lr = result_.levels[l];
       LevelResult &outer = result_.levels[l + 1];
       const Level &lv = hw_.levels[l];
+      // Level l holds only the inner boundary's accesses so far, level l+1 none.
+      const double innerPj = accessEnergy(l);
       bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
       for (TensorRole r : layer_.roles()) {
         size_t ri = static_cast<size_t>(r);
@@ -564,6 +568,7 @@ private:
           outer.trafficWords += back + psumReads;
         }
       }
+      lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1);
     }
     // The MACs' own accesses at level 0: the inputs read; the output read and written.
     LevelAccesses &pe = result_.levels[0].accesses;
@@ -611,6 +616,17 @@ private:
       hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
     }
     result_.hops = hops;
+    result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
+  }
+
+  /// The energy of level l's accesses as they stand (same-level transfers
+  /// count twice: read at one unit, written at its neighbour).
+  double accessEnergy(size_t l) const {
+    const LevelAccesses &a = result_.levels[l].accesses;
+    double accesses = 0;
+    for (size_t r = 0; r < kNumRoles; ++r)
+      accesses += a.reads[r] + a.writes[r] + 2 * a.sameLevel[r];
+    return accesses * hw_.levels[l].accessEnergyPj;
   }
 
   void cost() {
@@ -618,13 +634,8 @@ private:
     result_.energyMacPj = result_.work * hw_.macEnergyPj;
     result_.energyPj = result_.energyMacPj;
     for (size_t l = 0; l < nl; ++l) {
-      LevelResult &lr = result_.levels[l];
-      const LevelAccesses &a = lr.accesses;
-      double accesses = 0;
-      for (size_t r = 0; r < kNumRoles; ++r)
-        accesses += a.reads[r] + a.writes[r] + 2 * a.sameLevel[r];
-      lr.energyPj = accesses * hw_.levels[l].accessEnergyPj;
-      result_.energyPj += lr.energyPj;
+      result_.levels[l].energyPj = accessEnergy(l);
+      result_.energyPj += result_.levels[l].energyPj;
     }
     result_.energyNocPj = result_.hops * hw_.nocHopEnergyPj;
     result_.energyPj += result_.energyNocPj;
