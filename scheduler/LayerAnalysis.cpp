@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace dfl {
 namespace {
@@ -33,6 +32,16 @@ public:
                 std::vector<Issue> &issues)
       : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues) {
     result_.layer = layerIndex;
+    channelWise_ = layer_.channelWise();
+    // The role dims, once: the solver runs this analysis millions of times.
+    for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
+      size_t ri = static_cast<size_t>(r);
+      for (Dim d : roleDims(r))
+        if (!(layer_.channelWise() && r == TensorRole::Wgt && d == Dim::K)) {
+          dims_[ri].push_back(d);
+          dimsCanon_[ri].push_back(canon(d));
+        }
+    }
   }
 
   LayerResult run() {
@@ -82,7 +91,7 @@ public:
 
 private:
   // ---- dimensions --------------------------------------------------------------
-  Dim canon(Dim d) const { return layer_.channelWise() && d == Dim::K ? Dim::C : d; }
+  Dim canon(Dim d) const { return channelWise_ && d == Dim::K ? Dim::C : d; }
 
   int64_t windowExtent(const DimVector &e, Dim out) const {
     Dim win = out == Dim::Xo ? Dim::R : Dim::S;
@@ -91,20 +100,9 @@ private:
 
   /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
   /// separate K (K is C), so a depthwise filter has C*R*S words, not C*C*R*S.
-  std::vector<Dim> dimsOf(TensorRole r) const {
-    std::vector<Dim> out;
-    for (Dim d : roleDims(r))
-      if (!(layer_.channelWise() && r == TensorRole::Wgt && d == Dim::K))
-        out.push_back(d);
-    return out;
-  }
+  const std::vector<Dim> &dimsOf(TensorRole r) const { return dims_[static_cast<size_t>(r)]; }
 
-  std::vector<Dim> roleDimsCanon(TensorRole r) const {
-    std::vector<Dim> out;
-    for (Dim d : dimsOf(r))
-      out.push_back(canon(d));
-    return out;
-  }
+  const std::vector<Dim> &roleDimsCanon(TensorRole r) const { return dimsCanon_[static_cast<size_t>(r)]; }
 
   void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
     issues_.push_back({id, range, std::move(args), std::move(notes)});
@@ -438,14 +436,31 @@ private:
       int64_t size = at(lr.extent, d);
       if (slab && at(slab->amount, d))
         size = std::min(size, at(slab->amount, d));
-      std::set<int64_t> offsets{0};
+      // One stack along d (the solver's plans): the union in closed form.
+      const Move *only = nullptr;
+      int stacks = 0;
+      for (const Move &m : moves_)
+        if (m.level == static_cast<int>(l) && m.isStack && at(m.amount, d) != 0)
+          only = &m, ++stacks;
+      if (stacks == 0) {
+        total *= size;
+        continue;
+      }
+      if (stacks == 1 && at(only->amount, d) > 0 && only->count >= 1) {
+        int64_t step = at(only->amount, d);
+        total *= step >= size ? only->count * size : (only->count - 1) * step + size;
+        continue;
+      }
+      std::vector<int64_t> offsets{0};   // sorted, distinct
       for (const Move &m : moves_) {
         if (m.level != static_cast<int>(l) || !m.isStack || at(m.amount, d) == 0)
           continue;
-        std::set<int64_t> next;
+        std::vector<int64_t> next;
         for (int64_t o : offsets)
           for (int64_t i = 0; i < m.count; ++i)
-            next.insert(o + i * at(m.amount, d));
+            next.push_back(o + i * at(m.amount, d));
+        std::sort(next.begin(), next.end());
+        next.erase(std::unique(next.begin(), next.end()), next.end());
         offsets = std::move(next);
       }
       // Length of the union of [o, o + size).
@@ -671,6 +686,8 @@ private:
   size_t issueCount_ = 0;
   std::vector<const LevelDirectives *> directives_;
   std::vector<Move> moves_;
+  bool channelWise_ = false;
+  std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };
 
