@@ -43,7 +43,7 @@ public:
   IntraLayerSolver(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
                    const IntraLayerOptions &options, IntraLayerStats &stats)
       : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options),
-        stats_(stats) {
+        stats_(stats), firstCandidate_(stats.candidates) {
     for (size_t i = 0; i < kND; ++i)
       bound_[i] = at(layer_.bounds, kDims[i]);
     if (layer_.channelWise())
@@ -474,7 +474,7 @@ private:
   }
 
   bool exhausted() {
-    if (options_.maxCandidates > 0 && stats_.candidates >= options_.maxCandidates) {
+    if (options_.maxCandidates > 0 && stats_.candidates - firstCandidate_ >= options_.maxCandidates) {
       stats_.capped = true;
       return true;
     }
@@ -869,6 +869,7 @@ private:
   const LayerScheduleModel *given_;
   IntraLayerOptions options_;
   IntraLayerStats &stats_;
+  const int64_t firstCandidate_;   // the cap is per layer; stats may add up several (a segment's layers)
   std::array<int64_t, kND> bound_{};
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
