@@ -85,8 +85,8 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
 int main(int argc, char **argv) {
   if (argc == 7 && std::string(argv[1]) == "--layers")
     return perLayer(argv[2], argv[3], std::atoll(argv[4]), std::string(argv[5]) == "train", std::atoll(argv[6]));
-  // About 9 minutes in all on the 2-core development machine.
-  int64_t cap = argc > 1 ? std::atoll(argv[1]) : 40000;
+  // About 7 minutes in all on the 2-core development machine.
+  int64_t cap = argc > 1 ? std::atoll(argv[1]) : 60000;
   const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
   const Setting settings[] = {
       {"infer b64 multi-node", "eyeriss_multinode", 64, false},
