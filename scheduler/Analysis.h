@@ -59,6 +59,11 @@ struct LevelResult {
   int64_t occupancyBytes = 0;
   LevelAccesses accesses;
   double energyPj = 0;
+  /// Energy of this level's outer boundary (l/l+1): the accesses it adds at
+  /// level l and l+1, plus the NoC on the top boundary. It depends only on the
+  /// directives of levels >= l; with the MACs and their level-0 accesses these
+  /// terms add up to the layer's energy (the exhaustive search's bound).
+  double boundaryEnergyPj = 0;
   double trafficWords = 0;      // words exchanged with the inner level (fills, write-backs, psums)
   double cycles = 0;            // time to move them at this level's bandwidth
 };

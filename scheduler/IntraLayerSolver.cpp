@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 #include <random>
+#include <vector>
 
 namespace dfl {
 namespace {
@@ -42,7 +43,7 @@ public:
   IntraLayerSolver(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
                    const IntraLayerOptions &options, IntraLayerStats &stats)
       : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options),
-        stats_(stats) {
+        stats_(stats), firstCandidate_(stats.candidates) {
     for (size_t i = 0; i < kND; ++i)
       bound_[i] = at(layer_.bounds, kDims[i]);
     if (layer_.channelWise())
@@ -62,27 +63,20 @@ public:
       why = "hardware '" + hw_.name + "' has a single level";
       return std::nullopt;
     }
-    if (options_.search == IntraLayerSearch::Exhaustive) {
-      Plan plan = initialPlan();
-      for (size_t l = 0; l + 1 < nl; ++l) {
-        decided_ = l;
-        if (!fixedLevel(l))
-          return exhaustive(plan, l, why);
-        if (l > 0)
-          for (size_t i = 0; i < kND; ++i)
-            plan.levels[l].tile[i] = plan.levels[l - 1].tile[i] * plan.levels[l - 1].repl[i];
-        absorbFixed(plan, l);
-      }
-      decided_ = nl;
-      auto sol = evaluate(plan);
-      if (!sol)
-        why = "the given directives of layer '" + layer_.name + "' leave nothing to choose and are not valid";
-      return sol;
-    }
+    if (options_.search == IntraLayerSearch::Exhaustive)
+      return exhaustive(why);
     if (options_.search == IntraLayerSearch::Random)
       return randomSearch(why);
-    // The greedy is myopic; a few orders of its passes cost little and catch
-    // its worst misses. The best of them is then polished by local descent.
+    return kaplaSearch(why);
+  }
+
+private:
+  enum class PassOrder { StackCache, CacheStack, StackCacheStack };
+
+  /// KAPLA's descent: the greedy is myopic; a few orders of its passes cost
+  /// little and catch its worst misses. The best of them is then polished by
+  /// local descent.
+  std::optional<IntraLayerSolution> kaplaSearch(std::string &why) {
     std::optional<Plan> best;
     double bestValue = std::numeric_limits<double>::infinity();
     for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
@@ -101,9 +95,6 @@ public:
     polish(*best);
     return evaluate(*best);
   }
-
-private:
-  enum class PassOrder { StackCache, CacheStack, StackCacheStack };
 
   Plan initialPlan() const {
     Plan plan;
@@ -162,6 +153,11 @@ private:
     for (size_t i = 0; i < kND; ++i)
       if (forced_[i])
         p.levels[l].tile[i] = forced_[i];
+  }
+
+  /// The array tile of the level below along dim i (1 below level 0): level l's tile is a multiple of it.
+  static int64_t unitBelow(const Plan &p, size_t l, size_t i) {
+    return l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
   }
 
   bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
@@ -277,7 +273,7 @@ private:
                 consider(q);
               continue;
             }
-            int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+            int64_t unit = unitBelow(q, l, i);
             int64_t &x = kind < 2 ? lp.tile[i] : lp.repl[i];
             int64_t step = kind < 2 ? unit : 1;
             int64_t v = x;
@@ -311,7 +307,7 @@ private:
         return false;
       lp.repl[i] = next / lp.tile[i];
     } else {
-      int64_t unit = l == 0 ? 1 : q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+      int64_t unit = unitBelow(q, l, i);
       int64_t next = nextBlocked(lp.tile[i], unit, limit(l, i));
       if (!next)
         return false;
@@ -342,7 +338,7 @@ private:
   bool blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int64_t repl) const {
     if (tile < 1 || repl < 1)
       return false;
-    int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+    int64_t unit = unitBelow(p, l, i);
     int64_t array = tile * repl;
     if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
       return false;
@@ -373,7 +369,7 @@ private:
         }
         auto &lp = p.levels[l];
         for (size_t i = 0; i < kND; ++i) {
-          int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+          int64_t unit = unitBelow(p, l, i);
           std::vector<std::pair<int64_t, int64_t>> choices;
           const int64_t whole = limit(l, i);
           for (int64_t t = unit; t <= whole; t += unit)
@@ -412,77 +408,208 @@ private:
     return best;
   }
 
-  // ---- exhaustive search (the yardstick) ------------------------------------------
-  /// Enumerates, from level `from` up, every tile and stack factor per dim that
-  /// is a blocked size, and every loop order. Pruning is only what is provably
-  /// safe: a partial assignment whose occupancy (other dims at their smallest)
-  /// exceeds the buffer, or whose stack factors exceed the units, has no valid
-  /// completion, since both only grow.
-  std::optional<IntraLayerSolution> exhaustive(Plan plan, size_t from, std::string &why) {
+  // ---- exhaustive search (the yardstick): branch and bound, top-down -------------------
+  //
+  // The space is the one the bottom-up enumeration had: per free level l and
+  // dim, a tile t_l and an array tile a_l = t_l * r_l with a_{l-1} | t_l | a_l,
+  // a_l dividing the enclosing tile (t_{l+1}; the layer bound, or the forced
+  // forwarding tile, at the top) and limit(l), t_top = forced where forced; every
+  // loop order; a fixed level as absorbFixed reads it. Bottom-up asked
+  // a_{l-1} | t_l, t_l | limit, a_l | limit; "a_l divides t_{l+1}" is the
+  // level above's a_l | t_{l+1}, and t_l | a_l | limit, so both describe the
+  // same chains of divisors. Both prune only what cannot complete (occupancy
+  // grows with every tile, the units with every stack factor) and check
+  // arrayFits and fits on each whole level, so the same complete plans reach
+  // score(). Loop orders giving the same updates are scored once (same directives).
+  //
+  // The bound (objective energy): the energy is the MACs and their level-0
+  // accesses (constants) plus one term per boundary l/l+1
+  // (LevelResult::boundaryEnergyPj), each >= 0 and a function of the directives
+  // of levels >= l only (checked on stdlib layers by tests/unit/BoundTest.cpp).
+  // With levels >= m decided and the levels below at their minimal completion
+  // (tile = the array tile below, no stacks: valid whenever any completion is),
+  // the analysis scores the constants and the terms b >= m exactly, so the
+  // energy less the terms b < m bounds every completion from below. A subtree
+  // whose bound is not below the incumbent (seeded with KAPLA's solution) is cut.
+
+  struct Branch {
+    Plan::LevelPlan level;
+    double bound;
+  };
+  /// One level's scored candidates not yet expanded.
+  struct Batch {
+    std::vector<Branch> pending;
+    size_t scored = 0;
+  };
+  /// A level's candidates are expanded best first in batches of this many
+  /// scored: bounded memory on levels with millions, and under a cap the
+  /// search reaches complete plans early instead of only scoring the top level.
+  static constexpr size_t kBatch = 4096;
+
+  std::optional<IntraLayerSolution> exhaustive(std::string &why) {
+    pruneByBound_ = options_.objective == Objective::Energy;
     exBest_.reset();
     exBestValue_ = std::numeric_limits<double>::infinity();
-    enumerateLevel(plan, from, 0);
+    if (options_.seedWithKapla) {
+      std::string ignored;
+      if (auto seed = kaplaSearch(ignored))
+        offer(std::move(*seed));
+    }
+    Plan p = minimalPlan();
+    branch(p, p.levels.size() - 1);
+    stats_.provedOptimal = !stats_.capped && boundSafe_;
     if (!exBest_)
-      why = "no valid schedule found for layer '" + layer_.name + "'";
+      why = std::all_of(p.levels.begin(), p.levels.end(), [](const Plan::LevelPlan &lp) { return lp.fixed; })
+                ? "the given directives of layer '" + layer_.name + "' leave nothing to choose and are not valid"
+                : "no valid schedule found for layer '" + layer_.name + "'";
     return std::move(exBest_);
   }
 
+  /// Every free level at its smallest: tile = the array tile below, no stacks.
+  Plan minimalPlan() {
+    Plan p = initialPlan();
+    for (size_t l = 0; l < p.levels.size(); ++l) {
+      if (fixedLevel(l)) {
+        absorbFixed(p, l);
+        continue;
+      }
+      for (size_t i = 0; i < kND; ++i)
+        p.levels[l].tile[i] = unitBelow(p, l, i);
+    }
+    return p;
+  }
+
   bool exhausted() {
-    if (options_.maxCandidates > 0 && stats_.candidates >= options_.maxCandidates) {
+    if (options_.maxCandidates > 0 && stats_.candidates - firstCandidate_ >= options_.maxCandidates) {
       stats_.capped = true;
       return true;
     }
     return false;
   }
 
-  void enumerateLevel(Plan &p, size_t l, size_t dim) {
+  /// Decides the highest free level at or below m, best bound first; levels
+  /// above m are decided, those below hold the minimal completion.
+  void branch(Plan &p, size_t m) {
+    while (m < p.levels.size() && p.levels[m].fixed)
+      --m;   // wraps below level 0
+    if (m >= p.levels.size()) {   // nothing to choose
+      if (auto sol = score(p))
+        offer(std::move(*sol));
+      return;
+    }
+    bool leaf = true;
+    for (size_t l = 0; l < m; ++l)
+      leaf = leaf && p.levels[l].fixed;
+    const Plan::LevelPlan saved = p.levels[m];
+    Batch batch;
+    enumerateLevel(p, m, 0, leaf, batch);
+    expand(p, m, batch);
+    p.levels[m] = saved;
+  }
+
+  /// Every (tile, stack factor) of level m along dims >= dim, the dims after
+  /// `dim` at their smallest; prunes only partial levels that cannot fit.
+  void enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Batch &batch) {
     if (exhausted())
       return;
-    const size_t n = p.levels.size();
-    if (l == n) {
-      enumerateOrders(p, 0);
-      return;
-    }
-    auto &lp = p.levels[l];
-    if (dim == 0 && l > 0 && !lp.fixed)
-      for (size_t i = 0; i < kND; ++i)
-        lp.tile[i] = p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i], lp.repl[i] = 1;
-    if (lp.fixed || (dim == 0 && fixedLevel(l))) {
-      if (!lp.fixed)
-        absorbFixed(p, l);
-      enumerateLevel(p, l + 1, 0);
-      return;
-    }
     if (dim == kND) {
-      if (arrayFits(p, l) && fits(p, l))
-        enumerateLevel(p, l + 1, 0);
+      if (arrayFits(p, m) && fits(p, m))
+        scoreOrders(p, m, leaf, batch);
       return;
     }
-    const int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[dim] * p.levels[l - 1].repl[dim];
-    const int64_t whole = limit(l, dim);
+    auto &lp = p.levels[m];
+    const int64_t unit = unitBelow(p, m, dim);
+    const int64_t enclosing = m + 1 < p.levels.size() ? p.levels[m + 1].tile[dim] : bound_[dim];
+    std::vector<int64_t> sizes;   // multiples of the inner array tile dividing the enclosing tile
+    for (int64_t s = unit; s <= enclosing; s += unit)
+      if (enclosing % s == 0)
+        sizes.push_back(s);
     const auto saved = lp;
-    // Largest blocks first: under a candidate cap, the search meets the large
-    // tiles good schedules use before the many small ones.
-    std::vector<int64_t> tiles;
-    for (int64_t t = unit; t <= whole; t += unit)
-      if (whole % t == 0 && (!forcedAt(l, dim) || t == forced_[dim]))
-        tiles.push_back(t);
-    for (auto ti = tiles.rbegin(); ti != tiles.rend() && !exhausted(); ++ti) {
-      int64_t t = *ti;
-      lp.tile[dim] = t;
-      lp.repl[dim] = 1;
-      if (!fitsPartial(p, l))
-        continue;   // too big; a smaller tile along this dim may fit
-      for (int64_t r = whole / t; r >= 1 && !exhausted(); --r) {
-        if (whole % (t * r) || stackBarred(l, dim, r))
+    // Largest array tiles first (fewest trips at this level): the first batch
+    // of a huge level then holds the candidates good schedules are made of.
+    for (auto a = sizes.rbegin(); a != sizes.rend() && !exhausted(); ++a) {
+      if (limit(m, dim) % *a)
+        continue;
+      for (auto t = std::find(sizes.rbegin(), sizes.rend(), *a); t != sizes.rend() && !exhausted(); ++t) {
+        if (*a % *t || (forcedAt(m, dim) && *t != forced_[dim]) || stackBarred(m, dim, *a / *t))
           continue;
-        lp.repl[dim] = r;
-        if (unitsOf(lp) > unitsAllowed(l))
-          continue;
-        enumerateLevel(p, l, dim + 1);
+        lp.tile[dim] = *t;
+        lp.repl[dim] = *a / *t;
+        if (unitsOf(lp) > unitsAllowed(m) || !fitsPartial(p, m))
+          continue;   // a smaller tile or stack factor may still fit
+        enumerateLevel(p, m, dim + 1, leaf, batch);
       }
     }
     lp = saved;
+  }
+
+  /// Scores level m's assignment under each loop order with distinct updates:
+  /// on the lowest free level the plan is complete (offered as a solution);
+  /// above, the score is the subtree's bound.
+  void scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
+    auto &lp = p.levels[m];
+    std::vector<std::vector<Dim>> seen;
+    for (size_t o = 0; o < loopOrders().size() && !exhausted(); ++o) {
+      lp.order = o;
+      std::vector<Dim> updates;
+      for (Dim d : loopOrders()[o]) {
+        size_t i = index(d);
+        if (lp.tile[i] * lp.repl[i] < (m + 1 < p.levels.size() ? p.levels[m + 1].tile[i] : bound_[i]))
+          updates.push_back(d);
+      }
+      if (std::find(seen.begin(), seen.end(), updates) != seen.end())
+        continue;
+      seen.push_back(std::move(updates));
+      auto sol = score(p);
+      if (!sol)
+        continue;   // the smallest completion is valid if any is: nothing below can help
+      if (leaf) {
+        offer(std::move(*sol));
+        continue;
+      }
+      double bound = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+      if (pruneByBound_)
+        for (size_t b = 0; b < m; ++b)
+          bound -= sol->result.levels[b].boundaryEnergyPj;
+      if (pruneByBound_ && bound >= exBestValue_)
+        ++stats_.prunedByBound;
+      else
+        batch.pending.push_back({lp, bound});
+      if (++batch.scored >= kBatch)
+        expand(p, m, batch);
+    }
+  }
+
+  /// Recurses into the pending candidates of level m, lowest bound first, until
+  /// the bound reaches the incumbent.
+  void expand(Plan &p, size_t m, Batch &batch) {
+    auto &pending = batch.pending;
+    std::stable_sort(pending.begin(), pending.end(), [](const Branch &a, const Branch &b) { return a.bound < b.bound; });
+    const auto saved = p.levels[m];
+    for (size_t k = 0; k < pending.size() && !exhausted(); ++k) {
+      if (pruneByBound_ && pending[k].bound >= exBestValue_) {
+        stats_.prunedByBound += static_cast<int64_t>(pending.size() - k);
+        break;   // sorted: none of the rest can win either
+      }
+      p.levels[m] = pending[k].level;
+      branch(p, m - 1);
+    }
+    p.levels[m] = saved;
+    pending.clear();
+    batch.scored = 0;
+  }
+
+  /// A complete valid plan: the new incumbent if better. A negative boundary
+  /// term would break the bound's premise: the search then claims nothing.
+  void offer(IntraLayerSolution sol) {
+    for (const LevelResult &lr : sol.result.levels)
+      if (lr.boundaryEnergyPj < 0)
+        boundSafe_ = false;
+    double v = objectiveValue(options_.objective, sol.result.energyPj, sol.result.latencyCycles);
+    if (v < exBestValue_) {
+      exBestValue_ = v;
+      exBest_ = std::move(sol);
+    }
   }
 
   static int64_t unitsOf(const Plan::LevelPlan &lp) {
@@ -496,29 +623,6 @@ private:
   bool fitsPartial(const Plan &p, size_t l) const {
     const Level &lv = hw_.levels[l];
     return !lv.capacityBytes || occupancy(p, l) <= *lv.capacityBytes;
-  }
-
-  void enumerateOrders(Plan &p, size_t l) {
-    if (exhausted())
-      return;
-    if (l == p.levels.size()) {
-      if (auto sol = score(p)) {
-        double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-        if (v < exBestValue_) {
-          exBestValue_ = v;
-          exBest_ = std::move(sol);
-        }
-      }
-      return;
-    }
-    if (p.levels[l].fixed) {
-      enumerateOrders(p, l + 1);
-      return;
-    }
-    for (size_t o = 0; o < loopOrders().size(); ++o) {
-      p.levels[l].order = o;
-      enumerateOrders(p, l + 1);
-    }
   }
 
   // ---- sizes ----------------------------------------------------------------------
@@ -633,7 +737,7 @@ private:
           if (!arrayFits(q, l))
             continue;
         } else {
-          int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+          int64_t unit = unitBelow(p, l, i);
           int64_t next = forcedAt(l, i) ? 0 : nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
           if (!next || (whole / lp.repl[i]) * lp.repl[i] != whole)
             continue;
@@ -771,13 +875,16 @@ private:
   const LayerScheduleModel *given_;
   IntraLayerOptions options_;
   IntraLayerStats &stats_;
+  const int64_t firstCandidate_;   // the cap is per layer; stats may add up several (a segment's layers)
   std::array<int64_t, kND> bound_{};
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
   size_t decided_ = 0;
-  std::optional<IntraLayerSolution> exBest_;
+  std::optional<IntraLayerSolution> exBest_;   // exhaustive: the incumbent
   double exBestValue_ = 0;
+  bool pruneByBound_ = false;   // exhaustive, objective energy
+  bool boundSafe_ = true;       // no boundary term seen negative
 };
 
 } // namespace

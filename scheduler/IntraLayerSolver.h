@@ -23,7 +23,7 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles);
 
 enum class IntraLayerSearch {
   Kapla,        // stacking/caching cost descent (KAPLA §IV-C)
-  Exhaustive,   // every blocked tiling, stack factor and loop order; only safe pruning
+  Exhaustive,   // every blocked tiling, stack factor and loop order; safe branch and bound
   Random,       // uniform samples of the same space (like Timeloop's random mapper)
 };
 
@@ -45,12 +45,17 @@ struct IntraLayerOptions {
   /// chunks: the region walks the chunks one by one on both ends, so the
   /// producer's and the consumer's update steps match (E0814).
   DimVector fixedTopStack{};
+  /// Exhaustive: start from KAPLA's solution as the incumbent (off only to
+  /// test that the bound alone finds the same optimum).
+  bool seedWithKapla = true;
 };
 
 struct IntraLayerStats {
   int64_t candidates = 0;   // schedules evaluated
   int64_t rejected = 0;     // of which invalid
   bool capped = false;      // exhaustive search hit maxCandidates
+  bool provedOptimal = false;   // exhaustive search finished: its result is the optimum of the space
+  int64_t prunedByBound = 0;    // exhaustive: subtrees cut by the lower bound
 };
 
 struct IntraLayerSolution {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace dfl {
 namespace {
@@ -33,6 +32,16 @@ public:
                 std::vector<Issue> &issues)
       : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues) {
     result_.layer = layerIndex;
+    channelWise_ = layer_.channelWise();
+    // The role dims, once: the solver runs this analysis millions of times.
+    for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
+      size_t ri = static_cast<size_t>(r);
+      for (Dim d : roleDims(r))
+        if (!(layer_.channelWise() && r == TensorRole::Wgt && d == Dim::K)) {
+          dims_[ri].push_back(d);
+          dimsCanon_[ri].push_back(canon(d));
+        }
+    }
   }
 
   LayerResult run() {
@@ -82,7 +91,7 @@ public:
 
 private:
   // ---- dimensions --------------------------------------------------------------
-  Dim canon(Dim d) const { return layer_.channelWise() && d == Dim::K ? Dim::C : d; }
+  Dim canon(Dim d) const { return channelWise_ && d == Dim::K ? Dim::C : d; }
 
   int64_t windowExtent(const DimVector &e, Dim out) const {
     Dim win = out == Dim::Xo ? Dim::R : Dim::S;
@@ -91,20 +100,9 @@ private:
 
   /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
   /// separate K (K is C), so a depthwise filter has C*R*S words, not C*C*R*S.
-  std::vector<Dim> dimsOf(TensorRole r) const {
-    std::vector<Dim> out;
-    for (Dim d : roleDims(r))
-      if (!(layer_.channelWise() && r == TensorRole::Wgt && d == Dim::K))
-        out.push_back(d);
-    return out;
-  }
+  const std::vector<Dim> &dimsOf(TensorRole r) const { return dims_[static_cast<size_t>(r)]; }
 
-  std::vector<Dim> roleDimsCanon(TensorRole r) const {
-    std::vector<Dim> out;
-    for (Dim d : dimsOf(r))
-      out.push_back(canon(d));
-    return out;
-  }
+  const std::vector<Dim> &roleDimsCanon(TensorRole r) const { return dimsCanon_[static_cast<size_t>(r)]; }
 
   void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
     issues_.push_back({id, range, std::move(args), std::move(notes)});
@@ -281,12 +279,10 @@ private:
     const Level &lv = hw_.levels[l];
     LevelResult &lr = result_.levels[l];
     int64_t bytes = 0;
-    std::string parts;
+    auto bytesOf = [&](const TileResult &t) { return (t.words + t.shr - 1) / t.shr * hw_.wordBytes(); };
     for (TensorRole r : layer_.roles()) {
       const TileResult &t = lr.tiles[static_cast<size_t>(r)];
-      int64_t b = (t.words + t.shr - 1) / t.shr * hw_.wordBytes();
-      bytes += b;
-      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " + formatBytes(static_cast<double>(b));
+      bytes += bytesOf(t);
       if (t.shr > 1 && !lv.can(Transfer::Sharing) && !lv.can(Transfer::Systolic)) {
         std::string allowed;
         for (Transfer tr : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
@@ -299,12 +295,16 @@ private:
       }
     }
     lr.occupancyBytes = bytes;
-    if (lv.capacityBytes && bytes > *lv.capacityBytes)
-      issue(directives_[l]->range, diag::err_buffer_overflow,
-            {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
-             formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
-            {{lv.capacityRange, diag::note_capacity_here,
-              {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
+    if (!lv.capacityBytes || bytes <= *lv.capacityBytes)
+      return;
+    std::string parts;   // only for the diagnostic: the solver asks millions of fitting tiles
+    for (TensorRole r : layer_.roles())
+      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " +
+               formatBytes(static_cast<double>(bytesOf(lr.tiles[static_cast<size_t>(r)])));
+    issue(directives_[l]->range, diag::err_buffer_overflow,
+          {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
+           formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
+          {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
   }
 
   const TensorDirective *tensorDirective(size_t l, TensorRole r) const {
@@ -436,14 +436,31 @@ private:
       int64_t size = at(lr.extent, d);
       if (slab && at(slab->amount, d))
         size = std::min(size, at(slab->amount, d));
-      std::set<int64_t> offsets{0};
+      // One stack along d (the solver's plans): the union in closed form.
+      const Move *only = nullptr;
+      int stacks = 0;
+      for (const Move &m : moves_)
+        if (m.level == static_cast<int>(l) && m.isStack && at(m.amount, d) != 0)
+          only = &m, ++stacks;
+      if (stacks == 0) {
+        total *= size;
+        continue;
+      }
+      if (stacks == 1 && at(only->amount, d) > 0 && only->count >= 1) {
+        int64_t step = at(only->amount, d);
+        total *= step >= size ? only->count * size : (only->count - 1) * step + size;
+        continue;
+      }
+      std::vector<int64_t> offsets{0};   // sorted, distinct
       for (const Move &m : moves_) {
         if (m.level != static_cast<int>(l) || !m.isStack || at(m.amount, d) == 0)
           continue;
-        std::set<int64_t> next;
+        std::vector<int64_t> next;
         for (int64_t o : offsets)
           for (int64_t i = 0; i < m.count; ++i)
-            next.insert(o + i * at(m.amount, d));
+            next.push_back(o + i * at(m.amount, d));
+        std::sort(next.begin(), next.end());
+        next.erase(std::unique(next.begin(), next.end()), next.end());
         offsets = std::move(next);
       }
       // Length of the union of [o, o + size).
@@ -492,6 +509,8 @@ private:
       LevelResult &lr = result_.levels[l];
       LevelResult &outer = result_.levels[l + 1];
       const Level &lv = hw_.levels[l];
+      // Level l holds only the inner boundary's accesses so far, level l+1 none.
+      const double innerPj = accessEnergy(l);
       bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
       for (TensorRole r : layer_.roles()) {
         size_t ri = static_cast<size_t>(r);
@@ -564,6 +583,7 @@ private:
           outer.trafficWords += back + psumReads;
         }
       }
+      lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1);
     }
     // The MACs' own accesses at level 0: the inputs read; the output read and written.
     LevelAccesses &pe = result_.levels[0].accesses;
@@ -611,6 +631,17 @@ private:
       hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
     }
     result_.hops = hops;
+    result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
+  }
+
+  /// The energy of level l's accesses as they stand (same-level transfers
+  /// count twice: read at one unit, written at its neighbour).
+  double accessEnergy(size_t l) const {
+    const LevelAccesses &a = result_.levels[l].accesses;
+    double accesses = 0;
+    for (size_t r = 0; r < kNumRoles; ++r)
+      accesses += a.reads[r] + a.writes[r] + 2 * a.sameLevel[r];
+    return accesses * hw_.levels[l].accessEnergyPj;
   }
 
   void cost() {
@@ -618,13 +649,8 @@ private:
     result_.energyMacPj = result_.work * hw_.macEnergyPj;
     result_.energyPj = result_.energyMacPj;
     for (size_t l = 0; l < nl; ++l) {
-      LevelResult &lr = result_.levels[l];
-      const LevelAccesses &a = lr.accesses;
-      double accesses = 0;
-      for (size_t r = 0; r < kNumRoles; ++r)
-        accesses += a.reads[r] + a.writes[r] + 2 * a.sameLevel[r];
-      lr.energyPj = accesses * hw_.levels[l].accessEnergyPj;
-      result_.energyPj += lr.energyPj;
+      result_.levels[l].energyPj = accessEnergy(l);
+      result_.energyPj += result_.levels[l].energyPj;
     }
     result_.energyNocPj = result_.hops * hw_.nocHopEnergyPj;
     result_.energyPj += result_.energyNocPj;
@@ -660,6 +686,8 @@ private:
   size_t issueCount_ = 0;
   std::vector<const LevelDirectives *> directives_;
   std::vector<Move> moves_;
+  bool channelWise_ = false;
+  std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };
 

@@ -38,6 +38,7 @@ public:
       out.stats.candidates += stats.candidates;
       out.stats.rejected += stats.rejected;
       out.stats.cappedLayers += stats.capped ? 1 : 0;
+      out.stats.provedLayers += stats.provedOptimal ? 1 : 0;
       if (!sol) {
         failure = {static_cast<int>(i), why};
         return std::nullopt;

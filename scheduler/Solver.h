@@ -29,6 +29,7 @@ struct SolverOptions {
 struct SolverStats {
   int64_t candidates = 0, rejected = 0;
   int64_t cappedLayers = 0;   // layers whose search stopped at its candidate limit
+  int64_t provedLayers = 0;   // layers whose exhaustive search finished: optimal in the space
   double seconds = 0;
   InterLayerStats interLayer;
   double layerSeconds = 0;    // phase 1: every layer alone on all nodes

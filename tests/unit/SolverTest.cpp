@@ -52,6 +52,7 @@ TEST(Solver, KaplaIsValidAndCloseToExhaustive) {
   ASSERT_TRUE(k.result.valid && k.result.complete);
   ASSERT_TRUE(e.result.valid && e.result.complete);
   EXPECT_EQ(e.stats.cappedLayers, 0);   // the yardstick saw the whole space
+  EXPECT_EQ(e.stats.provedLayers, 1);   // and proved its result optimal
   // Exhaustive is optimal in the space KAPLA searches: never worse.
   EXPECT_LE(e.result.energyPj, k.result.energyPj * (1 + 1e-12));
   // The bound docs/solver.md states for KAPLA: within 5 % of exhaustive.
@@ -63,6 +64,71 @@ TEST(Solver, KaplaIsValidAndCloseToExhaustive) {
   EXPECT_GE(e.result.energyPj, 1152 + 168 * 200.0);
   // The solver evaluated fewer candidates than exhaustive search, by far.
   EXPECT_LT(k.stats.candidates * 10, e.stats.candidates);
+}
+
+// The branch and bound finds the optimum of the space KAPLA and the random
+// search draw from: without KAPLA's incumbent it reaches the same energy (the
+// bound alone prunes safely), and no random sample of the space beats it.
+TEST(Solver, ExhaustiveIsTheOptimumOfTheSpace) {
+  auto c = compile(kProblem);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const Hardware &hw = c.model.hardware[0];
+  auto run = [&](IntraLayerSearch search, bool seed, int64_t cap, IntraLayerStats &stats) {
+    IntraLayerOptions o;
+    o.search = search;
+    o.seedWithKapla = seed;
+    o.maxCandidates = cap;
+    std::string why;
+    auto sol = solveLayer(net, 0, hw, nullptr, o, stats, why);
+    EXPECT_TRUE(sol.has_value()) << why;
+    return sol ? sol->result.energyPj : 0.0;
+  };
+  IntraLayerStats seeded, unseeded, kapla, random;
+  double best = run(IntraLayerSearch::Exhaustive, true, 0, seeded);
+  double bound = run(IntraLayerSearch::Exhaustive, false, 0, unseeded);
+  EXPECT_TRUE(seeded.provedOptimal && unseeded.provedOptimal);
+  EXPECT_EQ(best, bound);
+  EXPECT_GT(unseeded.prunedByBound, 0);
+  // The bottom-up enumeration this search replaced finished here with the
+  // same optimum (56.304 nJ: the same space).
+  EXPECT_NEAR(best, 56304, 1e-6);
+  EXPECT_LE(best, run(IntraLayerSearch::Kapla, false, 0, kapla) * (1 + 1e-12));
+  EXPECT_LE(best, run(IntraLayerSearch::Random, false, 20000, random) * (1 + 1e-12));
+}
+
+// Four levels: the bound of a partial plan leaves out two boundary terms
+// below the node level; the optimum does not depend on the incumbent.
+TEST(Solver, ExhaustiveOnFourLevels) {
+  auto c = compile(R"(network n {
+  batch N = 1;
+  input x [C=2, X=4, Y=2];
+  c = conv(x, K=4, R=3, pad=1);
+}
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 32 B; array = 2 x 1; access_energy = 1 pJ; transfer = multicast, systolic; }
+  level LBUF { capacity = 256 B; array = 2; access_energy = 3 pJ; transfer = multicast; }
+  level GBUF { capacity = 1 KiB; array = 2; access_energy = 6 pJ; transfer = multicast, sharing; }
+  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
+  noc { hop_energy = 2 pJ; topology = mesh; }
+}
+)");
+  ASSERT_EQ(c.diagnostics(), "");
+  double energy[2];
+  for (bool seed : {true, false}) {
+    IntraLayerOptions o;
+    o.search = IntraLayerSearch::Exhaustive;
+    o.seedWithKapla = seed;
+    IntraLayerStats stats;
+    std::string why;
+    auto sol = solveLayer(c.model.networks[0], 0, c.model.hardware[0], nullptr, o, stats, why);
+    ASSERT_TRUE(sol.has_value()) << why;
+    EXPECT_TRUE(stats.provedOptimal);
+    EXPECT_GT(stats.prunedByBound, 0);
+    energy[seed] = sol->result.energyPj;
+  }
+  EXPECT_EQ(energy[0], energy[1]);
 }
 
 TEST(Solver, UserLevelsSurviveVerbatim) {
