@@ -4,7 +4,11 @@
 // KAPLA's without spatially pipelined segments ("no-spat"). Exhaustive is capped per layer (EXHAUSTIVE_CAP
 // candidates); a capped row says so and uses the best it found.
 //
-// Usage: dflc_solver_bench [CAP]   (run from the source root)
+// Usage: dflc_solver_bench [CAP] [--net NAME] [--setting TEXT] [--kapla-only]
+//   (run from the source root). --net / --setting run only the rows whose
+//   network is NAME / whose setting contains TEXT (e.g. "train"); --kapla-only
+//   skips the other solvers (their columns print "-"), for quick before/after
+//   comparisons of the KAPLA column and its solve time.
 #include "Loader.h"
 #include "Sema.h"
 #include "Solver.h"
@@ -43,7 +47,20 @@ std::optional<Model> load(const std::string &net, const std::string &hw, int64_t
 } // namespace
 
 int main(int argc, char **argv) {
-  int64_t cap = argc > 1 ? std::atoll(argv[1]) : 20000;
+  int64_t cap = 20000;
+  std::string onlyNet, onlySetting;
+  bool kaplaOnly = false;
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--net" && a + 1 < argc)
+      onlyNet = argv[++a];
+    else if (arg == "--setting" && a + 1 < argc)
+      onlySetting = argv[++a];
+    else if (arg == "--kapla-only")
+      kaplaOnly = true;
+    else
+      cap = std::atoll(arg.c_str());
+  }
   const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
   const Setting settings[] = {
       {"infer b64 multi-node", "eyeriss_multinode", 64, false},
@@ -57,7 +74,11 @@ int main(int argc, char **argv) {
   int rows[3] = {0, 0, 0};
   for (size_t si = 0; si < 3; ++si) {
     const Setting &st = settings[si];
+    if (!onlySetting.empty() && std::string(st.name).find(onlySetting) == std::string::npos)
+      continue;
     for (const char *net : nets) {
+      if (!onlyNet.empty() && onlyNet != net)
+        continue;
       auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
                         st.batch, st.training);
       if (!model) {
@@ -72,6 +93,16 @@ int main(int argc, char **argv) {
       auto t0 = std::chrono::steady_clock::now();
       auto k = makeSolver("kapla")->solve(*model, given, so, f1);
       auto t1 = std::chrono::steady_clock::now();
+      if (kaplaOnly) {
+        if (k)
+          std::printf("%-10s %-21s %12s %12.6f %12s %9s %9.3f %10s %8s %12s\n", net, st.name, "-",
+                      k->result.energyPj / 1e9, "-", "-", std::chrono::duration<double>(t1 - t0).count(), "-", "-",
+                      "-");
+        else
+          std::printf("%-10s %-21s no schedule: %s\n", net, st.name, f1.why.c_str());
+        std::fflush(stdout);
+        continue;
+      }
       // The exhaustive solver with this run's cap.
       auto ex = makeSolver("exhaustive", cap)->solve(*model, given, so, f2);
       auto t2 = std::chrono::steady_clock::now();
