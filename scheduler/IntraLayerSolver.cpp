@@ -302,9 +302,13 @@ private:
         if (p.levels[l].fixed)
           continue;
         for (size_t i = 0; i < kND; ++i)
-          for (int kind = 0; kind < 6; ++kind) {
+          for (int kind = 0; kind < 7; ++kind) {
             Plan q = p;
             auto &lp = q.levels[l];
+            if (kind == 6) {
+              jump(q, l, i, consider);
+              continue;
+            }
             if (kind >= 4) {
               // Coupled move: grow this level's tile (4) or stack factor (5)
               // one blocked step and enlarge the levels above just enough to
@@ -334,6 +338,47 @@ private:
       pickOrders(p);
       const Score *sol = scored(p);
       now = sol ? sol->value : bestValue;
+    }
+  }
+
+  /// Plateau move: level l's tile along dim i to its largest blocked size
+  /// (the whole dim where it divides), with one other dim's tile shrunk to
+  /// the largest blocked size that makes the level fit again. A dim whose
+  /// reuse appears only once the tile covers it whole (the ifm of a 1x1 conv
+  /// stays put across K only with all of C) gains nothing from the single
+  /// steps before that, so the greedy and the one-step moves never cross to it.
+  template <class F>
+  void jump(const Plan &p, size_t l, size_t i, F &&consider) {
+    const auto &lp = p.levels[l];
+    int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+    int64_t top = 0;
+    for (int64_t t = unit; t * lp.repl[i] <= limit(l, i); t += unit)
+      if (blockedOk(p, l, i, t, lp.repl[i]))
+        top = t;
+    if (top <= lp.tile[i])
+      return;
+    Plan q = p;
+    q.levels[l].tile[i] = top;
+    if (!arrayFits(q, l))
+      return;
+    if (fits(q, l)) {
+      consider(q);
+      return;
+    }
+    for (size_t j = 0; j < kND; ++j) {
+      if (j == i)
+        continue;
+      Plan r = q;
+      int64_t uj = l == 0 ? 1 : r.levels[l - 1].tile[j] * r.levels[l - 1].repl[j];
+      for (int64_t v = r.levels[l].tile[j] - uj; v >= uj; v -= uj) {
+        if (!blockedOk(r, l, j, v, r.levels[l].repl[j]))
+          continue;
+        r.levels[l].tile[j] = v;
+        if (fits(r, l)) {
+          consider(r);
+          break;
+        }
+      }
     }
   }
 
