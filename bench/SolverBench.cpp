@@ -6,11 +6,14 @@
 // how many layers it finished (proved its schedule optimal) and in how many it
 // was capped (then it returns the best found, never worse than KAPLA's).
 //
-// Usage: dflc_solver_bench [CAP [FILTER]]   (run from the source root; FILTER: only
-// the rows whose "network setting" contains it, e.g. "b64 multi" or "resnet50 train")
+// Usage: dflc_solver_bench [CAP] [--net NAME] [--setting TEXT] [--kapla-only]
+//   (run from the source root). --net / --setting run only the rows whose
+//   network is NAME / whose setting contains TEXT (e.g. "train"); --kapla-only
+//   skips the other solvers (their columns print "-"), for quick before/after
+//   comparisons of the KAPLA column and its solve time.
 //        dflc_solver_bench --layers NET HW BATCH infer|train CAP
-//          per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
-//          exhaustive search's energy, whether it proved optimality, candidates, time.
+//   per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
+//   exhaustive search's energy, whether it proved optimality, candidates, time.
 #include "IntraLayerSolver.h"
 #include "Loader.h"
 #include "Sema.h"
@@ -86,9 +89,20 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
 int main(int argc, char **argv) {
   if (argc == 7 && std::string(argv[1]) == "--layers")
     return perLayer(argv[2], argv[3], std::atoll(argv[4]), std::string(argv[5]) == "train", std::atoll(argv[6]));
-  // About 7 minutes in all on the 2-core development machine.
-  int64_t cap = argc > 1 ? std::atoll(argv[1]) : 60000;
-  std::string filter = argc > 2 ? argv[2] : "";
+  int64_t cap = 60000;   // about 7 minutes in all on the 2-core development machine
+  std::string onlyNet, onlySetting;
+  bool kaplaOnly = false;
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg == "--net" && a + 1 < argc)
+      onlyNet = argv[++a];
+    else if (arg == "--setting" && a + 1 < argc)
+      onlySetting = argv[++a];
+    else if (arg == "--kapla-only")
+      kaplaOnly = true;
+    else
+      cap = std::atoll(arg.c_str());
+  }
   const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
   const Setting settings[] = {
       {"infer b64 multi-node", "eyeriss_multinode", 64, false},
@@ -102,8 +116,10 @@ int main(int argc, char **argv) {
   int rows[3] = {0, 0, 0};
   for (size_t si = 0; si < 3; ++si) {
     const Setting &st = settings[si];
+    if (!onlySetting.empty() && std::string(st.name).find(onlySetting) == std::string::npos)
+      continue;
     for (const char *net : nets) {
-      if ((std::string(net) + " " + st.name).find(filter) == std::string::npos)
+      if (!onlyNet.empty() && onlyNet != net)
         continue;
       auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
                         st.batch, st.training);
@@ -119,6 +135,16 @@ int main(int argc, char **argv) {
       auto t0 = std::chrono::steady_clock::now();
       auto k = makeSolver("kapla")->solve(*model, given, so, f1);
       auto t1 = std::chrono::steady_clock::now();
+      if (kaplaOnly) {
+        if (k)
+          std::printf("%-10s %-21s %12s %12.6f %12s %9s %9.3f %10s %8s %12s\n", net, st.name, "-",
+                      k->result.energyPj / 1e9, "-", "-", std::chrono::duration<double>(t1 - t0).count(), "-", "-",
+                      "-");
+        else
+          std::printf("%-10s %-21s no schedule: %s\n", net, st.name, f1.why.c_str());
+        std::fflush(stdout);
+        continue;
+      }
       // The exhaustive solver with this run's cap.
       auto ex = makeSolver("exhaustive", cap)->solve(*model, given, so, f2);
       auto t2 = std::chrono::steady_clock::now();

@@ -6,6 +6,8 @@
 #include <array>
 #include <limits>
 #include <random>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dfl {
@@ -36,6 +38,13 @@ struct Plan {
     bool fixed = false;   // given by the user or the hardware: emitted verbatim
   };
   std::vector<LevelPlan> levels;   // all but the outermost
+};
+
+/// What the descent reads of a scored plan: the objective, and per level the
+/// accesses (reads + writes) of each role.
+struct Score {
+  double value = 0;
+  std::vector<std::array<double, kNumRoles>> accesses;
 };
 
 class IntraLayerSolver {
@@ -73,27 +82,39 @@ public:
 private:
   enum class PassOrder { StackCache, CacheStack, StackCacheStack };
 
-  /// KAPLA's descent: the greedy is myopic; a few orders of its passes cost
-  /// little and catch its worst misses. The best of them is then polished by
-  /// local descent.
+  /// KAPLA's descent. The greedy is myopic; a few runs of it cost little and
+  /// catch its worst misses: the three orders of its passes, with each level's
+  /// loop order chosen after every pass; and two of them again with each
+  /// level's passes run under each of its loop orders in turn (Algorithm 1;
+  /// stack-cache adds nothing there). The best plan of each kind is polished by
+  /// local descent, the better result kept — so the result is never worse than
+  /// the first kind alone. The runs share most candidates (scored() memoizes).
   std::optional<IntraLayerSolution> kaplaSearch(std::string &why) {
-    std::optional<Plan> best;
-    double bestValue = std::numeric_limits<double>::infinity();
-    for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
-      Plan plan = initialPlan();
-      auto sol = descend(order, plan, why);
-      if (!sol)
-        continue;
-      double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-      if (v < bestValue) {
-        bestValue = v;
-        best = plan;
+    std::optional<Plan> best[2];
+    double bestValue[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    for (bool perOrder : {false, true})
+      for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
+        if (perOrder && order == PassOrder::StackCache)
+          continue;
+        Plan plan = initialPlan();
+        const Score *sol = descend(order, perOrder, plan, why);
+        if (sol && sol->value < bestValue[perOrder]) {
+          bestValue[perOrder] = sol->value;
+          best[perOrder] = std::move(plan);
+        }
       }
+    std::optional<IntraLayerSolution> result;
+    for (auto &b : best) {
+      if (!b)
+        continue;
+      polish(*b);
+      auto sol = evaluate(*b);
+      if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
+                                 objectiveValue(options_.objective, result->result.energyPj,
+                                                result->result.latencyCycles)))
+        result = std::move(sol);
     }
-    if (!best)
-      return std::nullopt;
-    polish(*best);
-    return evaluate(*best);
+    return result;
   }
 
   Plan initialPlan() const {
@@ -106,8 +127,13 @@ private:
     return plan;
   }
 
-  /// One bottom-up run of the stacking and caching passes.
-  std::optional<IntraLayerSolution> descend(PassOrder order, Plan &plan, std::string &why) {
+  /// One bottom-up run of the stacking and caching passes. With `perOrder`, a
+  /// level's passes run once under each of its loop orders (KAPLA's Algorithm
+  /// 1), the best result kept; the order decides which tensor is the most
+  /// accessed and so which dims the passes grow (a weight-gradient layer's
+  /// output stays put only with N innermost). Otherwise the orders are chosen
+  /// after each pass.
+  const Score *descend(PassOrder order, bool perOrder, Plan &plan, std::string &why) {
     const size_t nl = hw_.levels.size();
     for (size_t l = 0; l + 1 < nl; ++l) {
       decided_ = l;
@@ -122,7 +148,26 @@ private:
       if (!fits(plan, l)) {
         why = "layer '" + layer_.name + "' does not fit level " + hw_.levels[l].name + ": even its smallest tiles need " +
               std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*hw_.levels[l].capacityBytes) + " B";
-        return std::nullopt;
+        return nullptr;
+      }
+      if (perOrder) {
+        std::optional<Plan> bestLevel;
+        double bestValue = std::numeric_limits<double>::infinity();
+        for (size_t o = 0; o < loopOrders().size(); ++o) {
+          Plan q = plan;
+          q.levels[l].order = o;
+          if (order != PassOrder::CacheStack)
+            stack(q, l);
+          cache(q, l);
+          if (order != PassOrder::StackCache)
+            stack(q, l);
+          if (const Score *sol = scored(q); sol && sol->value < bestValue)
+            bestValue = sol->value, bestLevel = std::move(q);
+        }
+        if (bestLevel)
+          plan = std::move(*bestLevel);
+        pickOrders(plan);
+        continue;
       }
       if (order != PassOrder::CacheStack)
         stack(plan, l);
@@ -135,7 +180,7 @@ private:
       }
     }
     decided_ = nl;
-    auto best = evaluate(plan);
+    auto *best = scored(plan);
     if (!best)
       why = "no valid schedule found for layer '" + layer_.name + "'";
     return best;
@@ -224,11 +269,8 @@ private:
       double best = std::numeric_limits<double>::infinity();
       for (size_t o = 0; o < loopOrders().size(); ++o) {
         p.levels[l].order = o;
-        if (auto sol = evaluate(p)) {
-          double v = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-          if (v < best)
-            best = v, bestOrder = o;
-        }
+        if (const Score *sol = scored(p); sol && sol->value < best)
+          best = sol->value, bestOrder = o;
       }
       p.levels[l].order = bestOrder;
     }
@@ -239,19 +281,19 @@ private:
   /// improves the objective; repeat until none does.
   void polish(Plan &p) {
     decided_ = p.levels.size();
-    auto current = evaluate(p);
+    auto current = scored(p);
     if (!current)
       return;
-    double now = objectiveValue(options_.objective, current->result.energyPj, current->result.latencyCycles);
+    double now = current->value;
     for (int round = 0; round < 64; ++round) {
       std::optional<Plan> bestMove;
       double bestValue = now;
       // Keeps q if it is valid and strictly better than the best move so far.
       auto consider = [&](const Plan &q) {
-        auto sol = evaluate(q);
+        const Score *sol = scored(q);
         if (!sol)
           return;
-        double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+        double value = sol->value;
         if (value < bestValue * (1 - 1e-12)) {
           bestValue = value;
           bestMove = q;
@@ -261,9 +303,13 @@ private:
         if (p.levels[l].fixed)
           continue;
         for (size_t i = 0; i < kND; ++i)
-          for (int kind = 0; kind < 6; ++kind) {
+          for (int kind = 0; kind < 7; ++kind) {
             Plan q = p;
             auto &lp = q.levels[l];
+            if (kind == 6) {
+              jump(q, l, i, consider);
+              continue;
+            }
             if (kind >= 4) {
               // Coupled move: grow this level's tile (4) or stack factor (5)
               // one blocked step and enlarge the levels above just enough to
@@ -291,8 +337,49 @@ private:
         return;
       p = *bestMove;
       pickOrders(p);
-      auto sol = evaluate(p);
-      now = sol ? objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) : bestValue;
+      const Score *sol = scored(p);
+      now = sol ? sol->value : bestValue;
+    }
+  }
+
+  /// Plateau move: level l's tile along dim i to its largest blocked size
+  /// (the whole dim where it divides), with one other dim's tile shrunk to
+  /// the largest blocked size that makes the level fit again. A dim whose
+  /// reuse appears only once the tile covers it whole (the ifm of a 1x1 conv
+  /// stays put across K only with all of C) gains nothing from the single
+  /// steps before that, so the greedy and the one-step moves never cross to it.
+  template <class F>
+  void jump(const Plan &p, size_t l, size_t i, F &&consider) {
+    const auto &lp = p.levels[l];
+    int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+    int64_t top = 0;
+    for (int64_t t = unit; t * lp.repl[i] <= limit(l, i); t += unit)
+      if (blockedOk(p, l, i, t, lp.repl[i]))
+        top = t;
+    if (top <= lp.tile[i])
+      return;
+    Plan q = p;
+    q.levels[l].tile[i] = top;
+    if (!arrayFits(q, l))
+      return;
+    if (fits(q, l)) {
+      consider(q);
+      return;
+    }
+    for (size_t j = 0; j < kND; ++j) {
+      if (j == i)
+        continue;
+      Plan r = q;
+      int64_t uj = l == 0 ? 1 : r.levels[l - 1].tile[j] * r.levels[l - 1].repl[j];
+      for (int64_t v = r.levels[l].tile[j] - uj; v >= uj; v -= uj) {
+        if (!blockedOk(r, l, j, v, r.levels[l].repl[j]))
+          continue;
+        r.levels[l].tile[j] = v;
+        if (fits(r, l)) {
+          consider(r);
+          break;
+        }
+      }
     }
   }
 
@@ -708,14 +795,11 @@ private:
   /// caching: the tile), choosing by KAPLA's rule, while the result stays valid.
   void grow(Plan &p, size_t l, bool stacking) {
     for (int guard = 0; guard < 256; ++guard) {
-      auto current = evaluate(p);
+      auto current = scored(p);
       if (!current)
         return;
       // Tensors by current accesses at this level's boundary, most accessed first.
-      std::array<double, kNumRoles> acc{};
-      const LevelResult &outer = current->result.levels[l + 1];
-      for (size_t r = 0; r < kNumRoles; ++r)
-        acc[r] = outer.accesses.reads[r] + outer.accesses.writes[r];
+      const std::array<double, kNumRoles> acc = current->accesses[l + 1];
       std::vector<size_t> ranked{0, 1, 2};
       std::sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) { return acc[a] > acc[b]; });
 
@@ -745,19 +829,15 @@ private:
         }
         if (!fits(q, l))
           continue;
-        auto sol = evaluate(q);
+        const Score *sol = scored(q);
         if (!sol)
           continue;
-        Candidate c{q, {}, objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles)};
-        const LevelResult &o = sol->result.levels[l + 1];
-        for (size_t r = 0; r < kNumRoles; ++r)
-          c.acc[r] = o.accesses.reads[r] + o.accesses.writes[r];
-        cands.push_back(std::move(c));
+        cands.push_back(Candidate{q, sol->accesses[l + 1], sol->value});
       }
       // Cost descent: only steps that improve the objective (stacking may also keep it
       // equal: it buys parallelism); among them KAPLA's choice — the one that helps the
       // most accessed tensor most, ties broken by the second, then by the objective.
-      double now = objectiveValue(options_.objective, current->result.energyPj, current->result.latencyCycles);
+      double now = current->value;
       std::erase_if(cands, [&](const Candidate &c) {
         return stacking ? c.objective > now * (1 + 1e-12) : c.objective >= now * (1 - 1e-12);
       });
@@ -839,7 +919,9 @@ private:
 
   /// Scores the plan as it stands, levels above the one being decided holding
   /// just their inner array tile (the smallest valid completion).
-  std::optional<IntraLayerSolution> evaluate(const Plan &p) {
+  std::optional<IntraLayerSolution> evaluate(const Plan &p) { return score(completed(p)); }
+
+  Plan completed(const Plan &p) const {
     Plan q = p;
     for (size_t l = decided_ + 1; l < q.levels.size(); ++l) {
       if (q.levels[l].fixed)
@@ -850,7 +932,36 @@ private:
       }
       applyForced(q, l);
     }
-    return score(q);
+    return q;
+  }
+
+  /// evaluate(), memoized, reduced to a Score (null: invalid): the descent's
+  /// runs and passes meet the same completed plans again and again.
+  const Score *scored(const Plan &p) {
+    const Plan q = completed(p);
+    std::string key;
+    key.reserve(q.levels.size() * (2 * kND + 2) * sizeof(int64_t));
+    auto put = [&](int64_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
+    for (const auto &lp : q.levels) {
+      for (size_t i = 0; i < kND; ++i)
+        put(lp.tile[i]), put(lp.repl[i]);
+      put(static_cast<int64_t>(lp.order)), put(lp.fixed);
+    }
+    auto it = memo_.find(key);
+    if (it == memo_.end()) {
+      std::optional<Score> s;
+      if (auto sol = score(q)) {
+        s.emplace();
+        s->value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+        for (const LevelResult &lr : sol->result.levels) {
+          auto &a = s->accesses.emplace_back();
+          for (size_t r = 0; r < kNumRoles; ++r)
+            a[r] = lr.accesses.reads[r] + lr.accesses.writes[r];
+        }
+      }
+      it = memo_.emplace(std::move(key), std::move(s)).first;
+    }
+    return it->second ? &*it->second : nullptr;
   }
 
   std::optional<IntraLayerSolution> score(const Plan &p) {
@@ -881,6 +992,7 @@ private:
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
   size_t decided_ = 0;
+  std::unordered_map<std::string, std::optional<Score>> memo_;   // scored()'s results by completed plan
   std::optional<IntraLayerSolution> exBest_;   // exhaustive: the incumbent
   double exBestValue_ = 0;
   bool pruneByBound_ = false;   // exhaustive, objective energy
