@@ -408,6 +408,50 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
   return best;
 }
 
+int64_t InterLayerSolver::reserveLevel(int64_t bytes) const {
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Level &nodes = hw.levels[hw.levels.size() - 2];
+  if (!nodes.capacityBytes || bytes <= 0)
+    return 0;
+  const int64_t cap = *nodes.capacityBytes, units = nodes.units();
+  const int64_t need = (bytes + units - 1) / units;   // per node, the intermediates spread over all nodes
+  // Sixteenths of a node's buffer, so that the re-solves are shared by many
+  // segments (memoized per layer shape and level); rounding up only leaves
+  // more room. Coarser levels cost reuse: with eighths to three quarters
+  // ResNet-50 at batch 64 needed 7/8 where 0.77 would do (docs/solver.md).
+  for (int64_t k = 1; k < 16; ++k) {
+    int64_t level = (cap * k + 15) / 16;
+    if (need <= level)
+      return level;
+  }
+  return 0;
+}
+
+const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, int64_t reserve,
+                                                                         InterLayerStats &stats) {
+  const Network &net = model_.networks.at(base_.network);
+  const Hardware &hw = model_.hardware.at(base_.hardware);
+  IntraLayerOptions o = options_.intra;
+  o.maxNodes = 0;
+  o.fixedTopTile = {};
+  o.fixedTopStack = {};
+  o.reservedTopBytes = reserve;
+  std::string key = shapeKey(net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve);
+  if (o.search == IntraLayerSearch::Random)
+    key += "/" + std::to_string(x);   // its seed depends on the layer
+  auto it = reserveMemo_.find(key);
+  if (it == reserveMemo_.end()) {
+    ++stats.reserveSolves;
+    std::string why;
+    it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
+  }
+  if (it->second) {   // same shape, another layer: only the index differs
+    it->second->schedule.layer = x;
+    it->second->result.layer = x;
+  }
+  return it->second;
+}
+
 std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
   auto t0 = Clock::now();
   const Network &net = model_.networks.at(base_.network);
@@ -420,24 +464,68 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
 
   // ---- segment costs --------------------------------------------------------------
-  // Temporal segments (docs/directives.md §9): the layers' schedules do not
-  // change, only the DRAM traffic of the intermediates disappears — exact.
+  // Temporal segments (docs/directives.md §9): the layers run as solved alone
+  // and the DRAM traffic of the intermediates disappears — exact. When the
+  // intermediates do not fit beside the layer-wise schedules (E0819) but fit
+  // the nodes' buffers at all, the layers that leave too little room are
+  // re-solved with a reserve for them (KAPLA §IV-C: the intra-layer solver
+  // checks the constraints of the inter-layer scheme); the segment then runs
+  // with those schedules (`reserved`), still exact.
+  std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> reserved;
   auto temporalCost = [&](int i, int j) -> std::optional<double> {
     if (!hw.temporalPipelining)
       return std::nullopt;
+    int64_t bytes = 0;
+    for (int p = i; p <= j; ++p) {
+      if (!net.layers[p].forwardOf.empty())
+        return std::nullopt;   // backward layers read and write their tensors in DRAM
+      bool inside = false;
+      for (int c = p + 1; c <= j; ++c)
+        for (const TensorRef &op : net.layers[c].operands)
+          inside |= !op.isInput && op.index == p;
+      if (inside)
+        bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
+    }
+    // Per layer, the result it runs with in the segment.
+    std::vector<const LayerResult *> res;
+    for (int l = i; l <= j; ++l)
+      res.push_back(&r.layers[l]);
+    if (nodes.capacityBytes) {
+      const int64_t all = *nodes.capacityBytes * nodes.units();
+      auto tooFull = [&](const LayerResult &x) {
+        const LevelResult &lr = x.levels[top];
+        return bytes > all - lr.occupancyBytes * lr.units;
+      };
+      if (std::any_of(res.begin(), res.end(), [&](const LayerResult *x) { return tooFull(*x); })) {
+        const int64_t reserve = reserveLevel(bytes);
+        if (!reserve)
+          return std::nullopt;
+        std::vector<LayerScheduleModel> layers;
+        for (int l = i; l <= j; ++l) {
+          const LayerResult *&x = res[static_cast<size_t>(l - i)];
+          if (!tooFull(*x))
+            continue;   // leaves the room already: keeps its best schedule
+          if (static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l])
+            return std::nullopt;   // the user's directives are kept as written
+          const auto &sol = solveReserved(l, reserve, stats);
+          if (!sol || tooFull(sol->result))
+            return std::nullopt;
+          x = &sol->result;
+          layers.push_back(sol->schedule);
+        }
+        ++stats.temporalReserved;
+        reserved[{i, j}] = std::move(layers);
+      }
+    }
     double e = 0, saved = 0;
-    int64_t used = 0, bytes = 0;
     std::vector<double> writes(static_cast<size_t>(n));
     for (int l = i; l <= j; ++l) {
-      if (!net.layers[l].forwardOf.empty())
-        return std::nullopt;   // backward layers read and write their tensors in DRAM
-      e += r.layers[l].energyPj;
-      const LevelResult &lr = r.layers[l].levels[top];
-      used = std::max(used, lr.occupancyBytes * lr.units);
-      writes[l] = r.layers[l].levels[dram].accesses.writes[ofm];
+      const LayerResult &x = *res[static_cast<size_t>(l - i)];
+      e += x.energyPj;
+      writes[l] = x.levels[dram].accesses.writes[ofm];
     }
     for (int c = i; c <= j; ++c) {
-      double reads = r.layers[c].levels[dram].accesses.reads[ifm];
+      double reads = res[static_cast<size_t>(c - i)]->levels[dram].accesses.reads[ifm];
       for (const TensorRef &op : net.layers[c].operands) {
         if (op.isInput || op.index < i || op.index > c)
           continue;
@@ -450,17 +538,13 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
         }
       }
     }
-    for (int p = i; p <= j; ++p) {
-      bool inside = false;
-      for (int c = p + 1; c <= j; ++c)
-        for (const TensorRef &op : net.layers[c].operands)
-          inside |= !op.isInput && op.index == p;
-      if (inside)
-        bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
-    }
-    if (nodes.capacityBytes && bytes > *nodes.capacityBytes * nodes.units() - used)
-      return std::nullopt;
     return e - saved;
+  };
+  // A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
+  auto useReserved = [&](Schedule &s, int i, int j) {
+    if (auto it = reserved.find({i, j}); it != reserved.end())
+      for (const LayerScheduleModel &ls : it->second)
+        s.layers[static_cast<size_t>(ls.layer)] = ls;
   };
   auto singles = [&](int i, int j) {
     double e = 0;
@@ -651,8 +735,10 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
         if (!o.temporal || *o.temporal > singles(link.first, link.last))
           continue;
       }
-      if (link.kind != Kind::Single)
+      if (link.kind != Kind::Single) {
+        useReserved(s, link.first, link.last);
         s.segments.push_back(std::move(seg));
+      }
     }
     ScheduleResult res = analyzeSchedule(model_, s);
     if (res.valid && res.complete && value(res) < value(bestResult)) {

@@ -5,7 +5,9 @@
 // nodes and no segments (the layer-wise solution) and its analysis. After: the
 // best schedule found among (a) that one, (b) the best chain of temporal
 // segments and (c) the top-k segment chains of a DP over estimated segment
-// costs, where a segment is a single layer, a temporal segment (exact cost) or
+// costs, where a segment is a single layer, a temporal segment (exact cost;
+// layers that leave its intermediates too little node buffer are re-solved
+// with a reserve for them) or
 // a spatially pipelined segment (node regions in proportion to work; its
 // schemes — matched forwarding granularities at the top level, batch tile x
 // channel split — after a conservative validity check and Pareto pruning of
@@ -28,7 +30,7 @@ namespace dfl {
 
 struct InterLayerOptions {
   Objective objective = Objective::Energy;
-  IntraLayerOptions intra;   // for the layers of spatial segments
+  IntraLayerOptions intra;   // for the layers of spatial segments and re-solves with a reserve
   size_t topK = 4;           // segment chains kept by the DP
   bool prune = true;         // conservative and lower-bound pruning (off: tests compare)
   size_t maxSpatial = 4;     // layers per spatial segment
@@ -44,7 +46,9 @@ struct InterLayerStats {
   int64_t skippedByEstimate = 0;   // schemes not solved: estimate above the segment energy found
   int64_t chains = 0;          // chains solved for real
   int64_t segmentsSolved = 0;  // spatial segment schemes solved by the intra-layer solver
-  IntraLayerStats intra;       // the intra-layer solves of spatial segments
+  int64_t temporalReserved = 0;   // temporal segments kept only by re-solving layers with a reserve
+  int64_t reserveSolves = 0;   // layer solves with a node-buffer reserve (memoized per shape and reserve)
+  IntraLayerStats intra;       // the intra-layer solves of spatial segments and with reserves
   double estimateSeconds = 0, shortListSeconds = 0;
 };
 
@@ -108,6 +112,13 @@ public:
   /// solveSpatial over the given schemes: the best by the objective.
   std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(const std::vector<SpatialSegment> &schemes,
                                                                       InterLayerStats &stats);
+  /// The node-buffer reserve a temporal segment's intermediates of `bytes`
+  /// need per node, rounded up to the levels re-solves are made at (an eighth,
+  /// a quarter, half, three quarters of a node's buffer); 0 if none is enough.
+  int64_t reserveLevel(int64_t bytes) const;
+  /// Layer x solved alone on all nodes leaving `reserve` bytes of each node's
+  /// buffer free (IntraLayerOptions::reservedTopBytes): nullopt if impossible.
+  const std::optional<IntraLayerSolution> &solveReserved(int x, int64_t reserve, InterLayerStats &stats);
 
 private:
   /// The MACs and their level-0 accesses: what every schedule pays (pJ).
@@ -119,6 +130,8 @@ private:
   InterLayerOptions options_;
   /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
   std::map<std::string, std::optional<LayerScheduleModel>> memo_;
+  /// Layer solves with a reserve, by shape and reserve (see solveReserved).
+  std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
 };
 
 } // namespace dfl

@@ -147,7 +147,7 @@ private:
       applyForced(plan, l);
       if (!fits(plan, l)) {
         why = "layer '" + layer_.name + "' does not fit level " + hw_.levels[l].name + ": even its smallest tiles need " +
-              std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*hw_.levels[l].capacityBytes) + " B";
+              std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*capacity(l)) + " B";
         return nullptr;
       }
       if (perOrder) {
@@ -708,8 +708,18 @@ private:
 
   /// Occupancy with the dims not yet chosen at their smallest (their current value).
   bool fitsPartial(const Plan &p, size_t l) const {
+    auto cap = capacity(l);
+    return !cap || occupancy(p, l) <= *cap;
+  }
+
+  /// Level l's capacity as this solve may use it: the node level's less the
+  /// reserve (IntraLayerOptions::reservedTopBytes). Every capacity check of
+  /// every search goes through here (and score() re-checks the analysis').
+  std::optional<int64_t> capacity(size_t l) const {
     const Level &lv = hw_.levels[l];
-    return !lv.capacityBytes || occupancy(p, l) <= *lv.capacityBytes;
+    if (!lv.capacityBytes)
+      return std::nullopt;
+    return l == top_ ? *lv.capacityBytes - options_.reservedTopBytes : *lv.capacityBytes;
   }
 
   // ---- sizes ----------------------------------------------------------------------
@@ -737,14 +747,13 @@ private:
 
   /// The level's tiles fit its buffer, and the stacked tile fits the next level's (so a completion exists).
   bool fits(const Plan &p, size_t l) const {
-    const Level &lv = hw_.levels[l];
-    if (lv.capacityBytes && occupancy(p, l) > *lv.capacityBytes)
+    if (!fitsPartial(p, l))
       return false;
-    if (l + 2 < hw_.levels.size() && hw_.levels[l + 1].capacityBytes) {
+    if (l + 2 < hw_.levels.size() && capacity(l + 1)) {
       Plan q = p;
       for (size_t i = 0; i < kND; ++i)
         q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
-      if (occupancy(q, l + 1) > *hw_.levels[l + 1].capacityBytes)
+      if (occupancy(q, l + 1) > *capacity(l + 1))
         return false;
     }
     return true;
@@ -972,7 +981,11 @@ private:
       s.schedule.levels.push_back(directivesFor(p, l));
     std::vector<Issue> issues;
     s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
-    if (!issues.empty() || !s.result.complete) {
+    // The reserve, on the analysis' own occupancy: also where a level is
+    // given (by the hardware) rather than chosen.
+    auto cap = top_ < s.result.levels.size() ? capacity(top_) : std::nullopt;
+    bool reserved = options_.reservedTopBytes > 0 && cap && s.result.levels[top_].occupancyBytes > *cap;
+    if (!issues.empty() || !s.result.complete || reserved) {
       ++stats_.rejected;
       return std::nullopt;
     }

@@ -48,6 +48,10 @@ struct IntraLayerOptions {
   /// Exhaustive: start from KAPLA's solution as the incumbent (off only to
   /// test that the bound alone finds the same optimum).
   bool seedWithKapla = true;
+  /// Bytes of each node's buffer (the second-outermost level) the layer may
+  /// not use: room kept for a temporal segment's intermediates (E0819). All
+  /// searches see that level's capacity less this.
+  int64_t reservedTopBytes = 0;
 };
 
 struct IntraLayerStats {

@@ -483,7 +483,9 @@ int runCompile(const Options &o) {
                         {"pruned_bound", solution->stats.interLayer.prunedBound},
                         {"skipped_by_estimate", solution->stats.interLayer.skippedByEstimate},
                         {"chains_solved", solution->stats.interLayer.chains},
-                        {"spatial_segments_solved", solution->stats.interLayer.segmentsSolved}}}};
+                        {"spatial_segments_solved", solution->stats.interLayer.segmentsSolved},
+                        {"temporal_reserved", solution->stats.interLayer.temporalReserved},
+                        {"reserve_solves", solution->stats.interLayer.reserveSolves}}}};
   std::vector<std::pair<std::string, std::string>> outputs = {
       {(fs::path(o.outDir) / "schedule.dfl").string(), scheduleText},
       {(fs::path(o.outDir) / "report.json").string(), report.dump(2) + "\n"}};
@@ -513,7 +515,9 @@ int runCompile(const Options &o) {
             << solution->stats.interLayer.prunedInvalid << " pruned as invalid, "
             << solution->stats.interLayer.prunedPareto << " as not Pareto-optimal, "
             << solution->stats.interLayer.prunedBound << " by the lower bound; "
-            << solution->stats.interLayer.skippedByEstimate << " schemes skipped by their estimate\n"
+            << solution->stats.interLayer.skippedByEstimate << " schemes skipped by their estimate; "
+            << solution->stats.interLayer.temporalReserved << " temporal segments fit by reserving node buffer ("
+            << solution->stats.interLayer.reserveSolves << " layer re-solves)\n"
             << "wrote " << outputs[0].first << " and " << outputs[1].first << "\n";
   return kExitOk;
 }
