@@ -103,6 +103,14 @@ bool Network::readOutside(int p, const std::function<bool(int)> &inSegment) cons
   return false;
 }
 
+bool Network::readUpTo(int p, int last) const {
+  for (int c = p + 1; c <= last; ++c)
+    for (const TensorRef &op : layers[static_cast<size_t>(c)].operands)
+      if (!op.isInput && op.index == p)
+        return true;
+  return false;
+}
+
 int64_t Network::totalMacs() const {
   // Each layer is within 2^53 (E0308), but a thousand of them are not.
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

@@ -110,6 +110,9 @@ struct Network {
   /// false: a consumer, or (training) a consumer's backward layer, which reads
   /// its input again. Such a tensor must still go to DRAM from a segment.
   bool readOutside(int p, const std::function<bool(int)> &inSegment) const;
+  /// Whether a layer in p+1..last reads layer p's output: the tensor is an
+  /// intermediate of a segment of consecutive layers ending at `last`.
+  bool readUpTo(int p, int last) const;
 };
 
 // ---- hardware ---------------------------------------------------------------

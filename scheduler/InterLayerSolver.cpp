@@ -251,10 +251,7 @@ double InterLayerSolver::lowerBoundPj(int first, int last) const {
     // DRAM: the weights read once and the output written once, unless the
     // output is forwarded inside the segment. Inputs are not counted: a strided
     // window may skip part of them, and forwarded ones are free.
-    bool forwarded = false;
-    for (int c = x + 1; c <= last; ++c)
-      for (const TensorRef &op : net.layers[static_cast<size_t>(c)].operands)
-        forwarded |= !op.isInput && op.index == x;
+    const bool forwarded = net.readUpTo(x, last);
     if (!l.forwardOf.empty() || nl < 2)
       continue;
     double words = 0;
@@ -314,11 +311,7 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     // Output: partial sums over C chunks stay if one batch chunk of it fits,
     // else they go to DRAM and back; written to DRAM unless forwarded and
     // read by nobody outside the segment.
-    bool forwarded = false;
-    for (int c = x + 1; c <= s.last; ++c)
-      for (const TensorRef &op : net.layers[static_cast<size_t>(c)].operands)
-        forwarded |= !op.isInput && op.index == x;
-    const bool written = !forwarded || net.readOutside(x, inSegment);
+    const bool written = !net.readUpTo(x, s.last) || net.readOutside(x, inSegment);
     const double spill = O / chunksN <= spare ? 0 : 2 * O * (splitC - 1);
     const double oDram = (written ? O : 0) + spill, oBuf = O * (2 * splitC - 1);
     for (double a : {wDram, iDram, oDram, wBuf, iBuf, oBuf})
@@ -445,11 +438,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, 
     std::string why;
     it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
   }
-  if (it->second) {   // same shape, another layer: only the index differs
-    it->second->schedule.layer = x;
-    it->second->result.layer = x;
-  }
-  return it->second;
+  return it->second;   // solved for a layer of this shape: the caller sets its index
 }
 
 std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
@@ -479,11 +468,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     for (int p = i; p <= j; ++p) {
       if (!net.layers[p].forwardOf.empty())
         return std::nullopt;   // backward layers read and write their tensors in DRAM
-      bool inside = false;
-      for (int c = p + 1; c <= j; ++c)
-        for (const TensorRef &op : net.layers[c].operands)
-          inside |= !op.isInput && op.index == p;
-      if (inside)
+      if (net.readUpTo(p, j))
         bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
     }
     // Per layer, the result it runs with in the segment.
@@ -512,6 +497,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
             return std::nullopt;
           x = &sol->result;
           layers.push_back(sol->schedule);
+          layers.back().layer = l;
         }
         ++stats.temporalReserved;
         reserved[{i, j}] = std::move(layers);

@@ -118,6 +118,7 @@ public:
   int64_t reserveLevel(int64_t bytes) const;
   /// Layer x solved alone on all nodes leaving `reserve` bytes of each node's
   /// buffer free (IntraLayerOptions::reservedTopBytes): nullopt if impossible.
+  /// Memoized by shape: the schedule's `layer` is the first such layer's.
   const std::optional<IntraLayerSolution> &solveReserved(int x, int64_t reserve, InterLayerStats &stats);
 
 private:

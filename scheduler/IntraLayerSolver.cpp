@@ -139,7 +139,7 @@ private:
       decided_ = l;
       if (l > 0)
         for (size_t i = 0; i < kND; ++i)
-          plan.levels[l].tile[i] = plan.levels[l - 1].tile[i] * plan.levels[l - 1].repl[i];
+          plan.levels[l].tile[i] = unitBelow(plan, l, i);
       if (fixedLevel(l)) {
         absorbFixed(plan, l);
         continue;
@@ -203,6 +203,11 @@ private:
   /// The array tile of the level below along dim i (1 below level 0): level l's tile is a multiple of it.
   static int64_t unitBelow(const Plan &p, size_t l, size_t i) {
     return l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+  }
+
+  /// The tile level l's array tile steps through along dim i: the next level's (the layer bound at the top).
+  int64_t enclosingTile(const Plan &p, size_t l, size_t i) const {
+    return l + 1 < p.levels.size() ? p.levels[l + 1].tile[i] : bound_[i];
   }
 
   bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
@@ -351,7 +356,7 @@ private:
   template <class F>
   void jump(const Plan &p, size_t l, size_t i, F &&consider) {
     const auto &lp = p.levels[l];
-    int64_t unit = l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+    int64_t unit = unitBelow(p, l, i);
     int64_t top = 0;
     for (int64_t t = unit; t * lp.repl[i] <= limit(l, i); t += unit)
       if (blockedOk(p, l, i, t, lp.repl[i]))
@@ -370,7 +375,7 @@ private:
       if (j == i)
         continue;
       Plan r = q;
-      int64_t uj = l == 0 ? 1 : r.levels[l - 1].tile[j] * r.levels[l - 1].repl[j];
+      int64_t uj = unitBelow(r, l, j);
       for (int64_t v = r.levels[l].tile[j] - uj; v >= uj; v -= uj) {
         if (!blockedOk(r, l, j, v, r.levels[l].repl[j]))
           continue;
@@ -450,7 +455,7 @@ private:
         if (fixedLevel(l)) {
           if (l > 0)
             for (size_t i = 0; i < kND; ++i)
-              p.levels[l].tile[i] = p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+              p.levels[l].tile[i] = unitBelow(p, l, i);
           absorbFixed(p, l);
           continue;
         }
@@ -606,7 +611,7 @@ private:
     }
     auto &lp = p.levels[m];
     const int64_t unit = unitBelow(p, m, dim);
-    const int64_t enclosing = m + 1 < p.levels.size() ? p.levels[m + 1].tile[dim] : bound_[dim];
+    const int64_t enclosing = enclosingTile(p, m, dim);
     std::vector<int64_t> sizes;   // multiples of the inner array tile dividing the enclosing tile
     for (int64_t s = unit; s <= enclosing; s += unit)
       if (enclosing % s == 0)
@@ -641,7 +646,7 @@ private:
       std::vector<Dim> updates;
       for (Dim d : loopOrders()[o]) {
         size_t i = index(d);
-        if (lp.tile[i] * lp.repl[i] < (m + 1 < p.levels.size() ? p.levels[m + 1].tile[i] : bound_[i]))
+        if (lp.tile[i] * lp.repl[i] < enclosingTile(p, m, i))
           updates.push_back(d);
       }
       if (std::find(seen.begin(), seen.end(), updates) != seen.end())
@@ -916,8 +921,7 @@ private:
     for (Dim dim : loopOrders()[lp.order]) {
       size_t i = index(dim);
       int64_t step = lp.tile[i] * lp.repl[i];
-      int64_t enclosing = l + 1 < p.levels.size() ? p.levels[l + 1].tile[i] : bound_[i];
-      if (step < enclosing) {
+      if (step < enclosingTile(p, l, i)) {
         UpdateDirective u;
         u.steps = moveOf(dim, step);
         d.updates.push_back(u);
@@ -936,7 +940,7 @@ private:
       if (q.levels[l].fixed)
         continue;
       for (size_t i = 0; i < kND; ++i) {
-        q.levels[l].tile[i] = q.levels[l - 1].tile[i] * q.levels[l - 1].repl[i];
+        q.levels[l].tile[i] = unitBelow(q, l, i);
         q.levels[l].repl[i] = 1;
       }
       applyForced(q, l);

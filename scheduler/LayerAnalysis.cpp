@@ -37,7 +37,7 @@ public:
     for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
       size_t ri = static_cast<size_t>(r);
       for (Dim d : roleDims(r))
-        if (!(layer_.channelWise() && r == TensorRole::Wgt && d == Dim::K)) {
+        if (!(channelWise_ && r == TensorRole::Wgt && d == Dim::K)) {
           dims_[ri].push_back(d);
           dimsCanon_[ri].push_back(canon(d));
         }
