@@ -3,9 +3,9 @@
 // plus cost model), measured side by side in one run.
 //
 // Usage: dflc_check_bench SCHEDULE.dfl...   (bench/run_check_bench.sh makes them)
-#include "Analysis.h"
-#include "Loader.h"
-#include "Sema.h"
+#include "scheduler/Analysis.h"
+#include "frontend/Loader.h"
+#include "frontend/Sema.h"
 
 #include <algorithm>
 #include <chrono>

@@ -14,10 +14,10 @@
 //        dflc_solver_bench --layers NET HW BATCH infer|train CAP
 //   per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
 //   exhaustive search's energy, whether it proved optimality, candidates, time.
-#include "IntraLayerSolver.h"
-#include "Loader.h"
-#include "Sema.h"
-#include "Solver.h"
+#include "scheduler/IntraLayerSolver.h"
+#include "frontend/Loader.h"
+#include "frontend/Sema.h"
+#include "scheduler/Solver.h"
 
 #include <chrono>
 #include <cstdio>

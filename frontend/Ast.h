@@ -3,7 +3,7 @@
 // the printer (`dflc fmt`) prints this tree with its comments.
 #pragma once
 
-#include "SourceManager.h"
+#include "support/SourceManager.h"
 
 #include <cstdint>
 #include <optional>

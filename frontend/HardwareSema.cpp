@@ -1,7 +1,8 @@
 // Hardware template analysis: properties, units, level order (docs/language.md,
 // "Hardware templates").
-#include "SemaContext.h"
-#include "Units.h"
+#include "frontend/SemaContext.h"
+#include "frontend/Units.h"
+#include "support/Format.h"
 
 #include <set>
 

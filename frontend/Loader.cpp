@@ -1,6 +1,6 @@
-#include "Loader.h"
+#include "frontend/Loader.h"
 
-#include "Parser.h"
+#include "frontend/Parser.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -4,8 +4,8 @@
 // Missing files and import cycles are reported at the `import`.
 #pragma once
 
-#include "Ast.h"
-#include "Diagnostics.h"
+#include "frontend/Ast.h"
+#include "support/Diagnostics.h"
 
 #include <map>
 #include <string>

@@ -1,6 +1,6 @@
 // Network analysis: names, operators, parameters and layer shape inference
 // (docs/language.md, "Operators and shape formulas").
-#include "SemaContext.h"
+#include "frontend/SemaContext.h"
 
 #include <algorithm>
 #include <optional>

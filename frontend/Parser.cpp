@@ -1,4 +1,4 @@
-#include "Parser.h"
+#include "frontend/Parser.h"
 
 #include "DflLexer.h"
 #include "DflParser.h"

@@ -4,8 +4,8 @@
 // half-parsed tree.
 #pragma once
 
-#include "Ast.h"
-#include "Diagnostics.h"
+#include "frontend/Ast.h"
+#include "support/Diagnostics.h"
 
 #include <optional>
 

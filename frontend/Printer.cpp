@@ -1,4 +1,4 @@
-#include "Printer.h"
+#include "frontend/Printer.h"
 
 #include <cctype>
 #include <limits>

@@ -6,7 +6,7 @@
 // same text (idempotent).
 #pragma once
 
-#include "Ast.h"
+#include "frontend/Ast.h"
 
 #include <string>
 

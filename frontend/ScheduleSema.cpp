@@ -1,7 +1,7 @@
 // Schedule analysis: names (network, hardware, layers, levels), segments, and
 // the well-formedness of each tensor/stack/update directive (KAPLA §III-B).
 // Whether the directives form a *valid* dataflow is the scheduler's question.
-#include "SemaContext.h"
+#include "frontend/SemaContext.h"
 
 #include <algorithm>
 #include <set>

@@ -1,7 +1,7 @@
-#include "Sema.h"
+#include "frontend/Sema.h"
 
-#include "SemaContext.h"
-#include "TrainingGraph.h"
+#include "frontend/SemaContext.h"
+#include "model/TrainingGraph.h"
 
 namespace dfl {
 

@@ -5,9 +5,9 @@
 // Validity of a schedule against capacities and coverage is the scheduler's.
 #pragma once
 
-#include "Ast.h"
-#include "Diagnostics.h"
-#include "Model.h"
+#include "frontend/Ast.h"
+#include "support/Diagnostics.h"
+#include "model/Model.h"
 
 #include <vector>
 

@@ -2,9 +2,9 @@
 // share. Not part of the public interface.
 #pragma once
 
-#include "Ast.h"
-#include "Diagnostics.h"
-#include "Model.h"
+#include "frontend/Ast.h"
+#include "support/Diagnostics.h"
+#include "model/Model.h"
 
 #include <map>
 #include <string>

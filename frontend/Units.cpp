@@ -1,4 +1,4 @@
-#include "Units.h"
+#include "frontend/Units.h"
 
 #include <cmath>
 #include <cstdio>
@@ -48,19 +48,6 @@ std::vector<std::string> unitNames(QuantityKind kind) {
     if (u.kind == kind)
       names.push_back(u.name);
   return names;
-}
-
-std::string trimNumber(double v, int precision) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
-  std::string s = buf;
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0')
-      s.pop_back();
-    if (s.back() == '.')
-      s.pop_back();
-  }
-  return s;
 }
 
 } // namespace
@@ -139,26 +126,6 @@ std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const
   diags.report(v.unitRange, diag::err_unknown_unit)
       << v.unit << Suggestion{v.unitRange, v.unit, all} << joinList(expected, ", ");
   return std::nullopt;
-}
-
-std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (std::fabs(bytes) >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  return trimNumber(bytes, 2) + " " + units[u];
-}
-
-std::string formatEnergy(double pj) {
-  const char *units[] = {"pJ", "nJ", "uJ", "mJ", "J"};
-  int u = 0;
-  while (std::fabs(pj) >= 1000 && u < 4) {
-    pj /= 1000;
-    ++u;
-  }
-  return trimNumber(pj, 3) + " " + units[u];
 }
 
 } // namespace dfl

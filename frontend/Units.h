@@ -2,8 +2,8 @@
 // bytes, picojoules, hertz, and bytes per cycle or per second.
 #pragma once
 
-#include "Ast.h"
-#include "Diagnostics.h"
+#include "frontend/Ast.h"
+#include "support/Diagnostics.h"
 
 #include <optional>
 #include <string>
@@ -22,10 +22,5 @@ struct Quantity {
 /// reports E0401/E0402/E0403 and returns nullopt.
 std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const std::string &key,
                                    DiagnosticsEngine &diags);
-
-/// "81.5 KiB", "64 B", "1.5 MiB": the shortest exact-ish binary size.
-std::string formatBytes(double bytes);
-/// "1.23 mJ", "456 pJ": an energy given in pJ.
-std::string formatEnergy(double pj);
 
 } // namespace dfl

@@ -1,14 +1,14 @@
-#include "DflServer.h"
+#include "lsp/DflServer.h"
 
-#include "DiagnosticRenderer.h"
+#include "support/DiagnosticRenderer.h"
 
-#include "Loader.h"
-#include "Parser.h"
-#include "Printer.h"
-#include "ScheduleCheck.h"
-#include "ScheduleWriter.h"
-#include "Solver.h"
-#include "Sema.h"
+#include "frontend/Loader.h"
+#include "frontend/Parser.h"
+#include "frontend/Printer.h"
+#include "scheduler/ScheduleCheck.h"
+#include "model/ScheduleWriter.h"
+#include "scheduler/Solver.h"
+#include "frontend/Sema.h"
 
 #include <algorithm>
 #include <cmath>

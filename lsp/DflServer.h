@@ -11,7 +11,7 @@
 // not changed since. Editing a file re-checks every open document importing it.
 #pragma once
 
-#include "Protocol.h"
+#include "lsp/Protocol.h"
 
 #include <atomic>
 #include <functional>

@@ -1,7 +1,7 @@
-#include "LSPServer.h"
+#include "lsp/LSPServer.h"
 
-#include "DflServer.h"
-#include "Transport.h"
+#include "lsp/DflServer.h"
+#include "lsp/Transport.h"
 
 namespace dfl::lsp {
 namespace {

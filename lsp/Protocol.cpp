@@ -1,4 +1,4 @@
-#include "ProtocolJson.h"
+#include "lsp/ProtocolJson.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // Private to lsp/: included by Transport.h (hence LSPServer) and Protocol.cpp.
 #pragma once
 
-#include "Protocol.h"
+#include "lsp/Protocol.h"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -1,4 +1,4 @@
-#include "Transport.h"
+#include "lsp/Transport.h"
 
 #include <chrono>
 #include <ctime>

@@ -10,7 +10,7 @@
 // ServerNotInitialized. `notify` may be called from any thread.
 #pragma once
 
-#include "ProtocolJson.h"
+#include "lsp/ProtocolJson.h"
 
 #include <nlohmann/json.hpp>
 

@@ -9,8 +9,8 @@
 // marked unknown and listed as missing.
 #pragma once
 
-#include "Diagnostics.h"
-#include "Model.h"
+#include "support/Diagnostics.h"
+#include "model/Model.h"
 
 #include <array>
 #include <string>

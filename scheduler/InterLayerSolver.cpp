@@ -1,4 +1,4 @@
-#include "InterLayerSolver.h"
+#include "scheduler/InterLayerSolver.h"
 
 #include <algorithm>
 #include <chrono>

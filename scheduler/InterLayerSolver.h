@@ -18,8 +18,8 @@
 // valid chain by the objective wins. Runs inside the Solver.
 #pragma once
 
-#include "Analysis.h"
-#include "IntraLayerSolver.h"
+#include "scheduler/Analysis.h"
+#include "scheduler/IntraLayerSolver.h"
 
 #include <map>
 #include <optional>

@@ -1,6 +1,6 @@
-#include "IntraLayerSolver.h"
+#include "scheduler/IntraLayerSolver.h"
 
-#include "LayerAnalysis.h"
+#include "scheduler/LayerAnalysis.h"
 
 #include <algorithm>
 #include <array>

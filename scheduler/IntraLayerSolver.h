@@ -10,7 +10,7 @@
 // Levels the user (or the hardware) fixed are kept verbatim.
 #pragma once
 
-#include "Analysis.h"
+#include "scheduler/Analysis.h"
 
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
 // Per-layer directive analysis: tiles, coverage and trip counts, units,
 // occupancy, access counts, energy and latency (docs/directives.md §1-§8, §10).
-#include "LayerAnalysis.h"
+#include "scheduler/LayerAnalysis.h"
 
-#include "Units.h"
+#include "support/Format.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Internal to the scheduler: the per-layer half of analyzeSchedule.
 #pragma once
 
-#include "Analysis.h"
+#include "scheduler/Analysis.h"
 
 namespace dfl {
 

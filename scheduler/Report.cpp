@@ -1,6 +1,6 @@
-#include "Report.h"
+#include "scheduler/Report.h"
 
-#include "Units.h"
+#include "support/Format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,16 +13,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string cell(std::string s, size_t w, bool right = true) {
-  if (s.size() >= w)
-    return s;
-  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+  return right ? padLeft(std::move(s), w) : padRight(std::move(s), w);
 }
 
 /// One energy unit per table, chosen from the total so the numbers stay readable.
@@ -62,7 +54,7 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
   for (const LayerResult &lr : r.layers)
     largest = std::max(largest, lr.energyPj);
   EnergyUnit unit = unitFor(largest);
-  auto uj = [&](double pj) { return fixed(pj / unit.pj, 3); };
+  auto uj = [&](double pj) { return formatFixed(pj / unit.pj, 3); };
   std::string u = std::string("[") + unit.name + "]";
   os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("MAC", 10);
   for (const Level &lv : hw.levels)
@@ -83,17 +75,17 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
     os << "  " << cell(uj(lr.energyPj), 12) << "  " << cell(uj(lr.energyMacPj), 10);
     for (const LevelResult &lv : lr.levels)
       os << "  " << cell(uj(lv.energyPj), 10);
-    os << "  " << cell(uj(lr.energyNocPj), 10) << "  " << cell(fixed(lr.latencyCycles, 0), 12) << "  "
+    os << "  " << cell(uj(lr.energyNocPj), 10) << "  " << cell(formatFixed(lr.latencyCycles, 0), 12) << "  "
        << cell(lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name, 7) << "  "
-       << cell(fixed(lr.utilization * 100, 1), 6) << "\n";
+       << cell(formatFixed(lr.utilization * 100, 1), 6) << "\n";
   }
   if (r.complete && r.valid) {
     os << cell("total", nameW, false) << "  " << cell(uj(r.energyPj), 12) << "  " << cell(uj(r.energyMacPj), 10);
     for (double e : r.energyLevelPj)
       os << "  " << cell(uj(e), 10);
-    os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(fixed(r.latencyCycles, 0), 12) << "\n";
-    os << "energy " << formatEnergy(r.energyPj) << ", latency " << fixed(r.latencyCycles, 0) << " cycles ("
-       << fixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
+    os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(formatFixed(r.latencyCycles, 0), 12) << "\n";
+    os << "energy " << formatEnergy(r.energyPj) << ", latency " << formatFixed(r.latencyCycles, 0) << " cycles ("
+       << formatFixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
        << r.segments.size() << " segments\n";
   }
   return os.str();

@@ -2,7 +2,7 @@
 // breakdown, latency, utilization, with explicit units) and for programs (JSON).
 #pragma once
 
-#include "Analysis.h"
+#include "scheduler/Analysis.h"
 
 #include <string>
 

@@ -1,8 +1,8 @@
 // The schedule-level half of the analysis: segments, inter-layer forwarding
 // and pipelining, totals (docs/directives.md §9).
-#include "Analysis.h"
-#include "LayerAnalysis.h"
-#include "Units.h"
+#include "scheduler/Analysis.h"
+#include "scheduler/LayerAnalysis.h"
+#include "support/Format.h"
 
 #include <algorithm>
 #include <map>

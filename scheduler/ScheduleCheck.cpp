@@ -1,4 +1,4 @@
-#include "ScheduleCheck.h"
+#include "scheduler/ScheduleCheck.h"
 
 #include <algorithm>
 

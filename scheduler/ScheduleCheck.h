@@ -11,7 +11,7 @@
 // CLI's main thread, the language server's diagnostics worker).
 #pragma once
 
-#include "Analysis.h"
+#include "scheduler/Analysis.h"
 
 #include <cstdint>
 #include <vector>

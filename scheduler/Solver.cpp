@@ -1,4 +1,4 @@
-#include "Solver.h"
+#include "scheduler/Solver.h"
 
 #include <algorithm>
 #include <chrono>

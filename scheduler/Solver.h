@@ -3,9 +3,9 @@
 // with its analysis and solver statistics. Solvers are registered by name.
 #pragma once
 
-#include "Analysis.h"
-#include "InterLayerSolver.h"
-#include "IntraLayerSolver.h"
+#include "scheduler/Analysis.h"
+#include "scheduler/InterLayerSolver.h"
+#include "scheduler/IntraLayerSolver.h"
 
 #include <functional>
 #include <memory>

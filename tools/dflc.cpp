@@ -3,19 +3,19 @@
 // chooses the exit code. docs/cli.md is its reference.
 //
 // Exit codes: 0 ok, 1 invalid input, 2 usage error, 3 internal error.
-#include "Analysis.h"
-#include "Check.h"
-#include "DiagnosticRenderer.h"
-#include "LSPServer.h"
-#include "Loader.h"
-#include "ModelSummary.h"
-#include "Parser.h"
-#include "Printer.h"
-#include "Report.h"
-#include "ScheduleCheck.h"
-#include "ScheduleWriter.h"
-#include "Solver.h"
-#include "Sema.h"
+#include "scheduler/Analysis.h"
+#include "support/Check.h"
+#include "support/DiagnosticRenderer.h"
+#include "lsp/LSPServer.h"
+#include "frontend/Loader.h"
+#include "model/ModelSummary.h"
+#include "frontend/Parser.h"
+#include "frontend/Printer.h"
+#include "scheduler/Report.h"
+#include "scheduler/ScheduleCheck.h"
+#include "model/ScheduleWriter.h"
+#include "scheduler/Solver.h"
+#include "frontend/Sema.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -607,7 +607,7 @@ int runLsp(const std::vector<std::string> &args) {
 int listDiagnostics(bool markdown) {
   if (markdown) {
     std::cout << "# Diagnostics\n\n"
-                 "Generated from `frontend/Diagnostics.def` by `dflc --list-diagnostics=markdown`;\n"
+                 "Generated from `support/Diagnostics.def` by `dflc --list-diagnostics=markdown`;\n"
                  "do not edit by hand. `%N` stands for the N-th argument.\n\n"
                  "| code | severity | name | message |\n| --- | --- | --- | --- |\n";
   }

@@ -7,12 +7,12 @@
 // example made at start-up: an input whose imports are absolute or climb out
 // with `..` is rejected before the loader sees it, so the fuzzer can neither
 // read arbitrary files nor block on a FIFO or device.
-#include "DiagnosticRenderer.h"
-#include "Loader.h"
-#include "ModelSummary.h"
-#include "Parser.h"
-#include "Printer.h"
-#include "Sema.h"
+#include "support/DiagnosticRenderer.h"
+#include "frontend/Loader.h"
+#include "model/ModelSummary.h"
+#include "frontend/Parser.h"
+#include "frontend/Printer.h"
+#include "frontend/Sema.h"
 
 #include <cstdint>
 #include <cstdio>

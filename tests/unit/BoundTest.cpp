@@ -4,10 +4,10 @@
 // the directives of levels >= l only. Checked on stdlib layers of every kind:
 // for valid complete plans, replacing the levels below m by other valid
 // completions leaves every term b >= m unchanged.
-#include "IntraLayerSolver.h"
-#include "LayerAnalysis.h"
-#include "Loader.h"
-#include "Sema.h"
+#include "scheduler/IntraLayerSolver.h"
+#include "scheduler/LayerAnalysis.h"
+#include "frontend/Loader.h"
+#include "frontend/Sema.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

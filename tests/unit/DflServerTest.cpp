@@ -1,7 +1,7 @@
 // DflServer without the protocol: diagnostics published from the worker
 // thread, edit bursts coalescing, open buffers taking precedence over the disk,
 // and UTF-16 positions. Expected positions are counted by hand in the comments.
-#include "DflServer.h"
+#include "lsp/DflServer.h"
 
 #include <gtest/gtest.h>
 

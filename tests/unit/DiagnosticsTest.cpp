@@ -1,5 +1,5 @@
-#include "DiagnosticRenderer.h"
-#include "Diagnostics.h"
+#include "support/DiagnosticRenderer.h"
+#include "support/Diagnostics.h"
 
 #include <gtest/gtest.h>
 

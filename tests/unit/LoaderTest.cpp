@@ -1,6 +1,6 @@
 // Imports: resolved relative to the importer, then the search roots; each file
 // read once; cycles and missing files reported at the `import`.
-#include "Loader.h"
+#include "frontend/Loader.h"
 
 #include <gtest/gtest.h>
 

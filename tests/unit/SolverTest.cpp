@@ -1,9 +1,9 @@
 // The solver: exhaustive is optimal in the space, KAPLA stays close to it,
 // user-written levels survive verbatim, and the same input gives the same result.
-#include "InterLayerSolver.h"
-#include "Loader.h"
-#include "ScheduleWriter.h"
-#include "Solver.h"
+#include "scheduler/InterLayerSolver.h"
+#include "frontend/Loader.h"
+#include "model/ScheduleWriter.h"
+#include "scheduler/Solver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

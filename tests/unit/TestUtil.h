@@ -1,9 +1,9 @@
 // Shared by the front-end unit tests: run the front end over a string.
 #pragma once
 
-#include "DiagnosticRenderer.h"
-#include "Loader.h"
-#include "Sema.h"
+#include "support/DiagnosticRenderer.h"
+#include "frontend/Loader.h"
+#include "frontend/Sema.h"
 
 #include <memory>
 #include <sstream>

@@ -1,6 +1,6 @@
 // Training: the backward graph, and a weight-gradient layer's accesses.
-#include "Analysis.h"
-#include "IntraLayerSolver.h"
+#include "scheduler/Analysis.h"
+#include "scheduler/IntraLayerSolver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-#include "ModelSummary.h"
+#include "model/ModelSummary.h"
 
-#include "Units.h"
+#include "support/Format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,28 +20,6 @@ std::string boundsText(const DimVector &b) {
   std::string s;
   for (size_t i = 0; i < kNumDims; ++i)
     s += (i ? " " : "") + std::to_string(b[i]);
-  return s;
-}
-
-/// "4.09 G" style, for the eye; the exact count is printed beside it.
-std::string scaled(double v) {
-  const char *suffix[] = {"", " K", " M", " G", " T"};
-  int i = 0;
-  while (v >= 1000 && i < 4)
-    v /= 1000, ++i;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, i ? "%.2f%s" : "%.0f%s", v, suffix[i]);
-  return buf;
-}
-
-std::string pad(std::string s, size_t w) {
-  if (s.size() < w)
-    s.append(w - s.size(), ' ');
-  return s;
-}
-std::string padLeft(std::string s, size_t w) {
-  if (s.size() < w)
-    s.insert(0, w - s.size(), ' ');
   return s;
 }
 
@@ -71,15 +49,15 @@ std::string networkSummaryText(const Network &net) {
     ifmW = std::max(ifmW, ifm.back().size());
     ofmW = std::max(ofmW, ofm.back().size());
   }
-  os << "  " << pad("layer", nameW) << "  " << pad("type", 7) << "  " << pad("ifm", ifmW) << "  "
-     << pad("ofm", ofmW) << "  " << padLeft("wgt", 10) << "  " << pad("loops N C K Xi Yi Xo Yo R S", 36) << "  "
+  os << "  " << padRight("layer", nameW) << "  " << padRight("type", 7) << "  " << padRight("ifm", ifmW) << "  "
+     << padRight("ofm", ofmW) << "  " << padLeft("wgt", 10) << "  " << padRight("loops N C K Xi Yi Xo Yo R S", 36) << "  "
      << padLeft("MACs", 14) << "\n";
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const Layer &l = net.layers[i];
     std::string type = layerTypeName(l.type);
-    os << "  " << pad(l.name, nameW) << "  " << pad(type, 7) << "  " << pad(ifm[i], ifmW) << "  "
-       << pad(ofm[i], ofmW) << "  " << padLeft(l.hasWeights() ? std::to_string(l.wgtSize) : "-", 10) << "  "
-       << pad(boundsText(l.bounds), 36) << "  " << padLeft(std::to_string(l.macs * net.batch), 14);
+    os << "  " << padRight(l.name, nameW) << "  " << padRight(type, 7) << "  " << padRight(ifm[i], ifmW) << "  "
+       << padRight(ofm[i], ofmW) << "  " << padLeft(l.hasWeights() ? std::to_string(l.wgtSize) : "-", 10) << "  "
+       << padRight(boundsText(l.bounds), 36) << "  " << padLeft(std::to_string(l.macs * net.batch), 14);
     if (!l.activations.empty()) {
       os << "  +";
       for (size_t a = 0; a < l.activations.size(); ++a)
@@ -90,7 +68,7 @@ std::string networkSummaryText(const Network &net) {
   int64_t total = net.totalMacs();
   os << "  total: " << net.layers.size() << " layers, " << total << " MACs";
   if (total > 0)   // no "(0MACs)" for a network of pooling and element-wise layers
-    os << " (" << scaled(static_cast<double>(total)) << "MACs)";
+    os << " (" << formatScaled(static_cast<double>(total)) << "MACs)";
   os << " for batch " << net.batch;
   if (net.batch > 1 && total > 0)
     os << ", " << total / net.batch << " per sample";
@@ -100,7 +78,7 @@ std::string networkSummaryText(const Network &net) {
 
 std::string hardwareSummaryText(const Hardware &hw) {
   std::ostringstream os;
-  os << "hardware " << hw.name << " (word " << hw.wordBits << " bit, " << scaled(hw.frequencyHz) << "Hz, MAC "
+  os << "hardware " << hw.name << " (word " << hw.wordBits << " bit, " << formatScaled(hw.frequencyHz) << "Hz, MAC "
      << hw.macEnergyPj << " pJ)\n";
   for (size_t i = 0; i < hw.levels.size(); ++i) {
     const Level &lv = hw.levels[i];
@@ -108,9 +86,9 @@ std::string hardwareSummaryText(const Hardware &hw) {
     int64_t units = 1;
     for (size_t j = i; j < hw.levels.size(); ++j)
       units *= hw.levels[j].units();
-    os << "  level " << pad(lv.name, 6) << " capacity "
-       << pad(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
-       << pad(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "
+    os << "  level " << padRight(lv.name, 6) << " capacity "
+       << padRight(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
+       << padRight(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "
        << lv.accessEnergyPj << " pJ/word";
     if (lv.bandwidthBytesPerCycle)
       os << "  " << *lv.bandwidthBytesPerCycle << " B/cycle";

@@ -1,4 +1,4 @@
-#include "DiagnosticRenderer.h"
+#include "support/DiagnosticRenderer.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 // schedule always prints the same bytes.
 #pragma once
 
-#include "Model.h"
+#include "model/Model.h"
 
 #include <string>
 #include <vector>

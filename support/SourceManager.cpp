@@ -1,4 +1,4 @@
-#include "SourceManager.h"
+#include "support/SourceManager.h"
 
 #include <algorithm>
 #include <fstream>

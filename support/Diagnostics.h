@@ -5,7 +5,7 @@
 //        .note(prev, diag::note_previous_definition);
 #pragma once
 
-#include "SourceManager.h"
+#include "support/SourceManager.h"
 
 #include <functional>
 #include <optional>
@@ -19,7 +19,7 @@ namespace diag {
 enum ID : unsigned {
 #define DIAG(ID, CODE, SEVERITY, FORMAT) ID,
 #define NOTE(ID, FORMAT) ID,
-#include "Diagnostics.def"
+#include "support/Diagnostics.def"
   NUM_IDS
 };
 } // namespace diag

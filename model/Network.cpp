@@ -1,46 +1,8 @@
-#include "Model.h"
+#include "model/Network.h"
 
-#include <algorithm>
 #include <limits>
 
 namespace dfl {
-
-namespace {
-const char *const kDimNames[kNumDims] = {"N", "C", "K", "Xi", "Yi", "Xo", "Yo", "R", "S"};
-const char *const kRoleNames[kNumRoles] = {"ifm", "wgt", "ofm"};
-} // namespace
-
-const char *dimName(Dim d) { return kDimNames[static_cast<size_t>(d)]; }
-
-std::optional<Dim> parseDim(const std::string &name) {
-  for (size_t i = 0; i < kNumDims; ++i)
-    if (name == kDimNames[i])
-      return static_cast<Dim>(i);
-  return std::nullopt;
-}
-
-std::vector<std::string> allDimNames() { return {std::begin(kDimNames), std::end(kDimNames)}; }
-
-const char *roleName(TensorRole r) { return kRoleNames[static_cast<size_t>(r)]; }
-
-std::optional<TensorRole> parseRole(const std::string &name) {
-  for (size_t i = 0; i < kNumRoles; ++i)
-    if (name == kRoleNames[i])
-      return static_cast<TensorRole>(i);
-  return std::nullopt;
-}
-
-const std::vector<Dim> &roleDims(TensorRole r) {
-  static const std::vector<Dim> ifm{Dim::N, Dim::C, Dim::Xi, Dim::Yi};
-  static const std::vector<Dim> wgt{Dim::K, Dim::C, Dim::R, Dim::S};
-  static const std::vector<Dim> ofm{Dim::N, Dim::K, Dim::Xo, Dim::Yo};
-  switch (r) {
-  case TensorRole::Ifm: return ifm;
-  case TensorRole::Wgt: return wgt;
-  case TensorRole::Ofm: return ofm;
-  }
-  return ifm;
-}
 
 const char *layerTypeName(LayerType t) {
   switch (t) {
@@ -119,23 +81,6 @@ int64_t Network::totalMacs() const {
     if (__builtin_add_overflow(sum, l.macs, &sum))
       return kMax;
   return __builtin_mul_overflow(sum, batch, &sum) ? kMax : sum;
-}
-
-const char *transferName(Transfer t) {
-  switch (t) {
-  case Transfer::Unicast: return "unicast";
-  case Transfer::Multicast: return "multicast";
-  case Transfer::Systolic: return "systolic";
-  case Transfer::Sharing: return "sharing";
-  }
-  return "?";
-}
-
-int Hardware::findLevel(const std::string &n) const {
-  for (size_t i = 0; i < levels.size(); ++i)
-    if (levels[i].name == n)
-      return static_cast<int>(i);
-  return -1;
 }
 
 } // namespace dfl

@@ -1,4 +1,4 @@
-#include "ScheduleWriter.h"
+#include "model/ScheduleWriter.h"
 
 #include <sstream>
 

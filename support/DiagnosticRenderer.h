@@ -3,7 +3,7 @@
 // show the same diagnostics; positions are 1-based lines and columns.
 #pragma once
 
-#include "Diagnostics.h"
+#include "support/Diagnostics.h"
 
 #include <ostream>
 #include <string>

@@ -1,4 +1,4 @@
-#include "Diagnostics.h"
+#include "support/Diagnostics.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@ namespace {
 const DiagInfo kTable[] = {
 #define DIAG(ID, CODE, SEVERITY, FORMAT) {#ID, CODE, Severity::SEVERITY, FORMAT},
 #define NOTE(ID, FORMAT) {#ID, "", Severity::Note, FORMAT},
-#include "Diagnostics.def"
+#include "support/Diagnostics.def"
 };
 
 size_t editDistance(const std::string &a, const std::string &b) {

@@ -10,7 +10,7 @@
 // operands are all network inputs (nothing upstream needs it).
 #pragma once
 
-#include "Model.h"
+#include "model/Model.h"
 
 namespace dfl {
 

@@ -3,7 +3,7 @@
 // hardware parameters.
 #pragma once
 
-#include "Model.h"
+#include "model/Model.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "TrainingGraph.h"
+#include "model/TrainingGraph.h"
 
 namespace dfl {
 

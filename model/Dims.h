@@ -1,0 +1,35 @@
+// Loop dimensions and tensor roles in the KAPLA paper's names (§III-B): the
+// nine-dimension view of a layer that directives, the analysis and the
+// solvers speak.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+// ---- dimensions and tensors (KAPLA §III-B) ---------------------------------
+
+/// Loop dimensions, in the paper's names.
+enum class Dim { N, C, K, Xi, Yi, Xo, Yo, R, S };
+constexpr size_t kNumDims = 9;
+const char *dimName(Dim d);
+std::optional<Dim> parseDim(const std::string &name);
+std::vector<std::string> allDimNames();
+
+/// A value per loop dimension.
+using DimVector = std::array<int64_t, kNumDims>;
+inline int64_t &at(DimVector &v, Dim d) { return v[static_cast<size_t>(d)]; }
+inline int64_t at(const DimVector &v, Dim d) { return v[static_cast<size_t>(d)]; }
+
+enum class TensorRole { Ifm, Wgt, Ofm };
+constexpr size_t kNumRoles = 3;
+const char *roleName(TensorRole r);
+std::optional<TensorRole> parseRole(const std::string &name);
+/// The dimensions a tensor of this role is indexed by (ifm: N C Xi Yi, ...).
+const std::vector<Dim> &roleDims(TensorRole r);
+
+} // namespace dfl

@@ -1,0 +1,49 @@
+// A hardware template: memory levels innermost first (capacity, unit array,
+// access energy, bandwidth, transfers, fixed dataflow), the MAC, the NoC and
+// the pipelining the chip supports.
+#pragma once
+
+#include "model/Directives.h"
+#include "support/SourceManager.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+// ---- hardware ---------------------------------------------------------------
+
+enum class Transfer : unsigned { Unicast = 1, Multicast = 2, Systolic = 4, Sharing = 8 };
+const char *transferName(Transfer t);
+
+struct Level {
+  std::string name;
+  std::optional<int64_t> capacityBytes;   // absent only for the outermost level
+  int64_t rows = 1, cols = 1;             // units per unit of the next level
+  double accessEnergyPj = 0;              // per word
+  std::optional<double> bandwidthBytesPerCycle;   // per unit
+  unsigned transfers = static_cast<unsigned>(Transfer::Unicast);
+  LevelDirectives fixed;                  // the hardware's fixed dataflow, if any
+  SourceRange range, nameRange, capacityRange, arrayRange;
+
+  int64_t units() const { return rows * cols; }
+  bool can(Transfer t) const { return transfers & static_cast<unsigned>(t); }
+};
+
+struct Hardware {
+  std::string name;
+  int64_t wordBits = 16;
+  double frequencyHz = 1e9;
+  double macEnergyPj = 1;
+  std::vector<Level> levels;   // innermost first
+  double nocHopEnergyPj = 0;
+  std::string nocTopology = "mesh";
+  bool temporalPipelining = false, spatialPipelining = false;
+  SourceRange range, nameRange;
+
+  int64_t wordBytes() const { return (wordBits + 7) / 8; }
+  int findLevel(const std::string &name) const;
+};
+
+} // namespace dfl

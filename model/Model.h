@@ -1,0 +1,24 @@
+// The model: the checked meaning of a DFL program, the one vocabulary every
+// stage after the front end speaks. Network (a DAG of layers with loop bounds,
+// tensor shapes and MAC counts), Hardware (memory levels, MAC, NoC,
+// pipelining) and Schedule (segments; per layer, per level: tensor, stack and
+// update directives). Every node carries the source range it came from.
+#pragma once
+
+#include "model/Hardware.h"
+#include "model/Intrinsic.h"
+#include "model/Network.h"
+#include "model/Schedule.h"
+
+#include <vector>
+
+namespace dfl {
+
+struct Model {
+  std::vector<Network> networks;
+  std::vector<Hardware> hardware;
+  std::vector<Schedule> schedules;
+  std::vector<Intrinsic> intrinsics;
+};
+
+} // namespace dfl

@@ -1,0 +1,92 @@
+// A network: a DAG of layers in topological order, each with its loop bounds,
+// tensor shapes and MAC count, and the source range it came from.
+#pragma once
+
+#include "model/Dims.h"
+#include "support/SourceManager.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+// ---- network ----------------------------------------------------------------
+
+enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat };
+const char *layerTypeName(LayerType t);
+
+/// An activation's shape per batch sample: channels x width x height.
+struct TensorShape {
+  int64_t C = 1, X = 1, Y = 1;
+  int64_t size() const { return C * X * Y; }
+  friend bool operator==(const TensorShape &, const TensorShape &) = default;
+};
+
+/// What a layer operand refers to: a network input or an earlier layer.
+struct TensorRef {
+  bool isInput = false;
+  int index = 0;
+};
+
+struct Input {
+  std::string name;
+  TensorShape shape;
+  SourceRange range, nameRange;
+};
+
+struct Layer {
+  std::string name;
+  LayerType type = LayerType::Conv;
+  std::vector<TensorRef> operands;
+  std::vector<std::string> operandNames;   // as written (after alias resolution)
+  /// Loop bounds for one batch sample's worth of work except N (= batch).
+  DimVector bounds{};
+  int64_t groups = 1;                      // conv/matmul groups (matmul: heads)
+  int64_t stride = 1, pad = 0, dilation = 1;
+  bool ceilMode = false;
+  bool transposeB = false;
+  std::vector<std::string> activations;    // fused activations, in order
+  /// The tensor the layer produces (and accumulates partial sums of): ofm for
+  /// the forward pass; for training's backward layers ifm (data gradient) or
+  /// wgt (weight gradient) — the same loop nest with another output.
+  TensorRole output = TensorRole::Ofm;
+  std::string forwardOf;                   // backward layers: the forward layer
+  TensorShape ifmShape;   // the (concatenated) input, per sample
+  TensorShape ofmShape;   // per sample
+  int64_t wgtSize = 0;    // words; 0 if the layer has no weights
+  int64_t macs = 0;       // per sample
+  int64_t ops = 0;        // per sample, non-MAC operations (pool, eltwise)
+  SourceRange range, nameRange, opRange;
+
+  bool hasWeights() const { return wgtSize > 0; }
+  /// Roles this layer has tensors for.
+  std::vector<TensorRole> roles() const;
+  /// Loop dims of this layer's iteration space (all nine; trivial ones are 1).
+  std::vector<Dim> loopDims() const;
+  /// One channel dimension (K is C): depthwise conv, pools and element-wise ops.
+  bool channelWise() const;
+};
+
+struct Network {
+  std::string name;
+  int64_t batch = 1;
+  std::vector<Input> inputs;
+  std::vector<Layer> layers;   // topological order
+  /// Every name an operand may use: inputs, layers and fused-activation aliases.
+  std::map<std::string, TensorRef> names;
+  SourceRange range, nameRange, batchRange;
+
+  int findLayer(const std::string &name) const;
+  int64_t totalMacs() const;   // whole batch; INT64_MAX if it does not fit
+  /// Whether layer p's output is read by a layer for which `inSegment` is
+  /// false: a consumer, or (training) a consumer's backward layer, which reads
+  /// its input again. Such a tensor must still go to DRAM from a segment.
+  bool readOutside(int p, const std::function<bool(int)> &inSegment) const;
+  /// Whether a layer in p+1..last reads layer p's output: the tensor is an
+  /// intermediate of a segment of consecutive layers ending at `last`.
+  bool readUpTo(int p, int last) const;
+};
+
+} // namespace dfl

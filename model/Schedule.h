@@ -1,0 +1,33 @@
+// A schedule of one network on one hardware template: segments (which layers
+// run together) and, per layer, the directives written at each level.
+#pragma once
+
+#include "model/Directives.h"
+#include "support/SourceManager.h"
+
+#include <vector>
+
+namespace dfl {
+
+// ---- schedule ---------------------------------------------------------------
+
+struct Segment {
+  std::vector<int> layers;   // indices into Network::layers
+  bool pipelined = false;
+  SourceRange range;
+};
+
+struct LayerScheduleModel {
+  int layer = -1;
+  std::vector<LevelDirectives> levels;   // only the levels written
+  SourceRange range;
+};
+
+struct Schedule {
+  int network = -1, hardware = -1;   // indices into Model
+  std::vector<Segment> segments;
+  std::vector<LayerScheduleModel> layers;
+  SourceRange range;
+};
+
+} // namespace dfl
