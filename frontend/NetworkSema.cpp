@@ -82,6 +82,144 @@ struct Factor {
 int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
+/// A layer's filter window (1 x 1 for the operators without one).
+struct Window {
+  int64_t R = 1, S = 1;
+};
+
+/// The loop nest of a checked layer (docs/design.md, "The model and its loop
+/// nests"): its iteration dims, tagged with the KAPLA dims they fold into, and
+/// the access of every operand, the weights and the output, so that
+/// kaplaView(nest).bounds are the layer's nine-dim bounds. The windowed
+/// operators read ifm[n][c][xo·stride + r·dilation − pad][yo·stride + s·dilation − pad].
+LoopNest layerNest(const Network &net, const Layer &l, Window w) {
+  LoopNest nest;
+  nest.name = l.name;
+  const int64_t batch = net.batch;
+  auto tensorOf = [&](TensorRef r) {
+    return r.isInput ? std::pair(net.inputs[r.index].name, net.inputs[r.index].shape)
+                     : std::pair(net.layers[r.index].name, net.layers[r.index].ofmShape);
+  };
+  auto activation = [&](const TensorShape &s) { return std::vector<int64_t>{batch, s.C, s.X, s.Y}; };
+  // The operands concatenated along C: operand i supplies channels [offset, offset + C_i).
+  auto readConcatenated = [&](AffineExpr n, const AffineExpr &channel, AffineExpr x, AffineExpr y) {
+    int64_t offset = 0;
+    for (TensorRef op : l.operands) {
+      auto [name, shape] = tensorOf(op);
+      Access a{TensorRole::Ifm, name, {n, channel - offset, x, y}, activation(shape), {}};
+      if (l.operands.size() > 1)
+        a.guard = {channel - offset, offset + shape.C - 1 - channel};
+      nest.accesses.push_back(std::move(a));
+      offset += shape.C;
+    }
+  };
+  auto weights = [&](std::vector<AffineExpr> index, std::vector<int64_t> extent) {
+    nest.accesses.push_back({TensorRole::Wgt, l.name + "__wgt", std::move(index), std::move(extent), {}});
+  };
+  auto write = [&](std::vector<AffineExpr> index) {
+    nest.accesses.push_back({TensorRole::Ofm, l.name, std::move(index), activation(l.ofmShape), {}});
+  };
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  // The output plane and, for the windowed operators, the filter window: the
+  // input is read at column x = xo·stride + r·dilation − pad, row y likewise.
+  struct Plane {
+    AffineExpr xo, yo, r, s, x, y;
+  };
+  auto plane = [&](bool windowed) {
+    Plane p;
+    p.xo = nest.addDim("xo", out.X, {Dim::Xo});
+    p.yo = nest.addDim("yo", out.Y, {Dim::Yo});
+    if (windowed) {
+      p.r = nest.addDim("r", w.R, {Dim::R});
+      p.s = nest.addDim("s", w.S, {Dim::S});
+    }
+    p.x = p.xo * l.stride + p.r * l.dilation - l.pad;
+    p.y = p.yo * l.stride + p.s * l.dilation - l.pad;
+    return p;
+  };
+  AffineExpr n = nest.addDim("n", batch, {Dim::N});
+  switch (l.type) {
+  case LayerType::Conv: {
+    // Group g reads channels [g·C/G, (g+1)·C/G) and writes [g·K/G, (g+1)·K/G).
+    const int64_t G = l.groups, Cg = in.C / G, Kg = out.C / G;
+    AffineExpr g = G > 1 ? nest.addDim("g", G, {Dim::K}) : AffineExpr(0);
+    AffineExpr k = nest.addDim("k", Kg, {Dim::K}), c = nest.addDim("c", Cg, {Dim::C});
+    Plane p = plane(true);
+    readConcatenated(n, g * Cg + c, p.x, p.y);
+    weights({g * Kg + k, c, p.r, p.s}, {out.C, Cg, w.R, w.S});
+    write({n, g * Kg + k, p.xo, p.yo});
+    break;
+  }
+  case LayerType::DwConv:
+  case LayerType::MaxPool:
+  case LayerType::AvgPool: {
+    // One channel dim, both C and K (KAPLA §III-B).
+    AffineExpr c = nest.addDim("c", in.C, {Dim::C, Dim::K});
+    Plane p = plane(true);
+    readConcatenated(n, c, p.x, p.y);
+    if (l.type == LayerType::DwConv)
+      weights({c, p.r, p.s}, {in.C, w.R, w.S});
+    nest.statement = l.type == LayerType::DwConv    ? Statement::Mac
+                     : l.type == LayerType::MaxPool ? Statement::Max
+                                                    : Statement::Average;
+    write({n, c, p.xo, p.yo});
+    break;
+  }
+  case LayerType::FC: {
+    // A convolution whose R x S filter is the whole (flattened) input.
+    AffineExpr k = nest.addDim("k", out.C, {Dim::K}), c = nest.addDim("c", in.C, {Dim::C});
+    AffineExpr r = nest.addDim("r", w.R, {Dim::R}), s = nest.addDim("s", w.S, {Dim::S});
+    readConcatenated(n, c, r, s);
+    weights({k, c, r, s}, {out.C, in.C, w.R, w.S});
+    write({n, k, 0, 0});
+    break;
+  }
+  case LayerType::MatMul: {
+    // b's positions (bx, by) flatten row-major: j = bx·Yb + by, Lb = Xb·Yb.
+    auto [bName, b] = tensorOf(l.operands[1]);
+    const int64_t H = l.groups, Lb = b.X * b.Y;
+    AffineExpr h = H > 1 ? nest.addDim("h", H, {Dim::K}) : AffineExpr(0);
+    AffineExpr channel, bChannel, outChannel, bx, by;
+    if (!l.transposeB) {   // out[h·Lb + j] = Σ_c a[h·C/H + c] · b[h·C/H + c][j]
+      bx = nest.addDim("kx", b.X, {Dim::K});
+      by = nest.addDim("ky", b.Y, {Dim::K});
+      AffineExpr c = nest.addDim("c", in.C / H, {Dim::C});
+      channel = bChannel = h * (in.C / H) + c;
+      outChannel = h * Lb + bx * b.Y + by;
+    } else {   // out[h·Cb/H + k] = Σ_j a[h·Lb + j] · b[h·Cb/H + k][j]
+      AffineExpr k = nest.addDim("k", b.C / H, {Dim::K});
+      bx = nest.addDim("cx", b.X, {Dim::C});
+      by = nest.addDim("cy", b.Y, {Dim::C});
+      channel = h * Lb + bx * b.Y + by;
+      bChannel = outChannel = h * (b.C / H) + k;
+    }
+    Plane p = plane(false);
+    nest.accesses.push_back(
+        {TensorRole::Ifm, tensorOf(l.operands[0]).first, {n, channel, p.x, p.y}, activation(in), {}});
+    nest.accesses.push_back({TensorRole::Wgt, bName, {n, bChannel, bx, by}, activation(b), {}});
+    write({n, outChannel, p.xo, p.yo});
+    break;
+  }
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat: {
+    AffineExpr c = nest.addDim("c", out.C, {Dim::C, Dim::K});
+    Plane p = plane(false);
+    if (l.type == LayerType::Concat) {
+      readConcatenated(n, c, p.x, p.y);
+      nest.statement = Statement::Copy;
+    } else {
+      for (TensorRef op : l.operands)
+        nest.accesses.push_back({TensorRole::Ifm, tensorOf(op).first, {n, c, p.x, p.y}, activation(in), {}});
+      nest.statement = l.type == LayerType::Add ? Statement::Add : Statement::Mul;
+    }
+    write({n, c, p.xo, p.yo});
+    break;
+  }
+  }
+  return nest;
+}
+
 class NetworkAnalysis {
 public:
   NetworkAnalysis(const ast::NetworkDecl &decl, DiagnosticsEngine &diags) : decl_(decl), diags_(diags) {}
@@ -106,8 +244,13 @@ public:
       std::visit([&](const auto &i) { visit(i); }, item);
     if (net_.inputs.empty() && !hasInputDecl_)
       diags_.report(decl_.name.range, diag::err_no_input) << net_.name;
-    for (Layer &l : net_.layers)   // `batch` may come after the layers
-      at(l.bounds, Dim::N) = net_.batch;
+    // The nests once the batch is known (it may come after the layers); the
+    // nine-dim bounds the analysis and the solvers read are derived from them.
+    for (size_t i = 0; i < net_.layers.size(); ++i) {
+      Layer &l = net_.layers[i];
+      l.nest = layerNest(net_, l, windows_[i]);
+      l.bounds = kaplaView(l.nest).bounds;
+    }
     return std::move(net_);
   }
 
@@ -294,12 +437,14 @@ private:
     layer.nameRange = l.name.range;
     layer.opRange = l.op.range;
     auto param = [&](const char *k, int64_t dflt) { return ints.count(k) ? ints[k] : dflt; };
-    if (!inferShape(layer, l, param, bools)) {
+    Window filter;
+    if (!inferShape(layer, l, param, bools, filter)) {
       failed_.insert(l.name.name);
       return;
     }
     net_.names[layer.name] = {false, static_cast<int>(net_.layers.size())};
     net_.layers.push_back(std::move(layer));
+    windows_.push_back(filter);
   }
 
   /// Reports E0308 unless the batch times the factors stays within kMaxCount.
@@ -341,10 +486,8 @@ private:
   }
 
   template <class Param>
-  bool inferShape(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools) {
-    DimVector &b = layer.bounds;
-    b.fill(1);
-    at(b, Dim::N) = net_.batch;
+  bool inferShape(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools,
+                  Window &filter) {
     auto window = [&](const TensorShape &in, int64_t R, int64_t S, int64_t stride, int64_t pad, int64_t dil,
                       bool ceil) -> std::optional<std::pair<int64_t, int64_t>> {
       auto out = [&](int64_t size, int64_t win) {
@@ -389,11 +532,7 @@ private:
         return false;
       layer.ifmShape = *in;
       layer.ofmShape = {K, o->first, o->second};
-      // Depthwise: C and K are one dimension (KAPLA §III-B); the loop nest is per channel.
-      at(b, Dim::C) = layer.type == LayerType::DwConv ? in->C : in->C / layer.groups;
-      at(b, Dim::K) = K;
-      at(b, Dim::R) = R;
-      at(b, Dim::S) = S;
+      filter = {R, S};
       layer.wgtSize = layer.type == LayerType::DwConv ? in->C * R * S : K * (in->C / layer.groups) * R * S;
       layer.macs = layer.type == LayerType::DwConv ? in->C * o->first * o->second * R * S
                                                    : K * o->first * o->second * (in->C / layer.groups) * R * S;
@@ -409,10 +548,7 @@ private:
       layer.ifmShape = *in;
       layer.ofmShape = {K, 1, 1};
       // As nn_dataflow: a convolution whose filter covers the whole input.
-      at(b, Dim::C) = in->C;
-      at(b, Dim::K) = K;
-      at(b, Dim::R) = in->X;
-      at(b, Dim::S) = in->Y;
+      filter = {in->X, in->Y};
       layer.wgtSize = K * in->size();
       layer.macs = K * in->size();
       break;
@@ -453,8 +589,6 @@ private:
       layer.groups = h;
       layer.ifmShape = a;
       layer.ofmShape = {K, a.X, a.Y};
-      at(b, Dim::C) = C;
-      at(b, Dim::K) = K;
       layer.wgtSize = K * C;
       layer.macs = a.X * a.Y * K * C;
       break;
@@ -478,10 +612,7 @@ private:
         return false;
       layer.ifmShape = in;
       layer.ofmShape = {in.C, o->first, o->second};
-      at(b, Dim::C) = in.C;
-      at(b, Dim::K) = in.C;
-      at(b, Dim::R) = R;
-      at(b, Dim::S) = S;
+      filter = {R, S};
       layer.ops = in.C * o->first * o->second * R * S;
       break;
     }
@@ -512,15 +643,9 @@ private:
         layer.ofmShape = first;
         layer.ops = static_cast<int64_t>(layer.operands.size() - 1) * first.size();
       }
-      at(b, Dim::C) = layer.ofmShape.C;
-      at(b, Dim::K) = layer.ofmShape.C;
       break;
     }
     }
-    at(b, Dim::Xi) = layer.ifmShape.X;
-    at(b, Dim::Yi) = layer.ifmShape.Y;
-    at(b, Dim::Xo) = layer.ofmShape.X;
-    at(b, Dim::Yo) = layer.ofmShape.Y;
     return true;
   }
 
@@ -557,6 +682,7 @@ private:
   std::set<std::string> failed_;
   std::map<int, std::string> rawUsers_;
   std::set<int> activated_;
+  std::vector<Window> windows_;   // per layer, for its nest
   bool batchSeen_ = false, hasInputDecl_ = false;
   int64_t batchForLimits_ = 1;
 };

@@ -22,7 +22,7 @@ int64_t tensorBound(const Layer &layer, Dim d) {
   int64_t b = at(layer.bounds, d);
   if (d == Dim::Xi || d == Dim::Yi) {
     Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
-    int64_t span = (at(layer.bounds, out) - 1) * layer.stride + (at(layer.bounds, win) - 1) * layer.dilation + 1;
+    int64_t span = windowSpan(at(layer.bounds, out), at(layer.bounds, win), layer.stride, layer.dilation);
     b = std::max(b + 2 * layer.pad, span);
   }
   return b;

@@ -48,14 +48,34 @@ Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &di
     in.dims.emplace_back(d.dim.name, d.size.value);
     names.push_back(d.dim.name);
   }
+  // The compute statement as a nest over the declared dims (the first
+  // statement, if several): out += lhs * rhs, each index one dim.
+  in.nest.name = in.name;
+  for (const auto &[name, extent] : in.dims)
+    in.nest.addDim(name, extent);
+  bool haveStatement = false;
   for (const ast::IntrinsicItem &item : decl.items) {
     const auto *c = std::get_if<ast::IntrinsicCompute>(&item);
     if (!c)
       continue;
-    for (const ast::Access *a : {&c->out, &c->lhs, &c->rhs})
-      for (const ast::Ident &idx : a->indices)
-        if (!dims.contains(idx.name))
+    std::vector<Access> accesses;
+    for (auto [a, role] :
+         {std::pair{&c->out, TensorRole::Ofm}, {&c->lhs, TensorRole::Ifm}, {&c->rhs, TensorRole::Wgt}}) {
+      Access access{role, a->tensor.name, {}, {}, {}};
+      for (const ast::Ident &idx : a->indices) {
+        int dim = in.nest.findDim(idx.name);
+        if (dim < 0) {
           diags.report(idx.range, diag::err_intrinsic_index) << idx.name << in.name << joinList(names, ", ", " and ");
+          continue;
+        }
+        access.index.push_back(AffineExpr::dim(dim));
+        access.extent.push_back(in.nest.dims[static_cast<size_t>(dim)].extent);
+      }
+      accesses.push_back(std::move(access));
+    }
+    if (!haveStatement)
+      in.nest.accesses = std::move(accesses);
+    haveStatement = true;
   }
   return in;
 }

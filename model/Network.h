@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/Dims.h"
+#include "model/LoopNest.h"
 #include "support/SourceManager.h"
 
 #include <functional>
@@ -41,7 +42,10 @@ struct Layer {
   LayerType type = LayerType::Conv;
   std::vector<TensorRef> operands;
   std::vector<std::string> operandNames;   // as written (after alias resolution)
-  /// Loop bounds for one batch sample's worth of work except N (= batch).
+  /// The layer's loop nest: its iteration domain and the access function of
+  /// every operand, the weights and the result (model/LoopNest.h).
+  LoopNest nest;
+  /// The nest in KAPLA's nine dims (kaplaView(nest).bounds; N is the batch).
   DimVector bounds{};
   int64_t groups = 1;                      // conv/matmul groups (matmul: heads)
   int64_t stride = 1, pad = 0, dilation = 1;

@@ -1,6 +1,23 @@
 #include "model/TrainingGraph.h"
 
 namespace dfl {
+namespace {
+
+/// A backward layer's nest: the forward domain and access functions; the
+/// accesses of role `output` are written, to the gradients of their tensors,
+/// and the forward output is read as its gradient (dY): dgrad dX += dY·W,
+/// wgrad dW += X·dY.
+LoopNest backwardNest(const LoopNest &fwd, const std::string &name, TensorRole output) {
+  LoopNest b = fwd;
+  b.name = name;
+  b.output = output;
+  for (Access &a : b.accesses)
+    if (a.role == output || a.role == TensorRole::Ofm)
+      a.tensor += "__grad";
+  return b;
+}
+
+} // namespace
 
 void addBackwardLayers(Network &net) {
   const size_t forward = net.layers.size();
@@ -13,6 +30,7 @@ void addBackwardLayers(Network &net) {
       Layer b = fwd;
       b.name = fwd.name + suffix;
       b.output = output;
+      b.nest = backwardNest(fwd.nest, b.name, output);
       b.forwardOf = fwd.name;
       b.activations.clear();
       // Backward layers read gradients and saved activations from memory; they

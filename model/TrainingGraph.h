@@ -4,7 +4,9 @@
 // reverse order, its backward layers (docs/language.md, "Training"):
 //   L__dgrad  the data gradient dX = f(dY, W)   (output role ifm)
 //   L__wgrad  the weight gradient dW = f(X, dY) (output role wgt)
-// each the forward loop nest with another output tensor, hence the same MACs.
+// each the forward loop nest with another output tensor, hence the same MACs
+// (Layer::nest: the same domain and accesses; the output role's tensors and
+// the forward output become gradients, `X__grad`).
 // Pools get a gradient-routing L__dgrad; add and concat route gradients for
 // free; mul gets L__dgrad. No data gradient is derived for a layer whose
 // operands are all network inputs (nothing upstream needs it).

@@ -728,7 +728,7 @@ private:
   }
 
   // ---- sizes ----------------------------------------------------------------------
-  int64_t windowIn(int64_t out, int64_t win) const { return (out - 1) * layer_.stride + (win - 1) * layer_.dilation + 1; }
+  int64_t windowIn(int64_t out, int64_t win) const { return windowSpan(out, win, layer_.stride, layer_.dilation); }
 
   /// Words of a role's tile at level l (for capacity checks before evaluation).
   int64_t tileWords(const Plan &p, size_t l, TensorRole r) const {

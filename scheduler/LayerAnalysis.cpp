@@ -2,6 +2,7 @@
 // occupancy, access counts, energy and latency (docs/directives.md §1-§8, §10).
 #include "scheduler/LayerAnalysis.h"
 
+#include "model/LoopNest.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -62,8 +63,7 @@ public:
       if (l + 1 == nl) {
         lr.known = true;
         lr.extent = layer_.bounds;
-        at(lr.extent, Dim::Xi) = windowExtent(lr.extent, Dim::Xo);
-        at(lr.extent, Dim::Yi) = windowExtent(lr.extent, Dim::Yo);
+        deriveInputExtents(lr.extent, layer_.stride, layer_.dilation);
         continue;
       }
       lr.known = directives_[l] && tilesFor(l);
@@ -92,11 +92,6 @@ public:
 private:
   // ---- dimensions --------------------------------------------------------------
   Dim canon(Dim d) const { return channelWise_ && d == Dim::K ? Dim::C : d; }
-
-  int64_t windowExtent(const DimVector &e, Dim out) const {
-    Dim win = out == Dim::Xo ? Dim::R : Dim::S;
-    return (at(e, out) - 1) * layer_.stride + (at(e, win) - 1) * layer_.dilation + 1;
-  }
 
   /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
   /// separate K (K is C), so a depthwise filter has C*R*S words, not C*C*R*S.
@@ -167,12 +162,10 @@ private:
       if (const TensorDirective *ifm = given[static_cast<size_t>(TensorRole::Ifm)])
         for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
           int64_t size = at(ifm->sizes, in) ? at(ifm->sizes, in) : 1;
-          int64_t span = size - (at(extent, out) - 1) * layer_.stride - 1;
-          int64_t w = span >= 0 && span % layer_.dilation == 0 ? span / layer_.dilation + 1 : 0;
+          int64_t w = windowTaps(size, at(extent, out), layer_.stride, layer_.dilation);
           at(extent, win) = w >= 1 && w <= at(layer_.bounds, win) ? w : 1;
         }
-    at(extent, Dim::Xi) = windowExtent(extent, Dim::Xo);
-    at(extent, Dim::Yi) = windowExtent(extent, Dim::Yo);
+    deriveInputExtents(extent, layer_.stride, layer_.dilation);
     // The ifm tile must be its window (§1, E0808).
     if (const TensorDirective *ifm = given[static_cast<size_t>(TensorRole::Ifm)])
       for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {

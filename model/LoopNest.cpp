@@ -1,0 +1,228 @@
+#include "model/LoopNest.h"
+
+#include "support/Check.h"
+
+#include <algorithm>
+
+namespace dfl {
+namespace {
+
+/// Adds k·b to a (terms stay sorted and without zeros).
+AffineExpr combine(AffineExpr a, const AffineExpr &b, int64_t k) {
+  for (auto [dim, coeff] : b.terms) {
+    auto it = std::lower_bound(a.terms.begin(), a.terms.end(), dim,
+                               [](const std::pair<int, int64_t> &t, int d) { return t.first < d; });
+    if (it != a.terms.end() && it->first == dim) {
+      it->second += k * coeff;
+      if (it->second == 0)
+        a.terms.erase(it);
+    } else if (k * coeff != 0) {
+      a.terms.insert(it, {dim, k * coeff});
+    }
+  }
+  a.constant += k * b.constant;
+  return a;
+}
+
+std::string tuple(const std::string &name, const std::vector<std::string> &items) {
+  std::string out = name + "[";
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + items[i];
+  return out + "]";
+}
+
+/// `0 <= a < 4 and 0 <= b < 2`, or empty for no bounds.
+std::string boxText(const std::vector<std::string> &names, const std::vector<int64_t> &extents) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i ? " and " : "") + std::string("0 <= ") + names[i] + " < " + std::to_string(extents[i]);
+  return out;
+}
+
+std::string setText(const std::string &tupleText, const std::string &constraints) {
+  return "{ " + tupleText + (constraints.empty() ? "" : " : " + constraints) + " }";
+}
+
+} // namespace
+
+const char *statementName(Statement s) {
+  switch (s) {
+  case Statement::Mac: return "mac";
+  case Statement::Max: return "max";
+  case Statement::Average: return "average";
+  case Statement::Add: return "add";
+  case Statement::Mul: return "mul";
+  case Statement::Copy: return "copy";
+  }
+  return "?";
+}
+
+// ---- affine expressions -----------------------------------------------------
+
+AffineExpr AffineExpr::dim(int index) {
+  AffineExpr e;
+  e.terms.push_back({index, 1});
+  return e;
+}
+
+int64_t AffineExpr::coefficient(int index) const {
+  for (auto [dim, coeff] : terms)
+    if (dim == index)
+      return coeff;
+  return 0;
+}
+
+int64_t AffineExpr::evaluate(const std::vector<int64_t> &point) const {
+  int64_t v = constant;
+  for (auto [dim, coeff] : terms) {
+    DFLC_CHECK(static_cast<size_t>(dim) < point.size()) << "dimension " << dim << " of a point of " << point.size();
+    v += coeff * point[static_cast<size_t>(dim)];
+  }
+  return v;
+}
+
+AffineExpr operator+(AffineExpr a, const AffineExpr &b) { return combine(std::move(a), b, 1); }
+AffineExpr operator-(AffineExpr a, const AffineExpr &b) { return combine(std::move(a), b, -1); }
+AffineExpr operator*(AffineExpr a, int64_t k) { return combine(AffineExpr(), a, k); }
+
+// ---- the nest ---------------------------------------------------------------
+
+AffineExpr LoopNest::addDim(std::string dimName, int64_t extent, std::vector<Dim> kapla) {
+  DFLC_CHECK(findDim(dimName) < 0) << "dimension '" << dimName << "' twice in nest '" << name << "'";
+  dims.push_back({std::move(dimName), extent, std::move(kapla)});
+  return AffineExpr::dim(static_cast<int>(dims.size() - 1));
+}
+
+int LoopNest::findDim(const std::string &dimName) const {
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].name == dimName)
+      return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<const Access *> LoopNest::accessesOf(TensorRole r) const {
+  std::vector<const Access *> out;
+  for (const Access &a : accesses)
+    if (a.role == r)
+      out.push_back(&a);
+  return out;
+}
+
+int64_t LoopNest::points() const {
+  int64_t p = 1;
+  for (const IterDim &d : dims)
+    p *= d.extent;
+  return p;
+}
+
+std::vector<int> LoopNest::reductionDims() const {
+  std::vector<bool> indexes(dims.size(), false);
+  for (const Access *a : accessesOf(output))
+    for (const AffineExpr &e : a->index)
+      for (auto [dim, coeff] : e.terms)
+        indexes[static_cast<size_t>(dim)] = true;
+  std::vector<int> out;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (!indexes[i])
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::string LoopNest::exprText(const AffineExpr &e) const {
+  std::string out;
+  for (auto [dim, coeff] : e.terms) {
+    DFLC_CHECK(static_cast<size_t>(dim) < dims.size()) << "dimension " << dim << " in nest '" << name << "'";
+    int64_t mag = coeff < 0 ? -coeff : coeff;
+    out += out.empty() ? (coeff < 0 ? "-" : "") : (coeff < 0 ? " - " : " + ");
+    out += (mag == 1 ? "" : std::to_string(mag) + "*") + dims[static_cast<size_t>(dim)].name;
+  }
+  if (out.empty())
+    return std::to_string(e.constant);
+  if (e.constant != 0)
+    out += (e.constant < 0 ? " - " : " + ") + std::to_string(e.constant < 0 ? -e.constant : e.constant);
+  return out;
+}
+
+std::string LoopNest::toIslSet() const {
+  std::vector<std::string> names;
+  std::vector<int64_t> extents;
+  for (const IterDim &d : dims) {
+    names.push_back(d.name);
+    extents.push_back(d.extent);
+  }
+  return setText(tuple(name.empty() ? "S" : name, names), boxText(names, extents));
+}
+
+std::string LoopNest::toIslMap(const Access &a) const {
+  std::vector<std::string> names, index;
+  for (const IterDim &d : dims)
+    names.push_back(d.name);
+  for (const AffineExpr &e : a.index)
+    index.push_back(exprText(e));
+  std::string guard;
+  for (const AffineExpr &g : a.guard)
+    guard += (guard.empty() ? "" : " and ") + exprText(g) + " >= 0";
+  return setText(tuple(name.empty() ? "S" : name, names) + " -> " + tuple(a.tensor, index), guard);
+}
+
+std::string LoopNest::toIslTensorSet(const Access &a) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < a.extent.size(); ++i)
+    names.push_back("i" + std::to_string(i));
+  return setText(tuple(a.tensor, names), boxText(names, a.extent));
+}
+
+std::string LoopNest::text() const {
+  auto accessText = [&](const Access &a) {
+    std::vector<std::string> index;
+    for (const AffineExpr &e : a.index)
+      index.push_back(exprText(e));
+    return std::string(roleName(a.role)) + " " + tuple(a.tensor, index);
+  };
+  std::string out, in;
+  for (const Access &a : accesses) {
+    std::string &list = a.role == output ? out : in;
+    list += (list.empty() ? "" : ", ") + accessText(a);
+  }
+  return out + " <- " + statementName(statement) + "(" + in + ")";
+}
+
+// ---- the KAPLA nine-dimension view ------------------------------------------
+
+KaplaView kaplaView(const LoopNest &nest) {
+  KaplaView v;
+  v.bounds.fill(1);
+  for (const IterDim &d : nest.dims) {
+    for (Dim k : d.kapla)
+      at(v.bounds, k) *= d.extent;
+    v.channelWise |= std::find(d.kapla.begin(), d.kapla.end(), Dim::C) != d.kapla.end() &&
+                     std::find(d.kapla.begin(), d.kapla.end(), Dim::K) != d.kapla.end();
+  }
+  std::vector<const Access *> ifm = nest.accessesOf(TensorRole::Ifm);
+  DFLC_CHECK(!ifm.empty() && ifm[0]->extent.size() == 4) << "nest '" << nest.name << "' has no [N, C, X, Y] ifm";
+  at(v.bounds, Dim::Xi) = ifm[0]->extent[2];
+  at(v.bounds, Dim::Yi) = ifm[0]->extent[3];
+  const AffineExpr &x = ifm[0]->index[2];
+  for (size_t i = 0; i < nest.dims.size(); ++i) {
+    const std::vector<Dim> &k = nest.dims[i].kapla;
+    int64_t c = x.coefficient(static_cast<int>(i));
+    if (c && std::find(k.begin(), k.end(), Dim::Xo) != k.end())
+      v.stride = c;
+    if (c && std::find(k.begin(), k.end(), Dim::R) != k.end())
+      v.dilation = c;
+  }
+  v.pad = -x.constant;
+  return v;
+}
+
+int64_t windowTaps(int64_t span, int64_t outputs, int64_t stride, int64_t dilation) {
+  int64_t rest = span - (outputs - 1) * stride - 1;
+  return rest >= 0 && rest % dilation == 0 ? rest / dilation + 1 : 0;
+}
+
+void deriveInputExtents(DimVector &e, int64_t stride, int64_t dilation) {
+  at(e, Dim::Xi) = windowSpan(at(e, Dim::Xo), at(e, Dim::R), stride, dilation);
+  at(e, Dim::Yi) = windowSpan(at(e, Dim::Yo), at(e, Dim::S), stride, dilation);
+}
+
+} // namespace dfl

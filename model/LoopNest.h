@@ -1,0 +1,143 @@
+// A loop nest: one statement over a box of named iteration dimensions, with an
+// affine access function for every tensor it reads or writes — the polyhedral
+// form of a layer (or an intrinsic's compute statement) that the isl, Gecode
+// and LLVM stages read (docs/design.md, "The model and its loop nests").
+//
+// Before: nothing (a nest is built by sema, by the training transform or by
+// hand). After: every access has one index expression per tensor dimension,
+// every expression refers to dimensions of the nest, and the KAPLA
+// nine-dimension view (kaplaBounds) and the isl text (toIslSet, toIslMap) are
+// functions of the nest alone.
+#pragma once
+
+#include "model/Dims.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dfl {
+
+// ---- affine expressions -----------------------------------------------------
+
+/// Σ coefficient·dimension + constant over a nest's iteration dimensions
+/// (dimensions by index). Terms are sorted by dimension, without zeros.
+struct AffineExpr {
+  std::vector<std::pair<int, int64_t>> terms;
+  int64_t constant = 0;
+
+  AffineExpr() = default;
+  AffineExpr(int64_t c) : constant(c) {}   // NOLINT: a constant is an expression
+  static AffineExpr dim(int index);
+
+  int64_t coefficient(int index) const;
+  /// The value at a point (one value per dimension of the nest).
+  int64_t evaluate(const std::vector<int64_t> &point) const;
+
+  friend AffineExpr operator+(AffineExpr a, const AffineExpr &b);
+  friend AffineExpr operator-(AffineExpr a, const AffineExpr &b);
+  friend AffineExpr operator*(AffineExpr a, int64_t k);
+  friend AffineExpr operator*(int64_t k, AffineExpr a) { return std::move(a) * k; }
+  friend bool operator==(const AffineExpr &, const AffineExpr &) = default;
+};
+
+// ---- the nest ---------------------------------------------------------------
+
+/// An iteration dimension: `name` ranges over 0 <= name < extent. `kapla` lists
+/// the KAPLA dims it folds into (empty for an intrinsic's dims; two for a
+/// channel-wise layer's channel, which is both C and K).
+struct IterDim {
+  std::string name;
+  int64_t extent = 1;
+  std::vector<Dim> kapla;
+};
+
+/// One tensor access. `index` has one expression per tensor dimension and
+/// `extent` the tensor's shape: an index outside [0, extent) reads the padding
+/// value (0; −∞ for max) and a write there is dropped. The access is made only
+/// at the points where every `guard` expression is >= 0 (one operand of a
+/// channel-wise concatenation: the channels it supplies).
+struct Access {
+  TensorRole role = TensorRole::Ifm;   // the name schedules give it
+  std::string tensor;                  // an identifier: the isl tuple name
+  std::vector<AffineExpr> index;
+  std::vector<int64_t> extent;
+  std::vector<AffineExpr> guard;
+};
+
+/// What the statement computes at every point of the domain; the output
+/// accesses accumulate over the dimensions they are not indexed by.
+enum class Statement {
+  Mac,       // out += in · wgt (conv, fc, matmul; an intrinsic)
+  Max,       // out = max(out, in) over the window
+  Average,   // out += in / (R·S)
+  Add,       // out = Σ operands
+  Mul,       // out = Π operands
+  Copy,      // out = in (concat)
+};
+const char *statementName(Statement s);
+
+struct LoopNest {
+  std::string name;   // the statement's isl tuple name (the layer's name)
+  Statement statement = Statement::Mac;
+  std::vector<IterDim> dims;
+  std::vector<Access> accesses;
+  /// The role written: ofm forward; ifm or wgt for training's backward layers
+  /// (the same domain and accesses, another output). The other roles are read.
+  TensorRole output = TensorRole::Ofm;
+
+  /// Appends a dimension and returns it as an expression.
+  AffineExpr addDim(std::string dimName, int64_t extent, std::vector<Dim> kapla = {});
+  int findDim(const std::string &dimName) const;   // -1 if absent
+  /// The accesses of role r, in order (several operands: several accesses).
+  std::vector<const Access *> accessesOf(TensorRole r) const;
+  /// The number of points of the domain (statement instances).
+  int64_t points() const;
+  /// The dimensions no output access is indexed by: those the statement reduces over.
+  std::vector<int> reductionDims() const;
+
+  /// isl text of the domain: `{ S[n, k] : 0 <= n < 2 and 0 <= k < 16 }`.
+  std::string toIslSet() const;
+  /// isl text of one access relation, without the domain's bounds (intersect
+  /// it with toIslSet()) and with the guard: `{ S[n, c] -> b[n, c - 3] : c - 3 >= 0 }`.
+  std::string toIslMap(const Access &a) const;
+  /// isl text of the tensor's valid indices: `{ b[i0, i1] : 0 <= i0 < 2 and 0 <= i1 < 5 }`.
+  static std::string toIslTensorSet(const Access &a);
+  /// An expression printed over this nest's dimension names: `2*xo + r - 1`.
+  std::string exprText(const AffineExpr &e) const;
+  /// The statement as one line, outputs first: `ofm c1[n, k] <- mac(ifm x[n, c], wgt c1__wgt[k, c])`.
+  std::string text() const;
+};
+
+// ---- the KAPLA nine-dimension view ------------------------------------------
+
+/// A layer nest seen in KAPLA's nine dims (§III-B): each dim's bound is the
+/// product of the extents of the iteration dims that fold into it (1 if none);
+/// Xi and Yi, which no iteration dim is (the input window is derived), are the
+/// first ifm access's width and height extents. stride, dilation and pad are
+/// the coefficients of the Xo- and R-dims and the negated constant in that
+/// access's width index (1, 1, 0 when it has none).
+struct KaplaView {
+  DimVector bounds{};
+  int64_t stride = 1, dilation = 1, pad = 0;
+  bool channelWise = false;   // one iteration dim is both C and K
+};
+KaplaView kaplaView(const LoopNest &nest);
+
+/// The input extent a window of `outputs` outputs at `stride` with `taps`
+/// filter taps at `dilation` spans: (outputs−1)·stride + (taps−1)·dilation + 1,
+/// the span of the index stride·xo + dilation·r over xo < outputs, r < taps.
+/// The one window formula: tiles, bounds and moves all use it.
+inline int64_t windowSpan(int64_t outputs, int64_t taps, int64_t stride, int64_t dilation) {
+  return (outputs - 1) * stride + (taps - 1) * dilation + 1;
+}
+
+/// The inverse: the taps whose window of `outputs` outputs spans exactly
+/// `span`, or 0 if none does.
+int64_t windowTaps(int64_t span, int64_t outputs, int64_t stride, int64_t dilation);
+
+/// A tile's derived input extents: Xi and Yi of `e` from its Xo, R and Yo, S.
+void deriveInputExtents(DimVector &e, int64_t stride, int64_t dilation);
+
+} // namespace dfl

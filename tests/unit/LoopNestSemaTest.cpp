@@ -1,0 +1,330 @@
+// The loop nests sema builds for every layer kind, backward layers and
+// intrinsics, against hand derivations; and the nine-dim bounds derived from
+// them against the bounds as sema computed them before the nests existed,
+// for every layer of every stdlib network.
+#include "TestUtil.h"
+
+#include "frontend/Ast.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+using namespace dfl;
+using dfl::test::compile;
+
+namespace {
+
+test::Compiled compileTraining(const std::string &text) {
+  test::Compiled c;
+  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
+  if (!c.diags->hasErrors())
+    c.model = analyze(files.files, *c.diags, AnalyzeOptions{true});
+  return c;
+}
+
+const LoopNest &nestOf(const test::Compiled &c, const std::string &name) {
+  const Network &n = c.model.networks.at(0);
+  int i = n.findLayer(name);
+  EXPECT_GE(i, 0) << name;
+  return n.layers.at(static_cast<size_t>(i)).nest;
+}
+
+std::vector<std::string> maps(const LoopNest &nest) {
+  std::vector<std::string> out;
+  for (const Access &a : nest.accesses)
+    out.push_back(nest.toIslMap(a));
+  return out;
+}
+
+} // namespace
+
+TEST(LoopNestSema, GroupedStridedPaddedConv) {
+  auto c = compile(R"(network n {
+    batch N = 2;
+    input x [C=4, X=8, Y=8];
+    a = conv(x, K=6, R=3, stride=2, pad=1, groups=2);
+    d = conv(x, K=1, R=3, pad=2, dilation=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // a: Xo = ⌊(8 + 2 − 3)/2⌋ + 1 = 4; groups 2: C/G = 2, K/G = 3. Group g reads
+  // channels 2g + c and writes 3g + k; the input column is 2·xo + r − 1.
+  const LoopNest &a = nestOf(c, "a");
+  EXPECT_EQ(a.toIslSet(), "{ a[n, g, k, c, xo, yo, r, s] : 0 <= n < 2 and 0 <= g < 2 and 0 <= k < 3 and "
+                          "0 <= c < 2 and 0 <= xo < 4 and 0 <= yo < 4 and 0 <= r < 3 and 0 <= s < 3 }");
+  EXPECT_EQ(maps(a), (std::vector<std::string>{
+                         "{ a[n, g, k, c, xo, yo, r, s] -> x[n, 2*g + c, 2*xo + r - 1, 2*yo + s - 1] }",
+                         "{ a[n, g, k, c, xo, yo, r, s] -> a__wgt[3*g + k, c, r, s] }",
+                         "{ a[n, g, k, c, xo, yo, r, s] -> a[n, 3*g + k, xo, yo] }"}));
+  EXPECT_EQ(a.accesses[1].extent, (std::vector<int64_t>{6, 2, 3, 3}));   // K x C/G x R x S
+  EXPECT_EQ(a.statement, Statement::Mac);
+  // d: dilation 2, pad 2: Xo = ⌊(8 + 4 − 2·2 − 1)/1⌋ + 1 = 8; column xo + 2·r − 2.
+  const LoopNest &d = nestOf(c, "d");
+  EXPECT_EQ(d.toIslMap(d.accesses[0]), "{ d[n, k, c, xo, yo, r, s] -> x[n, c, xo + 2*r - 2, yo + 2*s - 2] }");
+  KaplaView v = kaplaView(d);
+  EXPECT_EQ(v.stride, 1);
+  EXPECT_EQ(v.dilation, 2);
+  EXPECT_EQ(v.pad, 2);
+}
+
+TEST(LoopNestSema, MatMulHeadsPlainAndTransposed) {
+  auto c = compile(R"(network m {
+    input q [C=8, X=4, Y=1];
+    input k [C=8, X=6, Y=1];
+    input v [C=8, X=6, Y=1];
+    s = matmul(q, k, heads=2);
+    o = matmul(s, v, heads=2, transpose_b=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // s: h = 2 heads of C/h = 4 channels; k has Lb = 6·1 positions (kx, ky), so
+  // s has 2·6 = 12 channels: head h's score for position kx is channel 6h + kx·1 + ky.
+  const LoopNest &s = nestOf(c, "s");
+  EXPECT_EQ(s.toIslSet(), "{ s[n, h, kx, ky, c, xo, yo] : 0 <= n < 1 and 0 <= h < 2 and 0 <= kx < 6 and "
+                          "0 <= ky < 1 and 0 <= c < 4 and 0 <= xo < 4 and 0 <= yo < 1 }");
+  EXPECT_EQ(maps(s), (std::vector<std::string>{"{ s[n, h, kx, ky, c, xo, yo] -> q[n, 4*h + c, xo, yo] }",
+                                               "{ s[n, h, kx, ky, c, xo, yo] -> k[n, 4*h + c, kx, ky] }",
+                                               "{ s[n, h, kx, ky, c, xo, yo] -> s[n, 6*h + kx + ky, xo, yo] }"}));
+  EXPECT_EQ(s.reductionDims(), (std::vector<int>{4}));   // c
+  // o: context over s's 12 = 2·6 channels; v's 8 channels are 2 heads of 4.
+  const LoopNest &o = nestOf(c, "o");
+  EXPECT_EQ(maps(o), (std::vector<std::string>{"{ o[n, h, k, cx, cy, xo, yo] -> s[n, 6*h + cx + cy, xo, yo] }",
+                                               "{ o[n, h, k, cx, cy, xo, yo] -> v[n, 4*h + k, cx, cy] }",
+                                               "{ o[n, h, k, cx, cy, xo, yo] -> o[n, 4*h + k, xo, yo] }"}));
+  EXPECT_EQ(o.reductionDims(), (std::vector<int>{3, 4}));   // cx, cy
+  // The nine-dim view: s has K = h·kx·ky = 12, C = 4; o has K = 2·4 = 8, C = 6·1 = 6.
+  EXPECT_EQ(at(kaplaView(s).bounds, Dim::K), 12);
+  EXPECT_EQ(at(kaplaView(s).bounds, Dim::C), 4);
+  EXPECT_EQ(at(kaplaView(o).bounds, Dim::K), 8);
+  EXPECT_EQ(at(kaplaView(o).bounds, Dim::C), 6);
+}
+
+TEST(LoopNestSema, ConcatenatedOperandsPoolsAndEltwise) {
+  auto c = compile(R"(network c {
+    input a [C=3, X=5, Y=5];
+    input b [C=5, X=5, Y=5];
+    cat = concat(a, b);
+    f = conv(a, b, K=2, R=1);
+    p = maxpool(cat, R=2, stride=2, ceil=true);
+    e = add(a, a);
+    m = avgpool(a, R=3, stride=1, pad=1);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // cat: a supplies channels 0..2 (c >= 0, 2 − c >= 0), b channels 3..7 at c − 3.
+  const LoopNest &cat = nestOf(c, "cat");
+  EXPECT_EQ(cat.statement, Statement::Copy);
+  EXPECT_EQ(maps(cat), (std::vector<std::string>{
+                           "{ cat[n, c, xo, yo] -> a[n, c, xo, yo] : c >= 0 and -c + 2 >= 0 }",
+                           "{ cat[n, c, xo, yo] -> b[n, c - 3, xo, yo] : c - 3 >= 0 and -c + 7 >= 0 }",
+                           "{ cat[n, c, xo, yo] -> cat[n, c, xo, yo] }"}));
+  // f: a conv over the 3 + 5 = 8 concatenated channels, 1x1 at stride 1.
+  const LoopNest &f = nestOf(c, "f");
+  EXPECT_EQ(f.dims[2].extent, 8);
+  EXPECT_EQ(f.toIslMap(f.accesses[1]),
+            "{ f[n, k, c, xo, yo, r, s] -> b[n, c - 3, xo + r, yo + s] : c - 3 >= 0 and -c + 7 >= 0 }");
+  // p: ceil mode: Xo = ⌈(5 − 2)/2⌉ + 1 = 3; the last window (xo = 2, r = 1)
+  // reads column 2·2 + 1 = 5, outside the 5 columns: padding, which max ignores.
+  const LoopNest &p = nestOf(c, "p");
+  EXPECT_EQ(p.statement, Statement::Max);
+  EXPECT_EQ(p.toIslSet(), "{ p[n, c, xo, yo, r, s] : 0 <= n < 1 and 0 <= c < 8 and 0 <= xo < 3 and 0 <= yo < 3 and "
+                          "0 <= r < 2 and 0 <= s < 2 }");
+  EXPECT_EQ(p.text(), "ofm p[n, c, xo, yo] <- max(ifm cat[n, c, 2*xo + r, 2*yo + s])");
+  EXPECT_EQ(p.accesses[0].index[2].evaluate({0, 0, 2, 0, 1, 0}), 5);
+  // e: one access per operand, even the same tensor twice.
+  EXPECT_EQ(nestOf(c, "e").text(), "ofm e[n, c, xo, yo] <- add(ifm a[n, c, xo, yo], ifm a[n, c, xo, yo])");
+  // m: average over a 3x3 window padded by 1: Xo = ⌊(5 + 2 − 3)/1⌋ + 1 = 5.
+  EXPECT_EQ(nestOf(c, "m").text(), "ofm m[n, c, xo, yo] <- average(ifm a[n, c, xo + r - 1, yo + s - 1])");
+  // fc reads its input as an R x S = X x Y filter; the output is 1x1.
+  auto fc = compile("network f { input x [C=2, X=3, Y=4]; y = fc(x, K=5); }");
+  ASSERT_EQ(fc.diagnostics(), "");
+  EXPECT_EQ(nestOf(fc, "y").toIslSet(),
+            "{ y[n, k, c, r, s] : 0 <= n < 1 and 0 <= k < 5 and 0 <= c < 2 and 0 <= r < 3 and 0 <= s < 4 }");
+  EXPECT_EQ(nestOf(fc, "y").text(), "ofm y[n, k, 0, 0] <- mac(ifm x[n, c, r, s], wgt y__wgt[k, c, r, s])");
+}
+
+TEST(LoopNestSema, BatchDeclaredAfterTheLayers) {
+  auto c = compile("network b { input x [C=2]; y = fc(x, K=3); batch N = 7; }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const LoopNest &y = nestOf(c, "y");
+  EXPECT_EQ(y.dims[0].extent, 7);
+  EXPECT_EQ(y.accesses[0].extent[0], 7);
+  EXPECT_EQ(at(c.model.networks[0].layers[0].bounds, Dim::N), 7);
+}
+
+TEST(LoopNestSema, BackwardLayersWriteTheGradientOfAnotherRole) {
+  auto c = compileTraining(R"(network t {
+    input x [C=2, X=4, Y=4];
+    a = conv(x, K=2, R=3, pad=1);
+    relu_a = relu(a);
+    b = maxpool(relu_a, R=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // b's data gradient routes dY to the window's max: written at the ifm's indices.
+  const LoopNest &bd = nestOf(c, "b__dgrad");
+  EXPECT_EQ(bd.output, TensorRole::Ifm);
+  EXPECT_EQ(bd.text(), "ifm a__grad[n, c, 2*xo + r, 2*yo + s] <- max(ofm b__grad[n, c, xo, yo])");
+  EXPECT_EQ(bd.toIslSet().substr(0, 27), "{ b__dgrad[n, c, xo, yo, r,");
+  // a's weight gradient: dW[k, c, r, s] += X[n, c, xo + r − 1, yo + s − 1] · dY[n, k, xo, yo],
+  // reducing over n, xo, yo; a reads only the input, so it has no data gradient.
+  const LoopNest &aw = nestOf(c, "a__wgrad");
+  EXPECT_EQ(aw.output, TensorRole::Wgt);
+  EXPECT_EQ(aw.text(), "wgt a__wgt__grad[k, c, r, s] <- mac(ifm x[n, c, xo + r - 1, yo + s - 1], "
+                       "ofm a__grad[n, k, xo, yo])");
+  EXPECT_EQ(aw.reductionDims(), (std::vector<int>{0, 3, 4}));
+  EXPECT_LT(c.model.networks[0].findLayer("a__dgrad"), 0);
+}
+
+TEST(LoopNestSema, IntrinsicKeepsItsStatementAsANest) {
+  auto c = compile(R"(intrinsic gemm_1x16x16 (i=1, j=16, k=16) {
+    c[i, j] += a[i, k] * b[j, k];
+    latency = 1;
+  })");
+  ASSERT_FALSE(c.diags->hasErrors()) << c.diagnostics();
+  const LoopNest &g = c.model.intrinsics.at(0).nest;
+  EXPECT_EQ(g.toIslSet(), "{ gemm_1x16x16[i, j, k] : 0 <= i < 1 and 0 <= j < 16 and 0 <= k < 16 }");
+  EXPECT_EQ(maps(g), (std::vector<std::string>{"{ gemm_1x16x16[i, j, k] -> c[i, j] }",
+                                               "{ gemm_1x16x16[i, j, k] -> a[i, k] }",
+                                               "{ gemm_1x16x16[i, j, k] -> b[j, k] }"}));
+  EXPECT_EQ(g.text(), "ofm c[i, j] <- mac(ifm a[i, k], wgt b[j, k])");
+  // c is indexed by i and j: the statement reduces over k (dim 2). Each
+  // tensor's extents are its indices' extents: c is 1 x 16.
+  EXPECT_EQ(g.reductionDims(), (std::vector<int>{2}));
+  EXPECT_EQ(g.accesses[0].extent, (std::vector<int64_t>{1, 16}));
+  // An undeclared index is still reported (E0701) at each of its two uses.
+  auto bad = compile("intrinsic t (i=2) { c[i] += a[i, q] * b[q]; }");
+  std::string text = bad.diagnostics();
+  size_t first = text.find("E0701 index 'q'");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_NE(text.find("E0701 index 'q'", first + 1), std::string::npos) << text;
+}
+
+namespace {
+
+/// Every layer's parameters as written, by network and layer name.
+using Params = std::map<std::string, std::map<std::string, int64_t>>;
+
+Params paramsOf(const LoadedFiles &files) {
+  Params out;
+  for (const ast::File &f : files.files)
+    for (const ast::TopDecl &d : f.decls)
+      if (const auto *n = std::get_if<ast::NetworkDecl>(&d))
+        for (const ast::NetworkItem &item : n->items)
+          if (const auto *l = std::get_if<ast::LayerDecl>(&item))
+            for (const ast::KeywordArg &a : l->params)
+              out[l->name.name][a.key.name] = static_cast<int64_t>(a.value.numeric);
+  return out;
+}
+
+/// The nine-dim bounds as NetworkSema computed them before the loop nests
+/// (docs/language.md's table), kept as an independent derivation.
+DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<std::string, int64_t> &p) {
+  auto param = [&](const char *k, int64_t dflt) { return p.count(k) ? p.at(k) : dflt; };
+  DimVector b{};
+  b.fill(1);
+  at(b, Dim::N) = net.batch;
+  switch (l.type) {
+  case LayerType::Conv:
+  case LayerType::DwConv:
+    at(b, Dim::C) = l.type == LayerType::DwConv ? l.ifmShape.C : l.ifmShape.C / l.groups;
+    at(b, Dim::K) = l.ofmShape.C;
+    at(b, Dim::R) = param("R", 1);
+    at(b, Dim::S) = param("S", param("R", 1));
+    break;
+  case LayerType::FC:
+    at(b, Dim::C) = l.ifmShape.C;
+    at(b, Dim::K) = l.ofmShape.C;
+    at(b, Dim::R) = l.ifmShape.X;
+    at(b, Dim::S) = l.ifmShape.Y;
+    break;
+  case LayerType::MatMul: {
+    const Layer &fwd = l.forwardOf.empty() ? l : net.layers[static_cast<size_t>(net.findLayer(l.forwardOf))];
+    TensorRef second = fwd.operands.at(1);
+    TensorShape bm = second.isInput ? net.inputs[second.index].shape : net.layers[second.index].ofmShape;
+    at(b, Dim::C) = l.transposeB ? bm.X * bm.Y : l.ifmShape.C / l.groups;
+    at(b, Dim::K) = l.ofmShape.C;
+    break;
+  }
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+    at(b, Dim::C) = at(b, Dim::K) = l.ifmShape.C;
+    at(b, Dim::R) = param("R", 1);
+    at(b, Dim::S) = param("S", param("R", 1));
+    break;
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
+  }
+  at(b, Dim::Xi) = l.ifmShape.X;
+  at(b, Dim::Yi) = l.ifmShape.Y;
+  at(b, Dim::Xo) = l.ofmShape.X;
+  at(b, Dim::Yo) = l.ofmShape.Y;
+  return b;
+}
+
+/// The least and greatest value of e over the nest's box.
+std::pair<int64_t, int64_t> range(const LoopNest &nest, const AffineExpr &e) {
+  int64_t lo = e.constant, hi = e.constant;
+  for (auto [dim, coeff] : e.terms) {
+    int64_t span = coeff * (nest.dims[static_cast<size_t>(dim)].extent - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
+} // namespace
+
+TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
+  std::string root = defaultStdlibRoot();
+  int layers = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(root + "/stdlib/nets"))
+    for (bool train : {false, true}) {
+      SourceManager sm;
+      DiagnosticsEngine diags(sm);
+      LoadedFiles files = loadFiles({entry.path().string()}, LoadOptions{{root}}, sm, diags);
+      Model model = analyze(files.files, diags, AnalyzeOptions{train});
+      ASSERT_FALSE(diags.hasErrors()) << entry.path();
+      Params params = paramsOf(files);
+      for (const Network &net : model.networks)
+        for (const Layer &l : net.layers) {
+          SCOPED_TRACE(net.name + "." + l.name);
+          ++layers;
+          const std::string &source = l.forwardOf.empty() ? l.name : l.forwardOf;
+          KaplaView v = kaplaView(l.nest);
+          EXPECT_EQ(v.bounds, boundsBeforeNests(net, l, params[source]));
+          EXPECT_EQ(v.bounds, l.bounds);
+          EXPECT_EQ(v.stride, l.type == LayerType::FC ? 1 : l.stride);
+          EXPECT_EQ(v.dilation, l.dilation);
+          EXPECT_EQ(v.pad, l.type == LayerType::FC ? 0 : l.pad);
+          EXPECT_EQ(v.channelWise, l.channelWise());
+          EXPECT_EQ(l.nest.output, l.output);
+          // The domain counts the layer's work: MACs, or operations (n − 1
+          // per point for n operands), or (concat) output words.
+          int64_t pts = l.nest.points();
+          switch (l.nest.statement) {
+          case Statement::Mac: EXPECT_EQ(pts, l.macs * net.batch); break;
+          case Statement::Max:
+          case Statement::Average: EXPECT_EQ(pts, l.ops * net.batch); break;
+          case Statement::Add:
+          case Statement::Mul:
+            EXPECT_EQ(pts * static_cast<int64_t>(l.nest.accessesOf(TensorRole::Ifm).size() - 1), l.ops * net.batch);
+            break;
+          case Statement::Copy: EXPECT_EQ(pts, l.ofmShape.size() * net.batch); break;
+          }
+          // The window: the ifm's column index spans −pad .. windowSpan(Xo, R) − 1 − pad.
+          const Access &ifm = *l.nest.accessesOf(TensorRole::Ifm).at(0);
+          auto [lo, hi] = range(l.nest, ifm.index[2]);
+          if (l.type != LayerType::FC) {
+            EXPECT_EQ(lo, -l.pad);
+            EXPECT_EQ(hi, windowSpan(at(l.bounds, Dim::Xo), at(l.bounds, Dim::R), l.stride, l.dilation) - 1 - l.pad);
+          }
+          // Every output index stays inside its tensor: writes never fall in the padding.
+          for (const Access *out : l.nest.accessesOf(TensorRole::Ofm))
+            for (size_t i = 0; i < out->index.size(); ++i) {
+              auto [olo, ohi] = range(l.nest, out->index[i]);
+              EXPECT_GE(olo, 0);
+              EXPECT_LT(ohi, out->extent[i]);
+            }
+        }
+    }
+  EXPECT_GT(layers, 500);   // ten networks, twice
+}
