@@ -196,7 +196,7 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   EXPECT_EQ(pub.last(uri).version, 2);
   EXPECT_TRUE(server.codeActions(uri, {{17, 0}, {17, 0}}).empty());
   std::string error;
-  EXPECT_FALSE(server.configure(std::string("kapl"), std::nullopt, error));
+  EXPECT_FALSE(server.configure({std::string("kapl"), std::nullopt, std::nullopt, std::nullopt}, error));
   EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
 }
 
