@@ -66,7 +66,7 @@ bool Compilation::load() {
   enter(Stage::Created, "load");
   PassTimer::Scope time(timer_, "load");
   LoadOptions lo{options_.includes, options_.openBuffers};
-  lo.searchRoots.push_back(defaultStdlibRoot());
+  lo.searchRoots.push_back(options_.stdlibRoot ? *options_.stdlibRoot : defaultStdlibRoot());
   files_ = loadFiles(options_.files, lo, sm_, diags_);
   stage_ = Stage::Loaded;
   return !diags_.hasErrors();
