@@ -1,20 +1,18 @@
 // How long `dflc check` takes on a complete schedule of every stdlib network:
 // the front end (parse, imports, sema) and the directive analysis (validation
-// plus cost model), measured side by side in one run.
+// plus cost model), measured side by side in one run. Both run through the
+// driver (driver/Compilation.h), exactly as `dflc check` runs them; its stage
+// timer gives the times (front end = load + analyze, analysis = check).
 //
 // Usage: dflc_check_bench SCHEDULE.dfl...   (bench/run_check_bench.sh makes them)
-#include "scheduler/Analysis.h"
-#include "frontend/Loader.h"
-#include "frontend/Sema.h"
+#include "driver/Compilation.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 using namespace dfl;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -33,18 +31,17 @@ Timing measure(const std::string &path, int reps) {
   std::vector<double> fe, an;
   Timing t;
   for (int i = 0; i < reps; ++i) {
-    SourceManager sm;
-    DiagnosticsEngine diags(sm);
-    auto t0 = Clock::now();
-    LoadedFiles files = loadFiles({path}, LoadOptions{{defaultStdlibRoot()}}, sm, diags);
-    Model model = analyze(files.files, diags);
-    auto t1 = Clock::now();
-    if (diags.hasErrors() || model.schedules.empty())
+    driver::DriverOptions o;
+    o.files = {path};
+    driver::Compilation c(o);
+    if (!(c.load() && c.analyze()))
       return t;
-    ScheduleResult r = analyzeSchedule(model, model.schedules[0]);
-    auto t2 = Clock::now();
-    fe.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    an.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    c.checkSchedules();   // an invalid schedule is timed too (valid: NO)
+    if (c.checked().empty())
+      return t;
+    fe.push_back(1000 * (c.timer().seconds("load") + c.timer().seconds("analyze")));
+    an.push_back(1000 * c.timer().seconds("check"));
+    const ScheduleResult &r = c.checked()[0].result;
     t.layers = r.layers.size();
     t.valid = r.valid && r.complete;
   }

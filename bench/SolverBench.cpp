@@ -14,9 +14,8 @@
 //        dflc_solver_bench --layers NET HW BATCH infer|train CAP
 //   per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
 //   exhaustive search's energy, whether it proved optimality, candidates, time.
+#include "driver/Compilation.h"
 #include "scheduler/IntraLayerSolver.h"
-#include "frontend/Loader.h"
-#include "frontend/Sema.h"
 #include "scheduler/Solver.h"
 
 #include <chrono>
@@ -36,13 +35,16 @@ struct Setting {
   bool training;
 };
 
+/// The network and hardware, loaded by the driver as `dflc compile` loads them,
+/// with the batch changed to `batch`.
 std::optional<Model> load(const std::string &net, const std::string &hw, int64_t batch, bool training) {
-  SourceManager sm;
-  DiagnosticsEngine diags(sm);
-  LoadedFiles files = loadFiles({net, hw}, LoadOptions{{defaultStdlibRoot()}}, sm, diags);
-  Model model = analyze(files.files, diags, AnalyzeOptions{training});
-  if (diags.hasErrors() || model.networks.size() != 1 || model.hardware.size() != 1)
+  driver::DriverOptions o;
+  o.files = {net, hw};
+  o.train = training;
+  driver::Compilation c(o);
+  if (!(c.load() && c.analyze()) || c.model().networks.size() != 1 || c.model().hardware.size() != 1)
     return std::nullopt;
+  Model model = c.model();
   Network &n = model.networks[0];
   n.batch = batch;
   for (Layer &l : n.layers)

@@ -2,13 +2,10 @@
 
 #include "support/DiagnosticRenderer.h"
 
-#include "frontend/Loader.h"
+#include "driver/Compilation.h"
 #include "frontend/Parser.h"
 #include "frontend/Printer.h"
-#include "scheduler/ScheduleCheck.h"
 #include "model/ScheduleWriter.h"
-#include "scheduler/Solver.h"
-#include "frontend/Sema.h"
 
 #include <algorithm>
 #include <cmath>
@@ -119,16 +116,19 @@ struct Occurrence {
   std::string key() const { return std::to_string(static_cast<int>(kind)) + ":" + scope + "/" + name; }
 };
 
-/// One check of one document: everything `dflc check` computes, kept for queries.
+/// One check of one document: the driver's run (everything `dflc check`
+/// computes), kept for queries with the server's index of it.
 struct Compilation {
-  SourceManager sm;
-  DiagnosticsEngine diags{sm};
-  LoadedFiles files;
+  explicit Compilation(driver::DriverOptions options) : run(std::move(options)) {}
+  Compilation(const Compilation &) = delete;
+  driver::Compilation run;
+  const SourceManager &sm = run.sources();
+  const DiagnosticsEngine &diags = run.diagnostics();
+  const Model &model = run.model();
+  const std::vector<CheckedSchedule> &checked = run.checked();
   uint32_t root = 0;
   const ast::File *rootAst = nullptr;
   bool analyzed = false;
-  Model model;
-  std::vector<CheckedSchedule> checked;
   std::vector<Occurrence> index;
   std::set<std::string> deps;   // canonical paths of every file read
   uint64_t generation = 0;
@@ -176,23 +176,21 @@ void indexFile(const ast::File &file, std::vector<Occurrence> &out) {
   }
 }
 
+/// Checks the document `path` with `text` as `dflc check` would, with the
+/// driver's `options` (files and open buffers are set here).
 std::shared_ptr<Compilation> compile(const std::string &path, const std::string &text,
-                                     const std::map<std::string, std::string> &open,
-                                     const std::vector<std::string> &includes, uint64_t generation) {
-  auto c = std::make_shared<Compilation>();
+                                     std::map<std::string, std::string> open, driver::DriverOptions options,
+                                     uint64_t generation) {
+  options.files = {path};
+  open[canonicalPath(path)] = text;
+  options.openBuffers = std::move(open);
+  options.requireSchedule = false;   // an editor opens network and hardware files too
+  auto c = std::make_shared<Compilation>(std::move(options));
   c->generation = generation;
-  c->diags.setErrorLimit(20);   // `dflc check`'s default
-  LoadOptions lo{includes, open};
-  lo.searchRoots.push_back(defaultStdlibRoot());
-  c->files = loadBuffer(path, text, lo, c->sm, c->diags);
-  c->root = c->files.roots.at(0);
-  if (!c->diags.hasErrors()) {
-    c->model = analyze(c->files.files, c->diags);
-    c->analyzed = true;
-    if (!c->diags.hasErrors())
-      c->checked = checkSchedules(c->model, {c->root}, c->diags);
-  }
-  for (const ast::File &f : c->files.files) {
+  c->run.load() && c->run.analyze() && c->run.checkSchedules();
+  c->analyzed = c->run.analyzed();
+  c->root = c->run.roots().at(0);
+  for (const ast::File &f : c->run.files().files) {
     indexFile(f, c->index);
     if (f.fileId == c->root)
       c->rootAst = &f;
@@ -390,7 +388,6 @@ struct DflServer::Impl {
     std::shared_ptr<std::atomic<bool>> finished;
   };
   std::vector<Solve> solves;   // async code actions; finished ones joined at the next, all by waitIdle
-  std::string solver = "kapla", objective = "energy";
   // The last code actions per document, valid for one text and configuration:
   // clients ask on every cursor move, the solver should run once per edit.
   struct ScopedAction {
@@ -463,12 +460,13 @@ struct DflServer::Impl {
     uint64_t generation = it->second.generation;
     int64_t version = it->second.version;
     auto open = openBuffers();
+    driver::DriverOptions driverOptions = options.driver;
     busy = true;
     lock.unlock();
     std::shared_ptr<Compilation> c;
     PublishDiagnosticsParams params{uri, version, {}};
     try {
-      c = compile(path, text, open, options.includes, generation);
+      c = compile(path, text, open, driverOptions, generation);
       for (const dfl::Diagnostic &d : c->diags.diagnostics())
         params.diagnostics.push_back(toLspDiagnostic(*c, d));
     } catch (const std::exception &e) {
@@ -522,8 +520,9 @@ struct DflServer::Impl {
     std::string path = it->second.path, text = it->second.text;
     uint64_t generation = it->second.generation;
     auto open = openBuffers();
+    driver::DriverOptions driverOptions = options.driver;
     lock.unlock();
-    return compile(path, text, open, options.includes, generation);
+    return compile(path, text, open, driverOptions, generation);
   }
 
   std::vector<std::shared_ptr<const Compilation>> allLatest() {
@@ -933,21 +932,36 @@ std::vector<InlayHint> DflServer::inlayHints(const std::string &uri, Range range
   return out;
 }
 
-bool DflServer::configure(const std::optional<std::string> &solver, const std::optional<std::string> &objective,
-                          std::string &error) {
-  if (solver && !makeSolver(*solver)) {
-    error = "unknown solver '" + *solver + "'" + didYouMean(*solver, solverNames()) + " (expected " +
-            joinList(solverNames()) + ")";
-    return false;
+bool DflServer::configure(const ServerSettings &settings, std::string &error) {
+  if (settings.solver)
+    if (auto e = driver::solverNameError(*settings.solver))
+      return error = *e, false;
+  if (settings.objective)
+    if (auto e = driver::objectiveNameError(*settings.objective))
+      return error = *e, false;
+  bool recheck = false;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    driver::DriverOptions &o = impl_->options.driver;
+    o.solver = settings.solver.value_or(o.solver);
+    o.objective = settings.objective.value_or(o.objective);
+    if (settings.train && *settings.train != o.train)
+      o.train = *settings.train, recheck = true;
+    if (settings.includePaths && *settings.includePaths != o.includes)
+      o.includes = *settings.includePaths, recheck = true;
+    // Every open document is checked again, and its old results are stale.
+    if (recheck)
+      for (auto &[uri, d] : impl_->docs) {
+        d.generation = impl_->nextGeneration++;
+        impl_->pending.insert(uri);
+      }
   }
-  if (objective && *objective != "energy" && *objective != "latency" && *objective != "edp") {
-    error = "unknown objective '" + *objective + "'" + didYouMean(*objective, {"energy", "latency", "edp"}) +
-            " (expected energy, latency or edp)";
-    return false;
+  if (recheck) {
+    if (impl_->options.background)
+      impl_->wake.notify_all();
+    else
+      impl_->drain();
   }
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->solver = solver.value_or(impl_->solver);
-  impl_->objective = objective.value_or(impl_->objective);
   return true;
 }
 
@@ -1039,8 +1053,8 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
   std::string solverName, objective;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    solverName = impl_->solver;
-    objective = impl_->objective;
+    solverName = impl_->options.driver.solver;
+    objective = impl_->options.driver.objective;
   }
   std::string cacheKey = std::to_string(c->generation) + "/" + solverName + "/" + objective;
   std::vector<Impl::ScopedAction> all;
@@ -1059,8 +1073,7 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
     std::string how = " (solver " + solverName + ", objective " + objective + ")";
     CodeAction whole{"Fill in missing directives" + how, "refactor.rewrite", uri, {}, std::nullopt};
     SolverOptions so;
-    so.objective = objective == "latency" ? Objective::Latency : objective == "edp" ? Objective::EDP
-                                                                                   : Objective::Energy;
+    so.objective = driver::objectiveOf(objective);
     so.progress = [&](size_t, size_t) {
       if (cancelled && *cancelled)
         throw SolveCancelled{};

@@ -2,15 +2,16 @@
 // split): open documents, their diagnostics, hover, navigation, outline,
 // formatting, completion and inlay hints. No JSON here: LSPServer converts.
 //
-// A document is checked exactly as `dflc check` checks a file — the same
-// loader (open documents are read from memory, taking precedence over the
-// disk), the same front end and the same checkSchedules — and its diagnostics
+// A document is checked exactly as `dflc check` checks a file — by the same
+// driver (driver/Compilation.h) with the same options (open documents are
+// read from memory, taking precedence over the disk) — and its diagnostics
 // go to the `publish` callback. With `background` (the default) checks run on
 // a worker thread: edits return at once, a burst of edits coalesces into one
 // check of the latest text, and a result is published only if its document has
 // not changed since. Editing a file re-checks every open document importing it.
 #pragma once
 
+#include "driver/DriverOptions.h"
 #include "lsp/Protocol.h"
 
 #include <atomic>
@@ -25,7 +26,9 @@ namespace dfl::lsp {
 class DflServer {
 public:
   struct Options {
-    std::vector<std::string> includes;   // -I dirs (the stdlib root is always searched last)
+    /// includes, train, errorLimit, solver and objective are used; files and
+    /// openBuffers are the server's; E0820 is off (an editor opens network files).
+    driver::DriverOptions driver;
     bool background = true;
     std::function<void(const PublishDiagnosticsParams &)> publish;
   };
@@ -57,10 +60,10 @@ public:
   /// gets the actions unless the request was cancelled first.
   void codeActionsAsync(const std::string &uri, Range range, std::shared_ptr<std::atomic<bool>> cancelled,
                         std::function<void(const std::vector<CodeAction> &)> done);
-  /// The solver and objective the code action uses; false (nothing changed)
-  /// with `error` set if a name is unknown.
-  bool configure(const std::optional<std::string> &solver, const std::optional<std::string> &objective,
-                 std::string &error);
+  /// Applies the editor's settings: the solver and objective the code action
+  /// uses, training and the include roots (these re-check every open
+  /// document). False (nothing changed) with `error` set if a name is unknown.
+  bool configure(const ServerSettings &settings, std::string &error);
 
   /// Blocks until every scheduled check has been published and every async
   /// code action answered (tests, shutdown).

@@ -10,7 +10,7 @@ class LSPServer {
 public:
   LSPServer(Transport &transport, const LspOptions &options)
       : transport_(transport), version_(options.version),
-        server_({options.includes, !options.litTest,
+        server_({options.driver, !options.litTest,
                  [this](const PublishDiagnosticsParams &p) { transport_.notify("textDocument/publishDiagnostics", p); }}) {
     transport_.method("initialize", this, &LSPServer::onInitialize);
     transport_.notification("textDocument/didOpen", this, &LSPServer::onDidOpen);
@@ -32,7 +32,10 @@ public:
   ~LSPServer() { server_.waitIdle(); }
 
 private:
-  InitializeResult onInitialize(const InitializeParams &) { return {"dflc", version_}; }
+  InitializeResult onInitialize(const InitializeParams &p) {
+    configure(p.initializationOptions);
+    return {"dflc", version_};
+  }
   void onDidOpen(const DidOpenTextDocumentParams &p) {
     server_.addDocument(p.textDocument.uri, p.textDocument.text, p.textDocument.version);
   }
@@ -70,8 +73,9 @@ private:
   void onCodeAction(const CodeActionParams &p, Reply<std::vector<CodeAction>> reply) {
     server_.codeActionsAsync(p.textDocument.uri, p.range, reply.cancelled(), reply);
   }
-  void onDidChangeConfiguration(const DidChangeConfigurationParams &p) {
-    if (std::string error; !server_.configure(p.solver, p.objective, error))
+  void onDidChangeConfiguration(const DidChangeConfigurationParams &p) { configure(p.settings); }
+  void configure(const ServerSettings &settings) {
+    if (std::string error; !server_.configure(settings, error))
       transport_.notify("window/showMessage", ShowMessageParams{MessageType::Error, "dflc: " + error});
   }
 

@@ -5,6 +5,8 @@
 // end of input). Never throws on any input.
 #pragma once
 
+#include "driver/DriverOptions.h"
+
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -14,7 +16,9 @@ namespace dfl::lsp {
 struct LspOptions {
   bool litTest = false;           // MLIR's -lit-test (Transport.h); checks run on the main loop
   std::ostream *log = nullptr;    // --log FILE: every message in and out, timestamped
-  std::vector<std::string> includes;
+  /// -I, --train, --solver, --objective of `dflc lsp`; the editor's settings
+  /// (initializationOptions, workspace/didChangeConfiguration) override them.
+  driver::DriverOptions driver;
   std::string version = "0.1.0";
 };
 

@@ -30,11 +30,25 @@ void from_json(const json &j, TextDocumentContentChangeEvent &v) {
     v.range = j["range"].get<Range>();
   j.at("text").get_to(v.text);
 }
+void from_json(const json &j, ServerSettings &v) {
+  if (!j.is_object())
+    return;   // null, or settings of another shape: nothing for dflc
+  if (j.contains("solver"))
+    v.solver = j["solver"].get<std::string>();
+  if (j.contains("objective"))
+    v.objective = j["objective"].get<std::string>();
+  if (j.contains("train"))
+    v.train = j["train"].get<bool>();
+  if (j.contains("includePaths"))
+    v.includePaths = j["includePaths"].get<std::vector<std::string>>();
+}
 void from_json(const json &j, InitializeParams &v) {
   if (!j.is_object())
     throw json::type_error::create(302, "initialize params must be an object", &j);
   if (j.contains("rootUri") && j["rootUri"].is_string())
     v.rootUri = j["rootUri"].get<std::string>();
+  if (j.contains("initializationOptions"))
+    j["initializationOptions"].get_to(v.initializationOptions);
 }
 void from_json(const json &j, DidOpenTextDocumentParams &v) { j.at("textDocument").get_to(v.textDocument); }
 void from_json(const json &j, DidChangeTextDocumentParams &v) {
@@ -70,10 +84,7 @@ void from_json(const json &j, CodeActionParams &v) {
 void from_json(const json &j, DidChangeConfigurationParams &v) {
   const json &settings = j.at("settings");
   const json &dfl = settings.is_object() && settings.contains("dfl") ? settings["dfl"] : settings;
-  if (dfl.is_object() && dfl.contains("solver"))
-    v.solver = dfl["solver"].get<std::string>();
-  if (dfl.is_object() && dfl.contains("objective"))
-    v.objective = dfl["objective"].get<std::string>();
+  dfl.get_to(v.settings);
 }
 void from_json(const json &, NoParams &) {}
 

@@ -52,8 +52,17 @@ struct TextDocumentContentChangeEvent {
   std::string text;
 };
 
+/// The settings of `dflc lsp` an editor gives (docs/lsp.md, "Configuration"):
+/// in `initializationOptions`, and in `settings.dfl` (or `settings`) of
+/// workspace/didChangeConfiguration. An absent field keeps its value.
+struct ServerSettings {
+  std::optional<std::string> solver, objective;        // the code action's
+  std::optional<bool> train;                           // check as `dflc check --train`
+  std::optional<std::vector<std::string>> includePaths;   // -I dirs (replace the command line's)
+};
 struct InitializeParams {
   std::optional<std::string> rootUri;
+  ServerSettings initializationOptions;
 };
 struct DidOpenTextDocumentParams {
   TextDocumentItem textDocument;
@@ -95,9 +104,9 @@ struct CodeActionParams {
   TextDocumentIdentifier textDocument;
   Range range;
 };
-/// workspace/didChangeConfiguration: `settings.dfl.{solver,objective}` (or without `dfl`).
+/// workspace/didChangeConfiguration: `settings.dfl` (or `settings`).
 struct DidChangeConfigurationParams {
-  std::optional<std::string> solver, objective;
+  ServerSettings settings;
 };
 struct NoParams {};
 

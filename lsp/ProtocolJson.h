@@ -28,6 +28,7 @@ void from_json(const json &j, ReferenceParams &v);
 void from_json(const json &j, DocumentParams &v);
 void from_json(const json &j, InlayHintParams &v);
 void from_json(const json &j, CodeActionParams &v);
+void from_json(const json &j, ServerSettings &v);
 void from_json(const json &j, DidChangeConfigurationParams &v);
 void from_json(const json &j, NoParams &v);
 

@@ -13,7 +13,7 @@ namespace {
 class ScheduleAnalyzer {
 public:
   ScheduleAnalyzer(const Model &model, const Schedule &s)
-      : model_(model), s_(s), net_(model.networks.at(s.network)), hw_(model.hardware.at(s.hardware)) {}
+      : s_(s), net_(model.networks.at(s.network)), hw_(model.hardware.at(s.hardware)) {}
 
   ScheduleResult run() {
     std::map<int, const LayerScheduleModel *> byLayer;
@@ -305,7 +305,6 @@ private:
     }
   }
 
-  const Model &model_;
   const Schedule &s_;
   const Network &net_;
   const Hardware &hw_;

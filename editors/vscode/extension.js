@@ -10,10 +10,19 @@ function activate(context) {
   const config = vscode.workspace.getConfiguration('dfl.server');
   const command = config.get('path', 'dflc');
   const args = ['lsp', ...config.get('extraArgs', [])];
+  // The server's settings (docs/lsp.md, "Configuration"), at start and on every change.
+  const dfl = vscode.workspace.getConfiguration('dfl');
+  const initializationOptions = {
+    train: dfl.get('train', false),
+    includePaths: dfl.get('includePaths', []),
+    solver: dfl.get('solver', 'kapla'),
+    objective: dfl.get('objective', 'energy'),
+  };
   client = new LanguageClient('dfl', 'DFL language server', { command, args }, {
     documentSelector: [{ scheme: 'file', language: 'dfl' }, { scheme: 'untitled', language: 'dfl' }],
     // Imported files changed outside the editor re-check the schedules that import them.
-    // `dfl.solver` and `dfl.objective` reach the server as workspace/didChangeConfiguration.
+    // Changed settings reach the server as workspace/didChangeConfiguration.
+    initializationOptions,
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher('**/*.dfl'), configurationSection: 'dfl' },
   });
   context.subscriptions.push(client);

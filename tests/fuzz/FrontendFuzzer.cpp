@@ -1,18 +1,21 @@
-// libFuzzer target for the whole front end: parse, imports, sema, the model
-// summary, all three diagnostic renderers and the printer round trip. Any
-// input must give diagnostics or a model, never a crash, a sanitizer report,
-// a hang or an internal compiler error (docs/testing.md says how to run it).
+// libFuzzer target for the front end and the schedule check: parse, imports,
+// sema, the model summary, the check of every schedule the input declares
+// (validity, cost, the reports), all three diagnostic renderers and the
+// printer round trip. Loading, analysis and the check run through the driver
+// (driver/Compilation.h), as in `dflc check`. Any input must give diagnostics
+// or a model, never a crash, a sanitizer report, a hang or an internal
+// compiler error (docs/testing.md says how to run it).
 //
 // Imports are confined to a private copy of the stdlib and the quickstart
 // example made at start-up: an input whose imports are absolute or climb out
 // with `..` is rejected before the loader sees it, so the fuzzer can neither
 // read arbitrary files nor block on a FIFO or device.
-#include "support/DiagnosticRenderer.h"
-#include "frontend/Loader.h"
-#include "model/ModelSummary.h"
+#include "driver/Compilation.h"
 #include "frontend/Parser.h"
 #include "frontend/Printer.h"
-#include "frontend/Sema.h"
+#include "model/ModelSummary.h"
+#include "scheduler/Report.h"
+#include "support/DiagnosticRenderer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -112,18 +115,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     checkPrinterRoundTrip(*file, sm);
   }
 
-  dfl::SourceManager sm;
-  dfl::DiagnosticsEngine diags(sm);
-  diags.setErrorLimit(20);
-  dfl::LoadOptions options{{gRoot.string()}};
-  dfl::LoadedFiles files = dfl::loadBuffer(path, text, options, sm, diags);
-  if (!diags.hasErrors()) {
-    // The first byte picks training mode, so both sema paths get inputs.
-    dfl::AnalyzeOptions ao{size > 0 && (data[0] & 1)};
-    dfl::Model model = dfl::analyze(files.files, diags, ao);
-    if (!diags.hasErrors())
-      dfl::modelSummaryJson(model);
+  dfl::driver::DriverOptions options;
+  options.files = {path};
+  options.openBuffers[dfl::canonicalPath(path)] = text;
+  options.stdlibRoot = gRoot.string();   // imports resolve in the sandbox alone
+  options.train = size > 0 && (data[0] & 1);   // the first byte: both sema paths get inputs
+  options.requireSchedule = false;   // network and hardware files are inputs too
+  dfl::driver::Compilation c(options);
+  if (c.load() && c.analyze()) {
+    dfl::modelSummaryJson(c.model());
+    c.checkSchedules();
+    // `dflc check --format json` reports invalid schedules too.
+    for (const dfl::CheckedSchedule &s : c.checked()) {
+      const dfl::Schedule &schedule = c.model().schedules[s.schedule];
+      dfl::scheduleReportText(c.model(), schedule, s.result);
+      dfl::scheduleReportJson(c.model(), schedule, s.result);
+    }
   }
-  renderAll(sm, diags);
+  renderAll(c.sources(), c.diagnostics());
   return 0;
 }

@@ -196,7 +196,7 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   EXPECT_EQ(pub.last(uri).version, 2);
   EXPECT_TRUE(server.codeActions(uri, {{17, 0}, {17, 0}}).empty());
   std::string error;
-  EXPECT_FALSE(server.configure(std::string("kapl"), std::nullopt, error));
+  EXPECT_FALSE(server.configure({std::string("kapl"), std::nullopt, std::nullopt, std::nullopt}, error));
   EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
 }
 
@@ -225,6 +225,44 @@ TEST(DflServer, CancelledFillInStopsTheSolver) {
   server.waitIdle();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].title, "Fill in missing directives (solver kapla, objective energy)");
+}
+
+} // namespace
+
+namespace {
+
+// A schedule naming c1's weight gradient (docs/language.md, "Training"): c1
+// has weights and its operand is the input, so c1__wgrad exists with
+// training and c1__dgrad does not.
+TEST(DflServer, ConfigurationRechecksOpenDocuments) {
+  fs::path dir = fs::temp_directory_path() / ("dflc-config-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::create_directories(dir / "lib");
+  std::ofstream(dir / "lib" / "net.dfl") << kGoodNet;
+  std::string sched = "import \"net.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n"
+                      "schedule for n on eyeriss_multinode {\n  layer c1__wgrad {\n  }\n}\n";
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  std::string uri = pathToUri((dir / "s.dfl").string());
+  server.addDocument(uri, sched, 1);
+  // net.dfl is not beside the schedule: not found until lib/ is a search root.
+  ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
+  EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0101");
+  std::string error;
+  ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, std::nullopt,
+                                std::vector<std::string>{(dir / "lib").string()}}, error));
+  // Found; without training the backward layer does not exist.
+  ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
+  EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0202");
+  ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, true, std::nullopt}, error));
+  // With training it does; nothing is scheduled yet: W0830 only.
+  ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
+  EXPECT_EQ(pub.last(uri).diagnostics[0].code, "W0830");
+  // An unknown objective changes nothing, training included.
+  EXPECT_FALSE(server.configure({std::nullopt, std::string("energi"), false, std::nullopt}, error));
+  EXPECT_NE(error.find("did you mean 'energy'?"), std::string::npos) << error;
+  EXPECT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
+  fs::remove_all(dir);
 }
 
 } // namespace

@@ -80,6 +80,9 @@ async function client() {
     assert.deepStrictEqual(started.options.documentSelector[0], { scheme: 'file', language: 'dfl' });
     assert.strictEqual(started.options.synchronize.fileEvents.glob, '**/*.dfl');
     assert.strictEqual(started.options.synchronize.configurationSection, 'dfl');
+    // The settings go to the server at start, with the manifest's defaults.
+    assert.deepStrictEqual(started.options.initializationOptions,
+      { train: false, includePaths: [], solver: 'kapla', objective: 'energy' });
     assert.strictEqual(subscriptions.length, 1);
   } finally {
     Module._load = load;
@@ -87,6 +90,9 @@ async function client() {
   // The manifest ties .dfl to the grammar and the language configuration.
   const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   assert.deepStrictEqual(manifest.contributes.languages[0].extensions, ['.dfl']);
+  const settings = manifest.contributes.configuration.properties;
+  assert.strictEqual(settings['dfl.train'].default, false);
+  assert.deepStrictEqual(settings['dfl.includePaths'].default, []);
   assert.ok(fs.existsSync(path.join(root, manifest.contributes.grammars[0].path)));
   assert.ok(fs.existsSync(path.join(root, manifest.contributes.languages[0].configuration)));
 }

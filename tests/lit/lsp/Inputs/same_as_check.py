@@ -1,16 +1,34 @@
 #!/usr/bin/env python3
-"""Usage: same_as_check.py DFLC FILE... -- opens each FILE in `dflc lsp` (real
-Content-Length framing) and checks that the published diagnostics are those
-`dflc check --format json FILE` reports: same codes, severities, messages and
+"""Usage: same_as_check.py DFLC [--train] [-I DIR]... [--via flags|init|config]
+FILE... -- opens each FILE in `dflc lsp` (real Content-Length framing) and
+checks that the published diagnostics are those `dflc check --format json
+[--train] [-I DIR]... FILE` reports: same codes, severities, messages and
 ranges (the CLI's 1-based line/column become LSP's 0-based ones; files here
-are ASCII, so columns and UTF-16 characters agree). E0820 ("no schedule") is
-the CLI's alone: an editor checks network and hardware files too."""
+are ASCII, so columns and UTF-16 characters agree). The server gets --train
+and the -I dirs `--via` its command line (`dflc lsp --train -I DIR`, the
+default), initializationOptions (`train`, `includePaths`) or a
+workspace/didChangeConfiguration before the document opens. E0820 ("no
+schedule") is the CLI's alone: an editor checks network and hardware files
+too."""
 import json
 import os
 import subprocess
 import sys
 
-dflc, files = sys.argv[1], sys.argv[2:]
+dflc, args = sys.argv[1], sys.argv[2:]
+train, includes, via, files = False, [], "flags", []
+while args:
+    a = args.pop(0)
+    if a == "--train":
+        train = True
+    elif a == "-I":
+        includes.append(os.path.abspath(args.pop(0)))
+    elif a == "--via":
+        via = args.pop(0)
+    else:
+        files.append(a)
+check_flags = (["--train"] if train else []) + [f for d in includes for f in ("-I", d)]
+settings = {"train": train, "includePaths": includes}
 SEVERITY = {"error": 1, "warning": 2, "remark": 3, "note": 4}
 
 
@@ -35,24 +53,27 @@ for path in files:
     uri = "file://" + path
     with open(path) as f:
         text = f.read()
+    init = {"initializationOptions": settings} if via == "init" else {}
+    config = [{"method": "workspace/didChangeConfiguration", "params": {"settings": {"dfl": settings}}}] \
+        if via == "config" else []
     stdin = b"".join(frame(m) for m in [
-        {"id": 0, "method": "initialize", "params": {}},
+        {"id": 0, "method": "initialize", "params": init}] + config + [
         {"method": "textDocument/didOpen",
          "params": {"textDocument": {"uri": uri, "languageId": "dfl", "version": 1, "text": text}}},
         {"id": 1, "method": "shutdown"}, {"method": "exit"}])
-    lsp = subprocess.run([dflc, "lsp"], input=stdin, capture_output=True, check=True).stdout
+    lsp = subprocess.run([dflc, "lsp"] + (check_flags if via == "flags" else []), input=stdin, capture_output=True, check=True).stdout
     published = [m["params"]["diagnostics"] for m in read_messages(lsp)
                  if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
     got = sorted((d["code"], d["severity"], d["message"], d["range"]["start"]["line"],
                   d["range"]["start"]["character"], d["range"]["end"]["line"], d["range"]["end"]["character"])
                  for d in published[-1])
-    cli = subprocess.run([dflc, "check", "--format", "json", path], capture_output=True, text=True)
+    cli = subprocess.run([dflc, "check", "--format", "json"] + check_flags + [path], capture_output=True, text=True)
     want = sorted((d["code"], SEVERITY[d["severity"]], d["message"], d["range"]["start"]["line"] - 1,
                    d["range"]["start"]["column"] - 1, d["range"]["end"]["line"] - 1, d["range"]["end"]["column"] - 1)
                   for d in json.loads(cli.stdout)["diagnostics"]
                   if d["code"] != "E0820" and os.path.abspath(d["file"]) == path)
     status = "same" if got == want else "DIFFERENT"
-    print(f"{os.path.basename(path)}: {len(got)} diagnostics, {status}")
+    print(f"{os.path.basename(path)}: {len(got)} diagnostics, {status}:", " ".join(d[0] for d in got))
     if got != want:
         failed = True
         print("  lsp:  ", got, "\n  check:", want)

@@ -1,0 +1,224 @@
+#include "driver/Compilation.h"
+
+#include "frontend/Parser.h"
+#include "frontend/Sema.h"
+#include "model/ScheduleWriter.h"
+#include "scheduler/Report.h"
+#include "support/Check.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace dfl::driver {
+namespace {
+
+/// The path of `target` as an import written in a file in `dir`.
+std::string importPath(const std::string &target, const std::string &dir) {
+  std::error_code ec;
+  fs::path rel = fs::relative(fs::absolute(target), fs::absolute(dir), ec);
+  return ec || rel.empty() ? fs::absolute(target).string() : rel.string();
+}
+
+/// report.json: `dflc check --format json`'s report plus the solver's statistics.
+std::string reportJson(const Model &model, const Solution &solution, const DriverOptions &o) {
+  nlohmann::ordered_json report =
+      nlohmann::ordered_json::parse(scheduleReportJson(model, solution.schedule, solution.result));
+  const SolverStats &s = solution.stats;
+  report["solver"] = {{"name", o.solver},
+                      {"objective", o.objective},
+                      {"candidates", s.candidates},
+                      {"rejected", s.rejected},
+                      {"top_k", o.topK},
+                      {"segments",
+                       {{"candidates", s.interLayer.candidates},
+                        {"pruned_invalid", s.interLayer.prunedInvalid},
+                        {"pruned_pareto", s.interLayer.prunedPareto},
+                        {"pruned_bound", s.interLayer.prunedBound},
+                        {"skipped_by_estimate", s.interLayer.skippedByEstimate},
+                        {"chains_solved", s.interLayer.chains},
+                        {"spatial_segments_solved", s.interLayer.segmentsSolved},
+                        {"temporal_reserved", s.interLayer.temporalReserved},
+                        {"reserve_solves", s.interLayer.reserveSolves}}}};
+  return report.dump(2) + "\n";
+}
+
+} // namespace
+
+Compilation::Compilation(DriverOptions options) : options_(std::move(options)) {
+  diags_.setErrorLimit(options_.errorLimit);
+}
+
+const char *Compilation::stageName(Stage s) {
+  static const char *const names[] = {"none", "load", "analyze", "check", "select", "solve", "write"};
+  return names[static_cast<int>(s)];
+}
+
+void Compilation::enter(Stage needed, const char *stage) {
+  DFLC_CHECK(stage_ == needed) << "the driver's " << stage << " stage needs the " << stageName(needed)
+                               << " stage just before it, but the last stage run was " << stageName(stage_);
+}
+
+bool Compilation::load() {
+  enter(Stage::Created, "load");
+  PassTimer::Scope time(timer_, "load");
+  LoadOptions lo{options_.includes, options_.openBuffers};
+  lo.searchRoots.push_back(options_.stdlibRoot ? *options_.stdlibRoot : defaultStdlibRoot());
+  files_ = loadFiles(options_.files, lo, sm_, diags_);
+  stage_ = Stage::Loaded;
+  return !diags_.hasErrors();
+}
+
+bool Compilation::parse() {
+  enter(Stage::Created, "parse");
+  PassTimer::Scope time(timer_, "parse");
+  for (const std::string &path : options_.files) {
+    std::string error;
+    std::error_code ec;
+    auto id = fs::is_directory(path, ec) ? std::nullopt : sm_.loadFile(path, error);
+    files_.roots.push_back(id.value_or(0));
+    if (!id) {
+      diags_.report({}, diag::err_file_unreadable) << path << (error.empty() ? "is a directory" : error);
+      continue;
+    }
+    if (auto file = parseFile(*id, sm_, diags_))
+      files_.files.push_back(std::move(*file));
+  }
+  stage_ = Stage::Loaded;
+  return !diags_.hasErrors();
+}
+
+bool Compilation::analyze() {
+  enter(Stage::Loaded, "analyze");
+  if (options_.debugSkipAnalysis)
+    return true;   // the stage is not entered: the next one's check fails (DriverOptions.h)
+  PassTimer::Scope time(timer_, "analyze");
+  model_ = dfl::analyze(files_.files, diags_, AnalyzeOptions{options_.train});
+  stage_ = Stage::Analyzed;
+  return !diags_.hasErrors();
+}
+
+bool Compilation::checkSchedules() {
+  enter(Stage::Analyzed, "check");
+  PassTimer::Scope time(timer_, "check");
+  // E0820 only if no FILE declares a schedule (an imported one is context).
+  const std::vector<uint32_t> &roots = files_.roots;
+  bool any = std::any_of(model_.schedules.begin(), model_.schedules.end(), [&](const Schedule &s) {
+    return std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end();
+  });
+  if (!any && options_.requireSchedule)
+    diags_.report({}, diag::err_no_schedule) << joinList(options_.files, ", ", " and ");
+  checked_ = dfl::checkSchedules(model_, roots, diags_);
+  stage_ = Stage::Checked;
+  return !diags_.hasErrors();
+}
+
+bool Compilation::selectSchedule() {
+  enter(Stage::Analyzed, "select");
+  PassTimer::Scope time(timer_, "select");
+  stage_ = Stage::Selected;
+  // The schedule in the inputs, or a new one for their only network and hardware.
+  if (model_.schedules.size() > 1) {
+    diags_.report(model_.schedules[1].range, diag::err_compile_ambiguous)
+        << "the inputs hold " + std::to_string(model_.schedules.size()) + " schedules; give one";
+    return false;
+  }
+  if (model_.schedules.empty() && (model_.networks.size() != 1 || model_.hardware.size() != 1)) {
+    diags_.report({}, diag::err_compile_ambiguous)
+        << "the inputs declare " + std::to_string(model_.networks.size()) + " networks and " +
+               std::to_string(model_.hardware.size()) +
+               " hardware templates; give one of each (or a schedule naming them)";
+    return false;
+  }
+  Schedule s;
+  s.network = 0;
+  s.hardware = 0;
+  selected_ = model_.schedules.empty() ? s : model_.schedules[0];
+  // Sema resolves a schedule's names or reports an error, which stops before here.
+  DFLC_CHECK(selected_->network >= 0 && selected_->hardware >= 0)
+      << "a schedule without a network or hardware passed analysis without errors";
+  // The directives the user wrote must be valid on their own.
+  reportIssues(analyzeSchedule(model_, *selected_).issues, diags_);
+  return !diags_.hasErrors();
+}
+
+const Schedule &Compilation::selected() const {
+  DFLC_CHECK(selected_) << "no schedule was selected";
+  return *selected_;
+}
+
+const Solution &Compilation::solution() const {
+  DFLC_CHECK(solution_) << "no solution: solve() did not succeed";
+  return *solution_;
+}
+
+bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
+  enter(Stage::Selected, "solve");
+  DFLC_CHECK(selected_ && !diags_.hasErrors()) << "solve() after a failed selectSchedule()";
+  PassTimer::Scope time(timer_, "solve");
+  stage_ = Stage::Solved;
+  auto solver = makeSolver(options_.solver);
+  DFLC_CHECK(solver) << "solver '" << options_.solver << "' was not validated";
+  SolverOptions so;
+  so.objective = objectiveOf(options_.objective);
+  so.topK = options_.topK;
+  so.progress = progress;
+  SolveFailure failure;
+  solution_ = solver->solve(model_, *selected_, so, failure);
+  const Network &net = model_.networks[selected_->network];
+  if (!solution_) {
+    DFLC_CHECK(failure.layer >= 0 && static_cast<size_t>(failure.layer) < net.layers.size())
+        << "the solver failed without naming a layer of " << net.name << " (" << failure.why << ")";
+    const Layer &l = net.layers[failure.layer];
+    diags_.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.why;
+    return false;
+  }
+  reportIssues(solution_->result.issues, diags_);
+  if (solution_->result.valid && solution_->result.complete)
+    return true;
+  // A segment the user wrote can be impossible to satisfy (too little buffer
+  // for its intermediates, say): the diagnostics point at it. Without user
+  // segments an invalid result is our bug.
+  if (!selected_->segments.empty())
+    return false;
+  solution_.reset();
+  throw InternalError("the solver returned an invalid schedule (solver " + options_.solver + ", " + net.name +
+                      " on " + model_.hardware[selected_->hardware].name + ")");
+}
+
+bool Compilation::writeOutputs() {
+  enter(Stage::Solved, "write");
+  DFLC_CHECK(solution_) << "writeOutputs() without a solution";
+  PassTimer::Scope time(timer_, "write");
+  stage_ = Stage::Written;
+  const DriverOptions &o = options_;
+  std::error_code ec;
+  fs::create_directories(o.outDir, ec);
+  if (ec) {
+    outputError_ = "cannot create output directory '" + o.outDir + "': " + ec.message();
+    return false;
+  }
+  std::vector<std::string> imports;
+  for (const std::string &f : o.files)
+    imports.push_back(importPath(f, o.outDir));
+  const Schedule &s = solution_->schedule;
+  std::string header = "The complete schedule of " + model_.networks[s.network].name + " on " +
+                       model_.hardware[s.hardware].name + ", written by dflc " + kVersion + " (solver " + o.solver +
+                       ", objective " + o.objective + (o.train ? ", training: forward and backward layers" : "") +
+                       ").\nCheck it with: dflc check " + (o.train ? "--train " : "") + "schedule.dfl";
+  std::vector<OutputFile> outputs = {
+      {(fs::path(o.outDir) / "schedule.dfl").string(), writeSchedule(model_, s, imports, header)},
+      {(fs::path(o.outDir) / "report.json").string(), reportJson(model_, *solution_, o)}};
+  if (auto error = ::dfl::driver::writeOutputs(outputs)) {
+    outputError_ = "cannot write '" + error->path + "': " + error->reason;
+    return false;
+  }
+  for (const OutputFile &f : outputs)
+    outputPaths_.push_back(f.path);
+  return true;
+}
+
+} // namespace dfl::driver

@@ -1,0 +1,103 @@
+// One dflc invocation: the pipeline every client runs — the CLI's commands,
+// the language server, the benchmarks, the fuzzer — so that the same options
+// give the same diagnostics everywhere. The stages, in order:
+//
+//   load            FILEs and (transitively) their imports, parsed
+//   analyze         semantic analysis: the model (with the backward pass if train)
+//   checkSchedules  every schedule the FILEs declare: validity, cost, W0830;
+//                   E0820 if requireSchedule and the FILEs declare none
+//   selectSchedule  the schedule `dflc compile` completes (E0822 if ambiguous);
+//                   the directives given must be valid on their own
+//   solve           the complete schedule (E0821 if none exists)
+//   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
+//
+// (`parse` replaces load and analyze for `dflc fmt`: the FILEs alone.) Each
+// stage returns false when its errors stop the pipeline, so a client chains
+// them: `c.load() && c.analyze() && c.checkSchedules()`. Running a stage
+// before the one it needs is an internal error (InternalError). Every stage's
+// wall time goes to timer(). The compilation keeps the source manager,
+// diagnostics, files, model and results for its client, and never prints or
+// exits: the client renders. Runs on the caller's thread; one compilation is
+// used by one thread at a time.
+#pragma once
+
+#include "driver/DriverOptions.h"
+#include "driver/OutputWriter.h"
+#include "driver/PassTimer.h"
+
+#include "frontend/Loader.h"
+#include "model/Model.h"
+#include "scheduler/ScheduleCheck.h"
+#include "scheduler/Solver.h"
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl::driver {
+
+class Compilation {
+public:
+  explicit Compilation(DriverOptions options);
+  Compilation(const Compilation &) = delete;
+  Compilation &operator=(const Compilation &) = delete;
+
+  bool load();
+  /// The FILEs alone, parsed, without following imports (dflc fmt). An
+  /// unreadable FILE or a directory is E0005.
+  bool parse();
+  bool analyze();
+  bool checkSchedules();
+  bool selectSchedule();
+  /// `progress` (may be empty) is called with (layers done, layers in all).
+  /// Throws InternalError if the solver returns an invalid schedule and the
+  /// user gave no segment that could explain it.
+  bool solve(const std::function<void(size_t, size_t)> &progress = {});
+  /// Creates the output directory and writes the outputs; false with
+  /// outputError() set if anything failed (then nothing changed).
+  bool writeOutputs();
+
+  const DriverOptions &options() const { return options_; }
+  const SourceManager &sources() const { return sm_; }
+  const DiagnosticsEngine &diagnostics() const { return diags_; }
+  bool hasErrors() const { return diags_.hasErrors(); }
+  const LoadedFiles &files() const { return files_; }
+  /// Buffer ids of the FILEs, in order (0 for one that could not be read).
+  const std::vector<uint32_t> &roots() const { return files_.roots; }
+  const Model &model() const { return model_; }
+  bool analyzed() const { return stage_ >= Stage::Analyzed; }
+  const std::vector<CheckedSchedule> &checked() const { return checked_; }
+  /// After selectSchedule(): the schedule to complete.
+  const Schedule &selected() const;
+  /// After solve() returned true.
+  const Solution &solution() const;
+  /// After writeOutputs() returned true: the paths written, in order.
+  const std::vector<std::string> &outputPaths() const { return outputPaths_; }
+  /// After writeOutputs() returned false: what failed, as a sentence
+  /// ("cannot write 'OUT/report.json': ...").
+  const std::string &outputError() const { return outputError_; }
+  const PassTimer &timer() const { return timer_; }
+
+private:
+  enum class Stage { Created, Loaded, Analyzed, Checked, Selected, Solved, Written };
+  static const char *stageName(Stage s);
+  void enter(Stage needed, const char *stage);
+
+  DriverOptions options_;
+  SourceManager sm_;
+  DiagnosticsEngine diags_{sm_};
+  LoadedFiles files_;
+  Model model_;
+  std::vector<CheckedSchedule> checked_;
+  std::optional<Schedule> selected_;
+  std::optional<Solution> solution_;
+  std::vector<std::string> outputPaths_;
+  std::string outputError_;
+  PassTimer timer_;
+  Stage stage_ = Stage::Created;
+};
+
+} // namespace dfl::driver

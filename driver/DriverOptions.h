@@ -1,0 +1,54 @@
+// What one dflc invocation does, whoever runs it: the CLI fills these from its
+// command line, the language server from its flags and the editor's
+// configuration, the benchmarks and the fuzzer by hand. The same options give
+// the same diagnostics in every client (docs/design.md, "The driver").
+#pragma once
+
+#include "scheduler/IntraLayerSolver.h"
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl::driver {
+
+/// dflc's version, as `dflc --version`, the server's `serverInfo` and the
+/// header of a compiled schedule print it.
+inline constexpr const char *kVersion = "0.1.0";
+
+struct DriverOptions {
+  std::vector<std::string> files;      // the FILEs; the first is the editor's document
+  std::vector<std::string> includes;   // -I dirs; the stdlib root is searched after them
+  /// The stdlib root searched last; nullopt: defaultStdlibRoot() (frontend/Loader.h).
+  /// The fuzzer gives its sandbox.
+  std::optional<std::string> stdlibRoot;
+  /// Texts that take precedence over the disk, keyed by canonical path (the
+  /// language server's open documents; frontend/Loader.h).
+  std::map<std::string, std::string> openBuffers;
+  bool train = false;                  // append the backward pass (docs/language.md, "Training")
+  unsigned errorLimit = 20;            // 0: no limit
+  std::string solver = "kapla";        // a name of solverNames()
+  std::string objective = "energy";    // energy, latency or edp
+  size_t topK = 4;                     // segment chains the inter-layer DP keeps
+  std::string outDir;                  // where writeOutputs() writes
+  bool timePasses = false;             // the client prints PassTimer::report()
+  /// E0820 when the FILEs declare no schedule: `dflc check`'s rule. The
+  /// language server turns it off, since an editor opens network and hardware
+  /// files too.
+  bool requireSchedule = true;
+  /// --debug-internal-error: analyze() does nothing, so the next stage's
+  /// precondition check fails for real (tests/lit/cli/internal-error.test).
+  bool debugSkipAnalysis = false;
+};
+
+/// nullopt if `name` is a registered solver, else the message saying so
+/// ("unknown solver 'kapl'; did you mean 'kapla'? (expected ...)").
+std::optional<std::string> solverNameError(const std::string &name);
+/// The same for an objective name.
+std::optional<std::string> objectiveNameError(const std::string &name);
+/// The objective a valid name stands for.
+Objective objectiveOf(const std::string &name);
+
+} // namespace dfl::driver

@@ -1,0 +1,269 @@
+#include "tools/CommandLine.h"
+
+#include "support/Diagnostics.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace dfl::tools {
+
+const char *const kHelp = R"(dflc - a compiler for neural-network accelerator dataflow
+
+Usage:
+  dflc [compile] NET HW [SCHED] -o OUT [options]
+                                     fill in every directive SCHED leaves out
+                                     (or schedule from scratch) and write
+                                     OUT/schedule.dfl and OUT/report.json
+                                     --solver kapla|exhaustive|random,
+                                     --objective energy|latency|edp,
+                                     --top-k N: segment chains kept for
+                                     the real solve (default 4),
+                                     --train: schedule training (the network
+                                     with its backward layers)
+  dflc show [options] FILE...        print networks (per layer: type, shapes,
+                                     loop bounds, MACs; totals) and hardware
+  dflc check [options] FILE...       check the schedules in the FILEs (with the
+                                     network and hardware they name): print a
+                                     per-layer table of energy, latency and
+                                     utilization, or every problem
+                                     --allow-partial: an incomplete schedule
+                                     is not an error; --train: the schedule
+                                     is for training
+  dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
+                                     -i: rewrite the files in place
+                                     --check: exit 1 if a file is not canonical
+  dflc lsp [--log FILE] [--lit-test] [-I DIR] [--train]
+           [--solver NAME] [--objective NAME]
+                                     run the language server on stdio
+                                     (docs/lsp.md)
+  dflc --list-diagnostics[=markdown] print the table of diagnostic codes
+  dflc --help | --version
+
+Options:
+  -I DIR                 add DIR to the import search roots
+  --json                 (show) print JSON instead of text
+  --format text|json|sarif
+                         how diagnostics are printed (to stderr; default
+                         text); for check, json and sarif go to stdout with
+                         the report
+  --error-limit N        stop after N errors (default 20; 0: no limit)
+  --color | --no-color   colour text diagnostics (default: if stderr is a tty)
+  --time-passes          print the wall time of each stage to stderr
+
+Exit status: 0 ok, 1 invalid input, 2 usage error, 3 internal compiler error.
+See docs/cli.md.
+)";
+
+namespace {
+
+/// Reads the arguments in order; each method consumes what it recognizes.
+class Parser {
+public:
+  Parser(const std::vector<std::string> &args, std::string &error) : args_(args), error_(error) {}
+
+  /// The value of `flag` given as "FLAG VALUE" or "FLAG=VALUE" (or "-oVALUE",
+  /// "-IVALUE" for one-letter flags); nullopt if the argument at `i` is not
+  /// `flag`. `missing` is set if the value is missing.
+  std::optional<std::string> value(size_t &i, const std::string &flag, bool &missing) {
+    const std::string &a = args_[i];
+    if (a == flag) {
+      if (i + 1 >= args_.size()) {
+        error_ = "option '" + flag + "' needs a value";
+        missing = true;
+        return std::nullopt;
+      }
+      return args_[++i];
+    }
+    bool shortFlag = flag.size() == 2 && flag[0] == '-' && flag[1] != '-';
+    if (shortFlag && a.rfind(flag, 0) == 0 && a.size() > 2 && !(flag == "-o" && a[2] == '-'))
+      return a.substr(2);
+    if (!shortFlag && a.rfind(flag + "=", 0) == 0)
+      return a.substr(flag.size() + 1);
+    return std::nullopt;
+  }
+
+  /// --solver, --objective, -I and --train, which `dflc lsp` shares: true if
+  /// the argument at `i` was one (with `failed` set if it was wrong).
+  bool driverOption(size_t &i, driver::DriverOptions &o, bool &failed) {
+    if (args_[i] == "--train") {
+      o.train = true;
+      return true;
+    }
+    if (auto v = value(i, "-I", failed)) {
+      o.includes.push_back(*v);
+      return true;
+    }
+    if (auto v = value(i, "--solver", failed)) {
+      if (auto e = driver::solverNameError(*v))
+        error_ = *e, failed = true;
+      o.solver = *v;
+      return true;
+    }
+    if (auto v = value(i, "--objective", failed)) {
+      if (auto e = driver::objectiveNameError(*v))
+        error_ = *e, failed = true;
+      o.objective = *v;
+      return true;
+    }
+    return failed;
+  }
+
+  std::optional<CommandLine> lsp() {
+    CommandLine cl;
+    cl.command = "lsp";
+    for (size_t i = 1; i < args_.size(); ++i) {
+      bool failed = false;
+      if (args_[i] == "--lit-test") {
+        cl.litTest = true;
+        continue;
+      }
+      if (auto v = value(i, "--log", failed)) {
+        cl.logFile = *v;
+        continue;
+      }
+      if (!failed && driverOption(i, cl.driver, failed) && !failed)
+        continue;
+      if (!failed)
+        error_ = "unknown option of 'dflc lsp': '" + args_[i] + "'" +
+                 didYouMean(args_[i], {"--log", "--lit-test", "-I", "--train", "--solver", "--objective"});
+      return std::nullopt;
+    }
+    return cl;
+  }
+
+  std::optional<CommandLine> command() {
+    CommandLine o;
+    static const std::vector<std::string> commands = {"compile", "show", "check", "fmt"};
+    for (size_t i = 0; i < args_.size(); ++i) {
+      const std::string &a = args_[i];
+      bool failed = false;
+      if (driverOption(i, o.driver, failed)) {
+        if (failed)
+          return std::nullopt;
+      } else if (a == "--json") {
+        o.json = true;
+      } else if (a == "-i") {
+        o.inPlace = true;
+      } else if (a == "--check") {
+        o.check = true;
+      } else if (a == "--allow-partial") {
+        o.allowPartial = true;
+      } else if (a == "--time-passes") {
+        o.driver.timePasses = true;
+      } else if (a == "--debug-internal-error") {
+        o.driver.debugSkipAnalysis = true;
+      } else if (auto v = value(i, "-o", failed)) {
+        o.driver.outDir = *v;
+      } else if (auto v = value(i, "--top-k", failed)) {
+        char *end = nullptr;
+        long n = std::strtol(v->c_str(), &end, 10);
+        if (v->empty() || *end || n < 1 || n > 1000) {
+          error_ = "--top-k needs an integer from 1 to 1000, got '" + *v + "'";
+          return std::nullopt;
+        }
+        o.driver.topK = static_cast<size_t>(n);
+      } else if (auto v = value(i, "--format", failed)) {
+        if (*v != "text" && *v != "json" && *v != "sarif") {
+          error_ = "unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
+                   " (expected text, json or sarif)";
+          return std::nullopt;
+        }
+        o.format = *v;
+      } else if (auto v = value(i, "--error-limit", failed)) {
+        char *end = nullptr;
+        long n = std::strtol(v->c_str(), &end, 10);
+        if (v->empty() || *end || n < 0) {
+          error_ = "--error-limit needs a non-negative integer, got '" + *v + "'";
+          return std::nullopt;
+        }
+        o.driver.errorLimit = static_cast<unsigned>(n);
+      } else if (failed) {
+        return std::nullopt;
+      } else if (a == "--color") {
+        o.color = true;
+      } else if (a == "--no-color") {
+        o.color = false;
+      } else if (a == "--") {
+        o.driver.files.insert(o.driver.files.end(), args_.begin() + static_cast<long>(i) + 1, args_.end());
+        break;
+      } else if (a.size() > 1 && a[0] == '-') {
+        error_ = "unknown option '" + a + "'" +
+                 didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
+                                "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-passes",
+                                "--help", "--version", "-i", "-I"});
+        return std::nullopt;
+      } else if (o.command.empty()) {
+        if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
+          if (a.size() > 4 && a.substr(a.size() - 4) == ".dfl") {
+            o.command = "compile";   // the default mode: dflc NET HW -o OUT
+            o.driver.files.push_back(a);
+            continue;
+          }
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check or fmt)";
+          return std::nullopt;
+        }
+        o.command = a;
+      } else {
+        o.driver.files.push_back(a);
+      }
+    }
+    if (auto e = misuse(o)) {
+      error_ = *e;
+      return std::nullopt;
+    }
+    return o;
+  }
+
+private:
+  /// An option given to a command that does not take it, or a missing one.
+  static std::optional<std::string> misuse(const CommandLine &o) {
+    if (o.command.empty())
+      return "no command given";
+    if (o.driver.files.empty())
+      return "'dflc " + o.command + "' needs at least one FILE";
+    if (o.command != "show" && o.json)
+      return "--json is an option of 'dflc show'";
+    if (o.command != "fmt" && (o.inPlace || o.check))
+      return "-i and --check are options of 'dflc fmt'";
+    if (o.command == "fmt" && o.driver.train)
+      return "--train is an option of compile, check and show";
+    if (o.command != "check" && o.command != "compile" && o.driver.debugSkipAnalysis)
+      return "--debug-internal-error is an option of check and compile";
+    if (o.command != "check" && o.allowPartial)
+      return "--allow-partial is an option of 'dflc check'";
+    if (o.command == "compile" && o.driver.outDir.empty())
+      return "'dflc compile' needs an output directory: -o OUT";
+    const driver::DriverOptions defaults;
+    if (o.command != "compile" && (!o.driver.outDir.empty() || o.driver.solver != defaults.solver ||
+                                   o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
+      return "-o, --solver, --objective and --top-k are options of 'dflc compile'";
+    if (o.inPlace && o.check)
+      return "-i and --check cannot be combined";
+    return std::nullopt;
+  }
+
+  const std::vector<std::string> &args_;
+  std::string &error_;
+};
+
+} // namespace
+
+std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args, std::string &usageError) {
+  for (const std::string &a : args) {
+    CommandLine cl;
+    if (a == "--help" || a == "-h")
+      cl.command = "help";
+    else if (a == "--version")
+      cl.command = "version";
+    else if (a == "--list-diagnostics" || a == "--list-diagnostics=markdown")
+      cl.command = "list-diagnostics", cl.markdown = a != "--list-diagnostics";
+    if (!cl.command.empty())
+      return cl;
+  }
+  Parser parser(args, usageError);
+  if (!args.empty() && args[0] == "lsp")
+    return parser.lsp();
+  return parser.command();
+}
+
+} // namespace dfl::tools

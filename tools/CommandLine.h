@@ -1,0 +1,35 @@
+// dflc's command line: the arguments become a CommandLine (what to run, with
+// the driver's options and the CLI's own), or a usage error (exit 2). No
+// printing here: main() prints the help, the version or the error.
+// docs/cli.md is the reference; tests/lit/cli pins the messages.
+#pragma once
+
+#include "driver/DriverOptions.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl::tools {
+
+struct CommandLine {
+  /// compile, show, check, fmt, lsp, help, version or list-diagnostics.
+  std::string command;
+  driver::DriverOptions driver;
+  bool json = false, inPlace = false, check = false, allowPartial = false;
+  std::string format = "text";     // diagnostics: text, json or sarif
+  std::optional<bool> color;
+  bool markdown = false;           // --list-diagnostics=markdown
+  // dflc lsp
+  bool litTest = false;
+  std::string logFile;
+};
+
+/// The command line of `dflc ARGS...`; nullopt with `usageError` set (the
+/// message after "dflc: error: ") if it is not one.
+std::optional<CommandLine> parseCommandLine(const std::vector<std::string> &args, std::string &usageError);
+
+/// `dflc --help`.
+extern const char *const kHelp;
+
+} // namespace dfl::tools

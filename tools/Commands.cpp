@@ -1,0 +1,262 @@
+#include "tools/Commands.h"
+
+#include "driver/Compilation.h"
+#include "frontend/Printer.h"
+#include "lsp/LSPServer.h"
+#include "model/ModelSummary.h"
+#include "scheduler/Report.h"
+#include "support/Check.h"
+#include "support/DiagnosticRenderer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace dfl::tools {
+namespace {
+
+using driver::Compilation;
+
+void printDiagnostics(const CommandLine &o, const SourceManager &sm, const DiagnosticsEngine &diags) {
+  const auto &all = diags.diagnostics();
+  if (o.format == "json") {
+    std::cerr << renderJson(sm, all);
+  } else if (o.format == "sarif") {
+    std::cerr << renderSarif(sm, all);
+  } else {
+    bool color = o.color.value_or(isatty(STDERR_FILENO) && !std::getenv("NO_COLOR"));
+    renderText(std::cerr, sm, all, color);
+    if (std::string s = summaryLine(all); !s.empty())
+      std::cerr << s << "\n";
+    if (diags.droppedErrors())   // clang says so too: the list above is not all
+      std::cerr << "dflc: stopped at --error-limit " << o.driver.errorLimit
+                << "; --error-limit 0 shows every error\n";
+  }
+}
+
+void printDiagnostics(const CommandLine &o, const Compilation &c) {
+  printDiagnostics(o, c.sources(), c.diagnostics());
+}
+
+/// Runs `body` on `c`; an internal error first prints the diagnostics so far
+/// (what led to it), then goes on to main().
+template <class F> int guarded(const CommandLine &o, const Compilation &c, F body) {
+  try {
+    return body();
+  } catch (const InternalError &) {
+    printDiagnostics(o, c);
+    throw;
+  }
+}
+
+int runShow(const CommandLine &o, Compilation &c) {
+  c.load() && c.analyze();
+  printDiagnostics(o, c);
+  if (c.hasErrors())
+    return kExitInvalid;
+  const Model &model = c.model();
+  if (o.json) {
+    std::cout << modelSummaryJson(model);
+  } else {
+    bool first = true;
+    for (const Network &n : model.networks)
+      std::cout << (first ? "" : "\n") << networkSummaryText(n), first = false;
+    for (const Hardware &h : model.hardware)
+      std::cout << (first ? "" : "\n") << hardwareSummaryText(h), first = false;
+  }
+  return kExitOk;
+}
+
+int runCheck(const CommandLine &o, Compilation &c) {
+  c.load() && c.analyze() && c.checkSchedules();
+  const std::vector<CheckedSchedule> &results = c.checked();
+  bool failed = c.hasErrors();
+  for (const CheckedSchedule &r : results)
+    failed |= !r.result.complete && !o.allowPartial;
+  const Model &model = c.model();
+  if (o.format == "text") {
+    printDiagnostics(o, c);
+    if (!c.hasErrors())
+      for (size_t i = 0; i < results.size(); ++i)
+        std::cout << (i ? "\n" : "")
+                  << scheduleReportText(model, model.schedules[results[i].schedule], results[i].result);
+  } else if (o.format == "sarif") {
+    std::cout << renderSarif(c.sources(), c.diagnostics().diagnostics());
+  } else {
+    nlohmann::ordered_json out = nlohmann::ordered_json::parse(renderJson(c.sources(), c.diagnostics().diagnostics()));
+    out["schedules"] = nlohmann::ordered_json::array();
+    for (const CheckedSchedule &r : results)
+      out["schedules"].push_back(
+          nlohmann::ordered_json::parse(scheduleReportJson(model, model.schedules[r.schedule], r.result)));
+    std::cout << out.dump(2) << "\n";
+  }
+  return failed ? kExitInvalid : kExitOk;
+}
+
+void printSolverStats(const std::string &solver, const SolverStats &s) {
+  std::cout << "solver " << solver << ": " << s.candidates << " candidates evaluated (" << s.rejected
+            << " invalid) in " << s.seconds << " s (layers " << s.layerSeconds << " s, segment estimate "
+            << s.interLayer.estimateSeconds << " s, short list " << s.interLayer.shortListSeconds << " s); "
+            << s.interLayer.candidates << " spatial segment candidates, " << s.interLayer.prunedInvalid
+            << " pruned as invalid, " << s.interLayer.prunedPareto << " as not Pareto-optimal, "
+            << s.interLayer.prunedBound << " by the lower bound; " << s.interLayer.skippedByEstimate
+            << " schemes skipped by their estimate; " << s.interLayer.temporalReserved
+            << " temporal segments fit by reserving node buffer (" << s.interLayer.reserveSolves
+            << " layer re-solves)\n";
+}
+
+int runCompile(const CommandLine &o, Compilation &c) {
+  if (!(c.load() && c.analyze() && c.selectSchedule())) {
+    printDiagnostics(o, c);
+    return kExitInvalid;
+  }
+  std::function<void(size_t, size_t)> progress;
+  if (isatty(STDERR_FILENO)) {
+    std::string net = c.model().networks[c.selected().network].name;
+    progress = [net](size_t done, size_t all) {
+      std::cerr << "\rdflc: solving " << net << ": " << done << "/" << all << " layers" << std::flush;
+      if (done == all)
+        std::cerr << "\r\033[K";
+    };
+  }
+  if (!(c.solve(progress) && c.writeOutputs())) {
+    printDiagnostics(o, c);
+    if (!c.outputError().empty())
+      std::cerr << "dflc: error: " << c.outputError() << "\n";
+    return kExitInvalid;
+  }
+  printDiagnostics(o, c);
+  const Solution &s = c.solution();
+  std::cout << scheduleReportText(c.model(), s.schedule, s.result);
+  printSolverStats(o.driver.solver, s.stats);
+  std::cout << "wrote " << c.outputPaths().at(0) << " and " << c.outputPaths().at(1) << "\n";
+  return kExitOk;
+}
+
+int runFmt(const CommandLine &o, driver::PassTimer &timer) {
+  int status = kExitOk;
+  for (const std::string &path : o.driver.files) {
+    driver::DriverOptions one = o.driver;
+    one.files = {path};
+    Compilation c(one);
+    bool parsed = c.parse();
+    timer.merge(c.timer());
+    if (!parsed) {
+      printDiagnostics(o, c);
+      status = kExitInvalid;
+      continue;
+    }
+    uint32_t id = c.roots().at(0);
+    std::string text = printFile(c.files().files.at(0), c.sources());
+    if (o.check) {
+      if (text != c.sources().text(id)) {
+        std::cerr << path << ": not in canonical form (run 'dflc fmt -i " << path << "')\n";
+        status = kExitInvalid;
+      }
+    } else if (o.inPlace) {
+      if (text == c.sources().text(id))
+        continue;
+      driver::PassTimer::Scope time(timer, "write");
+      if (auto error = driver::writeOutputs({{path, text}})) {
+        std::cerr << "dflc: error: cannot write '" << path << "': " << error->reason << "\n";
+        status = kExitInvalid;
+      }
+    } else {
+      std::cout << text;
+    }
+  }
+  return status;
+}
+
+/// Escapes Markdown emphasis and table syntax outside `code spans` (E0808's `*`).
+std::string markdownText(const std::string &text) {
+  std::string out;
+  bool code = false;
+  for (char c : text) {
+    code ^= c == '`';
+    if (!code && (c == '*' || c == '_' || c == '|' || c == '<'))
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+int listDiagnostics(bool markdown) {
+  if (markdown) {
+    std::cout << "# Diagnostics\n\n"
+                 "Generated from `support/Diagnostics.def` by `dflc --list-diagnostics=markdown`;\n"
+                 "do not edit by hand. `%N` stands for the N-th argument.\n\n"
+                 "| code | severity | name | message |\n| --- | --- | --- | --- |\n";
+  }
+  for (diag::ID id : allDiagnostics()) {
+    const DiagInfo &info = diagInfo(id);
+    if (info.severity == Severity::Note)
+      continue;
+    if (markdown)
+      std::cout << "| <a id=\"" << info.code << "\"></a>" << info.code << " | " << severityName(info.severity)
+                << " | `" << info.name << "` | " << markdownText(info.format) << " |\n";
+    else
+      std::cout << info.code << "\t" << severityName(info.severity) << "\t" << info.name << "\t" << info.format
+                << "\n";
+  }
+  if (markdown) {
+    std::cout << "\n## Notes\n\nNotes have no code; they point at source related to a diagnostic.\n\n"
+                 "| name | message |\n| --- | --- |\n";
+    for (diag::ID id : allDiagnostics())
+      if (diagInfo(id).severity == Severity::Note)
+        std::cout << "| `" << diagInfo(id).name << "` | " << markdownText(diagInfo(id).format) << " |\n";
+  }
+  return kExitOk;
+}
+
+/// dflc lsp: the language server on stdio, with the driver's options.
+int runLsp(const CommandLine &o) {
+  lsp::LspOptions lo;
+  lo.version = driver::kVersion;
+  lo.driver = o.driver;
+  lo.litTest = o.litTest;
+  std::ofstream log;
+  if (!o.logFile.empty()) {
+    log.open(o.logFile, std::ios::app);
+    if (!log) {
+      std::cerr << "dflc: error: cannot open log file '" << o.logFile << "'\nTry 'dflc --help'.\n";
+      return kExitUsage;
+    }
+    lo.log = &log;
+  }
+  std::ios::sync_with_stdio(false);
+  return lsp::runLanguageServer(std::cin, std::cout, lo);
+}
+
+} // namespace
+
+int runCommand(const CommandLine &cl) {
+  if (cl.command == "list-diagnostics")
+    return listDiagnostics(cl.markdown);
+  if (cl.command == "lsp")
+    return runLsp(cl);
+  driver::PassTimer timer;
+  int status;
+  if (cl.command == "fmt") {
+    status = runFmt(cl, timer);
+  } else {
+    Compilation c(cl.driver);
+    status = guarded(cl, c, [&] {
+      if (cl.command == "show")
+        return runShow(cl, c);
+      if (cl.command == "check")
+        return runCheck(cl, c);
+      DFLC_CHECK(cl.command == "compile") << "no command '" << cl.command << "'";
+      return runCompile(cl, c);
+    });
+    timer = c.timer();
+  }
+  if (cl.driver.timePasses)
+    std::cerr << timer.report();
+  return status;
+}
+
+} // namespace dfl::tools
