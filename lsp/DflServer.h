@@ -1,6 +1,9 @@
 // The language logic of `dflc lsp`, apart from the protocol (MLIR's MLIRServer
 // split): open documents, their diagnostics, hover, navigation, outline,
-// formatting, completion and inlay hints. No JSON here: LSPServer converts.
+// formatting, completion, inlay hints and code actions. No JSON here:
+// LSPServer converts. This class coordinates; each feature is a file pair of
+// its own (DocumentStore, Compilation, Positions, Diagnostics, SymbolIndex,
+// Hover, Completion, InlayHints, Formatting, FillIn, BackgroundTasks).
 //
 // A document is checked exactly as `dflc check` checks a file — the same
 // loader (open documents are read from memory, taking precedence over the
@@ -11,6 +14,7 @@
 // not changed since. Editing a file re-checks every open document importing it.
 #pragma once
 
+#include "lsp/Positions.h"   // uriToPath, pathToUri
 #include "lsp/Protocol.h"
 
 #include <atomic>
@@ -70,9 +74,5 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// file:///a%20b/c.dfl <-> /a b/c.dfl
-std::string uriToPath(const std::string &uri);
-std::string pathToUri(const std::string &path);
 
 } // namespace dfl::lsp

@@ -1,0 +1,49 @@
+// The code action "Fill in missing directives": for each valid but incomplete
+// schedule of a document, the solver completes it (off the main loop: a
+// request is cancellable between layers) and the action edits the schedule
+// into the complete one; inside an incomplete `layer NAME { ... }` block also
+// "... of layer NAME", that block alone. Disabled, with the solver's reason,
+// when no valid schedule exists. Computed once per text and configuration.
+#pragma once
+
+#include "lsp/Protocol.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dfl::lsp {
+
+struct Compilation;
+
+class FillIn {
+public:
+  /// The solver and objective the action uses; false (nothing changed) with
+  /// `error` set if a name is unknown.
+  bool configure(const std::optional<std::string> &solver, const std::optional<std::string> &objective,
+                 std::string &error);
+  /// `out` (the actions found so far) followed by the fill-in actions of `c`
+  /// whose schedule or layer block overlaps `range`. `cancelled` (may be null)
+  /// stops the solver between layers: then `out` alone.
+  std::vector<CodeAction> actions(std::vector<CodeAction> out, const std::shared_ptr<const Compilation> &c,
+                                  const std::string &uri, Range range,
+                                  const std::shared_ptr<std::atomic<bool>> &cancelled);
+
+private:
+  std::mutex mutex_;
+  std::string solver_ = "kapla", objective_ = "energy";
+  // The last actions per document, valid for one text and configuration:
+  // clients ask on every cursor move, the solver should run once per edit.
+  struct ScopedAction {
+    Range scope;   // offered when the requested range overlaps it
+    CodeAction action;
+  };
+  std::map<std::string, std::pair<std::string, std::vector<ScopedAction>>> cache_;
+};
+
+} // namespace dfl::lsp
