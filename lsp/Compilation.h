@@ -43,23 +43,4 @@ std::shared_ptr<Compilation> compile(const std::string &path, const std::string 
 const Network *findNetwork(const Model &m, const std::string &name);
 const Hardware *findHardware(const Model &m, const std::string &name);
 
-/// Calls fn(block, layer index) for each `layer NAME { ... }` block the root
-/// file writes in the declaration of `schedule` that names a layer of its network.
-template <class Fn>
-void forEachLayerBlock(const Compilation &c, const Schedule &schedule, size_t layers, Fn fn) {
-  if (!c.rootAst)
-    return;
-  for (const ast::TopDecl &decl : c.rootAst->decls) {
-    auto *sd = std::get_if<ast::ScheduleDecl>(&decl);
-    if (!sd || !(sd->range == schedule.range))
-      continue;
-    for (const ast::ScheduleItem &item : sd->items) {
-      auto *ls = std::get_if<ast::LayerSchedule>(&item);
-      int li = ls ? c.model.networks[schedule.network].findLayer(ls->layer.name) : -1;
-      if (li >= 0 && static_cast<size_t>(li) < layers)
-        fn(*ls, li);
-    }
-  }
-}
-
 } // namespace dfl::lsp

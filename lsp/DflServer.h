@@ -51,9 +51,11 @@ public:
   std::optional<std::vector<TextEdit>> format(const std::string &uri);
   CompletionList complete(const std::string &uri, Position pos);
   std::vector<InlayHint> inlayHints(const std::string &uri, Range range);
-  /// "Fill in missing directives" for each valid, incomplete schedule of the
-  /// document overlapping `range`: the solver's complete schedule replaces the
-  /// declaration (the level blocks written are kept verbatim by the solver).
+  /// The quick fixes of the diagnostics on the lines of `range`, and "Fill in
+  /// missing directives" for each valid, incomplete schedule of the document
+  /// overlapping `range`: the level blocks, layer blocks and segments of the
+  /// solver's complete schedule that were not written are inserted among those
+  /// that were (which stay as written, comments too; see FillIn.h).
   /// `cancelled` (may be null) stops the solver between layers: the result is then empty.
   std::vector<CodeAction> codeActions(const std::string &uri, Range range,
                                       const std::shared_ptr<std::atomic<bool>> &cancelled = nullptr);

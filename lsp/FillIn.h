@@ -4,6 +4,14 @@
 // into the complete one; inside an incomplete `layer NAME { ... }` block also
 // "... of layer NAME", that block alone. Disabled, with the solver's reason,
 // when no valid schedule exists. Computed once per text and configuration.
+//
+// The edits come from the model, not from text: each level block, layer block
+// and segment the solver added is printed by model/ScheduleWriter.h's
+// per-construct printers and inserted, as whole lines, before the next written
+// block in the solver's order, else before the closing brace of the enclosing
+// block (positions from the written constructs' source ranges). A level block
+// written without directives is replaced. Everything written stays as it was,
+// comments included.
 #pragma once
 
 #include "lsp/Protocol.h"
