@@ -3,6 +3,8 @@
 #include "lsp/Compilation.h"
 #include "lsp/Positions.h"
 
+#include "model/DflSyntax.h"
+
 #include <set>
 #include <tuple>
 
@@ -112,7 +114,7 @@ std::vector<DocumentSymbol> documentSymbols(const Compilation &c) {
                                       SymbolKind::Field, b->range, b->name ? b->name->range : b->kind.range));
       out.push_back(std::move(s));
     } else if (auto *sd = std::get_if<ast::ScheduleDecl>(&decl)) {
-      DocumentSymbol s = symbol("schedule for " + sd->network.name + " on " + sd->hardware.name, "schedule",
+      DocumentSymbol s = symbol(syntax::scheduleHeader(sd->network.name, sd->hardware.name), "schedule",
                                 SymbolKind::Namespace, sd->range, sd->network.range);
       for (const ast::ScheduleItem &item : sd->items)
         if (auto *ls = std::get_if<ast::LayerSchedule>(&item)) {
