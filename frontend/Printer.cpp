@@ -1,5 +1,7 @@
 #include "frontend/Printer.h"
 
+#include "model/DflSyntax.h"
+
 #include <cctype>
 #include <limits>
 #include <vector>
@@ -9,17 +11,6 @@ namespace {
 
 using namespace ast;
 
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    // The lexer takes `\` + any character; a raw newline or quote would end the string.
-    if (c == '"' || c == '\\' || c == '\n' || c == '\r')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 template <class T, class F> std::string join(const std::vector<T> &items, F f) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i)
@@ -27,12 +18,23 @@ template <class T, class F> std::string join(const std::vector<T> &items, F f) {
   return out;
 }
 
-std::string shape(const std::vector<DimSize> &dims) {
-  return "[" + join(dims, [](const DimSize &d) { return d.dim.name + "=" + std::to_string(d.size.value); }) + "]";
+/// The written (dimension, number) pairs, for model/DflSyntax.h.
+syntax::DimValues dimValues(const std::vector<DimSize> &dims) {
+  syntax::DimValues out;
+  for (const DimSize &d : dims)
+    out.emplace_back(d.dim.name, d.size.value);
+  return out;
 }
 
-std::string steps(const std::vector<Step> &s) {
-  return join(s, [](const Step &st) { return st.dim.name + " += " + std::to_string(st.amount.value); });
+syntax::DimValues dimValues(const std::vector<Step> &steps) {
+  syntax::DimValues out;
+  for (const Step &s : steps)
+    out.emplace_back(s.dim.name, s.amount.value);
+  return out;
+}
+
+std::optional<int64_t> number(const std::optional<IntLit> &n) {
+  return n ? std::optional<int64_t>(n->value) : std::nullopt;
 }
 
 std::string access(const Access &a) {
@@ -51,7 +53,7 @@ public:
 
   std::string run(const File &file) {
     for (const Import &imp : file.imports)
-      line(imp.range, "import " + quote(imp.path) + ";");
+      line(imp.range, syntax::importLine(imp.path));
     for (const TopDecl &decl : file.decls) {
       wantBlank_ = !lines_.empty();
       std::visit([this](const auto &d) { print(d); }, decl);
@@ -78,7 +80,7 @@ private:
       lines_.emplace_back();
     wantBlank_ = false;
     blankAllowed_ = true;
-    lines_.push_back(std::string(2 * indent_, ' ') + s);
+    lines_.push_back(syntax::indentation(indent_) + s);
     lastEnd_ = end;
     endsWithLineComment_ = false;
   }
@@ -123,7 +125,7 @@ private:
   }
 
   void open(uint32_t begin, uint32_t headerEnd, const std::string &header) {
-    line(begin, headerEnd, header + " {");
+    line(begin, headerEnd, syntax::openBlock(header));
     ++indent_;
     blankAllowed_ = false;
   }
@@ -134,7 +136,7 @@ private:
     flushComments(brace);
     --indent_;
     blankAllowed_ = false;
-    emit(brace, range.end.offset, "}");
+    emit(brace, range.end.offset, syntax::closeBlock());
   }
 
   // ---- values ---------------------------------------------------------------
@@ -146,11 +148,11 @@ private:
       // `4 x2` would lex as the array shape 4 x 2; only a line break keeps a
       // unit spelled x<digit> (never a valid unit, but fmt must not change the AST).
       if (v.unit.size() > 1 && v.unit[0] == 'x' && std::isdigit(static_cast<unsigned char>(v.unit[1])))
-        return v.number + "\n" + std::string(2 * indent_ + 4, ' ') + v.unit;
+        return v.number + "\n" + syntax::indentation(indent_ + 2) + v.unit;
       return v.number + " " + v.unit;
     case Value::Kind::Array: return std::to_string(v.rows) + " x " + std::to_string(v.cols);
     case Value::Kind::Word: return v.text;
-    case Value::Kind::String: return quote(v.text);
+    case Value::Kind::String: return syntax::quoted(v.text);
     }
     return "";
   }
@@ -159,15 +161,11 @@ private:
     return p.key.name + " = " + join(p.values, [this](const Value &v) { return value(v); }) + ";";
   }
 
-  std::string directive(const Directive &d) const {
+  static std::string directive(const Directive &d) {
     switch (d.kind) {
-    case Directive::Kind::Tensor:
-      return "tensor " + d.role.name + " " + shape(d.shape) + (d.shr ? " shr " + std::to_string(d.shr->value) : "") +
-             ";";
-    case Directive::Kind::Stack:
-      return "stack" + (d.steps.empty() ? "" : " " + steps(d.steps)) +
-             (d.repl ? " repl " + std::to_string(d.repl->value) : "") + ";";
-    case Directive::Kind::Update: return "update " + steps(d.steps) + ";";
+    case Directive::Kind::Tensor: return syntax::tensorDirective(d.role.name, dimValues(d.shape), number(d.shr));
+    case Directive::Kind::Stack: return syntax::stackDirective(dimValues(d.steps), number(d.repl));
+    case Directive::Kind::Update: return syntax::updateDirective(dimValues(d.steps));
     }
     return "";
   }
@@ -179,7 +177,7 @@ private:
       if (auto *b = std::get_if<BatchDecl>(&item)) {
         line(b->range, "batch " + b->dim.name + " = " + std::to_string(b->size.value) + ";");
       } else if (auto *in = std::get_if<InputDecl>(&item)) {
-        line(in->range, "input " + in->name.name + " " + shape(in->shape) + ";");
+        line(in->range, "input " + in->name.name + " " + syntax::shape(dimValues(in->shape)) + ";");
       } else if (auto *l = std::get_if<LayerDecl>(&item)) {
         std::vector<std::string> args;
         for (const Ident &o : l->operands)
@@ -215,16 +213,17 @@ private:
   }
 
   void print(const ScheduleDecl &s) {
-    open(s.range.begin.offset, s.hardware.range.end.offset,
-         "schedule for " + s.network.name + " on " + s.hardware.name);
+    open(s.range.begin.offset, s.hardware.range.end.offset, syntax::scheduleHeader(s.network.name, s.hardware.name));
     for (const ScheduleItem &item : s.items) {
       if (auto *seg = std::get_if<SegmentDecl>(&item)) {
-        line(seg->range, "segment " + join(seg->layers, [](const Ident &i) { return i.name; }) +
-                             (seg->pipelined ? " pipelined" : "") + ";");
+        std::vector<std::string> layers;
+        for (const Ident &i : seg->layers)
+          layers.push_back(i.name);
+        line(seg->range, syntax::segmentLine(layers, seg->pipelined));
         continue;
       }
       const auto &l = std::get<LayerSchedule>(item);
-      open(l.range.begin.offset, l.layer.range.end.offset, "layer " + l.layer.name);
+      open(l.range.begin.offset, l.layer.range.end.offset, syntax::layerHeader(l.layer.name));
       for (const LevelSchedule &lv : l.levels) {
         open(lv.range.begin.offset, lv.level.range.end.offset, lv.level.name);
         for (const Directive &d : lv.directives)
@@ -239,8 +238,7 @@ private:
   void print(const IntrinsicDecl &in) {
     uint32_t headerEnd = in.dims.empty() ? in.name.range.end.offset : in.dims.back().range.end.offset;
     open(in.range.begin.offset, headerEnd,
-         "intrinsic " + in.name.name + "(" +
-             join(in.dims, [](const DimSize &d) { return d.dim.name + "=" + std::to_string(d.size.value); }) + ")");
+         "intrinsic " + in.name.name + "(" + syntax::dimList(dimValues(in.dims)) + ")");
     for (const IntrinsicItem &item : in.items) {
       if (auto *p = std::get_if<Property>(&item))
         line(p->range, property(*p));

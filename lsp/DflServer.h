@@ -1,6 +1,9 @@
 // The language logic of `dflc lsp`, apart from the protocol (MLIR's MLIRServer
 // split): open documents, their diagnostics, hover, navigation, outline,
-// formatting, completion and inlay hints. No JSON here: LSPServer converts.
+// formatting, completion, inlay hints and code actions. No JSON here:
+// LSPServer converts. This class coordinates; each feature is a file pair of
+// its own (DocumentStore, Compilation, Positions, Diagnostics, SymbolIndex,
+// Hover, Completion, InlayHints, Formatting, FillIn, BackgroundTasks).
 //
 // A document is checked exactly as `dflc check` checks a file — by the same
 // driver (driver/Compilation.h) with the same options (open documents are
@@ -12,6 +15,7 @@
 #pragma once
 
 #include "driver/DriverOptions.h"
+#include "lsp/Positions.h"   // uriToPath, pathToUri
 #include "lsp/Protocol.h"
 
 #include <atomic>
@@ -50,9 +54,11 @@ public:
   std::optional<std::vector<TextEdit>> format(const std::string &uri);
   CompletionList complete(const std::string &uri, Position pos);
   std::vector<InlayHint> inlayHints(const std::string &uri, Range range);
-  /// "Fill in missing directives" for each valid, incomplete schedule of the
-  /// document overlapping `range`: the solver's complete schedule replaces the
-  /// declaration (the level blocks written are kept verbatim by the solver).
+  /// The quick fixes of the diagnostics on the lines of `range`, and "Fill in
+  /// missing directives" for each valid, incomplete schedule of the document
+  /// overlapping `range`: the level blocks, layer blocks and segments of the
+  /// solver's complete schedule that were not written are inserted among those
+  /// that were (which stay as written, comments too; see FillIn.h).
   /// `cancelled` (may be null) stops the solver between layers: the result is then empty.
   std::vector<CodeAction> codeActions(const std::string &uri, Range range,
                                       const std::shared_ptr<std::atomic<bool>> &cancelled = nullptr);
@@ -73,9 +79,5 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// file:///a%20b/c.dfl <-> /a b/c.dfl
-std::string uriToPath(const std::string &uri);
-std::string pathToUri(const std::string &path);
 
 } // namespace dfl::lsp

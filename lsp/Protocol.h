@@ -145,6 +145,7 @@ struct DocumentSymbol {
 struct TextEdit {
   Range range;
   std::string newText;
+  friend bool operator==(const TextEdit &, const TextEdit &) = default;
 };
 
 enum class CompletionItemKind { Function = 3, Field = 5, Variable = 6, Module = 9, Property = 10, Keyword = 14 };

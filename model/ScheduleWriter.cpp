@@ -1,18 +1,60 @@
 #include "model/ScheduleWriter.h"
 
+#include "model/DflSyntax.h"
+
 #include <sstream>
 
 namespace dfl {
 namespace {
 
-std::string steps(const std::vector<std::pair<Dim, int64_t>> &s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i)
-    out += (i ? ", " : "") + std::string(dimName(s[i].first)) + " += " + std::to_string(s[i].second);
+syntax::DimValues named(const std::vector<std::pair<Dim, int64_t>> &steps) {
+  syntax::DimValues out;
+  for (const auto &[dim, value] : steps)
+    out.emplace_back(dimName(dim), value);
   return out;
 }
 
 } // namespace
+
+std::string printDirective(const TensorDirective &t) {
+  syntax::DimValues dims;
+  for (Dim dim : roleDims(t.role))
+    if (at(t.sizes, dim))
+      dims.emplace_back(dimName(dim), at(t.sizes, dim));
+  return syntax::tensorDirective(roleName(t.role), dims, t.shr > 1 ? std::optional<int64_t>(t.shr) : std::nullopt);
+}
+
+std::string printDirective(const StackDirective &s) {
+  bool repl = s.repl > 1 || s.shifts.empty();
+  return syntax::stackDirective(named(s.shifts), repl ? std::optional<int64_t>(s.repl) : std::nullopt);
+}
+
+std::string printDirective(const UpdateDirective &u) { return syntax::updateDirective(named(u.steps)); }
+
+std::string printSegment(const Network &net, const Segment &segment) {
+  std::vector<std::string> layers;
+  for (int l : segment.layers)
+    layers.push_back(net.layers.at(l).name);
+  return syntax::segmentLine(layers, segment.pipelined);
+}
+
+std::string printLevelBlock(const Hardware &hw, const LevelDirectives &level, int depth) {
+  std::string body;
+  for (const TensorDirective &t : level.tensors)
+    body += syntax::line(depth + 1, printDirective(t));
+  for (const StackDirective &s : level.stacks)
+    body += syntax::line(depth + 1, printDirective(s));
+  for (const UpdateDirective &u : level.updates)
+    body += syntax::line(depth + 1, printDirective(u));
+  return syntax::block(depth, hw.levels.at(level.level).name, body);
+}
+
+std::string printLayerBlock(const Network &net, const Hardware &hw, const LayerScheduleModel &layer, int depth) {
+  std::string body;
+  for (const LevelDirectives &d : layer.levels)
+    body += printLevelBlock(hw, d, depth + 1);
+  return syntax::block(depth, syntax::layerHeader(net.layers.at(layer.layer).name), body);
+}
 
 std::string writeSchedule(const Model &model, const Schedule &schedule, const std::vector<std::string> &imports,
                           const std::string &headerComment) {
@@ -23,43 +65,13 @@ std::string writeSchedule(const Model &model, const Schedule &schedule, const st
   for (std::string line; std::getline(comment, line);)
     os << "// " << line << "\n";
   for (const std::string &imp : imports)
-    os << "import \"" << imp << "\";\n";
-  os << "\nschedule for " << net.name << " on " << hw.name << " {\n";
-  for (const Segment &seg : schedule.segments) {
-    os << "  segment ";
-    for (size_t i = 0; i < seg.layers.size(); ++i)
-      os << (i ? ", " : "") << net.layers[seg.layers[i]].name;
-    os << (seg.pipelined ? " pipelined" : "") << ";\n";
-  }
-  for (const LayerScheduleModel &ls : schedule.layers) {
-    const Layer &layer = net.layers.at(ls.layer);
-    os << "  layer " << layer.name << " {\n";
-    for (const LevelDirectives &d : ls.levels) {
-      os << "    " << hw.levels.at(d.level).name << " {\n";
-      for (const TensorDirective &t : d.tensors) {
-        os << "      tensor " << roleName(t.role) << " [";
-        bool first = true;
-        for (Dim dim : roleDims(t.role)) {
-          if (!at(t.sizes, dim))
-            continue;
-          os << (first ? "" : ", ") << dimName(dim) << "=" << at(t.sizes, dim);
-          first = false;
-        }
-        os << "]" << (t.shr > 1 ? " shr " + std::to_string(t.shr) : "") << ";\n";
-      }
-      for (const StackDirective &s : d.stacks) {
-        os << "      stack " << steps(s.shifts);
-        if (s.repl > 1 || s.shifts.empty())
-          os << (s.shifts.empty() ? "" : " ") << "repl " << s.repl;
-        os << ";\n";
-      }
-      for (const UpdateDirective &u : d.updates)
-        os << "      update " << steps(u.steps) << ";\n";
-      os << "    }\n";
-    }
-    os << "  }\n";
-  }
-  os << "}\n";
+    os << syntax::importLine(imp) << "\n";
+  std::string body;
+  for (const Segment &seg : schedule.segments)
+    body += syntax::line(syntax::kScheduleItemDepth, printSegment(net, seg));
+  for (const LayerScheduleModel &ls : schedule.layers)
+    body += printLayerBlock(net, hw, ls, syntax::kScheduleItemDepth);
+  os << "\n" << syntax::block(syntax::kScheduleDepth, syntax::scheduleHeader(net.name, hw.name), body);
   return os.str();
 }
 

@@ -90,7 +90,7 @@ async function main() {
   assert.match(hover.contents.value, /occupancy: 16 B of 16 B \(100\.0%\)/);
 
   // Code action on a partial schedule (GBUF left out): the solver runs off the
-  // server's main loop; applying the whole-schedule edit leaves no diagnostics.
+  // server's main loop; applying its one edit (the GBUF block inserted) leaves no diagnostics.
   const partialText = text.replace(/    GBUF \{[^}]*\}\n/, '').replace('capacity = 16 B', 'capacity = 64 B')
     .replace('tensor ifm [C=4];', 'tensor ifm [C=2];').replace('tensor wgt [K=2, C=4];', 'tensor wgt [K=2, C=2];')
     .replace('      tensor ofm [K=2];\n    }', '      tensor ofm [K=2];\n      update C += 2;\n    }');

@@ -200,6 +200,130 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
 }
 
+/// Two 1x1 fc layers f -> g on a three-level node (REGF, GBUF, DRAM). A 1x1
+/// fc layer is a single MAC, so the solver has no choice: at every level each
+/// tile is the whole tensor, every dimension of its role 1 (ifm N C Xi Yi, wgt
+/// K C R S, ofm N K Xo Yo; KAPLA §III-B), no update (every trip count is 1),
+/// no stack (array = 1). `schedule` is the schedule declaration, from line 16.
+std::string tinyDocument(const std::string &schedule) {
+  return "network tiny {\n  batch N = 1;\n  input d [C=1, X=1, Y=1];\n  f = fc(d, K=1);\n  g = fc(f, K=1);\n}\n\n"
+         "hardware node {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"
+         "  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }\n"
+         "  level GBUF { capacity = 1 KiB; array = 1; access_energy = 6 pJ; }\n"
+         "  level DRAM { access_energy = 200 pJ; }\n}\n\n" +
+         schedule;
+}
+/// The level block the solver gives a 1x1 fc layer at `level`, 4 spaces deep.
+std::string tinyLevel(const std::string &level) {
+  return "    " + level + " {\n      tensor ifm [N=1, C=1, Xi=1, Yi=1];\n      tensor wgt [K=1, C=1, R=1, S=1];\n"
+         "      tensor ofm [N=1, K=1, Xo=1, Yo=1];\n    }\n";
+}
+
+/// Applies `edits` (sorted, not overlapping) as one change each, the last first.
+void apply(DflServer &server, const std::string &uri, const std::vector<TextEdit> &edits, int64_t version) {
+  std::vector<TextDocumentContentChangeEvent> changes;
+  for (auto it = edits.rbegin(); it != edits.rend(); ++it)
+    changes.push_back({it->range, it->newText});
+  server.updateDocument(uri, changes, version);
+}
+
+TEST(DflServer, FillInInsertsWhatTheSolverAddedAndKeepsWhatWasWritten) {
+  // Line 16: the schedule; 17: a comment; 18-20: layer f with REGF written on
+  // one line (two spaces before `tensor wgt`); 21: the schedule's `}`.
+  std::string text = tinyDocument("schedule for tiny on node {\n  // f's REGF as written\n  layer f {\n"
+                                  "    REGF { tensor ifm [C=1];  tensor wgt [K=1, C=1]; tensor ofm [K=1]; }\n  }\n}\n");
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const std::string uri = "file:///nonexistent/tiny.dfl";
+  server.addDocument(uri, text, 1);
+  ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
+  auto actions = server.codeActions(uri, {{19, 0}, {19, 0}});
+  ASSERT_EQ(actions.size(), 2u);
+  // The whole schedule: f's GBUF block before the line of f's `}` (line 20,
+  // two spaces in: whole lines at its start), and layer g, which is not
+  // written at all, before the line of the schedule's `}` (line 21).
+  ASSERT_EQ(actions[0].edits.size(), 2u);
+  EXPECT_EQ(actions[0].edits[0].range, (Range{{20, 0}, {20, 0}}));
+  EXPECT_EQ(actions[0].edits[0].newText, tinyLevel("GBUF"));
+  EXPECT_EQ(actions[0].edits[1].range, (Range{{21, 0}, {21, 0}}));
+  EXPECT_EQ(actions[0].edits[1].newText, "  layer g {\n" + tinyLevel("REGF") + tinyLevel("GBUF") + "  }\n");
+  // Layer f alone: its GBUF block only.
+  EXPECT_EQ(actions[1].title, "Fill in missing directives of layer f (solver kapla, objective energy)");
+  ASSERT_EQ(actions[1].edits.size(), 1u);
+  EXPECT_EQ(actions[1].edits[0].range, (Range{{20, 0}, {20, 0}}));
+  EXPECT_EQ(actions[1].edits[0].newText, tinyLevel("GBUF"));
+  // Applied: complete and valid, the comment and the REGF line as they were.
+  apply(server, uri, actions[0].edits, 2);
+  EXPECT_TRUE(pub.last(uri).diagnostics.empty());
+  EXPECT_TRUE(server.codeActions(uri, {{19, 0}, {19, 0}}).empty());
+  auto edited = server.format(uri);   // canonical now but for the REGF line: one edit
+  ASSERT_TRUE(edited && edited->size() == 1u);
+  EXPECT_NE(edited->at(0).newText.find("  // f's REGF as written\n  layer f {\n    REGF {\n"), std::string::npos);
+}
+
+TEST(DflServer, FillInReplacesAnEmptyLevelBlockAndInsertsBeforeAWrittenOne) {
+  // Line 17: layer f with an empty GBUF block on line 18 (`GBUF {}` at
+  // columns 4-11); line 20: all of layer g on one line, REGF written.
+  std::string g = "  layer g { REGF { tensor ifm [C=1]; tensor wgt [K=1, C=1]; tensor ofm [K=1]; } }\n";
+  std::string text = tinyDocument("schedule for tiny on node {\n  layer f {\n    GBUF {}\n  }\n" + g + "}\n");
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const std::string uri = "file:///nonexistent/tiny2.dfl";
+  server.addDocument(uri, text, 1);
+  ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
+  auto actions = server.codeActions(uri, {{0, 0}, {30, 0}});
+  // The whole schedule, then layers f and g each alone.
+  ASSERT_EQ(actions.size(), 3u);
+  const std::vector<TextEdit> &e = actions[0].edits;
+  ASSERT_EQ(e.size(), 3u);
+  // f's REGF comes before the written GBUF (the solver's order), as whole
+  // lines at the start of line 18; the empty GBUF block is replaced from its
+  // name to its brace (without the first line's indentation and last break).
+  EXPECT_EQ(e[0].range, (Range{{18, 0}, {18, 0}}));
+  EXPECT_EQ(e[0].newText, tinyLevel("REGF"));
+  std::string gbuf = tinyLevel("GBUF");
+  EXPECT_EQ(e[1].range, (Range{{18, 4}, {18, 11}}));
+  EXPECT_EQ(e[1].newText, gbuf.substr(4, gbuf.size() - 5));
+  // g's GBUF before g's `}`, which follows code on its line (column 80, after
+  // "  layer g { REGF { ... } "): a line break first, the `}` indented anew.
+  EXPECT_EQ(e[2].range, (Range{{20, 80}, {20, 80}}));
+  EXPECT_EQ(e[2].newText, "\n" + tinyLevel("GBUF") + "  ");
+  EXPECT_EQ(actions[1].title, "Fill in missing directives of layer f (solver kapla, objective energy)");
+  EXPECT_EQ(actions[1].edits, (std::vector<TextEdit>{e[0], e[1]}));
+  EXPECT_EQ(actions[2].title, "Fill in missing directives of layer g (solver kapla, objective energy)");
+  EXPECT_EQ(actions[2].edits, (std::vector<TextEdit>{e[2]}));
+  apply(server, uri, e, 2);
+  EXPECT_TRUE(pub.last(uri).diagnostics.empty());
+}
+
+TEST(DflServer, FillInOfAnEmptyScheduleIsTheCanonicalCompleteOne) {
+  // Nothing written: everything the solver chose goes before the schedule's
+  // `}` (line 4), segments first (alexnet on the multi-node template is split
+  // into segments), then the layer blocks.
+  std::string text = "import \"stdlib/nets/alexnet.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n\n"
+                     "schedule for alexnet on eyeriss_multinode {\n}\n";
+  Published pub;
+  DflServer server({{}, false, pub.callback()});
+  const std::string uri = "file:///nonexistent/empty.dfl";
+  server.addDocument(uri, text, 1);
+  ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
+  auto actions = server.codeActions(uri, {{3, 0}, {3, 0}});
+  ASSERT_EQ(actions.size(), 1u);
+  ASSERT_EQ(actions[0].edits.size(), 1u);
+  const TextEdit &e = actions[0].edits[0];
+  EXPECT_EQ(e.range, (Range{{4, 0}, {4, 0}}));
+  EXPECT_EQ(e.newText.rfind("  segment ", 0), 0u);
+  size_t lastSegment = e.newText.rfind("\n  segment "), firstLayer = e.newText.find("\n  layer ");
+  ASSERT_NE(firstLayer, std::string::npos);
+  EXPECT_TRUE(lastSegment == std::string::npos || lastSegment < firstLayer);
+  // Applied: complete, valid and already canonical (`dflc fmt` leaves it).
+  apply(server, uri, actions[0].edits, 2);
+  EXPECT_TRUE(pub.last(uri).diagnostics.empty());
+  auto formatted = server.format(uri);
+  ASSERT_TRUE(formatted);
+  EXPECT_TRUE(formatted->empty());
+}
+
 TEST(DflServer, CancelledFillInStopsTheSolver) {
   std::string text = "network small {\n  batch N = 1;\n  input d [C=4, X=1, Y=1];\n  f = fc(d, K=2);\n}\n"
                      "hardware node {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"

@@ -1,0 +1,70 @@
+#include "model/DflSyntax.h"
+
+namespace dfl::syntax {
+namespace {
+
+std::string joinPairs(const DimValues &dims, const char *between) {
+  std::string out;
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? ", " : "") + dims[i].first + between + std::to_string(dims[i].second);
+  return out;
+}
+
+} // namespace
+
+std::string indentation(int depth) { return std::string(2 * static_cast<size_t>(depth > 0 ? depth : 0), ' '); }
+
+std::string dimList(const DimValues &dims) { return joinPairs(dims, "="); }
+
+std::string shape(const DimValues &dims) { return "[" + dimList(dims) + "]"; }
+
+std::string steps(const DimValues &steps) { return joinPairs(steps, " += "); }
+
+std::string quoted(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    // The lexer takes `\` + any character; a raw newline or quote would end the string.
+    if (c == '"' || c == '\\' || c == '\n' || c == '\r')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string tensorDirective(const std::string &role, const DimValues &dims, std::optional<int64_t> shr) {
+  return "tensor " + role + " " + shape(dims) + (shr ? " shr " + std::to_string(*shr) : "") + ";";
+}
+
+std::string stackDirective(const DimValues &shifts, std::optional<int64_t> repl) {
+  return "stack" + (shifts.empty() ? "" : " " + steps(shifts)) + (repl ? " repl " + std::to_string(*repl) : "") +
+         ";";
+}
+
+std::string updateDirective(const DimValues &s) { return "update " + steps(s) + ";"; }
+
+std::string segmentLine(const std::vector<std::string> &layers, bool pipelined) {
+  std::string out = "segment ";
+  for (size_t i = 0; i < layers.size(); ++i)
+    out += (i ? ", " : "") + layers[i];
+  return out + (pipelined ? " pipelined" : "") + ";";
+}
+
+std::string importLine(const std::string &path) { return "import " + quoted(path) + ";"; }
+
+std::string scheduleHeader(const std::string &network, const std::string &hardware) {
+  return "schedule for " + network + " on " + hardware;
+}
+
+std::string layerHeader(const std::string &layer) { return "layer " + layer; }
+
+std::string openBlock(const std::string &header) { return header + " {"; }
+
+std::string closeBlock() { return "}"; }
+
+std::string block(int depth, const std::string &header, const std::string &body) {
+  return line(depth, openBlock(header)) + body + line(depth, closeBlock());
+}
+
+std::string line(int depth, const std::string &text) { return indentation(depth) + text + "\n"; }
+
+} // namespace dfl::syntax

@@ -1,0 +1,66 @@
+// The canonical text of the DFL constructs that both printers print: the AST
+// printer behind `dflc fmt` (frontend/Printer.cpp, from what was written) and
+// the schedule printer (model/ScheduleWriter.cpp, from the model). Each
+// function takes the construct's parts as names and numbers, so the two
+// printers cannot drift apart: a directive, a segment line, a block header and
+// the indentation read the same whichever printed them.
+//
+// Canonical: 2-space indentation per level of nesting, one space after `,`,
+// `D=n` in shapes and `D += n` in steps, directives and segments end with `;`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dfl::syntax {
+
+/// (dimension name, value) pairs in the order written: a shape or steps.
+using DimValues = std::vector<std::pair<std::string, int64_t>>;
+
+/// How deep a schedule's constructs nest: the declaration at the top, its
+/// segments and layer blocks inside it, level blocks in a layer block, their
+/// directives in a level block.
+constexpr int kScheduleDepth = 0, kScheduleItemDepth = 1, kLevelBlockDepth = 2, kDirectiveDepth = 3;
+
+/// The spaces before a line nested `depth` blocks deep.
+std::string indentation(int depth);
+
+/// "C=4, X=1": the inside of a shape or of an intrinsic's dimensions.
+std::string dimList(const DimValues &dims);
+/// "[C=4, X=1]": a tensor's or an input's shape.
+std::string shape(const DimValues &dims);
+/// "C += 2, K += 1": the steps of an update, the shifts of a stack.
+std::string steps(const DimValues &steps);
+/// A quoted string literal (an import path): `"`, `\` and line breaks escaped.
+std::string quoted(const std::string &s);
+
+/// `tensor ROLE [dims]` and ` shr N` if given; with the `;`.
+std::string tensorDirective(const std::string &role, const DimValues &dims, std::optional<int64_t> shr);
+/// `stack` with its shifts if any and ` repl N` if given: `stack K += 1 repl 2;`, `stack repl 4;`.
+std::string stackDirective(const DimValues &shifts, std::optional<int64_t> repl);
+/// `update C += 2;`
+std::string updateDirective(const DimValues &steps);
+/// `segment a, b pipelined;`
+std::string segmentLine(const std::vector<std::string> &layers, bool pipelined);
+/// `import "PATH";`
+std::string importLine(const std::string &path);
+
+/// Block headers, without the ` {`: `schedule for NET on HW`, `layer NAME`;
+/// a level block's header is the level's name alone.
+std::string scheduleHeader(const std::string &network, const std::string &hardware);
+std::string layerHeader(const std::string &layer);
+/// `HEADER {`: the line that opens a block.
+std::string openBlock(const std::string &header);
+/// `}`: the line that closes one.
+std::string closeBlock();
+
+/// A whole block at `depth`: the header line, `body` (lines already indented
+/// for depth + 1, each ending in a line break) and the closing line.
+std::string block(int depth, const std::string &header, const std::string &body);
+/// `text` indented for `depth`, with a line break: one line of a block's body.
+std::string line(int depth, const std::string &text);
+
+} // namespace dfl::syntax
