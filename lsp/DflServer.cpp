@@ -1008,7 +1008,6 @@ void DflServer::codeActionsAsync(const std::string &uri, Range range, std::share
 }
 
 namespace {
-struct SolveCancelled {};
 
 /// The fix-its of the root document's diagnostics on the lines of `range`, as
 /// quick fixes (the same edits `dflc check` prints under the caret).
@@ -1061,21 +1060,15 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
     SolverOptions so;
     so.objective = objective == "latency" ? Objective::Latency : objective == "edp" ? Objective::EDP
                                                                                    : Objective::Energy;
-    so.progress = [&](size_t, size_t) {
-      if (cancelled && *cancelled)
-        throw SolveCancelled{};
-    };
+    so.budget.cancel = cancelled.get();   // checked where candidates are scored: stops within a layer
     SolveFailure failure;
-    std::optional<Solution> solution;
-    try {
-      solution = makeSolver(solverName)->solve(c->model, s, so, failure);
-    } catch (const SolveCancelled &) {
+    std::optional<Solution> solution = makeSolver(solverName)->solve(c->model, s, so, failure);
+    if ((solution ? solution->stats.limit : failure.limit) == SolveLimit::Cancelled)
       return out;   // nothing cached: the next request solves again
-    }
     if (!solution) {
       whole.disabledReason = "no valid schedule" +
                              (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +
-                             ": " + failure.why;
+                             ": " + failure.describe();
       all.push_back({toLspRange(c->sm, s.range), whole});
       continue;
     }

@@ -350,7 +350,7 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
       key += "/" + std::to_string(x);   // its seed depends on the layer
     auto it = memo_.find(key);
     if (it == memo_.end()) {
-      std::string why;
+      SolveFailure why;
       auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why);
       it = memo_.emplace(key, sol ? std::optional<LayerScheduleModel>(sol->schedule) : std::nullopt).first;
     }
@@ -435,7 +435,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, 
   auto it = reserveMemo_.find(key);
   if (it == reserveMemo_.end()) {
     ++stats.reserveSolves;
-    std::string why;
+    SolveFailure why;
     it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
   }
   return it->second;   // solved for a layer of this shape: the caller sets its index

@@ -52,7 +52,8 @@ public:
   IntraLayerSolver(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
                    const IntraLayerOptions &options, IntraLayerStats &stats)
       : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options),
-        stats_(stats), firstCandidate_(stats.candidates) {
+        stats_(stats), firstCandidate_(stats.candidates), budget_(options.budget),
+        limited_(options.budget && options.budget->limited()) {
     for (size_t i = 0; i < kND; ++i)
       bound_[i] = at(layer_.bounds, kDims[i]);
     if (layer_.channelWise())
@@ -66,20 +67,45 @@ public:
       forced_[index(Dim::K)] = forcedStack_[index(Dim::K)] = 0;
   }
 
-  std::optional<IntraLayerSolution> run(std::string &why) {
+  std::optional<IntraLayerSolution> run(SolveFailure &why) {
     const size_t nl = hw_.levels.size();
     if (nl < 2) {
-      why = "hardware '" + hw_.name + "' has a single level";
+      why = failure(SolveFailure::Reason::SingleLevel);
+      why.hardwareName = hw_.name;
       return std::nullopt;
     }
-    if (options_.search == IntraLayerSearch::Exhaustive)
-      return exhaustive(why);
-    if (options_.search == IntraLayerSearch::Random)
-      return randomSearch(why);
-    return kaplaSearch(why);
+    std::optional<IntraLayerSolution> sol = options_.search == IntraLayerSearch::Exhaustive ? exhaustive(why)
+                                            : options_.search == IntraLayerSearch::Random   ? randomSearch(why)
+                                                                                            : kaplaSearch(why);
+    if (!stopped_)
+      return sol;
+    // The budget stopped the search: the best valid schedule it scored.
+    stats_.limited = true;
+    if (!incumbent_) {
+      why = failure(SolveFailure::Reason::NoneWithinLimit);
+      why.limit = budget_->hit();
+    }
+    return std::move(incumbent_);
   }
 
 private:
+  /// A failure of this layer, the reason's numbers to be filled in.
+  SolveFailure failure(SolveFailure::Reason reason) const {
+    SolveFailure f;
+    f.reason = reason;
+    f.layer = layerIndex_;
+    f.layerName = layer_.name;
+    return f;
+  }
+
+  /// Whether the search should stop where it is (the solve budget: a limit
+  /// reached and a valid schedule scored, or cancelled). Once true, true.
+  bool stopping() {
+    if (limited_ && !stopped_)
+      stopped_ = budget_->stop(incumbent_.has_value());
+    return stopped_;
+  }
+
   enum class PassOrder { StackCache, CacheStack, StackCacheStack };
 
   /// KAPLA's descent. The greedy is myopic; a few runs of it cost little and
@@ -89,7 +115,7 @@ private:
   /// stack-cache adds nothing there). The best plan of each kind is polished by
   /// local descent, the better result kept — so the result is never worse than
   /// the first kind alone. The runs share most candidates (scored() memoizes).
-  std::optional<IntraLayerSolution> kaplaSearch(std::string &why) {
+  std::optional<IntraLayerSolution> kaplaSearch(SolveFailure &why) {
     std::optional<Plan> best[2];
     double bestValue[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
     for (bool perOrder : {false, true})
@@ -133,9 +159,11 @@ private:
   /// accessed and so which dims the passes grow (a weight-gradient layer's
   /// output stays put only with N innermost). Otherwise the orders are chosen
   /// after each pass.
-  const Score *descend(PassOrder order, bool perOrder, Plan &plan, std::string &why) {
+  const Score *descend(PassOrder order, bool perOrder, Plan &plan, SolveFailure &why) {
     const size_t nl = hw_.levels.size();
     for (size_t l = 0; l + 1 < nl; ++l) {
+      if (stopping())
+        return nullptr;
       decided_ = l;
       if (l > 0)
         for (size_t i = 0; i < kND; ++i)
@@ -146,8 +174,13 @@ private:
       }
       applyForced(plan, l);
       if (!fits(plan, l)) {
-        why = "layer '" + layer_.name + "' does not fit level " + hw_.levels[l].name + ": even its smallest tiles need " +
-              std::to_string(occupancy(plan, l)) + " B of " + std::to_string(*capacity(l)) + " B";
+        why = failure(SolveFailure::Reason::DoesNotFit);
+        why.level = static_cast<int>(l);
+        why.levelName = hw_.levels[l].name;
+        why.neededBytes = occupancy(plan, l);
+        why.availableBytes = *capacity(l);
+        if (l > 0 && fixedLevel(l - 1))
+          why.directive = givenLevel(l - 1)->range;   // the given level below sets the smallest tiles
         return nullptr;
       }
       if (perOrder) {
@@ -182,7 +215,7 @@ private:
     decided_ = nl;
     auto *best = scored(plan);
     if (!best)
-      why = "no valid schedule found for layer '" + layer_.name + "'";
+      why = failure(SolveFailure::Reason::NoneFound);
     return best;
   }
 
@@ -268,7 +301,7 @@ private:
   /// Chooses each free level's loop order, innermost level first.
   void pickOrders(Plan &p) {
     for (size_t l = 0; l < p.levels.size(); ++l) {
-      if (p.levels[l].fixed)
+      if (p.levels[l].fixed || stopping())
         continue;
       size_t bestOrder = p.levels[l].order;
       double best = std::numeric_limits<double>::infinity();
@@ -290,11 +323,13 @@ private:
     if (!current)
       return;
     double now = current->value;
-    for (int round = 0; round < 64; ++round) {
+    for (int round = 0; round < 64 && !stopping(); ++round) {
       std::optional<Plan> bestMove;
       double bestValue = now;
       // Keeps q if it is valid and strictly better than the best move so far.
       auto consider = [&](const Plan &q) {
+        if (stopping())
+          return;
         const Score *sol = scored(q);
         if (!sol)
           return;
@@ -442,13 +477,13 @@ private:
   // ---- random search (Timeloop's random mapper, for comparison) ------------------------
   /// Draws plans uniformly per level and dim among the blocked sizes (tile, then
   /// stack factor, then loop order), keeps the best valid one.
-  std::optional<IntraLayerSolution> randomSearch(std::string &why) {
+  std::optional<IntraLayerSolution> randomSearch(SolveFailure &why) {
     std::mt19937_64 rng(options_.seed + static_cast<uint64_t>(layerIndex_) * 7919);
     std::optional<IntraLayerSolution> best;
     double bestValue = std::numeric_limits<double>::infinity();
     int64_t samples = options_.maxCandidates > 0 ? options_.maxCandidates : 2000;
     decided_ = hw_.levels.size();
-    for (int64_t k = 0; k < samples; ++k) {
+    for (int64_t k = 0; k < samples && !stopping(); ++k) {
       Plan p = initialPlan();
       bool ok = true;
       for (size_t l = 0; l < p.levels.size() && ok; ++l) {
@@ -485,6 +520,8 @@ private:
       if (!ok) {
         ++stats_.candidates;
         ++stats_.rejected;
+        if (budget_)
+          budget_->scored();
         continue;
       }
       if (auto sol = score(p)) {
@@ -495,8 +532,10 @@ private:
         }
       }
     }
-    if (!best)
-      why = "no valid schedule among " + std::to_string(samples) + " random samples for layer '" + layer_.name + "'";
+    if (!best) {
+      why = failure(SolveFailure::Reason::NoneAmongSamples);
+      why.samples = samples;
+    }
     return best;
   }
 
@@ -538,22 +577,24 @@ private:
   /// search reaches complete plans early instead of only scoring the top level.
   static constexpr size_t kBatch = 4096;
 
-  std::optional<IntraLayerSolution> exhaustive(std::string &why) {
+  std::optional<IntraLayerSolution> exhaustive(SolveFailure &why) {
     pruneByBound_ = options_.objective == Objective::Energy;
     exBest_.reset();
     exBestValue_ = std::numeric_limits<double>::infinity();
     if (options_.seedWithKapla) {
-      std::string ignored;
+      SolveFailure ignored;
       if (auto seed = kaplaSearch(ignored))
         offer(std::move(*seed));
     }
     Plan p = minimalPlan();
     branch(p, p.levels.size() - 1);
-    stats_.provedOptimal = !stats_.capped && boundSafe_;
-    if (!exBest_)
-      why = std::all_of(p.levels.begin(), p.levels.end(), [](const Plan::LevelPlan &lp) { return lp.fixed; })
-                ? "the given directives of layer '" + layer_.name + "' leave nothing to choose and are not valid"
-                : "no valid schedule found for layer '" + layer_.name + "'";
+    stats_.provedOptimal = !stats_.capped && boundSafe_ && !stopped_;
+    if (!exBest_) {
+      bool allGiven = std::all_of(p.levels.begin(), p.levels.end(), [](const Plan::LevelPlan &lp) { return lp.fixed; });
+      why = failure(allGiven ? SolveFailure::Reason::GivenInvalid : SolveFailure::Reason::NoneFound);
+      if (allGiven && given_)
+        why.directive = given_->range;
+    }
     return std::move(exBest_);
   }
 
@@ -571,12 +612,13 @@ private:
     return p;
   }
 
+  /// The per-layer cap (maxCandidates) is reached, or the solve budget says stop.
   bool exhausted() {
     if (options_.maxCandidates > 0 && stats_.candidates - firstCandidate_ >= options_.maxCandidates) {
       stats_.capped = true;
       return true;
     }
-    return false;
+    return stopping();
   }
 
   /// Decides the highest free level at or below m, best bound first; levels
@@ -808,7 +850,7 @@ private:
   /// Repeatedly enlarges one dim by one blocked step (stacking: the stack factor;
   /// caching: the tile), choosing by KAPLA's rule, while the result stays valid.
   void grow(Plan &p, size_t l, bool stacking) {
-    for (int guard = 0; guard < 256; ++guard) {
+    for (int guard = 0; guard < 256 && !stopping(); ++guard) {
       auto current = scored(p);
       if (!current)
         return;
@@ -843,6 +885,8 @@ private:
         }
         if (!fits(q, l))
           continue;
+        if (stopping())
+          return;
         const Score *sol = scored(q);
         if (!sol)
           continue;
@@ -979,6 +1023,8 @@ private:
 
   std::optional<IntraLayerSolution> score(const Plan &p) {
     ++stats_.candidates;
+    if (budget_)
+      budget_->scored();
     IntraLayerSolution s;
     s.schedule.layer = layerIndex_;
     for (size_t l = 0; l < p.levels.size(); ++l)
@@ -992,6 +1038,11 @@ private:
     if (!issues.empty() || !s.result.complete || reserved) {
       ++stats_.rejected;
       return std::nullopt;
+    }
+    if (limited_) {   // the incumbent, should the budget stop the search
+      double v = objectiveValue(options_.objective, s.result.energyPj, s.result.latencyCycles);
+      if (!incumbent_ || v < incumbentValue_)
+        incumbentValue_ = v, incumbent_ = s;
     }
     return s;
   }
@@ -1014,6 +1065,11 @@ private:
   double exBestValue_ = 0;
   bool pruneByBound_ = false;   // exhaustive, objective energy
   bool boundSafe_ = true;       // no boundary term seen negative
+  BudgetMeter *budget_;         // the solve's (null: none)
+  const bool limited_;          // it has a limit: the incumbent is kept, stopping() asks it
+  bool stopped_ = false;        // a search stopped at the budget
+  std::optional<IntraLayerSolution> incumbent_;   // the best valid schedule scored (limited_ only)
+  double incumbentValue_ = 0;
 };
 
 } // namespace
@@ -1038,7 +1094,7 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles) {
 
 std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
                                              const LayerScheduleModel *given, const IntraLayerOptions &options,
-                                             IntraLayerStats &stats, std::string &why) {
+                                             IntraLayerStats &stats, SolveFailure &why) {
   return IntraLayerSolver(net, layer, hw, given, options, stats).run(why);
 }
 

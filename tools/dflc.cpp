@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -47,7 +48,9 @@ Usage:
                                      --top-k N: segment chains kept for
                                      the real solve (default 4),
                                      --train: schedule training (the network
-                                     with its backward layers)
+                                     with its backward layers),
+                                     --time-limit SECONDS: stop the solver
+                                     then and write the best schedule found
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -90,6 +93,7 @@ struct Options {
   std::optional<bool> color;
   std::string outDir, solver = "kapla", objective = "energy";
   size_t topK = 4;   // segment chains the inter-layer DP keeps
+  std::optional<double> timeLimit;   // seconds the solver may take (then: the best schedule found)
 };
 
 int usageError(const std::string &message) {
@@ -163,6 +167,17 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
         return std::nullopt;
       }
       o.topK = static_cast<size_t>(n);
+    } else if (a == "--time-limit" || a.rfind("--time-limit=", 0) == 0) {
+      std::optional<std::string> v = a == "--time-limit" ? value("--time-limit") : a.substr(13);
+      if (!v)
+        return std::nullopt;
+      char *end = nullptr;
+      double t = std::strtod(v->c_str(), &end);
+      if (v->empty() || *end || !(t >= 0) || t > 1e9) {
+        exitCode = usageError("--time-limit needs a non-negative number of seconds, got '" + *v + "'");
+        return std::nullopt;
+      }
+      o.timeLimit = t;
     } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
       std::optional<std::string> v = a == "--format" ? value("--format") : a.substr(9);
       if (!v)
@@ -194,7 +209,7 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
     } else if (a.size() > 1 && a[0] == '-') {
       exitCode = usageError("unknown option '" + a + "'" +
                             didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                           "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--help", "--version", "-i", "-I"}));
+                                           "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--help", "--version", "-i", "-I"}));
       return std::nullopt;
     } else if (o.command.empty()) {
       if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
@@ -242,6 +257,10 @@ std::optional<Options> parseArgs(int argc, char **argv, int &exitCode) {
   }
   if (o.command != "compile" && (!o.outDir.empty() || o.solver != "kapla" || o.objective != "energy" || o.topK != 4)) {
     exitCode = usageError("-o, --solver, --objective and --top-k are options of 'dflc compile'");
+    return std::nullopt;
+  }
+  if (o.command != "compile" && o.timeLimit) {
+    exitCode = usageError("--time-limit is an option of 'dflc compile'");
     return std::nullopt;
   }
   if (o.inPlace && o.check) {
@@ -427,6 +446,9 @@ int runCompile(const Options &o) {
   so.objective = o.objective == "latency" ? Objective::Latency : o.objective == "edp" ? Objective::EDP
                                                                                       : Objective::Energy;
   so.topK = o.topK;
+  if (o.timeLimit)
+    so.budget.deadline = SolveBudget::Clock::now() + std::chrono::duration_cast<SolveBudget::Clock::duration>(
+                                                         std::chrono::duration<double>(*o.timeLimit));
   bool tty = isatty(STDERR_FILENO);
   if (tty)
     so.progress = [&](size_t done, size_t all) {
@@ -438,7 +460,7 @@ int runCompile(const Options &o) {
   auto solution = makeSolver(o.solver)->solve(*model, *given, so, failure);
   if (!solution) {
     const Layer &l = net.layers.at(failure.layer);
-    diags.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.why;
+    diags.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.describe();
     printDiagnostics(o, sm, diags);
     return kExitInvalid;
   }
@@ -486,6 +508,11 @@ int runCompile(const Options &o) {
                         {"spatial_segments_solved", solution->stats.interLayer.segmentsSolved},
                         {"temporal_reserved", solution->stats.interLayer.temporalReserved},
                         {"reserve_solves", solution->stats.interLayer.reserveSolves}}}};
+  if (solution->stats.limit != SolveLimit::None) {   // only then: unlimited reports stay as they were
+    report["solver"]["status"] = "limit";
+    report["solver"]["limit"] = solveLimitName(solution->stats.limit);
+    report["solver"]["limited_layers"] = solution->stats.limitedLayers;
+  }
   std::vector<std::pair<std::string, std::string>> outputs = {
       {(fs::path(o.outDir) / "schedule.dfl").string(), scheduleText},
       {(fs::path(o.outDir) / "report.json").string(), report.dump(2) + "\n"}};
@@ -506,6 +533,8 @@ int runCompile(const Options &o) {
   for (size_t i = 0; i < outputs.size(); ++i)
     fs::rename(temps[i], outputs[i].first, ec);
   printDiagnostics(o, sm, diags);
+  if (solution->stats.limit == SolveLimit::Time)
+    std::cerr << "dflc: note: time limit hit; writing the best schedule found\n";
   std::cout << scheduleReportText(*model, solution->schedule, solution->result);
   std::cout << "solver " << o.solver << ": " << solution->stats.candidates << " candidates evaluated ("
             << solution->stats.rejected << " invalid) in " << solution->stats.seconds << " s (layers "
