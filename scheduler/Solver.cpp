@@ -1,24 +1,10 @@
 #include "scheduler/Solver.h"
 
-#include "support/Check.h"
-
 #include <algorithm>
 #include <chrono>
 
 namespace dfl {
 namespace {
-
-const Network &networkOf(const Model &model, const Schedule &s) {
-  DFLC_CHECK(s.network >= 0 && static_cast<size_t>(s.network) < model.networks.size())
-      << "the schedule to solve names no network of the model (" << s.network << ")";
-  return model.networks[static_cast<size_t>(s.network)];
-}
-
-const Hardware &hardwareOf(const Model &model, const Schedule &s) {
-  DFLC_CHECK(s.hardware >= 0 && static_cast<size_t>(s.hardware) < model.hardware.size())
-      << "the schedule to solve names no hardware of the model (" << s.hardware << ")";
-  return model.hardware[static_cast<size_t>(s.hardware)];
-}
 
 /// User segments are kept; every other layer is its own segment, solved with
 /// all nodes by the intra-layer search: KAPLA's stacking/caching descent, or
