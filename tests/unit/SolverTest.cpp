@@ -3,6 +3,7 @@
 #include "scheduler/InterLayerSolver.h"
 #include "frontend/Loader.h"
 #include "model/ScheduleWriter.h"
+#include "scheduler/SegmentChains.h"
 #include "scheduler/Solver.h"
 #include "TestUtil.h"
 
@@ -719,4 +720,51 @@ hardware h {
   EXPECT_EQ(failure.neededBytes, 6);
   EXPECT_EQ(failure.availableBytes, 4);
   EXPECT_EQ(failure.describe(), "layer 'c' does not fit level REGF: even its smallest tiles need 6 B of 4 B");
+}
+
+TEST(SolverBudget, LimitDuringTheInterLayerStepsKeepsTheBestChainSoFar) {
+  // A cap just past what the layers alone take: it is reached while the
+  // inter-layer solver works, which stops between its steps and returns the
+  // best valid schedule so far — never worse than the layer-wise one.
+  auto l = loadStdlib("googlenet", "eyeriss_multinode");
+  SolveFailure failure;
+  auto full = solveUnder(l->model, "kapla", SolveBudget{}, failure);
+  ASSERT_TRUE(full.has_value()) << failure;
+  const int64_t layerPhase = full->stats.candidates - full->stats.interLayer.intra.candidates;
+  ASSERT_GT(full->stats.interLayer.intra.candidates, 100);   // the premise: the inter-layer steps score candidates
+  SolveBudget b;
+  b.maxCandidates = layerPhase + 50;
+  auto s = solveUnder(l->model, "kapla", b, failure);
+  ASSERT_TRUE(s.has_value()) << failure;
+  EXPECT_EQ(s->stats.status, SolveStatus::Feasible);
+  EXPECT_EQ(s->stats.limit, SolveLimit::Candidates);
+  EXPECT_EQ(s->stats.limitedLayers, 0);   // every layer alone finished its search
+  expectValidComplete(l->model, *s, "cap in the inter-layer steps");
+  EXPECT_LT(s->stats.candidates, full->stats.candidates);
+  // No better than the unlimited solve; no worse than the layers alone (its first incumbent).
+  EXPECT_GE(s->result.energyPj, full->result.energyPj * (1 - 1e-12));
+  SolveBudget spent;
+  spent.maxCandidates = layerPhase;   // reached exactly when the layers are done: the layer-wise schedule
+  auto layerwiseOnly = solveUnder(l->model, "kapla", spent, failure);
+  ASSERT_TRUE(layerwiseOnly.has_value()) << failure;
+  EXPECT_TRUE(layerwiseOnly->schedule.segments.empty());
+  EXPECT_LE(s->result.energyPj, layerwiseOnly->result.energyPj * (1 + 1e-12));
+}
+
+TEST(SegmentChains, CheapestChainsByHand) {
+  // Three layers of cost 1 each; layers 0..1 as a temporal segment cost 1.5,
+  // 1..2 as a spatial one 1.8; nothing else is a segment. The chains and
+  // their costs: {T 0..1, 2} 2.5, {0, S 1..2} 2.8, {0, 1, 2} 3.
+  auto single = [](int) { return 1.0; };
+  SegmentCost temporal = [](int i, int j) { return i == 0 && j == 1 ? std::optional<double>(1.5) : std::nullopt; };
+  SegmentCost spatial = [](int i, int j) { return i == 1 && j == 2 ? std::optional<double>(1.8) : std::nullopt; };
+  std::vector<Chain> chains = cheapestChains(3, 2, 5, single, temporal, spatial);
+  ASSERT_EQ(chains.size(), 3u);
+  EXPECT_EQ(chains[0], (Chain{{0, 1, SegmentKind::Temporal}, {2, 2, SegmentKind::Single}}));
+  EXPECT_EQ(chains[1], (Chain{{0, 0, SegmentKind::Single}, {1, 2, SegmentKind::Spatial}}));
+  EXPECT_EQ(chains[2],
+            (Chain{{0, 0, SegmentKind::Single}, {1, 1, SegmentKind::Single}, {2, 2, SegmentKind::Single}}));
+  // k = 1: the cheapest alone; segments longer than maxLen = 1: singles only.
+  EXPECT_EQ(cheapestChains(3, 2, 1, single, temporal, spatial), std::vector<Chain>{chains[0]});
+  EXPECT_EQ(cheapestChains(3, 1, 5, single, temporal, spatial), std::vector<Chain>{chains[2]});
 }
