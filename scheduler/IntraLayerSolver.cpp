@@ -13,6 +13,7 @@ const char *objectiveName(Objective o) {
   case Objective::Latency: return "latency";
   case Objective::EDP: return "edp";
   }
+  DFLC_CHECK(false) << "objective " << static_cast<int>(o);
   return "energy";
 }
 
@@ -22,6 +23,7 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles) {
   case Objective::Latency: return latencyCycles;
   case Objective::EDP: return energyPj * latencyCycles;
   }
+  DFLC_CHECK(false) << "objective " << static_cast<int>(o);
   return energyPj;
 }
 
@@ -49,6 +51,7 @@ std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, cons
   }
   case IntraLayerSearch::Kapla: break;
   }
+  DFLC_CHECK(options.search == IntraLayerSearch::Kapla) << "search " << static_cast<int>(options.search);
   intra::KaplaDescent search(net, layer, hw, given, options, stats);
   return search.finish(search.kaplaSearch(why), why);
 }

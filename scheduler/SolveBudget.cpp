@@ -1,5 +1,7 @@
 #include "scheduler/SolveBudget.h"
 
+#include "support/Check.h"
+
 namespace dfl {
 
 const char *solveLimitName(SolveLimit limit) {
@@ -9,6 +11,7 @@ const char *solveLimitName(SolveLimit limit) {
   case SolveLimit::Candidates: return "candidates";
   case SolveLimit::Cancelled: return "cancelled";
   }
+  DFLC_CHECK(false) << "limit " << static_cast<int>(limit);
   return "none";
 }
 
@@ -19,6 +22,7 @@ const char *solveStatusName(SolveStatus status) {
   case SolveStatus::NoneWithinLimit: return "none within limit";
   case SolveStatus::Infeasible: return "infeasible";
   }
+  DFLC_CHECK(false) << "status " << static_cast<int>(status);
   return "complete";
 }
 

@@ -1,5 +1,7 @@
 #include "scheduler/SolveFailure.h"
 
+#include "support/Check.h"
+
 #include <ostream>
 
 namespace dfl {
@@ -22,6 +24,7 @@ std::string SolveFailure::describe() const {
                : std::string("no valid schedule found for ") + layerQuoted + " within the " +
                      (limit == SolveLimit::Time ? "time limit" : "candidate limit");
   }
+  DFLC_CHECK(false) << "failure reason " << static_cast<int>(reason);
   return "no valid schedule found for " + layerQuoted;
 }
 

@@ -1,6 +1,7 @@
 #include "scheduler/TilingSpace.h"
 
 #include "support/Check.h"
+
 #include <algorithm>
 
 namespace dfl::intra {
@@ -159,6 +160,7 @@ int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
   case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
   case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
   }
+  DFLC_CHECK(false) << "role " << static_cast<int>(r);
   return 0;
 }
 
