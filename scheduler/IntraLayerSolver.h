@@ -8,6 +8,12 @@
 // what the solver returns checks with identical numbers.
 //
 // Levels the user (or the hardware) fixed are kept verbatim.
+//
+// The parts (internal to scheduler/, namespace dfl::intra): the space
+// (TilingSpace.h), the objective every candidate is scored by
+// (LayerObjective.h), and the searches — KAPLA's descent (KaplaDescent.h),
+// the exhaustive branch and bound (BranchAndBound.h), random sampling
+// (RandomSearch.h). solveLayer picks one by IntraLayerOptions::search.
 #pragma once
 
 #include "scheduler/Analysis.h"
