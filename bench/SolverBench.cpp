@@ -67,7 +67,7 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
   for (size_t i = 0; i < n.layers.size(); ++i) {
     IntraLayerOptions o;
     IntraLayerStats ks, es;
-    std::string why;
+    SolveFailure why;
     auto k = solveLayer(n, static_cast<int>(i), model->hardware[0], nullptr, o, ks, why);
     o.search = IntraLayerSearch::Exhaustive;
     o.maxCandidates = cap;
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
                       k->result.energyPj / 1e9, "-", "-", std::chrono::duration<double>(t1 - t0).count(), "-", "-",
                       "-");
         else
-          std::printf("%-10s %-21s no schedule: %s\n", net, st.name, f1.why.c_str());
+          std::printf("%-10s %-21s no schedule: %s\n", net, st.name, f1.describe().c_str());
         std::fflush(stdout);
         continue;
       }
@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
       temporalOnly.spatial = false;
       auto kt = makeSolver("kapla")->solve(*model, given, temporalOnly, f4);
       if (!k || !ex) {
-        std::printf("%-10s %-21s no schedule: %s%s\n", net, st.name, f1.why.c_str(), f2.why.c_str());
+        std::printf("%-10s %-21s no schedule: %s%s\n", net, st.name, f1.describe().c_str(), f2.describe().c_str());
         continue;
       }
       double ks = std::chrono::duration<double>(t1 - t0).count(), es = std::chrono::duration<double>(t2 - t1).count();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -43,6 +44,11 @@ std::string reportJson(const Model &model, const Solution &solution, const Drive
                         {"spatial_segments_solved", s.interLayer.segmentsSolved},
                         {"temporal_reserved", s.interLayer.temporalReserved},
                         {"reserve_solves", s.interLayer.reserveSolves}}}};
+  if (s.limit != SolveLimit::None) {   // only then: unlimited reports stay as they were
+    report["solver"]["status"] = "limit";
+    report["solver"]["limit"] = solveLimitName(s.limit);
+    report["solver"]["limited_layers"] = s.limitedLayers;
+  }
   return report.dump(2) + "\n";
 }
 
@@ -166,14 +172,17 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
   so.objective = objectiveOf(options_.objective);
   so.topK = options_.topK;
   so.progress = progress;
+  if (options_.timeLimitSeconds)
+    so.budget.deadline = SolveBudget::Clock::now() + std::chrono::duration_cast<SolveBudget::Clock::duration>(
+                                                         std::chrono::duration<double>(*options_.timeLimitSeconds));
   SolveFailure failure;
   solution_ = solver->solve(model_, *selected_, so, failure);
   const Network &net = model_.networks[selected_->network];
   if (!solution_) {
     DFLC_CHECK(failure.layer >= 0 && static_cast<size_t>(failure.layer) < net.layers.size())
-        << "the solver failed without naming a layer of " << net.name << " (" << failure.why << ")";
+        << "the solver failed without naming a layer of " << net.name << " (" << failure.describe() << ")";
     const Layer &l = net.layers[failure.layer];
-    diags_.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.why;
+    diags_.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.describe();
     return false;
   }
   reportIssues(solution_->result.issues, diags_);

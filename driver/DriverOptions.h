@@ -32,6 +32,9 @@ struct DriverOptions {
   std::string solver = "kapla";        // a name of solverNames()
   std::string objective = "energy";    // energy, latency or edp
   size_t topK = 4;                     // segment chains the inter-layer DP keeps
+  /// --time-limit: seconds the solve may take; then the best schedule found
+  /// (scheduler/SolveBudget.h). nullopt: no limit.
+  std::optional<double> timeLimitSeconds;
   std::string outDir;                  // where writeOutputs() writes
   bool timePasses = false;             // the client prints PassTimer::report()
   /// E0820 when the FILEs declare no schedule: `dflc check`'s rule. The

@@ -15,7 +15,6 @@
 namespace dfl::lsp {
 namespace {
 
-struct SolveCancelled {};
 
 /// The edits of one action in the root document, by offset: text inserted or
 /// replacing a range; insertions at one place are joined in the order made.
@@ -201,21 +200,15 @@ std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::
     CodeAction whole{"Fill in missing directives" + how, "refactor.rewrite", uri, {}, std::nullopt};
     SolverOptions so;
     so.objective = driver::objectiveOf(objective);
-    so.progress = [&](size_t, size_t) {
-      if (cancelled && *cancelled)
-        throw SolveCancelled{};
-    };
+    so.budget.cancel = cancelled.get();   // checked where candidates are scored: stops within a layer
     SolveFailure failure;
-    std::optional<Solution> solution;
-    try {
-      solution = makeSolver(solverName)->solve(c->model, s, so, failure);
-    } catch (const SolveCancelled &) {
+    std::optional<Solution> solution = makeSolver(solverName)->solve(c->model, s, so, failure);
+    if ((solution ? solution->stats.limit : failure.limit) == SolveLimit::Cancelled)
       return out;   // nothing cached: the next request solves again
-    }
     if (!solution) {
       whole.disabledReason = "no valid schedule" +
                              (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +
-                             ": " + failure.why;
+                             ": " + failure.describe();
       all.push_back({toLspRange(c->sm, s.range), whole});
       continue;
     }

@@ -103,6 +103,11 @@ struct ScheduleResult {
 
 ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
 
+/// The network and the hardware a schedule names. Callers pass only schedules
+/// that name known ones (the front end reports the others): a DFLC_CHECK.
+const Network &networkOf(const Model &model, const Schedule &schedule);
+const Hardware &hardwareOf(const Model &model, const Schedule &schedule);
+
 /// Turns Issues into diagnostics.
 void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags);
 

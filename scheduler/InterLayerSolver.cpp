@@ -1,42 +1,30 @@
 #include "scheduler/InterLayerSolver.h"
 
+#include "support/Check.h"
+
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <limits>
 #include <map>
-#include <tuple>
 
 namespace dfl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
-/// One segment of a chain: layers first..last as one kind.
-enum class Kind { Single, Temporal, Spatial };
-struct Link {
-  int first = 0, last = 0;
-  Kind kind = Kind::Single;
-};
-
-/// A partial chain in the DP: its estimated cost and how it ends.
-struct ChainEnd {
-  double cost = 0;
-  int start = 0;   // first layer of the last segment
-  Kind kind = Kind::Single;
-  size_t prev = 0;   // rank of the chain it extends, at `start`
-};
-
 } // namespace
+
+const Network &InterLayerSolver::network() const { return networkOf(model_, base_); }
+
+const Hardware &InterLayerSolver::hardware() const { return hardwareOf(model_, base_); }
 
 InterLayerSolver::InterLayerSolver(const Model &model, const Schedule &layerwise, const ScheduleResult &layerwiseResult,
                                    const InterLayerOptions &options)
     : model_(model), base_(layerwise), baseResult_(layerwiseResult), options_(options) {}
 
 std::vector<int64_t> InterLayerSolver::allocateNodes(int first, int last) const {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   const int64_t units = hw.levels[hw.levels.size() - 2].units();
   const size_t n = static_cast<size_t>(last - first + 1);
   if (static_cast<int64_t>(n) > units)
@@ -67,7 +55,7 @@ std::vector<int64_t> InterLayerSolver::allocateNodes(int first, int last) const 
 }
 
 std::vector<int64_t> InterLayerSolver::batchTiles() const {
-  const Network &net = model_.networks.at(base_.network);
+  const Network &net = network();
   // Finest (one sample per forwarded chunk), a middle one and the whole batch.
   std::vector<int64_t> tiles;
   for (int64_t t : {int64_t{1}, int64_t{8}, net.batch})
@@ -170,7 +158,7 @@ std::vector<double> SchemeEstimate::paretoVector() const {
 }
 
 std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const {
-  const Network &net = model_.networks.at(base_.network);
+  const Network &net = network();
   // Whole channels, halves and quarters: finer forwarding shrinks the tiles
   // a node must hold (and the pipeline's fill) at the cost of refetching the
   // other operand per channel chunk; beyond quarters the chunks get too thin
@@ -206,8 +194,8 @@ std::vector<SpatialSegment> InterLayerSolver::schemes(int first, int last, const
 }
 
 bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   const Level &nodes = hw.levels[hw.levels.size() - 2];
   int64_t used = 0;
   for (int64_t r : s.nodes)
@@ -224,8 +212,8 @@ bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
 }
 
 double InterLayerSolver::computePj(int first, int last) const {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   double e = 0;
   for (int x = first; x <= last; ++x) {
     const Layer &l = net.layers[static_cast<size_t>(x)];
@@ -242,8 +230,8 @@ double InterLayerSolver::computePj(int first, int last) const {
 }
 
 double InterLayerSolver::lowerBoundPj(int first, int last) const {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   const size_t nl = hw.levels.size();
   double e = computePj(first, last);
   for (int x = first; x <= last; ++x) {
@@ -265,8 +253,8 @@ double InterLayerSolver::lowerBoundPj(int first, int last) const {
 }
 
 SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   const size_t nl = hw.levels.size();
   SchemeEstimate out;
   out.energyPj = computePj(s.first, s.last);
@@ -323,8 +311,8 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
 
 std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatial(const SpatialSegment &s,
                                                                                    InterLayerStats &stats) {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   ++stats.segmentsSolved;
   Schedule sched = base_;
   Segment seg;
@@ -350,7 +338,7 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
       key += "/" + std::to_string(x);   // its seed depends on the layer
     auto it = memo_.find(key);
     if (it == memo_.end()) {
-      std::string why;
+      SolveFailure why;
       auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why);
       it = memo_.emplace(key, sol ? std::optional<LayerScheduleModel>(sol->schedule) : std::nullopt).first;
     }
@@ -382,6 +370,8 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
   std::optional<std::pair<Schedule, ScheduleResult>> best;
   double bestValue = std::numeric_limits<double>::infinity(), bestPj = bestValue;
   for (auto [est, scheme] : order) {
+    if (best && budgetSpent())
+      break;   // the budget is spent and a valid scheme found: the best so far
     if (options_.objective == Objective::Energy && est >= bestPj) {
       ++stats.skippedByEstimate;
       continue;
@@ -402,7 +392,7 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
 }
 
 int64_t InterLayerSolver::reserveLevel(int64_t bytes) const {
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Hardware &hw = hardware();
   const Level &nodes = hw.levels[hw.levels.size() - 2];
   if (!nodes.capacityBytes || bytes <= 0)
     return 0;
@@ -422,8 +412,8 @@ int64_t InterLayerSolver::reserveLevel(int64_t bytes) const {
 
 const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, int64_t reserve,
                                                                          InterLayerStats &stats) {
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
+  const Network &net = network();
+  const Hardware &hw = hardware();
   IntraLayerOptions o = options_.intra;
   o.maxNodes = 0;
   o.fixedTopTile = {};
@@ -435,315 +425,278 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, 
   auto it = reserveMemo_.find(key);
   if (it == reserveMemo_.end()) {
     ++stats.reserveSolves;
-    std::string why;
+    SolveFailure why;
     it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
   }
   return it->second;   // solved for a layer of this shape: the caller sets its index
 }
 
-std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
-  auto t0 = Clock::now();
-  const Network &net = model_.networks.at(base_.network);
-  const Hardware &hw = model_.hardware.at(base_.hardware);
-  const int n = static_cast<int>(net.layers.size());
+bool InterLayerSolver::budgetSpent() const { return options_.intra.budget && options_.intra.budget->exhausted(); }
+
+std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerStats &stats) {
+  const Network &net = network();
+  const Hardware &hw = hardware();
   const size_t nl = hw.levels.size(), top = nl - 2, dram = nl - 1;
   const Level &nodes = hw.levels[top];
   const size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
-  const ScheduleResult &r = baseResult_;
-  auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
-
-  // ---- segment costs --------------------------------------------------------------
-  // Temporal segments (docs/directives.md §9): the layers run as solved alone
-  // and the DRAM traffic of the intermediates disappears — exact. When the
-  // intermediates do not fit beside the layer-wise schedules (E0819) but fit
-  // the nodes' buffers at all, the layers that leave too little room are
-  // re-solved with a reserve for them (KAPLA §IV-C: the intra-layer solver
-  // checks the constraints of the inter-layer scheme); the segment then runs
-  // with those schedules (`reserved`), still exact.
-  std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> reserved;
-  auto temporalCost = [&](int i, int j) -> std::optional<double> {
-    if (!hw.temporalPipelining)
-      return std::nullopt;
-    int64_t bytes = 0;
-    for (int p = i; p <= j; ++p) {
-      if (!net.layers[p].forwardOf.empty())
-        return std::nullopt;   // backward layers read and write their tensors in DRAM
-      if (net.readUpTo(p, j))
-        bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
-    }
-    // Per layer, the result it runs with in the segment.
-    std::vector<const LayerResult *> res;
-    for (int l = i; l <= j; ++l)
-      res.push_back(&r.layers[l]);
-    if (nodes.capacityBytes) {
-      const int64_t all = *nodes.capacityBytes * nodes.units();
-      auto tooFull = [&](const LayerResult &x) {
-        const LevelResult &lr = x.levels[top];
-        return bytes > all - lr.occupancyBytes * lr.units;
-      };
-      if (std::any_of(res.begin(), res.end(), [&](const LayerResult *x) { return tooFull(*x); })) {
-        const int64_t reserve = reserveLevel(bytes);
-        if (!reserve)
+  if (!hw.temporalPipelining)
+    return std::nullopt;
+  int64_t bytes = 0;
+  for (int p = i; p <= j; ++p) {
+    if (!net.layers[p].forwardOf.empty())
+      return std::nullopt;   // backward layers read and write their tensors in DRAM
+    if (net.readUpTo(p, j))
+      bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
+  }
+  // Per layer, the result it runs with in the segment.
+  std::vector<const LayerResult *> res;
+  for (int l = i; l <= j; ++l)
+    res.push_back(&baseResult_.layers[l]);
+  if (nodes.capacityBytes) {
+    const int64_t all = *nodes.capacityBytes * nodes.units();
+    auto tooFull = [&](const LayerResult &x) {
+      const LevelResult &lr = x.levels[top];
+      return bytes > all - lr.occupancyBytes * lr.units;
+    };
+    if (std::any_of(res.begin(), res.end(), [&](const LayerResult *x) { return tooFull(*x); })) {
+      const int64_t reserve = reserveLevel(bytes);
+      if (!reserve)
+        return std::nullopt;
+      std::vector<LayerScheduleModel> layers;
+      for (int l = i; l <= j; ++l) {
+        const LayerResult *&x = res[static_cast<size_t>(l - i)];
+        if (!tooFull(*x))
+          continue;   // leaves the room already: keeps its best schedule
+        if (static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l])
+          return std::nullopt;   // the user's directives are kept as written
+        const auto &sol = solveReserved(l, reserve, stats);
+        if (!sol || tooFull(sol->result))
           return std::nullopt;
-        std::vector<LayerScheduleModel> layers;
-        for (int l = i; l <= j; ++l) {
-          const LayerResult *&x = res[static_cast<size_t>(l - i)];
-          if (!tooFull(*x))
-            continue;   // leaves the room already: keeps its best schedule
-          if (static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l])
-            return std::nullopt;   // the user's directives are kept as written
-          const auto &sol = solveReserved(l, reserve, stats);
-          if (!sol || tooFull(sol->result))
-            return std::nullopt;
-          x = &sol->result;
-          layers.push_back(sol->schedule);
-          layers.back().layer = l;
-        }
-        ++stats.temporalReserved;
-        reserved[{i, j}] = std::move(layers);
+        x = &sol->result;
+        layers.push_back(sol->schedule);
+        layers.back().layer = l;
+      }
+      ++stats.temporalReserved;
+      reserved_[{i, j}] = std::move(layers);
+    }
+  }
+  double e = 0, saved = 0;
+  std::vector<double> writes(net.layers.size());
+  for (int l = i; l <= j; ++l) {
+    const LayerResult &x = *res[static_cast<size_t>(l - i)];
+    e += x.energyPj;
+    writes[l] = x.levels[dram].accesses.writes[ofm];
+  }
+  for (int c = i; c <= j; ++c) {
+    double reads = res[static_cast<size_t>(c - i)]->levels[dram].accesses.reads[ifm];
+    for (const TensorRef &op : net.layers[c].operands) {
+      if (op.isInput || op.index < i || op.index > c)
+        continue;
+      double w = std::min(writes[op.index], reads);
+      reads -= w;
+      saved += w * hw.levels[dram].accessEnergyPj;   // the consumer's fill
+      if (!net.readOutside(op.index, [&](int l) { return l >= i && l <= j; })) {
+        writes[op.index] -= w;   // and the write-back, as the analysis does
+        saved += w * hw.levels[dram].accessEnergyPj;
       }
     }
-    double e = 0, saved = 0;
-    std::vector<double> writes(static_cast<size_t>(n));
-    for (int l = i; l <= j; ++l) {
-      const LayerResult &x = *res[static_cast<size_t>(l - i)];
-      e += x.energyPj;
-      writes[l] = x.levels[dram].accesses.writes[ofm];
-    }
-    for (int c = i; c <= j; ++c) {
-      double reads = res[static_cast<size_t>(c - i)]->levels[dram].accesses.reads[ifm];
-      for (const TensorRef &op : net.layers[c].operands) {
-        if (op.isInput || op.index < i || op.index > c)
-          continue;
-        double w = std::min(writes[op.index], reads);
-        reads -= w;
-        saved += w * hw.levels[dram].accessEnergyPj;   // the consumer's fill
-        if (!net.readOutside(op.index, [&](int l) { return l >= i && l <= j; })) {
-          writes[op.index] -= w;   // and the write-back, as the analysis does
-          saved += w * hw.levels[dram].accessEnergyPj;
-        }
-      }
-    }
-    return e - saved;
-  };
-  // A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
-  auto useReserved = [&](Schedule &s, int i, int j) {
-    if (auto it = reserved.find({i, j}); it != reserved.end())
-      for (const LayerScheduleModel &ls : it->second)
-        s.layers[static_cast<size_t>(ls.layer)] = ls;
-  };
-  auto singles = [&](int i, int j) {
+  }
+  return e - saved;
+}
+
+void InterLayerSolver::useReserved(Schedule &s, int i, int j) const {
+  if (auto it = reserved_.find({i, j}); it != reserved_.end())
+    for (const LayerScheduleModel &ls : it->second)
+      s.layers[static_cast<size_t>(ls.layer)] = ls;
+}
+
+double InterLayerSolver::singlesPj(int i, int j) const {
+  double e = 0;
+  for (int l = i; l <= j; ++l)
+    e += baseResult_.layers[l].energyPj;
+  return e;
+}
+
+InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, bool spatialAllowed,
+                                                                  InterLayerStats &stats) {
+  const Network &net = network();
+  SegmentOptions o;
+  if (static_cast<size_t>(j - i + 1) <= options_.maxTemporal)
+    o.temporal = temporalCost(i, j, stats);
+  o.exact = o.temporal ? std::min(*o.temporal, singlesPj(i, j)) : singlesPj(i, j);
+  if (!spatialAllowed || static_cast<size_t>(j - i + 1) > options_.maxSpatial)
+    return o;
+  bool eligible = true;
+  for (int l = i; l <= j; ++l)
+    eligible &= net.layers[l].forwardOf.empty() &&
+                !(static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]);
+  if (!eligible)
+    return o;
+  std::vector<int64_t> regions = allocateNodes(i, j);
+  if (regions.empty())
+    return o;
+  std::vector<std::pair<SpatialSegment, SchemeEstimate>> kept;
+  for (SpatialSegment &sc : schemes(i, j, regions)) {
+    ++stats.candidates;
+    if (options_.prune && !mayFit(sc))
+      ++stats.prunedInvalid;
+    else
+      kept.push_back({std::move(sc), SchemeEstimate{}});
+  }
+  if (kept.empty())
+    return o;
+  for (auto &[sc, est] : kept)
+    est = estimate(sc);
+  // Pareto pruning (KAPLA §IV-B): a scheme whose access counts and buffer
+  // are all matched or beaten by another's is dropped. A heuristic — the
+  // counts are estimates — see docs/solver.md.
+  if (options_.prune) {
+    std::vector<std::vector<double>> points;
+    for (auto &k : kept)
+      points.push_back(k.second.paretoVector());
+    std::vector<std::pair<SpatialSegment, SchemeEstimate>> front;
+    for (size_t f : paretoFront(points))
+      front.push_back(std::move(kept[f]));
+    stats.prunedPareto += static_cast<int64_t>(kept.size() - front.size());
+    kept = std::move(front);
+  }
+  double lb = lowerBoundPj(i, j);
+  // Safe: any chain through this segment does no worse with the exact
+  // alternative in its place, since real cost >= lower bound >= exact.
+  if (options_.prune && options_.objective == Objective::Energy && lb >= o.exact) {
+    stats.prunedBound += static_cast<int64_t>(kept.size());
+    return o;
+  }
+  o.spatialBound = lb;
+  for (auto &k : kept) {
+    o.wholeChannels |= k.first.channelSplit == 1;
+    o.schemes.push_back(std::move(k.first));
+  }
+  return o;
+}
+
+const InterLayerSolver::SegmentOptions &InterLayerSolver::options(int i, int j) const {
+  auto it = segments_.find({i, j});
+  DFLC_CHECK(it != segments_.end()) << "segment " << i << ".." << j << " has no costs";
+  return it->second;
+}
+
+std::optional<double> InterLayerSolver::exactTemporal(int i, int j) const { return options(i, j).temporal; }
+
+const std::optional<std::vector<LayerScheduleModel>> &InterLayerSolver::solvedSegment(int i, int j,
+                                                                                      InterLayerStats &stats) {
+  auto it = solved_.find({i, j});
+  if (it != solved_.end())
+    return it->second;
+  std::optional<std::vector<LayerScheduleModel>> best;
+  if (auto s = solveSpatialBest(options(i, j).schemes, stats)) {
     double e = 0;
     for (int l = i; l <= j; ++l)
-      e += r.layers[l].energyPj;
-    return e;
-  };
-  // Per segment: the exact alternative (temporal or one by one) and, where
-  // allowed, the spatial option's lower bound and its surviving schemes.
-  struct Options {
-    std::optional<double> temporal;
-    double exact = 0;
-    std::optional<double> spatialBound;
-    bool wholeChannels = false;   // a surviving scheme forwards whole channels
-    std::vector<SpatialSegment> schemes;
-  };
-  std::map<std::pair<int, int>, Options> opts;
-  const size_t maxLen = std::max(options_.maxSpatial, options_.maxTemporal);
-  bool spatialAllowed = hw.spatialPipelining && nodes.units() > 1 && hw.levels[top].fixed.empty();
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n && static_cast<size_t>(j - i + 1) <= maxLen; ++j) {
-      Options &o = opts[{i, j}];
-      if (static_cast<size_t>(j - i + 1) <= options_.maxTemporal)
-        o.temporal = temporalCost(i, j);
-      o.exact = o.temporal ? std::min(*o.temporal, singles(i, j)) : singles(i, j);
-      if (!spatialAllowed || static_cast<size_t>(j - i + 1) > options_.maxSpatial)
-        continue;
-      bool eligible = true;
-      for (int l = i; l <= j; ++l)
-        eligible &= net.layers[l].forwardOf.empty() &&
-                    !(static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]);
-      if (!eligible)
-        continue;
-      std::vector<int64_t> regions = allocateNodes(i, j);
-      if (regions.empty())
-        continue;
-      std::vector<std::pair<SpatialSegment, SchemeEstimate>> kept;
-      for (SpatialSegment &sc : schemes(i, j, regions)) {
-        ++stats.candidates;
-        if (options_.prune && !mayFit(sc))
-          ++stats.prunedInvalid;
-        else
-          kept.push_back({std::move(sc), SchemeEstimate{}});
-      }
-      if (kept.empty())
-        continue;
-      for (auto &[sc, est] : kept)
-        est = estimate(sc);
-      // Pareto pruning (KAPLA §IV-B): a scheme whose access counts and buffer
-      // are all matched or beaten by another's is dropped. A heuristic — the
-      // counts are estimates — see docs/solver.md.
-      if (options_.prune) {
-        std::vector<std::vector<double>> points;
-        for (auto &k : kept)
-          points.push_back(k.second.paretoVector());
-        std::vector<std::pair<SpatialSegment, SchemeEstimate>> front;
-        for (size_t f : paretoFront(points))
-          front.push_back(std::move(kept[f]));
-        stats.prunedPareto += static_cast<int64_t>(kept.size() - front.size());
-        kept = std::move(front);
-      }
-      double lb = lowerBoundPj(i, j);
-      // Safe: any chain through this segment does no worse with the exact
-      // alternative in its place, since real cost >= lower bound >= exact.
-      if (options_.prune && options_.objective == Objective::Energy && lb >= o.exact) {
-        stats.prunedBound += static_cast<int64_t>(kept.size());
-        continue;
-      }
-      o.spatialBound = lb;
-      for (auto &k : kept) {
-        o.wholeChannels |= k.first.channelSplit == 1;
-        o.schemes.push_back(std::move(k.first));
-      }
-    }
+      e += s->second.layers[static_cast<size_t>(l)].energyPj;
+    realPj_[{i, j}] = e;
+    best.emplace();
+    for (int l = i; l <= j; ++l)
+      best->push_back(s->first.layers[static_cast<size_t>(l)]);
+  }
+  return solved_[{i, j}] = std::move(best);
+}
 
-  // ---- DP over the topological order keeping the top-k chains -----------------------
-  auto dp = [&](size_t k, const std::function<std::optional<double>(int, int)> &spatialCost) {
-    std::vector<std::vector<ChainEnd>> best(static_cast<size_t>(n) + 1);
-    best[0].push_back({0, 0, Kind::Single, 0});
-    for (int j = 1; j <= n; ++j) {
-      std::vector<ChainEnd> cands;
-      for (int len = 1; len <= j && static_cast<size_t>(len) <= maxLen; ++len) {
-        int i = j - len;
-        auto add = [&](double c, Kind kind) {
-          for (size_t rank = 0; rank < best[i].size(); ++rank)
-            cands.push_back({best[i][rank].cost + c, i, kind, rank});
-        };
-        if (len == 1) {
-          add(r.layers[i].energyPj, Kind::Single);
-          continue;
-        }
-        const Options &o = opts.at({i, j - 1});
-        if (o.temporal)
-          add(*o.temporal, Kind::Temporal);
-        if (auto c = spatialCost(i, j - 1))
-          add(*c, Kind::Spatial);
+void InterLayerSolver::tryChain(const Chain &chain, InterLayerStats &stats) {
+  if (budgetSpent() || std::find(seen_.begin(), seen_.end(), chain) != seen_.end())
+    return;
+  seen_.push_back(chain);
+  ++stats.chains;
+  Schedule s = base_;
+  for (const Link &link : chain) {
+    Segment seg;
+    for (int l = link.first; l <= link.last; ++l)
+      seg.layers.push_back(l);
+    if (link.kind == SegmentKind::Spatial) {
+      if (const auto &layers = solvedSegment(link.first, link.last, stats)) {
+        for (const LayerScheduleModel &ls : *layers)
+          s.layers[static_cast<size_t>(ls.layer)] = ls;
+        seg.pipelined = true;
+        s.segments.push_back(std::move(seg));
+        continue;
       }
-      // Deterministic: by cost, then by the shape of the last segment.
-      std::stable_sort(cands.begin(), cands.end(), [](const ChainEnd &a, const ChainEnd &b) {
-        return std::tie(a.cost, a.start, a.kind, a.prev) < std::tie(b.cost, b.start, b.kind, b.prev);
-      });
-      if (cands.size() > k)
-        cands.resize(k);
-      best[static_cast<size_t>(j)] = std::move(cands);
+      // No valid schedule for it: the exact alternative takes its place.
+      const SegmentOptions &o = options(link.first, link.last);
+      if (!o.temporal || *o.temporal > singlesPj(link.first, link.last))
+        continue;
     }
-    std::vector<std::vector<Link>> chains;
-    for (size_t rank = 0; rank < best[static_cast<size_t>(n)].size(); ++rank) {
-      std::vector<Link> chain;
-      size_t at = rank;
-      for (int j = n; j > 0;) {
-        const ChainEnd &e = best[static_cast<size_t>(j)][at];
-        chain.insert(chain.begin(), Link{e.start, j - 1, e.kind});
-        at = e.prev;
-        j = e.start;
-      }
-      chains.push_back(std::move(chain));
+    if (link.kind != SegmentKind::Single) {
+      useReserved(s, link.first, link.last);
+      s.segments.push_back(std::move(seg));
     }
-    return chains;
-  };
+  }
+  ScheduleResult res = analyzeSchedule(model_, s);
+  auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
+  if (res.valid && res.complete && value(res) < value(bestResult_)) {
+    bestSchedule_ = std::move(s);
+    bestResult_ = std::move(res);
+  }
+}
+
+std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
+  auto t0 = Clock::now();
+  const Network &net = network();
+  const Hardware &hw = hardware();
+  const int n = static_cast<int>(net.layers.size());
+  const Level &nodes = hw.levels[hw.levels.size() - 2];
+  reserved_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear();
+  bestSchedule_ = base_;
+  bestResult_ = baseResult_;
+
+  // ---- segment costs: per segment the exact alternative (temporal or one by
+  // one) and, where allowed, the spatial option's lower bound and its schemes.
+  const size_t maxLen = std::max(options_.maxSpatial, options_.maxTemporal);
+  const bool spatialAllowed = hw.spatialPipelining && nodes.units() > 1 && nodes.fixed.empty();
+  for (int i = 0; i < n; ++i) {
+    if (budgetSpent())
+      return {base_, baseResult_};   // the layer-wise schedule: the best so far
+    for (int j = i + 1; j < n && static_cast<size_t>(j - i + 1) <= maxLen; ++j)
+      segments_[{i, j}] = segmentOptions(i, j, spatialAllowed, stats);
+  }
+
+  // ---- the chain DP over the topological order, keeping the top-k chains
+  auto single = [&](int i) { return baseResult_.layers[i].energyPj; };
+  auto temporal = [&](int i, int j) { return exactTemporal(i, j); };
   auto none = [](int, int) -> std::optional<double> { return std::nullopt; };
   // Ranked by the lower bound, not by the best scheme's estimate: measured on
   // ResNet-50 (batch 64), the estimate's refetch terms make spatial segments
   // look worse than they solve and the short list then misses good ones.
-  auto bound = [&](int i, int j) { return opts.at({i, j}).spatialBound; };
-  std::vector<std::vector<Link>> shortList = dp(1, none);   // the best chain of exact segments
-  for (auto &c : dp(std::max<size_t>(1, options_.topK), bound))
+  auto bound = [&](int i, int j) { return options(i, j).spatialBound; };
+  const size_t k = std::max<size_t>(1, options_.topK);
+  std::vector<Chain> shortList = cheapestChains(n, maxLen, 1, single, temporal, none);   // the best exact chain
+  for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, bound))
     shortList.push_back(std::move(c));
   // The same over the segments that whole-channel forwarding allows: the
   // segments only a channel split makes fit carry optimistic bounds and
   // would otherwise crowd good chains out of the top k.
   auto wholeBound = [&](int i, int j) {
-    const Options &o = opts.at({i, j});
+    const SegmentOptions &o = options(i, j);
     return o.wholeChannels ? o.spatialBound : std::nullopt;
   };
-  for (auto &c : dp(std::max<size_t>(1, options_.topK), wholeBound))
+  for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, wholeBound))
     shortList.push_back(std::move(c));
   auto t1 = Clock::now();
   stats.estimateSeconds = std::chrono::duration<double>(t1 - t0).count();
 
-  // ---- the short list, solved for real ----------------------------------------------
-  // Per spatial segment: its layers' schedules with the best granularity (by
-  // the objective, in the layer-wise schedule's context), or none.
-  std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved;
-  std::map<std::pair<int, int>, double> realPj;   // solved spatial segments: their layers' energy
-  auto solveSegment = [&](int i, int j) -> const std::optional<std::vector<LayerScheduleModel>> & {
-    auto it = solved.find({i, j});
-    if (it != solved.end())
-      return it->second;
-    std::optional<std::vector<LayerScheduleModel>> best;
-    if (auto s = solveSpatialBest(opts.at({i, j}).schemes, stats)) {
-      double e = 0;
-      for (int l = i; l <= j; ++l)
-        e += s->second.layers[static_cast<size_t>(l)].energyPj;
-      realPj[{i, j}] = e;
-      best.emplace();
-      for (int l = i; l <= j; ++l)
-        best->push_back(s->first.layers[static_cast<size_t>(l)]);
-    }
-    return solved[{i, j}] = std::move(best);
-  };
-  Schedule bestSchedule = base_;
-  ScheduleResult bestResult = baseResult_;
-  std::vector<std::vector<Link>> seen;
-  auto tryChain = [&](const std::vector<Link> &chain) {
-    if (std::find_if(seen.begin(), seen.end(), [&](const std::vector<Link> &c) {
-          return std::equal(c.begin(), c.end(), chain.begin(), chain.end(), [](const Link &a, const Link &b) {
-            return a.first == b.first && a.last == b.last && a.kind == b.kind;
-          });
-        }) != seen.end())
-      return;
-    seen.push_back(chain);
-    ++stats.chains;
-    Schedule s = base_;
-    for (const Link &link : chain) {
-      Segment seg;
-      for (int l = link.first; l <= link.last; ++l)
-        seg.layers.push_back(l);
-      if (link.kind == Kind::Spatial) {
-        if (const auto &layers = solveSegment(link.first, link.last)) {
-          for (const LayerScheduleModel &ls : *layers)
-            s.layers[static_cast<size_t>(ls.layer)] = ls;
-          seg.pipelined = true;
-          s.segments.push_back(std::move(seg));
-          continue;
-        }
-        // No valid schedule for it: the exact alternative takes its place.
-        const Options &o = opts.at({link.first, link.last});
-        if (!o.temporal || *o.temporal > singles(link.first, link.last))
-          continue;
-      }
-      if (link.kind != Kind::Single) {
-        useReserved(s, link.first, link.last);
-        s.segments.push_back(std::move(seg));
-      }
-    }
-    ScheduleResult res = analyzeSchedule(model_, s);
-    if (res.valid && res.complete && value(res) < value(bestResult)) {
-      bestSchedule = std::move(s);
-      bestResult = std::move(res);
-    }
-  };
-  for (const std::vector<Link> &chain : shortList)
-    tryChain(chain);
+  // ---- the short list, solved for real: each spatial segment's layers with
+  // its best granularity (in the layer-wise schedule's context), each chain
+  // scored by the analysis; the best valid chain by the objective wins.
+  for (const Chain &chain : shortList)
+    tryChain(chain, stats);
   // Choosing by real cost: the short list's spatial segments, now solved, with
   // their real energies, combined with the exact segments by the same DP.
   auto real = [&](int i, int j) -> std::optional<double> {
-    auto it = realPj.find({i, j});
-    return it == realPj.end() ? std::nullopt : std::optional<double>(it->second);
+    auto it = realPj_.find({i, j});
+    return it == realPj_.end() ? std::nullopt : std::optional<double>(it->second);
   };
-  for (const std::vector<Link> &chain : dp(1, real))
-    tryChain(chain);
+  for (const Chain &chain : cheapestChains(n, maxLen, 1, single, temporal, real))
+    tryChain(chain, stats);
   stats.shortListSeconds = std::chrono::duration<double>(Clock::now() - t1).count();
-  return {std::move(bestSchedule), std::move(bestResult)};
+  return {std::move(bestSchedule_), std::move(bestResult_)};
 }
 
 } // namespace dfl

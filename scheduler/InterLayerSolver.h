@@ -20,6 +20,7 @@
 
 #include "scheduler/Analysis.h"
 #include "scheduler/IntraLayerSolver.h"
+#include "scheduler/SegmentChains.h"
 
 #include <map>
 #include <optional>
@@ -122,8 +123,47 @@ public:
   const std::optional<IntraLayerSolution> &solveReserved(int x, int64_t reserve, InterLayerStats &stats);
 
 private:
+  /// Per segment of 2.. layers: the exact alternative (temporal or one by
+  /// one) and, where allowed, the spatial option's lower bound and schemes.
+  struct SegmentOptions {
+    std::optional<double> temporal;   // the temporal segment's exact cost, if it may be one
+    double exact = 0;                 // min(temporal, the layers one by one)
+    std::optional<double> spatialBound;
+    bool wholeChannels = false;       // a surviving scheme forwards whole channels
+    std::vector<SpatialSegment> schemes;
+  };
+
+  const Network &network() const;
+  const Hardware &hardware() const;
   /// The MACs and their level-0 accesses: what every schedule pays (pJ).
   double computePj(int first, int last) const;
+  /// The solve budget (InterLayerOptions::intra.budget) is spent: stop between steps.
+  bool budgetSpent() const;
+
+  // ---- segment costs
+  /// Temporal segment first..last (docs/directives.md §9): the layers run as
+  /// solved alone and the DRAM traffic of the intermediates disappears —
+  /// exact. When the intermediates do not fit beside the layer-wise schedules
+  /// (E0819) but fit the nodes' buffers at all, the layers that leave too
+  /// little room are re-solved with a reserve for them (KAPLA §IV-C: the
+  /// intra-layer solver checks the constraints of the inter-layer scheme);
+  /// the segment then runs with those schedules (useReserved), still exact.
+  std::optional<double> temporalCost(int first, int last, InterLayerStats &stats);
+  /// A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
+  void useReserved(Schedule &s, int first, int last) const;
+  /// The layers' layer-wise energies.
+  double singlesPj(int first, int last) const;
+  SegmentOptions segmentOptions(int first, int last, bool spatialAllowed, InterLayerStats &stats);
+  /// The costs of segment first..last (computed by solve).
+  const SegmentOptions &options(int first, int last) const;
+  std::optional<double> exactTemporal(int first, int last) const;
+
+  // ---- the short list
+  /// The spatial segment's layers' schedules with its best scheme (memoized; its real energy in realPj_), or none.
+  const std::optional<std::vector<LayerScheduleModel>> &solvedSegment(int first, int last, InterLayerStats &stats);
+  /// Builds the chain's schedule, analyzes it and keeps it if valid and better
+  /// than the best so far (each chain once).
+  void tryChain(const Chain &chain, InterLayerStats &stats);
 
   const Model &model_;
   const Schedule &base_;
@@ -133,6 +173,14 @@ private:
   std::map<std::string, std::optional<LayerScheduleModel>> memo_;
   /// Layer solves with a reserve, by shape and reserve (see solveReserved).
   std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
+  // One solve's state.
+  std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> reserved_;   // temporal segments' re-solved layers
+  std::map<std::pair<int, int>, SegmentOptions> segments_;
+  std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved_;   // spatial segments
+  std::map<std::pair<int, int>, double> realPj_;   // solved spatial segments: their layers' energy
+  std::vector<Chain> seen_;                        // chains tried
+  Schedule bestSchedule_;
+  ScheduleResult bestResult_;
 };
 
 } // namespace dfl

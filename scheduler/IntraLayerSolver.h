@@ -8,9 +8,17 @@
 // what the solver returns checks with identical numbers.
 //
 // Levels the user (or the hardware) fixed are kept verbatim.
+//
+// The parts (internal to scheduler/, namespace dfl::intra): the space
+// (TilingSpace.h), the objective every candidate is scored by
+// (LayerObjective.h), and the searches — KAPLA's descent (KaplaDescent.h),
+// the exhaustive branch and bound (BranchAndBound.h), random sampling
+// (RandomSearch.h). solveLayer picks one by IntraLayerOptions::search.
 #pragma once
 
 #include "scheduler/Analysis.h"
+#include "scheduler/SolveBudget.h"
+#include "scheduler/SolveFailure.h"
 
 #include <optional>
 #include <string>
@@ -52,6 +60,10 @@ struct IntraLayerOptions {
   /// not use: room kept for a temporal segment's intermediates (E0819). All
   /// searches see that level's capacity less this.
   int64_t reservedTopBytes = 0;
+  /// The solve's budget (null: none). Every candidate scored is counted; a
+  /// search stops where it scores them once a limit is reached and it holds
+  /// a valid schedule (at once when cancelled), returning the best scored.
+  BudgetMeter *budget = nullptr;
 };
 
 struct IntraLayerStats {
@@ -60,6 +72,7 @@ struct IntraLayerStats {
   bool capped = false;      // exhaustive search hit maxCandidates
   bool provedOptimal = false;   // exhaustive search finished: its result is the optimum of the space
   int64_t prunedByBound = 0;    // exhaustive: subtrees cut by the lower bound
+  bool limited = false;         // a search stopped at the solve budget (IntraLayerOptions::budget)
 };
 
 struct IntraLayerSolution {
@@ -69,9 +82,10 @@ struct IntraLayerSolution {
 
 /// Solves one layer. `given` holds the directives the user wrote for it (may be
 /// null); a level given there is kept as written. Returns nullopt with `why`
-/// set when no valid schedule exists (which level, what does not fit).
+/// set when no valid schedule was found (which level, what does not fit; or
+/// that the budget ran out first).
 std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
                                              const LayerScheduleModel *given, const IntraLayerOptions &options,
-                                             IntraLayerStats &stats, std::string &why);
+                                             IntraLayerStats &stats, SolveFailure &why);
 
 } // namespace dfl

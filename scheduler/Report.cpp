@@ -42,8 +42,8 @@ json count(double v) {
 } // namespace
 
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
-  const Network &net = model.networks.at(schedule.network);
-  const Hardware &hw = model.hardware.at(schedule.hardware);
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
   std::ostringstream os;
   os << "schedule for " << net.name << " on " << hw.name << ": "
      << (r.valid ? (r.complete ? "valid" : "valid so far, incomplete") : "INVALID") << "\n";
@@ -92,8 +92,8 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
 }
 
 std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
-  const Network &net = model.networks.at(schedule.network);
-  const Hardware &hw = model.hardware.at(schedule.hardware);
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
   json layers = json::array();
   for (const LayerResult &lr : r.layers) {
     const Layer &l = net.layers[lr.layer];

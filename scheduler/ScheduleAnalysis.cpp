@@ -2,6 +2,7 @@
 // and pipelining, totals (docs/directives.md §9).
 #include "scheduler/Analysis.h"
 #include "scheduler/LayerAnalysis.h"
+#include "support/Check.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ namespace {
 class ScheduleAnalyzer {
 public:
   ScheduleAnalyzer(const Model &model, const Schedule &s)
-      : s_(s), net_(model.networks.at(s.network)), hw_(model.hardware.at(s.hardware)) {}
+      : s_(s), net_(networkOf(model, s)), hw_(hardwareOf(model, s)) {}
 
   ScheduleResult run() {
     std::map<int, const LayerScheduleModel *> byLayer;
@@ -314,6 +315,18 @@ private:
 };
 
 } // namespace
+
+const Network &networkOf(const Model &model, const Schedule &schedule) {
+  DFLC_CHECK(schedule.network >= 0 && static_cast<size_t>(schedule.network) < model.networks.size())
+      << "the schedule names no network of the model (" << schedule.network << ")";
+  return model.networks[static_cast<size_t>(schedule.network)];
+}
+
+const Hardware &hardwareOf(const Model &model, const Schedule &schedule) {
+  DFLC_CHECK(schedule.hardware >= 0 && static_cast<size_t>(schedule.hardware) < model.hardware.size())
+      << "the schedule names no hardware of the model (" << schedule.hardware << ")";
+  return model.hardware[static_cast<size_t>(schedule.hardware)];
+}
 
 ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule) {
   return ScheduleAnalyzer(model, schedule).run();

@@ -16,8 +16,9 @@ public:
   std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
                                 SolveFailure &failure) override {
     auto start = std::chrono::steady_clock::now();
-    const Network &net = model.networks.at(given.network);
-    const Hardware &hw = model.hardware.at(given.hardware);
+    const Network &net = networkOf(model, given);
+    const Hardware &hw = hardwareOf(model, given);
+    BudgetMeter budget(options.budget);
     Solution out;
     out.schedule.network = given.network;
     out.schedule.hardware = given.hardware;
@@ -27,22 +28,21 @@ public:
     intra.objective = options.objective;
     intra.search = search_;
     intra.maxCandidates = cap_;
+    intra.budget = &budget;
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const LayerScheduleModel *user = nullptr;
       for (const LayerScheduleModel &ls : given.layers)
         if (ls.layer == static_cast<int>(i))
           user = &ls;
       IntraLayerStats stats;
-      std::string why;
-      auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, why);
+      auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, failure);
       out.stats.candidates += stats.candidates;
       out.stats.rejected += stats.rejected;
       out.stats.cappedLayers += stats.capped ? 1 : 0;
       out.stats.provedLayers += stats.provedOptimal ? 1 : 0;
-      if (!sol) {
-        failure = {static_cast<int>(i), why};
+      out.stats.limitedLayers += stats.limited ? 1 : 0;
+      if (!sol)
         return std::nullopt;
-      }
       out.schedule.layers.push_back(std::move(sol->schedule));
       if (options.progress)
         options.progress(i + 1, net.layers.size());
@@ -61,7 +61,9 @@ public:
       solveUserSegments(model, given, inter, out);
     out.result = analyzeSchedule(model, out.schedule);
     out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (given.segments.empty() && hw.levels.size() >= 2 && out.result.valid && out.result.complete) {
+    // Under a spent budget the layer-wise schedule is the best found.
+    if (given.segments.empty() && hw.levels.size() >= 2 && out.result.valid && out.result.complete &&
+        !budget.exhausted()) {
       // Segment slicing and layer pipelining (KAPLA §IV-B).
       auto [schedule, result] = InterLayerSolver(model, out.schedule, out.result, inter).solve(out.stats.interLayer);
       out.schedule = std::move(schedule);
@@ -69,6 +71,8 @@ public:
       out.stats.candidates += out.stats.interLayer.intra.candidates;
       out.stats.rejected += out.stats.interLayer.intra.rejected;
     }
+    out.stats.limit = budget.hit();
+    out.stats.status = out.stats.limit == SolveLimit::None ? SolveStatus::Complete : SolveStatus::Feasible;
     out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
   }
@@ -81,7 +85,7 @@ private:
   /// the analysis then reports what the user's segment breaks.
   static void solveUserSegments(const Model &model, const Schedule &given, const InterLayerOptions &inter,
                                 Solution &out) {
-    const Hardware &hw = model.hardware.at(given.hardware);
+    const Hardware &hw = hardwareOf(model, given);
     if (hw.levels.size() < 2)
       return;
     Schedule layerwise = out.schedule;

@@ -6,6 +6,8 @@
 #include "scheduler/Analysis.h"
 #include "scheduler/InterLayerSolver.h"
 #include "scheduler/IntraLayerSolver.h"
+#include "scheduler/SolveBudget.h"
+#include "scheduler/SolveFailure.h"
 
 #include <functional>
 #include <memory>
@@ -24,6 +26,8 @@ struct SolverOptions {
   /// Spatially pipelined segments considered (false: temporal segments only;
   /// the benchmark's "before" column).
   bool spatial = true;
+  /// A deadline, a candidate cap and a cancel flag (none by default).
+  SolveBudget budget;
 };
 
 struct SolverStats {
@@ -33,6 +37,10 @@ struct SolverStats {
   double seconds = 0;
   InterLayerStats interLayer;
   double layerSeconds = 0;    // phase 1: every layer alone on all nodes
+  /// Complete, or Feasible when the budget stopped the solve (`limit`).
+  SolveStatus status = SolveStatus::Complete;
+  SolveLimit limit = SolveLimit::None;
+  int64_t limitedLayers = 0;  // layers whose search the budget stopped
 };
 
 struct Solution {
@@ -41,15 +49,11 @@ struct Solution {
   SolverStats stats;
 };
 
-/// The failure of a solve: which layer, and the smallest requirement not met.
-struct SolveFailure {
-  int layer = -1;
-  std::string why;
-};
-
 class Solver {
 public:
   virtual ~Solver() = default;
+  /// The complete schedule (status Complete or Feasible), or nullopt with
+  /// `failure` saying why (status Infeasible or NoneWithinLimit).
   virtual std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
                                         SolveFailure &failure) = 0;
 };

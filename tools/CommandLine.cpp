@@ -19,7 +19,9 @@ Usage:
                                      --top-k N: segment chains kept for
                                      the real solve (default 4),
                                      --train: schedule training (the network
-                                     with its backward layers)
+                                     with its backward layers),
+                                     --time-limit SECONDS: stop the solver
+                                     then and write the best schedule found
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -162,6 +164,14 @@ public:
           return std::nullopt;
         }
         o.driver.topK = static_cast<size_t>(n);
+      } else if (auto v = value(i, "--time-limit", failed)) {
+        char *end = nullptr;
+        double t = std::strtod(v->c_str(), &end);
+        if (v->empty() || *end || !(t >= 0) || t > 1e9) {
+          error_ = "--time-limit needs a non-negative number of seconds, got '" + *v + "'";
+          return std::nullopt;
+        }
+        o.driver.timeLimitSeconds = t;
       } else if (auto v = value(i, "--format", failed)) {
         if (*v != "text" && *v != "json" && *v != "sarif") {
           error_ = "unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
@@ -189,7 +199,7 @@ public:
       } else if (a.size() > 1 && a[0] == '-') {
         error_ = "unknown option '" + a + "'" +
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-passes",
+                                "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
       } else if (o.command.empty()) {
@@ -237,6 +247,8 @@ private:
     if (o.command != "compile" && (!o.driver.outDir.empty() || o.driver.solver != defaults.solver ||
                                    o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
       return "-o, --solver, --objective and --top-k are options of 'dflc compile'";
+    if (o.command != "compile" && o.driver.timeLimitSeconds)
+      return "--time-limit is an option of 'dflc compile'";
     if (o.inPlace && o.check)
       return "-i and --check cannot be combined";
     return std::nullopt;

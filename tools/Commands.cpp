@@ -130,6 +130,8 @@ int runCompile(const CommandLine &o, Compilation &c) {
   }
   printDiagnostics(o, c);
   const Solution &s = c.solution();
+  if (s.stats.limit == SolveLimit::Time)
+    std::cerr << "dflc: note: time limit hit; writing the best schedule found\n";
   std::cout << scheduleReportText(c.model(), s.schedule, s.result);
   printSolverStats(o.driver.solver, s.stats);
   std::cout << "wrote " << c.outputPaths().at(0) << " and " << c.outputPaths().at(1) << "\n";

@@ -82,7 +82,7 @@ std::vector<LayerScheduleModel> plansFor(const Network &net, int layer, const Ha
   std::vector<LayerScheduleModel> plans;
   auto add = [&](IntraLayerOptions o) {
     IntraLayerStats stats;
-    std::string why;
+    SolveFailure why;
     if (auto sol = solveLayer(net, layer, hw, nullptr, o, stats, why))
       plans.push_back(sol->schedule);
   };

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -335,7 +336,9 @@ TEST(DflServer, CancelledFillInStopsTheSolver) {
   const std::string uri = "file:///nonexistent/cancel.dfl";
   server.addDocument(uri, text, 1);
   server.waitIdle();
-  // Cancelled before the first layer is solved: no action, and `done` is never called.
+  // Cancelled before the solve: the solver's budget sees the flag where it
+  // scores its first candidate (CancelStopsTheSolveWithinALayer below shows it
+  // does not wait for a layer to finish): no action, `done` never called.
   auto cancelled = std::make_shared<std::atomic<bool>>(true);
   EXPECT_TRUE(server.codeActions(uri, {{12, 0}, {12, 0}}, cancelled).empty());
   bool called = false;
@@ -349,6 +352,37 @@ TEST(DflServer, CancelledFillInStopsTheSolver) {
   server.waitIdle();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].title, "Fill in missing directives (solver kapla, objective energy)");
+}
+
+TEST(DflServer, CancelStopsTheSolveWithinALayer) {
+  // One layer whose exhaustive solve takes a while (asserted below by timing
+  // it uncancelled). Cancelled up front, the solve stops at its first
+  // candidate: the request returns in a small fraction of that time. (Before
+  // the budget, cancellation was seen only after a layer was solved, so with
+  // one layer it cost the whole solve.)
+  std::string text = "network one {\n  batch N = 4;\n  input d [C=8, X=8, Y=8];\n"
+                     "  c = conv(d, K=16, R=3, pad=1);\n}\n"
+                     "hardware grid {\n  word = 16 bit;\n  frequency = 1 GHz;\n  mac { energy = 1 pJ; }\n"
+                     "  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; }\n"
+                     "  level GBUF { capacity = 32 KiB; array = 4 x 4; access_energy = 6 pJ; }\n"
+                     "  level DRAM { access_energy = 200 pJ; }\n}\n"
+                     "schedule for one on grid {\n}\n";
+  Published pub;
+  DflServer server({{}, true, pub.callback()});
+  std::string error;
+  ASSERT_TRUE(server.configure({std::string("exhaustive"), std::nullopt, std::nullopt, std::nullopt}, error)) << error;
+  const std::string uri = "file:///nonexistent/cancel-within.dfl";
+  server.addDocument(uri, text, 1);
+  server.waitIdle();
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  EXPECT_TRUE(server.codeActions(uri, {{13, 0}, {13, 0}}, std::make_shared<std::atomic<bool>>(true)).empty());
+  auto t1 = Clock::now();
+  // Not cancelled (after: a cancelled request caches nothing, this one does).
+  EXPECT_EQ(server.codeActions(uri, {{13, 0}, {13, 0}}, std::make_shared<std::atomic<bool>>(false)).size(), 1u);
+  auto t2 = Clock::now();
+  EXPECT_GT(t2 - t1, std::chrono::milliseconds(50));   // the premise: a solve worth cancelling
+  EXPECT_LT((t1 - t0) * 10, t2 - t1);
 }
 
 } // namespace

@@ -3,10 +3,13 @@
 #include "scheduler/InterLayerSolver.h"
 #include "frontend/Loader.h"
 #include "model/ScheduleWriter.h"
+#include "scheduler/SegmentChains.h"
 #include "scheduler/Solver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
 
 using namespace dfl;
 using dfl::test::compile;
@@ -31,7 +34,7 @@ hardware h {
 Solution solve(const Model &model, const Schedule &given, const std::string &solver) {
   SolveFailure failure;
   auto s = makeSolver(solver, 5000000)->solve(model, given, SolverOptions{}, failure);
-  EXPECT_TRUE(s.has_value()) << failure.why;
+  EXPECT_TRUE(s.has_value()) << failure;
   return s ? *s : Solution{};
 }
 
@@ -79,7 +82,7 @@ TEST(Solver, ExhaustiveIsTheOptimumOfTheSpace) {
     o.search = search;
     o.seedWithKapla = seed;
     o.maxCandidates = cap;
-    std::string why;
+    SolveFailure why;
     auto sol = solveLayer(net, 0, hw, nullptr, o, stats, why);
     EXPECT_TRUE(sol.has_value()) << why;
     return sol ? sol->result.energyPj : 0.0;
@@ -121,7 +124,7 @@ hardware h {
     o.search = IntraLayerSearch::Exhaustive;
     o.seedWithKapla = seed;
     IntraLayerStats stats;
-    std::string why;
+    SolveFailure why;
     auto sol = solveLayer(c.model.networks[0], 0, c.model.hardware[0], nullptr, o, stats, why);
     ASSERT_TRUE(sol.has_value()) << why;
     EXPECT_TRUE(stats.provedOptimal);
@@ -202,7 +205,7 @@ Solution layerwise(const Model &model) {
 Solution solveWith(const Model &model, SolverOptions o) {
   SolveFailure failure;
   auto s = makeSolver("kapla")->solve(model, fresh(), o, failure);
-  EXPECT_TRUE(s.has_value()) << failure.why;
+  EXPECT_TRUE(s.has_value()) << failure;
   return s ? *s : Solution{};
 }
 
@@ -464,7 +467,7 @@ Schedule layerByLayer(const Model &model, IntraLayerSearch search) {
   o.search = search;
   for (size_t x = 0; x < model.networks[0].layers.size(); ++x) {
     IntraLayerStats stats;
-    std::string why;
+    SolveFailure why;
     auto sol = solveLayer(model.networks[0], static_cast<int>(x), model.hardware[0], nullptr, o, stats, why);
     EXPECT_TRUE(sol.has_value()) << why;
     if (sol)
@@ -488,7 +491,7 @@ TEST(InterLayer, ReserveIsHonouredByEverySearch) {
         o.search = search;
         o.reservedTopBytes = reserve;
         IntraLayerStats stats;
-        std::string why;
+        SolveFailure why;
         auto sol = solveLayer(net, x, hw, nullptr, o, stats, why);
         ASSERT_TRUE(sol.has_value()) << why;
         EXPECT_LE(sol->result.levels[top].occupancyBytes, 512 - reserve)
@@ -522,7 +525,7 @@ TEST(InterLayer, ReserveMakesTemporalSegmentFit) {
     // the segment is strictly below the layer-by-layer energy.
     SolveFailure failure;
     auto s = makeSolver(solver, 5000000)->solve(c.model, fresh(), SolverOptions{}, failure);
-    ASSERT_TRUE(s.has_value()) << failure.why;
+    ASSERT_TRUE(s.has_value()) << failure;
     ASSERT_EQ(s->schedule.segments.size(), 1u) << solver;
     EXPECT_EQ(s->schedule.segments[0].layers, (std::vector<int>{0, 1}));
     EXPECT_FALSE(s->schedule.segments[0].pipelined);
@@ -538,11 +541,230 @@ TEST(InterLayer, ReserveMakesTemporalSegmentFit) {
       o.search = search;
       o.reservedTopBytes = 128;
       IntraLayerStats stats;
-      std::string why;
+      SolveFailure why;
       auto sol = solveLayer(c.model.networks[0], x, c.model.hardware[0], nullptr, o, stats, why);
       ASSERT_TRUE(sol.has_value()) << why;
       reservedPj += sol->result.energyPj;
     }
     EXPECT_NEAR(s->result.energyPj, reservedPj - 25600, 1e-6 * reservedPj) << solver;
   }
+}
+
+// ---- the solve budget: a deadline, a candidate cap, a cancel flag ------------------
+
+namespace {
+
+/// Solves with `solver` under `budget`; the failure, if any, in `failure`.
+std::optional<Solution> solveUnder(const Model &model, const std::string &solver, SolveBudget budget,
+                                   SolveFailure &failure, size_t *progressCalls = nullptr) {
+  SolverOptions o;
+  o.budget = std::move(budget);
+  if (progressCalls)
+    o.progress = [progressCalls](size_t, size_t) { ++*progressCalls; };
+  return makeSolver(solver)->solve(model, fresh(), o, failure);
+}
+
+/// A complete, valid schedule as `dflc check` sees it: analyzed again from scratch.
+void expectValidComplete(const Model &model, const Solution &s, const std::string &what) {
+  ScheduleResult again = analyzeSchedule(model, s.schedule);
+  EXPECT_TRUE(again.valid && again.complete) << what;
+  EXPECT_EQ(s.schedule.layers.size(), model.networks[0].layers.size()) << what;
+}
+
+} // namespace
+
+TEST(SolverBudget, UnlimitedIsComplete) {
+  auto l = loadStdlib("alexnet", "eyeriss_multinode");
+  SolveFailure failure;
+  auto s = solveUnder(l->model, "kapla", SolveBudget{}, failure);
+  ASSERT_TRUE(s.has_value()) << failure;
+  EXPECT_EQ(s->stats.status, SolveStatus::Complete);
+  EXPECT_EQ(s->stats.limit, SolveLimit::None);
+  EXPECT_EQ(s->stats.limitedLayers, 0);
+}
+
+TEST(SolverBudget, SpentDeadlineStillYieldsAValidSchedule) {
+  // A deadline already past: every layer stops at its first valid candidate
+  // (the incumbent), and the schedule is complete and valid — Feasible.
+  auto l = loadStdlib("alexnet", "eyeriss_multinode");
+  const int64_t layers = static_cast<int64_t>(l->model.networks[0].layers.size());
+  for (const char *solver : {"kapla", "exhaustive"}) {
+    SolveBudget b;
+    b.deadline = SolveBudget::Clock::now();
+    SolveFailure failure;
+    auto s = solveUnder(l->model, solver, b, failure);
+    ASSERT_TRUE(s.has_value()) << solver << ": " << failure;
+    EXPECT_EQ(s->stats.status, SolveStatus::Feasible) << solver;
+    EXPECT_EQ(s->stats.limit, SolveLimit::Time) << solver;
+    EXPECT_EQ(s->stats.limitedLayers, layers) << solver;   // every layer's search was stopped
+    EXPECT_EQ(s->stats.provedLayers, 0) << solver;         // so none proves anything
+    EXPECT_TRUE(s->result.valid && s->result.complete) << solver;
+    expectValidComplete(l->model, *s, solver);
+  }
+}
+
+TEST(SolverBudget, CandidateCapOfOneStillYieldsAValidSchedule) {
+  auto l = loadStdlib("mobilenet", "eyeriss_multinode");
+  SolveFailure failure;
+  auto full = solveUnder(l->model, "kapla", SolveBudget{}, failure);
+  ASSERT_TRUE(full.has_value()) << failure;
+  SolveBudget b;
+  b.maxCandidates = 1;
+  auto s = solveUnder(l->model, "kapla", b, failure);
+  ASSERT_TRUE(s.has_value()) << failure;
+  EXPECT_EQ(s->stats.status, SolveStatus::Feasible);
+  EXPECT_EQ(s->stats.limit, SolveLimit::Candidates);
+  expectValidComplete(l->model, *s, "cap 1");
+  // Each layer went on only to its first valid candidate: a few per layer,
+  // against the hundreds the descent scores unlimited.
+  EXPECT_GE(s->stats.candidates, static_cast<int64_t>(l->model.networks[0].layers.size()));
+  EXPECT_LT(s->stats.candidates * 10, full->stats.candidates);
+  // The budget's best is no better than the unlimited solve's (same space, less searched).
+  EXPECT_GE(s->result.energyPj, full->result.energyPj * (1 - 1e-12));
+}
+
+TEST(SolverBudget, CancelledUpFrontScoresNothing) {
+  // Nothing is wanted: no layer is solved and no candidate scored, and the
+  // failure says the limit stopped it, not that no schedule exists.
+  auto l = loadStdlib("alexnet", "eyeriss_multinode");
+  std::atomic<bool> cancel{true};
+  int64_t scored = 0;
+  SolveBudget b;
+  b.cancel = &cancel;
+  b.onCandidate = [&](int64_t n) { scored = n; };
+  SolveFailure failure;
+  size_t progress = 0;
+  auto s = solveUnder(l->model, "kapla", b, failure, &progress);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(failure.status(), SolveStatus::NoneWithinLimit);
+  EXPECT_EQ(failure.reason, SolveFailure::Reason::NoneWithinLimit);
+  EXPECT_EQ(failure.limit, SolveLimit::Cancelled);
+  EXPECT_EQ(failure.layer, 0);
+  EXPECT_EQ(scored, 0);
+  EXPECT_EQ(progress, 0u);   // zero layers completed
+  EXPECT_NE(failure.describe().find("cancelled"), std::string::npos) << failure;
+}
+
+TEST(SolverBudget, CancellationStopsWithinALayer) {
+  // One conv: solved in full it scores thousands of candidates (asserted). The flag
+  // set at the 50th stops the search inside the layer, a handful after.
+  auto c = compile(R"(network big {
+  batch N = 4;
+  input x [C=16, X=14, Y=14];
+  c = conv(x, K=32, R=3, pad=1);
+}
+)" + std::string(R"(hardware grid {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 32 KiB; array = 4 x 4; access_energy = 6 pJ; bandwidth = 8 B/cycle; transfer = multicast; }
+  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
+}
+)"));
+  ASSERT_EQ(c.diagnostics(), "");
+  for (const char *solver : {"kapla", "exhaustive", "random"}) {
+    SolveFailure failure;
+    int64_t fullCandidates = 0;
+    SolveBudget count;
+    count.onCandidate = [&](int64_t n) { fullCandidates = n; };
+    solveUnder(c.model, solver, count, failure);
+    ASSERT_GT(fullCandidates, 500) << solver;
+    std::atomic<bool> cancel{false};
+    int64_t scored = 0;
+    SolveBudget b;
+    b.cancel = &cancel;
+    b.onCandidate = [&](int64_t n) {
+      scored = n;
+      if (n == 50)
+        cancel = true;
+    };
+    size_t progress = 0;
+    auto s = solveUnder(c.model, solver, b, failure, &progress);
+    EXPECT_GE(scored, 50) << solver;
+    EXPECT_LE(scored, 60) << solver;   // stopped where it scores candidates, inside the one layer
+    // Cancelled: the best found so far if any was valid (the caller discards it), else nothing.
+    if (s) {
+      EXPECT_EQ(s->stats.limit, SolveLimit::Cancelled) << solver;
+      EXPECT_EQ(s->stats.status, SolveStatus::Feasible) << solver;
+      expectValidComplete(c.model, *s, solver);
+    } else {
+      EXPECT_EQ(failure.limit, SolveLimit::Cancelled) << solver;
+      EXPECT_EQ(progress, 0u) << solver;
+    }
+  }
+}
+
+TEST(SolverBudget, FailuresAreTyped) {
+  // The E0821 case: one ifm, one wgt and one ofm word (6 B) do not fit a 4 B
+  // register file. The failure names the layer, the level and both numbers.
+  auto c = compile(R"(network n {
+  batch N = 1;
+  input x [C=2, X=4, Y=4];
+  c = conv(x, K=2, R=1);
+}
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 4 B; array = 2 x 2; access_energy = 1 pJ; }
+  level GBUF { capacity = 1 KiB; access_energy = 10 pJ; }
+  level DRAM { access_energy = 100 pJ; }
+}
+)");
+  ASSERT_EQ(c.diagnostics(), "");
+  SolveFailure failure;
+  ASSERT_FALSE(solveUnder(c.model, "kapla", SolveBudget{}, failure).has_value());
+  EXPECT_EQ(failure.reason, SolveFailure::Reason::DoesNotFit);
+  EXPECT_EQ(failure.status(), SolveStatus::Infeasible);
+  EXPECT_EQ(failure.layer, 0);
+  EXPECT_EQ(failure.layerName, "c");
+  EXPECT_EQ(failure.level, 0);
+  EXPECT_EQ(failure.levelName, "REGF");
+  EXPECT_EQ(failure.neededBytes, 6);
+  EXPECT_EQ(failure.availableBytes, 4);
+  EXPECT_EQ(failure.describe(), "layer 'c' does not fit level REGF: even its smallest tiles need 6 B of 4 B");
+}
+
+TEST(SolverBudget, LimitDuringTheInterLayerStepsKeepsTheBestChainSoFar) {
+  // A cap just past what the layers alone take: it is reached while the
+  // inter-layer solver works, which stops between its steps and returns the
+  // best valid schedule so far — never worse than the layer-wise one.
+  auto l = loadStdlib("googlenet", "eyeriss_multinode");
+  SolveFailure failure;
+  auto full = solveUnder(l->model, "kapla", SolveBudget{}, failure);
+  ASSERT_TRUE(full.has_value()) << failure;
+  const int64_t layerPhase = full->stats.candidates - full->stats.interLayer.intra.candidates;
+  ASSERT_GT(full->stats.interLayer.intra.candidates, 100);   // the premise: the inter-layer steps score candidates
+  SolveBudget b;
+  b.maxCandidates = layerPhase + 50;
+  auto s = solveUnder(l->model, "kapla", b, failure);
+  ASSERT_TRUE(s.has_value()) << failure;
+  EXPECT_EQ(s->stats.status, SolveStatus::Feasible);
+  EXPECT_EQ(s->stats.limit, SolveLimit::Candidates);
+  EXPECT_EQ(s->stats.limitedLayers, 0);   // every layer alone finished its search
+  expectValidComplete(l->model, *s, "cap in the inter-layer steps");
+  EXPECT_LT(s->stats.candidates, full->stats.candidates);
+  // No better than the unlimited solve; no worse than the layers alone (its first incumbent).
+  EXPECT_GE(s->result.energyPj, full->result.energyPj * (1 - 1e-12));
+  SolveBudget spent;
+  spent.maxCandidates = layerPhase;   // reached exactly when the layers are done: the layer-wise schedule
+  auto layerwiseOnly = solveUnder(l->model, "kapla", spent, failure);
+  ASSERT_TRUE(layerwiseOnly.has_value()) << failure;
+  EXPECT_TRUE(layerwiseOnly->schedule.segments.empty());
+  EXPECT_LE(s->result.energyPj, layerwiseOnly->result.energyPj * (1 + 1e-12));
+}
+
+TEST(SegmentChains, CheapestChainsByHand) {
+  // Three layers of cost 1 each; layers 0..1 as a temporal segment cost 1.5,
+  // 1..2 as a spatial one 1.8; nothing else is a segment. The chains and
+  // their costs: {T 0..1, 2} 2.5, {0, S 1..2} 2.8, {0, 1, 2} 3.
+  auto single = [](int) { return 1.0; };
+  SegmentCost temporal = [](int i, int j) { return i == 0 && j == 1 ? std::optional<double>(1.5) : std::nullopt; };
+  SegmentCost spatial = [](int i, int j) { return i == 1 && j == 2 ? std::optional<double>(1.8) : std::nullopt; };
+  std::vector<Chain> chains = cheapestChains(3, 2, 5, single, temporal, spatial);
+  ASSERT_EQ(chains.size(), 3u);
+  EXPECT_EQ(chains[0], (Chain{{0, 1, SegmentKind::Temporal}, {2, 2, SegmentKind::Single}}));
+  EXPECT_EQ(chains[1], (Chain{{0, 0, SegmentKind::Single}, {1, 2, SegmentKind::Spatial}}));
+  EXPECT_EQ(chains[2],
+            (Chain{{0, 0, SegmentKind::Single}, {1, 1, SegmentKind::Single}, {2, 2, SegmentKind::Single}}));
+  // k = 1: the cheapest alone; segments longer than maxLen = 1: singles only.
+  EXPECT_EQ(cheapestChains(3, 2, 1, single, temporal, spatial), std::vector<Chain>{chains[0]});
+  EXPECT_EQ(cheapestChains(3, 1, 5, single, temporal, spatial), std::vector<Chain>{chains[2]});
 }

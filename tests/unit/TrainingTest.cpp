@@ -145,7 +145,7 @@ hardware h {
     if (layer.output == TensorRole::Ofm)
       continue;   // forward layers: SolverTest
     SCOPED_TRACE(layer.name);
-    std::string why;
+    SolveFailure why;
     IntraLayerOptions o;
     IntraLayerStats ks, es;
     auto k = solveLayer(net, static_cast<int>(i), hw, nullptr, o, ks, why);

@@ -1,0 +1,277 @@
+#include "scheduler/TilingSpace.h"
+
+#include "support/Check.h"
+
+#include <algorithm>
+
+namespace dfl::intra {
+
+const std::vector<std::array<Dim, kND>> &loopOrders() {
+  static const std::vector<std::array<Dim, kND>> orders = {
+      {Dim::R, Dim::S, Dim::C, Dim::Xo, Dim::Yo, Dim::K, Dim::N},
+      {Dim::N, Dim::Xo, Dim::Yo, Dim::R, Dim::S, Dim::C, Dim::K},
+      {Dim::K, Dim::R, Dim::S, Dim::C, Dim::Xo, Dim::Yo, Dim::N},
+  };
+  return orders;
+}
+
+TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
+                         const IntraLayerOptions &options)
+    : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options) {
+  for (size_t i = 0; i < kND; ++i)
+    bound_[i] = at(layer_.bounds, kDims[i]);
+  if (layer_.channelWise())
+    bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
+  top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
+  for (size_t i = 0; i < kND; ++i) {
+    forced_[i] = at(options.fixedTopTile, kDims[i]);
+    forcedStack_[i] = forced_[i] ? at(options.fixedTopStack, kDims[i]) : 0;
+  }
+  if (layer_.channelWise())
+    forced_[index(Dim::K)] = forcedStack_[index(Dim::K)] = 0;
+}
+
+Plan TilingSpace::initialPlan() const {
+  Plan plan;
+  plan.levels.resize(hw_.levels.size() - 1);
+  for (auto &lp : plan.levels) {
+    lp.tile.fill(1);
+    lp.repl.fill(1);
+  }
+  return plan;
+}
+
+Plan TilingSpace::minimalPlan() {
+  Plan p = initialPlan();
+  for (size_t l = 0; l < p.levels.size(); ++l) {
+    if (fixedLevel(l)) {
+      absorbFixed(p, l);
+      continue;
+    }
+    for (size_t i = 0; i < kND; ++i)
+      p.levels[l].tile[i] = unitBelow(p, l, i);
+  }
+  return p;
+}
+
+void TilingSpace::applyForced(Plan &p, size_t l) const {
+  if (l != top_ || p.levels[l].fixed)
+    return;
+  for (size_t i = 0; i < kND; ++i)
+    if (forced_[i])
+      p.levels[l].tile[i] = forced_[i];
+}
+
+int64_t TilingSpace::unitBelow(const Plan &p, size_t l, size_t i) {
+  return l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+}
+
+int64_t TilingSpace::enclosingTile(const Plan &p, size_t l, size_t i) const {
+  return l + 1 < p.levels.size() ? p.levels[l + 1].tile[i] : bound_[i];
+}
+
+bool TilingSpace::stackBarred(size_t l, size_t i, int64_t repl) const {
+  return l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i];
+}
+
+size_t TilingSpace::index(Dim d) {
+  for (size_t i = 0; i < kND; ++i)
+    if (kDims[i] == d)
+      return i;
+  DFLC_CHECK(false) << "dim " << static_cast<int>(d) << " is not an independent dim of the tiling space";
+  return 0;
+}
+
+const LevelDirectives *TilingSpace::givenLevel(size_t l) const {
+  if (given_)
+    for (const LevelDirectives &d : given_->levels)
+      if (d.level == static_cast<int>(l) && !d.empty())
+        return &d;
+  if (!hw_.levels[l].fixed.empty())
+    return &hw_.levels[l].fixed;
+  return nullptr;
+}
+
+void TilingSpace::absorbFixed(Plan &p, size_t l) {
+  const LevelDirectives &d = *givenLevel(l);
+  auto &lp = p.levels[l];
+  lp.fixed = true;
+  for (const TensorDirective &t : d.tensors)
+    for (size_t i = 0; i < kND; ++i) {
+      Dim dim = kDims[i];
+      int64_t v = at(t.sizes, dim);
+      if (layer_.channelWise() && dim == Dim::C && !v)
+        v = at(t.sizes, Dim::K);
+      if (v)
+        lp.tile[i] = v;
+    }
+  if (!layer_.hasWeights())
+    for (size_t i : {index(Dim::R), index(Dim::S)})
+      lp.tile[i] = 1;
+  lp.repl.fill(1);
+  for (const StackDirective &s : d.stacks)
+    for (auto [dim, shift] : s.shifts) {
+      Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
+      if (c == Dim::Xi || c == Dim::Yi)
+        continue;
+      size_t i = index(c);
+      if (shift == lp.tile[i] * lp.repl[i])
+        lp.repl[i] *= s.repl;
+    }
+}
+
+bool TilingSpace::blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int64_t repl) const {
+  if (tile < 1 || repl < 1)
+    return false;
+  int64_t unit = unitBelow(p, l, i);
+  int64_t array = tile * repl;
+  if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
+    return false;
+  if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
+    return false;
+  return true;
+}
+
+int64_t TilingSpace::unitsOf(const Plan::LevelPlan &lp) {
+  int64_t u = 1;
+  for (int64_t r : lp.repl)
+    u *= r;
+  return u;
+}
+
+bool TilingSpace::fitsPartial(const Plan &p, size_t l) const {
+  auto cap = capacity(l);
+  return !cap || occupancy(p, l) <= *cap;
+}
+
+std::optional<int64_t> TilingSpace::capacity(size_t l) const {
+  const Level &lv = hw_.levels[l];
+  if (!lv.capacityBytes)
+    return std::nullopt;
+  return l == top_ ? *lv.capacityBytes - options_.reservedTopBytes : *lv.capacityBytes;
+}
+
+int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
+  const auto &t = p.levels[l].tile;
+  auto v = [&](Dim d) { return t[index(d)]; };
+  int64_t c = v(Dim::C), k = layer_.channelWise() ? v(Dim::C) : v(Dim::K);
+  switch (r) {
+  case TensorRole::Ifm: return v(Dim::N) * c * windowIn(v(Dim::Xo), v(Dim::R)) * windowIn(v(Dim::Yo), v(Dim::S));
+  case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
+  case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
+  }
+  DFLC_CHECK(false) << "role " << static_cast<int>(r);
+  return 0;
+}
+
+int64_t TilingSpace::occupancy(const Plan &p, size_t l) const {
+  int64_t words = 0;
+  for (TensorRole r : layer_.roles())
+    words += tileWords(p, l, r);
+  return words * hw_.wordBytes();
+}
+
+bool TilingSpace::fits(const Plan &p, size_t l) const {
+  if (!fitsPartial(p, l))
+    return false;
+  if (l + 2 < hw_.levels.size() && capacity(l + 1)) {
+    Plan q = p;
+    for (size_t i = 0; i < kND; ++i)
+      q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
+    if (occupancy(q, l + 1) > *capacity(l + 1))
+      return false;
+  }
+  return true;
+}
+
+int64_t TilingSpace::unitsAllowed(size_t l) const {
+  int64_t u = hw_.levels[l].units();
+  if (l + 2 == hw_.levels.size() && options_.maxNodes > 0)
+    u = std::min(u, options_.maxNodes);
+  return u;
+}
+
+bool TilingSpace::arrayFits(const Plan &p, size_t l) const {
+  std::vector<int64_t> repls;
+  for (int64_t r : p.levels[l].repl)
+    if (r > 1)
+      repls.push_back(r);
+  const Level &lv = hw_.levels[l];
+  int64_t total = 1;
+  for (int64_t r : repls)
+    total *= r;
+  if (total > unitsAllowed(l))
+    return false;
+  for (size_t mask = 0; mask < (size_t{1} << repls.size()); ++mask) {
+    int64_t rows = 1, cols = 1;
+    for (size_t i = 0; i < repls.size(); ++i)
+      ((mask >> i) & 1 ? rows : cols) *= repls[i];
+    if (rows <= lv.rows && cols <= lv.cols)
+      return true;
+  }
+  return false;
+}
+
+int64_t TilingSpace::nextBlocked(int64_t current, int64_t unit, int64_t whole) {
+  for (int64_t m = current + unit; m <= whole; m += unit)
+    if (whole % m == 0)
+      return m;
+  return 0;
+}
+
+LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
+  if (const LevelDirectives *g = p.levels[l].fixed ? givenLevel(l) : nullptr) {
+    LevelDirectives d = *g;
+    d.level = static_cast<int>(l);
+    return d;
+  }
+  const auto &lp = p.levels[l];
+  LevelDirectives d;
+  d.level = static_cast<int>(l);
+  auto v = [&](Dim dim) { return lp.tile[index(dim)]; };
+  for (TensorRole r : layer_.roles()) {
+    TensorDirective t;
+    t.role = r;
+    for (Dim dim : roleDims(r)) {
+      Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
+      int64_t size = dim == Dim::Xi   ? windowIn(v(Dim::Xo), v(Dim::R))
+                     : dim == Dim::Yi ? windowIn(v(Dim::Yo), v(Dim::S))
+                                      : v(c);
+      if (layer_.channelWise() && r == TensorRole::Wgt && dim == Dim::K)
+        continue;   // dwconv weights: [C, R, S]
+      at(t.sizes, dim) = size;
+    }
+    d.tensors.push_back(t);
+  }
+  auto moveOf = [&](Dim dim, int64_t amount) {
+    std::vector<std::pair<Dim, int64_t>> m{{dim, amount}};
+    if (dim == Dim::Xo)
+      m.push_back({Dim::Xi, amount * layer_.stride});
+    if (dim == Dim::Yo)
+      m.push_back({Dim::Yi, amount * layer_.stride});
+    if (dim == Dim::R)
+      m.push_back({Dim::Xi, amount * layer_.dilation});
+    if (dim == Dim::S)
+      m.push_back({Dim::Yi, amount * layer_.dilation});
+    return m;
+  };
+  for (size_t i = 0; i < kND; ++i)
+    if (lp.repl[i] > 1) {
+      StackDirective s;
+      s.shifts = moveOf(kDims[i], lp.tile[i]);
+      s.repl = lp.repl[i];
+      d.stacks.push_back(s);
+    }
+  for (Dim dim : loopOrders()[lp.order]) {
+    size_t i = index(dim);
+    int64_t step = lp.tile[i] * lp.repl[i];
+    if (step < enclosingTile(p, l, i)) {
+      UpdateDirective u;
+      u.steps = moveOf(dim, step);
+      d.updates.push_back(u);
+    }
+  }
+  return d;
+}
+
+} // namespace dfl::intra
