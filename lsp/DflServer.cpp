@@ -183,7 +183,7 @@ std::shared_ptr<Compilation> compile(const std::string &path, const std::string 
   c->generation = generation;
   c->diags.setErrorLimit(20);   // `dflc check`'s default
   LoadOptions lo{includes, open};
-  lo.searchRoots.push_back(defaultStdlibRoot());
+  appendDefaultSearchRoots(lo.searchRoots);
   c->files = loadBuffer(path, text, lo, c->sm, c->diags);
   c->root = c->files.roots.at(0);
   if (!c->diags.hasErrors()) {

@@ -299,7 +299,7 @@ int runShow(const Options &o) {
   DiagnosticsEngine diags(sm);
   diags.setErrorLimit(o.errorLimit);
   LoadOptions lo{o.includes};
-  lo.searchRoots.push_back(defaultStdlibRoot());
+  appendDefaultSearchRoots(lo.searchRoots);
   LoadedFiles files = loadFiles(o.files, lo, sm, diags);
   Model model;
   if (!diags.hasErrors())
@@ -325,7 +325,7 @@ std::optional<Model> runFrontend(const Options &o, SourceManager &sm, Diagnostic
                                  std::vector<uint32_t> *roots = nullptr) {
   diags.setErrorLimit(o.errorLimit);
   LoadOptions lo{o.includes};
-  lo.searchRoots.push_back(defaultStdlibRoot());
+  appendDefaultSearchRoots(lo.searchRoots);
   LoadedFiles files = loadFiles(o.files, lo, sm, diags);
   if (roots)
     *roots = files.roots;

@@ -2,6 +2,7 @@
 // thread, edit bursts coalescing, open buffers taking precedence over the disk,
 // and UTF-16 positions. Expected positions are counted by hand in the comments.
 #include "lsp/DflServer.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -108,7 +109,7 @@ TEST(DflServer, OpenBufferTakesPrecedenceOverDisk) {
                       "schedule for n on eyeriss_multinode {\n  layer c1 {\n  }\n}\n";
   std::ofstream(dir / "s.dfl") << sched;
   Published pub;
-  DflServer server({{}, false, pub.callback()});
+  DflServer server({{dfl::test::kStdlibRoot}, false, pub.callback()});
   std::string schedUri = pathToUri((dir / "s.dfl").string()), netUri = pathToUri((dir / "net.dfl").string());
   server.addDocument(schedUri, sched, 1);
   // From disk: c1 exists, nothing is scheduled yet: W0830 only.
