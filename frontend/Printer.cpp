@@ -1,5 +1,7 @@
 #include "frontend/Printer.h"
 
+#include "support/Check.h"
+
 #include <cctype>
 #include <limits>
 #include <vector>
@@ -152,7 +154,7 @@ private:
     case Value::Kind::Word: return v.text;
     case Value::Kind::String: return quote(v.text);
     }
-    return "";
+    DFLC_UNREACHABLE("Value::Kind " + std::to_string(static_cast<int>(v.kind)));
   }
 
   std::string property(const Property &p) const {
@@ -169,7 +171,7 @@ private:
              (d.repl ? " repl " + std::to_string(d.repl->value) : "") + ";";
     case Directive::Kind::Update: return "update " + steps(d.steps) + ";";
     }
-    return "";
+    DFLC_UNREACHABLE("Directive::Kind " + std::to_string(static_cast<int>(d.kind)));
   }
 
   // ---- declarations -----------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "model/ScheduleWriter.h"
 
+#include "support/Check.h"
+
 #include <sstream>
 
 namespace dfl {
@@ -16,8 +18,12 @@ std::string steps(const std::vector<std::pair<Dim, int64_t>> &s) {
 
 std::string writeSchedule(const Model &model, const Schedule &schedule, const std::vector<std::string> &imports,
                           const std::string &headerComment) {
-  const Network &net = model.networks.at(schedule.network);
-  const Hardware &hw = model.hardware.at(schedule.hardware);
+  DFLC_CHECK(schedule.network >= 0 && static_cast<size_t>(schedule.network) < model.networks.size())
+      << "schedule of network " << schedule.network << " of " << model.networks.size();
+  DFLC_CHECK(schedule.hardware >= 0 && static_cast<size_t>(schedule.hardware) < model.hardware.size())
+      << "schedule on hardware " << schedule.hardware << " of " << model.hardware.size();
+  const Network &net = model.networks[static_cast<size_t>(schedule.network)];
+  const Hardware &hw = model.hardware[static_cast<size_t>(schedule.hardware)];
   std::ostringstream os;
   std::istringstream comment(headerComment);
   for (std::string line; std::getline(comment, line);)
@@ -32,10 +38,14 @@ std::string writeSchedule(const Model &model, const Schedule &schedule, const st
     os << (seg.pipelined ? " pipelined" : "") << ";\n";
   }
   for (const LayerScheduleModel &ls : schedule.layers) {
-    const Layer &layer = net.layers.at(ls.layer);
+    DFLC_CHECK(ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
+        << "layer schedule of layer " << ls.layer << " of " << net.name << "'s " << net.layers.size();
+    const Layer &layer = net.layers[static_cast<size_t>(ls.layer)];
     os << "  layer " << layer.name << " {\n";
     for (const LevelDirectives &d : ls.levels) {
-      os << "    " << hw.levels.at(d.level).name << " {\n";
+      DFLC_CHECK(d.level >= 0 && static_cast<size_t>(d.level) < hw.levels.size())
+          << "directives of level " << d.level << " of " << hw.name << "'s " << hw.levels.size();
+      os << "    " << hw.levels[static_cast<size_t>(d.level)].name << " {\n";
       for (const TensorDirective &t : d.tensors) {
         os << "      tensor " << roleName(t.role) << " [";
         bool first = true;
