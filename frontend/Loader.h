@@ -25,7 +25,7 @@ struct LoadedFiles {
 
 struct LoadOptions {
   /// Searched in order after the importing file's directory. The clients
-  /// give the -I dirs, then appendDefaultSearchRoots'; tests give their own.
+  /// give the -I dirs, then appendDefaultSearchRoots(); tests give their own.
   std::vector<std::string> searchRoots;
   /// Texts that take precedence over the disk, keyed by canonical path: the
   /// language server's open (possibly unsaved) documents.
