@@ -1,4 +1,4 @@
-# Finds every dependency of the design (DESIGN.md), each as an imported target.
+# Finds every dependency of dflc (docs/design.md), each as an imported target.
 # scripts/install-deps.sh installs them all from Debian 12 packages.
 
 include(Antlr)

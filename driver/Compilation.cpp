@@ -72,7 +72,10 @@ bool Compilation::load() {
   enter(Stage::Created, "load");
   PassTimer::Scope time(timer_, "load");
   LoadOptions lo{options_.includes, options_.openBuffers};
-  lo.searchRoots.push_back(options_.stdlibRoot ? *options_.stdlibRoot : defaultStdlibRoot());
+  if (options_.stdlibRoot)   // a sandbox (the fuzzer): nothing else
+    lo.searchRoots.push_back(*options_.stdlibRoot);
+  else   // -I dirs first (in LoadOptions), then DFLC_PATH, then the stdlib next to the binary
+    appendDefaultSearchRoots(lo.searchRoots);
   files_ = loadFiles(options_.files, lo, sm_, diags_);
   stage_ = Stage::Loaded;
   return !diags_.hasErrors();

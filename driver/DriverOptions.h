@@ -21,7 +21,8 @@ inline constexpr const char *kVersion = "0.1.0";
 struct DriverOptions {
   std::vector<std::string> files;      // the FILEs; the first is the editor's document
   std::vector<std::string> includes;   // -I dirs; the stdlib root is searched after them
-  /// The stdlib root searched last; nullopt: defaultStdlibRoot() (frontend/Loader.h).
+  /// The root searched after the -I dirs; nullopt: $DFLC_PATH, then the stdlib
+  /// next to the binary (appendDefaultSearchRoots, frontend/Loader.h).
   /// The fuzzer gives its sandbox.
   std::optional<std::string> stdlibRoot;
   /// Texts that take precedence over the disk, keyed by canonical path (the

@@ -1,12 +1,13 @@
 #include "frontend/Loader.h"
 
 #include "frontend/Parser.h"
+#include "support/Executable.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <unistd.h>
+#include <string_view>
 
 namespace fs = std::filesystem;
 
@@ -115,20 +116,31 @@ std::string canonicalPath(const std::string &path) {
 }
 
 std::string defaultStdlibRoot() {
-  if (const char *env = std::getenv("DFLC_STDLIB"); env && *env)
-    return env;
-#ifdef DFLC_SOURCE_ROOT
-  std::error_code ec;
-  if (fs::is_directory(fs::path(DFLC_SOURCE_ROOT) / "stdlib", ec))
-    return DFLC_SOURCE_ROOT;
-#endif
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) {
-    buf[n] = 0;
-    return (fs::path(buf).parent_path().parent_path() / "share" / "dflc").string();
+  std::string exe = executablePath();
+  if (exe.empty())
+    return "";
+  return (fs::path(exe).parent_path().parent_path() / "share" / "dflc").string();
+}
+
+std::vector<std::string> environmentSearchRoots() {
+  std::vector<std::string> roots;
+  const char *env = std::getenv("DFLC_PATH");
+  std::string_view rest = env ? env : "";
+  while (!rest.empty()) {
+    size_t colon = rest.find(':');
+    std::string_view dir = rest.substr(0, colon);
+    if (!dir.empty())
+      roots.emplace_back(dir);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
   }
-  return ".";
+  return roots;
+}
+
+void appendDefaultSearchRoots(std::vector<std::string> &roots) {
+  for (std::string &dir : environmentSearchRoots())
+    roots.push_back(std::move(dir));
+  if (std::string stdlib = defaultStdlibRoot(); !stdlib.empty())
+    roots.push_back(std::move(stdlib));
 }
 
 LoadedFiles loadFiles(const std::vector<std::string> &paths, const LoadOptions &options,

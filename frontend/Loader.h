@@ -1,7 +1,9 @@
 // Reads the files of a compilation: the files named on the command line and,
 // transitively, everything they import. An import resolves relative to the
-// importing file's directory, then against each search root in order.
-// Missing files and import cycles are reported at the `import`.
+// importing file's directory, then against each search root in order: the
+// -I dirs, then $DFLC_PATH's, then the stdlib root next to the binary
+// (docs/cli.md, "Search roots"). Missing files and import cycles are
+// reported at the `import`.
 #pragma once
 
 #include "frontend/Ast.h"
@@ -22,7 +24,9 @@ struct LoadedFiles {
 };
 
 struct LoadOptions {
-  std::vector<std::string> searchRoots;   // -I dirs, then the stdlib root
+  /// Searched in order after the importing file's directory. The clients
+  /// give the -I dirs, then appendDefaultSearchRoots(); tests give their own.
+  std::vector<std::string> searchRoots;
   /// Texts that take precedence over the disk, keyed by canonical path: the
   /// language server's open (possibly unsaved) documents.
   std::map<std::string, std::string> openBuffers = {};
@@ -31,9 +35,20 @@ struct LoadOptions {
 /// The key `openBuffers` is looked up by: the path made absolute and canonical.
 std::string canonicalPath(const std::string &path);
 
-/// The directory holding dflc's `stdlib/`: $DFLC_STDLIB if set, else the
-/// source tree it was built from, else `<exe>/../share/dflc`.
+/// The stdlib root of the running binary, the directory holding its
+/// `stdlib/`: `<exe>/../share/dflc`, as installed (`<prefix>/bin/dflc`,
+/// `<prefix>/share/dflc/stdlib/`) and as the build tree mirrors it
+/// (`build/tools/dflc`, `build/share/dflc/stdlib` a link to the sources).
+/// Returned whether or not it exists, so that a failed import says where dflc
+/// looked; empty only if the executable cannot be located.
 std::string defaultStdlibRoot();
+
+/// The directories of $DFLC_PATH (colon-separated, empty entries ignored), in order.
+std::vector<std::string> environmentSearchRoots();
+
+/// Appends what every client searches after its -I dirs: environmentSearchRoots(),
+/// then defaultStdlibRoot() (if the executable was located).
+void appendDefaultSearchRoots(std::vector<std::string> &roots);
 
 LoadedFiles loadFiles(const std::vector<std::string> &paths, const LoadOptions &options,
                       SourceManager &sm, DiagnosticsEngine &diags);

@@ -1,6 +1,7 @@
 #include "frontend/Printer.h"
 
 #include "model/DflSyntax.h"
+#include "support/Check.h"
 
 #include <cctype>
 #include <limits>
@@ -154,7 +155,7 @@ private:
     case Value::Kind::Word: return v.text;
     case Value::Kind::String: return syntax::quoted(v.text);
     }
-    return "";
+    DFLC_UNREACHABLE("Value::Kind " + std::to_string(static_cast<int>(v.kind)));
   }
 
   std::string property(const Property &p) const {
@@ -167,7 +168,7 @@ private:
     case Directive::Kind::Stack: return syntax::stackDirective(dimValues(d.steps), number(d.repl));
     case Directive::Kind::Update: return syntax::updateDirective(dimValues(d.steps));
     }
-    return "";
+    DFLC_UNREACHABLE("Directive::Kind " + std::to_string(static_cast<int>(d.kind)));
   }
 
   // ---- declarations -----------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "frontend/Units.h"
 
+#include "support/Check.h"
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -60,7 +62,7 @@ const char *quantityKindName(QuantityKind k) {
   case QuantityKind::Bandwidth: return "a bandwidth";
   case QuantityKind::Count: return "a plain number";
   }
-  return "a quantity";
+  DFLC_UNREACHABLE("QuantityKind " + std::to_string(static_cast<int>(k)));
 }
 
 // A quantity, converted to its base unit, is finite and at most 2^53 (exact
@@ -76,7 +78,7 @@ const char *baseUnit(QuantityKind kind) {
   case QuantityKind::Bandwidth: return " B/cycle";
   case QuantityKind::Count: return "";
   }
-  return "";
+  DFLC_UNREACHABLE("QuantityKind " + std::to_string(static_cast<int>(kind)));
 }
 
 std::optional<Quantity> bounded(Quantity q, const ast::Value &v, const std::string &key, const char *unit,

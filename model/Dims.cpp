@@ -1,5 +1,7 @@
 #include "model/Dims.h"
 
+#include "support/Check.h"
+
 namespace dfl {
 
 namespace {
@@ -36,7 +38,7 @@ const std::vector<Dim> &roleDims(TensorRole r) {
   case TensorRole::Wgt: return wgt;
   case TensorRole::Ofm: return ofm;
   }
-  return ifm;
+  DFLC_UNREACHABLE("TensorRole " + std::to_string(static_cast<int>(r)));
 }
 
 } // namespace dfl

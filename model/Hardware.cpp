@@ -1,5 +1,7 @@
 #include "model/Hardware.h"
 
+#include "support/Check.h"
+
 namespace dfl {
 
 const char *transferName(Transfer t) {
@@ -9,7 +11,7 @@ const char *transferName(Transfer t) {
   case Transfer::Systolic: return "systolic";
   case Transfer::Sharing: return "sharing";
   }
-  return "?";
+  DFLC_UNREACHABLE("Transfer " + std::to_string(static_cast<int>(t)));
 }
 
 int Hardware::findLevel(const std::string &n) const {

@@ -1,5 +1,7 @@
 #include "model/Network.h"
 
+#include "support/Check.h"
+
 #include <limits>
 
 namespace dfl {
@@ -16,7 +18,7 @@ const char *layerTypeName(LayerType t) {
   case LayerType::Mul: return "mul";
   case LayerType::Concat: return "concat";
   }
-  return "?";
+  DFLC_UNREACHABLE("LayerType " + std::to_string(static_cast<int>(t)));
 }
 
 std::vector<TensorRole> Layer::roles() const {

@@ -1,6 +1,7 @@
 #include "model/ScheduleWriter.h"
 
 #include "model/DflSyntax.h"
+#include "support/Check.h"
 
 #include <sstream>
 
@@ -33,8 +34,11 @@ std::string printDirective(const UpdateDirective &u) { return syntax::updateDire
 
 std::string printSegment(const Network &net, const Segment &segment) {
   std::vector<std::string> layers;
-  for (int l : segment.layers)
-    layers.push_back(net.layers.at(l).name);
+  for (int l : segment.layers) {
+    DFLC_CHECK(l >= 0 && static_cast<size_t>(l) < net.layers.size())
+        << "segment layer " << l << " of " << net.name << "'s " << net.layers.size();
+    layers.push_back(net.layers[static_cast<size_t>(l)].name);
+  }
   return syntax::segmentLine(layers, segment.pipelined);
 }
 
@@ -46,20 +50,28 @@ std::string printLevelBlock(const Hardware &hw, const LevelDirectives &level, in
     body += syntax::line(depth + 1, printDirective(s));
   for (const UpdateDirective &u : level.updates)
     body += syntax::line(depth + 1, printDirective(u));
-  return syntax::block(depth, hw.levels.at(level.level).name, body);
+  DFLC_CHECK(level.level >= 0 && static_cast<size_t>(level.level) < hw.levels.size())
+      << "directives of level " << level.level << " of " << hw.name << "'s " << hw.levels.size();
+  return syntax::block(depth, hw.levels[static_cast<size_t>(level.level)].name, body);
 }
 
 std::string printLayerBlock(const Network &net, const Hardware &hw, const LayerScheduleModel &layer, int depth) {
   std::string body;
   for (const LevelDirectives &d : layer.levels)
     body += printLevelBlock(hw, d, depth + 1);
-  return syntax::block(depth, syntax::layerHeader(net.layers.at(layer.layer).name), body);
+  DFLC_CHECK(layer.layer >= 0 && static_cast<size_t>(layer.layer) < net.layers.size())
+      << "layer schedule of layer " << layer.layer << " of " << net.name << "'s " << net.layers.size();
+  return syntax::block(depth, syntax::layerHeader(net.layers[static_cast<size_t>(layer.layer)].name), body);
 }
 
 std::string writeSchedule(const Model &model, const Schedule &schedule, const std::vector<std::string> &imports,
                           const std::string &headerComment) {
-  const Network &net = model.networks.at(schedule.network);
-  const Hardware &hw = model.hardware.at(schedule.hardware);
+  DFLC_CHECK(schedule.network >= 0 && static_cast<size_t>(schedule.network) < model.networks.size())
+      << "schedule of network " << schedule.network << " of " << model.networks.size();
+  DFLC_CHECK(schedule.hardware >= 0 && static_cast<size_t>(schedule.hardware) < model.hardware.size())
+      << "schedule on hardware " << schedule.hardware << " of " << model.hardware.size();
+  const Network &net = model.networks[static_cast<size_t>(schedule.network)];
+  const Hardware &hw = model.hardware[static_cast<size_t>(schedule.hardware)];
   std::ostringstream os;
   std::istringstream comment(headerComment);
   for (std::string line; std::getline(comment, line);)

@@ -1,6 +1,8 @@
 // Internal invariants: DFLC_CHECK(cond) << "context"; stays on in release
 // builds and raises InternalError ("internal compiler error"), which only the
 // tools' main()s catch. User errors never go through here: they are diagnostics.
+// DFLC_UNREACHABLE("what") ends a switch that covers every enumerator: it is
+// reached only with a value outside the enum, and never returns.
 #pragma once
 
 #include <sstream>
@@ -29,6 +31,10 @@ public:
 private:
   std::ostringstream os_;
 };
+
+[[noreturn]] inline void unreachable(const std::string &what, const char *file, int line) {
+  throw InternalError(std::string(file) + ":" + std::to_string(line) + ": unreachable: " + what);
+}
 } // namespace detail
 
 } // namespace dfl
@@ -37,3 +43,5 @@ private:
   if (cond) {            \
   } else                 \
     ::dfl::detail::CheckFailure(#cond, __FILE__, __LINE__)
+
+#define DFLC_UNREACHABLE(what) ::dfl::detail::unreachable(what, __FILE__, __LINE__)

@@ -1,5 +1,7 @@
 #include "support/DiagnosticRenderer.h"
 
+#include "support/Check.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -19,7 +21,7 @@ const char *colorOf(Severity s) {
   case Severity::Note: return "\033[1;36m";
   case Severity::Remark: return "\033[1;34m";
   }
-  return "";
+  DFLC_UNREACHABLE("Severity " + std::to_string(static_cast<int>(s)));
 }
 
 void renderOne(std::ostream &os, const SourceManager &sm, const Diagnostic &d, bool color) {

@@ -1,5 +1,7 @@
 #include "support/Diagnostics.h"
 
+#include "support/Check.h"
+
 #include <algorithm>
 
 namespace dfl {
@@ -39,7 +41,7 @@ const char *severityName(Severity s) {
   case Severity::Warning: return "warning";
   case Severity::Error: return "error";
   }
-  return "error";
+  DFLC_UNREACHABLE("Severity " + std::to_string(static_cast<int>(s)));
 }
 
 const DiagInfo &diagInfo(diag::ID id) { return kTable[id]; }
@@ -56,7 +58,8 @@ std::string formatDiagnostic(const char *format, const std::vector<std::string> 
   for (const char *p = format; *p; ++p) {
     if (p[0] == '%' && p[1] >= '0' && p[1] <= '9') {
       size_t i = static_cast<size_t>(p[1] - '0');
-      out += i < args.size() ? args[i] : std::string("<?>");
+      DFLC_CHECK(i < args.size()) << "'" << format << "' uses %" << i << " but has " << args.size() << " argument(s)";
+      out += args[i];
       ++p;
     } else {
       out += *p;
@@ -73,7 +76,7 @@ DiagnosticBuilder::DiagnosticBuilder(DiagnosticsEngine &engine, SourceRange rang
   diag_.range = range;
 }
 
-DiagnosticBuilder::~DiagnosticBuilder() {
+DiagnosticBuilder::~DiagnosticBuilder() noexcept(false) {
   diag_.message = formatDiagnostic(diagInfo(diag_.id).format, args_);
   engine_.emit(std::move(diag_));
 }

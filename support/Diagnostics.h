@@ -52,7 +52,7 @@ struct Diagnostic {
   std::vector<FixIt> fixits;
 };
 
-/// Replaces %0..%9 in `format` with `args`.
+/// Replaces %0..%9 in `format` with `args`; a %i without its argument is InternalError.
 std::string formatDiagnostic(const char *format, const std::vector<std::string> &args);
 
 class DiagnosticsEngine;
@@ -67,12 +67,13 @@ struct Suggestion {
   std::string otherwise = "";
 };
 
-/// Collects arguments; emits the diagnostic when it goes out of scope.
+/// Collects arguments; emits the diagnostic when it goes out of scope. Too
+/// few arguments for the format is our bug: InternalError, like DFLC_CHECK.
 class DiagnosticBuilder {
 public:
   DiagnosticBuilder(DiagnosticsEngine &engine, SourceRange range, diag::ID id);
   DiagnosticBuilder(const DiagnosticBuilder &) = delete;
-  ~DiagnosticBuilder();
+  ~DiagnosticBuilder() noexcept(false);
 
   template <class T> DiagnosticBuilder &operator<<(const T &arg) {
     std::ostringstream os;

@@ -41,14 +41,14 @@ uint32_t SourceManager::findBuffer(const std::string &path) const {
 LineCol SourceManager::lineCol(SourceLoc loc) const {
   if (!loc.valid())
     return {};
-  const Buffer &b = buffers_.at(loc.file - 1);
+  const Buffer &b = buffer(loc.file);
   auto it = std::upper_bound(b.lineStarts.begin(), b.lineStarts.end(), loc.offset);
   unsigned line = static_cast<unsigned>(it - b.lineStarts.begin());
   return {line, loc.offset - b.lineStarts[line - 1] + 1};
 }
 
 std::string_view SourceManager::lineText(uint32_t file, unsigned line) const {
-  const Buffer &b = buffers_.at(file - 1);
+  const Buffer &b = buffer(file);
   if (line == 0 || line > b.lineStarts.size())
     return {};
   uint32_t begin = b.lineStarts[line - 1];
@@ -61,7 +61,7 @@ std::string_view SourceManager::lineText(uint32_t file, unsigned line) const {
 }
 
 uint32_t SourceManager::offsetOf(uint32_t file, LineCol lc) const {
-  const Buffer &b = buffers_.at(file - 1);
+  const Buffer &b = buffer(file);
   if (lc.line == 0)
     return 0;
   if (lc.line > b.lineStarts.size())

@@ -2,6 +2,8 @@
 // columns. Everything after the parser refers to source by SourceRange.
 #pragma once
 
+#include "support/Check.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,8 +41,8 @@ public:
   /// The id of an already loaded buffer with this (canonical) path, or 0.
   uint32_t findBuffer(const std::string &path) const;
 
-  const std::string &path(uint32_t file) const { return buffers_.at(file - 1).path; }
-  const std::string &text(uint32_t file) const { return buffers_.at(file - 1).text; }
+  const std::string &path(uint32_t file) const { return buffer(file).path; }
+  const std::string &text(uint32_t file) const { return buffer(file).text; }
   size_t bufferCount() const { return buffers_.size(); }
 
   LineCol lineCol(SourceLoc loc) const;
@@ -55,6 +57,11 @@ private:
     std::string path, text;
     std::vector<uint32_t> lineStarts;
   };
+  /// The buffer of an id addBuffer returned; any other id is our bug.
+  const Buffer &buffer(uint32_t file) const {
+    DFLC_CHECK(file >= 1 && file <= buffers_.size()) << "no buffer " << file << " (" << buffers_.size() << " loaded)";
+    return buffers_[file - 1];
+  }
   std::vector<Buffer> buffers_;
 };
 

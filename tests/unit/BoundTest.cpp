@@ -28,7 +28,7 @@ struct Loaded {
 
 std::unique_ptr<Loaded> load(const std::string &net, const std::string &hw, int64_t batch, bool training) {
   auto l = std::make_unique<Loaded>();
-  std::string root = defaultStdlibRoot();
+  const std::string &root = dfl::test::kStdlibRoot;
   LoadedFiles files = loadFiles({root + "/stdlib/nets/" + net + ".dfl", root + "/stdlib/hw/" + hw + ".dfl"},
                                 LoadOptions{{root}}, *l->sm, *l->diags);
   l->model = analyze(files.files, *l->diags, AnalyzeOptions{training});

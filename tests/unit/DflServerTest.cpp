@@ -2,6 +2,7 @@
 // thread, edit bursts coalescing, open buffers taking precedence over the disk,
 // and UTF-16 positions. Expected positions are counted by hand in the comments.
 #include "lsp/DflServer.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -109,7 +110,9 @@ TEST(DflServer, OpenBufferTakesPrecedenceOverDisk) {
                       "schedule for n on eyeriss_multinode {\n  layer c1 {\n  }\n}\n";
   std::ofstream(dir / "s.dfl") << sched;
   Published pub;
-  DflServer server({{}, false, pub.callback()});
+  DflServer::Options options{{}, false, pub.callback()};
+  options.driver.includes = {dfl::test::kStdlibRoot};
+  DflServer server(options);
   std::string schedUri = pathToUri((dir / "s.dfl").string()), netUri = pathToUri((dir / "net.dfl").string());
   server.addDocument(schedUri, sched, 1);
   // From disk: c1 exists, nothing is scheduled yet: W0830 only.
@@ -139,7 +142,9 @@ TEST(DflServer, OpenBufferTakesPrecedenceOverDisk) {
 
 TEST(DflServer, AnyContentIsSafe) {
   Published pub;
-  DflServer server({{}, false, pub.callback()});
+  DflServer::Options options{{}, false, pub.callback()};
+  options.driver.includes = {dfl::test::kStdlibRoot};
+  DflServer server(options);
   const char *texts[] = {"", "}", "network", "schedule for x on y { layer z { Q { tensor ifm [C=0]; } } }",
                          "import \"/\";", "network n { batch N = 99999999999999999999; }", "\xff\xfe\x00garbage"};
   int v = 0;
@@ -304,7 +309,9 @@ TEST(DflServer, FillInOfAnEmptyScheduleIsTheCanonicalCompleteOne) {
   std::string text = "import \"stdlib/nets/alexnet.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n\n"
                      "schedule for alexnet on eyeriss_multinode {\n}\n";
   Published pub;
-  DflServer server({{}, false, pub.callback()});
+  DflServer::Options options{{}, false, pub.callback()};
+  options.driver.includes = {dfl::test::kStdlibRoot};
+  DflServer server(options);
   const std::string uri = "file:///nonexistent/empty.dfl";
   server.addDocument(uri, text, 1);
   ASSERT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
@@ -400,7 +407,9 @@ TEST(DflServer, ConfigurationRechecksOpenDocuments) {
   std::string sched = "import \"net.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n"
                       "schedule for n on eyeriss_multinode {\n  layer c1__wgrad {\n  }\n}\n";
   Published pub;
-  DflServer server({{}, false, pub.callback()});
+  DflServer::Options options{{}, false, pub.callback()};
+  options.driver.includes = {dfl::test::kStdlibRoot};
+  DflServer server(options);
   std::string uri = pathToUri((dir / "s.dfl").string());
   server.addDocument(uri, sched, 1);
   // net.dfl is not beside the schedule: not found until lib/ is a search root.
@@ -408,7 +417,7 @@ TEST(DflServer, ConfigurationRechecksOpenDocuments) {
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0101");
   std::string error;
   ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, std::nullopt,
-                                std::vector<std::string>{(dir / "lib").string()}}, error));
+                                std::vector<std::string>{(dir / "lib").string(), dfl::test::kStdlibRoot}}, error));
   // Found; without training the backward layer does not exist.
   ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0202");

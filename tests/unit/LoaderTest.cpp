@@ -1,11 +1,14 @@
 // Imports: resolved relative to the importer, then the search roots; each file
 // read once; cycles and missing files reported at the `import`.
 #include "frontend/Loader.h"
+#include "support/Executable.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 using namespace dfl;
 namespace fs = std::filesystem;
@@ -26,6 +29,20 @@ protected:
   std::string path(const fs::path &rel) const { return (root_ / rel).string(); }
 
   fs::path root_;
+};
+
+/// Sets DFLC_PATH for one scope, restoring what it was.
+class ScopedDflcPath {
+public:
+  explicit ScopedDflcPath(const char *value) {
+    if (const char *old = std::getenv("DFLC_PATH"))
+      old_ = old;
+    value ? setenv("DFLC_PATH", value, 1) : unsetenv("DFLC_PATH");
+  }
+  ~ScopedDflcPath() { old_ ? setenv("DFLC_PATH", old_->c_str(), 1) : unsetenv("DFLC_PATH"); }
+
+private:
+  std::optional<std::string> old_;
 };
 
 const char *kHw = "hardware h { word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }\n"
@@ -76,4 +93,51 @@ TEST_F(LoaderTest, MissingImportNamesWhereItLooked) {
   EXPECT_EQ(d.message, "cannot find imported file 'nope.dfl'");
   ASSERT_EQ(d.notes.size(), 1u);
   EXPECT_EQ(d.notes[0].message, "searched " + path("proj") + ", " + path("lib"));
+}
+
+TEST(SearchRoots, DflcPathIsColonSeparatedWithEmptyEntriesIgnored) {
+  {
+    ScopedDflcPath env(nullptr);
+    EXPECT_TRUE(environmentSearchRoots().empty());
+  }
+  {
+    ScopedDflcPath env("");
+    EXPECT_TRUE(environmentSearchRoots().empty());
+  }
+  ScopedDflcPath env(":/a/b::rel/c:");
+  EXPECT_EQ(environmentSearchRoots(), (std::vector<std::string>{"/a/b", "rel/c"}));
+}
+
+TEST(SearchRoots, StdlibRootIsNextToTheBinary) {
+  // <exe>/../share/dflc, from the running binary; nothing compiled in.
+  std::string exe = executablePath();
+  ASSERT_FALSE(exe.empty());
+  EXPECT_TRUE(fs::path(exe).is_absolute());
+  EXPECT_EQ(fs::path(exe).filename(), "dflc_unit_tests");
+  EXPECT_EQ(fs::path(defaultStdlibRoot()), fs::path(exe).parent_path().parent_path() / "share" / "dflc");
+}
+
+TEST(SearchRoots, IncludeDirsThenDflcPathThenTheStdlib) {
+  ScopedDflcPath env("/env/one:/env/two");
+  std::vector<std::string> roots{"/inc"};
+  appendDefaultSearchRoots(roots);
+  EXPECT_EQ(roots, (std::vector<std::string>{"/inc", "/env/one", "/env/two", defaultStdlibRoot()}));
+}
+
+TEST_F(LoaderTest, EarlierRootWinsAndTheNoteListsEveryRoot) {
+  // The same import path under two roots: the first root's file is read.
+  fs::create_directories(root_ / "env" / "hw");
+  write("lib/hw/h.dfl", kHw);
+  write("env/hw/h.dfl", "hardware other { }\n");
+  write("proj/a.dfl", "import \"hw/h.dfl\";\nimport \"gone.dfl\";\n");
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  LoadedFiles files = loadFiles({path("proj/a.dfl")}, LoadOptions{{path("lib"), path("env"), path("nowhere")}}, sm, diags);
+  ASSERT_EQ(files.files.size(), 2u);
+  EXPECT_EQ(sm.path(files.files[0].fileId), path("lib/hw/h.dfl"));
+  // A root that does not exist (a missing stdlib) is no error, just one more place searched.
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  ASSERT_EQ(diags.diagnostics()[0].notes.size(), 1u);
+  EXPECT_EQ(diags.diagnostics()[0].notes[0].message,
+            "searched " + path("proj") + ", " + path("lib") + ", " + path("env") + ", " + path("nowhere"));
 }

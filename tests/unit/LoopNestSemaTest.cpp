@@ -274,7 +274,7 @@ std::pair<int64_t, int64_t> range(const LoopNest &nest, const AffineExpr &e) {
 } // namespace
 
 TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
-  std::string root = defaultStdlibRoot();
+  std::string root = dfl::test::kStdlibRoot;
   int layers = 0;
   for (const auto &entry : std::filesystem::directory_iterator(root + "/stdlib/nets"))
     for (bool train : {false, true}) {

@@ -11,6 +11,11 @@
 
 namespace dfl::test {
 
+/// The directory holding the source tree's stdlib/, given by
+/// tests/unit/CMakeLists.txt: tests name their roots explicitly and never
+/// depend on where the test binary is (defaultStdlibRoot is dflc's, not theirs).
+inline const std::string kStdlibRoot = DFLC_TEST_STDLIB_ROOT;
+
 struct Compiled {
   std::unique_ptr<SourceManager> sm = std::make_unique<SourceManager>();
   std::unique_ptr<DiagnosticsEngine> diags = std::make_unique<DiagnosticsEngine>(*sm);

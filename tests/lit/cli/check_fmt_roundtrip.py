@@ -47,7 +47,8 @@ def comments(text):
 
 
 def run(args, root):
-    env = dict(os.environ, DFLC_STDLIB=str(root), NO_COLOR="1")
+    # DFLC_PATH comes before the stdlib next to dflc: imports of stdlib/ resolve under root.
+    env = dict(os.environ, DFLC_PATH=str(root), NO_COLOR="1")
     return subprocess.run([dflc] + args, capture_output=True, text=True, env=env)
 
 
