@@ -12,15 +12,6 @@
 namespace dfl::lsp {
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  if (std::fabs(v) < 1e15 && v == std::floor(v))
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
 std::string shapeText(const TensorShape &s) {
   return "[C=" + std::to_string(s.C) + ", X=" + std::to_string(s.X) + ", Y=" + std::to_string(s.Y) + "]";
 }
@@ -46,8 +37,8 @@ std::string hardwareLevelHover(const Hardware &hw, const Level &lv) {
   os << "**" << lv.name << "** (level of " << hw.name << ")\n\n";
   os << "capacity: " << (lv.capacityBytes ? std::to_string(*lv.capacityBytes) + " B" : "unbounded") << "\n\n";
   os << "array: " << lv.rows << " x " << lv.cols << " (" << lv.units() << " units)\n\n";
-  os << "access energy: " << num(lv.accessEnergyPj) << " pJ/word\n\n";
-  os << "bandwidth: " << (lv.bandwidthBytesPerCycle ? num(*lv.bandwidthBytesPerCycle) + " B/cycle per unit" : "unbounded");
+  os << "access energy: " << formatNumber(lv.accessEnergyPj) << " pJ/word\n\n";
+  os << "bandwidth: " << (lv.bandwidthBytesPerCycle ? formatNumber(*lv.bandwidthBytesPerCycle) + " B/cycle per unit" : "unbounded");
   std::vector<std::string> transfers;
   for (Transfer t : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
     if (lv.can(t))
@@ -84,8 +75,8 @@ std::string scheduleLevelHover(const Model &m, const Schedule &s, const LayerRes
       os << value(static_cast<size_t>(role)) << " | ";
   };
   row("tile (words)", [&](size_t i) { return r->tiles[i].present ? std::to_string(r->tiles[i].words) : "-"; });
-  row("reads", [&](size_t i) { return num(r->accesses.reads[i]); });
-  row("writes", [&](size_t i) { return num(r->accesses.writes[i]); });
+  row("reads", [&](size_t i) { return formatNumber(r->accesses.reads[i]); });
+  row("writes", [&](size_t i) { return formatNumber(r->accesses.writes[i]); });
   os << "\n\noccupancy: " << r->occupancyBytes << " B";
   if (lv.capacityBytes)
     os << " of " << *lv.capacityBytes << " B (" << percent(double(r->occupancyBytes), double(*lv.capacityBytes)) << ")";
@@ -96,7 +87,7 @@ std::string scheduleLevelHover(const Model &m, const Schedule &s, const LayerRes
       trips.push_back(std::to_string(t));
     os << "\n\ntrip counts (innermost first): " << joinList(trips, ", ", ", ");
   }
-  os << "\n\nenergy: " << num(r->energyPj) << " pJ (" << percent(r->energyPj, lr.energyPj) << " of the layer)";
+  os << "\n\nenergy: " << formatNumber(r->energyPj) << " pJ (" << percent(r->energyPj, lr.energyPj) << " of the layer)";
   return os.str();
 }
 
@@ -145,7 +136,7 @@ std::optional<Hover> findHover(const Compilation &c, Position pos) {
                                       : nullptr;
           if (lr && lr->complete && lr->valid) {
             const Hardware &hw = m.hardware[sched->hardware];
-            *text += "\n\nin this schedule: energy " + num(lr->energyPj) + " pJ, latency " + num(lr->latencyCycles) +
+            *text += "\n\nin this schedule: energy " + formatNumber(lr->energyPj) + " pJ, latency " + formatNumber(lr->latencyCycles) +
                      " cycles (bound by " + (lr->bindingLevel < 0 ? "compute" : hw.levels[lr->bindingLevel].name) +
                      "), utilization " + percent(lr->utilization, 1.0);
           }
@@ -161,7 +152,7 @@ std::optional<Hover> findHover(const Compilation &c, Position pos) {
         for (const Level &l : hw->levels)
           levels.push_back(l.name);
         text = "**hardware " + hw->name + "**: " + std::to_string(hw->wordBits) + "-bit words, " +
-               num(hw->frequencyHz / 1e6) + " MHz, levels " + joinList(levels, ", ", ", ");
+               formatNumber(hw->frequencyHz / 1e6) + " MHz, levels " + joinList(levels, ", ", ", ");
       }
     } else if (!o->scheduleLayer.empty()) {
       text = levelHover(o->schedule, o->scheduleLayer, o->name);

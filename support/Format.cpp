@@ -22,6 +22,15 @@ std::string formatTrimmed(double v, int digits) {
   return s;
 }
 
+std::string formatNumber(double v) {
+  char buf[64];
+  if (std::fabs(v) < 1e15 && v == std::floor(v))
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
 std::string formatBytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

@@ -12,6 +12,9 @@ namespace dfl {
 std::string formatFixed(double v, int digits);
 /// `v` with at most `digits` decimals, trailing zeros dropped: "1.5", "64".
 std::string formatTrimmed(double v, int digits);
+/// An exact integer in full ("4096"), anything else to 4 significant digits
+/// ("0.3333", "1.5e+20"): a count or energy in a hover.
+std::string formatNumber(double v);
 /// "81.5 KiB", "64 B", "1.5 MiB": the shortest exact-ish binary size.
 std::string formatBytes(double bytes);
 /// "1.23 mJ", "456 pJ": an energy given in pJ.
