@@ -13,8 +13,7 @@ const char *objectiveName(Objective o) {
   case Objective::Latency: return "latency";
   case Objective::EDP: return "edp";
   }
-  DFLC_CHECK(false) << "objective " << static_cast<int>(o);
-  return "energy";
+  DFLC_UNREACHABLE("objective " + std::to_string(static_cast<int>(o)));
 }
 
 double objectiveValue(Objective o, double energyPj, double latencyCycles) {
@@ -23,8 +22,7 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles) {
   case Objective::Latency: return latencyCycles;
   case Objective::EDP: return energyPj * latencyCycles;
   }
-  DFLC_CHECK(false) << "objective " << static_cast<int>(o);
-  return energyPj;
+  DFLC_UNREACHABLE("objective " + std::to_string(static_cast<int>(o)));
 }
 
 std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,

@@ -11,8 +11,7 @@ const char *solveLimitName(SolveLimit limit) {
   case SolveLimit::Candidates: return "candidates";
   case SolveLimit::Cancelled: return "cancelled";
   }
-  DFLC_CHECK(false) << "limit " << static_cast<int>(limit);
-  return "none";
+  DFLC_UNREACHABLE("limit " + std::to_string(static_cast<int>(limit)));
 }
 
 const char *solveStatusName(SolveStatus status) {
@@ -22,8 +21,7 @@ const char *solveStatusName(SolveStatus status) {
   case SolveStatus::NoneWithinLimit: return "none within limit";
   case SolveStatus::Infeasible: return "infeasible";
   }
-  DFLC_CHECK(false) << "status " << static_cast<int>(status);
-  return "complete";
+  DFLC_UNREACHABLE("status " + std::to_string(static_cast<int>(status)));
 }
 
 bool BudgetMeter::exhausted() {

@@ -24,8 +24,7 @@ std::string SolveFailure::describe() const {
                : std::string("no valid schedule found for ") + layerQuoted + " within the " +
                      (limit == SolveLimit::Time ? "time limit" : "candidate limit");
   }
-  DFLC_CHECK(false) << "failure reason " << static_cast<int>(reason);
-  return "no valid schedule found for " + layerQuoted;
+  DFLC_UNREACHABLE("failure reason " + std::to_string(static_cast<int>(reason)));
 }
 
 std::ostream &operator<<(std::ostream &os, const SolveFailure &failure) { return os << failure.describe(); }

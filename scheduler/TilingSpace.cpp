@@ -78,8 +78,7 @@ size_t TilingSpace::index(Dim d) {
   for (size_t i = 0; i < kND; ++i)
     if (kDims[i] == d)
       return i;
-  DFLC_CHECK(false) << "dim " << static_cast<int>(d) << " is not an independent dim of the tiling space";
-  return 0;
+  DFLC_UNREACHABLE("dim " + std::to_string(static_cast<int>(d)) + " is not an independent dim of the tiling space");
 }
 
 const LevelDirectives *TilingSpace::givenLevel(size_t l) const {
@@ -160,8 +159,7 @@ int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
   case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
   case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
   }
-  DFLC_CHECK(false) << "role " << static_cast<int>(r);
-  return 0;
+  DFLC_UNREACHABLE("role " + std::to_string(static_cast<int>(r)));
 }
 
 int64_t TilingSpace::occupancy(const Plan &p, size_t l) const {

@@ -31,25 +31,22 @@ std::string formatNumber(double v) {
   return buf;
 }
 
-std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+namespace {
+/// `v` divided by `base` until below it (at most four times), trimmed to
+/// `digits` decimals, with the unit of that step.
+std::string inUnits(double v, double base, const char *const (&units)[5], int digits) {
   int u = 0;
-  while (std::fabs(bytes) >= 1024 && u < 4) {
-    bytes /= 1024;
+  while (std::fabs(v) >= base && u < 4) {
+    v /= base;
     ++u;
   }
-  return formatTrimmed(bytes, 2) + " " + units[u];
+  return formatTrimmed(v, digits) + " " + units[u];
 }
+} // namespace
 
-std::string formatEnergy(double pj) {
-  const char *units[] = {"pJ", "nJ", "uJ", "mJ", "J"};
-  int u = 0;
-  while (std::fabs(pj) >= 1000 && u < 4) {
-    pj /= 1000;
-    ++u;
-  }
-  return formatTrimmed(pj, 3) + " " + units[u];
-}
+std::string formatBytes(double bytes) { return inUnits(bytes, 1024, {"B", "KiB", "MiB", "GiB", "TiB"}, 2); }
+
+std::string formatEnergy(double pj) { return inUnits(pj, 1000, {"pJ", "nJ", "uJ", "mJ", "J"}, 3); }
 
 std::string formatScaled(double v) {
   const char *suffix[] = {"", " K", " M", " G", " T"};
