@@ -63,21 +63,20 @@ void BranchAndBound::enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Ba
   auto &lp = p.levels[m];
   const int64_t unit = unitBelow(p, m, dim);
   const int64_t enclosing = enclosingTile(p, m, dim);
-  std::vector<int64_t> sizes;   // multiples of the inner array tile dividing the enclosing tile
-  for (int64_t s = unit; s <= enclosing; s += unit)
-    if (enclosing % s == 0)
-      sizes.push_back(s);
+  // Array tiles and tiles among the blocked sizes of the enclosing tile; the
+  // array tile a multiple of the tile, or the whole enclosing tile over-covered
+  // by a partial last stacked tile.
+  const std::vector<int64_t> &sizes = blockedSizes(unit, enclosing);
   const auto saved = lp;
   // Largest array tiles first (fewest trips at this level): the first batch
   // of a huge level then holds the candidates good schedules are made of.
   for (auto a = sizes.rbegin(); a != sizes.rend() && !exhausted(); ++a) {
-    if (limit(m, dim) % *a)
-      continue;
-    for (auto t = std::find(sizes.rbegin(), sizes.rend(), *a); t != sizes.rend() && !exhausted(); ++t) {
-      if (*a % *t || (forcedAt(m, dim) && *t != forced_[dim]) || stackBarred(m, dim, *a / *t))
+    for (auto t = a; t != sizes.rend() && !exhausted(); ++t) {
+      int64_t repl = *a % *t == 0 ? *a / *t : *a == enclosing ? replFor(enclosing, *t) : 0;
+      if (!repl || (forcedAt(m, dim) && *t != forced_[dim]) || stackBarred(m, dim, repl))
         continue;
       lp.tile[dim] = *t;
-      lp.repl[dim] = *a / *t;
+      lp.repl[dim] = repl;
       if (unitsOf(lp) > unitsAllowed(m) || !fitsPartial(p, m))
         continue;   // a smaller tile or stack factor may still fit
       enumerateLevel(p, m, dim + 1, leaf, batch);

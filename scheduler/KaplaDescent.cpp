@@ -6,11 +6,37 @@
 namespace dfl::intra {
 
 std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
+  // Exact tiles first (every level divides its enclosing tile): all runs, as
+  // before partial tiles. Then with partial last tiles: the exact result
+  // polished in the larger space, and the greedy in it — one run under the
+  // energy objective (the finer steps cost time, and energy gains little from
+  // busy arrays), all runs under latency and EDP (docs/solver.md, "Partial
+  // tiles"). The best is kept: never worse than the exact space's.
+  uneven_ = false;
+  Plan evenPlan;
+  std::optional<IntraLayerSolution> result = descentRuns(why, true, &evenPlan);
+  uneven_ = true;
+  auto keep = [&](std::optional<IntraLayerSolution> sol) {
+    if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
+                               objectiveValue(options_.objective, result->result.energyPj,
+                                              result->result.latencyCycles)))
+      result = std::move(sol);
+  };
+  if (result) {
+    polish(evenPlan);
+    keep(evaluate(evenPlan));
+  }
+  SolveFailure ignored;
+  keep(descentRuns(result ? ignored : why, options_.objective != Objective::Energy, nullptr));
+  return result;
+}
+
+std::optional<IntraLayerSolution> KaplaDescent::descentRuns(SolveFailure &why, bool allRuns, Plan *bestPlan) {
   std::optional<Plan> best[2];
   double bestValue[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   for (bool perOrder : {false, true})
     for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
-      if (perOrder && order == PassOrder::StackCache)
+      if ((perOrder && order == PassOrder::StackCache) || (!allRuns && (perOrder || order != PassOrder::StackCache)))
         continue;
       Plan plan = initialPlan();
       const Score *sol = descend(order, perOrder, plan, why);
@@ -27,8 +53,11 @@ std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
     auto sol = evaluate(*b);
     if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
                                objectiveValue(options_.objective, result->result.energyPj,
-                                              result->result.latencyCycles)))
+                                              result->result.latencyCycles))) {
       result = std::move(sol);
+      if (bestPlan)
+        *bestPlan = *b;
+    }
   }
   return result;
 }
@@ -150,13 +179,23 @@ void KaplaDescent::polish(Plan &p) {
               consider(q);
             continue;
           }
-          int64_t unit = unitBelow(q, l, i);
           int64_t &x = kind < 2 ? lp.tile[i] : lp.repl[i];
-          int64_t step = kind < 2 ? unit : 1;
           int64_t v = x;
-          do
-            v += (kind % 2 == 0 ? step : -step);
-          while (v >= 1 && v <= bound_[i] && !blockedOk(q, l, i, kind < 2 ? v : lp.tile[i], kind < 2 ? lp.repl[i] : v));
+          if (kind < 2) {   // the neighbouring blocked size that keeps the plan blocked
+            const auto &sizes = blockedSizes(unitBelow(q, l, i), limit(l, i), uneven_);
+            v = 0;
+            for (size_t k = 0; k < sizes.size(); ++k) {
+              int64_t s = kind == 0 ? sizes[k] : sizes[sizes.size() - 1 - k];
+              if ((kind == 0 ? s > x : s < x) && blockedOk(q, l, i, s, lp.repl[i])) {
+                v = s;
+                break;
+              }
+            }
+          } else {
+            do
+              v += kind == 2 ? 1 : -1;
+            while (v >= 1 && v <= bound_[i] && !blockedOk(q, l, i, lp.tile[i], v));
+          }
           if (v < 1 || v > bound_[i] || v == x)
             continue;
           x = v;
@@ -176,9 +215,8 @@ void KaplaDescent::polish(Plan &p) {
 template <class F>
 void KaplaDescent::jump(const Plan &p, size_t l, size_t i, F &&consider) {
   const auto &lp = p.levels[l];
-  int64_t unit = unitBelow(p, l, i);
   int64_t top = 0;
-  for (int64_t t = unit; t * lp.repl[i] <= limit(l, i); t += unit)
+  for (int64_t t : blockedSizes(unitBelow(p, l, i), limit(l, i), uneven_))
     if (blockedOk(p, l, i, t, lp.repl[i]))
       top = t;
   if (top <= lp.tile[i])
@@ -195,9 +233,10 @@ void KaplaDescent::jump(const Plan &p, size_t l, size_t i, F &&consider) {
     if (j == i)
       continue;
     Plan r = q;
-    int64_t uj = unitBelow(r, l, j);
-    for (int64_t v = r.levels[l].tile[j] - uj; v >= uj; v -= uj) {
-      if (!blockedOk(r, l, j, v, r.levels[l].repl[j]))
+    const auto &sizes = blockedSizes(unitBelow(r, l, j), limit(l, j), uneven_);
+    for (auto s = sizes.rbegin(); s != sizes.rend(); ++s) {
+      int64_t v = *s;
+      if (v >= q.levels[l].tile[j] || !blockedOk(r, l, j, v, r.levels[l].repl[j]))
         continue;
       r.levels[l].tile[j] = v;
       if (fits(r, l)) {
@@ -211,13 +250,13 @@ void KaplaDescent::jump(const Plan &p, size_t l, size_t i, F &&consider) {
 bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
   auto &lp = q.levels[l];
   if (stacking) {
-    int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], limit(l, i));
+    int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], limit(l, i), uneven_);
     if (!next)
       return false;
-    lp.repl[i] = next / lp.tile[i];
+    lp.repl[i] = replFor(next, lp.tile[i]);
   } else {
     int64_t unit = unitBelow(q, l, i);
-    int64_t next = nextBlocked(lp.tile[i], unit, limit(l, i));
+    int64_t next = nextBlocked(lp.tile[i], unit, limit(l, i), uneven_);
     if (!next)
       return false;
     lp.tile[i] = next;
@@ -227,12 +266,12 @@ bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
       return false;
     int64_t unit = q.levels[m - 1].tile[i] * q.levels[m - 1].repl[i];
     int64_t &t = q.levels[m].tile[i];
-    if (t % unit == 0)
+    if ((t % unit == 0 || (uneven_ && t == limit(m, i))) && covers(q.levels[m - 1].tile[i], q.levels[m - 1].repl[i], t))
       break;
     int64_t grown = unit;
     while (grown < t)
       grown += unit;
-    t = grown;
+    t = uneven_ ? std::min(grown, limit(m, i)) : grown;   // uneven: the whole limit, over-covered by a partial tile
   }
   for (size_t m = l; m < q.levels.size(); ++m)
     if (!q.levels[m].fixed && (!blockedOk(q, m, i, q.levels[m].tile[i], q.levels[m].repl[i]) ||
@@ -262,16 +301,18 @@ void KaplaDescent::grow(Plan &p, size_t l, bool stacking) {
       auto &lp = q.levels[l];
       int64_t whole = limit(l, i);
       if (stacking) {
-        int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole);
-        if (!next || stackBarred(l, i, next / lp.tile[i]))
+        int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole, uneven_);
+        if (!next || stackBarred(l, i, replFor(next, lp.tile[i])))
           continue;
-        lp.repl[i] = next / lp.tile[i];
+        lp.repl[i] = replFor(next, lp.tile[i]);
         if (!arrayFits(q, l))
           continue;
       } else {
+        // The tiles that split the share of one stacked unit, ceil(whole / repl).
         int64_t unit = unitBelow(p, l, i);
-        int64_t next = forcedAt(l, i) ? 0 : nextBlocked(lp.tile[i], unit, whole / lp.repl[i]);
-        if (!next || (whole / lp.repl[i]) * lp.repl[i] != whole)
+        int64_t share = (whole + lp.repl[i] - 1) / lp.repl[i];
+        int64_t next = forcedAt(l, i) ? 0 : nextBlocked(lp.tile[i], unit, share, uneven_);
+        if (!next || !covers(next, lp.repl[i], whole) || (!uneven_ && whole % lp.repl[i]))
           continue;
         lp.tile[i] = next;
       }

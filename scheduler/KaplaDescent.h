@@ -24,6 +24,11 @@ public:
 protected:
   enum class PassOrder { StackCache, CacheStack, StackCacheStack };
 
+  /// The runs and polish above in the space as it stands (exact or uneven
+  /// tiles): all of them, or only the first (stack-cache, orders after the
+  /// passes); `bestPlan`, if given, receives the plan of the result.
+  std::optional<IntraLayerSolution> descentRuns(SolveFailure &why, bool allRuns, Plan *bestPlan);
+
   /// One bottom-up run of the stacking and caching passes. With `perOrder`, a
   /// level's passes run once under each of its loop orders (KAPLA's Algorithm
   /// 1), the best result kept; the order decides which tensor is the most

@@ -387,8 +387,14 @@ private:
         } else if (m.isStack) {
           covered *= m.count;
         } else {
-          int64_t next = k + 1 < factors.size() ? at(factors[k + 1]->amount, d) : enclosing;
-          if (next % covered != 0 || next < covered) {
+          // The outermost factor may end in a partial last tile (trip count
+          // ceil); inner ones must tile the next factor's step exactly.
+          bool last = k + 1 == factors.size();
+          int64_t next = last ? enclosing : at(factors[k + 1]->amount, d);
+          if (last && next > covered) {
+            m.count = (next + covered - 1) / covered;
+            covered *= m.count;
+          } else if (next % covered != 0 || next < covered) {
             issue(m.range, diag::err_coverage_gap,
                   {dimName(d), level, layer_.name, dimName(d), std::to_string(enclosing),
                    std::string("steps of ") + std::to_string(amount) + " do not divide " + std::to_string(next)});
@@ -399,7 +405,11 @@ private:
           }
         }
       }
-      if (ok && covered != enclosing) {
+      // Over-coverage by less than the outermost factor's step: its last
+      // tile (or stacked unit) starts inside the extent and is partial (§4).
+      bool partial = !factors.empty() && covered > enclosing && covered - enclosing < at(factors.back()->amount, d);
+      uneven_ = uneven_ || (ok && partial);
+      if (ok && covered != enclosing && !partial) {
         std::string why = factors.empty()
                               ? std::string("the tile has ") + dimName(d) + "=" + std::to_string(tile) +
                                     " and no stack or update moves " + dimName(d)
@@ -469,6 +479,83 @@ private:
     return total;
   }
 
+  // ---- §4 partial tiles: real extents, words moved, padded work ----------------------------
+  /// The real extents of level l's tile positions along independent dim d over
+  /// the whole layer, as (extent, positions): each enclosing tile's real part x
+  /// holds floor(x/E) full tiles, one of x mod E, and idle ones (extent 0).
+  std::vector<std::pair<int64_t, int64_t>> realExtents(size_t l, Dim d) const {
+    const size_t nl = result_.levels.size();
+    std::vector<std::pair<int64_t, int64_t>> xs{{at(result_.levels[nl - 1].extent, d), 1}}, next;
+    for (size_t m = nl - 1; m-- > l;) {
+      int64_t e = std::max<int64_t>(1, at(result_.levels[m].extent, d)), count = 1;
+      for (const Move &mv : moves_)
+        if (mv.level == static_cast<int>(m) && mv.independent == static_cast<int>(d))
+          count *= mv.count;
+      next.clear();
+      auto put = [&](int64_t x, int64_t k) {
+        for (auto &p : next)
+          if (p.first == x)
+            return void(p.second += k);
+        if (k > 0)
+          next.push_back({x, k});
+      };
+      for (auto [x, k] : xs) {
+        int64_t full = x / e, rem = x % e;
+        put(e, k * full);
+        if (rem)
+          put(rem, k);
+        put(0, k * std::max<int64_t>(0, count - full - (rem ? 1 : 0)));
+      }
+      xs.swap(next);
+    }
+    return xs;
+  }
+
+  /// Real over nominal extent of level l's tiles along d: 1 when evenly tiled.
+  double realShare(size_t l, Dim d) const {
+    double real = 0, positions = 0;
+    for (auto [x, k] : realExtents(l, d))
+      real += static_cast<double>(x * k), positions += static_cast<double>(k);
+    return real / (positions * static_cast<double>(std::max<int64_t>(1, at(result_.levels[l].extent, d))));
+  }
+
+  /// The part of role r's nominal level-l traffic that moves real words (§4,
+  /// partial tiles): the product over its dims of the real share of its tiles;
+  /// along an input window, of the windows of the real output and filter extents.
+  double realFraction(size_t l, TensorRole r) const {
+    if (!uneven_)
+      return 1;
+    const LevelResult &lr = result_.levels[l];
+    double f = 1;
+    for (Dim d : roleDimsCanon(r)) {
+      if (d != Dim::Xi && d != Dim::Yi) {
+        f *= realShare(l, d);
+        continue;
+      }
+      auto [out, win] = d == Dim::Xi ? std::pair{Dim::Xo, Dim::R} : std::pair{Dim::Yo, Dim::S};
+      double words = 0, positions = 0;
+      for (auto [xo, ko] : realExtents(l, out))
+        for (auto [xw, kw] : realExtents(l, win)) {
+          positions += static_cast<double>(ko * kw);
+          if (xo && xw)
+            words += static_cast<double>(windowSpan(xo, xw, layer_.stride, layer_.dilation) * ko * kw);
+        }
+      f *= words / (positions * static_cast<double>(std::max<int64_t>(1, at(lr.extent, d))));
+    }
+    return f;
+  }
+
+  /// Nominal over real work: the PE steps the padded tiles take per real MAC (§8).
+  double paddedWork() const {
+    if (!uneven_)
+      return 1;
+    double pad = 1;
+    for (Dim d : kIndependent)
+      if (!(channelWise_ && d == Dim::K))
+        pad /= realShare(0, d);
+    return pad;
+  }
+
   void countAccesses() {
     const size_t nl = hw_.levels.size();
     for (size_t l = nl - 1; l-- > 0;)
@@ -533,7 +620,8 @@ private:
           fresh = (1 + (trips - 1) * (1 - overlap)) / trips;
         }
         t.loads = loads;
-        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh *
+        const double real = realFraction(l, r);
+        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh * real *
                          (r == TensorRole::Ifm && r != output ? operands : 1.0);
         t.distinctWords = distinctWords(l, r);
         t.rep = static_cast<double>(lr.units * t.words) / static_cast<double>(std::max<int64_t>(1, t.distinctWords));
@@ -552,7 +640,7 @@ private:
             double trips = static_cast<double>(nest[first]->count);
             double runs = loads / trips;
             double units = static_cast<double>(lr.unitsInUse / std::max<int64_t>(1, lr.units));
-            fromOuter = units * runs *
+            fromOuter = units * runs * real *
                         (static_cast<double>(t.distinctWords) +
                          (trips - 1) * static_cast<double>(distinctWords(l, r, nest[first])));
           }
@@ -650,11 +738,12 @@ private:
 
     // §8 latency: compute vs. the traffic out of each level, per unit of bandwidth.
     int64_t pes = result_.levels[0].unitsInUse;
-    result_.computeCycles = result_.work / static_cast<double>(std::max<int64_t>(1, pes));
+    // A partial last tile takes a full step on its units (§8).
+    result_.computeCycles = result_.work * paddedWork() / static_cast<double>(std::max<int64_t>(1, pes));
     int64_t allPes = 1;
     for (size_t l = 0; l + 1 < nl; ++l)
       allPes *= hw_.levels[l].units();
-    result_.utilization = static_cast<double>(pes) / static_cast<double>(allPes);
+    result_.utilization = static_cast<double>(pes) / static_cast<double>(allPes) / paddedWork();
     result_.latencyCycles = result_.computeCycles;
     result_.bindingLevel = -1;
     for (size_t l = 1; l < nl; ++l) {
@@ -680,6 +769,7 @@ private:
   std::vector<const LevelDirectives *> directives_;
   std::vector<Move> moves_;
   bool channelWise_ = false;
+  bool uneven_ = false;   // some level's tiles over-cover their enclosing extent (partial last tiles)
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };

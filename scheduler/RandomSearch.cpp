@@ -27,11 +27,16 @@ std::optional<IntraLayerSolution> RandomSearch::randomSearch(SolveFailure &why) 
         int64_t unit = unitBelow(p, l, i);
         std::vector<std::pair<int64_t, int64_t>> choices;
         const int64_t whole = limit(l, i);
-        for (int64_t t = unit; t <= whole; t += unit)
-          if (whole % t == 0 && (!forcedAt(l, i) || t == forced_[i]))
-            for (int64_t r = 1; t * r <= bound_[i]; ++r)
-              if (whole % (t * r) == 0 && !stackBarred(l, i, r))
+        // Tiles and array tiles among the blocked sizes; an array tile that is
+        // not a multiple of the tile is the whole, over-covered by a partial stacked tile.
+        const std::vector<int64_t> &sizes = blockedSizes(unit, whole);
+        for (int64_t t : sizes)
+          if (!forcedAt(l, i) || t == forced_[i])
+            for (int64_t a : sizes) {
+              int64_t r = a % t == 0 ? a / t : a == whole && a > t ? replFor(whole, t) : 0;
+              if (r && !stackBarred(l, i, r))
                 choices.emplace_back(t, r);
+            }
         if (choices.empty()) {
           ok = false;
           break;

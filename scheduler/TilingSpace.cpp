@@ -3,6 +3,8 @@
 #include "support/Check.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace dfl::intra {
 
@@ -122,13 +124,35 @@ void TilingSpace::absorbFixed(Plan &p, size_t l) {
 bool TilingSpace::blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int64_t repl) const {
   if (tile < 1 || repl < 1)
     return false;
-  int64_t unit = unitBelow(p, l, i);
-  int64_t array = tile * repl;
-  if (tile % unit || limit(l, i) % array || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
+  const int64_t unit = unitBelow(p, l, i), whole = limit(l, i), array = tile * repl;
+  if ((tile % unit && tile != whole) || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
     return false;
-  if (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)
+  if (!uneven_ && (tile % unit || whole % array || (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)))
     return false;
-  return true;
+  if (l > 0 && !covers(p.levels[l - 1].tile[i], p.levels[l - 1].repl[i], tile))
+    return false;
+  if (l + 1 < p.levels.size()) {
+    int64_t next = p.levels[l + 1].tile[i];
+    return covers(tile, repl, next) && (next % array == 0 || next == whole);
+  }
+  return covers(tile, repl, bound_[i]);
+}
+
+const std::vector<int64_t> &TilingSpace::blockedSizes(int64_t unit, int64_t whole, bool uneven) {
+  // Memoized (never erased: callers iterate one list while asking for others):
+  // the searches ask for the same few (unit, whole) pairs again and again.
+  thread_local std::map<std::tuple<int64_t, int64_t, bool>, std::vector<int64_t>> memo;
+  auto [it, fresh] = memo.try_emplace({unit, whole, uneven});
+  std::vector<int64_t> &sizes = it->second;
+  if (!fresh)
+    return sizes;
+  const int64_t n = (whole + unit - 1) / unit;
+  for (int64_t k = n; k >= 2; --k)   // ceil(n/k) grows as k falls
+    if (int64_t s = unit * ((n + k - 1) / k); (uneven || whole % s == 0) && (sizes.empty() || s != sizes.back()))
+      sizes.push_back(s);
+  if ((uneven || whole % unit == 0) && (sizes.empty() || sizes.back() != whole))
+    sizes.push_back(whole);
+  return sizes;
 }
 
 int64_t TilingSpace::unitsOf(const Plan::LevelPlan &lp) {
@@ -210,9 +234,9 @@ bool TilingSpace::arrayFits(const Plan &p, size_t l) const {
   return false;
 }
 
-int64_t TilingSpace::nextBlocked(int64_t current, int64_t unit, int64_t whole) {
-  for (int64_t m = current + unit; m <= whole; m += unit)
-    if (whole % m == 0)
+int64_t TilingSpace::nextBlocked(int64_t current, int64_t unit, int64_t whole, bool uneven) {
+  for (int64_t m : blockedSizes(unit, whole, uneven))
+    if (m > current)
       return m;
   return 0;
 }

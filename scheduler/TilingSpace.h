@@ -76,10 +76,26 @@ public:
   /// what its stacks cover; the levels above build on that.
   void absorbFixed(Plan &p, size_t l);
 
-  /// Level l with (tile, repl) along dim i keeps every level's blocking exact:
-  /// the tile is a multiple of the inner array tile and the array tile divides
-  /// both the bound and the next level's tile.
+  /// Level l with (tile, repl) along dim i is blocked: the tile is a multiple
+  /// of the inner array tile (or the whole limit), the next level's tile a
+  /// multiple of this array tile (or the whole limit), and every level covers
+  /// its enclosing tile, a partial last tile allowed (covers()).
   bool blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int64_t repl) const;
+
+  /// `repl` stacked tiles of `tile` cover `enclosing` as docs/directives.md §4
+  /// allows: the tile fits, and the last stacked tile starts inside it (the
+  /// array tile over-covers by less than one tile; updates cover the rest).
+  static bool covers(int64_t tile, int64_t repl, int64_t enclosing) {
+    return tile <= enclosing && tile * (repl - 1) < enclosing;
+  }
+
+  /// The blocked sizes of `whole` over `unit` (docs/solver.md, "Blocked
+  /// sizes"), ascending: unit * ceil(n/k) for k = 2..n, n = ceil(whole/unit),
+  /// and whole itself — each the smallest multiple of `unit` that covers
+  /// `whole` in k steps. The divisors of whole (as multiples of unit) are among
+  /// them; so is the tile that spreads whole evenly over any number of units.
+  /// Without `uneven`, only the exact ones: the multiples of unit dividing whole.
+  static const std::vector<int64_t> &blockedSizes(int64_t unit, int64_t whole, bool uneven = true);
 
   static int64_t unitsOf(const Plan::LevelPlan &lp);
 
@@ -107,9 +123,12 @@ public:
 
   bool arrayFits(const Plan &p, size_t l) const;
 
-  /// The next blocked size: the smallest multiple m of `unit` above `current`
-  /// with m dividing `whole` (so every level still covers its enclosing tile exactly).
-  static int64_t nextBlocked(int64_t current, int64_t unit, int64_t whole);
+  /// The next blocked size: the smallest of blockedSizes(unit, whole) above `current` (0: none).
+  static int64_t nextBlocked(int64_t current, int64_t unit, int64_t whole, bool uneven = true);
+
+  /// The stack factor that makes `tile` stacked reach the array tile `array`
+  /// (a blocked size; the whole limit may leave the last stacked tile partial).
+  static int64_t replFor(int64_t array, int64_t tile) { return (array + tile - 1) / tile; }
 
   LevelDirectives directivesFor(const Plan &p, size_t l) const;
 
@@ -124,6 +143,9 @@ protected:
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
+  /// Partial last tiles allowed (blockedSizes, blockedOk); off, every level
+  /// divides its enclosing tile exactly (KAPLA's descent runs both ways).
+  bool uneven_ = true;
 };
 
 } // namespace dfl::intra

@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -44,6 +46,7 @@ struct Case {
   std::array<int, kND> bounds{};            // layer bounds (Xi, Yi unused)
   std::vector<LevelSpec> levels;            // all but the outermost
   double macEnergy = 1, outerEnergy = 0;
+  int stride = 1, dilation = 1;             // the layer's (for the real part of an input window)
 };
 
 /// Counts per level and role, as the analysis reports them.
@@ -173,12 +176,67 @@ private:
     return o;
   }
 
-  std::set<std::vector<int>> tileSet(size_t l, Role r, const std::array<int, kND> &o) const {
+  /// Levels of stacksFrom(l)'s stacks.
+  std::vector<size_t> stackLevelsFrom(size_t l) const {
+    std::vector<size_t> out;
+    for (size_t m = L_; m-- > l;)
+      out.insert(out.end(), c_.levels[m].stacks.size(), m);
+    return out;
+  }
+
+  /// The extent of an independent dim at level m: the tile of a role that has it.
+  int extent(size_t m, D d) const {
+    for (int r = 0; r < kNR; ++r)
+      for (D rd : roleDims(static_cast<Role>(r)))
+        if (rd == d)
+          return tileSize(m, static_cast<Role>(r), d);
+    return 1;
+  }
+
+  using Ranges = std::array<std::pair<int, int>, kND>;   // [lo, hi) per dim
+
+  /// Partial tiles (docs/directives.md §4): the real part of a level-l
+  /// position along each independent dim, its tile clipped to the tile of
+  /// every enclosing level at its own origin and to the layer. Empty along
+  /// some dim: the position is idle.
+  Ranges realPart(size_t l, const std::vector<const Move *> &stacks, const std::vector<int> &unit,
+                  const std::vector<Loop> &loops, const std::vector<int> &step) const {
+    std::vector<size_t> stackLevel = stackLevelsFrom(l);
+    Ranges out{};
+    for (int d = 0; d < Xi; ++d)
+      out[d] = {0, c_.bounds[d]};
+    for (size_t m = L_; m-- > l;) {
+      std::array<int, kND> o{};   // the origin of the level-m tile holding this position
+      for (size_t i = 0; i < stacks.size(); ++i)
+        if (stackLevel[i] >= m)
+          for (auto [d, a] : stacks[i]->by)
+            o[canon(d)] += unit[i] * a;
+      for (size_t i = 0; i < loops.size(); ++i)
+        if (loops[i].level >= m)
+          for (auto [d, a] : update(loops[i]).by)
+            o[canon(d)] += step[i] * a;
+      for (int d = 0; d < Xi; ++d)
+        out[d] = {std::max(out[d].first, o[d]), std::min(out[d].second, o[d] + extent(m, static_cast<D>(d)))};
+    }
+    return out;
+  }
+
+  /// The words of role r's level-l tile at origin o that are real: along an
+  /// input window, the window of the real outputs and filter taps.
+  std::set<std::vector<int>> tileSet(size_t l, Role r, const std::array<int, kND> &o, const Ranges &real) const {
     std::set<std::vector<int>> out{{}};
     for (D d : roleDims(r)) {
+      std::pair<int, int> keep = d == Xi || d == Yi ? std::pair{INT32_MIN, INT32_MAX} : real[d];
+      if (d == Xi || d == Yi) {
+        auto [xo, w] = d == Xi ? std::pair{real[Xo], real[R]} : std::pair{real[Yo], real[S]};
+        keep = {xo.first * c_.stride + w.first * c_.dilation,
+                (xo.second - 1) * c_.stride + (w.second - 1) * c_.dilation + 1};
+      }
       std::set<std::vector<int>> next;
       for (const auto &e : out)
         for (int i = 0; i < tileSize(l, r, d); ++i) {
+          if (o[d] + i < keep.first || o[d] + i >= keep.second)
+            continue;
           auto v = e;
           v.push_back(o[d] + i);
           next.insert(v);
@@ -215,8 +273,13 @@ private:
           }
     }
     for (const auto &unit : odometer(repls))
-      for (size_t j = 0; j < steps.size(); ++j)
-        visit(j, unit, tileSet(l, r, origin(stacks, unit, loops, steps[j])));
+      for (size_t j = 0; j < steps.size(); ++j) {
+        // A position idle along a dim of r moves none of r; the unit keeps what
+        // it holds. Idle along another dim, it still receives r's real words.
+        auto tile = tileSet(l, r, origin(stacks, unit, loops, steps[j]), realPart(l, stacks, unit, loops, steps[j]));
+        if (!tile.empty())
+          visit(j, unit, tile);
+      }
   }
 
   /// ifm, wgt: fills of level l from level l+1.
@@ -317,6 +380,7 @@ private:
     for (const auto &unit : odometer(repls))
       for (const auto &step : odometer(trips)) {
         auto o = origin(stacks, unit, loops, step);
+        Ranges real = realPart(0, stacks, unit, loops, step);
         std::vector<int> ext;
         for (D d : dims) {
           int e = 1;
@@ -328,9 +392,13 @@ private:
         }
         for (const auto &p : odometer(ext)) {
           std::vector<int> point;
-          for (size_t i = 0; i < dims.size(); ++i)
+          bool padding = false;   // outside the real part of its tile: not computed
+          for (size_t i = 0; i < dims.size(); ++i) {
             point.push_back(o[dims[i]] + p[i]);
-          ++times[point];
+            padding = padding || point.back() < real[dims[i]].first || point.back() >= real[dims[i]].second;
+          }
+          if (!padding)
+            ++times[point];
         }
       }
     double expected = 1;
@@ -497,6 +565,7 @@ network net { input x [C=2, X=7, Y=7]; l = conv(x, K=2, R=3, stride=2, pad=1); }
 
 TEST(AnalysisTest, ConvStridePadTwoLevels) {
   Case c{std::string(kConvStride) + kTwoLevel, false, bounds(1, 2, 2, 4, 4, 3, 3), {}, 1, 100};
+  c.stride = 2;
   // Each PE: one 3 x 3 window of one channel for one filter; 4 output columns
   // on 4 PEs (inputs 2 apart, overlapping by 1), then K, rows and C in time.
   LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}, {Yi, 3}}, {{K, 1}, {C, 1}, {R, 3}, {S, 3}},
@@ -516,6 +585,7 @@ TEST(AnalysisTest, ConvStridePadTwoLevels) {
 
 TEST(AnalysisTest, ConvStridePadThreeLevels) {
   Case c{std::string(kConvStride) + kThreeLevel, false, bounds(1, 2, 2, 4, 4, 3, 3), {}, 1, 100};
+  c.stride = 2;
   // PEs: 2 filters x 2 output columns; a PE walks the filter's rows (S).
   LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}, {Yi, 1}}, {{K, 1}, {C, 1}, {R, 3}, {S, 1}},
                          {{K, 1}, {Xo, 1}, {Yo, 1}}, {{{{K, 1}}, 2}, {{{Xo, 1}, {Xi, 2}}, 2}},
@@ -607,6 +677,151 @@ TEST(AnalysisTest, DepthwiseThreeLevels) {
   // first fetch Xi 0..3 (4 distinct words), then the new Xi 3..5 (3 words):
   // 2 channels * 7 = 14; 2 channel pairs = 28 GBUF reads.
   EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[static_cast<size_t>(TensorRole::Ifm)], 28);
+}
+
+// Partial last tiles (docs/directives.md §4, "Partial tiles"): tiles that do
+// not divide the enclosing extent. The interpreter clips every tile to its
+// enclosing tiles and the layer; a position whose tile of a role is empty
+// moves none of it.
+
+// 1-D conv with a prime K: C=2, 8 inputs, K=7, R=3 -> Xo=6. 252 MACs.
+const char *const kConv1dK7 = R"(
+network net { input x [C=2, X=8, Y=1]; l = conv(x, K=7, R=3, S=1); }
+)";
+
+TEST(AnalysisTest, PartialLastTileTwoLevels) {
+  Case c{std::string(kConv1dK7) + kTwoLevel, false, bounds(1, 2, 7, 6, 1, 3, 1), {}, 1, 100};
+  // 4 PEs stacked along K; each walks the output columns Xo, then K steps by
+  // 4: ceil(7/4) = 2 trips cover K 0..7, and in the second PE 3 (K=7) idles.
+  LevelSpec regf = level("REGF", {{C, 2}, {Xi, 3}}, {{K, 1}, {C, 2}, {R, 3}}, {{K, 1}, {Xo, 1}},
+                         {{{{K, 1}}, 4}}, {{{{Xo, 1}, {Xi, 1}}, 6}, {{{K, 4}}, 2}});
+  regf.multicast = true, regf.energy = 1;
+  c.levels = {regf};
+  LayerResult lr = compare(c, {{6, 2}});
+  if (lr.levels.empty())
+    return;
+  auto acc = [&](size_t l) { return lr.levels[l].accesses; };
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm), wgt = static_cast<size_t>(TensorRole::Wgt),
+               ofm = static_cast<size_t>(TensorRole::Ofm);
+  // By hand. MACs count real work only: K7 * C2 * Xo6 * R3 = 252.
+  EXPECT_DOUBLE_EQ(lr.work, 252);
+  // Weights: f* = `update K`: a PE loads its C2 x R3 = 6 words once per K
+  // trip it is not idle: 7 real (PE, trip) pairs, 42 REGF writes (nominal
+  // 4 * 2 * 6 = 48, times the real share 7/8); the PEs hold different
+  // filters, so DRAM reads are the same 42.
+  EXPECT_DOUBLE_EQ(acc(0).writes[wgt], 42);
+  EXPECT_DOUBLE_EQ(acc(1).reads[wgt], 42);
+  // Inputs: K is not an ifm dim, so an idle PE still receives its window
+  // (a multicast reaches the whole array). f* = `update Xo` slides by 1 over
+  // a 3-wide window: per PE and K trip 2 * (3 + 5 * 1) = 16 words; 4 PEs x 2
+  // trips = 128 writes; multicast: DRAM reads 16 per K trip = 32.
+  EXPECT_DOUBLE_EQ(acc(0).writes[ifm], 128);
+  EXPECT_DOUBLE_EQ(acc(1).reads[ifm], 32);
+  // Outputs: each real output (K7 x Xo6 = 42) is written back once, never
+  // read back (C and R are whole in a PE).
+  EXPECT_DOUBLE_EQ(acc(1).writes[ofm], 42);
+  EXPECT_DOUBLE_EQ(acc(1).reads[ofm], 0);
+  // Latency: a PE runs 6 * 2 steps of 1 * 2 * 3 = 6 MACs, idle or not: 72
+  // cycles, the padded work 252 * 8/7 over 4 PEs. Utilization: 252 MACs over
+  // 16 PEs x 72 cycles = 0.21875 (= 4/16 PEs in use x 7/8 of their steps real).
+  EXPECT_DOUBLE_EQ(lr.computeCycles, 72);
+  EXPECT_DOUBLE_EQ(lr.latencyCycles, 72);
+  EXPECT_DOUBLE_EQ(lr.utilization, 0.21875);
+  // Energy: MACs 252 pJ; REGF 1 pJ: 4 * 252 by the MACs + 128 ifm + 42 wgt
+  // writes + 42 ofm read out = 1220; DRAM 100 pJ: 32 + 42 + 42 = 116 words.
+  EXPECT_DOUBLE_EQ(lr.energyPj, 252 + 1220 + 11600);
+}
+
+// C=3, K=5 (both prime), 8 inputs, R=3 -> Xo=6: 270 MACs.
+const char *const kConv1dC3K5 = R"(
+network net { input x [C=3, X=8, Y=1]; l = conv(x, K=5, R=3, S=1); }
+)";
+
+TEST(AnalysisTest, PartialTilesThreeLevels) {
+  Case c{std::string(kConv1dC3K5) + kThreeLevel, false, bounds(1, 3, 5, 6, 1, 3, 1), {}, 1, 100};
+  // 2 x 2 PEs: K and C stacked, the C copies reduced systolically.
+  LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}}, {{K, 1}, {C, 1}, {R, 3}}, {{K, 1}, {Xo, 1}},
+                         {{{{K, 1}}, 2}, {{{C, 1}}, 2}}, {{{{Xo, 1}, {Xi, 1}}, 6}, {{{K, 2}}, 2}});
+  regf.systolic = true, regf.energy = 1;
+  // GBUF: K in tiles of 4 (ceil(5/4) = 2: the second holds only K=4), C in
+  // tiles of 2 (ceil(3/2) = 2: the second holds only C=2). Inside the
+  // partial tiles PEs idle: K=5..7 and C=3 do not exist.
+  LevelSpec gbuf = level("GBUF", {{C, 2}, {Xi, 8}}, {{K, 4}, {C, 2}, {R, 3}}, {{K, 4}, {Xo, 6}}, {},
+                         {{{{K, 4}}, 2}, {{{C, 2}}, 2}});
+  gbuf.energy = 10;
+  c.levels = {regf, gbuf};
+  LayerResult lr = compare(c, {{6, 2}, {2, 2}});
+  if (lr.levels.empty())
+    return;
+  const size_t wgt = static_cast<size_t>(TensorRole::Wgt), ofm = static_cast<size_t>(TensorRole::Ofm);
+  EXPECT_DOUBLE_EQ(lr.work, 270);
+  // By hand, DRAM: every real weight once (GBUF's wgt moves with its
+  // innermost update): K5 x C3 x R3 = 45.
+  EXPECT_DOUBLE_EQ(lr.levels[2].accesses.reads[wgt], 45);
+  // Outputs at DRAM: the C loop is outermost, so each of the 5 x 6 = 30
+  // outputs is written back once per C tile (2) and read back once: 60, 30.
+  EXPECT_DOUBLE_EQ(lr.levels[2].accesses.writes[ofm], 60);
+  EXPECT_DOUBLE_EQ(lr.levels[2].accesses.reads[ofm], 30);
+  // Latency: each PE runs 6 * 2 * 2 * 2 = 48 steps of R3 MACs = 144 cycles:
+  // the padded work 270 * (8/5 along K) * (4/3 along C) = 576 over 4 PEs.
+  // Utilization 270 / (4 * 144) = 0.46875.
+  EXPECT_DOUBLE_EQ(lr.computeCycles, 144);
+  EXPECT_DOUBLE_EQ(lr.utilization, 0.46875);
+}
+
+/// The coverage issues of a schedule of `one` (tests/lit/check/Inputs) at REGF.
+std::vector<diag::ID> coverageIssues(const std::string &regfMoves, const std::string &gbufMoves) {
+  std::string text = R"(
+network one { batch N = 2; input x [C=4, X=8, Y=8]; c1 = conv(x, K=7, R=3, pad=1); }
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 8 KiB; array = 4 x 4; access_energy = 10 pJ; transfer = multicast; }
+  level DRAM { access_energy = 100 pJ; }
+}
+schedule for one on hw {
+  layer c1 {
+    REGF {
+      tensor ifm [N=1, C=1, Xi=3, Yi=3];
+      tensor wgt [K=1, C=1, R=3, S=3];
+      tensor ofm [N=1, K=1, Xo=1, Yo=1];
+      )" + regfMoves + R"(
+    }
+    GBUF {
+      tensor ifm [N=2, C=4, Xi=10, Yi=10];
+      tensor wgt [K=4, C=4, R=3, S=3];
+      tensor ofm [N=2, K=4, Xo=8, Yo=8];
+      )" + gbufMoves + R"(
+    }
+  }
+}
+)";
+  test::Compiled comp = test::compile(text);
+  EXPECT_TRUE(comp.model.schedules.size() == 1) << comp.diagnostics();
+  std::vector<diag::ID> ids;
+  if (comp.model.schedules.size() == 1)
+    for (const Issue &i : analyzeSchedule(comp.model, comp.model.schedules[0]).issues)
+      ids.push_back(i.id);
+  return ids;
+}
+
+TEST(AnalysisTest, PartialTileCoverage) {
+  const std::string regf = "update C += 1; update Xo += 1, Xi += 1; update Yo += 1, Yi += 1; update N += 1; ";
+  // K=7 under GBUF tiles of 4: the outermost update over-covers by 1 < 4 (valid).
+  EXPECT_EQ(coverageIssues(regf + "update K += 1;", "update K += 4;"), std::vector<diag::ID>{});
+  // A GBUF stack of 2 x 4 covers 8: over by 1, less than its shift 4 (valid).
+  EXPECT_EQ(coverageIssues(regf + "update K += 1;", "stack K += 4 repl 2;"), std::vector<diag::ID>{});
+  // Over by a full step or more: a unit with nothing to do (E0804). GBUF K=4
+  // stacked 3 times covers 12 > 7 + 4.
+  EXPECT_EQ(coverageIssues(regf + "update K += 1;", "stack K += 4 repl 3;"),
+            std::vector<diag::ID>{diag::err_coverage_gap});
+  // A gap stays a gap: REGF tiles of K=1 stepping by 2.
+  EXPECT_EQ(coverageIssues(regf + "update K += 2;", "update K += 4;"), std::vector<diag::ID>{diag::err_coverage_gap});
+  // An inner factor must tile the next one exactly: 3 PEs of K=1 stepping by
+  // 4 would leave K=3 uncomputed (E0804, not a partial tile: it is not the outermost).
+  EXPECT_EQ(coverageIssues(regf + "stack K += 1 repl 3; update K += 4;", "update K += 4;"),
+            std::vector<diag::ID>{diag::err_coverage_gap});
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 
 using namespace dfl;
 using dfl::test::compile;
@@ -767,4 +769,47 @@ TEST(SegmentChains, CheapestChainsByHand) {
   // k = 1: the cheapest alone; segments longer than maxLen = 1: singles only.
   EXPECT_EQ(cheapestChains(3, 2, 1, single, temporal, spatial), std::vector<Chain>{chains[0]});
   EXPECT_EQ(cheapestChains(3, 1, 5, single, temporal, spatial), std::vector<Chain>{chains[2]});
+}
+
+// Partial tiles (docs/directives.md §4, docs/solver.md): a 1x1 conv whose
+// every dim is prime, C=37 -> K=61 on a 31x31 map, on eyeriss_multinode
+// (16 x 16 nodes of 8 x 8 PEs), solved for latency by each search. With
+// exact tiles only, no dim can be stacked (37, 61 and 31 exceed every array
+// side, 8 and 16, and have no other divisor): 1 PE, 2,168,977 cycles.
+// Lower bound, by hand: the MACs 37*61*31*31 = 2,168,977 over 16,384 PEs take
+// 132.4 cycles; DRAM must deliver every word once, ifm 37*31*31 = 35,557, wgt
+// 61*37 = 2,257, ofm 61*31*31 = 58,621: 96,435 words of 2 B at 51.2 GB/s /
+// 500 MHz = 102.4 B/cycle, 1,883.5 cycles. What must hold: every search comes
+// within 5 % of that bound, so the compute time is at most 1.05 * 1,883.5
+// cycles and the utilization (MACs over all PEs times the compute cycles) at
+// least 2,168,977 / (16,384 * 1,977.7) = 0.0669.
+TEST(Solver, PartialTilesKeepThePrimeLayerBusy) {
+  std::ifstream in(dfl::test::kStdlibRoot + "/stdlib/hw/eyeriss_multinode.dfl");
+  std::stringstream hw;
+  hw << in.rdbuf();
+  auto c = compile(R"(network primes {
+  batch N = 1;
+  input x [C=37, X=31, Y=31];
+  l = conv(x, K=61, R=1);
+}
+)" + hw.str());
+  ASSERT_EQ(c.diagnostics(), "");
+  const double lowerBound = 96435.0 * 2 / 102.4;
+  for (IntraLayerSearch search : {IntraLayerSearch::Kapla, IntraLayerSearch::Exhaustive, IntraLayerSearch::Random}) {
+    IntraLayerOptions o;
+    o.objective = Objective::Latency;
+    o.search = search;
+    if (search == IntraLayerSearch::Exhaustive) {
+      o.seedWithKapla = false;   // the branch and bound's own space, not KAPLA's answer
+      o.maxCandidates = 50000;
+    }
+    IntraLayerStats stats;
+    SolveFailure why;
+    auto sol = solveLayer(c.model.networks[0], 0, c.model.hardware[0], nullptr, o, stats, why);
+    ASSERT_TRUE(sol.has_value()) << why;
+    EXPECT_DOUBLE_EQ(sol->result.work, 2168977);
+    EXPECT_GE(sol->result.latencyCycles, lowerBound * (1 - 1e-9));
+    EXPECT_LE(sol->result.latencyCycles, lowerBound * 1.05) << "search " << static_cast<int>(search);
+    EXPECT_GE(sol->result.utilization, 0.0669) << "search " << static_cast<int>(search);
+  }
 }
