@@ -483,9 +483,16 @@ private:
   /// The real extents of level l's tile positions along independent dim d over
   /// the whole layer, as (extent, positions): each enclosing tile's real part x
   /// holds floor(x/E) full tiles, one of x mod E, and idle ones (extent 0).
-  std::vector<std::pair<int64_t, int64_t>> realExtents(size_t l, Dim d) const {
+  /// Memoized per analysis (realExtents_): every role and the latency ask.
+  const std::vector<std::pair<int64_t, int64_t>> &realExtents(size_t l, Dim d) const {
     const size_t nl = result_.levels.size();
-    std::vector<std::pair<int64_t, int64_t>> xs{{at(result_.levels[nl - 1].extent, d), 1}}, next;
+    if (realExtents_.size() != nl)
+      realExtents_.assign(nl, {});
+    auto &xs = realExtents_[l][static_cast<size_t>(d)];
+    if (!xs.empty())
+      return xs;
+    std::vector<std::pair<int64_t, int64_t>> next;
+    xs = {{at(result_.levels[nl - 1].extent, d), 1}};
     for (size_t m = nl - 1; m-- > l;) {
       int64_t e = std::max<int64_t>(1, at(result_.levels[m].extent, d)), count = 1;
       for (const Move &mv : moves_)
@@ -770,6 +777,7 @@ private:
   std::vector<Move> moves_;
   bool channelWise_ = false;
   bool uneven_ = false;   // some level's tiles over-cover their enclosing extent (partial last tiles)
+  mutable std::vector<std::array<std::vector<std::pair<int64_t, int64_t>>, kNumDims>> realExtents_;
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };
