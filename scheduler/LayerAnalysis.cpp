@@ -3,6 +3,7 @@
 #include "scheduler/LayerAnalysis.h"
 
 #include "model/LoopNest.h"
+#include "support/Check.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -483,37 +484,49 @@ private:
   /// The real extents of level l's tile positions along independent dim d over
   /// the whole layer, as (extent, positions): each enclosing tile's real part x
   /// holds floor(x/E) full tiles, one of x mod E, and idle ones (extent 0).
+  /// A level adds at most one new extent per entry and E and 0, so a few
+  /// entries, kept inline (the solver runs this analysis millions of times).
+  static constexpr size_t kMaxLevels = 8;
+  struct Extents {
+    std::array<std::pair<int64_t, int64_t>, 2 * kMaxLevels + 2> v{};
+    size_t n = 0;
+    const std::pair<int64_t, int64_t> *begin() const { return v.data(); }
+    const std::pair<int64_t, int64_t> *end() const { return v.data() + n; }
+    void put(int64_t x, int64_t k) {
+      for (size_t i = 0; i < n; ++i)
+        if (v[i].first == x)
+          return void(v[i].second += k);
+      if (k > 0) {
+        // Each level adds its tile and 0 and one remainder per entry: 2 per level.
+        DFLC_CHECK(n < v.size());   // at most kMaxLevels levels of partial tiles
+        v[n++] = {x, k};
+      }
+    }
+  };
+
   /// Memoized per analysis (realExtents_): every role and the latency ask.
-  const std::vector<std::pair<int64_t, int64_t>> &realExtents(size_t l, Dim d) const {
+  const Extents &realExtents(size_t l, Dim d) const {
     const size_t nl = result_.levels.size();
     if (realExtents_.size() != nl)
       realExtents_.assign(nl, {});
-    auto &xs = realExtents_[l][static_cast<size_t>(d)];
-    if (!xs.empty())
+    Extents &xs = realExtents_[l][static_cast<size_t>(d)];
+    if (xs.n)
       return xs;
-    std::vector<std::pair<int64_t, int64_t>> next;
-    xs = {{at(result_.levels[nl - 1].extent, d), 1}};
+    xs.put(at(result_.levels[nl - 1].extent, d), 1);
     for (size_t m = nl - 1; m-- > l;) {
       int64_t e = std::max<int64_t>(1, at(result_.levels[m].extent, d)), count = 1;
       for (const Move &mv : moves_)
         if (mv.level == static_cast<int>(m) && mv.independent == static_cast<int>(d))
           count *= mv.count;
-      next.clear();
-      auto put = [&](int64_t x, int64_t k) {
-        for (auto &p : next)
-          if (p.first == x)
-            return void(p.second += k);
-        if (k > 0)
-          next.push_back({x, k});
-      };
+      Extents next;
       for (auto [x, k] : xs) {
         int64_t full = x / e, rem = x % e;
-        put(e, k * full);
+        next.put(e, k * full);
         if (rem)
-          put(rem, k);
-        put(0, k * std::max<int64_t>(0, count - full - (rem ? 1 : 0)));
+          next.put(rem, k);
+        next.put(0, k * std::max<int64_t>(0, count - full - (rem ? 1 : 0)));
       }
-      xs.swap(next);
+      xs = next;
     }
     return xs;
   }
@@ -777,7 +790,7 @@ private:
   std::vector<Move> moves_;
   bool channelWise_ = false;
   bool uneven_ = false;   // some level's tiles over-cover their enclosing extent (partial last tiles)
-  mutable std::vector<std::array<std::vector<std::pair<int64_t, int64_t>>, kNumDims>> realExtents_;
+  mutable std::vector<std::array<Extents, kNumDims>> realExtents_;
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };
