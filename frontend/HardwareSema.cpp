@@ -113,7 +113,7 @@ private:
   }
 
   void block(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seenKinds) {
-    static const std::vector<std::string> kinds = {"level", "mac", "noc", "pipeline"};
+    static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline"};
     const std::string &kind = b.kind.name;
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       diags_.report(b.kind.range, diag::err_unknown_block) << kind << Suggestion{b.kind.range, kind, kinds};
@@ -147,6 +147,11 @@ private:
       simpleBlock(b, {"energy"}, {"energy"}, [&](const ast::Property &p) {
         if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
           hw_.macEnergyPj = *e;
+      });
+    else if (kind == "activation")
+      simpleBlock(b, activationNames(), {}, [&](const ast::Property &p) {
+        if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
+          hw_.activationEnergyPj[p.key.name] = *e;
       });
     else if (kind == "noc")
       simpleBlock(b, {"hop_energy", "topology"}, {"hop_energy"}, [&](const ast::Property &p) {

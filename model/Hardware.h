@@ -6,6 +6,7 @@
 #include "model/Directives.h"
 #include "support/SourceManager.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ struct Hardware {
   int64_t wordBits = 16;
   double frequencyHz = 1e9;
   double macEnergyPj = 1;
+  /// Per output element of a fused activation or normalization, by operator
+  /// name (docs/language.md "activation"); absent ones cost nothing.
+  std::map<std::string, double> activationEnergyPj;
   std::vector<Level> levels;   // innermost first
   double nocHopEnergyPj = 0;
   std::string nocTopology = "mesh";

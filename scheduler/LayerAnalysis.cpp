@@ -642,7 +642,11 @@ private:
 
   void cost() {
     const size_t nl = hw_.levels.size();
+    // Compute: the MACs (or operations), and each fused activation once per output element.
     result_.energyMacPj = result_.work * hw_.macEnergyPj;
+    for (const std::string &a : layer_.activations)
+      if (auto it = hw_.activationEnergyPj.find(a); it != hw_.activationEnergyPj.end())
+        result_.energyMacPj += it->second * static_cast<double>(layer_.ofmShape.size() * net_.batch);
     result_.energyPj = result_.energyMacPj;
     result_.energyBusPj = 0;
     for (size_t l = 0; l < nl; ++l) {
