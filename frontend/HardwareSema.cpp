@@ -74,7 +74,7 @@ public:
     hw_.name = decl_.name.name;
     hw_.range = decl_.range;
     hw_.nameRange = decl_.name.range;
-    PropertyTable top("hardware '" + hw_.name + "'", {"word", "frequency"}, diags_);
+    PropertyTable top("hardware '" + hw_.name + "'", {"word", "frequency", "static_energy"}, diags_);
     std::map<std::string, SourceRange> blocks;
     for (const ast::HardwareItem &item : decl_.items) {
       if (auto *p = std::get_if<ast::Property>(&item)) {
@@ -106,11 +106,14 @@ private:
     } else if (p.key.name == "frequency") {
       if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags_))
         hw_.frequencyHz = *hz;
+    } else if (p.key.name == "static_energy") {
+      if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
+        hw_.staticEnergyPj = *e;
     }
   }
 
   void block(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seenKinds) {
-    static const std::vector<std::string> kinds = {"level", "mac", "noc", "pipeline"};
+    static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline"};
     const std::string &kind = b.kind.name;
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       diags_.report(b.kind.range, diag::err_unknown_block) << kind << Suggestion{b.kind.range, kind, kinds};
@@ -144,6 +147,11 @@ private:
       simpleBlock(b, {"energy"}, {"energy"}, [&](const ast::Property &p) {
         if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
           hw_.macEnergyPj = *e;
+      });
+    else if (kind == "activation")
+      simpleBlock(b, activationNames(), {}, [&](const ast::Property &p) {
+        if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
+          hw_.activationEnergyPj[p.key.name] = *e;
       });
     else if (kind == "noc")
       simpleBlock(b, {"hop_energy", "topology"}, {"hop_energy"}, [&](const ast::Property &p) {
@@ -186,8 +194,11 @@ private:
     lv.range = b.range;
     lv.nameRange = b.name->range;
     size_t index = hw_.levels.size();
-    PropertyTable table("level '" + lv.name + "'", {"capacity", "array", "access_energy", "bandwidth", "transfer"},
+    PropertyTable table("level '" + lv.name + "'",
+                        {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
+                         "bus_energy", "static_energy", "bandwidth", "transfer"},
                         diags_);
+    std::optional<double> access, read, write;
     std::vector<ast::Directive> fixed;
     for (const ast::BlockItem &item : b.items) {
       if (auto *d = std::get_if<ast::Directive>(&item)) {
@@ -202,9 +213,27 @@ private:
         lv.capacityRange = p->range;
         if (auto c = positiveQuantity(*p, QuantityKind::Size, diags_))
           lv.capacityBytes = static_cast<int64_t>(*c);
-      } else if (k == "access_energy") {
-        if (auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true))
-          lv.accessEnergyPj = *e;
+      } else if (k == "access_energy" || k == "read_energy" || k == "write_energy" || k == "fill_energy" ||
+                 k == "bus_energy" || k == "static_energy") {
+        auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true);
+        if (!e)
+          continue;
+        if (k == "access_energy")
+          access = e;
+        else if (k == "read_energy")
+          read = e;
+        else if (k == "write_energy")
+          write = e;
+        else if (k == "fill_energy")
+          lv.fillEnergyPj = e;
+        else if (k == "bus_energy") {
+          lv.busEnergyPj = *e;
+          if (index == 0)   // the innermost level's units hold the MACs' operands: no bus inside
+            diags_.report(p->range, diag::err_transfer_level)
+                << "bus" << lv.name << "it is the innermost level, so no units sit inside it";
+        }
+        else
+          lv.staticEnergyPj = *e;
       } else if (k == "bandwidth") {
         if (const ast::Value *v = single(*p, diags_))
           if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {
@@ -232,13 +261,18 @@ private:
       } else if (k == "transfer") {
         lv.transfers = 0;
         for (const ast::Value &v : p->values) {
-          static const std::vector<std::string> names = {"unicast", "multicast", "systolic", "sharing"};
+          static const std::vector<std::string> names = [] {
+            std::vector<std::string> n;
+            for (Transfer t : kTransfers)
+              n.push_back(transferName(t));
+            return n;
+          }();
           auto it = v.kind == ast::Value::Kind::Word ? std::find(names.begin(), names.end(), v.text) : names.end();
           if (it == names.end()) {
             std::string got = v.kind == ast::Value::Kind::Word ? v.text : v.number;
             auto closest = closestName(got, names);
             auto d = diags_.report(v.range, diag::err_parameter_value);
-            d << k << "one of unicast, multicast, systolic, sharing"
+            d << k << "one of " + joinList(names, ", ")
               << "'" + got + "'" + (closest ? "; did you mean '" + *closest + "'?" : "");
             if (closest)
               d.fixit(v.range, *closest);
@@ -251,8 +285,12 @@ private:
           lv.transfers = static_cast<unsigned>(Transfer::Unicast);
       }
     }
-    if (!table.has("access_energy"))
-      diags_.report(b.name->range, diag::err_missing_property) << "level '" + lv.name + "'" << "access_energy";
+    // `access_energy` sets both; `read_energy` and `write_energy` refine it.
+    if (!access && !(read && write) && !table.has("access_energy"))
+      diags_.report(b.name->range, diag::err_missing_property)
+          << "level '" + lv.name + "'" << (read || write ? (read ? "write_energy" : "read_energy") : "access_energy");
+    lv.readEnergyPj = read.value_or(access.value_or(0));
+    lv.writeEnergyPj = write.value_or(access.value_or(0));
     lv.fixed = analyzeDirectives(fixed, nullptr, 0, diags_);
     lv.fixed.level = static_cast<int>(index);
     hw_.levels.push_back(std::move(lv));
@@ -273,7 +311,7 @@ private:
     for (const auto &[i, transfers] : transferRanges_) {
       const Level &lv = hw_.levels[i];
       for (const auto &[name, range] : transfers) {
-        if ((name == "systolic" || name == "sharing") && lv.units() == 1)
+        if ((name == "systolic" || name == "sharing" || name == "reduction") && lv.units() == 1)
           diags_.report(range, diag::err_transfer_level)
               << name << lv.name << "it has a single unit (array = 1), so there is no neighbour to pass data to";
         else if (name == "multicast" && i + 1 == hw_.levels.size())

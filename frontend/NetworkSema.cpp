@@ -49,17 +49,11 @@ const std::vector<OpSpec> &opSpecs() {
   return specs;
 }
 
-const std::vector<std::string> &activationOps() {
-  static const std::vector<std::string> ops = {"relu", "relu6", "sigmoid", "tanh", "gelu",
-                                               "softmax", "batchnorm", "layernorm", "identity"};
-  return ops;
-}
-
 std::vector<std::string> allOpNames() {
   std::vector<std::string> names;
   for (const OpSpec &s : opSpecs())
     names.push_back(s.name);
-  for (const std::string &a : activationOps())
+  for (const std::string &a : activationNames())
     names.push_back(a);
   return names;
 }
@@ -335,7 +329,7 @@ private:
     if (!names_.define(l.name, "tensor", diags_))
       return;
     const std::string &op = l.op.name;
-    bool isActivation = std::find(activationOps().begin(), activationOps().end(), op) != activationOps().end();
+    bool isActivation = std::find(activationNames().begin(), activationNames().end(), op) != activationNames().end();
     const OpSpec *spec = nullptr;
     for (const OpSpec &s : opSpecs())
       if (op == s.name)

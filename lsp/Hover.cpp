@@ -37,10 +37,18 @@ std::string hardwareLevelHover(const Hardware &hw, const Level &lv) {
   os << "**" << lv.name << "** (level of " << hw.name << ")\n\n";
   os << "capacity: " << (lv.capacityBytes ? std::to_string(*lv.capacityBytes) + " B" : "unbounded") << "\n\n";
   os << "array: " << lv.rows << " x " << lv.cols << " (" << lv.units() << " units)\n\n";
-  os << "access energy: " << formatNumber(lv.accessEnergyPj) << " pJ/word\n\n";
+  if (lv.readEnergyPj == lv.writeEnergyPj)
+    os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word\n\n";
+  else
+    os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word read, " << formatNumber(lv.writeEnergyPj)
+       << " pJ/word written\n\n";
+  if (lv.busEnergyPj > 0)
+    os << "array bus: " << formatNumber(lv.busEnergyPj) << " pJ/word to a unit inside\n\n";
+  if (lv.staticEnergyPj > 0)
+    os << "static: " << formatNumber(lv.staticEnergyPj) << " pJ/cycle per unit\n\n";
   os << "bandwidth: " << (lv.bandwidthBytesPerCycle ? formatNumber(*lv.bandwidthBytesPerCycle) + " B/cycle per unit" : "unbounded");
   std::vector<std::string> transfers;
-  for (Transfer t : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
+  for (Transfer t : kTransfers)
     if (lv.can(t))
       transfers.push_back(transferName(t));
   os << "\n\ntransfers: " << joinList(transfers, ", ", ", ");

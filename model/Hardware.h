@@ -6,6 +6,7 @@
 #include "model/Directives.h"
 #include "support/SourceManager.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,14 +15,22 @@ namespace dfl {
 
 // ---- hardware ---------------------------------------------------------------
 
-enum class Transfer : unsigned { Unicast = 1, Multicast = 2, Systolic = 4, Sharing = 8 };
+enum class Transfer : unsigned { Unicast = 1, Multicast = 2, Systolic = 4, Sharing = 8, Reduction = 16 };
+constexpr Transfer kTransfers[] = {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing,
+                                   Transfer::Reduction};
 const char *transferName(Transfer t);
 
 struct Level {
   std::string name;
   std::optional<int64_t> capacityBytes;   // absent only for the outermost level
   int64_t rows = 1, cols = 1;             // units per unit of the next level
-  double accessEnergyPj = 0;              // per word
+  // Energies per word (docs/directives.md §7). Reads and writes serve the
+  // level inside (or the MACs); a fill or write-back with the level outside
+  // costs fillEnergyPj on this level's side (default: a write or a read).
+  double readEnergyPj = 0, writeEnergyPj = 0;
+  std::optional<double> fillEnergyPj;
+  double busEnergyPj = 0;                 // array bus: per word delivered to (or taken from) one unit inside
+  double staticEnergyPj = 0;              // per unit per cycle
   std::optional<double> bandwidthBytesPerCycle;   // per unit
   unsigned transfers = static_cast<unsigned>(Transfer::Unicast);
   LevelDirectives fixed;                  // the hardware's fixed dataflow, if any
@@ -36,14 +45,24 @@ struct Hardware {
   int64_t wordBits = 16;
   double frequencyHz = 1e9;
   double macEnergyPj = 1;
+  /// Per output element of a fused activation or normalization, by operator
+  /// name (docs/language.md "activation"); absent ones cost nothing.
+  std::map<std::string, double> activationEnergyPj;
   std::vector<Level> levels;   // innermost first
   double nocHopEnergyPj = 0;
   std::string nocTopology = "mesh";
+  /// Where the outermost level's channels attach to the node mesh (row, col);
+  /// empty: the four corners.
+  std::vector<std::pair<int64_t, int64_t>> memoryChannels;
+  double staticEnergyPj = 0;              // whole chip, per cycle, beside the levels' own
   bool temporalPipelining = false, spatialPipelining = false;
   SourceRange range, nameRange;
 
   int64_t wordBytes() const { return (wordBits + 7) / 8; }
   int findLevel(const std::string &name) const;
+  /// Static energy of the whole chip per cycle: the chip's own plus every
+  /// unit's of every level (idle units leak too).
+  double chipStaticEnergyPj() const;
 };
 
 } // namespace dfl

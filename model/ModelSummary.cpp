@@ -25,7 +25,7 @@ std::string boundsText(const DimVector &b) {
 
 std::string transfersText(const Level &lv) {
   std::string s;
-  for (Transfer t : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
+  for (Transfer t : kTransfers)
     if (lv.can(t))
       s += (s.empty() ? "" : ", ") + std::string(transferName(t));
   return s;
@@ -89,7 +89,9 @@ std::string hardwareSummaryText(const Hardware &hw) {
     os << "  level " << padRight(lv.name, 6) << " capacity "
        << padRight(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
        << padRight(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "
-       << lv.accessEnergyPj << " pJ/word";
+       << lv.readEnergyPj << " pJ/word";
+    if (lv.writeEnergyPj != lv.readEnergyPj)
+      os << " read, " << lv.writeEnergyPj << " written";
     if (lv.bandwidthBytesPerCycle)
       os << "  " << *lv.bandwidthBytesPerCycle << " B/cycle";
     os << "  " << transfersText(lv) << "\n";
@@ -146,7 +148,11 @@ std::string modelSummaryJson(const Model &model) {
       json j = {{"name", lv.name},
                 {"capacity_bytes", lv.capacityBytes ? json(*lv.capacityBytes) : json(nullptr)},
                 {"array", {lv.rows, lv.cols}},
-                {"access_energy_pj", lv.accessEnergyPj},
+                {"read_energy_pj", lv.readEnergyPj},
+                {"write_energy_pj", lv.writeEnergyPj},
+                {"fill_energy_pj", lv.fillEnergyPj ? json(*lv.fillEnergyPj) : json(nullptr)},
+                {"bus_energy_pj", lv.busEnergyPj},
+                {"static_energy_pj", lv.staticEnergyPj},
                 {"bandwidth_bytes_per_cycle",
                  lv.bandwidthBytesPerCycle ? json(*lv.bandwidthBytesPerCycle) : json(nullptr)},
                 {"transfers", transfersText(lv)}};
@@ -156,6 +162,7 @@ std::string modelSummaryJson(const Model &model) {
                    {"word_bits", hw.wordBits},
                    {"frequency_hz", hw.frequencyHz},
                    {"mac_energy_pj", hw.macEnergyPj},
+                   {"static_energy_pj", hw.staticEnergyPj},
                    {"levels", levels},
                    {"noc", {{"topology", hw.nocTopology}, {"hop_energy_pj", hw.nocHopEnergyPj}}},
                    {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}});

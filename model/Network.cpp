@@ -6,6 +6,12 @@
 
 namespace dfl {
 
+const std::vector<std::string> &activationNames() {
+  static const std::vector<std::string> names = {"relu", "relu6",     "sigmoid",   "tanh",    "gelu",
+                                                 "softmax", "batchnorm", "layernorm", "identity"};
+  return names;
+}
+
 const char *layerTypeName(LayerType t) {
   switch (t) {
   case LayerType::Conv: return "conv";

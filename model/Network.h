@@ -17,6 +17,8 @@ namespace dfl {
 
 enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat };
 const char *layerTypeName(LayerType t);
+/// The element-wise operators fused into their producer (docs/language.md).
+const std::vector<std::string> &activationNames();
 
 /// An activation's shape per batch sample: channels x width x height.
 struct TensorShape {

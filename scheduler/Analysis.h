@@ -45,7 +45,13 @@ struct TileResult {
 /// Accesses of one level's buffers, summed over all its units, per role.
 struct LevelAccesses {
   std::array<double, kNumRoles> reads{}, writes{}, sameLevel{};
+  /// Of the reads and writes, those on this level's side of its outer
+  /// boundary: words written in from the level outside (fills, partial sums
+  /// brought back) and read out to it (write-backs). They cost the level's
+  /// fill energy and travel on the outer level's bus (docs/directives.md §7).
+  std::array<double, kNumRoles> fills{}, writeBacks{};
   double total() const;
+  double boundaryWords() const;   // fills + writeBacks, all roles
 };
 
 struct LevelResult {
@@ -58,7 +64,8 @@ struct LevelResult {
   std::array<TileResult, kNumRoles> tiles{};
   int64_t occupancyBytes = 0;
   LevelAccesses accesses;
-  double energyPj = 0;
+  double energyPj = 0;          // this level's buffer accesses
+  double busEnergyPj = 0;       // this level's array bus to the units inside it
   /// Energy of this level's outer boundary (l/l+1): the accesses it adds at
   /// level l and l+1, plus the NoC on the top boundary. It depends only on the
   /// directives of levels >= l; with the MACs and their level-0 accesses these
@@ -76,7 +83,7 @@ struct LayerResult {
   std::vector<LevelResult> levels;
   double work = 0;              // MACs (or ops for layers without MACs), whole batch
   double hops = 0;
-  double energyMacPj = 0, energyNocPj = 0, energyPj = 0;
+  double energyMacPj = 0, energyNocPj = 0, energyBusPj = 0, energyStaticPj = 0, energyPj = 0;
   double computeCycles = 0, latencyCycles = 0;
   int bindingLevel = -1;        // -1: compute-bound; else the level whose traffic binds
   double utilization = 0;       // PEs in use / all PEs
@@ -97,11 +104,16 @@ struct ScheduleResult {
   std::vector<Issue> issues;
   bool complete = false, valid = false;
   double energyPj = 0, latencyCycles = 0;
-  double energyMacPj = 0, energyNocPj = 0;
+  double energyMacPj = 0, energyNocPj = 0, energyBusPj = 0, energyStaticPj = 0;
   std::vector<double> energyLevelPj;   // per hardware level
 };
 
 ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
+
+/// The energy of level l's buffer accesses (docs/directives.md §7): reads and
+/// writes at their energies, fills and write-backs at the fill energy,
+/// same-level transfers as a read at one unit and a write at its neighbour.
+double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a);
 
 /// The network and the hardware a schedule names. Callers pass only schedules
 /// that name known ones (the front end reports the others): a DFLC_CHECK.

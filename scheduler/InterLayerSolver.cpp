@@ -221,10 +221,12 @@ double InterLayerSolver::computePj(int first, int last) const {
     // The MACs, and their own accesses at level 0, which no schedule avoids
     // (LayerAnalysis: every role read once per MAC, the output also written).
     double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.operands.size()) : 1.0;
-    double pe = 0;
-    for (TensorRole r : l.roles())
-      pe += r == l.output ? 2 * work : r == TensorRole::Ifm ? work * operands : work;
-    e += work * hw.macEnergyPj + pe * hw.levels[0].accessEnergyPj;
+    double reads = 0, writes = 0;
+    for (TensorRole r : l.roles()) {
+      reads += r == TensorRole::Ifm && r != l.output ? work * operands : work;
+      writes += r == l.output ? work : 0;
+    }
+    e += work * hw.macEnergyPj + reads * hw.levels[0].readEnergyPj + writes * hw.levels[0].writeEnergyPj;
   }
   return e;
 }
@@ -242,12 +244,10 @@ double InterLayerSolver::lowerBoundPj(int first, int last) const {
     const bool forwarded = net.readUpTo(x, last);
     if (!l.forwardOf.empty() || nl < 2)
       continue;
-    double words = 0;
     if (l.hasWeights())
-      words += static_cast<double>(l.wgtSize);
+      e += static_cast<double>(l.wgtSize) * hw.levels[nl - 1].readEnergyPj;
     if (!forwarded)
-      words += static_cast<double>(l.ofmShape.size() * net.batch);
-    e += words * hw.levels[nl - 1].accessEnergyPj;
+      e += static_cast<double>(l.ofmShape.size() * net.batch) * hw.levels[nl - 1].writeEnergyPj;
   }
   return e;
 }
@@ -262,7 +262,7 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     return out;
   const Level &top = hw.levels[nl - 2];
   const double wb = static_cast<double>(hw.wordBytes());
-  const double eDram = hw.levels[nl - 1].accessEnergyPj, eBuf = top.accessEnergyPj;
+  const Level &dram = hw.levels[nl - 1];
   const double batch = static_cast<double>(net.batch);
   // Chunks along the batch: every layer walks the batch in node tiles of N = t.
   const double chunksN = batch / static_cast<double>(s.batchTile);
@@ -304,7 +304,8 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     const double oDram = (written ? O : 0) + spill, oBuf = O * (2 * splitC - 1);
     for (double a : {wDram, iDram, oDram, wBuf, iBuf, oBuf})
       out.accesses.push_back(a);
-    out.energyPj += (wDram + iDram + oDram) * eDram + (wBuf + iBuf + oBuf) * eBuf;
+    out.energyPj += (wDram + iDram) * dram.readEnergyPj + oDram * dram.writeEnergyPj +
+                    (wBuf + iBuf) * top.readEnergyPj + oBuf * top.writeEnergyPj;
   }
   return out;
 }
@@ -494,10 +495,10 @@ std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerSta
         continue;
       double w = std::min(writes[op.index], reads);
       reads -= w;
-      saved += w * hw.levels[dram].accessEnergyPj;   // the consumer's fill
+      saved += w * hw.levels[dram].readEnergyPj;   // the consumer's fill
       if (!net.readOutside(op.index, [&](int l) { return l >= i && l <= j; })) {
         writes[op.index] -= w;   // and the write-back, as the analysis does
-        saved += w * hw.levels[dram].accessEnergyPj;
+        saved += w * hw.levels[dram].writeEnergyPj;
       }
     }
   }

@@ -665,6 +665,7 @@ private:
                          (trips - 1) * static_cast<double>(distinctWords(l, r, nest[first])));
           }
           lr.accesses.writes[ri] += own;
+          lr.accesses.fills[ri] += own;
           outer.accesses.reads[ri] += fromOuter;
           double neighbour = all * shareFrac;
           if (!lv.can(Transfer::Multicast))
@@ -672,11 +673,15 @@ private:
           lr.accesses.sameLevel[ri] += neighbour;
           outer.trafficWords += fromOuter;
         } else {
-          bool reduce = lv.can(Transfer::Systolic) && t.rep > 1;
+          // Units holding partial sums of the same outputs add them up among
+          // themselves (systolic, or a reduction network) before writing back.
+          bool reduce = (lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction)) && t.rep > 1;
           double back = reduce ? all / t.rep : all;
           double psumReads = std::max(0.0, back - outputWords);
           lr.accesses.reads[ri] += back;          // read out to write back
           lr.accesses.writes[ri] += psumReads;    // partial sums brought back in
+          lr.accesses.writeBacks[ri] += back;
+          lr.accesses.fills[ri] += psumReads;
           outer.accesses.writes[ri] += back;
           outer.accesses.reads[ri] += psumReads;
           if (reduce)
@@ -684,7 +689,7 @@ private:
           outer.trafficWords += back + psumReads;
         }
       }
-      lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1);
+      lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1) + busEnergy(l + 1);
     }
     // The MACs' own accesses at level 0: the inputs read; the output read and written.
     LevelAccesses &pe = result_.levels[0].accesses;
@@ -735,26 +740,31 @@ private:
     result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
   }
 
-  /// The energy of level l's accesses as they stand (same-level transfers
-  /// count twice: read at one unit, written at its neighbour).
-  double accessEnergy(size_t l) const {
-    const LevelAccesses &a = result_.levels[l].accesses;
-    double accesses = 0;
-    for (size_t r = 0; r < kNumRoles; ++r)
-      accesses += a.reads[r] + a.writes[r] + 2 * a.sameLevel[r];
-    return accesses * hw_.levels[l].accessEnergyPj;
+  /// The energy of level l's accesses as they stand.
+  double accessEnergy(size_t l) const { return levelAccessEnergyPj(hw_, l, result_.levels[l].accesses); }
+
+  /// Level l's array bus: every word its inner units fill or write back.
+  double busEnergy(size_t l) const {
+    return l == 0 ? 0.0 : hw_.levels[l].busEnergyPj * result_.levels[l - 1].accesses.boundaryWords();
   }
 
   void cost() {
     const size_t nl = hw_.levels.size();
+    // Compute: the MACs (or operations), and each fused activation once per output element.
     result_.energyMacPj = result_.work * hw_.macEnergyPj;
+    for (const std::string &a : layer_.activations)
+      if (auto it = hw_.activationEnergyPj.find(a); it != hw_.activationEnergyPj.end())
+        result_.energyMacPj += it->second * static_cast<double>(layer_.ofmShape.size() * net_.batch);
     result_.energyPj = result_.energyMacPj;
+    result_.energyBusPj = 0;
     for (size_t l = 0; l < nl; ++l) {
       result_.levels[l].energyPj = accessEnergy(l);
+      result_.levels[l].busEnergyPj = busEnergy(l);
+      result_.energyBusPj += result_.levels[l].busEnergyPj;
       result_.energyPj += result_.levels[l].energyPj;
     }
     result_.energyNocPj = result_.hops * hw_.nocHopEnergyPj;
-    result_.energyPj += result_.energyNocPj;
+    result_.energyPj += result_.energyNocPj + result_.energyBusPj;
 
     // §8 latency: compute vs. the traffic out of each level, per unit of bandwidth.
     int64_t pes = result_.levels[0].unitsInUse;
@@ -778,6 +788,9 @@ private:
         result_.bindingLevel = static_cast<int>(l);
       }
     }
+    // §7 static energy: the whole chip leaks while the layer runs, used or idle.
+    result_.energyStaticPj = hw_.chipStaticEnergyPj() * result_.latencyCycles;
+    result_.energyPj += result_.energyStaticPj;
   }
 
   const Network &net_;
@@ -802,6 +815,25 @@ double LevelAccesses::total() const {
   for (size_t r = 0; r < kNumRoles; ++r)
     t += reads[r] + writes[r] + sameLevel[r];
   return t;
+}
+
+double LevelAccesses::boundaryWords() const {
+  double t = 0;
+  for (size_t r = 0; r < kNumRoles; ++r)
+    t += fills[r] + writeBacks[r];
+  return t;
+}
+
+double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a) {
+  const Level &lv = hw.levels[level];
+  double pj = 0;
+  for (size_t r = 0; r < kNumRoles; ++r) {
+    pj += (a.reads[r] - a.writeBacks[r]) * lv.readEnergyPj + (a.writes[r] - a.fills[r]) * lv.writeEnergyPj;
+    pj += lv.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *lv.fillEnergyPj
+                          : a.fills[r] * lv.writeEnergyPj + a.writeBacks[r] * lv.readEnergyPj;
+    pj += a.sameLevel[r] * (lv.readEnergyPj + lv.writeEnergyPj);
+  }
+  return pj;
 }
 
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,

@@ -59,12 +59,12 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
   os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("MAC", 10);
   for (const Level &lv : hw.levels)
     os << "  " << cell(lv.name, 10);
-  os << "  " << cell("NoC", 10) << "  " << cell("cycles", 12) << "  " << cell("bound", 7) << "  " << cell("util", 6)
+  os << "  " << cell("NoC", 10) << "  " << cell("bus", 10) << "  " << cell("static", 10) << "  " << cell("cycles", 12) << "  " << cell("bound", 7) << "  " << cell("util", 6)
      << "\n";
   os << cell("", nameW, false) << "  " << cell(u, 12) << "  " << cell(u, 10);
   for (size_t i = 0; i < hw.levels.size(); ++i)
     os << "  " << cell(u, 10);
-  os << "  " << cell(u, 10) << "  " << cell("", 12) << "  " << cell("", 7) << "  " << cell("[%]", 6) << "\n";
+  os << "  " << cell(u, 10) << "  " << cell(u, 10) << "  " << cell(u, 10) << "  " << cell("", 12) << "  " << cell("", 7) << "  " << cell("[%]", 6) << "\n";
   for (const LayerResult &lr : r.layers) {
     const Layer &l = net.layers[lr.layer];
     os << cell(l.name, nameW, false);
@@ -75,7 +75,8 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
     os << "  " << cell(uj(lr.energyPj), 12) << "  " << cell(uj(lr.energyMacPj), 10);
     for (const LevelResult &lv : lr.levels)
       os << "  " << cell(uj(lv.energyPj), 10);
-    os << "  " << cell(uj(lr.energyNocPj), 10) << "  " << cell(formatFixed(lr.latencyCycles, 0), 12) << "  "
+    os << "  " << cell(uj(lr.energyNocPj), 10) << "  " << cell(uj(lr.energyBusPj), 10) << "  "
+       << cell(uj(lr.energyStaticPj), 10) << "  " << cell(formatFixed(lr.latencyCycles, 0), 12) << "  "
        << cell(lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name, 7) << "  "
        << cell(formatFixed(lr.utilization * 100, 1), 6) << "\n";
   }
@@ -83,7 +84,8 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
     os << cell("total", nameW, false) << "  " << cell(uj(r.energyPj), 12) << "  " << cell(uj(r.energyMacPj), 10);
     for (double e : r.energyLevelPj)
       os << "  " << cell(uj(e), 10);
-    os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(formatFixed(r.latencyCycles, 0), 12) << "\n";
+    os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(uj(r.energyBusPj), 10) << "  "
+       << cell(uj(r.energyStaticPj), 10) << "  " << cell(formatFixed(r.latencyCycles, 0), 12) << "\n";
     os << "energy " << formatEnergy(r.energyPj) << ", latency " << formatFixed(r.latencyCycles, 0) << " cycles ("
        << formatFixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
        << r.segments.size() << " segments\n";
@@ -117,7 +119,9 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
           size_t ri = static_cast<size_t>(role);
           acc[roleName(role)] = {{"reads", count(lv.accesses.reads[ri])},
                                  {"writes", count(lv.accesses.writes[ri])},
-                                 {"same_level", count(lv.accesses.sameLevel[ri])}};
+                                 {"same_level", count(lv.accesses.sameLevel[ri])},
+                                 {"fills", count(lv.accesses.fills[ri])},
+                                 {"write_backs", count(lv.accesses.writeBacks[ri])}};
         }
         json extent = json::object();
         for (size_t d = 0; d < kNumDims; ++d)
@@ -135,10 +139,15 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                           {"accesses", acc},
                           {"traffic_words", count(lv.trafficWords)},
                           {"cycles", lv.cycles},
-                          {"energy_pj", lv.energyPj}});
+                          {"energy_pj", lv.energyPj},
+                          {"bus_energy_pj", lv.busEnergyPj}});
       }
       j["work"] = count(lr.work);
-      j["energy_pj"] = {{"total", lr.energyPj}, {"mac", lr.energyMacPj}, {"noc", lr.energyNocPj}};
+      j["energy_pj"] = {{"total", lr.energyPj},
+                        {"mac", lr.energyMacPj},
+                        {"noc", lr.energyNocPj},
+                        {"bus", lr.energyBusPj},
+                        {"static", lr.energyStaticPj}};
       j["noc_hops"] = lr.hops;
       j["latency_cycles"] = lr.latencyCycles;
       j["compute_cycles"] = lr.computeCycles;
@@ -172,6 +181,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                 {"mac_pj", r.energyMacPj},
                 {"levels_pj", levelEnergy},
                 {"noc_pj", r.energyNocPj},
+                {"bus_pj", r.energyBusPj},
+                {"static_pj", r.energyStaticPj},
                 {"latency_cycles", r.latencyCycles},
                 {"latency_seconds", r.latencyCycles / hw.frequencyHz}}},
               {"segments", segments},

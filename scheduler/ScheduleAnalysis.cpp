@@ -179,16 +179,16 @@ private:
     size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
     LevelAccesses &pd = pr.levels[nl - 1].accesses, &cd = cr.levels[nl - 1].accesses;
     double words = std::min(pd.writes[ofm], cd.reads[ifm]);
-    double e = hw_.levels[nl - 1].accessEnergyPj;
+    const Level &dram = hw_.levels[nl - 1];
     cd.reads[ifm] -= words;
-    cr.levels[nl - 1].energyPj -= words * e;
-    cr.energyPj -= words * e;
+    cr.levels[nl - 1].energyPj -= words * dram.readEnergyPj;
+    cr.energyPj -= words * dram.readEnergyPj;
     if (!net_.readOutside(p, [&](int l) {
           return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end();
         })) {
       pd.writes[ofm] -= words;
-      pr.levels[nl - 1].energyPj -= words * e;
-      pr.energyPj -= words * e;
+      pr.levels[nl - 1].energyPj -= words * dram.writeEnergyPj;
+      pr.energyPj -= words * dram.writeEnergyPj;
     }
     if (seg.pipelined) {
       // Forwarded between the producer's and the consumer's regions on the mesh.
@@ -296,11 +296,25 @@ private:
       double k = seg.chunks;
       seg.latencyCycles = seg.pipelined ? sum / k + (k - 1) * slowest / k : sum;
       r_.latencyCycles += seg.latencyCycles;
+      if (seg.pipelined && sum > 0) {
+        // The layers overlap: the chip leaks for the segment's time, not the
+        // sum of theirs; each layer keeps its share.
+        double chip = hw_.chipStaticEnergyPj() * seg.latencyCycles;
+        for (int l : seg.layers) {
+          LayerResult &lr = r_.layers[l];
+          double share = chip * lr.latencyCycles / sum;
+          lr.energyPj += share - lr.energyStaticPj;
+          seg.energyPj += share - lr.energyStaticPj;
+          lr.energyStaticPj = share;
+        }
+      }
     }
     for (const LayerResult &lr : r_.layers) {
       r_.energyPj += lr.energyPj;
       r_.energyMacPj += lr.energyMacPj;
       r_.energyNocPj += lr.energyNocPj;
+      r_.energyBusPj += lr.energyBusPj;
+      r_.energyStaticPj += lr.energyStaticPj;
       for (size_t l = 0; l < lr.levels.size(); ++l)
         r_.energyLevelPj[l] += lr.levels[l].energyPj;
     }

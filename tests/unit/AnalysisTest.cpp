@@ -539,6 +539,60 @@ TEST(AnalysisTest, Conv1dThreeLevels) {
   EXPECT_DOUBLE_EQ(lr.levels[0].accesses.sameLevel[static_cast<size_t>(TensorRole::Ofm)], 12);
 }
 
+TEST(AnalysisTest, Conv1dEnergyComponents) {
+  // Conv1dTwoLevels' schedule on a template with every energy component
+  // (docs/directives.md §7): split read/write energies, free REGF fills (the
+  // nn_dataflow accounting), an array bus, static energy and a fused GELU.
+  Case c{R"(
+network net { input x [C=2, X=8, Y=1]; l = conv(x, K=2, R=3, S=1); g = gelu(l); }
+hardware hw {
+  word = 16 bit; frequency = 1 GHz; static_energy = 1 pJ;
+  mac { energy = 1 pJ; }
+  activation { gelu = 0.5 pJ; relu = 9 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; read_energy = 1 pJ; write_energy = 2 pJ; fill_energy = 0 pJ;
+               static_energy = 0.25 pJ; transfer = multicast; }
+  level DRAM { read_energy = 100 pJ; write_energy = 200 pJ; bus_energy = 0.5 pJ; }
+}
+)",
+         false, bounds(1, 2, 2, 6, 1, 3, 1), {}, 1, 100};
+  LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}}, {{K, 1}, {C, 1}, {R, 3}}, {{K, 1}, {Xo, 1}},
+                         {{{{K, 1}}, 2}, {{{Xo, 1}, {Xi, 1}}, 2}}, {{{{Xo, 2}, {Xi, 2}}, 3}, {{{C, 1}}, 2}});
+  c.levels = {regf};
+  test::Compiled comp = test::compile(c.text + scheduleText(c));
+  ASSERT_EQ(comp.diagnostics(), "");
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules[0]);
+  ASSERT_TRUE(res.valid && res.complete);
+  const LayerResult &lr = res.layers.at(0);
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm), wgt = static_cast<size_t>(TensorRole::Wgt),
+               ofm = static_cast<size_t>(TensorRole::Ofm);
+  // The counts are Conv1dTwoLevels': REGF fills ifm 56, wgt 24, psums 12 read
+  // back in; 24 write-backs read out.
+  const LevelAccesses &rf = lr.levels[0].accesses;
+  EXPECT_DOUBLE_EQ(rf.fills[ifm], 56);
+  EXPECT_DOUBLE_EQ(rf.fills[wgt], 24);
+  EXPECT_DOUBLE_EQ(rf.fills[ofm], 12);
+  EXPECT_DOUBLE_EQ(rf.writeBacks[ofm], 24);
+  // REGF: only the MACs' accesses cost: 72 reads each of ifm, wgt, ofm at
+  // 1 pJ, 72 ofm writes at 2 pJ: 216 + 144 = 360 pJ.
+  EXPECT_DOUBLE_EQ(lr.levels[0].energyPj, 360);
+  // DRAM: reads 20 ifm + 12 wgt + 12 psums = 44 at 100 pJ; 24 writes at 200 pJ.
+  EXPECT_DOUBLE_EQ(lr.levels[1].energyPj, 4400 + 4800);
+  // Bus: every word filled into or written back from a PE, (56 + 24 + 12 + 24) * 0.5 pJ.
+  EXPECT_DOUBLE_EQ(lr.energyBusPj, 58);
+  // Static: the chip's 1 pJ plus 16 PEs * 0.25 pJ = 5 pJ per cycle, for the
+  // 72 MACs / 4 PEs in use = 18 cycles (no bandwidth limits): 90 pJ.
+  EXPECT_DOUBLE_EQ(lr.latencyCycles, 18);
+  EXPECT_DOUBLE_EQ(lr.energyStaticPj, 90);
+  // Compute: 72 MACs at 1 pJ, and the GELU on each of the K2 * Xo6 = 12
+  // outputs at 0.5 pJ (relu is priced but not used): 78 pJ.
+  EXPECT_DOUBLE_EQ(lr.energyMacPj, 78);
+  // 78 + 360 + 9200 + 58 + 90.
+  EXPECT_DOUBLE_EQ(lr.energyPj, 9786);
+  EXPECT_DOUBLE_EQ(res.energyPj, 9786);
+  EXPECT_DOUBLE_EQ(res.energyBusPj, 58);
+  EXPECT_DOUBLE_EQ(res.energyStaticPj, 90);
+}
+
 TEST(AnalysisTest, Conv1dUnicast) {
   // As Conv1dTwoLevels, but the register files are filled one at a time.
   std::string hw = kTwoLevel;

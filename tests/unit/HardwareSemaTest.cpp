@@ -28,7 +28,8 @@ TEST(HardwareSema, UnitsAreConverted) {
   EXPECT_FALSE(h.levels[0].can(Transfer::Unicast));
   EXPECT_EQ(*h.levels[1].capacityBytes, 32768);
   EXPECT_EQ(h.levels[1].rows, 16);
-  EXPECT_DOUBLE_EQ(h.levels[2].accessEnergyPj, 200);
+  EXPECT_DOUBLE_EQ(h.levels[2].readEnergyPj, 200);
+  EXPECT_DOUBLE_EQ(h.levels[2].writeEnergyPj, 200);
   // 12.8 GB/s at 500 MHz = 25.6 B/cycle.
   EXPECT_DOUBLE_EQ(*h.levels[2].bandwidthBytesPerCycle, 25.6);
   EXPECT_TRUE(h.temporalPipelining);
