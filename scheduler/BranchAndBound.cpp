@@ -107,9 +107,12 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
       continue;
     }
     double bound = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-    if (pruneByBound_)
+    if (pruneByBound_) {
+      // Static energy follows the latency, which the levels below set too.
+      bound -= sol->result.energyStaticPj;
       for (size_t b = 0; b < m; ++b)
         bound -= sol->result.levels[b].boundaryEnergyPj;
+    }
     if (pruneByBound_ && bound >= exBestValue_)
       ++stats_.prunedByBound;
     else

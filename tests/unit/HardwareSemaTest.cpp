@@ -48,7 +48,7 @@ TEST(HardwareSema, Errors) {
   })");
   EXPECT_EQ(c.diagnostics(),
             "5:55: E0501 unknown property 'capacty' in level 'A'; did you mean 'capacity'?\n"
-            "8:5: E0503 unknown hardware block 'nic'; expected one of level, mac, noc, pipeline; did you mean 'noc'?\n"
+            "8:5: E0503 unknown hardware block 'nic'; expected one of level, mac, activation, noc, pipeline; did you mean 'noc'?\n"
             "6:11: E0506 level 'B' needs a capacity; only the outermost level ('C') may be unbounded\n");
 }
 
