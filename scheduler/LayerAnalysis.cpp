@@ -469,6 +469,89 @@ private:
     return total;
   }
 
+  /// The read-free first visits of output words at boundary l/l+1 (§6): one per
+  /// distinct partial sum, i.e. per word each level-(l+1) unit visits over the
+  /// layer. Per dim, a unit visits its tile times the trips of the updates at
+  /// levels > l that move the dim (exact coverage: each step is new ground);
+  /// a data gradient's Xi, Yi are the window of the Xo, R (Yo, S) it visits.
+  double firstVisits(size_t l, const std::vector<const Move *> &nest, double outputWords) const {
+    if (l + 2 == hw_.levels.size())
+      return outputWords;
+    const LevelResult &outer = result_.levels[l + 1];
+    DimVector visited = outer.extent;
+    for (const Move *m : nest)
+      if (m->level > static_cast<int>(l) && m->independent >= 0)
+        visited[static_cast<size_t>(m->independent)] *= m->count;
+    deriveInputExtents(visited, layer_.stride, layer_.dilation);
+    double words = static_cast<double>(outer.unitsInUse);
+    for (Dim d : roleDimsCanon(layer_.output))
+      words *= static_cast<double>(at(visited, d));
+    return words;
+  }
+
+  /// The part of level l's ifm fetches that is data, not padding (§6), as a
+  /// ratio (data, fetched). Per input dim, a fetch is a level-l window (Xo and
+  /// R offsets in steps of the tile); with `merged` (multicast, systolic,
+  /// sharing), the union of windows one stack overlaps along the dim; with
+  /// sliding reuse along the dim, the span of a run of the sliding loop. Over
+  /// all of them, the words inside the input over all; the product over Xi, Yi.
+  std::pair<double, double> dataFraction(size_t l, const Move *slide, bool merged) const {
+    const DimVector &e = result_.levels[l].extent;
+    double dataWords = 1, allWords = 1;
+    for (auto [in, out, win, width] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R, layer_.ifmShape.X},
+                                       std::tuple{Dim::Yi, Dim::Yo, Dim::S, layer_.ifmShape.Y}}) {
+      const int64_t bo = at(layer_.bounds, out), bw = at(layer_.bounds, win), eo = at(e, out), ew = at(e, win);
+      const int64_t stride = layer_.stride, dilation = layer_.dilation, pad = layer_.pad;
+      if (pad == 0 && windowSpan(bo, bw, stride, dilation) <= width)
+        continue;   // every window inside the input
+      // Loops whose first step starts a fetch; the others extend it.
+      std::vector<const Move *> inside;
+      int64_t len = at(e, in);
+      for (const Move &m : moves_)
+        if (merged && m.isStack && m.level == static_cast<int>(l) && at(m.amount, in) > 0 && at(m.amount, in) < len) {
+          if (!inside.empty())
+            return {1, 1};   // two overlapping stacks along one dim: not modelled
+          inside.push_back(&m);
+          len += (m.count - 1) * at(m.amount, in);
+        }
+      if (slide && at(slide->amount, in) > 0) {
+        inside.push_back(slide);
+        len += (slide->count - 1) * at(slide->amount, in);
+      }
+      auto first = [&](int64_t o, int64_t w) {
+        for (const Move *m : inside)
+          if ((at(m->amount, out) ? (o / at(m->amount, out)) : (w / at(m->amount, win))) % m->count != 0)
+            return false;
+        return true;
+      };
+      double data = 0, all = 0;
+      auto add = [&](int64_t start, double times) {
+        data += times * static_cast<double>(std::max<int64_t>(0, std::min(start + len, width) - std::max<int64_t>(start, 0)));
+        all += times * static_cast<double>(len);
+      };
+      for (int64_t w = 0; w < bw; w += ew) {
+        auto start = [&](int64_t i) { return i * eo * stride + w * dilation - pad; };
+        int64_t n = bo / eo, lo = 0, hi = n - 1;
+        if (!inside.empty()) {
+          for (int64_t i = 0; i < n; ++i)
+            if (first(i * eo, w))
+              add(start(i), 1);
+          continue;
+        }
+        // Windows in steps of eo·stride: only those at the edges are partial.
+        for (; lo < n && start(lo) < 0; ++lo)
+          add(start(lo), 1);
+        for (; hi >= lo && start(hi) + len > width; --hi)
+          add(start(hi), 1);
+        if (hi >= lo)
+          add(start(lo), static_cast<double>(hi - lo + 1));
+      }
+      if (all > 0)
+        dataWords *= data, allWords *= all;
+    }
+    return {dataWords, allWords};
+  }
+
   void countAccesses() {
     const size_t nl = hw_.levels.size();
     for (size_t l = nl - 1; l-- > 0;)
@@ -557,16 +640,23 @@ private:
                          (trips - 1) * static_cast<double>(distinctWords(l, r, nest[first])));
           }
           lr.accesses.writes[ri] += own;
-          outer.accesses.reads[ri] += fromOuter;
+          // Padding is not data: DRAM does not serve it (§6).
+          double fromDram = fromOuter;
+          if (l + 2 == nl && r == TensorRole::Ifm) {
+            auto [data, fetched] =
+                dataFraction(l, first < nest.size() && fresh < 1 ? nest[first] : nullptr, replicaServe);
+            fromDram = fromOuter * data / fetched;
+          }
+          outer.accesses.reads[ri] += fromDram;
           double neighbour = all * shareFrac;
           if (!lv.can(Transfer::Multicast))
             neighbour += own - fromOuter;
           lr.accesses.sameLevel[ri] += neighbour;
-          outer.trafficWords += fromOuter;
+          outer.trafficWords += fromDram;
         } else {
           bool reduce = lv.can(Transfer::Systolic) && t.rep > 1;
           double back = reduce ? all / t.rep : all;
-          double psumReads = std::max(0.0, back - outputWords);
+          double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
           lr.accesses.reads[ri] += back;          // read out to write back
           lr.accesses.writes[ri] += psumReads;    // partial sums brought back in
           outer.accesses.writes[ri] += back;
@@ -617,10 +707,9 @@ private:
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
       const TileResult &t = lr.tiles[ri];
-      double words = dram.reads[ri] + dram.writes[ri];
-      hops += words * hbar;
-      if (r != layer_.output && lv.can(Transfer::Multicast))
-        hops += dram.reads[ri] * (t.rep - 1);
+      result_.dramReadHops[ri] = hbar + (r != layer_.output && lv.can(Transfer::Multicast) ? t.rep - 1 : 0.0);
+      result_.dramWriteHops[ri] = hbar;
+      hops += dram.reads[ri] * result_.dramReadHops[ri] + dram.writes[ri] * result_.dramWriteHops[ri];
       hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
     }
     result_.hops = hops;
