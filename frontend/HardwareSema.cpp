@@ -253,7 +253,7 @@ private:
     }
     if (!table.has("access_energy"))
       diags_.report(b.name->range, diag::err_missing_property) << "level '" + lv.name + "'" << "access_energy";
-    lv.fixed = analyzeDirectives(fixed, nullptr, 0, diags_);
+    lv.fixed = analyzeDirectives(fixed, nullptr, diags_);
     lv.fixed.level = static_cast<int>(index);
     hw_.levels.push_back(std::move(lv));
   }

@@ -34,9 +34,12 @@ public:
       : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues) {
     result_.layer = layerIndex;
     channelWise_ = layer_.channelWise();
+    wgtPerSample_ = wgtIndexedByN(layer_.nest);
     // The role dims, once: the solver runs this analysis millions of times.
     for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
       size_t ri = static_cast<size_t>(r);
+      if (r == TensorRole::Wgt && wgtPerSample_)
+        dims_[ri].push_back(Dim::N), dimsCanon_[ri].push_back(Dim::N);
       for (Dim d : roleDims(r))
         if (!(channelWise_ && r == TensorRole::Wgt && d == Dim::K)) {
           dims_[ri].push_back(d);
@@ -91,6 +94,20 @@ public:
 
 private:
   // ---- dimensions --------------------------------------------------------------
+  /// Whether the layer's wgt is an activation, one per sample (a matmul's b,
+  /// indexed by n and the head): then its tiles have N too, the tile's N
+  /// extent (docs/directives.md §1).
+  static bool wgtIndexedByN(const LoopNest &nest) {
+    for (const Access *a : nest.accessesOf(TensorRole::Wgt))
+      for (const AffineExpr &e : a->index)
+        for (auto [dim, coefficient] : e.terms) {
+          const std::vector<Dim> &k = nest.dims[static_cast<size_t>(dim)].kapla;
+          if (std::find(k.begin(), k.end(), Dim::N) != k.end())
+            return true;
+        }
+    return false;
+  }
+
   Dim canon(Dim d) const { return channelWise_ && d == Dim::K ? Dim::C : d; }
 
   /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
@@ -135,6 +152,8 @@ private:
         int64_t size = at(t.sizes, raw);
         if (size == 0 && layer_.channelWise() && (raw == Dim::K || raw == Dim::C))
           size = at(t.sizes, raw == Dim::K ? Dim::C : Dim::K);
+        if (r == TensorRole::Wgt && raw == Dim::N)
+          size = at(extent, Dim::N);   // a per-sample wgt: the samples the ifm tile holds
         if (size == 0)
           size = 1;
         tile.words *= size;
@@ -769,6 +788,7 @@ private:
   std::vector<const LevelDirectives *> directives_;
   std::vector<Move> moves_;
   bool channelWise_ = false;
+  bool wgtPerSample_ = false;
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };
