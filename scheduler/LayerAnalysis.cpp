@@ -598,7 +598,7 @@ private:
     const TensorRole output = layer_.output;
     double outputWords = output == TensorRole::Ofm   ? static_cast<double>(layer_.ofmShape.size() * net_.batch)
                          : output == TensorRole::Ifm ? static_cast<double>(layer_.ifmShape.size() * net_.batch)
-                                                     : static_cast<double>(layer_.wgtSize);
+                                                     : static_cast<double>(layer_.wgtSize * (wgtPerSample_ ? net_.batch : 1));
 
     for (size_t l = 0; l + 1 < nl; ++l) {
       LevelResult &lr = result_.levels[l];
