@@ -517,8 +517,10 @@ private:
   std::pair<double, double> dataFraction(size_t l, const Move *slide, bool merged) const {
     const DimVector &e = result_.levels[l].extent;
     double dataWords = 1, allWords = 1;
-    for (auto [in, out, win, width] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R, layer_.ifmShape.X},
-                                       std::tuple{Dim::Yi, Dim::Yo, Dim::S, layer_.ifmShape.Y}}) {
+    for (const auto &dims : {std::tuple{Dim::Xi, Dim::Xo, Dim::R, layer_.ifmShape.X},
+                             std::tuple{Dim::Yi, Dim::Yo, Dim::S, layer_.ifmShape.Y}}) {
+      const Dim in = std::get<0>(dims), out = std::get<1>(dims), win = std::get<2>(dims);   // lambdas capture them
+      const int64_t width = std::get<3>(dims);
       const int64_t bo = at(layer_.bounds, out), bw = at(layer_.bounds, win), eo = at(e, out), ew = at(e, win);
       const int64_t stride = layer_.stride, dilation = layer_.dilation, pad = layer_.pad;
       if (pad == 0 && windowSpan(bo, bw, stride, dilation) <= width)
