@@ -291,7 +291,7 @@ private:
           << "level '" + lv.name + "'" << (read || write ? (read ? "write_energy" : "read_energy") : "access_energy");
     lv.readEnergyPj = read.value_or(access.value_or(0));
     lv.writeEnergyPj = write.value_or(access.value_or(0));
-    lv.fixed = analyzeDirectives(fixed, nullptr, 0, diags_);
+    lv.fixed = analyzeDirectives(fixed, nullptr, diags_);
     lv.fixed.level = static_cast<int>(index);
     hw_.levels.push_back(std::move(lv));
   }

@@ -172,7 +172,10 @@ LoopNest layerNest(const Network &net, const Layer &l, Window w) {
     // b's positions (bx, by) flatten row-major: j = bx·Yb + by, Lb = Xb·Yb.
     auto [bName, b] = tensorOf(l.operands[1]);
     const int64_t H = l.groups, Lb = b.X * b.Y;
-    AffineExpr h = H > 1 ? nest.addDim("h", H, {Dim::K}) : AffineExpr(0);
+    // Every tensor is indexed by the head, as by the sample: in KAPLA's view
+    // heads are batch (N = batch·heads), not output channels (K), or the
+    // operands would count one head's words (docs/language.md).
+    AffineExpr h = H > 1 ? nest.addDim("h", H, {Dim::N}) : AffineExpr(0);
     AffineExpr channel, bChannel, outChannel, bx, by;
     if (!l.transposeB) {   // out[h·Lb + j] = Σ_c a[h·C/H + c] · b[h·C/H + c][j]
       bx = nest.addDim("kx", b.X, {Dim::K});

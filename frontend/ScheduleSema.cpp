@@ -61,7 +61,7 @@ std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, con
 } // namespace
 
 LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives, const Layer *layer,
-                                  int64_t batch, DiagnosticsEngine &diags) {
+                                  DiagnosticsEngine &diags) {
   LevelDirectives out;
   std::map<TensorRole, SourceRange> rolesSeen;
   for (const ast::Directive &d : directives) {
@@ -111,7 +111,7 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
           continue;
         }
         if (layer) {
-          int64_t bound = *dim == Dim::N ? batch : tensorBound(*layer, *dim);
+          int64_t bound = tensorBound(*layer, *dim);   // N: the batch, times a matmul's heads
           if (ds.size.value > bound) {
             // Xi/Yi may exceed the layer's input by its padding: say so when it does.
             std::string limit = std::to_string(bound) + (bound > at(layer->bounds, *dim) ? " with padding" : "");
@@ -260,7 +260,7 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
             << "level" << lv.level.name;
         continue;
       }
-      LevelDirectives d = analyzeDirectives(lv.directives, &net.layers[idx], net.batch, diags);
+      LevelDirectives d = analyzeDirectives(lv.directives, &net.layers[idx], diags);
       d.level = li;
       d.range = lv.range;
       lsm.levels.push_back(std::move(d));

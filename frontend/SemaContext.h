@@ -49,6 +49,6 @@ Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &di
 /// Checks one level's directives against a layer (or, for hardware-fixed
 /// dataflow, against no layer: `layer` may be null).
 LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives, const Layer *layer,
-                                  int64_t batch, DiagnosticsEngine &diags);
+                                  DiagnosticsEngine &diags);
 
 } // namespace dfl::sema

@@ -83,6 +83,9 @@ struct LayerResult {
   std::vector<LevelResult> levels;
   double work = 0;              // MACs (or ops for layers without MACs), whole batch
   double hops = 0;
+  /// NoC hops per DRAM word read (written) of each role, in `hops`: what a
+  /// tensor forwarded on chip instead does not travel (§9).
+  std::array<double, kNumRoles> dramReadHops{}, dramWriteHops{};
   double energyMacPj = 0, energyNocPj = 0, energyBusPj = 0, energyStaticPj = 0, energyPj = 0;
   double computeCycles = 0, latencyCycles = 0;
   int bindingLevel = -1;        // -1: compute-bound; else the level whose traffic binds

@@ -35,9 +35,12 @@ public:
       : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues) {
     result_.layer = layerIndex;
     channelWise_ = layer_.channelWise();
+    wgtPerSample_ = wgtIndexedByN(layer_.nest);
     // The role dims, once: the solver runs this analysis millions of times.
     for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
       size_t ri = static_cast<size_t>(r);
+      if (r == TensorRole::Wgt && wgtPerSample_)
+        dims_[ri].push_back(Dim::N), dimsCanon_[ri].push_back(Dim::N);
       for (Dim d : roleDims(r))
         if (!(channelWise_ && r == TensorRole::Wgt && d == Dim::K)) {
           dims_[ri].push_back(d);
@@ -92,6 +95,20 @@ public:
 
 private:
   // ---- dimensions --------------------------------------------------------------
+  /// Whether the layer's wgt is an activation, one per sample (a matmul's b,
+  /// indexed by n and the head): then its tiles have N too, the tile's N
+  /// extent (docs/directives.md §1).
+  static bool wgtIndexedByN(const LoopNest &nest) {
+    for (const Access *a : nest.accessesOf(TensorRole::Wgt))
+      for (const AffineExpr &e : a->index)
+        for (auto [dim, coefficient] : e.terms) {
+          const std::vector<Dim> &k = nest.dims[static_cast<size_t>(dim)].kapla;
+          if (std::find(k.begin(), k.end(), Dim::N) != k.end())
+            return true;
+        }
+    return false;
+  }
+
   Dim canon(Dim d) const { return channelWise_ && d == Dim::K ? Dim::C : d; }
 
   /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
@@ -136,6 +153,8 @@ private:
         int64_t size = at(t.sizes, raw);
         if (size == 0 && layer_.channelWise() && (raw == Dim::K || raw == Dim::C))
           size = at(t.sizes, raw == Dim::K ? Dim::C : Dim::K);
+        if (r == TensorRole::Wgt && raw == Dim::N)
+          size = at(extent, Dim::N);   // a per-sample wgt: the samples the ifm tile holds
         if (size == 0)
           size = 1;
         tile.words *= size;
@@ -576,6 +595,91 @@ private:
     return pad;
   }
 
+  /// The read-free first visits of output words at boundary l/l+1 (§6): one per
+  /// distinct partial sum, i.e. per word each level-(l+1) unit visits over the
+  /// layer. Per dim, a unit visits its tile times the trips of the updates at
+  /// levels > l that move the dim (exact coverage: each step is new ground);
+  /// a data gradient's Xi, Yi are the window of the Xo, R (Yo, S) it visits.
+  double firstVisits(size_t l, const std::vector<const Move *> &nest, double outputWords) const {
+    if (l + 2 == hw_.levels.size())
+      return outputWords;
+    const LevelResult &outer = result_.levels[l + 1];
+    DimVector visited = outer.extent;
+    for (const Move *m : nest)
+      if (m->level > static_cast<int>(l) && m->independent >= 0)
+        visited[static_cast<size_t>(m->independent)] *= m->count;
+    deriveInputExtents(visited, layer_.stride, layer_.dilation);
+    double words = static_cast<double>(outer.unitsInUse);
+    for (Dim d : roleDimsCanon(layer_.output))
+      words *= static_cast<double>(at(visited, d));
+    return words * realFraction(l + 1, layer_.output);   // partial tiles visit their real part (§4)
+  }
+
+  /// The part of level l's ifm fetches that is data, not padding (§6), as a
+  /// ratio (data, fetched). Per input dim, a fetch is a level-l window (Xo and
+  /// R offsets in steps of the tile); with `merged` (multicast, systolic,
+  /// sharing), the union of windows one stack overlaps along the dim; with
+  /// sliding reuse along the dim, the span of a run of the sliding loop. Over
+  /// all of them, the words inside the input over all; the product over Xi, Yi.
+  std::pair<double, double> dataFraction(size_t l, const Move *slide, bool merged) const {
+    const DimVector &e = result_.levels[l].extent;
+    double dataWords = 1, allWords = 1;
+    for (const auto &dims : {std::tuple{Dim::Xi, Dim::Xo, Dim::R, layer_.ifmShape.X},
+                             std::tuple{Dim::Yi, Dim::Yo, Dim::S, layer_.ifmShape.Y}}) {
+      const Dim in = std::get<0>(dims), out = std::get<1>(dims), win = std::get<2>(dims);   // lambdas capture them
+      const int64_t width = std::get<3>(dims);
+      const int64_t bo = at(layer_.bounds, out), bw = at(layer_.bounds, win), eo = at(e, out), ew = at(e, win);
+      const int64_t stride = layer_.stride, dilation = layer_.dilation, pad = layer_.pad;
+      if (pad == 0 && windowSpan(bo, bw, stride, dilation) <= width)
+        continue;   // every window inside the input
+      // Loops whose first step starts a fetch; the others extend it.
+      std::vector<const Move *> inside;
+      int64_t len = at(e, in);
+      for (const Move &m : moves_)
+        if (merged && m.isStack && m.level == static_cast<int>(l) && at(m.amount, in) > 0 && at(m.amount, in) < len) {
+          if (!inside.empty())
+            return {1, 1};   // two overlapping stacks along one dim: not modelled
+          inside.push_back(&m);
+          len += (m.count - 1) * at(m.amount, in);
+        }
+      if (slide && at(slide->amount, in) > 0) {
+        inside.push_back(slide);
+        len += (slide->count - 1) * at(slide->amount, in);
+      }
+      auto first = [&](int64_t o, int64_t w) {
+        for (const Move *m : inside)
+          if ((at(m->amount, out) ? (o / at(m->amount, out)) : (w / at(m->amount, win))) % m->count != 0)
+            return false;
+        return true;
+      };
+      double data = 0, all = 0;
+      auto add = [&](int64_t start, double times) {
+        data += times * static_cast<double>(std::max<int64_t>(0, std::min(start + len, width) - std::max<int64_t>(start, 0)));
+        all += times * static_cast<double>(len);
+      };
+      for (int64_t w = 0; w < bw; w += ew) {
+        auto start = [&](int64_t i) { return i * eo * stride + w * dilation - pad; };
+        int64_t n = (bo + eo - 1) / eo, lo = 0, hi = n - 1;   // a partial last window too (§4)
+        if (!inside.empty()) {
+          for (int64_t i = 0; i < n; ++i)
+            if (first(i * eo, w))
+              add(start(i), 1);
+          continue;
+        }
+        // Windows in steps of eo·stride: only those at the edges are partial.
+        for (; lo < n && start(lo) < 0; ++lo)
+          add(start(lo), 1);
+        for (; hi >= lo && start(hi) + len > width; --hi)
+          add(start(hi), 1);
+        if (hi >= lo)
+          add(start(lo), static_cast<double>(hi - lo + 1));
+      }
+      if (all > 0)
+        dataWords *= data, allWords *= all;
+    }
+    return {dataWords, allWords};
+  }
+
   void countAccesses() {
     const size_t nl = hw_.levels.size();
     for (size_t l = nl - 1; l-- > 0;)
@@ -603,7 +707,7 @@ private:
     const TensorRole output = layer_.output;
     double outputWords = output == TensorRole::Ofm   ? static_cast<double>(layer_.ofmShape.size() * net_.batch)
                          : output == TensorRole::Ifm ? static_cast<double>(layer_.ifmShape.size() * net_.batch)
-                                                     : static_cast<double>(layer_.wgtSize);
+                                                     : static_cast<double>(layer_.wgtSize * (wgtPerSample_ ? net_.batch : 1));
 
     for (size_t l = 0; l + 1 < nl; ++l) {
       LevelResult &lr = result_.levels[l];
@@ -666,18 +770,25 @@ private:
           }
           lr.accesses.writes[ri] += own;
           lr.accesses.fills[ri] += own;
-          outer.accesses.reads[ri] += fromOuter;
+          // Padding is not data: DRAM does not serve it (§6).
+          double fromDram = fromOuter;
+          if (l + 2 == nl && r == TensorRole::Ifm) {
+            auto [data, fetched] =
+                dataFraction(l, first < nest.size() && fresh < 1 ? nest[first] : nullptr, replicaServe);
+            fromDram = fromOuter * data / fetched;
+          }
+          outer.accesses.reads[ri] += fromDram;
           double neighbour = all * shareFrac;
           if (!lv.can(Transfer::Multicast))
             neighbour += own - fromOuter;
           lr.accesses.sameLevel[ri] += neighbour;
-          outer.trafficWords += fromOuter;
+          outer.trafficWords += fromDram;
         } else {
           // Units holding partial sums of the same outputs add them up among
           // themselves (systolic, or a reduction network) before writing back.
           bool reduce = (lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction)) && t.rep > 1;
           double back = reduce ? all / t.rep : all;
-          double psumReads = std::max(0.0, back - outputWords);
+          double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
           lr.accesses.reads[ri] += back;          // read out to write back
           lr.accesses.writes[ri] += psumReads;    // partial sums brought back in
           lr.accesses.writeBacks[ri] += back;
@@ -730,10 +841,9 @@ private:
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
       const TileResult &t = lr.tiles[ri];
-      double words = dram.reads[ri] + dram.writes[ri];
-      hops += words * hbar;
-      if (r != layer_.output && lv.can(Transfer::Multicast))
-        hops += dram.reads[ri] * (t.rep - 1);
+      result_.dramReadHops[ri] = hbar + (r != layer_.output && lv.can(Transfer::Multicast) ? t.rep - 1 : 0.0);
+      result_.dramWriteHops[ri] = hbar;
+      hops += dram.reads[ri] * result_.dramReadHops[ri] + dram.writes[ri] * result_.dramWriteHops[ri];
       hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
     }
     result_.hops = hops;
@@ -804,6 +914,7 @@ private:
   bool channelWise_ = false;
   bool uneven_ = false;   // some level's tiles over-cover their enclosing extent (partial last tiles)
   mutable std::vector<std::array<Extents, kNumDims>> realExtents_;
+  bool wgtPerSample_ = false;
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
 };

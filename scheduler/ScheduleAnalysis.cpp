@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace dfl {
 namespace {
@@ -124,18 +125,24 @@ private:
       }
       if (!complete)
         continue;
-      for (int c : seg.layers)
-        for (const TensorRef &op : net_.layers[c].operands) {
-          if (op.isInput || std::find(seg.layers.begin(), seg.layers.end(), op.index) == seg.layers.end())
-            continue;
-          forward(seg, i, op.index, c);
-        }
+      for (int c : seg.layers) {
+        // Each producer once per consumer (add(a, a) reads a twice, in one fill);
+        // the consumer's DRAM fills as the layer analysis counted them.
+        std::vector<int> producers;
+        for (const TensorRef &op : net_.layers[c].operands)
+          if (!op.isInput && std::find(seg.layers.begin(), seg.layers.end(), op.index) != seg.layers.end() &&
+              std::find(producers.begin(), producers.end(), op.index) == producers.end())
+            producers.push_back(op.index);
+        const LevelAccesses fills = r_.layers[c].levels[nl - 1].accesses;
+        for (int p : producers)
+          forward(seg, i, p, c, fills);
+      }
     }
   }
 
   /// An intermediate tensor of a segment: checks matching granularity (pipelined)
   /// or on-chip capacity (temporal), and removes its DRAM traffic.
-  void forward(SegmentResult &seg, size_t segIndex, int p, int c) {
+  void forward(SegmentResult &seg, size_t segIndex, int p, int c, const LevelAccesses &fills) {
     const size_t nl = hw_.levels.size(), top = nl - 2;
     const Layer &prod = net_.layers[p], &cons = net_.layers[c];
     LayerResult &pr = r_.layers[p], &cr = r_.layers[c];
@@ -174,29 +181,63 @@ private:
     } else if (!temporalFits(seg, segIndex)) {
       return;
     }
-    // The consumer's fill comes from chip; the producer's write-back goes too
-    // unless a layer outside the segment still reads the tensor from DRAM.
-    size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
-    LevelAccesses &pd = pr.levels[nl - 1].accesses, &cd = cr.levels[nl - 1].accesses;
-    double words = std::min(pd.writes[ofm], cd.reads[ifm]);
+    // The consumer's fill comes from chip: all of it, halo included (its
+    // padding is no DRAM read either, §6), whatever the producer wrote.
+    LevelAccesses &cd = cr.levels[nl - 1].accesses;
     const Level &dram = hw_.levels[nl - 1];
-    cd.reads[ifm] -= words;
-    cr.levels[nl - 1].energyPj -= words * dram.readEnergyPj;
-    cr.energyPj -= words * dram.readEnergyPj;
-    if (!net_.readOutside(p, [&](int l) {
-          return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end();
-        })) {
-      pd.writes[ofm] -= words;
-      pr.levels[nl - 1].energyPj -= words * dram.writeEnergyPj;
-      pr.energyPj -= words * dram.writeEnergyPj;
+    double words = 0;   // the words forwarded
+    for (TensorRole r : cons.roles()) {
+      size_t ri = static_cast<size_t>(r);
+      double w = r == cons.output ? 0.0 : fills.reads[ri] * operandShare(cons, prod.name, r);
+      cd.reads[ri] -= w;
+      cr.levels[nl - 1].energyPj -= w * dram.readEnergyPj;
+      dropHops(cr, w * cr.dramReadHops[ri]);
+      cr.energyPj -= w * dram.readEnergyPj;
+      words += w;
+    }
+    // The producer's final write-back goes, once, unless a layer outside the
+    // segment still reads the tensor from DRAM (its partial sums stay).
+    if (writebackDropped_.insert(p).second &&
+        !net_.readOutside(p, [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); })) {
+      size_t out = static_cast<size_t>(prod.output);
+      LevelAccesses &pd = pr.levels[nl - 1].accesses;
+      double w = std::min(pd.writes[out], static_cast<double>(prod.ofmShape.size() * net_.batch));
+      pd.writes[out] -= w;
+      pr.levels[nl - 1].energyPj -= w * dram.writeEnergyPj;
+      pr.energyPj -= w * dram.writeEnergyPj;
+      dropHops(pr, w * pr.dramWriteHops[out]);
     }
     if (seg.pipelined) {
-      // Forwarded between the producer's and the consumer's regions on the mesh.
+      // Forwarded between the producer's and the consumer's regions on the mesh:
+      // these hops replace the DRAM ones dropped above (§6 NoC).
       double distance = regionDistance(seg, p, c);
       cr.hops += words * distance;
       cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
       cr.energyPj += words * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// Removes NoC hops (and their energy) from a layer's totals.
+  void dropHops(LayerResult &lr, double hops) const {
+    lr.hops -= hops;
+    lr.energyNocPj -= hops * hw_.nocHopEnergyPj;
+    lr.energyPj -= hops * hw_.nocHopEnergyPj;
+  }
+
+  /// The part of a layer's role-r fill that reads `tensor`: its accesses to it
+  /// over all of role r's (model/LoopNest.h), by the accessed tensors' words;
+  /// 1/n of an n-operand add, C_i/ΣC of a concatenation.
+  static double operandShare(const Layer &l, const std::string &tensor, TensorRole r) {
+    double mine = 0, all = 0;
+    for (const Access *a : l.nest.accessesOf(r)) {
+      double words = 1;
+      for (int64_t e : a->extent)
+        words *= static_cast<double>(e);
+      all += words;
+      if (a->tensor == tensor)
+        mine += words;
+    }
+    return all > 0 ? mine / all : 0.0;
   }
 
   /// The steps along `d` of layer l's updates at the top on-chip level,
@@ -326,6 +367,7 @@ private:
   ScheduleResult r_;
   std::vector<SourceRange> ranges_;   // per segment: where it was written (or its layer)
   std::map<size_t, bool> temporalChecked_;
+  std::set<int> writebackDropped_;   // producers whose DRAM write-back a segment dropped
 };
 
 } // namespace

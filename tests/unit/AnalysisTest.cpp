@@ -46,6 +46,7 @@ struct Case {
   std::array<int, kND> bounds{};            // layer bounds (Xi, Yi unused)
   std::vector<LevelSpec> levels;            // all but the outermost
   double macEnergy = 1, outerEnergy = 0;
+  int pad = 0, width = 0, height = 0;       // the unpadded input (ifm Xi, Yi); 0: no padding
   int stride = 1, dilation = 1;             // the layer's (for the real part of an input window)
 };
 
@@ -297,7 +298,12 @@ private:
     std::vector<int> changed;
     std::map<std::vector<int>, std::set<std::vector<int>>> held;                 // unit -> contents
     std::map<std::pair<size_t, std::vector<int>>, std::set<std::vector<int>>> fetched; // (step, parent)
-    double writes = 0;
+    // DRAM does not serve padding: outside the input, ifm words are not read.
+    auto data = [&](const std::vector<int> &e) {
+      return !(l + 1 == L_ && r == Ifm && c_.width) ||
+             (e[2] >= c_.pad && e[2] < c_.pad + c_.width && e[3] >= c_.pad && e[3] < c_.pad + c_.height);
+    };
+    double writes = 0, dataWrites = 0;
     walk(
         l, r,
         [&](size_t j, const std::vector<int> &unit, const std::set<std::vector<int>> &tile) {
@@ -309,17 +315,20 @@ private:
             if (!(j > 0 && slides && changed[j] == fstar && have.count(e)))
               fresh.insert(e);
           writes += static_cast<double>(fresh.size());
+          for (const auto &e : fresh)
+            dataWrites += data(e) ? 1 : 0;
           fetched[{j, parentOf(l, unit)}].insert(fresh.begin(), fresh.end());
           have = tile;
         },
         &changed);
     double reads = 0;
     for (const auto &[key, words] : fetched)
-      reads += static_cast<double>(words.size());
+      for (const auto &e : words)
+        reads += data(e) ? 1 : 0;
     const LevelSpec &lv = c_.levels[l];
     bool serve = lv.multicast || lv.systolic;
     out.writes[l][r] += writes;
-    out.reads[l + 1][r] += serve ? reads : writes;
+    out.reads[l + 1][r] += serve ? reads : dataWrites;
     if (lv.systolic && !lv.multicast)
       out.same[l][r] += writes - reads;
   }
@@ -618,7 +627,7 @@ network net { input x [C=2, X=7, Y=7]; l = conv(x, K=2, R=3, stride=2, pad=1); }
 )";
 
 TEST(AnalysisTest, ConvStridePadTwoLevels) {
-  Case c{std::string(kConvStride) + kTwoLevel, false, bounds(1, 2, 2, 4, 4, 3, 3), {}, 1, 100};
+  Case c{std::string(kConvStride) + kTwoLevel, false, bounds(1, 2, 2, 4, 4, 3, 3), {}, 1, 100, 1, 7, 7};
   c.stride = 2;
   // Each PE: one 3 x 3 window of one channel for one filter; 4 output columns
   // on 4 PEs (inputs 2 apart, overlapping by 1), then K, rows and C in time.
@@ -638,7 +647,7 @@ TEST(AnalysisTest, ConvStridePadTwoLevels) {
 }
 
 TEST(AnalysisTest, ConvStridePadThreeLevels) {
-  Case c{std::string(kConvStride) + kThreeLevel, false, bounds(1, 2, 2, 4, 4, 3, 3), {}, 1, 100};
+  Case c{std::string(kConvStride) + kThreeLevel, false, bounds(1, 2, 2, 4, 4, 3, 3), {}, 1, 100, 1, 7, 7};
   c.stride = 2;
   // PEs: 2 filters x 2 output columns; a PE walks the filter's rows (S).
   LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}, {Yi, 1}}, {{K, 1}, {C, 1}, {R, 3}, {S, 1}},
@@ -876,6 +885,47 @@ TEST(AnalysisTest, PartialTileCoverage) {
   // 4 would leave K=3 uncomputed (E0804, not a partial tile: it is not the outermost).
   EXPECT_EQ(coverageIssues(regf + "stack K += 1 repl 3; update K += 4;", "update K += 4;"),
             std::vector<diag::ID>{diag::err_coverage_gap});
+}
+
+// Two nodes that split the reduction: a 1x1 conv, C=4, K=2, 2 outputs
+// (2*2*4 = 16 MACs), one PE per node, each node summing half the channels.
+const char *const kSplitC = R"(
+network net { input x [C=4, X=2, Y=1]; l = conv(x, K=2, R=1, S=1); }
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 1 x 1; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 1 KiB; array = 1 x 2; access_energy = 10 pJ; transfer = multicast; }
+  level DRAM { access_energy = 100 pJ; }
+}
+)";
+
+TEST(AnalysisTest, FirstVisitPerPartialSum) {
+  Case c{kSplitC, false, bounds(1, 4, 2, 2, 1, 1, 1), {}, 1, 100};
+  // PE: one MAC at a time, C innermost (the output stays), then K, then Xo.
+  LevelSpec regf = level("REGF", {{C, 1}, {Xi, 1}}, {{K, 1}, {C, 1}}, {{K, 1}, {Xo, 1}}, {},
+                         {{{{C, 1}}, 2}, {{{K, 1}}, 2}, {{{Xo, 1}, {Xi, 1}}, 2}});
+  regf.multicast = true, regf.energy = 1;
+  // Nodes: node i sums channels 2i, 2i+1 of all 4 outputs.
+  LevelSpec gbuf = level("GBUF", {{C, 2}, {Xi, 2}}, {{K, 2}, {C, 2}}, {{K, 2}, {Xo, 2}}, {{{{C, 2}}, 2}}, {});
+  gbuf.multicast = true, gbuf.energy = 10;
+  c.levels = {regf, gbuf};
+  LayerResult lr = compare(c, {{2, 2, 2}, {}});
+  if (lr.levels.empty())
+    return;
+  const size_t ofm = static_cast<size_t>(TensorRole::Ofm);
+  // By hand, REGF <-> GBUF: each PE writes each of its node's 2*2 = 4 partial
+  // sums back once (C is innermost): 2 nodes * 4 = 8 write-backs. Each node's
+  // GBUF holds its own partial sum of each output, and the first visit of
+  // each is read-free in each node: 8 - 2*4 = 0 psum reads (not 8 - |ofm| = 4).
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[ofm], 16);  // the MACs' own, no psum brought back
+  // GBUF <-> DRAM: both nodes' 4 partial sums go to DRAM (8 writes); DRAM holds
+  // one copy of the 4 outputs, so 8 - 4 = 4 are read back into a GBUF first.
+  EXPECT_DOUBLE_EQ(lr.levels[2].accesses.writes[ofm], 8);
+  EXPECT_DOUBLE_EQ(lr.levels[2].accesses.reads[ofm], 4);
+  // GBUF: reads 8 (to DRAM) + 0 (to the PEs); writes 8 (from the PEs) + 4 (from DRAM).
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[ofm], 8);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.writes[ofm], 12);
 }
 
 } // namespace

@@ -92,10 +92,13 @@ TEST(LoopNestSema, MatMulHeadsPlainAndTransposed) {
                                                "{ o[n, h, k, cx, cy, xo, yo] -> v[n, 4*h + k, cx, cy] }",
                                                "{ o[n, h, k, cx, cy, xo, yo] -> o[n, 4*h + k, xo, yo] }"}));
   EXPECT_EQ(o.reductionDims(), (std::vector<int>{3, 4}));   // cx, cy
-  // The nine-dim view: s has K = h·kx·ky = 12, C = 4; o has K = 2·4 = 8, C = 6·1 = 6.
-  EXPECT_EQ(at(kaplaView(s).bounds, Dim::K), 12);
+  // The nine-dim view: heads are batch, N = n·h = 1·2 = 2 (every tensor is
+  // indexed by h, as by n); s has K = kx·ky = 6, C = 4; o has K = 4, C = 6·1 = 6.
+  EXPECT_EQ(at(kaplaView(s).bounds, Dim::N), 2);
+  EXPECT_EQ(at(kaplaView(s).bounds, Dim::K), 6);
   EXPECT_EQ(at(kaplaView(s).bounds, Dim::C), 4);
-  EXPECT_EQ(at(kaplaView(o).bounds, Dim::K), 8);
+  EXPECT_EQ(at(kaplaView(o).bounds, Dim::N), 2);
+  EXPECT_EQ(at(kaplaView(o).bounds, Dim::K), 4);
   EXPECT_EQ(at(kaplaView(o).bounds, Dim::C), 6);
 }
 
@@ -241,7 +244,8 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
     TensorRef second = fwd.operands.at(1);
     TensorShape bm = second.isInput ? net.inputs[second.index].shape : net.layers[second.index].ofmShape;
     at(b, Dim::C) = l.transposeB ? bm.X * bm.Y : l.ifmShape.C / l.groups;
-    at(b, Dim::K) = l.ofmShape.C;
+    at(b, Dim::K) = l.ofmShape.C / l.groups;   // one head's output channels
+    at(b, Dim::N) = net.batch * l.groups;      // heads are batch
     break;
   }
   case LayerType::MaxPool:
