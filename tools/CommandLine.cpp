@@ -21,7 +21,14 @@ Usage:
                                      --train: schedule training (the network
                                      with its backward layers),
                                      --time-limit SECONDS: stop the solver
-                                     then and write the best schedule found
+                                     then and write the best schedule found,
+                                     --no-pipelining: layer by layer, no
+                                     inter-layer segments,
+                                     --max-latency T (cycles; s, ms, us, ns),
+                                     --max-energy E (pJ, nJ, uJ, mJ, J):
+                                     the best schedule within the bounds,
+                                     --pareto: also OUT/pareto.json, the
+                                     energy-latency front found
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -43,6 +50,8 @@ Usage:
 
 Options:
   -I DIR                 add DIR to the import search roots
+  --batch N              (compile, check, show) every network's batch is N,
+                         whatever it declares
   --json                 (show) print JSON instead of text
   --format text|json|sarif
                          how diagnostics are printed (to stderr; default
@@ -172,6 +181,19 @@ public:
           return std::nullopt;
         }
         o.driver.timeLimitSeconds = t;
+      } else if (auto v = value(i, "--batch", failed)) {
+        if (!(o.driver.batch = driver::parseBatch(*v, error_)))
+          return std::nullopt;
+      } else if (a == "--no-pipelining") {
+        o.driver.pipelining = false;
+      } else if (auto v = value(i, "--max-latency", failed)) {
+        if (!(o.driver.maxLatency = driver::parseLatencyBound(*v, error_)))
+          return std::nullopt;
+      } else if (auto v = value(i, "--max-energy", failed)) {
+        if (!(o.driver.maxEnergyPj = driver::parseEnergyBound(*v, error_)))
+          return std::nullopt;
+      } else if (a == "--pareto") {
+        o.driver.pareto = true;
       } else if (auto v = value(i, "--format", failed)) {
         if (*v != "text" && *v != "json" && *v != "sarif") {
           error_ = "unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
@@ -200,6 +222,7 @@ public:
         error_ = "unknown option '" + a + "'" +
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
+                                "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
       } else if (o.command.empty()) {
@@ -249,6 +272,10 @@ private:
       return "-o, --solver, --objective and --top-k are options of 'dflc compile'";
     if (o.command != "compile" && o.driver.timeLimitSeconds)
       return "--time-limit is an option of 'dflc compile'";
+    if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj || o.driver.pareto))
+      return "--no-pipelining, --max-latency, --max-energy and --pareto are options of 'dflc compile'";
+    if (o.command == "fmt" && o.driver.batch)
+      return "--batch is an option of compile, check and show";
     if (o.inPlace && o.check)
       return "-i and --check cannot be combined";
     return std::nullopt;
