@@ -58,6 +58,7 @@ struct TextDocumentContentChangeEvent {
 struct ServerSettings {
   std::optional<std::string> solver, objective;        // the code action's
   std::optional<bool> train;                           // check as `dflc check --train`
+  std::optional<int64_t> batch;                        // check as `dflc check --batch N`
   std::optional<std::vector<std::string>> includePaths;   // -I dirs (replace the command line's)
 };
 struct InitializeParams {

@@ -41,7 +41,7 @@ Usage:
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
-  dflc lsp [--log FILE] [--lit-test] [-I DIR] [--train]
+  dflc lsp [--log FILE] [--lit-test] [-I DIR] [--train] [--batch N]
            [--solver NAME] [--objective NAME]
                                      run the language server on stdio
                                      (docs/lsp.md)
@@ -50,7 +50,7 @@ Usage:
 
 Options:
   -I DIR                 add DIR to the import search roots
-  --batch N              (compile, check, show) every network's batch is N,
+  --batch N              (compile, check, show, lsp) every network's batch is N,
                          whatever it declares
   --json                 (show) print JSON instead of text
   --format text|json|sarif
@@ -93,7 +93,7 @@ public:
     return std::nullopt;
   }
 
-  /// --solver, --objective, -I and --train, which `dflc lsp` shares: true if
+  /// --solver, --objective, -I, --train and --batch, which `dflc lsp` shares: true if
   /// the argument at `i` was one (with `failed` set if it was wrong).
   bool driverOption(size_t &i, driver::DriverOptions &o, bool &failed) {
     if (args_[i] == "--train") {
@@ -116,6 +116,11 @@ public:
       o.objective = *v;
       return true;
     }
+    if (auto v = value(i, "--batch", failed)) {
+      if (!(o.batch = driver::parseBatch(*v, error_)))
+        failed = true;
+      return true;
+    }
     return failed;
   }
 
@@ -136,7 +141,7 @@ public:
         continue;
       if (!failed)
         error_ = "unknown option of 'dflc lsp': '" + args_[i] + "'" +
-                 didYouMean(args_[i], {"--log", "--lit-test", "-I", "--train", "--solver", "--objective"});
+                 didYouMean(args_[i], {"--log", "--lit-test", "-I", "--train", "--batch", "--solver", "--objective"});
       return std::nullopt;
     }
     return cl;
@@ -181,9 +186,6 @@ public:
           return std::nullopt;
         }
         o.driver.timeLimitSeconds = t;
-      } else if (auto v = value(i, "--batch", failed)) {
-        if (!(o.driver.batch = driver::parseBatch(*v, error_)))
-          return std::nullopt;
       } else if (a == "--no-pipelining") {
         o.driver.pipelining = false;
       } else if (auto v = value(i, "--max-latency", failed)) {
