@@ -35,21 +35,17 @@ struct Setting {
   bool training;
 };
 
-/// The network and hardware, loaded by the driver as `dflc compile` loads them,
-/// with the batch changed to `batch`.
+/// The network and hardware, loaded by the driver as `dflc compile --batch`
+/// loads them.
 std::optional<Model> load(const std::string &net, const std::string &hw, int64_t batch, bool training) {
   driver::DriverOptions o;
   o.files = {net, hw};
   o.train = training;
+  o.batch = batch;
   driver::Compilation c(o);
   if (!(c.load() && c.analyze()) || c.model().networks.size() != 1 || c.model().hardware.size() != 1)
     return std::nullopt;
-  Model model = c.model();
-  Network &n = model.networks[0];
-  n.batch = batch;
-  for (Layer &l : n.layers)
-    at(l.bounds, Dim::N) = batch;
-  return model;
+  return c.model();
 }
 
 /// The per-layer view of the yardstick (layers alone on all nodes).

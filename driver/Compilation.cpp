@@ -5,6 +5,7 @@
 #include "model/ScheduleWriter.h"
 #include "scheduler/Report.h"
 #include "support/Check.h"
+#include "support/Format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,46 @@ std::string importPath(const std::string &target, const std::string &dir) {
   std::error_code ec;
   fs::path rel = fs::relative(fs::absolute(target), fs::absolute(dir), ec);
   return ec || rel.empty() ? fs::absolute(target).string() : rel.string();
+}
+
+/// A --max-latency bound in cycles at the hardware's clock.
+double constraintCycles(const LatencyBound &b, const Hardware &hw) { return b.value * (b.seconds ? hw.frequencyHz : 1); }
+
+/// pareto.json: the energy-latency front of the whole schedules the solves evaluated.
+std::string paretoJson(const Model &model, const Solution &solution, const DriverOptions &o) {
+  const Schedule &chosen = solution.schedule;
+  const Network &net = networkOf(model, chosen);
+  const Hardware &hw = hardwareOf(model, chosen);
+  nlohmann::ordered_json solved = nlohmann::ordered_json::array();
+  for (Objective obj : solution.stats.objectivesSolved)
+    solved.push_back(objectiveName(obj));
+  nlohmann::ordered_json front = nlohmann::ordered_json::array();
+  for (const Alternative &a : energyLatencyFront(solution.alternatives)) {
+    nlohmann::ordered_json segments = nlohmann::ordered_json::array();
+    for (const Segment &seg : segmentsOf(a.schedule, net.layers.size())) {
+      nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+      for (int l : seg.layers)
+        layers.push_back(net.layers[static_cast<size_t>(l)].name);
+      segments.push_back({{"layers", layers}, {"pipelined", seg.pipelined}});
+    }
+    front.push_back({{"energy_pj", a.energyPj},
+                     {"latency_cycles", a.latencyCycles},
+                     {"latency_seconds", a.latencyCycles / hw.frequencyHz},
+                     {"found_by", objectiveName(a.foundBy)},
+                     {"chosen", a.energyPj == solution.result.energyPj &&
+                                    a.latencyCycles == solution.result.latencyCycles},
+                     {"segments", segments}});
+  }
+  nlohmann::ordered_json out = {{"network", net.name},
+                                {"hardware", hw.name},
+                                {"batch", net.batch},
+                                {"objective", o.objective},
+                                {"pipelining", o.pipelining},
+                                {"objectives_solved", solved},
+                                {"alternatives_evaluated", solution.stats.alternativesEvaluated},
+                                {"units", {{"energy", "pJ"}, {"latency", "cycles"}}},
+                                {"front", front}};
+  return out.dump(2) + "\n";
 }
 
 /// report.json: `dflc check --format json`'s report plus the solver's statistics.
@@ -44,12 +85,37 @@ std::string reportJson(const Model &model, const Solution &solution, const Drive
                         {"spatial_segments_solved", s.interLayer.segmentsSolved},
                         {"temporal_reserved", s.interLayer.temporalReserved},
                         {"reserve_solves", s.interLayer.reserveSolves}}}};
+  // Only when asked for, like the limit: other reports stay as they were.
+  if (!o.pipelining)
+    report["solver"]["pipelining"] = false;
+  if (o.maxLatency)
+    report["solver"]["max_latency_cycles"] = constraintCycles(*o.maxLatency, hardwareOf(model, solution.schedule));
+  if (o.maxEnergyPj)
+    report["solver"]["max_energy_pj"] = *o.maxEnergyPj;
+  if (s.objectivesSolved.size() > 1) {
+    for (Objective obj : s.objectivesSolved)
+      report["solver"]["objectives_solved"].push_back(objectiveName(obj));
+    report["solver"]["alternatives_evaluated"] = s.alternativesEvaluated;
+  }
   if (s.limit != SolveLimit::None) {   // only then: unlimited reports stay as they were
     report["solver"]["status"] = "limit";
     report["solver"]["limit"] = solveLimitName(s.limit);
     report["solver"]["limited_layers"] = s.limitedLayers;
   }
   return report.dump(2) + "\n";
+}
+
+/// The constraints as given: "--max-latency 2ms (1000000 cycles) and --max-energy 1mJ".
+std::string constraintsText(const DriverOptions &o, const Hardware &hw) {
+  std::vector<std::string> parts;
+  if (o.maxLatency)
+    parts.push_back("--max-latency " + o.maxLatency->text +
+                    (o.maxLatency->seconds ? " (" + formatFixed(constraintCycles(*o.maxLatency, hw), 0) +
+                                                 " cycles at " + formatTrimmed(hw.frequencyHz / 1e6, 3) + " MHz)"
+                                           : ""));
+  if (o.maxEnergyPj)
+    parts.push_back("--max-energy " + formatEnergy(*o.maxEnergyPj));
+  return joinList(parts, ", ", " and ");
 }
 
 } // namespace
@@ -105,7 +171,7 @@ bool Compilation::analyze() {
   if (options_.debugSkipAnalysis)
     return true;   // the stage is not entered: the next one's check fails (DriverOptions.h)
   PassTimer::Scope time(timer_, "analyze");
-  model_ = dfl::analyze(files_.files, diags_, AnalyzeOptions{options_.train});
+  model_ = dfl::analyze(files_.files, diags_, AnalyzeOptions{options_.train, options_.batch});
   stage_ = Stage::Analyzed;
   return !diags_.hasErrors();
 }
@@ -175,6 +241,12 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
   so.objective = objectiveOf(options_.objective);
   so.topK = options_.topK;
   so.progress = progress;
+  so.pipelining = options_.pipelining;
+  so.maxEnergyPj = options_.maxEnergyPj;
+  const Hardware &hw = model_.hardware[selected_->hardware];
+  if (options_.maxLatency)
+    so.maxLatencyCycles = constraintCycles(*options_.maxLatency, hw);
+  so.keepAlternatives = options_.pareto;
   if (options_.timeLimitSeconds)
     so.budget.deadline = SolveBudget::Clock::now() + std::chrono::duration_cast<SolveBudget::Clock::duration>(
                                                          std::chrono::duration<double>(*options_.timeLimitSeconds));
@@ -189,6 +261,14 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
     return false;
   }
   reportIssues(solution_->result.issues, diags_);
+  if (solution_->stats.status == SolveStatus::Unmet) {
+    const ScheduleResult &r = solution_->result;
+    diags_.report({}, diag::err_constraint_unmet)
+        << constraintsText(options_, hw) << std::to_string(solution_->stats.alternativesEvaluated) << formatEnergy(r.energyPj)
+        << formatFixed(r.latencyCycles, 0) + " cycles (" + formatTrimmed(r.latencyCycles / hw.frequencyHz * 1e3, 3) +
+               " ms)";
+    return false;
+  }
   if (solution_->result.valid && solution_->result.complete)
     return true;
   // A segment the user wrote can be impossible to satisfy (too little buffer
@@ -219,11 +299,16 @@ bool Compilation::writeOutputs() {
   const Schedule &s = solution_->schedule;
   std::string header = "The complete schedule of " + model_.networks[s.network].name + " on " +
                        model_.hardware[s.hardware].name + ", written by dflc " + kVersion + " (solver " + o.solver +
-                       ", objective " + o.objective + (o.train ? ", training: forward and backward layers" : "") +
-                       ").\nCheck it with: dflc check " + (o.train ? "--train " : "") + "schedule.dfl";
+                       ", objective " + o.objective + (o.pipelining ? "" : ", layer by layer") +
+                       (o.maxLatency || o.maxEnergyPj ? ", within " + constraintsText(o, model_.hardware[s.hardware]) : "") +
+                       (o.train ? ", training: forward and backward layers" : "") +
+                       ").\nCheck it with: dflc check " + (o.train ? "--train " : "") +
+                       (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
   std::vector<OutputFile> outputs = {
       {(fs::path(o.outDir) / "schedule.dfl").string(), writeSchedule(model_, s, imports, header)},
       {(fs::path(o.outDir) / "report.json").string(), reportJson(model_, *solution_, o)}};
+  if (o.pareto)
+    outputs.push_back({(fs::path(o.outDir) / "pareto.json").string(), paretoJson(model_, *solution_, o)});
   if (auto error = ::dfl::driver::writeOutputs(outputs)) {
     outputError_ = "cannot write '" + error->path + "': " + error->reason;
     return false;

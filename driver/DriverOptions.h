@@ -18,6 +18,14 @@ namespace dfl::driver {
 /// header of a compiled schedule print it.
 inline constexpr const char *kVersion = "0.1.0";
 
+/// A latency bound as written: cycles, or seconds (converted at the clock of
+/// the hardware the schedule runs on).
+struct LatencyBound {
+  double value = 0;
+  bool seconds = false;
+  std::string text;   // as given, for messages
+};
+
 struct DriverOptions {
   std::vector<std::string> files;      // the FILEs; the first is the editor's document
   std::vector<std::string> includes;   // -I dirs; the stdlib root is searched after them
@@ -36,6 +44,16 @@ struct DriverOptions {
   /// --time-limit: seconds the solve may take; then the best schedule found
   /// (scheduler/SolveBudget.h). nullopt: no limit.
   std::optional<double> timeLimitSeconds;
+  /// --batch: every network's batch, in place of the one it declares.
+  std::optional<int64_t> batch;
+  /// --no-pipelining: solve layer by layer (SolverOptions::pipelining).
+  bool pipelining = true;
+  /// --max-latency, in cycles or (seconds) at the hardware's clock.
+  std::optional<LatencyBound> maxLatency;
+  /// --max-energy, in pJ.
+  std::optional<double> maxEnergyPj;
+  /// --pareto: also write OUT/pareto.json, the energy-latency front.
+  bool pareto = false;
   std::string outDir;                  // where writeOutputs() writes
   bool timePasses = false;             // the client prints PassTimer::report()
   /// E0820 when the FILEs declare no schedule: `dflc check`'s rule. The
@@ -54,5 +72,13 @@ std::optional<std::string> solverNameError(const std::string &name);
 std::optional<std::string> objectiveNameError(const std::string &name);
 /// The objective a valid name stands for.
 Objective objectiveOf(const std::string &name);
+/// --batch's value: a positive integer; nullopt with `error` set if not.
+std::optional<int64_t> parseBatch(const std::string &text, std::string &error);
+/// --max-latency's value: a positive number of cycles (optionally followed by
+/// "cycles") or of s, ms, us or ns; nullopt with `error` set if not.
+std::optional<LatencyBound> parseLatencyBound(const std::string &text, std::string &error);
+/// --max-energy's value in pJ: a positive number with an energy unit (fJ, pJ,
+/// nJ, uJ, mJ, J: frontend/Units); nullopt with `error` set if not.
+std::optional<double> parseEnergyBound(const std::string &text, std::string &error);
 
 } // namespace dfl::driver

@@ -219,7 +219,8 @@ LoopNest layerNest(const Network &net, const Layer &l, Window w) {
 
 class NetworkAnalysis {
 public:
-  NetworkAnalysis(const ast::NetworkDecl &decl, DiagnosticsEngine &diags) : decl_(decl), diags_(diags) {}
+  NetworkAnalysis(const ast::NetworkDecl &decl, DiagnosticsEngine &diags, std::optional<int64_t> batch)
+      : decl_(decl), diags_(diags), batchOverride_(batch) {}
 
   Network run() {
     net_.name = decl_.name.name;
@@ -237,6 +238,8 @@ public:
         batchForLimits_ = b->size.value;   // the layers' limits count the whole batch, declared anywhere
         break;
       }
+    if (batchOverride_)   // before any layer: its nest, bounds and limits all count this batch
+      net_.batch = batchForLimits_ = *batchOverride_;
     for (const ast::NetworkItem &item : decl_.items)
       std::visit([&](const auto &i) { visit(i); }, item);
     if (net_.inputs.empty() && !hasInputDecl_)
@@ -264,7 +267,7 @@ private:
       diags_.report(b.dim.range, diag::err_unknown_dimension) << b.dim.name << "a batch declaration" << "N (the batch dimension)";
     if (b.size.value < 1)
       diags_.report(b.size.range, diag::err_value_range) << "batch" << "positive" << b.size.value;
-    else
+    else if (!batchOverride_)
       net_.batch = b.size.value;
   }
 
@@ -682,12 +685,13 @@ private:
   std::vector<Window> windows_;   // per layer, for its nest
   bool batchSeen_ = false, hasInputDecl_ = false;
   int64_t batchForLimits_ = 1;
+  std::optional<int64_t> batchOverride_;   // --batch
 };
 
 } // namespace
 
-Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags) {
-  return NetworkAnalysis(decl, diags).run();
+Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags, std::optional<int64_t> batch) {
+  return NetworkAnalysis(decl, diags, batch).run();
 }
 
 } // namespace dfl::sema

@@ -9,6 +9,8 @@
 #include "support/Diagnostics.h"
 #include "model/Model.h"
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace dfl {
@@ -17,6 +19,9 @@ struct AnalyzeOptions {
   /// Append every network's backward pass (TrainingGraph.h) before schedules
   /// are analyzed, so a training schedule may name the backward layers.
   bool train = false;
+  /// Every network's batch, in place of the one it declares (--batch): the
+  /// nests, bounds, limits and schedule directives are all built with it.
+  std::optional<int64_t> batch;
 };
 
 Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, const AnalyzeOptions &options = {});

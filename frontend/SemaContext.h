@@ -7,6 +7,7 @@
 #include "model/Model.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace dfl::sema {
@@ -41,7 +42,8 @@ std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &k
 /// true/false from a word value, or reports E0210.
 std::optional<bool> boolean(const ast::Value &v, const std::string &key, DiagnosticsEngine &diags);
 
-Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags);
+/// `batch`, if given, replaces the batch the network declares (AnalyzeOptions::batch).
+Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags, std::optional<int64_t> batch = {});
 Hardware analyzeHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
 Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, DiagnosticsEngine &diags);
 Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &diags);

@@ -29,6 +29,8 @@ const UnitDef kUnits[] = {
     {"pJ", QuantityKind::Energy, 1, false},
     {"nJ", QuantityKind::Energy, 1e3, false},
     {"uJ", QuantityKind::Energy, 1e6, false},
+    {"mJ", QuantityKind::Energy, 1e9, false},
+    {"J", QuantityKind::Energy, 1e12, false},
     {"Hz", QuantityKind::Frequency, 1, false},
     {"kHz", QuantityKind::Frequency, 1e3, false},
     {"MHz", QuantityKind::Frequency, 1e6, false},
@@ -44,7 +46,9 @@ const UnitDef kUnits[] = {
     {"GiB/s", QuantityKind::Bandwidth, 1024.0 * 1024 * 1024, true},
 };
 
-std::vector<std::string> unitNames(QuantityKind kind) {
+} // namespace
+
+std::vector<std::string> unitNamesOf(QuantityKind kind) {
   std::vector<std::string> names;
   for (const UnitDef &u : kUnits)
     if (u.kind == kind)
@@ -52,7 +56,12 @@ std::vector<std::string> unitNames(QuantityKind kind) {
   return names;
 }
 
-} // namespace
+std::optional<double> unitScale(const std::string &unit, QuantityKind kind) {
+  for (const UnitDef &u : kUnits)
+    if (unit == u.name && u.kind == kind)
+      return u.scale;
+  return std::nullopt;
+}
 
 const char *quantityKindName(QuantityKind k) {
   switch (k) {
@@ -92,7 +101,7 @@ std::optional<Quantity> bounded(Quantity q, const ast::Value &v, const std::stri
 
 std::optional<Quantity> toQuantity(const ast::Value &v, QuantityKind kind, const std::string &key,
                                    DiagnosticsEngine &diags) {
-  std::vector<std::string> expected = unitNames(kind);
+  std::vector<std::string> expected = unitNamesOf(kind);
   if (v.kind != ast::Value::Kind::Quantity) {
     diags.report(v.range, diag::err_value_kind)
         << key

@@ -90,6 +90,8 @@ bool DflServer::configure(const ServerSettings &settings, std::string &error) {
   if (settings.objective)
     if (auto e = driver::objectiveNameError(*settings.objective))
       return error = *e, false;
+  if (settings.batch && *settings.batch < 1)
+    return error = "batch must be a positive integer, got " + std::to_string(*settings.batch), false;
   driver::DriverOptions o = impl_->documents.options();
   o.solver = settings.solver.value_or(o.solver);
   o.objective = settings.objective.value_or(o.objective);
@@ -98,7 +100,9 @@ bool DflServer::configure(const ServerSettings &settings, std::string &error) {
     o.train = *settings.train, recheck = true;
   if (settings.includePaths && *settings.includePaths != o.includes)
     o.includes = *settings.includePaths, recheck = true;
-  // Training and the include roots change what a check reports: every open
+  if (settings.batch && settings.batch != o.batch)
+    o.batch = settings.batch, recheck = true;
+  // Training, the batch and the include roots change what a check reports: every open
   // document is checked again. The solver and objective only change the code action.
   impl_->documents.setOptions(std::move(o), recheck);
   return true;

@@ -39,6 +39,8 @@ void from_json(const json &j, ServerSettings &v) {
     v.objective = j["objective"].get<std::string>();
   if (j.contains("train"))
     v.train = j["train"].get<bool>();
+  if (j.contains("batch"))
+    v.batch = j["batch"].get<int64_t>();
   if (j.contains("includePaths"))
     v.includePaths = j["includePaths"].get<std::vector<std::string>>();
 }

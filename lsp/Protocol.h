@@ -59,6 +59,7 @@ struct ServerSettings {
   std::optional<std::string> solver, objective;        // the code action's
   std::optional<bool> train;                           // check as `dflc check --train`
   std::optional<std::vector<std::string>> includePaths;   // -I dirs (replace the command line's)
+  std::optional<int64_t> batch;                        // check as `dflc check --batch N`
 };
 struct InitializeParams {
   std::optional<std::string> rootUri;

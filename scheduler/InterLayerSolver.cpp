@@ -631,6 +631,8 @@ void InterLayerSolver::tryChain(const Chain &chain, InterLayerStats &stats) {
     }
   }
   ScheduleResult res = analyzeSchedule(model_, s);
+  if (options_.alternatives && res.valid && res.complete)
+    options_.alternatives->push_back({s, res.energyPj, res.latencyCycles, options_.objective});
   auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
   if (res.valid && res.complete && value(res) < value(bestResult_)) {
     bestSchedule_ = std::move(s);

@@ -29,6 +29,14 @@
 
 namespace dfl {
 
+/// A whole schedule a solve evaluated, with its totals: what the energy-latency
+/// front and the constraints (SolverOptions) choose among.
+struct Alternative {
+  Schedule schedule;
+  double energyPj = 0, latencyCycles = 0;
+  Objective foundBy = Objective::Energy;   // the objective of the solve that evaluated it
+};
+
 struct InterLayerOptions {
   Objective objective = Objective::Energy;
   IntraLayerOptions intra;   // for the layers of spatial segments and re-solves with a reserve
@@ -37,6 +45,8 @@ struct InterLayerOptions {
   size_t maxSpatial = 4;     // layers per spatial segment
   size_t maxTemporal = 8;    // layers per temporal segment
   std::vector<bool> fixedLayers;   // per layer: the user wrote directives for it (never re-solved)
+  /// Where every valid chain scored is appended (null: nowhere).
+  std::vector<Alternative> *alternatives = nullptr;
 };
 
 struct InterLayerStats {

@@ -173,6 +173,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
     levelEnergy[hw.levels[l].name] = r.energyLevelPj[l];
   json out = {{"network", net.name},
               {"hardware", hw.name},
+              {"batch", net.batch},
               {"complete", r.complete},
               {"valid", r.valid},
               {"units", {{"energy", "pJ"}, {"latency", "cycles"}, {"accesses", "words"}}},

@@ -20,6 +20,7 @@ const char *solveStatusName(SolveStatus status) {
   case SolveStatus::Feasible: return "feasible";
   case SolveStatus::NoneWithinLimit: return "none within limit";
   case SolveStatus::Infeasible: return "infeasible";
+  case SolveStatus::Unmet: return "unmet";
   }
   DFLC_UNREACHABLE("status " + std::to_string(static_cast<int>(status)));
 }

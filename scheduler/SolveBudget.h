@@ -16,7 +16,9 @@
 // optimal only where the exhaustive search says so), Feasible (a limit was
 // reached; the best schedule found so far), NoneWithinLimit (a limit was
 // reached before some layer had a valid schedule), Infeasible (a search ran to
-// its end and found none).
+// its end and found none). A constrained solve (--max-latency, --max-energy)
+// adds Unmet: schedules were found, none within the constraints; the one
+// closest to them is returned so the caller can say how far off it is.
 #pragma once
 
 #include <atomic>
@@ -32,8 +34,8 @@ enum class SolveLimit { None, Time, Candidates, Cancelled };
 /// "time", "candidates", "cancelled" ("none" for None).
 const char *solveLimitName(SolveLimit limit);
 
-enum class SolveStatus { Complete, Feasible, NoneWithinLimit, Infeasible };
-/// "complete", "feasible", "none within limit", "infeasible".
+enum class SolveStatus { Complete, Feasible, NoneWithinLimit, Infeasible, Unmet };
+/// "complete", "feasible", "none within limit", "infeasible", "unmet".
 const char *solveStatusName(SolveStatus status);
 
 struct SolveBudget {

@@ -15,6 +15,73 @@ public:
 
   std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
                                 SolveFailure &failure) override {
+    std::vector<Alternative> alternatives;
+    const bool sweep = options.constrained() || options.keepAlternatives;
+    auto first = solveFor(model, given, options, options.objective, sweep ? &alternatives : nullptr, failure);
+    if (!first || !sweep)
+      return first;
+    first->stats.objectivesSolved = {options.objective};
+    // The other objectives' solves add alternatives: for the front, or where
+    // the objective's own best breaks a constraint.
+    const bool met = meetsConstraints(options, first->result.energyPj, first->result.latencyCycles);
+    for (Objective o : {Objective::Energy, Objective::Latency, Objective::EDP}) {
+      if (o == options.objective || (met && !options.keepAlternatives) || first->stats.limit != SolveLimit::None)
+        continue;
+      SolveFailure ignored;   // the layers that failed under one objective fail under all
+      auto other = solveFor(model, given, options, o, &alternatives, ignored);
+      if (!other)
+        continue;
+      first->stats.objectivesSolved.push_back(o);
+      first->stats.candidates += other->stats.candidates;
+      first->stats.rejected += other->stats.rejected;
+      first->stats.seconds += other->stats.seconds;
+      first->stats.layerSeconds += other->stats.layerSeconds;
+      if (other->stats.limit != SolveLimit::None)
+        first->stats.limit = other->stats.limit, first->stats.status = SolveStatus::Feasible;
+    }
+    first->stats.alternativesEvaluated = static_cast<int64_t>(alternatives.size());
+    if (options.constrained() && !met)
+      pickConstrained(model, options, alternatives, *first);
+    if (options.keepAlternatives)
+      first->alternatives = std::move(alternatives);
+    return first;
+  }
+
+private:
+  /// Among the alternatives, the best by the objective that meets the
+  /// constraints; if none does, the closest (status Unmet).
+  static void pickConstrained(const Model &model, const SolverOptions &options,
+                              const std::vector<Alternative> &alternatives, Solution &out) {
+    const Alternative *best = nullptr;
+    double bestValue = 0;
+    for (const Alternative &a : alternatives) {
+      if (!meetsConstraints(options, a.energyPj, a.latencyCycles))
+        continue;
+      double v = objectiveValue(options.objective, a.energyPj, a.latencyCycles);
+      if (!best || v < bestValue)
+        best = &a, bestValue = v;
+    }
+    if (!best) {   // the closest, ties by the objective
+      out.stats.status = SolveStatus::Unmet;
+      double bestExcess = 0;
+      for (const Alternative &a : alternatives) {
+        double x = constraintExcess(options, a.energyPj, a.latencyCycles);
+        double v = objectiveValue(options.objective, a.energyPj, a.latencyCycles);
+        if (!best || x < bestExcess || (x == bestExcess && v < bestValue))
+          best = &a, bestExcess = x, bestValue = v;
+      }
+    }
+    if (!best)
+      return;
+    out.schedule = best->schedule;
+    out.result = analyzeSchedule(model, out.schedule);
+  }
+
+  /// One solve under `objective`: every layer alone, then (pipelining) the
+  /// inter-layer step. Each whole schedule scored goes to `alternatives`.
+  std::optional<Solution> solveFor(const Model &model, const Schedule &given, const SolverOptions &options,
+                                   Objective objective, std::vector<Alternative> *alternatives,
+                                   SolveFailure &failure) {
     auto start = std::chrono::steady_clock::now();
     const Network &net = networkOf(model, given);
     const Hardware &hw = hardwareOf(model, given);
@@ -25,7 +92,7 @@ public:
     out.schedule.range = given.range;
     out.schedule.segments = given.segments;
     IntraLayerOptions intra;
-    intra.objective = options.objective;
+    intra.objective = objective;
     intra.search = search_;
     intra.maxCandidates = cap_;
     intra.budget = &budget;
@@ -48,7 +115,8 @@ public:
         options.progress(i + 1, net.layers.size());
     }
     InterLayerOptions inter;
-    inter.objective = options.objective;
+    inter.objective = objective;
+    inter.alternatives = alternatives;
     inter.intra = intra;
     inter.topK = options.topK;
     if (!options.spatial)
@@ -61,9 +129,11 @@ public:
       solveUserSegments(model, given, inter, out);
     out.result = analyzeSchedule(model, out.schedule);
     out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (alternatives && out.result.valid && out.result.complete)
+      alternatives->push_back({out.schedule, out.result.energyPj, out.result.latencyCycles, objective});
     // Under a spent budget the layer-wise schedule is the best found.
-    if (given.segments.empty() && hw.levels.size() >= 2 && out.result.valid && out.result.complete &&
-        !budget.exhausted()) {
+    if (options.pipelining && given.segments.empty() && hw.levels.size() >= 2 && out.result.valid &&
+        out.result.complete && !budget.exhausted()) {
       // Segment slicing and layer pipelining (KAPLA §IV-B).
       auto [schedule, result] = InterLayerSolver(model, out.schedule, out.result, inter).solve(out.stats.interLayer);
       out.schedule = std::move(schedule);
@@ -77,7 +147,6 @@ public:
     return out;
   }
 
-private:
   /// A pipelined segment the user wrote constrains its layers like one the
   /// inter-layer solver picks: node regions by work and a matched forwarding
   /// granularity (the best of those tried). Layers with user directives, and
@@ -135,6 +204,54 @@ const Entry kSolvers[] = {
 };
 
 } // namespace
+
+bool meetsConstraints(const SolverOptions &o, double energyPj, double latencyCycles) {
+  return constraintExcess(o, energyPj, latencyCycles) <= 1;
+}
+
+double constraintExcess(const SolverOptions &o, double energyPj, double latencyCycles) {
+  double excess = 0;
+  if (o.maxLatencyCycles)
+    excess = std::max(excess, latencyCycles / *o.maxLatencyCycles);
+  if (o.maxEnergyPj)
+    excess = std::max(excess, energyPj / *o.maxEnergyPj);
+  return excess;
+}
+
+std::vector<Alternative> energyLatencyFront(const std::vector<Alternative> &alternatives) {
+  std::vector<std::vector<double>> points;
+  for (const Alternative &a : alternatives)
+    points.push_back({a.energyPj, a.latencyCycles});
+  std::vector<Alternative> front;
+  for (size_t i : paretoFront(points)) {
+    const Alternative &a = alternatives[i];
+    bool seen = std::any_of(front.begin(), front.end(), [&](const Alternative &f) {
+      return f.energyPj == a.energyPj && f.latencyCycles == a.latencyCycles;
+    });
+    if (!seen)   // equal totals dominate neither: the first found stands for them
+      front.push_back(a);
+  }
+  std::stable_sort(front.begin(), front.end(), [](const Alternative &a, const Alternative &b) {
+    return a.latencyCycles < b.latencyCycles;
+  });
+  return front;
+}
+
+std::vector<Segment> segmentsOf(const Schedule &s, size_t layers) {
+  std::vector<Segment> out;
+  std::vector<bool> listed(layers, false);
+  for (const Segment &seg : s.segments)
+    for (int l : seg.layers)
+      if (l >= 0 && static_cast<size_t>(l) < layers)
+        listed[static_cast<size_t>(l)] = true;
+  out = s.segments;
+  for (size_t l = 0; l < layers; ++l)
+    if (!listed[l])
+      out.push_back(Segment{{static_cast<int>(l)}, false, {}});
+  auto first = [](const Segment &seg) { return seg.layers.empty() ? 0 : *std::min_element(seg.layers.begin(), seg.layers.end()); };
+  std::stable_sort(out.begin(), out.end(), [&](const Segment &a, const Segment &b) { return first(a) < first(b); });
+  return out;
+}
 
 std::vector<std::string> solverNames() {
   std::vector<std::string> names;

@@ -28,6 +28,18 @@ struct SolverOptions {
   bool spatial = true;
   /// A deadline, a candidate cap and a cancel flag (none by default).
   SolveBudget budget;
+  /// false (--no-pipelining): layer by layer, every layer its own segment, no
+  /// inter-layer step, whatever the hardware allows (segments the user wrote stay).
+  bool pipelining = true;
+  /// Constraints (--max-latency, --max-energy): the objective is minimized
+  /// among the schedules evaluated that meet them (docs/solver.md,
+  /// "Constraints and the energy-latency front").
+  std::optional<double> maxLatencyCycles, maxEnergyPj;
+  /// Keep every whole-schedule alternative evaluated, under every objective,
+  /// in Solution::alternatives (--pareto).
+  bool keepAlternatives = false;
+
+  bool constrained() const { return maxLatencyCycles || maxEnergyPj; }
 };
 
 struct SolverStats {
@@ -37,8 +49,14 @@ struct SolverStats {
   double seconds = 0;
   InterLayerStats interLayer;
   double layerSeconds = 0;    // phase 1: every layer alone on all nodes
-  /// Complete, or Feasible when the budget stopped the solve (`limit`).
+  /// Complete, or Feasible when the budget stopped the solve (`limit`); Unmet
+  /// when no schedule evaluated meets the constraints.
   SolveStatus status = SolveStatus::Complete;
+  /// The objectives solved for, in order: the one asked for, then (for the
+  /// constraints or the front) the others.
+  std::vector<Objective> objectivesSolved;
+  /// Whole schedules evaluated by those solves (kept for the constraints or the front).
+  int64_t alternativesEvaluated = 0;
   SolveLimit limit = SolveLimit::None;
   int64_t limitedLayers = 0;  // layers whose search the budget stopped
 };
@@ -47,13 +65,28 @@ struct Solution {
   Schedule schedule;
   ScheduleResult result;
   SolverStats stats;
+  /// SolverOptions::keepAlternatives: every whole schedule evaluated.
+  std::vector<Alternative> alternatives;
 };
+
+/// Whether the totals meet the options' constraints.
+bool meetsConstraints(const SolverOptions &o, double energyPj, double latencyCycles);
+/// How far the totals are from the constraints: the largest ratio of a total
+/// to its bound (<= 1: met).
+double constraintExcess(const SolverOptions &o, double energyPj, double latencyCycles);
+/// The alternatives no other dominates in energy and latency (<= in both, <
+/// in one), one per distinct pair of totals, by latency ascending.
+std::vector<Alternative> energyLatencyFront(const std::vector<Alternative> &alternatives);
+/// Every segment of the schedule by its first layer: those it lists, and each
+/// other of the network's `layers` alone (as the analysis runs them).
+std::vector<Segment> segmentsOf(const Schedule &s, size_t layers);
 
 class Solver {
 public:
   virtual ~Solver() = default;
-  /// The complete schedule (status Complete or Feasible), or nullopt with
-  /// `failure` saying why (status Infeasible or NoneWithinLimit).
+  /// The complete schedule (status Complete or Feasible; Unmet: the one
+  /// closest to the constraints), or nullopt with `failure` saying why
+  /// (status Infeasible or NoneWithinLimit).
   virtual std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
                                         SolveFailure &failure) = 0;
 };

@@ -21,7 +21,14 @@ Usage:
                                      --train: schedule training (the network
                                      with its backward layers),
                                      --time-limit SECONDS: stop the solver
-                                     then and write the best schedule found
+                                     then and write the best schedule found,
+                                     --no-pipelining: layer by layer, no
+                                     inter-layer segments,
+                                     --max-latency T (cycles; s, ms, us, ns),
+                                     --max-energy E (pJ, nJ, uJ, mJ, J):
+                                     the best schedule within the bounds,
+                                     --pareto: also OUT/pareto.json, the
+                                     energy-latency front found
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -34,7 +41,7 @@ Usage:
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
-  dflc lsp [--log FILE] [--lit-test] [-I DIR] [--train]
+  dflc lsp [--log FILE] [--lit-test] [-I DIR] [--train] [--batch N]
            [--solver NAME] [--objective NAME]
                                      run the language server on stdio
                                      (docs/lsp.md)
@@ -43,6 +50,8 @@ Usage:
 
 Options:
   -I DIR                 add DIR to the import search roots
+  --batch N              (compile, check, show, lsp) every network's batch is N,
+                         whatever it declares
   --json                 (show) print JSON instead of text
   --format text|json|sarif
                          how diagnostics are printed (to stderr; default
@@ -84,7 +93,7 @@ public:
     return std::nullopt;
   }
 
-  /// --solver, --objective, -I and --train, which `dflc lsp` shares: true if
+  /// --solver, --objective, -I, --train and --batch, which `dflc lsp` shares: true if
   /// the argument at `i` was one (with `failed` set if it was wrong).
   bool driverOption(size_t &i, driver::DriverOptions &o, bool &failed) {
     if (args_[i] == "--train") {
@@ -107,6 +116,11 @@ public:
       o.objective = *v;
       return true;
     }
+    if (auto v = value(i, "--batch", failed)) {
+      if (!(o.batch = driver::parseBatch(*v, error_)))
+        failed = true;
+      return true;
+    }
     return failed;
   }
 
@@ -127,7 +141,7 @@ public:
         continue;
       if (!failed)
         error_ = "unknown option of 'dflc lsp': '" + args_[i] + "'" +
-                 didYouMean(args_[i], {"--log", "--lit-test", "-I", "--train", "--solver", "--objective"});
+                 didYouMean(args_[i], {"--log", "--lit-test", "-I", "--train", "--batch", "--solver", "--objective"});
       return std::nullopt;
     }
     return cl;
@@ -172,6 +186,16 @@ public:
           return std::nullopt;
         }
         o.driver.timeLimitSeconds = t;
+      } else if (a == "--no-pipelining") {
+        o.driver.pipelining = false;
+      } else if (auto v = value(i, "--max-latency", failed)) {
+        if (!(o.driver.maxLatency = driver::parseLatencyBound(*v, error_)))
+          return std::nullopt;
+      } else if (auto v = value(i, "--max-energy", failed)) {
+        if (!(o.driver.maxEnergyPj = driver::parseEnergyBound(*v, error_)))
+          return std::nullopt;
+      } else if (a == "--pareto") {
+        o.driver.pareto = true;
       } else if (auto v = value(i, "--format", failed)) {
         if (*v != "text" && *v != "json" && *v != "sarif") {
           error_ = "unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
@@ -200,6 +224,7 @@ public:
         error_ = "unknown option '" + a + "'" +
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
+                                "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
       } else if (o.command.empty()) {
@@ -249,6 +274,10 @@ private:
       return "-o, --solver, --objective and --top-k are options of 'dflc compile'";
     if (o.command != "compile" && o.driver.timeLimitSeconds)
       return "--time-limit is an option of 'dflc compile'";
+    if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj || o.driver.pareto))
+      return "--no-pipelining, --max-latency, --max-energy and --pareto are options of 'dflc compile'";
+    if (o.command == "fmt" && o.driver.batch)
+      return "--batch is an option of compile, check and show";
     if (o.inPlace && o.check)
       return "-i and --check cannot be combined";
     return std::nullopt;

@@ -7,6 +7,7 @@
 #include "scheduler/Report.h"
 #include "support/Check.h"
 #include "support/DiagnosticRenderer.h"
+#include "support/Format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,30 @@ void printSolverStats(const std::string &solver, const SolverStats &s) {
             << " layer re-solves)\n";
 }
 
+/// --pareto's table: pareto.json's front, by latency ascending.
+void printFront(const Model &model, const Solution &s) {
+  const Hardware &hw = hardwareOf(model, s.schedule);
+  const Network &net = networkOf(model, s.schedule);
+  std::vector<Alternative> front = energyLatencyFront(s.alternatives);
+  std::vector<std::string> solved;
+  for (Objective obj : s.stats.objectivesSolved)
+    solved.push_back(objectiveName(obj));
+  std::cout << "energy-latency front: " << front.size() << " of " << s.stats.alternativesEvaluated
+            << " schedules evaluated (objectives " << joinList(solved, ", ", " and ") << ")\n"
+            << "     " << padLeft("energy", 12) << "  " << padLeft("latency", 14) << "  " << padLeft("latency", 10)
+            << "  " << padLeft("segments", 8) << "  found by\n"
+            << "     " << padLeft("[uJ]", 12) << "  " << padLeft("[cycles]", 14) << "  " << padLeft("[ms]", 10) << "\n";
+  for (const Alternative &a : front) {
+    bool chosen = a.energyPj == s.result.energyPj && a.latencyCycles == s.result.latencyCycles;
+    std::cout << (chosen ? "  *  " : "     ") << padLeft(formatFixed(a.energyPj / 1e6, 3), 12) << "  "
+              << padLeft(formatFixed(a.latencyCycles, 0), 14) << "  "
+              << padLeft(formatFixed(a.latencyCycles / hw.frequencyHz * 1e3, 3), 10) << "  "
+              << padLeft(std::to_string(segmentsOf(a.schedule, net.layers.size()).size()), 8) << "  "
+              << objectiveName(a.foundBy) << "\n";
+  }
+  std::cout << "(* the schedule written)\n";
+}
+
 int runCompile(const CommandLine &o, Compilation &c) {
   if (!(c.load() && c.analyze() && c.selectSchedule())) {
     printDiagnostics(o, c);
@@ -134,7 +159,9 @@ int runCompile(const CommandLine &o, Compilation &c) {
     std::cerr << "dflc: note: time limit hit; writing the best schedule found\n";
   std::cout << scheduleReportText(c.model(), s.schedule, s.result);
   printSolverStats(o.driver.solver, s.stats);
-  std::cout << "wrote " << c.outputPaths().at(0) << " and " << c.outputPaths().at(1) << "\n";
+  if (o.driver.pareto)
+    printFront(c.model(), s);
+  std::cout << "wrote " << joinList(c.outputPaths(), ", ", " and ") << "\n";
   return kExitOk;
 }
 

@@ -31,12 +31,8 @@ std::unique_ptr<Loaded> load(const std::string &net, const std::string &hw, int6
   const std::string &root = dfl::test::kStdlibRoot;
   LoadedFiles files = loadFiles({root + "/stdlib/nets/" + net + ".dfl", root + "/stdlib/hw/" + hw + ".dfl"},
                                 LoadOptions{{root}}, *l->sm, *l->diags);
-  l->model = analyze(files.files, *l->diags, AnalyzeOptions{training});
+  l->model = analyze(files.files, *l->diags, AnalyzeOptions{training, batch});
   EXPECT_FALSE(l->diags->hasErrors()) << net << " on " << hw;
-  Network &n = l->model.networks[0];
-  n.batch = batch;
-  for (Layer &layer : n.layers)
-    at(layer.bounds, Dim::N) = batch;
   return l;
 }
 

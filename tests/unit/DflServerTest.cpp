@@ -202,7 +202,7 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   EXPECT_EQ(pub.last(uri).version, 2);
   EXPECT_TRUE(server.codeActions(uri, {{17, 0}, {17, 0}}).empty());
   std::string error;
-  EXPECT_FALSE(server.configure({std::string("kapl"), std::nullopt, std::nullopt, std::nullopt}, error));
+  EXPECT_FALSE(server.configure({std::string("kapl"), std::nullopt, std::nullopt, std::nullopt, std::nullopt}, error));
   EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
 }
 
@@ -377,7 +377,7 @@ TEST(DflServer, CancelStopsTheSolveWithinALayer) {
   Published pub;
   DflServer server({{}, true, pub.callback()});
   std::string error;
-  ASSERT_TRUE(server.configure({std::string("exhaustive"), std::nullopt, std::nullopt, std::nullopt}, error)) << error;
+  ASSERT_TRUE(server.configure({std::string("exhaustive"), std::nullopt, std::nullopt, std::nullopt, std::nullopt}, error)) << error;
   const std::string uri = "file:///nonexistent/cancel-within.dfl";
   server.addDocument(uri, text, 1);
   server.waitIdle();
@@ -417,16 +417,17 @@ TEST(DflServer, ConfigurationRechecksOpenDocuments) {
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0101");
   std::string error;
   ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, std::nullopt,
-                                std::vector<std::string>{(dir / "lib").string(), dfl::test::kStdlibRoot}}, error));
+                                std::vector<std::string>{(dir / "lib").string(), dfl::test::kStdlibRoot}, std::nullopt},
+                               error));
   // Found; without training the backward layer does not exist.
   ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0202");
-  ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, true, std::nullopt}, error));
+  ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, true, std::nullopt, std::nullopt}, error));
   // With training it does; nothing is scheduled yet: W0830 only.
   ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "W0830");
   // An unknown objective changes nothing, training included.
-  EXPECT_FALSE(server.configure({std::nullopt, std::string("energi"), false, std::nullopt}, error));
+  EXPECT_FALSE(server.configure({std::nullopt, std::string("energi"), false, std::nullopt, std::nullopt}, error));
   EXPECT_NE(error.find("did you mean 'energy'?"), std::string::npos) << error;
   EXPECT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
   fs::remove_all(dir);

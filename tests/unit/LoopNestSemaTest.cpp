@@ -20,7 +20,7 @@ test::Compiled compileTraining(const std::string &text) {
   test::Compiled c;
   LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
   if (!c.diags->hasErrors())
-    c.model = analyze(files.files, *c.diags, AnalyzeOptions{true});
+    c.model = analyze(files.files, *c.diags, AnalyzeOptions{true, {}});
   return c;
 }
 
@@ -285,7 +285,7 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
       SourceManager sm;
       DiagnosticsEngine diags(sm);
       LoadedFiles files = loadFiles({entry.path().string()}, LoadOptions{{root}}, sm, diags);
-      Model model = analyze(files.files, diags, AnalyzeOptions{train});
+      Model model = analyze(files.files, diags, AnalyzeOptions{train, {}});
       ASSERT_FALSE(diags.hasErrors()) << entry.path();
       Params params = paramsOf(files);
       for (const Network &net : model.networks)
@@ -331,4 +331,39 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
         }
     }
   EXPECT_GT(layers, 500);   // ten networks, twice
+}
+
+// --batch (AnalyzeOptions::batch) is the same as declaring that batch: every
+// nest, bound and backward layer is built with it, none patched afterwards.
+TEST(LoopNestSema, BatchOverrideIsTheDeclaredBatch) {
+  std::string root = dfl::test::kStdlibRoot;
+  for (const char *name : {"mlp", "alexnet", "resnet18"})
+    for (bool train : {false, true}) {
+      SCOPED_TRACE(std::string(name) + (train ? " training" : ""));
+      std::string path = root + "/stdlib/nets/" + name + ".dfl";
+      SourceManager sm;
+      DiagnosticsEngine diags(sm);
+      LoadedFiles files = loadFiles({path}, LoadOptions{{root}}, sm, diags);
+      Model overridden = analyze(files.files, diags, AnalyzeOptions{train, 64});
+      // The same network with the declaration rewritten.
+      std::string text = sm.text(files.roots.at(0));
+      size_t pos = text.find("batch N = 1;");
+      ASSERT_NE(pos, std::string::npos);
+      text.replace(pos, std::string("batch N = 1;").size(), "batch N = 64;");
+      SourceManager sm2;
+      DiagnosticsEngine diags2(sm2);
+      LoadedFiles files2 = loadBuffer(path, text, LoadOptions{{root}}, sm2, diags2);
+      Model declared = analyze(files2.files, diags2, AnalyzeOptions{train, {}});
+      ASSERT_FALSE(diags.hasErrors() || diags2.hasErrors());
+      const Network &a = overridden.networks.at(0), &b = declared.networks.at(0);
+      EXPECT_EQ(a.batch, 64);
+      EXPECT_EQ(b.batch, 64);
+      ASSERT_EQ(a.layers.size(), b.layers.size());
+      for (size_t i = 0; i < a.layers.size(); ++i) {
+        EXPECT_EQ(a.layers[i].bounds, b.layers[i].bounds) << a.layers[i].name;
+        EXPECT_EQ(a.layers[i].nest.text(), b.layers[i].nest.text());
+        EXPECT_EQ(a.layers[i].nest.toIslSet(), b.layers[i].nest.toIslSet());
+        EXPECT_EQ(at(a.layers[i].bounds, Dim::N), 64);
+      }
+    }
 }

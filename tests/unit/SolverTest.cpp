@@ -9,9 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <sstream>
+#include <limits>
 
 using namespace dfl;
 using dfl::test::compile;
@@ -819,4 +821,113 @@ TEST(Solver, PartialTilesKeepThePrimeLayerBusy) {
     EXPECT_LE(sol->result.latencyCycles, lowerBound * 1.05) << "search " << static_cast<int>(search);
     EXPECT_GE(sol->result.utilization, 0.0326) << "search " << static_cast<int>(search);
   }
+}
+
+// ---- objectives a chip designer uses (docs/solver.md, "Constraints and the
+// energy-latency front")
+
+namespace {
+
+struct StdlibModel {
+  std::unique_ptr<SourceManager> sm = std::make_unique<SourceManager>();
+  std::unique_ptr<DiagnosticsEngine> diags = std::make_unique<DiagnosticsEngine>(*sm);
+  Model model;
+};
+
+StdlibModel loadStdlib(const std::string &net, const std::string &hw, int64_t batch) {
+  StdlibModel m;
+  const std::string &root = dfl::test::kStdlibRoot;
+  LoadedFiles files = loadFiles({root + "/stdlib/nets/" + net + ".dfl", root + "/stdlib/hw/" + hw + ".dfl"},
+                                LoadOptions{{root}}, *m.sm, *m.diags);
+  m.model = analyze(files.files, *m.diags, AnalyzeOptions{false, batch});
+  EXPECT_FALSE(m.diags->hasErrors());
+  return m;
+}
+
+Alternative point(double e, double l) {
+  Alternative a;
+  a.energyPj = e, a.latencyCycles = l;
+  return a;
+}
+
+} // namespace
+
+TEST(Objectives, FrontByHand) {
+  // (5,1) fastest; (3,3) beats (4,3) on energy at equal latency, and its
+  // duplicate is one point; (1,9) cheapest; (2,10) is dominated by (1,9).
+  std::vector<Alternative> all = {point(4, 3), point(5, 1), point(3, 3), point(2, 10), point(3, 3), point(1, 9)};
+  std::vector<Alternative> front = energyLatencyFront(all);
+  ASSERT_EQ(front.size(), 3u);
+  EXPECT_EQ(front[0].energyPj, 5);
+  EXPECT_EQ(front[0].latencyCycles, 1);
+  EXPECT_EQ(front[1].energyPj, 3);
+  EXPECT_EQ(front[1].latencyCycles, 3);
+  EXPECT_EQ(front[2].energyPj, 1);
+  EXPECT_EQ(front[2].latencyCycles, 9);
+}
+
+TEST(Objectives, ConstraintsPickTheBestThatMeetsThem) {
+  StdlibModel m = loadStdlib("mlp", "eyeriss_multinode", 64);
+  SolverOptions o;
+  o.keepAlternatives = true;
+  SolveFailure failure;
+  auto all = makeSolver("kapla")->solve(m.model, fresh(), o, failure);
+  ASSERT_TRUE(all) << failure;
+  ASSERT_EQ(all->stats.objectivesSolved.size(), 3u);
+  EXPECT_EQ(all->stats.alternativesEvaluated, static_cast<int64_t>(all->alternatives.size()));
+  // The front: every alternative is dominated by or equal to a point of it,
+  // no point dominates another, by latency ascending.
+  std::vector<Alternative> front = energyLatencyFront(all->alternatives);
+  ASSERT_GE(front.size(), 2u);   // the MLP trades energy for latency
+  for (size_t i = 1; i < front.size(); ++i) {
+    EXPECT_LT(front[i - 1].latencyCycles, front[i].latencyCycles);
+    EXPECT_GT(front[i - 1].energyPj, front[i].energyPj);
+  }
+  for (const Alternative &a : all->alternatives)
+    EXPECT_TRUE(std::any_of(front.begin(), front.end(), [&](const Alternative &f) {
+      return f.energyPj <= a.energyPj && f.latencyCycles <= a.latencyCycles;
+    }));
+  // The unconstrained schedule is the energy solve's: the cheapest point.
+  EXPECT_EQ(all->result.energyPj, front.back().energyPj);
+
+  // A bound between the fastest and the cheapest point: the cheapest
+  // alternative within it (the same solves run, so the same alternatives).
+  const double bound = (front.front().latencyCycles + front.back().latencyCycles) / 2;
+  double expected = std::numeric_limits<double>::infinity();
+  for (const Alternative &a : all->alternatives)
+    if (a.latencyCycles <= bound)
+      expected = std::min(expected, a.energyPj);
+  SolverOptions c;
+  c.maxLatencyCycles = bound;
+  auto met = makeSolver("kapla")->solve(m.model, fresh(), c, failure);
+  ASSERT_TRUE(met) << failure;
+  EXPECT_EQ(met->stats.status, SolveStatus::Complete);
+  EXPECT_TRUE(met->result.valid && met->result.complete);
+  EXPECT_LE(met->result.latencyCycles, bound);
+  EXPECT_EQ(met->result.energyPj, expected);
+
+  // A bound nothing meets: the closest, reported as unmet.
+  c.maxLatencyCycles = front.front().latencyCycles / 2;
+  auto unmet = makeSolver("kapla")->solve(m.model, fresh(), c, failure);
+  ASSERT_TRUE(unmet);
+  EXPECT_EQ(unmet->stats.status, SolveStatus::Unmet);
+  EXPECT_EQ(unmet->result.latencyCycles, front.front().latencyCycles);
+  EXPECT_EQ(unmet->result.energyPj, front.front().energyPj);   // ties at that latency: the cheapest
+}
+
+TEST(Objectives, NoPipeliningSolvesLayerByLayer) {
+  StdlibModel m = loadStdlib("alexnet", "eyeriss_multinode", 64);
+  SolverOptions o;
+  SolveFailure failure;
+  auto piped = makeSolver("kapla")->solve(m.model, fresh(), o, failure);
+  o.pipelining = false;
+  auto alone = makeSolver("kapla")->solve(m.model, fresh(), o, failure);
+  ASSERT_TRUE(piped && alone) << failure;
+  EXPECT_FALSE(piped->schedule.segments.empty());   // the hardware allows segments and they pay off
+  EXPECT_TRUE(alone->schedule.segments.empty());
+  for (const SegmentResult &s : alone->result.segments)
+    EXPECT_EQ(s.layers.size(), 1u);
+  EXPECT_EQ(alone->stats.interLayer.chains, 0);
+  // Layer by layer is the inter-layer step's starting point, which it never makes worse.
+  EXPECT_LE(piped->result.energyPj, alone->result.energyPj);
 }

@@ -11,7 +11,7 @@ namespace {
 test::Compiled compileTrain(const std::string &text) {
   test::Compiled c;
   LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
-  c.model = analyze(files.files, *c.diags, AnalyzeOptions{true});
+  c.model = analyze(files.files, *c.diags, AnalyzeOptions{true, {}});
   return c;
 }
 } // namespace

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Usage: same_as_check.py DFLC [--train] [-I DIR]... [--via flags|init|config]
+"""Usage: same_as_check.py DFLC [--train] [--batch N] [-I DIR]... [--via flags|init|config]
 FILE... -- opens each FILE in `dflc lsp` (real Content-Length framing) and
 checks that the published diagnostics are those `dflc check --format json
 [--train] [-I DIR]... FILE` reports: same codes, severities, messages and
 ranges (the CLI's 1-based line/column become LSP's 0-based ones; files here
-are ASCII, so columns and UTF-16 characters agree). The server gets --train
-and the -I dirs `--via` its command line (`dflc lsp --train -I DIR`, the
-default), initializationOptions (`train`, `includePaths`) or a
+are ASCII, so columns and UTF-16 characters agree). The server gets --train,
+--batch and the -I dirs `--via` its command line (`dflc lsp --train -I DIR`, the
+default), initializationOptions (`train`, `batch`, `includePaths`) or a
 workspace/didChangeConfiguration before the document opens. E0820 ("no
 schedule") is the CLI's alone: an editor checks network and hardware files
 too."""
@@ -16,19 +16,22 @@ import subprocess
 import sys
 
 dflc, args = sys.argv[1], sys.argv[2:]
-train, includes, via, files = False, [], "flags", []
+train, includes, via, files, batch = False, [], "flags", [], None
 while args:
     a = args.pop(0)
     if a == "--train":
         train = True
     elif a == "-I":
         includes.append(os.path.abspath(args.pop(0)))
+    elif a == "--batch":
+        batch = int(args.pop(0))
     elif a == "--via":
         via = args.pop(0)
     else:
         files.append(a)
-check_flags = (["--train"] if train else []) + [f for d in includes for f in ("-I", d)]
-settings = {"train": train, "includePaths": includes}
+check_flags = (["--train"] if train else []) + [f for d in includes for f in ("-I", d)] + \
+    (["--batch", str(batch)] if batch else [])
+settings = dict({"train": train, "includePaths": includes}, **({"batch": batch} if batch else {}))
 SEVERITY = {"error": 1, "warning": 2, "remark": 3, "note": 4}
 
 
