@@ -15,7 +15,8 @@ cost model; this script builds arguments, calls it, and copies fields out.
       Whole network; prints one run record of bench/reference/kapla.json.
 
 Hardware: nn_dataflow/hardwares/multi_node.json; options: nn_dataflow/options/
-option_inference.json with one process, and partition_interlayer off for per-layer.
+option_inference.json with one process; per-layer also clears partition_interlayer and
+hw_gbuf_save_writeback (either one makes multi-layer segments).
 The modules `fastcache` and `constraint` are not in Debian: the stand-ins in
 nn_dataflow_shims/ next to this script are put first on the path.
 """
@@ -51,6 +52,22 @@ def provenance(kapla):
             'python': platform.python_version(),
             'shims': 'fastcache (functools.lru_cache), constraint (Problem: '
                      'backtracking, all solutions)'}
+
+
+MODES = ('per-layer', 'inter-layer', 'temporal-only')
+
+
+def mode_options(opts, mode):
+    """option_inference.json for a mode. nn_dataflow's InterLayerPipeline.gen_segment
+    makes multi-layer segments when partition_interlayer (spatial pipelining) OR
+    hw_gbuf_save_writeback (temporal pipelining) is set, so per-layer clears both;
+    temporal-only clears the first (the spatial segments fail under Debian's sympy)."""
+    o = dict(opts, nprocesses=1)
+    if mode == 'per-layer':
+        o.update(partition_interlayer=False, hw_gbuf_save_writeback=False)
+    elif mode == 'temporal-only':
+        o.update(partition_interlayer=False)
+    return o
 
 
 def search_argv(net, batch, hw, opts, interlayer):
@@ -139,11 +156,16 @@ def run_nn_dataflow(net_name, batch, hw, opts, interlayer, network=None):
 
 def one_layer_network(net_name, layer_name):
     from nn_dataflow.nns import import_network
-    from nn_dataflow.core import Network, InputLayer
+    from nn_dataflow.core import Network, InputLayer, PoolingLayer
     layer = import_network(net_name)[layer_name]
     net = Network('{}:{}'.format(net_name, layer_name))
     net.set_input_layer(InputLayer(layer.nifm, layer.hifm, layer.wifm))
     net.add(layer_name, layer)
+    # A second, trivial layer (1x1 pooling of LAYER's ofmap): a segment that covers
+    # the whole network has no time multiplexing (pipeline_segment.py, `no_time_mux`),
+    # so its filters would be pinned on chip and never read from DRAM. In a real
+    # network a one-layer segment is never the whole network; this keeps it so.
+    net.add(layer_name + '__sink', PoolingLayer(layer.nofm, (layer.hofm, layer.wofm), 1))
     return net, layer
 
 
@@ -172,14 +194,76 @@ def partition_desc(part):
                     'product of all'}
 
 
+def run_kapla(network, batch, hw, opts):
+    """KAPLA's solver as nn_dataflow.solver.kapla_solver.solve_dataflow() runs it."""
+    from nn_dataflow.parser.kapla_parse_utils import parse_hardware, parse_options
+    from nn_dataflow.solver.kapla_solver import KaplaSolver
+    from nn_dataflow.array_mapping_templates.tensor_dim_map import \
+        ArrayMappingEnum as ame
+    resource, cost = parse_hardware(hw)
+    options = parse_options({'options': dict(opts)})
+    solver = KaplaSolver(network, ame.ROW_STATIONARY, batch, resource, cost, options)
+    t0 = time.time()
+    top = solver.solve_dataflow()
+    secs = time.time() - t0
+    return top, cost, secs
+
+
+def eyeriss_mapping(layer, batch, part, scheme, dim_array):
+    """The row-stationary mapping behind the scheme: re-run the reference's
+    MapStrategyEyeriss on the partitioned layer and pick the replication whose
+    NestedLoopDesc has the scheme's unit accesses."""
+    from nn_dataflow.core.map_strategy import MapStrategyEyeriss
+    p_layer, p_batch, p_occ = part.part_layer(layer, batch)
+    ms = MapStrategyEyeriss(p_layer, p_batch, p_occ, dim_array)
+    found = None
+    for (lcnt, locc, rsz, rcnt), nld in zip(ms._gen_repl(), ms.gen_nested_loop_desc()):
+        if nld.unit_access == scheme['unit_access'] and \
+                nld.usize_gbuf == scheme['unit_size'][0]:
+            found = {'loopcnt (C, K, N)': list(lcnt), 'loop_occupancy': list(locc),
+                     'repl_size': rsz, 'repl_cnt (FIL, IFM, OFM)': list(rcnt),
+                     'unit_ops': nld.unit_ops, 'unit_time': nld.unit_time,
+                     'usize_gbuf (FIL, IFM, OFM)': list(nld.usize_gbuf),
+                     'usize_regf (FIL, IFM, OFM)': list(nld.usize_regf),
+                     'regf_reusable (FIL, IFM, OFM)': list(nld.regf_reusable)}
+            break
+    return {'partitioned_layer': str(p_layer), 'partitioned_batch': p_batch,
+            'partition_occupancy': p_occ,
+            'dim_lpeset (h=R rows, w=Xo)': list(ms.dim_lpeset),
+            'dim_flpeset': list(ms.dim_flpeset), 'repl': list(ms.repl),
+            'fold': list(ms.fold), 'ops_per_lpe': ms.ops_lpe,
+            'utilization': ms.util, 'procpass': found}
+
+
 def cmd_layer(a, kapla, hw, opts):
     import nn_dataflow.core.mem_hier_enum as me
     import nn_dataflow.core.data_category_enum as de
     import nn_dataflow.core.loop_enum as le
     net, layer = one_layer_network(a.net, a.layer)
-    res, secs, argv = run_nn_dataflow(a.net, a.batch, hw, opts, False, network=net)
-    sr = res['schedules'][a.layer]
+    if a.tool == 'nn_dataflow':
+        res, secs, argv = run_nn_dataflow(a.net, a.batch, hw,
+                                          mode_options(opts, 'per-layer'), False,
+                                          network=net)
+        sr = res['schedules'][a.layer]
+        cost_unit = res['cost']
+        inlayout = jsonable(res['input_layout'])
+        how_tool = {'nn_dataflow_search_argv': argv}
+    else:
+        top, cost, secs = run_kapla(net, a.batch, hw, mode_options(opts, 'per-layer'))
+        nndf = top[3]
+        sr = nndf[a.layer]
+        cost_unit = cost
+        inlayout = jsonable(nndf.input_layout)
+        how_tool = {'kapla': 'KaplaSolver(one-layer network, ROW_STATIONARY, batch, '
+                             '*parse_hardware(multi_node.json), option_inference.json '
+                             'with nprocesses=1, partition_interlayer=False, '
+                             'hw_gbuf_save_writeback=False)'
+                             '.solve_dataflow(); the scheme is its nn_dataflow '
+                             'SchedulingResult'}
     s = sr.scheme
+    from nn_dataflow.core import PhyDim2
+    mapping = eyeriss_mapping(layer, a.batch, s['part'], s,
+                              PhyDim2(*hw['REGF']['array']))
     lv = ['DRAM', 'GBUF', 'ITCN', 'REGF']
     dc = ['ifm', 'ofm', 'wgt']
     dce = [de.IFM, de.OFM, de.FIL]
@@ -188,15 +272,18 @@ def cmd_layer(a, kapla, hw, opts):
           'inner (in REGF)']
     out = {
         'provenance': dict(provenance(kapla), how=(
-            'python3 scripts/nn_dataflow_reference.py KAPLA_DIR layer {} {} --batch {}'
-            .format(a.net, a.layer, a.batch)),
-            nn_dataflow_search_argv=argv,
-            network='one-layer network: InputLayer({}, {}, {}) in DRAM + {}'.format(
+            'python3 scripts/nn_dataflow_reference.py KAPLA_DIR layer {} {} --batch {} '
+            '--tool {}'.format(a.net, a.layer, a.batch, a.tool)),
+            **how_tool,
+            network='InputLayer({}, {}, {}) in DRAM, {}, then a 1x1 pooling of its '
+                    'ofmap (only so that the layer is not the whole network)'.format(
                 layer.nifm, layer.hifm, layer.wifm, a.layer)),
-        'net': a.net, 'layer': a.layer, 'batch': a.batch,
+        'tool': a.tool, 'net': a.net, 'layer': a.layer, 'batch': a.batch,
+        'input_layout': inlayout,
         'layer_desc': str(layer),
         'search_seconds': secs,
         'partition': partition_desc(s['part']),
+        'array_mapping': mapping,
         'blocking': {
             'bl_ts': {k: [s['tvals'][b][i] for b in range(len(bl))]
                       for k, i in lpe.items()},
@@ -229,7 +316,7 @@ def cmd_layer(a, kapla, hw, opts):
         'size': jsonable(s['size']),
         'unit_size': jsonable(s['unit_size']),
         'unit_cnt': jsonable(s['unit_cnt']),
-        'cost_unit': res['cost'],
+        'cost_unit': jsonable(cost_unit),
     }
     out['cost_pj']['gbuf_remote'] = (out['cost_pj']['access_incl_remote_gbuf']
                                      - out['cost_pj']['dram'] - out['cost_pj']['gbuf_local']
@@ -238,9 +325,9 @@ def cmd_layer(a, kapla, hw, opts):
 
 
 def cmd_net(a, kapla, hw, opts):
-    interlayer = a.mode == 'inter-layer'
+    o = mode_options(opts, a.mode)
     if a.tool == 'nn_dataflow':
-        res, secs, argv = run_nn_dataflow(a.net, a.batch, hw, opts, interlayer)
+        res, secs, argv = run_nn_dataflow(a.net, a.batch, hw, o, o['partition_interlayer'])
         how = 'nn_dataflow.tools.nn_dataflow_search ' + ' '.join(argv)
         from nn_dataflow.tools.nn_dataflow_search import stats_dict  # noqa: F401
         energy = res['total_cost']
@@ -251,23 +338,13 @@ def cmd_net(a, kapla, hw, opts):
                 'noc': res['total_noc_cost'], 'static': res['total_static_cost']}
     else:
         from nn_dataflow.nns import import_network
-        from nn_dataflow.parser.kapla_parse_utils import parse_hardware, parse_options
-        from nn_dataflow.solver.kapla_solver import KaplaSolver
-        from nn_dataflow.array_mapping_templates.tensor_dim_map import \
-            ArrayMappingEnum as ame
-        o = dict(opts, nprocesses=1, partition_interlayer=interlayer)
-        resource, cost = parse_hardware(hw)
-        options = parse_options({'options': o})
-        solver = KaplaSolver(import_network(a.net), ame.ROW_STATIONARY, a.batch,
-                             resource, cost, options)
-        t0 = time.time()
-        top = solver.solve_dataflow()  # what kapla_solver.solve_dataflow() times
-        secs = time.time() - t0
+        top, cost, secs = run_kapla(import_network(a.net), a.batch, hw, o)
         _df, _cost, _time, nndf, _total = top
         how = ('KaplaSolver(net, ROW_STATIONARY, batch, *parse_hardware(multi_node.json), '
-               'option_inference.json with nprocesses=1, partition_interlayer={})'
-               '.solve_dataflow(), as nn_dataflow.solver.kapla_solver.solve_dataflow '
-               'does'.format(interlayer))
+               'option_inference.json with nprocesses=1, partition_interlayer={}, '
+               'hw_gbuf_save_writeback={}).solve_dataflow(), as '
+               'nn_dataflow.solver.kapla_solver.solve_dataflow does'.format(
+                   o['partition_interlayer'], o['hw_gbuf_save_writeback']))
         energy = nndf.total_cost
         latency = nndf.total_time
         comp = components(nndf, cost)
@@ -290,10 +367,11 @@ def main():
     lp.add_argument('net')
     lp.add_argument('layer')
     lp.add_argument('--batch', type=int, default=64)
+    lp.add_argument('--tool', choices=['kapla', 'nn_dataflow'], default='nn_dataflow')
     np_ = sub.add_parser('net')
     np_.add_argument('net')
     np_.add_argument('--tool', choices=['kapla', 'nn_dataflow'], required=True)
-    np_.add_argument('--mode', choices=['per-layer', 'inter-layer'], required=True)
+    np_.add_argument('--mode', choices=MODES, required=True)
     np_.add_argument('--batch', type=int, default=64)
     a = ap.parse_args()
     kapla, hw, opts = setup(a.kapla)
