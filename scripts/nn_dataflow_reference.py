@@ -248,10 +248,12 @@ def cmd_layer(a, kapla, hw, opts):
         cost_unit = res['cost']
         inlayout = jsonable(res['input_layout'])
         how_tool = {'nn_dataflow_search_argv': argv}
+        how_extra = {}
     else:
         top, cost, secs = run_kapla(net, a.batch, hw, mode_options(opts, 'per-layer'))
         nndf = top[3]
         sr = nndf[a.layer]
+        how_extra = {'kapla_directives': jsonable(top[0][a.layer])}
         cost_unit = cost
         inlayout = jsonable(nndf.input_layout)
         how_tool = {'kapla': 'KaplaSolver(one-layer network, ROW_STATIONARY, batch, '
@@ -318,6 +320,7 @@ def cmd_layer(a, kapla, hw, opts):
         'unit_cnt': jsonable(s['unit_cnt']),
         'cost_unit': jsonable(cost_unit),
     }
+    out.update(how_extra)
     out['cost_pj']['gbuf_remote'] = (out['cost_pj']['access_incl_remote_gbuf']
                                      - out['cost_pj']['dram'] - out['cost_pj']['gbuf_local']
                                      - out['cost_pj']['itcn'] - out['cost_pj']['regf'])
