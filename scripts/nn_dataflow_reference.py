@@ -235,11 +235,41 @@ def eyeriss_mapping(layer, batch, part, scheme, dim_array):
             'utilization': ms.util, 'procpass': found}
 
 
+PARTS = ('OUTP', 'OFMP', 'BATP', 'INPP')  # nn_dataflow.core.parallel_enum order
+
+
+def restrict_partitions(layer, spec):
+    """Let nn_dataflow's search see, for LAYER only, just the partitions its own
+    gen_partition yields whose splits are SPEC ('OUTP=1x16,BATP=16x1': h x w;
+    unnamed kinds 1x1); all orders stay. The rest of the search is unchanged."""
+    import nn_dataflow.core.scheduling as sch
+    want = {k: (1, 1) for k in PARTS}
+    for item in spec.split(','):
+        k, v = item.split('=')
+        want[k.strip()] = tuple(int(x) for x in v.lower().split('x'))
+    want = tuple(want[k] for k in PARTS)
+    orig = sch.partition.gen_partition
+
+    class _Partition:  # the module, with gen_partition filtered
+        def __getattr__(self, name):
+            return getattr(orig_mod, name)
+
+        @staticmethod
+        def gen_partition(lyr, *args, **kwargs):
+            for part in orig(lyr, *args, **kwargs):
+                if lyr != layer or tuple(tuple(pd) for pd in part.pdims) == want:
+                    yield part
+    orig_mod = sch.partition
+    sch.partition = _Partition()
+
+
 def cmd_layer(a, kapla, hw, opts):
     import nn_dataflow.core.mem_hier_enum as me
     import nn_dataflow.core.data_category_enum as de
     import nn_dataflow.core.loop_enum as le
     net, layer = one_layer_network(a.net, a.layer)
+    if a.partition:
+        restrict_partitions(layer, a.partition)
     if a.tool == 'nn_dataflow':
         res, secs, argv = run_nn_dataflow(a.net, a.batch, hw,
                                           mode_options(opts, 'per-layer'), False,
@@ -275,7 +305,9 @@ def cmd_layer(a, kapla, hw, opts):
     out = {
         'provenance': dict(provenance(kapla), how=(
             'python3 scripts/nn_dataflow_reference.py KAPLA_DIR layer {} {} --batch {} '
-            '--tool {}'.format(a.net, a.layer, a.batch, a.tool)),
+            '--tool {}{}'.format(a.net, a.layer, a.batch, a.tool,
+                                 ' --partition ' + a.partition if a.partition else '')),
+            partition_restricted_to=a.partition or 'no (the search saw every partition)',
             **how_tool,
             network='InputLayer({}, {}, {}) in DRAM, {}, then a 1x1 pooling of its '
                     'ofmap (only so that the layer is not the whole network)'.format(
@@ -329,6 +361,8 @@ def cmd_layer(a, kapla, hw, opts):
 
 def cmd_net(a, kapla, hw, opts):
     o = mode_options(opts, a.mode)
+    if a.partition:
+        restrict_partitions(layer, a.partition)
     if a.tool == 'nn_dataflow':
         res, secs, argv = run_nn_dataflow(a.net, a.batch, hw, o, o['partition_interlayer'])
         how = 'nn_dataflow.tools.nn_dataflow_search ' + ' '.join(argv)
@@ -371,6 +405,8 @@ def main():
     lp.add_argument('layer')
     lp.add_argument('--batch', type=int, default=64)
     lp.add_argument('--tool', choices=['kapla', 'nn_dataflow'], default='nn_dataflow')
+    lp.add_argument('--partition', help="only this node split for the layer, e.g. "
+                    "'OUTP=1x16,BATP=16x1' (h x w per kind; orders still searched)")
     np_ = sub.add_parser('net')
     np_.add_argument('net')
     np_.add_argument('--tool', choices=['kapla', 'nn_dataflow'], required=True)
