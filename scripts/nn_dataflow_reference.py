@@ -361,12 +361,9 @@ def cmd_layer(a, kapla, hw, opts):
 
 def cmd_net(a, kapla, hw, opts):
     o = mode_options(opts, a.mode)
-    if a.partition:
-        restrict_partitions(layer, a.partition)
     if a.tool == 'nn_dataflow':
         res, secs, argv = run_nn_dataflow(a.net, a.batch, hw, o, o['partition_interlayer'])
         how = 'nn_dataflow.tools.nn_dataflow_search ' + ' '.join(argv)
-        from nn_dataflow.tools.nn_dataflow_search import stats_dict  # noqa: F401
         energy = res['total_cost']
         latency = res['total_time']
         comp = {'op': res['total_op_cost'], 'dram': res['total_dram_cost'],
