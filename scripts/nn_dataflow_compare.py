@@ -58,7 +58,7 @@ def main():
     rc = ref['cost_pj']
     dc = {'op': lay['energy_pj']['mac'], 'noc': lay['energy_pj']['noc'],
           'dram': levels['DRAM']['energy_pj'], 'gbuf': levels['GBUF']['energy_pj'],
-          'regf': levels['REGF']['energy_pj'], 'itcn': 0.0,
+          'regf': levels['REGF']['energy_pj'], 'itcn': lay['energy_pj'].get('bus', 0.0),
           'static': lay['energy_pj'].get('static', 0.0),
           'total': lay['energy_pj']['total']}
     rc2 = {'op': rc['op'], 'noc': rc['noc'], 'dram': rc['dram'],
