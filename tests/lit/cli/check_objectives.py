@@ -46,8 +46,11 @@ def constrained(kind, pareto, out, command):
         expected = chosen[0][other]   # the unconstrained schedule meets it: kept
     else:
         expected = min(p[other] for p in front if p[key] <= bound)
-    if totals[other] != expected:
-        fail(f"{flag} {value}: {other} {totals[other]}, expected {expected}")
+    # At least as good as the best front point that meets the bound: the
+    # constrained solve starts from another objective, so it may score
+    # schedules the front's run did not.
+    if totals[other] > expected * (1 + 1e-12):
+        fail(f"{flag} {value}: {other} {totals[other]}, expected at most {expected}")
 
 
 def main():
