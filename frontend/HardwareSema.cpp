@@ -196,7 +196,7 @@ private:
     size_t index = hw_.levels.size();
     PropertyTable table("level '" + lv.name + "'",
                         {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
-                         "bus_energy", "static_energy", "bandwidth", "transfer"},
+                         "bus_energy", "neighbor_energy", "static_energy", "bandwidth", "transfer"},
                         diags_);
     std::optional<double> access, read, write;
     std::vector<ast::Directive> fixed;
@@ -214,7 +214,7 @@ private:
         if (auto c = positiveQuantity(*p, QuantityKind::Size, diags_))
           lv.capacityBytes = static_cast<int64_t>(*c);
       } else if (k == "access_energy" || k == "read_energy" || k == "write_energy" || k == "fill_energy" ||
-                 k == "bus_energy" || k == "static_energy") {
+                 k == "bus_energy" || k == "neighbor_energy" || k == "static_energy") {
         auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true);
         if (!e)
           continue;
@@ -226,6 +226,8 @@ private:
           write = e;
         else if (k == "fill_energy")
           lv.fillEnergyPj = e;
+        else if (k == "neighbor_energy")
+          lv.neighborEnergyPj = e;
         else if (k == "bus_energy") {
           lv.busEnergyPj = *e;
           if (index == 0)   // the innermost level's units hold the MACs' operands: no bus inside

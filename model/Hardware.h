@@ -30,6 +30,9 @@ struct Level {
   double readEnergyPj = 0, writeEnergyPj = 0;
   std::optional<double> fillEnergyPj;
   double busEnergyPj = 0;                 // array bus: per word delivered to (or taken from) one unit inside
+  /// Per word passed between two units of this level (systolic, sharing,
+  /// reduction); default: a read at one and a write at the other.
+  std::optional<double> neighborEnergyPj;
   double staticEnergyPj = 0;              // per unit per cycle
   std::optional<double> bandwidthBytesPerCycle;   // per unit
   unsigned transfers = static_cast<unsigned>(Transfer::Unicast);

@@ -152,6 +152,7 @@ std::string modelSummaryJson(const Model &model) {
                 {"write_energy_pj", lv.writeEnergyPj},
                 {"fill_energy_pj", lv.fillEnergyPj ? json(*lv.fillEnergyPj) : json(nullptr)},
                 {"bus_energy_pj", lv.busEnergyPj},
+                {"neighbor_energy_pj", lv.neighborEnergyPj ? json(*lv.neighborEnergyPj) : json(nullptr)},
                 {"static_energy_pj", lv.staticEnergyPj},
                 {"bandwidth_bytes_per_cycle",
                  lv.bandwidthBytesPerCycle ? json(*lv.bandwidthBytesPerCycle) : json(nullptr)},

@@ -115,7 +115,8 @@ ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
 
 /// The energy of level l's buffer accesses (docs/directives.md §7): reads and
 /// writes at their energies, fills and write-backs at the fill energy,
-/// same-level transfers as a read at one unit and a write at its neighbour.
+/// same-level transfers at the neighbour energy (default: a read at one unit
+/// and a write at its neighbour).
 double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a);
 
 /// The network and the hardware a schedule names. Callers pass only schedules

@@ -942,7 +942,7 @@ double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses
     pj += (a.reads[r] - a.writeBacks[r]) * lv.readEnergyPj + (a.writes[r] - a.fills[r]) * lv.writeEnergyPj;
     pj += lv.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *lv.fillEnergyPj
                           : a.fills[r] * lv.writeEnergyPj + a.writeBacks[r] * lv.readEnergyPj;
-    pj += a.sameLevel[r] * (lv.readEnergyPj + lv.writeEnergyPj);
+    pj += a.sameLevel[r] * lv.neighborEnergyPj.value_or(lv.readEnergyPj + lv.writeEnergyPj);
   }
   return pj;
 }

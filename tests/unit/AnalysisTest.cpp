@@ -602,6 +602,38 @@ hardware hw {
   EXPECT_DOUBLE_EQ(res.energyStaticPj, 90);
 }
 
+TEST(AnalysisTest, NeighborEnergy) {
+  // Conv1dThreeLevels' schedule on its systolic (not multicast) PEs: the 2 C
+  // copies reduce 12 partial sums between PEs; and the 2 K copies of each ifm
+  // window get one copy from GBUF and pass the other on: per PE 3 + 1 + 1
+  // words per GBUF step (sliding by 1), 2 steps, 4 PEs = 40 filled, 20 read
+  // from GBUF, 20 passed between PEs. Weights are distinct per PE: none.
+  // By default each of the 32 transfers costs a read and a write (1 + 1 pJ);
+  // with `neighbor_energy = 0.5 pJ`, 0.5 pJ: the energy drops by
+  // 32 * (2 - 0.5) = 48 pJ and nothing else changes.
+  auto energy = [](const std::string &extra) {
+    std::string hw = kThreeLevel;
+    hw.replace(hw.find("transfer = systolic;"), std::string("transfer = systolic;").size(),
+               "transfer = systolic;" + extra);
+    Case c{std::string(kConv1d) + hw, false, bounds(1, 2, 2, 6, 1, 3, 1), {}, 1, 100};
+    LevelSpec regf = level("REGF", {{C, 1}, {Xi, 3}}, {{K, 1}, {C, 1}, {R, 3}}, {{K, 1}, {Xo, 1}},
+                           {{{{C, 1}}, 2}, {{{K, 1}}, 2}}, {{{{Xo, 1}, {Xi, 1}}, 3}});
+    LevelSpec gbuf = level("GBUF", {{C, 2}, {Xi, 5}}, {{K, 2}, {C, 2}, {R, 3}}, {{K, 2}, {Xo, 3}}, {},
+                           {{{{Xo, 3}, {Xi, 3}}, 2}});
+    c.levels = {regf, gbuf};
+    test::Compiled comp = test::compile(c.text + scheduleText(c));
+    EXPECT_EQ(comp.diagnostics(), "");
+    ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules.at(0));
+    EXPECT_TRUE(res.valid && res.complete);
+    const LevelAccesses &pe = res.layers.at(0).levels.at(0).accesses;
+    EXPECT_DOUBLE_EQ(pe.sameLevel[static_cast<size_t>(TensorRole::Ofm)], 12);
+    EXPECT_DOUBLE_EQ(pe.sameLevel[static_cast<size_t>(TensorRole::Ifm)], 20);
+    EXPECT_DOUBLE_EQ(pe.sameLevel[static_cast<size_t>(TensorRole::Wgt)], 0);
+    return res.energyPj;
+  };
+  EXPECT_DOUBLE_EQ(energy("") - energy(" neighbor_energy = 0.5 pJ;"), 48);
+}
+
 TEST(AnalysisTest, Conv1dUnicast) {
   // As Conv1dTwoLevels, but the register files are filled one at a time.
   std::string hw = kTwoLevel;
