@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 namespace dfl::tools {
 
@@ -75,6 +76,17 @@ public:
   /// The value of `flag` given as "FLAG VALUE" or "FLAG=VALUE" (or "-oVALUE",
   /// "-IVALUE" for one-letter flags); nullopt if the argument at `i` is not
   /// `flag`. `missing` is set if the value is missing.
+  /// An integer option's value in [lo, hi], or nullopt with `what` as the error.
+  std::optional<long> integer(const std::string &v, long lo, long hi, const std::string &what) {
+    char *end = nullptr;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || n < lo || n > hi) {
+      error_ = what + ", got '" + v + "'";
+      return std::nullopt;
+    }
+    return n;
+  }
+
   std::optional<std::string> value(size_t &i, const std::string &flag, bool &missing) {
     const std::string &a = args_[i];
     if (a == flag) {
@@ -171,13 +183,10 @@ public:
       } else if (auto v = value(i, "-o", failed)) {
         o.driver.outDir = *v;
       } else if (auto v = value(i, "--top-k", failed)) {
-        char *end = nullptr;
-        long n = std::strtol(v->c_str(), &end, 10);
-        if (v->empty() || *end || n < 1 || n > 1000) {
-          error_ = "--top-k needs an integer from 1 to 1000, got '" + *v + "'";
+        auto n = integer(*v, 1, 1000, "--top-k needs an integer from 1 to 1000");
+        if (!n)
           return std::nullopt;
-        }
-        o.driver.topK = static_cast<size_t>(n);
+        o.driver.topK = static_cast<size_t>(*n);
       } else if (auto v = value(i, "--time-limit", failed)) {
         char *end = nullptr;
         double t = std::strtod(v->c_str(), &end);
@@ -204,13 +213,10 @@ public:
         }
         o.format = *v;
       } else if (auto v = value(i, "--error-limit", failed)) {
-        char *end = nullptr;
-        long n = std::strtol(v->c_str(), &end, 10);
-        if (v->empty() || *end || n < 0) {
-          error_ = "--error-limit needs a non-negative integer, got '" + *v + "'";
+        auto n = integer(*v, 0, std::numeric_limits<long>::max(), "--error-limit needs a non-negative integer");
+        if (!n)
           return std::nullopt;
-        }
-        o.driver.errorLimit = static_cast<unsigned>(n);
+        o.driver.errorLimit = static_cast<unsigned>(*n);
       } else if (failed) {
         return std::nullopt;
       } else if (a == "--color") {
