@@ -190,9 +190,8 @@ private:
       size_t ri = static_cast<size_t>(r);
       double w = r == cons.output ? 0.0 : fills.reads[ri] * operandShare(cons, prod.name, r);
       cd.reads[ri] -= w;
-      cr.levels[nl - 1].energyPj -= w * dram.readEnergyPj;
+      dropDramEnergy(cr, w * dram.readEnergyPj);
       dropHops(cr, w * cr.dramReadHops[ri]);
-      cr.energyPj -= w * dram.readEnergyPj;
       words += w;
     }
     // The producer's final write-back goes, once, unless a layer outside the
@@ -203,8 +202,7 @@ private:
       LevelAccesses &pd = pr.levels[nl - 1].accesses;
       double w = std::min(pd.writes[out], static_cast<double>(prod.ofmShape.size() * net_.batch));
       pd.writes[out] -= w;
-      pr.levels[nl - 1].energyPj -= w * dram.writeEnergyPj;
-      pr.energyPj -= w * dram.writeEnergyPj;
+      dropDramEnergy(pr, w * dram.writeEnergyPj);
       dropHops(pr, w * pr.dramWriteHops[out]);
     }
     if (seg.pipelined) {
@@ -215,6 +213,12 @@ private:
       cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
       cr.energyPj += words * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// Removes energy of DRAM accesses from a layer's outermost level and total.
+  void dropDramEnergy(LayerResult &lr, double pj) const {
+    lr.levels.back().energyPj -= pj;
+    lr.energyPj -= pj;
   }
 
   /// Removes NoC hops (and their energy) from a layer's totals.
