@@ -152,11 +152,10 @@ bool Compilation::parse() {
   PassTimer::Scope time(timer_, "parse");
   for (const std::string &path : options_.files) {
     std::string error;
-    std::error_code ec;
-    auto id = fs::is_directory(path, ec) ? std::nullopt : sm_.loadFile(path, error);
+    auto id = sm_.loadFile(path, error);
     files_.roots.push_back(id.value_or(0));
     if (!id) {
-      diags_.report({}, diag::err_file_unreadable) << path << (error.empty() ? "is a directory" : error);
+      diags_.report({}, diag::err_file_unreadable) << path << error;
       continue;
     }
     if (auto file = parseFile(*id, sm_, diags_))
