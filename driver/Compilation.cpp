@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <sys/stat.h>
 
 namespace fs = std::filesystem;
 
@@ -23,6 +24,20 @@ std::string importPath(const std::string &target, const std::string &dir) {
   std::error_code ec;
   fs::path rel = fs::relative(fs::absolute(target), fs::absolute(dir), ec);
   return ec || rel.empty() ? fs::absolute(target).string() : rel.string();
+}
+
+/// The input `output` is (the same file, following symbolic links, compared by
+/// device and inode), or "".
+std::string inputAt(const std::string &output, const SourceManager &sm) {
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0)
+    return "";
+  for (uint32_t id = 1; id <= sm.bufferCount(); ++id) {
+    struct stat in {};
+    if (::stat(sm.path(id).c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      return sm.path(id);
+  }
+  return "";
 }
 
 /// A --max-latency bound in cycles at the hardware's clock.
@@ -152,11 +167,10 @@ bool Compilation::parse() {
   PassTimer::Scope time(timer_, "parse");
   for (const std::string &path : options_.files) {
     std::string error;
-    std::error_code ec;
-    auto id = fs::is_directory(path, ec) ? std::nullopt : sm_.loadFile(path, error);
+    auto id = sm_.loadFile(path, error);
     files_.roots.push_back(id.value_or(0));
     if (!id) {
-      diags_.report({}, diag::err_file_unreadable) << path << (error.empty() ? "is a directory" : error);
+      diags_.report({}, diag::err_file_unreadable) << path << error;
       continue;
     }
     if (auto file = parseFile(*id, sm_, diags_))
@@ -287,6 +301,18 @@ bool Compilation::writeOutputs() {
   PassTimer::Scope time(timer_, "write");
   stage_ = Stage::Written;
   const DriverOptions &o = options_;
+  std::vector<std::string> targets;
+  for (const char *name : {"schedule.dfl", "report.json", "pareto.json"})
+    targets.push_back((fs::path(o.outDir) / name).string());
+  if (!o.pareto)
+    targets.pop_back();
+  // Before anything is written: an output over an input would make the next
+  // run read what this one wrote (a schedule importing itself).
+  for (const std::string &t : targets)
+    if (std::string input = inputAt(t, sm_); !input.empty()) {
+      outputError_ = "cannot write '" + t + "': it is the input '" + input + "'; choose another -o";
+      return false;
+    }
   std::error_code ec;
   fs::create_directories(o.outDir, ec);
   if (ec) {
@@ -304,11 +330,10 @@ bool Compilation::writeOutputs() {
                        (o.train ? ", training: forward and backward layers" : "") +
                        ").\nCheck it with: dflc check " + (o.train ? "--train " : "") +
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
-  std::vector<OutputFile> outputs = {
-      {(fs::path(o.outDir) / "schedule.dfl").string(), writeSchedule(model_, s, imports, header)},
-      {(fs::path(o.outDir) / "report.json").string(), reportJson(model_, *solution_, o)}};
+  std::vector<OutputFile> outputs = {{targets[0], writeSchedule(model_, s, imports, header)},
+                                     {targets[1], reportJson(model_, *solution_, o)}};
   if (o.pareto)
-    outputs.push_back({(fs::path(o.outDir) / "pareto.json").string(), paretoJson(model_, *solution_, o)});
+    outputs.push_back({targets[2], paretoJson(model_, *solution_, o)});
   if (auto error = ::dfl::driver::writeOutputs(outputs)) {
     outputError_ = "cannot write '" + error->path + "': " + error->reason;
     return false;

@@ -57,7 +57,8 @@ public:
   /// user gave no segment that could explain it.
   bool solve(const std::function<void(size_t, size_t)> &progress = {});
   /// Creates the output directory and writes the outputs; false with
-  /// outputError() set if anything failed (then nothing changed).
+  /// outputError() set if anything failed (then nothing changed). An output
+  /// that is one of the inputs (same file, links followed) is refused first.
   bool writeOutputs();
 
   const DriverOptions &options() const { return options_; }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string_view>
 
 namespace fs = std::filesystem;
@@ -16,6 +17,21 @@ namespace {
 
 std::string canonicalKey(const fs::path &p) { return canonicalPath(p.string()); }
 
+/// The files of an import cycle, as the diagnostic names them: every file,
+/// or the first and last few of a long cycle with the count left out between.
+std::string cycleText(std::vector<std::string> names) {
+  constexpr size_t kShown = 5;   // at each end
+  if (names.size() > 2 * kShown + 1) {
+    size_t omitted = names.size() - 2 * kShown;
+    names.erase(names.begin() + kShown, names.end() - kShown);
+    names.insert(names.begin() + kShown, "... (" + std::to_string(omitted) + " more) ...");
+  }
+  return joinList(names, " imports ", " imports ");
+}
+
+/// Loads depth first with an explicit stack, not recursion: an import chain
+/// as deep as the files on disk allow costs heap, never the call stack
+/// (docs/cli.md, "Limits").
 class Loader {
 public:
   Loader(const LoadOptions &options, SourceManager &sm, DiagnosticsEngine &diags)
@@ -23,41 +39,69 @@ public:
 
   /// Loads (or finds) a file, then its imports; returns its buffer id or 0.
   uint32_t visitPath(const std::string &path, SourceRange importedAt) {
+    uint32_t id = enter(path, importedAt);
+    run();
+    return id;
+  }
+
+  /// Loads a buffer already in the source manager, then its imports.
+  uint32_t visitBuffer(const std::string &key, uint32_t id) {
+    push(key, id);
+    run();
+    return id;
+  }
+
+  LoadedFiles take() { return std::move(loaded_); }
+
+private:
+  /// A file whose imports are being loaded.
+  struct Frame {
+    std::string key;
+    std::optional<ast::File> file;   // absent after a syntax error
+    fs::path dir;
+    size_t next = 0;                 // its next import to visit
+  };
+
+  /// A file seen before gives its id; a new one is read and pushed (its
+  /// imports are visited by run()). 0 if it cannot be read.
+  uint32_t enter(const std::string &path, SourceRange importedAt) {
     std::string key = canonicalKey(path);
     if (auto it = state_.find(key); it != state_.end())
       return it->second.id;
     if (auto open = options_.openBuffers.find(key); open != options_.openBuffers.end())
-      return visitBuffer(key, sm_.addBuffer(path, open->second));
+      return push(key, sm_.addBuffer(path, open->second));
     std::string error;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      error = "is a directory";
-    } else if (auto id = sm_.loadFile(path, error)) {
-      return visitBuffer(key, *id);
-    }
+    if (auto id = sm_.loadFile(path, error))
+      return push(key, *id);
     diags_.report(importedAt, diag::err_file_unreadable) << path << error;
     state_[key] = {0, true};
     return 0;
   }
 
-  uint32_t visitBuffer(const std::string &key, uint32_t id) {
+  uint32_t push(const std::string &key, uint32_t id) {
     state_[key] = {id, false};
-    stack_.push_back(key);
-    if (auto file = parseFile(id, sm_, diags_)) {
-      fs::path dir = fs::path(sm_.path(id)).parent_path();
-      for (const ast::Import &imp : file->imports)
-        visitImport(imp, dir);
-      loaded_.files.push_back(std::move(*file));
-    }
-    stack_.pop_back();
-    state_[key].done = true;
+    frames_.push_back({key, parseFile(id, sm_, diags_), fs::path(sm_.path(id)).parent_path()});
     return id;
   }
 
-  LoadedFiles take() { return std::move(loaded_); }
-  LoadedFiles &result() { return loaded_; }
+  /// Visits the imports of the pushed files, depth first; a file is added to
+  /// the result after everything it imports.
+  void run() {
+    while (!frames_.empty()) {
+      Frame &top = frames_.back();
+      if (top.file && top.next < top.file->imports.size()) {
+        // A copy: visiting may push a frame, which moves `top`.
+        ast::Import imp = top.file->imports[top.next++];
+        visitImport(imp, fs::path(top.dir));
+        continue;
+      }
+      if (top.file)
+        loaded_.files.push_back(std::move(*top.file));
+      state_[top.key].done = true;
+      frames_.pop_back();
+    }
+  }
 
-private:
   void visitImport(const ast::Import &imp, const fs::path &dir) {
     std::vector<fs::path> candidates{dir / imp.path};
     for (const std::string &root : options_.searchRoots)
@@ -65,21 +109,23 @@ private:
     if (fs::path(imp.path).is_absolute())
       candidates = {fs::path(imp.path)};
     for (const fs::path &c : candidates) {
+      // The first candidate that exists is the import, whatever it is: a
+      // directory or FIFO there is reported by enter(), not skipped.
       std::error_code ec;
       std::string key = canonicalKey(c);
-      if (!fs::is_regular_file(c, ec) && !options_.openBuffers.count(key))
+      if (!fs::exists(c, ec) && !options_.openBuffers.count(key))
         continue;
       if (auto it = state_.find(key); it != state_.end() && !it->second.done) {
         // An import of a file still being loaded closes a cycle.
-        std::string chain;
-        auto from = std::find(stack_.begin(), stack_.end(), key);
-        for (auto i = from; i != stack_.end(); ++i)
-          chain += fs::path(*i).filename().string() + " imports ";
-        chain += fs::path(key).filename().string();
-        diags_.report(imp.pathRange, diag::err_import_cycle) << chain;
+        auto from = std::find_if(frames_.begin(), frames_.end(), [&](const Frame &f) { return f.key == key; });
+        std::vector<std::string> names;
+        for (auto i = from; i != frames_.end(); ++i)
+          names.push_back(fs::path(i->key).filename().string());
+        names.push_back(fs::path(key).filename().string());
+        diags_.report(imp.pathRange, diag::err_import_cycle) << cycleText(std::move(names));
         return;
       }
-      visitPath(c.string(), imp.pathRange);
+      enter(c.string(), imp.pathRange);
       return;
     }
     std::vector<std::string> searched;
@@ -100,7 +146,7 @@ private:
   SourceManager &sm_;
   DiagnosticsEngine &diags_;
   std::map<std::string, State> state_;
-  std::vector<std::string> stack_;
+  std::vector<Frame> frames_;
   LoadedFiles loaded_;
 };
 

@@ -4,6 +4,9 @@
 #include "DflParser.h"
 #include "antlr4-runtime.h"
 
+#include "support/Format.h"
+
+#include <cctype>
 #include <charconv>
 #include <limits>
 
@@ -16,23 +19,9 @@ constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
 /// nothing above U+10FFFF: ANTLR's decoder throws on those); returns the
 /// offset of the first byte of the first bad sequence, or npos.
 size_t firstInvalidUtf8(const std::string &s) {
-  auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned c = byte(i);
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (len == 0 || i + len > s.size())
+  for (size_t i = 0, len; i < s.size(); i += len)
+    if ((len = utf8Length(s, i)) == 0)
       return i;
-    // The second byte's range depends on the first; later ones are 80..BF.
-    unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    if (len > 1 && (byte(i + 1) < lo || byte(i + 1) > hi))
-      return i;
-    for (size_t k = 2; k < len; ++k)
-      if ((byte(i + k) & 0xC0) != 0x80)
-        return i;
-    i += len;
-  }
   return std::string::npos;
 }
 
@@ -208,12 +197,23 @@ private:
     return lit;
   }
 
+  /// A string literal's value: the escapes of docs/language.md, "Lexical
+  /// structure" (\" \\ \n \r \t \xHH; any other character after `\` is itself).
   static std::string unquote(const std::string &s) {
+    auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
     std::string out;
     for (size_t i = 1; i + 1 < s.size(); ++i) {
-      if (s[i] == '\\' && i + 2 < s.size())
-        ++i;
-      out += s[i];
+      if (s[i] != '\\' || i + 2 >= s.size()) {
+        out += s[i];
+        continue;
+      }
+      char c = s[++i];
+      if (c == 'x' && i + 3 < s.size() && hex(s[i + 1]) && hex(s[i + 2])) {
+        out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        out += c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : c;
+      }
     }
     return out;
   }

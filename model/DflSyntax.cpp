@@ -1,5 +1,9 @@
 #include "model/DflSyntax.h"
 
+#include "support/Format.h"
+
+#include <cstdio>
+
 namespace dfl::syntax {
 namespace {
 
@@ -22,11 +26,25 @@ std::string steps(const DimValues &steps) { return joinPairs(steps, " += "); }
 
 std::string quoted(const std::string &s) {
   std::string out = "\"";
-  for (char c : s) {
-    // The lexer takes `\` + any character; a raw newline or quote would end the string.
-    if (c == '"' || c == '\\' || c == '\n' || c == '\r')
-      out += '\\';
-    out += c;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = utf8Length(s, i);
+    if (c == '"' || c == '\\') {
+      out += {'\\', s[i]};
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += {'\\', c == '\n' ? 'n' : c == '\r' ? 'r' : 't'};
+    } else if (c < 0x20 || c == 0x7f || len == 0) {
+      // A control character, or a byte that is not UTF-8 (a file name is any
+      // bytes; a DFL file is UTF-8 text): its code.
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+    } else {
+      out.append(s, i, len);
+      i += len;
+      continue;
+    }
+    ++i;
   }
   return out + "\"";
 }

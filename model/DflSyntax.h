@@ -34,7 +34,9 @@ std::string dimList(const DimValues &dims);
 std::string shape(const DimValues &dims);
 /// "C += 2, K += 1": the steps of an update, the shifts of a stack.
 std::string steps(const DimValues &steps);
-/// A quoted string literal (an import path): `"`, `\` and line breaks escaped.
+/// A quoted string literal (an import path) that reads back as `s`, whatever
+/// its bytes: `\"`, `\\`, `\n`, `\r`, `\t`, and `\xHH` for any other control
+/// character or a byte that is not UTF-8 (docs/language.md, "Lexical structure").
 std::string quoted(const std::string &s);
 
 /// `tensor ROLE [dims]` and ` shr N` if given; with the `;`.

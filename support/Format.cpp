@@ -69,3 +69,24 @@ std::string padLeft(std::string s, size_t w) {
 }
 
 } // namespace dfl
+
+namespace dfl {
+
+size_t utf8Length(const std::string &s, size_t i) {
+  auto byte = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  unsigned c = byte(i);
+  size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (len == 0 || i + len > s.size())
+    return 0;
+  // The second byte's range depends on the first; later ones are 80..BF.
+  unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+  unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  if (len > 1 && (byte(i + 1) < lo || byte(i + 1) > hi))
+    return 0;
+  for (size_t k = 2; k < len; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+  return len;
+}
+
+} // namespace dfl

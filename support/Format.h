@@ -24,5 +24,9 @@ std::string formatScaled(double v);
 /// `s` padded with spaces to width `w` (never truncated).
 std::string padRight(std::string s, size_t w);
 std::string padLeft(std::string s, size_t w);
+/// The length of the well-formed UTF-8 character at s[i] (1 to 4), or 0 if
+/// the bytes there are not one (a stray continuation byte, an overlong form,
+/// a surrogate, past U+10FFFF, cut short).
+size_t utf8Length(const std::string &s, size_t i);
 
 } // namespace dfl

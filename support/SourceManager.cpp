@@ -1,8 +1,11 @@
 #include "support/SourceManager.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace dfl {
 
@@ -16,19 +19,86 @@ uint32_t SourceManager::addBuffer(std::string path, std::string text) {
   return static_cast<uint32_t>(buffers_.size());
 }
 
+std::string notRegularFileReason(unsigned mode) {
+  if (S_ISREG(mode))
+    return "";
+  if (S_ISDIR(mode))
+    return "is a directory";
+  const char *what = S_ISFIFO(mode)  ? "a FIFO"
+                     : S_ISCHR(mode) ? "a character device"
+                     : S_ISBLK(mode) ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                     : S_ISLNK(mode)  ? "a symbolic link"
+                                      : "not a file";
+  return std::string("is ") + what + ", not a regular file";
+}
+
+namespace {
+
+std::string tooLarge() {
+  return "is larger than the " + std::to_string(SourceManager::kMaxFileBytes >> 20) + " MiB limit";
+}
+
+/// Closes a descriptor on every path out of loadFile.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+} // namespace
+
 std::optional<uint32_t> SourceManager::loadFile(const std::string &path, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open file";
+  // stat first, so that a FIFO or device is never opened; O_NONBLOCK in case
+  // the path was replaced by one in between (then fstat refuses it).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    error = std::string("cannot open file: ") + std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    error = "cannot read file";
+  if (error = notRegularFileReason(st.st_mode); !error.empty())
+    return std::nullopt;
+  Fd in{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
+  if (in.fd < 0) {
+    error = std::string("cannot open file: ") + std::strerror(errno);
     return std::nullopt;
   }
-  return addBuffer(path, ss.str());
+  if (::fstat(in.fd, &st) != 0 || !(error = notRegularFileReason(st.st_mode)).empty()) {
+    if (error.empty())
+      error = std::string("cannot read file: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
+    error = tooLarge();
+    return std::nullopt;
+  }
+  // The size is a hint (a /proc file says 0, a file can grow): read to the
+  // end, but no further than one byte past the limit.
+  std::string text(static_cast<size_t>(st.st_size) + 1, '\0');
+  size_t got = 0;
+  for (;;) {
+    if (got == text.size()) {
+      if (text.size() > kMaxFileBytes) {
+        error = tooLarge();
+        return std::nullopt;
+      }
+      text.resize(std::min<size_t>(std::max<size_t>(2 * text.size(), 4096), kMaxFileBytes + 1));
+    }
+    ssize_t n = ::read(in.fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = std::string("cannot read file: ") + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  return addBuffer(path, std::move(text));
 }
 
 uint32_t SourceManager::findBuffer(const std::string &path) const {

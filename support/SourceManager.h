@@ -32,11 +32,20 @@ struct LineCol {
   unsigned line = 0, column = 0;
 };
 
+/// Why a file of this type (a stat st_mode) is not read or replaced: "is a
+/// directory", "is a FIFO, not a regular file", ...; empty for a regular file.
+std::string notRegularFileReason(unsigned mode);
+
 class SourceManager {
 public:
   /// Adds a buffer and returns its id (never 0).
   uint32_t addBuffer(std::string path, std::string text);
-  /// Reads a file from disk. On failure returns nullopt and sets `error`.
+  /// The largest file loadFile() reads: 64 MiB (docs/cli.md, "Limits").
+  static constexpr uint64_t kMaxFileBytes = uint64_t(64) << 20;
+  /// Reads a regular file from disk. On failure returns nullopt and sets
+  /// `error` to the reason ("is a directory", "is a FIFO, not a regular file",
+  /// "is larger than the 64 MiB limit", the system's words). Never blocks on
+  /// a FIFO or device, and never reads more than kMaxFileBytes + 1 bytes.
   std::optional<uint32_t> loadFile(const std::string &path, std::string &error);
   /// The id of an already loaded buffer with this (canonical) path, or 0.
   uint32_t findBuffer(const std::string &path) const;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <unistd.h>
@@ -189,7 +190,10 @@ int runFmt(const CommandLine &o, driver::PassTimer &timer) {
       if (text == c.sources().text(id))
         continue;
       driver::PassTimer::Scope time(timer, "write");
-      if (auto error = driver::writeOutputs({{path, text}})) {
+      // Through a symbolic link to the file it names: the link stays a link.
+      std::error_code ec;
+      std::string real = std::filesystem::canonical(path, ec).string();
+      if (auto error = driver::writeOutputs({{ec ? path : real, text}})) {
         std::cerr << "dflc: error: cannot write '" << path << "': " << error->reason << "\n";
         status = kExitInvalid;
       }

@@ -37,6 +37,19 @@ TEST(DflSyntax, LinesAndBlocks) {
   EXPECT_EQ(syntax::block(0, "layer f", ""), "layer f {\n}\n");
 }
 
+TEST(DflSyntax, QuotedEscapesWhatALiteralCannotHold) {
+  // Each escape by hand (docs/language.md, "Lexical structure"): the quote and
+  // backslash, the three named line and tab characters, \xHH for any other
+  // control character and for a byte that is not UTF-8 (0xFF never is; 0xC3
+  // alone is cut short); UTF-8 text (é = C3 A9) stays as it is.
+  EXPECT_EQ(syntax::quoted("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(syntax::quoted("l1\nl2\rcr\ttab"), "\"l1\\nl2\\rcr\\ttab\"");
+  EXPECT_EQ(syntax::quoted(std::string("\x01\x1f\x7f", 3)), "\"\\x01\\x1F\\x7F\"");
+  EXPECT_EQ(syntax::quoted("\xff \xc3"), "\"\\xFF \\xC3\"");
+  EXPECT_EQ(syntax::quoted("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  EXPECT_EQ(syntax::quoted(""), "\"\"");
+}
+
 /// A conv layer `c` and a two-level hardware, built by hand.
 struct Tiny {
   Network net;

@@ -8,9 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -60,40 +62,93 @@ TEST(OutputWriter, WritesEveryFile) {
   EXPECT_EQ(listing(d.path), (std::vector<std::string>{"a", "b"}));   // no temporary, no backup
 }
 
+/// A rename() that fails (EIO) once `renamesBeforeFailure` renames succeeded.
+int renamesBeforeFailure = 0;
+int failingRename(const char *from, const char *to) {
+  if (renamesBeforeFailure-- == 0) {
+    errno = EIO;
+    return -1;
+  }
+  return ::rename(from, to);
+}
+
 TEST(OutputWriter, FailedRenameRestoresTheFilesRenamedBefore) {
   TempDir d;
   writeText(d.file("a"), "old a");
-  fs::create_directories(d.file("b") + "/inside");   // rename(file, non-empty directory) fails
-  auto error = writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}});
+  writeText(d.file("b"), "old b");
+  renamesBeforeFailure = 1;   // a is replaced, then b's rename fails
+  auto error = writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}}, failingRename);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->path, d.file("b"));
+  EXPECT_NE(error->reason.find("cannot replace it: "), std::string::npos) << error->reason;
   EXPECT_EQ(readAll(d.file("a")), "old a");
-  EXPECT_EQ(listing(d.path), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(readAll(d.file("b")), "old b");
+  EXPECT_EQ(listing(d.path), (std::vector<std::string>{"a", "b"}));   // no temporary, no backup
 }
 
 TEST(OutputWriter, FailedRenameRemovesAFileThatWasNotThereBefore) {
   TempDir d;
-  fs::create_directories(d.file("b") + "/inside");
-  ASSERT_TRUE(writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}}));
-  EXPECT_EQ(listing(d.path), (std::vector<std::string>{"b"}));
+  renamesBeforeFailure = 1;
+  ASSERT_TRUE(writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}}, failingRename));
+  EXPECT_TRUE(listing(d.path).empty());
 }
 
-TEST(OutputWriter, FailedTemporaryChangesNothing) {
+TEST(OutputWriter, ADirectoryTargetIsRefusedBeforeAnythingIsWritten) {
   TempDir d;
   writeText(d.file("a"), "old a");
-  writeText(d.file("b"), "old b");
-  // The second temporary's name (OutputWriter.cpp: beside the target, with the
-  // process id) is taken by a directory, so it cannot be created.
-  std::string tmpB = d.file("b") + ".dflc-tmp-" + std::to_string(getpid());
-  fs::create_directories(tmpB);
+  fs::create_directories(d.file("b"));   // empty: rename() would replace it
   auto error = writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}});
   ASSERT_TRUE(error);
   EXPECT_EQ(error->path, d.file("b"));
-  EXPECT_NE(error->reason.find("cannot create"), std::string::npos) << error->reason;
+  EXPECT_EQ(error->reason, "is a directory");
   EXPECT_EQ(readAll(d.file("a")), "old a");
-  EXPECT_EQ(readAll(d.file("b")), "old b");
-  fs::remove(tmpB);
   EXPECT_EQ(listing(d.path), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(OutputWriter, LinksAtTheOldTemporaryNamesAreNotFollowed) {
+  TempDir d;
+  writeText(d.file("victim"), "victim");
+  // The names the writer used to use (beside the target, with the process
+  // id), for the temporary and the backup; a is there before, so it has one.
+  writeText(d.file("a"), "old a");
+  for (const char *what : {"tmp", "old"})
+    fs::create_symlink(d.file("victim"), d.file("a") + ".dflc-" + what + "-" + std::to_string(getpid()));
+  EXPECT_FALSE(writeOutputs({{d.file("a"), "new a"}}));
+  EXPECT_EQ(readAll(d.file("a")), "new a");
+  EXPECT_EQ(readAll(d.file("victim")), "victim");
+  EXPECT_EQ(listing(d.path).size(), 4u);   // a, victim and the two links: nothing else
+}
+
+TEST(OutputWriter, ASymlinkTargetIsReplacedNotWrittenThrough) {
+  TempDir d;
+  writeText(d.file("victim"), "victim");
+  fs::create_symlink(d.file("victim"), d.file("a"));
+  EXPECT_FALSE(writeOutputs({{d.file("a"), "new a"}}));
+  EXPECT_FALSE(fs::is_symlink(d.file("a")));
+  EXPECT_EQ(readAll(d.file("a")), "new a");
+  EXPECT_EQ(readAll(d.file("victim")), "victim");
+}
+
+TEST(OutputWriter, AFailedRenameRestoresASymlinkTarget) {
+  TempDir d;
+  writeText(d.file("victim"), "victim");
+  fs::create_symlink(d.file("victim"), d.file("a"));
+  renamesBeforeFailure = 1;
+  ASSERT_TRUE(writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}}, failingRename));
+  EXPECT_TRUE(fs::is_symlink(d.file("a")));
+  EXPECT_EQ(fs::read_symlink(d.file("a")), fs::path(d.file("victim")));
+  EXPECT_EQ(listing(d.path), (std::vector<std::string>{"a", "victim"}));
+}
+
+TEST(OutputWriter, AnExistingFileKeepsItsModeANewOneGetsTheUmasks) {
+  TempDir d;
+  writeText(d.file("a"), "old a");
+  fs::permissions(d.file("a"), fs::perms(0640));
+  mode_t umask = ::umask(022);
+  EXPECT_FALSE(writeOutputs({{d.file("a"), "new a"}, {d.file("b"), "new b"}}));
+  ::umask(umask);
+  EXPECT_EQ(fs::status(d.file("a")).permissions(), fs::perms(0640));
+  EXPECT_EQ(fs::status(d.file("b")).permissions(), fs::perms(0644));   // 0666 & ~022
 }
 
 TEST(OutputWriter, MissingDirectoryIsAnError) {

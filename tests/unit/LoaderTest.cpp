@@ -82,6 +82,76 @@ TEST_F(LoaderTest, CycleIsReportedAtTheImport) {
   EXPECT_EQ(sm.lineCol(d.range.begin).column, 8u);
 }
 
+/// f0.dfl imports f1.dfl ... imports f{n-1}.dfl, which declares a network
+/// (or with `cycle`, imports f0.dfl).
+void writeChain(const fs::path &dir, int n, bool cycle) {
+  for (int i = 0; i < n; ++i) {
+    std::ofstream out(dir / ("f" + std::to_string(i) + ".dfl"));
+    if (i + 1 < n)
+      out << "import \"f" << i + 1 << ".dfl\";\n";
+    else
+      out << (cycle ? "import \"f0.dfl\";\n" : "network deepest { input x [C=1]; }\n");
+  }
+}
+
+TEST_F(LoaderTest, ADeepChainIsLoadedWithoutRecursionImportsFirst) {
+  // 5,000 files: deep enough that the old recursive loader's frames (several
+  // hundred bytes each, through parseFile) were a real stack; the lit test
+  // tests/lit/cli/deep-imports.test goes to 20,000 through the CLI.
+  writeChain(root_ / "proj", 5000, false);
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  LoadedFiles files = loadFiles({path("proj/f0.dfl")}, LoadOptions{}, sm, diags);
+  EXPECT_TRUE(diags.diagnostics().empty());
+  ASSERT_EQ(files.files.size(), 5000u);
+  // Imports before importers: the deepest file first, the root last.
+  EXPECT_EQ(fs::path(sm.path(files.files.front().fileId)).filename(), "f4999.dfl");
+  EXPECT_EQ(fs::path(sm.path(files.files.back().fileId)).filename(), "f0.dfl");
+  EXPECT_EQ(files.roots, std::vector<uint32_t>{files.files.back().fileId});
+}
+
+TEST_F(LoaderTest, ALongCycleIsNamedByItsEnds) {
+  // f0 ... f29 and f0 again: 31 names, the first five and last five shown,
+  // 31 - 10 = 21 left out.
+  writeChain(root_ / "proj", 30, true);
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  loadFiles({path("proj/f0.dfl")}, LoadOptions{}, sm, diags);
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  EXPECT_EQ(diags.diagnostics()[0].message,
+            "import cycle: f0.dfl imports f1.dfl imports f2.dfl imports f3.dfl imports f4.dfl imports ... (21 more) "
+            "... imports f26.dfl imports f27.dfl imports f28.dfl imports f29.dfl imports f0.dfl");
+  EXPECT_EQ(fs::path(sm.path(diags.diagnostics()[0].range.begin.file)).filename(), "f29.dfl");
+}
+
+TEST_F(LoaderTest, ABufferWithADeepChainAndAnOpenDocument) {
+  // The language server's path (loadBuffer, lsp/Compilation.cpp): the root's
+  // text is given, and an open document's text replaces the disk's: f2.dfl is
+  // open, and its unsaved text ends the chain there.
+  writeChain(root_ / "proj", 2000, false);
+  LoadOptions options;
+  options.openBuffers[canonicalPath(path("proj/f2.dfl"))] = "network open { input x [C=1]; }\n";
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  LoadedFiles files = loadBuffer(path("proj/f0.dfl"), "import \"f1.dfl\";\n", options, sm, diags);
+  EXPECT_TRUE(diags.diagnostics().empty());
+  ASSERT_EQ(files.files.size(), 3u);   // f2 (open), f1, f0
+  EXPECT_EQ(sm.text(files.files[0].fileId), "network open { input x [C=1]; }\n");
+}
+
+TEST_F(LoaderTest, AnImportOfADirectoryIsUnreadableNotSkipped) {
+  // proj/hw is a directory; lib/hw would not be reached either way: the first
+  // candidate that exists is the import (docs/cli.md, "Limits").
+  fs::create_directories(root_ / "proj" / "hw");
+  write("proj/a.dfl", "import \"hw\";\n");
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  loadFiles({path("proj/a.dfl")}, LoadOptions{{path("lib")}}, sm, diags);
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  EXPECT_EQ(diags.diagnostics()[0].code, "E0005");
+  EXPECT_EQ(diags.diagnostics()[0].message, "cannot read '" + path("proj/hw") + "': is a directory");
+}
+
 TEST_F(LoaderTest, MissingImportNamesWhereItLooked) {
   write("proj/a.dfl", "import \"nope.dfl\";\n");
   SourceManager sm;
