@@ -1,5 +1,6 @@
 #include "driver/Compilation.h"
 
+#include "support/FiniteJson.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
 #include "model/ScheduleWriter.h"
@@ -77,7 +78,7 @@ std::string paretoJson(const Model &model, const Solution &solution, const Drive
                                 {"alternatives_evaluated", solution.stats.alternativesEvaluated},
                                 {"units", {{"energy", "pJ"}, {"latency", "cycles"}}},
                                 {"front", front}};
-  return out.dump(2) + "\n";
+  return dumpReport(out);
 }
 
 /// report.json: `dflc check --format json`'s report plus the solver's statistics.
@@ -117,7 +118,7 @@ std::string reportJson(const Model &model, const Solution &solution, const Drive
     report["solver"]["limit"] = solveLimitName(s.limit);
     report["solver"]["limited_layers"] = s.limitedLayers;
   }
-  return report.dump(2) + "\n";
+  return dumpReport(report);
 }
 
 /// The constraints as given: "--max-latency 2ms (1000000 cycles) and --max-energy 1mJ".

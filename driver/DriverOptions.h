@@ -18,6 +18,14 @@ namespace dfl::driver {
 /// header of a compiled schedule print it.
 inline constexpr const char *kVersion = "0.1.0";
 
+/// The time limit of a solve nobody gave one (`dflc compile` without
+/// --time-limit): long enough for every stdlib network with every solver
+/// (the exhaustive yardstick's largest, GoogLeNet training, takes about two
+/// minutes), short enough that a hostile input cannot hold a CI job or a
+/// service for good. A client with a user waiting (the language server) sets
+/// its own, shorter one.
+inline constexpr double kDefaultTimeLimitSeconds = 600;
+
 /// A latency bound as written: cycles, or seconds (converted at the clock of
 /// the hardware the schedule runs on).
 struct LatencyBound {
@@ -42,8 +50,10 @@ struct DriverOptions {
   std::string objective = "energy";    // energy, latency or edp
   size_t topK = 4;                     // segment chains the inter-layer DP keeps
   /// --time-limit: seconds the solve may take; then the best schedule found
-  /// (scheduler/SolveBudget.h). nullopt: no limit.
-  std::optional<double> timeLimitSeconds;
+  /// (scheduler/SolveBudget.h). nullopt: no limit (`--time-limit none`).
+  /// Every solve has one unless a client says otherwise (docs/solver.md,
+  /// "Solving under a budget").
+  std::optional<double> timeLimitSeconds = kDefaultTimeLimitSeconds;
   /// --batch: every network's batch, in place of the one it declares.
   std::optional<int64_t> batch;
   /// --no-pipelining: solve layer by layer (SolverOptions::pipelining).

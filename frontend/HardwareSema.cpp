@@ -9,6 +9,15 @@
 namespace dfl::sema {
 namespace {
 
+// Limits of a hardware template (docs/language.md, "Limits"): beyond them the
+// analysis' products of sizes would overflow or leave the doubles' exact range.
+constexpr int64_t kMaxUnits = int64_t(1) << 31;
+constexpr int64_t kMaxAggregateBytes = int64_t(1) << 53;
+constexpr int64_t kMaxWordBits = 512;
+constexpr double kMinFrequencyHz = 1;
+constexpr double kMinBandwidthBytesPerCycle = 1.0 / 4294967296.0;
+constexpr size_t kMaxLevels = 64;
+
 /// Checks the properties of one block against the keys it allows.
 class PropertyTable {
 public:
@@ -92,20 +101,38 @@ public:
       diags_.report(decl_.name.range, diag::err_missing_property) << "hardware '" + hw_.name + "'" << "mac";
     checkLevels();
     // Bandwidths in B/s become B/cycle at this template's frequency.
-    for (size_t i = 0; i < hw_.levels.size(); ++i)
-      if (perSecond_.count(i) && hw_.levels[i].bandwidthBytesPerCycle)
-        *hw_.levels[i].bandwidthBytesPerCycle /= hw_.frequencyHz;
+    for (size_t i = 0; i < hw_.levels.size(); ++i) {
+      auto &bw = hw_.levels[i].bandwidthBytesPerCycle;
+      if (perSecond_.count(i) && bw)
+        *bw /= hw_.frequencyHz;
+      // So small that a transfer's cycles would leave the doubles' exact
+      // range (and an EDP, energy x latency, could reach infinity).
+      if (bw && *bw < kMinBandwidthBytesPerCycle) {
+        diags_.report(bandwidthRanges_[i], diag::err_value_range)
+            << "bandwidth" << "at least 2^-32 B/cycle" + std::string(perSecond_.count(i) ? " at the frequency" : "")
+            << formatNumber(*bw) + " B/cycle";
+        bw.reset();
+      }
+    }
     return std::move(hw_);
   }
 
 private:
   void topProperty(const ast::Property &p) {
     if (p.key.name == "word") {
-      if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags_))
-        hw_.wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
+      if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags_)) {
+        if (*bytes * 8 > kMaxWordBits)
+          rangeError(p, "at most " + std::to_string(kMaxWordBits) + " bit");
+        else
+          hw_.wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
+      }
     } else if (p.key.name == "frequency") {
-      if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags_))
-        hw_.frequencyHz = *hz;
+      if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags_)) {
+        if (*hz < kMinFrequencyHz)
+          rangeError(p, "at least 1 Hz");
+        else
+          hw_.frequencyHz = *hz;
+      }
     } else if (p.key.name == "static_energy") {
       if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
         hw_.staticEnergyPj = *e;
@@ -243,6 +270,7 @@ private:
               diags_.report(v->range, diag::err_value_range) << k << "positive" << v->number + " " + v->unit;
             else {
               lv.bandwidthBytesPerCycle = q->value;
+              bandwidthRanges_[index] = v->range;
               if (q->perSecond)
                 perSecond_.insert(index);
             }
@@ -254,10 +282,18 @@ private:
             if (v->rows < 1 || v->cols < 1)
               diags_.report(v->range, diag::err_value_range) << k << "at least 1 x 1"
                                                              << std::to_string(v->rows) + " x " + std::to_string(v->cols);
+            else if (int64_t units; __builtin_mul_overflow(v->rows, v->cols, &units) || units > kMaxUnits)
+              diags_.report(v->range, diag::err_hardware_too_large)
+                  << hw_.name << "the units of level '" + lv.name + "'"
+                  << formatProduct({v->rows, v->cols}) << "2^31";
             else
               lv.rows = v->rows, lv.cols = v->cols;
           } else if (auto n = positiveInteger(*v, k, diags_)) {
-            lv.rows = *n;
+            if (*n > kMaxUnits)
+              diags_.report(v->range, diag::err_hardware_too_large)
+                  << hw_.name << "the units of level '" + lv.name + "'" << std::to_string(*n) << "2^31";
+            else
+              lv.rows = *n;
           }
         }
       } else if (k == "transfer") {
@@ -303,6 +339,12 @@ private:
       diags_.report(decl_.name.range, diag::err_no_levels) << hw_.name;
       return;
     }
+    // The solver's space and the analysis' work grow with the levels (each
+    // level's tiles are chosen on those of the levels around it): real
+    // memory hierarchies have a handful.
+    if (hw_.levels.size() > kMaxLevels)
+      diags_.report(hw_.levels[kMaxLevels].nameRange, diag::err_too_many_levels)
+          << hw_.name << std::to_string(hw_.levels.size()) << std::to_string(kMaxLevels);
     const Level &outer = hw_.levels.back();
     for (size_t i = 0; i + 1 < hw_.levels.size(); ++i) {
       const Level &lv = hw_.levels[i];
@@ -321,6 +363,7 @@ private:
               << name << lv.name << "it is the outermost level, so no level outside it sends data";
       }
     }
+    checkProducts();
     for (size_t i = 0; i + 1 < hw_.levels.size(); ++i) {
       const Level &in = hw_.levels[i], &out = hw_.levels[i + 1];
       if (in.capacityBytes && out.capacityBytes && *out.capacityBytes < *in.capacityBytes)
@@ -331,11 +374,58 @@ private:
     }
   }
 
+  /// The products the analysis forms of the levels' sizes stay exact
+  /// (docs/language.md, "Limits"): the units of a level and all levels outside
+  /// it (how many of its buffers the chip has) at most 2^31, and those buffers'
+  /// capacity together at most 2^53 bytes. Each is reported at the level where
+  /// the product first exceeds its limit, from the outermost inwards, and the
+  /// level is made a single unit so that later products stay small.
+  void checkProducts() {
+    int64_t units = 1;
+    for (size_t i = hw_.levels.size(); i-- > 0;) {
+      Level &lv = hw_.levels[i];
+      std::vector<int64_t> factors;
+      for (size_t k = i; k < hw_.levels.size(); ++k)
+        factors.push_back(hw_.levels[k].units());
+      if (int64_t u; __builtin_mul_overflow(units, lv.units(), &u) || u > kMaxUnits) {
+        diags_.report(lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::err_hardware_too_large)
+            << hw_.name << "the units of level '" + lv.name + "' and the levels outside it"
+            << formatProduct(factors) << "2^31";
+        lv.rows = lv.cols = 1;
+        continue;
+      } else {
+        units = u;
+      }
+      if (!lv.capacityBytes)
+        continue;
+      factors.insert(factors.begin(), *lv.capacityBytes);
+      if (int64_t bytes; __builtin_mul_overflow(*lv.capacityBytes, units, &bytes) || bytes > kMaxAggregateBytes) {
+        diags_.report(lv.capacityRange.valid() ? lv.capacityRange : lv.nameRange, diag::err_hardware_too_large)
+            << hw_.name << "the capacity of all level '" + lv.name + "' buffers in bytes" << formatProduct(factors)
+            << "2^53";
+        lv.capacityBytes.reset();
+      }
+    }
+  }
+
+  void rangeError(const ast::Property &p, const std::string &expected) {
+    const ast::Value &v = p.values.front();
+    diags_.report(v.range, diag::err_value_range) << p.key.name << expected << v.number + (v.unit.empty() ? "" : " " + v.unit);
+  }
+
+  static std::string formatProduct(const std::vector<int64_t> &factors) {
+    std::string text;
+    for (int64_t f : factors)
+      text += (text.empty() ? "" : " x ") + std::to_string(f);
+    return text;
+  }
+
   const ast::HardwareDecl &decl_;
   DiagnosticsEngine &diags_;
   Hardware hw_;
   Scope levelNames_;
   std::set<size_t> perSecond_;
+  std::map<size_t, SourceRange> bandwidthRanges_;   // per level index
   std::map<size_t, std::vector<std::pair<std::string, SourceRange>>> transferRanges_;   // per level index
 };
 

@@ -1,5 +1,6 @@
 #include "model/ModelSummary.h"
 
+#include "support/FiniteJson.h"
 #include "support/Format.h"
 
 #include <nlohmann/json.hpp>
@@ -168,7 +169,7 @@ std::string modelSummaryJson(const Model &model) {
                    {"noc", {{"topology", hw.nocTopology}, {"hop_energy_pj", hw.nocHopEnergyPj}}},
                    {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}});
   }
-  return json{{"networks", nets}, {"hardware", hws}}.dump(2) + "\n";
+  return dumpReport(json{{"networks", nets}, {"hardware", hws}});
 }
 
 } // namespace dfl

@@ -41,6 +41,16 @@ std::vector<Dim> Layer::loopDims() const {
 }
 
 int Network::findLayer(const std::string &n) const {
+  // Through `names` (logarithmic: sema looks up every operand, so a linear
+  // search made `show` quadratic in the layers); an alias maps to its
+  // producer, whose name differs.
+  if (!names.empty()) {
+    auto it = names.find(n);
+    if (it == names.end() || it->second.isInput || it->second.index < 0 ||
+        static_cast<size_t>(it->second.index) >= layers.size() || layers[it->second.index].name != n)
+      return -1;
+    return it->second.index;
+  }
   for (size_t i = 0; i < layers.size(); ++i)
     if (layers[i].name == n)
       return static_cast<int>(i);

@@ -84,6 +84,9 @@ struct Network {
   std::map<std::string, TensorRef> names;
   SourceRange range, nameRange, batchRange;
 
+  /// The index of the layer called `name` (not an alias), or -1. Looks in
+  /// `names`, which sema and addBackwardLayers keep complete; a network built
+  /// without names (by hand) is searched linearly.
   int findLayer(const std::string &name) const;
   int64_t totalMacs() const;   // whole batch; INT64_MAX if it does not fit
   /// Whether layer p's output is read by a layer for which `inSegment` is

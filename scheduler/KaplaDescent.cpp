@@ -192,9 +192,7 @@ void KaplaDescent::polish(Plan &p) {
               }
             }
           } else {
-            do
-              v += kind == 2 ? 1 : -1;
-            while (v >= 1 && v <= bound_[i] && !blockedOk(q, l, i, lp.tile[i], v));
+            v = neighbourRepl(q, l, i, kind == 2);
           }
           if (v < 1 || v > bound_[i] || v == x)
             continue;
@@ -247,6 +245,28 @@ void KaplaDescent::jump(const Plan &p, size_t l, size_t i, F &&consider) {
   }
 }
 
+int64_t KaplaDescent::neighbourRepl(const Plan &q, size_t l, size_t i, bool up) const {
+  const auto &lp = q.levels[l];
+  const int64_t x = lp.repl[i], tile = lp.tile[i];
+  if (bound_[i] <= kEveryStepLimit) {   // every factor: what the descent always did here
+    int64_t v = x;
+    do
+      v += up ? 1 : -1;
+    while (v >= 1 && v <= bound_[i] && !blockedOk(q, l, i, tile, v));
+    return v;
+  }
+  // A large dim: the factors that make the array tile a blocked size of the
+  // enclosing tile over this tile (a bounded set), not every integer up to
+  // the dim (a batch of 2^31 made this loop run 2^31 times).
+  int64_t best = 0;
+  for (int64_t s : blockedSizes(tile, enclosingTile(q, l, i), uneven_)) {
+    const int64_t v = replFor(s, tile);
+    if ((up ? v > x && (!best || v < best) : v < x && v > best) && blockedOk(q, l, i, tile, v))
+      best = v;
+  }
+  return best;
+}
+
 bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
   auto &lp = q.levels[l];
   if (stacking) {
@@ -268,9 +288,7 @@ bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
     int64_t &t = q.levels[m].tile[i];
     if ((t % unit == 0 || (uneven_ && t == limit(m, i))) && covers(q.levels[m - 1].tile[i], q.levels[m - 1].repl[i], t))
       break;
-    int64_t grown = unit;
-    while (grown < t)
-      grown += unit;
+    const int64_t grown = std::max(unit, (t + unit - 1) / unit * unit);   // the smallest multiple >= t
     t = uneven_ ? std::min(grown, limit(m, i)) : grown;   // uneven: the whole limit, over-covered by a partial tile
   }
   for (size_t m = l; m < q.levels.size(); ++m)

@@ -59,6 +59,11 @@ protected:
   /// the array tile below it; false if the result is not blocked or does not fit.
   bool lift(Plan &q, size_t l, size_t i, bool stacking) const;
 
+  /// The stack factor next to level l's along dim i (up: the next larger)
+  /// that keeps the plan blocked; 0 (or out of range) if none. Every integer
+  /// is tried up to kEveryStepLimit units, a bounded set above.
+  int64_t neighbourRepl(const Plan &q, size_t l, size_t i, bool up) const;
+
   void stack(Plan &p, size_t l) { grow(p, l, true); }
 
   void cache(Plan &p, size_t l) { grow(p, l, false); }

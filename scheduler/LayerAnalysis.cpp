@@ -829,13 +829,7 @@ private:
       return;
     const LevelResult &lr = result_.levels[node];
     int64_t used = std::min(lr.units, lv.units());
-    double sum = 0;
-    for (int64_t i = 0; i < used; ++i) {
-      int64_t r = i / lv.cols, c = i % lv.cols;
-      int64_t rr = lv.rows - 1 - r, cc = lv.cols - 1 - c;
-      sum += static_cast<double>(std::min({r + c, r + cc, rr + c, rr + cc}));
-    }
-    double hbar = sum / static_cast<double>(used);
+    double hbar = cornerHopSum(used, lv.rows, lv.cols) / static_cast<double>(used);
     const LevelAccesses &dram = result_.levels[nl - 1].accesses;
     double hops = 0;
     for (TensorRole r : layer_.roles()) {
@@ -950,6 +944,28 @@ double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
                          std::vector<Issue> &issues) {
   return LayerAnalyzer(net, layer, hw, schedule, issues).run();
+}
+
+namespace {
+/// The sum over x = 0 .. k-1 of min(x, n-1-x): how far each of the first k
+/// positions of 0..n-1 is from the nearer end.
+double nearerEndSum(int64_t k, int64_t n) {
+  auto tri = [](int64_t m) { return static_cast<double>(m) * static_cast<double>(m + 1) / 2; };   // 0 + ... + m
+  const int64_t h = (n - 1) / 2;   // up to h, x itself is the nearer distance
+  if (k <= h + 1)
+    return tri(k - 1);
+  // beyond it n-1-x is, running from n-2-h down to n-k
+  return tri(h) + tri(n - 2 - h) - tri(n - k - 1);
+}
+} // namespace
+
+double cornerHopSum(int64_t used, int64_t rows, int64_t cols) {
+  // From the nearest corner: min(r, rows-1-r) + min(c, cols-1-c), separately.
+  const int64_t full = used / cols, rest = used % cols;
+  double sum = static_cast<double>(cols) * nearerEndSum(full, rows) + static_cast<double>(full) * nearerEndSum(cols, cols);
+  if (rest > 0)
+    sum += static_cast<double>(rest) * static_cast<double>(std::min(full, rows - 1 - full)) + nearerEndSum(rest, cols);
+  return sum;
 }
 
 } // namespace dfl

@@ -1,5 +1,6 @@
 #include "scheduler/Report.h"
 
+#include "support/FiniteJson.h"
 #include "support/Format.h"
 
 #include <nlohmann/json.hpp>
@@ -188,7 +189,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                 {"latency_seconds", r.latencyCycles / hw.frequencyHz}}},
               {"segments", segments},
               {"layers", layers}};
-  return out.dump(2) + "\n";
+  return dumpReport(out);
 }
 
 } // namespace dfl

@@ -96,11 +96,14 @@ private:
     intra.search = search_;
     intra.maxCandidates = cap_;
     intra.budget = &budget;
+    // The user's block of each layer (the last one written), found once: not
+    // a search of every block per layer.
+    std::vector<const LayerScheduleModel *> userOf(net.layers.size(), nullptr);
+    for (const LayerScheduleModel &ls : given.layers)
+      if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
+        userOf[static_cast<size_t>(ls.layer)] = &ls;
     for (size_t i = 0; i < net.layers.size(); ++i) {
-      const LayerScheduleModel *user = nullptr;
-      for (const LayerScheduleModel &ls : given.layers)
-        if (ls.layer == static_cast<int>(i))
-          user = &ls;
+      const LayerScheduleModel *user = userOf[i];
       IntraLayerStats stats;
       auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, failure);
       out.stats.candidates += stats.candidates;

@@ -147,8 +147,29 @@ const std::vector<int64_t> &TilingSpace::blockedSizes(int64_t unit, int64_t whol
   if (!fresh)
     return sizes;
   const int64_t n = (whole + unit - 1) / unit;
-  for (int64_t k = n; k >= 2; --k)   // ceil(n/k) grows as k falls
-    if (int64_t s = unit * ((n + k - 1) / k); (uneven || whole % s == 0) && (sizes.empty() || s != sizes.back()))
+  // Steps of `unit` per tile, each below n (n itself is `whole`, added last).
+  std::vector<int64_t> steps;
+  if (n <= kEveryStepLimit) {
+    for (int64_t k = n; k >= 2; --k)   // ceil(n/k) grows as k falls
+      steps.push_back((n + k - 1) / k);
+  } else {
+    // A bounded set that does not grow with n (docs/solver.md, "Blocked
+    // sizes"): the tiles covering n in few steps, the few-unit tiles, the
+    // powers of two and the tiles covering n in a power of two of steps, and
+    // the divisors with a cofactor or a factor up to kDivisorSearch.
+    for (int64_t k = 2; k <= kFewSteps; ++k)
+      steps.push_back((n + k - 1) / k), steps.push_back(k);
+    steps.push_back(1);
+    for (int64_t p = 2; p < n; p *= 2)
+      steps.push_back(p), steps.push_back((n + p - 1) / p);
+    for (int64_t d = 1; d <= kDivisorSearch && d * d <= n; ++d)
+      if (n % d == 0)
+        steps.push_back(d), steps.push_back(n / d);
+    std::erase_if(steps, [&](int64_t s) { return s >= n; });
+    std::sort(steps.begin(), steps.end());
+  }
+  for (int64_t k : steps)
+    if (int64_t s = unit * k; (uneven || whole % s == 0) && (sizes.empty() || s != sizes.back()))
       sizes.push_back(s);
   if ((uneven || whole % unit == 0) && (sizes.empty() || sizes.back() != whole))
     sizes.push_back(whole);

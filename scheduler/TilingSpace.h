@@ -95,7 +95,16 @@ public:
   /// `whole` in k steps. The divisors of whole (as multiples of unit) are among
   /// them; so is the tile that spreads whole evenly over any number of units.
   /// Without `uneven`, only the exact ones: the multiples of unit dividing whole.
+  /// Above kEveryStepLimit units a bounded subset (docs/solver.md): the space
+  /// grows with a dim's magnitude only up to there, so a batch of 2^31 costs
+  /// what one of 2^16 does.
   static const std::vector<int64_t> &blockedSizes(int64_t unit, int64_t whole, bool uneven = true);
+  /// Up to this many units along a dim, every ceil(n/k) is a blocked size.
+  static constexpr int64_t kEveryStepLimit = int64_t(1) << 16;
+  /// Above it: ceil(n/k) and k for k up to kFewSteps, the powers of two p and
+  /// ceil(n/p), and the divisors d, n/d with d up to kDivisorSearch.
+  static constexpr int64_t kFewSteps = 64;
+  static constexpr int64_t kDivisorSearch = int64_t(1) << 16;
 
   static int64_t unitsOf(const Plan::LevelPlan &lp);
 

@@ -13,24 +13,37 @@ const DiagInfo kTable[] = {
 #include "support/Diagnostics.def"
 };
 
-size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
+/// The edit distance of a and b (a swap of neighbours is one edit) if it is
+/// below `bound`, else `bound`: only the band |i - j| < bound can hold a
+/// smaller value, and once a whole row of it reaches the bound nothing below
+/// can fall under it again. O(min(|a|, |b|) * bound).
+size_t editDistance(const std::string &a, const std::string &b, size_t bound) {
+  const size_t big = bound + 1;
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) >= bound)
+    return bound;
+  auto eq = [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); };
+  std::vector<size_t> prev2(b.size() + 1, big), prev(b.size() + 1, big), cur(b.size() + 1, big);
+  for (size_t j = 0; j <= b.size() && j < bound; ++j)
     prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+    const size_t lo = i >= bound ? i - bound + 1 : 1, hi = std::min(b.size(), i + bound - 1);
+    std::fill(cur.begin(), cur.end(), big);
+    cur[0] = i < bound ? i : big;
+    size_t rowMin = cur[0];
+    for (size_t j = lo; j <= hi; ++j) {
+      size_t sub = prev[j - 1] + (eq(a[i - 1], b[j - 1]) ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
       // A swap of neighbours ("cnov" for "conv") counts as one edit.
-      if (i > 1 && j > 1 && std::tolower(a[i - 1]) == std::tolower(b[j - 2]) &&
-          std::tolower(a[i - 2]) == std::tolower(b[j - 1]))
+      if (i > 1 && j > 1 && eq(a[i - 1], b[j - 2]) && eq(a[i - 2], b[j - 1]))
         cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+      rowMin = std::min(rowMin, cur[j]);
     }
-    prev2 = prev;
+    if (rowMin >= bound)
+      return bound;
+    std::swap(prev2, prev);
     std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return std::min(prev[b.size()], bound);
 }
 } // namespace
 
@@ -103,10 +116,14 @@ void DiagnosticsEngine::emit(Diagnostic d) {
 
 std::optional<std::string> closestName(const std::string &name, const std::vector<std::string> &candidates) {
   const std::string *best = nullptr;
+  // Longer names get no suggestion: the distance costs length x bound per
+  // candidate, and a typo in a name that long is not what "did you mean" is for.
+  if (name.size() > kMaxSuggestedNameLength)
+    return std::nullopt;
   // At most one edit per three characters: 'y' does not suggest 'x'.
   size_t bestDist = name.size() / 3 + 1;
   for (const std::string &c : candidates) {
-    size_t d = editDistance(name, c);
+    size_t d = editDistance(name, c, bestDist);
     if (d < bestDist) {
       bestDist = d;
       best = &c;
@@ -121,6 +138,9 @@ std::string didYouMean(const std::string &name, const std::vector<std::string> &
 }
 
 DiagnosticBuilder &DiagnosticBuilder::operator<<(const Suggestion &s) {
+  // An error past the limit is dropped: no need to look for a suggestion.
+  if (diag_.severity == Severity::Error && engine_.limitReached())
+    return *this << s.otherwise;
   auto best = closestName(s.name, s.candidates);
   if (!best)
     return *this << s.otherwise;

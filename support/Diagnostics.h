@@ -147,7 +147,11 @@ private:
   bool dropped_ = false;
 };
 
-/// The candidate closest to `name` (at most one edit per three characters), if any.
+/// Names longer than this get no suggestion (closestName): the cost of a
+/// suggestion stays bounded however long the identifiers (docs/diagnostics.md).
+inline constexpr size_t kMaxSuggestedNameLength = 128;
+/// The candidate closest to `name` (at most one edit per three characters), if
+/// any; none for a name longer than kMaxSuggestedNameLength.
 std::optional<std::string> closestName(const std::string &name, const std::vector<std::string> &candidates);
 /// "; did you mean 'x'?" for closestName, or "" if none is close.
 std::string didYouMean(const std::string &name, const std::vector<std::string> &candidates);

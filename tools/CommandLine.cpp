@@ -21,8 +21,9 @@ Usage:
                                      the real solve (default 4),
                                      --train: schedule training (the network
                                      with its backward layers),
-                                     --time-limit SECONDS: stop the solver
-                                     then and write the best schedule found,
+                                     --time-limit SECONDS|none: stop the
+                                     solver then and write the best schedule
+                                     found (default 600),
                                      --no-pipelining: layer by layer, no
                                      inter-layer segments,
                                      --max-latency T (cycles; s, ms, us, ns),
@@ -188,10 +189,15 @@ public:
           return std::nullopt;
         o.driver.topK = static_cast<size_t>(*n);
       } else if (auto v = value(i, "--time-limit", failed)) {
+        o.timeLimitGiven = true;
+        if (*v == "none") {
+          o.driver.timeLimitSeconds = std::nullopt;
+          continue;
+        }
         char *end = nullptr;
         double t = std::strtod(v->c_str(), &end);
         if (v->empty() || *end || !(t >= 0) || t > 1e9) {
-          error_ = "--time-limit needs a non-negative number of seconds, got '" + *v + "'";
+          error_ = "--time-limit needs a non-negative number of seconds or 'none', got '" + *v + "'";
           return std::nullopt;
         }
         o.driver.timeLimitSeconds = t;
@@ -278,7 +284,7 @@ private:
     if (o.command != "compile" && (!o.driver.outDir.empty() || o.driver.solver != defaults.solver ||
                                    o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
       return "-o, --solver, --objective and --top-k are options of 'dflc compile'";
-    if (o.command != "compile" && o.driver.timeLimitSeconds)
+    if (o.command != "compile" && o.timeLimitGiven)
       return "--time-limit is an option of 'dflc compile'";
     if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj || o.driver.pareto))
       return "--no-pipelining, --max-latency, --max-energy and --pareto are options of 'dflc compile'";

@@ -20,6 +20,7 @@ struct CommandLine {
   std::string format = "text";     // diagnostics: text, json or sarif
   std::optional<bool> color;
   bool markdown = false;           // --list-diagnostics=markdown
+  bool timeLimitGiven = false;     // --time-limit, even "none" (compile only)
   // dflc lsp
   bool litTest = false;
   std::string logFile;

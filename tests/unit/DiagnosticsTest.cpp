@@ -53,3 +53,33 @@ TEST(Diagnostics, DidYouMeanPicksTheClosestName) {
   EXPECT_EQ(didYouMean("cnov", {"conv", "fc", "dwconv"}), "; did you mean 'conv'?");
   EXPECT_EQ(didYouMean("zzzzzz", {"conv", "fc"}), "");
 }
+
+// The distance is computed only below the bound (one edit per three
+// characters, plus one): a band around the diagonal, with an early exit.
+TEST(Diagnostics, DidYouMeanWithinTheBound) {
+  // "layer_12" (8 characters): bound 8/3 + 1 = 3, so distance 2 is suggested.
+  EXPECT_EQ(didYouMean("layer_12", {"layer_1234", "lay"}), "; did you mean 'layer_1234'?");
+  // Distance 3 (three appended) is not; nor "lay" (5 deleted).
+  EXPECT_EQ(didYouMean("layer_12", {"layer_12345", "lay"}), "");
+  // The closer of two candidates wins whatever their order (the bound shrinks
+  // to the best distance so far): "convx" is 1 away, "cnovxy" 3 (swap + 2).
+  EXPECT_EQ(didYouMean("conv", {"cnovxy", "convx"}), "; did you mean 'convx'?");
+  // A swap right at the band's edge: "abcdefghji" is 1 from "abcdefghij".
+  EXPECT_EQ(didYouMean("abcdefghij", {"abcdefghji"}), "; did you mean 'abcdefghji'?");
+}
+
+// Issue 20: identifiers of 300k-1M characters made "did you mean" quadratic
+// in their length. Names longer than kMaxSuggestedNameLength get none.
+TEST(Diagnostics, DidYouMeanSkipsHugeNames) {
+  std::string huge(300000, 'a');
+  std::string other = huge;
+  other.back() = 'b';   // one edit away: would be suggested if it were looked at
+  EXPECT_EQ(didYouMean(huge, {other, huge + "c"}), "");
+  // At the cap a name still gets its suggestion; a candidate may be as long
+  // as it likes (its length alone rules it out when it differs too much).
+  std::string capped(kMaxSuggestedNameLength, 'x');
+  std::string near = capped;
+  near[0] = 'y';
+  EXPECT_EQ(didYouMean(capped, {huge, near}), "; did you mean '" + near + "'?");
+  EXPECT_EQ(didYouMean(capped + "x", {capped}), "");
+}

@@ -63,3 +63,78 @@ TEST(HardwareSema, LevelsMustGrowOutwards) {
             "from innermost to outermost\n"
             "  3:11: note level 'A' is declared here\n");
 }
+
+// Issue 20: products of the levels' sizes are checked (docs/language.md, "Limits").
+TEST(HardwareSema, UnitsOverTwoLevelsAreLimited) {
+  // 65536 x 65536 = 2^32 units at one level alone: over 2^31.
+  // 2147483647 x 2147483647 does not even fit 64 bits.
+  auto c = compile(R"(hardware h {
+    word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+    level A { capacity = 64 B; array = 65536 x 65536; access_energy = 1 pJ; }
+    level B { capacity = 1 KiB; array = 2147483647 x 2147483647; access_energy = 1 pJ; }
+    level C { access_energy = 1 pJ; }
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "3:40: E0511 hardware 'h' is too large: the units of level 'A' = 65536 x 65536 exceeds 2^31\n"
+            "4:41: E0511 hardware 'h' is too large: the units of level 'B' = 2147483647 x 2147483647 exceeds 2^31\n");
+}
+
+TEST(HardwareSema, UnitsOfAllLevelsTogetherAreLimited) {
+  // Each level alone is fine; A's units times B's: 2^16 * 2^16 = 2^32 > 2^31,
+  // reported at A (the product over A and the levels outside it: A, B, C).
+  auto c = compile(R"(hardware h {
+    word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+    level A { capacity = 64 B; array = 256 x 256; access_energy = 1 pJ; }
+    level B { capacity = 1 KiB; array = 256 x 256; access_energy = 1 pJ; }
+    level C { access_energy = 1 pJ; }
+  })");
+  EXPECT_EQ(c.diagnostics(), "3:32: E0511 hardware 'h' is too large: the units of level 'A' and the levels outside "
+                             "it = 65536 x 65536 x 1 exceeds 2^31\n");
+}
+
+TEST(HardwareSema, AggregateCapacityIsLimited) {
+  // 2^40 B (1 TiB) per buffer times 2^16 buffers = 2^56 B > 2^53.
+  auto c = compile(R"(hardware h {
+    word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+    level A { capacity = 1024 GiB; array = 256 x 256; access_energy = 1 pJ; }
+    level C { access_energy = 1 pJ; }
+  })");
+  EXPECT_EQ(c.diagnostics(), "3:15: E0511 hardware 'h' is too large: the capacity of all level 'A' buffers in bytes "
+                             "= 1099511627776 x 65536 x 1 exceeds 2^53\n");
+}
+
+TEST(HardwareSema, RatesAndWordOutOfRange) {
+  // 1e-12 B/cycle: a transfer of 2^53 words would take ~1e28 cycles; 1e-300
+  // (the issue's) made the latency inf. The limit is 2^-32 (~2.3e-10). 1 B/s at the (rejected) frequency is not checked against a rate
+  // nobody will use: the frequency error is enough.
+  auto c = compile(R"(hardware h {
+    word = 1024 bit; frequency = 0.5 Hz; mac { energy = 1 pJ; }
+    level A { capacity = 64 B; access_energy = 1 pJ; bandwidth = 0.000000000001 B/cycle; }
+    level C { access_energy = 1 pJ; bandwidth = 1 B/s; }
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "2:12: E0404 'word' must be at most 512 bit, got 1024 bit\n"
+            "2:34: E0404 'frequency' must be at least 1 Hz, got 0.5 Hz\n"
+            "3:66: E0404 'bandwidth' must be at least 2^-32 B/cycle, got 1e-12 B/cycle\n");
+}
+
+TEST(HardwareSema, PerSecondBandwidthIsCheckedAtTheFrequency) {
+  // 1 B/s at 100 GHz: 1e-11 B/cycle, below 2^-32 (about 2.3e-10).
+  auto c = compile(R"(hardware h {
+    word = 16 bit; frequency = 100 GHz; mac { energy = 1 pJ; }
+    level A { capacity = 64 B; access_energy = 1 pJ; }
+    level C { access_energy = 1 pJ; bandwidth = 1 B/s; }
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "4:49: E0404 'bandwidth' must be at least 2^-32 B/cycle at the frequency, got 1e-11 B/cycle\n");
+}
+
+TEST(HardwareSema, AtMost64Levels) {
+  std::string text = "hardware h {\n  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }\n";
+  for (int i = 0; i < 65; ++i)
+    text += "  level L" + std::to_string(i) + " { capacity = 64 B; access_energy = 1 pJ; }\n";
+  text += "}\n";
+  auto c = compile(text);
+  // Level L64 (the 65th, on line 3 + 64) is the first past the limit.
+  EXPECT_EQ(c.diagnostics(), "67:9: E0512 hardware 'h' has 65 levels; at most 64 are supported\n");
+}
