@@ -29,8 +29,11 @@
 
 namespace dfl::lsp {
 
-/// The largest message body read (64 MiB): a larger one is skipped.
-inline constexpr uint64_t kMaxMessageBytes = uint64_t(64) << 20;
+/// The largest message body read (16 MiB): a larger one is skipped. Sixteen
+/// times the largest document checked (DocumentStore::kMaxDocumentBytes), so
+/// a larger document is still opened and told it is too large, while the
+/// parsed JSON of any message stays within a few hundred MB.
+inline constexpr uint64_t kMaxMessageBytes = uint64_t(16) << 20;
 /// The longest header line, and the most lines in one header block.
 inline constexpr size_t kMaxHeaderLineBytes = 4096;
 inline constexpr size_t kMaxHeaderLines = 32;

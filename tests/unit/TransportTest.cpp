@@ -181,6 +181,16 @@ TEST(LanguageServer, AnswersAValidRequestAfterEachHostileMessage) {
   }
 }
 
+TEST(LanguageServer, SkipsAMessageAboveSixteenMebibytes) {
+  // 16 MiB + 1 = 16,777,217 bytes, all sent (a JSON string), then shutdown.
+  std::string big = "\"" + std::string((16 << 20) - 1, 'a') + "\"";
+  Session s = runSession(kInitialize + frame(big) + kShutdownExit);
+  ASSERT_EQ(s.replies.size(), 3u);
+  EXPECT_EQ(s.replies[1], kParseErrorPrefix + "malformed message: a message of 16777217 bytes, above the limit of "
+                                              "16777216: skipped\"},\"id\":null,\"jsonrpc\":\"2.0\"}");
+  EXPECT_EQ(s.replies[2], R"({"id":2,"jsonrpc":"2.0","result":null})");
+}
+
 TEST(LanguageServer, SaysWhyADeepMessageIsRefused) {
   Session s = runSession(kInitialize + frame(std::string(1000000, '{')) + kShutdownExit);
   ASSERT_EQ(s.replies.size(), 3u);
