@@ -109,7 +109,9 @@ std::vector<DocumentSymbol> DflServer::findDocumentSymbols(const std::string &ur
 
 std::optional<std::vector<TextEdit>> DflServer::format(const std::string &uri) {
   auto text = impl_->documents.text(uri);
-  return text ? formatDocument(uri, *text) : std::nullopt;
+  if (!text || text->size() > DocumentStore::kMaxDocumentBytes)
+    return std::nullopt;   // not parsed above the limit: no edit
+  return formatDocument(uri, *text);
 }
 
 CompletionList DflServer::complete(const std::string &uri, Position pos) {

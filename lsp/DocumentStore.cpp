@@ -39,7 +39,7 @@ Diagnostic tooLarge(size_t bytes) {
   d.severity = DiagnosticSeverity::Warning;
   d.message = "this document is " + std::to_string(bytes) + " bytes, above the language server's limit of " +
               std::to_string(DocumentStore::kMaxDocumentBytes) +
-              ": it is not checked, and hover, symbols, completion and code actions are off "
+              ": it is not checked, and hover, symbols, formatting and code actions are off "
               "(`dflc check` checks it)";
   return d;
 }

@@ -561,6 +561,7 @@ TEST(DflServer, ADocumentAboveTheSizeLimitIsNotChecked) {
   EXPECT_FALSE(server.findHover(uri, {1, 2}));
   EXPECT_TRUE(server.findDocumentSymbols(uri).empty());
   EXPECT_TRUE(server.codeActions(uri, {{0, 0}, {0, 0}}).empty());
+  EXPECT_FALSE(server.format(uri));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
