@@ -200,6 +200,7 @@ std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::
       // This request solves; identical ones arriving meanwhile wait for it.
       auto flight = std::make_shared<Flight>();
       flight->key = cacheKey;
+      flight->generation = c->generation;
       flights_[uri] = flight;
       ++solvesStarted_;
       lock.unlock();
@@ -222,6 +223,8 @@ std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::
     // stale (this request's text or configuration is newer).
     std::shared_ptr<Flight> flight = it->second;
     bool same = flight->key == cacheKey;
+    if (flight->generation > c->generation)
+      return out;   // this request's text is the stale one
     if (!same)
       flight->stop = true;
     else

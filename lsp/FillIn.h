@@ -16,7 +16,8 @@
 // One solve at a time per document: a request for the text and configuration
 // being solved waits for that solve (identical requests coalesce onto one
 // computation); a request for a newer one stops the stale solve and waits for
-// it to end before solving. A solve stops when its time limit passes (the
+// it to end before solving, and one for an older text (read before an edit
+// another request has seen) gives up. A solve stops when its time limit passes (the
 // best schedule found; scheduler/SolveBudget.h), when it is stale, when every
 // request waiting for it was cancelled, or at stopAll (exit).
 #pragma once
@@ -25,6 +26,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +63,7 @@ private:
   /// The solve of one document's text and configuration (`key`).
   struct Flight {
     std::string key;
+    uint64_t generation = 0;   // of the text solved
     std::atomic<bool> stop{false};   // the solver's cancel flag
     std::atomic<int> waiters{0};     // other requests waiting for it, not cancelled
   };
