@@ -11,20 +11,41 @@
 #include "lsp/InlayHints.h"
 #include "lsp/SymbolIndex.h"
 
+#include <mutex>
+
 namespace dfl::lsp {
 
-// Destroyed in reverse: the code actions still solving are joined before the
-// documents they read go away.
+// Owned by the server and by every code action's thread: a thread abandoned at
+// exit keeps what it reads alive. After abandon() the gate is closed: nothing
+// reaches the client (whose transport is gone) from a thread left running.
 struct DflServer::Impl {
+  struct Gate {
+    std::mutex mutex;
+    bool open = true;
+  };
   explicit Impl(const Options &o)
-      : documents(o.driver, o.background, o.publish), tasks(o.background) {}
+      : gate(std::make_shared<Gate>()),
+        documents(o.driver, o.background,
+                  [gate = gate, publish = o.publish](const PublishDiagnosticsParams &p) {
+                    std::lock_guard<std::mutex> lock(gate->mutex);
+                    if (gate->open && publish)
+                      publish(p);
+                  }),
+        tasks(o.background), requestTimeLimitSeconds(o.requestTimeLimitSeconds) {}
+  ~Impl() { tasks.joinAll(); }   // (none left once abandoned) before the documents they read
+  std::vector<CodeAction> codeActions(const std::string &uri, Range range,
+                                      const std::shared_ptr<std::atomic<bool>> &cancelled);
+
+  std::shared_ptr<Gate> gate;
   DocumentStore documents;
   FillIn fillIn;
   BackgroundTasks tasks;
+  double requestTimeLimitSeconds;
 };
 
-DflServer::DflServer(Options options) : impl_(std::make_unique<Impl>(options)) {}
-DflServer::~DflServer() = default;
+DflServer::DflServer(Options options) : impl_(std::make_shared<Impl>(options)) {}
+// A task still holding impl_ must not drop the last reference: its thread would join itself.
+DflServer::~DflServer() { impl_->tasks.joinAll(); }
 
 void DflServer::addDocument(const std::string &uri, const std::string &text, int64_t version) {
   impl_->documents.add(uri, text, version);
@@ -43,6 +64,23 @@ void DflServer::waitIdle() {
   impl_->tasks.joinAll();
   impl_->documents.waitIdle();
 }
+
+void DflServer::finish(std::chrono::milliseconds timeout) {
+  impl_->documents.waitIdle();
+  impl_->tasks.waitFinished(timeout);
+}
+
+void DflServer::abandon() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->gate->mutex);
+    impl_->gate->open = false;
+  }
+  impl_->fillIn.stopAll();
+  impl_->documents.stop();
+  impl_->tasks.abandon();
+}
+
+int64_t DflServer::solvesStarted() const { return impl_->fillIn.solvesStarted(); }
 
 std::optional<Hover> DflServer::findHover(const std::string &uri, Position pos) {
   auto c = impl_->documents.current(uri);
@@ -71,7 +109,9 @@ std::vector<DocumentSymbol> DflServer::findDocumentSymbols(const std::string &ur
 
 std::optional<std::vector<TextEdit>> DflServer::format(const std::string &uri) {
   auto text = impl_->documents.text(uri);
-  return text ? formatDocument(uri, *text) : std::nullopt;
+  if (!text || text->size() > DocumentStore::kMaxDocumentBytes)
+    return std::nullopt;   // not parsed above the limit: no edit
+  return formatDocument(uri, *text);
 }
 
 CompletionList DflServer::complete(const std::string &uri, Position pos) {
@@ -92,7 +132,11 @@ bool DflServer::configure(const ServerSettings &settings, std::string &error) {
       return error = *e, false;
   if (settings.batch && *settings.batch < 1)
     return error = "batch must be a positive integer, got " + std::to_string(*settings.batch), false;
+  if (settings.timeLimit && !(*settings.timeLimit > 0 && *settings.timeLimit <= 1e6))
+    return error = "timeLimit must be a number of seconds above 0 and at most 1e6", false;
   driver::DriverOptions o = impl_->documents.options();
+  if (settings.timeLimit)
+    o.timeLimitSeconds = settings.timeLimit;
   o.solver = settings.solver.value_or(o.solver);
   o.objective = settings.objective.value_or(o.objective);
   bool recheck = false;
@@ -108,25 +152,33 @@ bool DflServer::configure(const ServerSettings &settings, std::string &error) {
   return true;
 }
 
-std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range,
-                                               const std::shared_ptr<std::atomic<bool>> &cancelled) {
-  auto c = impl_->documents.current(uri);
+std::vector<CodeAction> DflServer::Impl::codeActions(const std::string &uri, Range range,
+                                                     const std::shared_ptr<std::atomic<bool>> &cancelled) {
+  auto c = documents.current(uri);
   if (!c)
     return {};
-  driver::DriverOptions o = impl_->documents.options();
-  return impl_->fillIn.actions(quickFixes(*c, uri, range), c, uri, range, cancelled, o.solver, o.objective);
+  driver::DriverOptions o = documents.options();
+  // The editor's timeLimit setting, else the server's default.
+  return fillIn.actions(quickFixes(*c, uri, range), c, uri, range, cancelled, o.solver, o.objective,
+                        o.timeLimitSeconds.value_or(requestTimeLimitSeconds));
+}
+
+std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range,
+                                               const std::shared_ptr<std::atomic<bool>> &cancelled) {
+  return impl_->codeActions(uri, range, cancelled);
 }
 
 void DflServer::codeActionsAsync(const std::string &uri, Range range, std::shared_ptr<std::atomic<bool>> cancelled,
                                  std::function<void(const std::vector<CodeAction> &)> done) {
-  impl_->tasks.start([this, uri, range, cancelled, done] {
+  impl_->tasks.start([impl = impl_, uri, range, cancelled, done] {
     std::vector<CodeAction> actions;
     try {
-      actions = codeActions(uri, range, cancelled);
+      actions = impl->codeActions(uri, range, cancelled);
     } catch (const std::exception &) {
       // An internal error in the solver: no action rather than a dead server.
     }
-    if (!cancelled || !*cancelled)
+    std::lock_guard<std::mutex> lock(impl->gate->mutex);
+    if (impl->gate->open && (!cancelled || !*cancelled))
       done(actions);
   });
 }

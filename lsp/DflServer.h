@@ -19,6 +19,7 @@
 #include "lsp/Protocol.h"
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +27,9 @@
 #include <vector>
 
 namespace dfl::lsp {
+
+/// Seconds a solve started by a request may take by default (docs/lsp.md, "Limits").
+inline constexpr double kDefaultRequestTimeLimitSeconds = 10;
 
 class DflServer {
 public:
@@ -35,6 +39,9 @@ public:
     driver::DriverOptions driver;
     bool background = true;
     std::function<void(const PublishDiagnosticsParams &)> publish;
+    /// The time limit of a solve a request starts (the code action): the best
+    /// schedule found by then (docs/lsp.md, "Limits").
+    double requestTimeLimitSeconds = kDefaultRequestTimeLimitSeconds;
   };
   explicit DflServer(Options options);
   ~DflServer();
@@ -72,12 +79,20 @@ public:
   bool configure(const ServerSettings &settings, std::string &error);
 
   /// Blocks until every scheduled check has been published and every async
-  /// code action answered (tests, shutdown).
+  /// code action answered (tests).
   void waitIdle();
+  /// `shutdown`: waitIdle, but for the code actions at most `timeout`.
+  void finish(std::chrono::milliseconds timeout);
+  /// `exit`: nothing more is published or answered; solves still running are
+  /// told to stop and left to end on their own (never waited for).
+  void abandon();
+  /// Solves the code actions started (tests: identical requests coalesce).
+  int64_t solvesStarted() const;
 
 private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  // Shared with the code actions' threads, which abandon() leaves running.
+  std::shared_ptr<Impl> impl_;
 };
 
 } // namespace dfl::lsp

@@ -16,14 +16,40 @@ DocumentStore::DocumentStore(driver::DriverOptions options, bool background,
 }
 
 DocumentStore::~DocumentStore() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
+  stop();
   if (worker_.joinable())
     worker_.join();
 }
+
+void DocumentStore::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    pending_.clear();
+  }
+  wake_.notify_all();
+  idle_.notify_all();
+}
+
+namespace {
+
+/// The one diagnostic of a document above kMaxDocumentBytes.
+Diagnostic tooLarge(size_t bytes) {
+  Diagnostic d;
+  d.severity = DiagnosticSeverity::Warning;
+  d.message = "this document is " + std::to_string(bytes) + " bytes, above the language server's limit of " +
+              std::to_string(DocumentStore::kMaxDocumentBytes) +
+              ": it is not checked, and hover, symbols, formatting and code actions are off "
+              "(`dflc check` checks it)";
+  return d;
+}
+
+const std::vector<dfl::Diagnostic> &diagnosticsOf(const Compilation *c) {
+  static const std::vector<dfl::Diagnostic> none;
+  return c ? c->diags.diagnostics() : none;
+}
+
+} // namespace
 
 std::map<std::string, std::string> DocumentStore::openBuffers() const {
   std::map<std::string, std::string> open;
@@ -70,8 +96,11 @@ bool DocumentStore::checkOne(std::unique_lock<std::mutex> &lock) {
   std::shared_ptr<Compilation> c;
   PublishDiagnosticsParams params{uri, version, {}};
   try {
-    c = compile(path, text, open, options, generation);
-    for (const dfl::Diagnostic &d : c->diags.diagnostics())
+    if (text.size() > kMaxDocumentBytes)
+      params.diagnostics = {tooLarge(text.size())};
+    else
+      c = compile(path, text, open, options, generation);
+    for (const dfl::Diagnostic &d : diagnosticsOf(c.get()))
       params.diagnostics.push_back(toLspDiagnostic(*c, d));
   } catch (const std::exception &e) {
     Diagnostic d;
@@ -142,6 +171,8 @@ std::shared_ptr<const Compilation> DocumentStore::current(const std::string &uri
     return nullptr;
   if (it->second.last && it->second.last->generation == it->second.generation)
     return it->second.last;
+  if (it->second.text.size() > kMaxDocumentBytes)
+    return nullptr;   // not checked: the queries answer at once, with nothing
   std::string path = it->second.path, text = it->second.text;
   uint64_t generation = it->second.generation;
   auto open = openBuffers();
@@ -224,7 +255,7 @@ void DocumentStore::waitIdle() {
   if (!background_)
     return drain();
   std::unique_lock<std::mutex> lock(mutex_);
-  idle_.wait(lock, [&] { return pending_.empty() && !busy_; });
+  idle_.wait(lock, [&] { return stopping_ || (pending_.empty() && !busy_); });
 }
 
 } // namespace dfl::lsp

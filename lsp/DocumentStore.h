@@ -30,6 +30,11 @@ struct Compilation;
 
 class DocumentStore {
 public:
+  /// A document larger than this is not checked (docs/lsp.md, "Limits"): it
+  /// gets one diagnostic saying so, and the queries answer as for a document
+  /// that does not parse.
+  static constexpr size_t kMaxDocumentBytes = size_t(1) << 20;
+
   /// `options`: how every document is checked (the driver's; files and open
   /// buffers are set per check).
   DocumentStore(driver::DriverOptions options, bool background,
@@ -60,6 +65,8 @@ public:
 
   /// Blocks until every scheduled check has been published.
   void waitIdle();
+  /// Exit: the worker checks nothing more after the check it is running.
+  void stop();
 
 private:
   struct Document {

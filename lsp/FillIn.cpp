@@ -10,6 +10,7 @@
 #include "scheduler/Solver.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 namespace dfl::lsp {
@@ -179,43 +180,118 @@ private:
 std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::shared_ptr<const Compilation> &c,
                                         const std::string &uri, Range range,
                                         const std::shared_ptr<std::atomic<bool>> &cancelled,
-                                        const std::string &solverName, const std::string &objective) {
+                                        const std::string &solverName, const std::string &objective,
+                                        double timeLimitSeconds) {
   if (!c->analyzed || !c->rootAst)
     return out;
   std::string cacheKey = std::to_string(c->generation) + "/" + solverName + "/" + objective;
+  auto isCancelled = [&] { return stopped_ || (cancelled && *cancelled); };
   std::vector<ScopedAction> all;
-  bool cached = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = cache_.find(uri);
-    if (it != cache_.end() && it->second.first == cacheKey)
-      all = it->second.second, cached = true;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    if (isCancelled())
+      return out;
+    if (auto it = cache_.find(uri); it != cache_.end() && it->second.first == cacheKey) {
+      all = it->second.second;
+      break;
+    }
+    auto it = flights_.find(uri);
+    if (it == flights_.end()) {
+      // This request solves; identical ones arriving meanwhile wait for it.
+      auto flight = std::make_shared<Flight>();
+      flight->key = cacheKey;
+      flight->generation = c->generation;
+      flights_[uri] = flight;
+      ++solvesStarted_;
+      lock.unlock();
+      bool stopped = false;
+      try {
+        all = solve(*c, uri, *flight, cancelled, solverName, objective, timeLimitSeconds, stopped);
+      } catch (...) {
+        stopped = true;
+      }
+      lock.lock();
+      flights_.erase(uri);
+      if (!stopped)
+        cache_[uri] = {cacheKey, all};
+      flightEnded_.notify_all();
+      if (stopped)
+        return out;   // nothing cached: the next request solves again
+      break;
+    }
+    // One solve per document: wait for the running one, stopping it if it is
+    // stale (this request's text or configuration is newer).
+    std::shared_ptr<Flight> flight = it->second;
+    bool same = flight->key == cacheKey;
+    if (flight->generation > c->generation)
+      return out;   // this request's text is the stale one
+    if (!same)
+      flight->stop = true;
+    else
+      ++flight->waiters;
+    flightEnded_.wait_for(lock, std::chrono::milliseconds(20), [&] {
+      return isCancelled() || !flights_.count(uri) || flights_.at(uri) != flight;
+    });
+    if (same)
+      --flight->waiters;
   }
-  for (const CheckedSchedule &cs : cached ? std::vector<CheckedSchedule>{} : c->checked) {
-    const Schedule &s = c->model.schedules[cs.schedule];
-    if (s.range.begin.file != c->root || !cs.result.valid || cs.result.complete)
+  lock.unlock();
+  for (const ScopedAction &a : all)
+    if (!(range.end.line < a.scope.start.line || range.start.line > a.scope.end.line))
+      out.push_back(a.action);
+  return out;
+}
+
+void FillIn::stopAll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
+  for (auto &[uri, flight] : flights_)
+    flight->stop = true;
+  flightEnded_.notify_all();
+}
+
+std::vector<FillIn::ScopedAction> FillIn::solve(const Compilation &c, const std::string &uri, Flight &flight,
+                                                const std::shared_ptr<std::atomic<bool>> &cancelled,
+                                                const std::string &solverName, const std::string &objective,
+                                                double timeLimitSeconds, bool &stopped) {
+  std::vector<ScopedAction> all;
+  for (const CheckedSchedule &cs : c.checked) {
+    const Schedule &s = c.model.schedules[cs.schedule];
+    if (s.range.begin.file != c.root || !cs.result.valid || cs.result.complete)
       continue;
-    const Network &net = c->model.networks[s.network];
+    const Network &net = c.model.networks[s.network];
     std::string how = " (solver " + solverName + ", objective " + objective + ")";
     CodeAction whole{"Fill in missing directives" + how, "refactor.rewrite", uri, {}, std::nullopt};
     SolverOptions so;
     so.objective = driver::objectiveOf(objective);
-    so.budget.cancel = cancelled.get();   // checked where candidates are scored: stops within a layer
+    so.budget.deadline = SolveBudget::Clock::now() + std::chrono::duration_cast<SolveBudget::Clock::duration>(
+                                                         std::chrono::duration<double>(timeLimitSeconds));
+    // Checked where candidates are scored: stops within a layer. The request
+    // that started the solve may be cancelled while others wait for it.
+    so.budget.cancel = &flight.stop;
+    so.budget.onCandidate = [&](int64_t) {
+      if (stopped_ || (cancelled && *cancelled && flight.waiters == 0))
+        flight.stop = true;
+    };
     SolveFailure failure;
-    std::optional<Solution> solution = makeSolver(solverName)->solve(c->model, s, so, failure);
-    if ((solution ? solution->stats.limit : failure.limit) == SolveLimit::Cancelled)
-      return out;   // nothing cached: the next request solves again
+    std::optional<Solution> solution = makeSolver(solverName)->solve(c.model, s, so, failure);
+    if ((solution ? solution->stats.limit : failure.limit) == SolveLimit::Cancelled) {
+      stopped = true;
+      return {};
+    }
     if (!solution) {
       whole.disabledReason = "no valid schedule" +
                              (failure.layer >= 0 ? " for layer '" + net.layers.at(failure.layer).name + "'" : "") +
                              ": " + failure.describe();
-      all.push_back({toLspRange(c->sm, s.range), whole});
+      all.push_back({toLspRange(c.sm, s.range), whole});
       continue;
     }
+    if (solution->stats.limit == SolveLimit::Time)
+      whole.title += ", the best found within the time limit";
     // From the model: what the solver added, inserted among what was written.
-    ScheduleEdits edits(*c, s, solution->schedule);
+    ScheduleEdits edits(c, s, solution->schedule);
     whole.edits = edits.whole();
-    all.push_back({toLspRange(c->sm, s.range), whole});
+    all.push_back({toLspRange(c.sm, s.range), whole});
     // Per layer: a written `layer NAME { ... }` block that is incomplete gets the
     // solver's levels for that layer alone (the same solve: the layers are independent).
     for (const LayerScheduleModel &ls : s.layers) {
@@ -227,17 +303,10 @@ std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::
         continue;
       CodeAction one{"Fill in missing directives of layer " + net.layers[ls.layer].name + how, "refactor.rewrite",
                      uri, layerEdits, std::nullopt};
-      all.push_back({toLspRange(c->sm, ls.range), one});
+      all.push_back({toLspRange(c.sm, ls.range), one});
     }
   }
-  if (!cached) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cache_[uri] = {cacheKey, all};
-  }
-  for (const ScopedAction &a : all)
-    if (!(range.end.line < a.scope.start.line || range.start.line > a.scope.end.line))
-      out.push_back(a.action);
-  return out;
+  return all;
 }
 
 } // namespace dfl::lsp

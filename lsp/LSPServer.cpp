@@ -11,7 +11,13 @@ public:
   LSPServer(Transport &transport, const LspOptions &options)
       : transport_(transport), version_(options.version),
         server_({options.driver, !options.litTest,
-                 [this](const PublishDiagnosticsParams &p) { transport_.notify("textDocument/publishDiagnostics", p); }}) {
+                 [this](const PublishDiagnosticsParams &p) { transport_.notify("textDocument/publishDiagnostics", p); },
+                 options.requestTimeLimitSeconds}) {
+    // `shutdown` answers once the diagnostics are published and the code
+    // actions answered (each solve is bounded by the request time limit).
+    transport_.onShutdown([this, limit = options.requestTimeLimitSeconds] {
+      server_.finish(std::chrono::milliseconds(static_cast<int64_t>(limit * 1000) + 5000));
+    });
     transport_.method("initialize", this, &LSPServer::onInitialize);
     transport_.notification("textDocument/didOpen", this, &LSPServer::onDidOpen);
     transport_.notification("textDocument/didChange", this, &LSPServer::onDidChange);
@@ -28,8 +34,9 @@ public:
     transport_.asyncMethod("textDocument/codeAction", this, &LSPServer::onCodeAction);
     transport_.notification("workspace/didChangeConfiguration", this, &LSPServer::onDidChangeConfiguration);
   }
-  // Pending checks finish (and publish) before the transport goes away.
-  ~LSPServer() { server_.waitIdle(); }
+  // `exit` (or the end of the input): nothing more is published, and a solve
+  // still running is stopped and left to end on its own, never waited for.
+  ~LSPServer() { server_.abandon(); }
 
 private:
   InitializeResult onInitialize(const InitializeParams &p) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "driver/DriverOptions.h"
+#include "lsp/DflServer.h"   // kDefaultRequestTimeLimitSeconds
 
 #include <iosfwd>
 #include <string>
@@ -20,6 +21,9 @@ struct LspOptions {
   /// (initializationOptions, workspace/didChangeConfiguration) override them.
   driver::DriverOptions driver;
   std::string version = "0.1.0";
+  /// The time limit of a solve a request starts, unless the editor's
+  /// `timeLimit` setting says otherwise (docs/lsp.md, "Limits").
+  double requestTimeLimitSeconds = kDefaultRequestTimeLimitSeconds;
 };
 
 int runLanguageServer(std::istream &in, std::ostream &out, const LspOptions &options);

@@ -43,6 +43,8 @@ void from_json(const json &j, ServerSettings &v) {
     v.batch = j["batch"].get<int64_t>();
   if (j.contains("includePaths"))
     v.includePaths = j["includePaths"].get<std::vector<std::string>>();
+  if (j.contains("timeLimit"))
+    v.timeLimit = j["timeLimit"].get<double>();
 }
 void from_json(const json &j, InitializeParams &v) {
   if (!j.is_object())

@@ -60,6 +60,7 @@ struct ServerSettings {
   std::optional<bool> train;                           // check as `dflc check --train`
   std::optional<std::vector<std::string>> includePaths;   // -I dirs (replace the command line's)
   std::optional<int64_t> batch;                        // check as `dflc check --batch N`
+  std::optional<double> timeLimit;                     // seconds a request's solve may take
 };
 struct InitializeParams {
   std::optional<std::string> rootUri;

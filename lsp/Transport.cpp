@@ -7,7 +7,7 @@
 namespace dfl::lsp {
 
 Transport::Transport(std::istream &in, std::ostream &out, Options options)
-    : in_(in), out_(out), options_(options) {
+    : in_(in), out_(out), options_(options), reader_(in) {
   // std::cin is tied to std::cout: every read would flush the output from this
   // thread, outside outMutex_, racing the worker's publishDiagnostics.
   in_.tie(nullptr);
@@ -28,48 +28,31 @@ void Transport::log(const std::string &line) {
 
 bool Transport::readMessage(std::string &message) {
   message.clear();
+  if (!options_.litTest) {
+    // Framing errors are answered (JSON-RPC: ParseError, id null) and skipped.
+    while (true) {
+      MessageReader::Result r = reader_.next();
+      if (r.kind == MessageReader::Kind::Message)
+        return message = std::move(r.body), true;
+      if (r.kind == MessageReader::Kind::End)
+        return false;
+      log("framing error: " + r.error);
+      replyError(nullptr, ErrorCode::ParseError, "malformed message: " + r.error);
+    }
+  }
+  // A message is every non-comment line up to a `// -----` line or the end.
   std::string line;
-  if (options_.litTest) {
-    // A message is every non-comment line up to a `// -----` line or the end.
-    bool any = false;
-    while (std::getline(in_, line)) {
-      if (line.rfind("//", 0) == 0) {
-        if (line.rfind("// -----", 0) == 0 && any)
-          return true;
-        continue;
-      }
-      message += line + "\n";
-      any |= line.find_first_not_of(" \t\r") != std::string::npos;
-    }
-    return any;
-  }
-  // Headers up to an empty line; only Content-Length matters.
-  long long length = -1;
+  bool any = false;
   while (std::getline(in_, line)) {
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    if (line.empty()) {
-      if (length >= 0)
-        break;
-      continue;   // stray blank line between messages
+    if (line.rfind("//", 0) == 0) {
+      if (line.rfind("// -----", 0) == 0 && any)
+        return true;
+      continue;
     }
-    static const std::string kLength = "content-length:";
-    std::string lower = line.substr(0, kLength.size());
-    for (char &c : lower)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lower == kLength) {
-      try {
-        length = std::stoll(line.substr(kLength.size()));
-      } catch (...) {
-        length = -1;
-      }
-    }
+    message += line + "\n";
+    any |= line.find_first_not_of(" \t\r") != std::string::npos;
   }
-  if (!in_ || length < 0 || length > (1LL << 30))
-    return false;
-  message.resize(static_cast<size_t>(length));
-  in_.read(message.data(), length);
-  return in_.gcount() == length;
+  return any;
 }
 
 void Transport::send(const json &message) {
@@ -103,6 +86,10 @@ void Transport::replyError(const json &id, ErrorCode code, const std::string &me
 
 void Transport::handle(const std::string &text) {
   log("<-- " + text);
+  // Checked before parsing: the parsed value's copies and destructor recurse.
+  if (jsonDeeperThan(text, kMaxJsonDepth))
+    return replyError(nullptr, ErrorCode::ParseError,
+                      "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   json message = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded())
     return replyError(nullptr, ErrorCode::ParseError, "malformed JSON");
@@ -166,6 +153,8 @@ void Transport::handle(const std::string &text) {
     return replyError(id, ErrorCode::InvalidRequest, "'" + method + "' after 'shutdown'");
   if (method == "shutdown") {
     shutdown_ = true;
+    if (onShutdown_)
+      onShutdown_();
     return send({{"jsonrpc", "2.0"}, {"id", id}, {"result", nullptr}});
   }
   if (auto async = asyncMethods_.find(method); async != asyncMethods_.end()) {
@@ -214,6 +203,10 @@ int Transport::run() {
   std::string message;
   while (!exit_ && readMessage(message))
     handle(message);
+  std::lock_guard<std::mutex> lock(pendingMutex_);
+  for (auto &[id, flag] : pending_)
+    *flag = true;
+  pending_.clear();
   return shutdown_ ? 0 : 1;
 }
 

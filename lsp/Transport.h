@@ -1,15 +1,19 @@
 // JSON-RPC 2.0 over a pair of streams (stdio in `dflc lsp`), with LSP's
-// `Content-Length` framing — the only code in dflc that reads or writes the
-// protocol streams — and the table of method handlers.
+// `Content-Length` framing (read by MessageReader, within its limits) — the
+// only code in dflc that reads or writes the protocol streams — and the table
+// of method handlers.
 //
 // Private to lsp/ (it includes nlohmann/json): LSPServer registers typed
 // handlers; params are decoded before a handler runs, so a handler never sees
-// JSON. Errors: malformed JSON → ParseError; a message that is not a request
+// JSON. Errors: a framing error (MessageReader) or JSON nested deeper than
+// kMaxJsonDepth → ParseError with id null, and the server reads on;
+// malformed JSON → ParseError; a message that is not a request
 // or notification → InvalidRequest; unknown method → MethodNotFound; params
 // that do not decode → InvalidParams; a request before `initialize` →
 // ServerNotInitialized. `notify` may be called from any thread.
 #pragma once
 
+#include "lsp/MessageReader.h"
 #include "lsp/ProtocolJson.h"
 
 #include <nlohmann/json.hpp>
@@ -65,13 +69,18 @@ public:
     notifications_[name] = [self, fn](const json &params) { (self->*fn)(params.get<P>()); };
   }
 
+  /// Runs before `shutdown` is answered (the server finishes what it was asked).
+  void onShutdown(std::function<void()> hook) { onShutdown_ = std::move(hook); }
+
   void notify(const std::string &method, const json &params);
   /// The answer to an async request; dropped if it was cancelled or answered.
   void replyLater(const json &id, const json &result);
   void log(const std::string &line);
 
-  /// Reads and dispatches messages until `exit` or the end of the input.
-  /// Returns the process exit code: 0 if `shutdown` came before `exit`, else 1.
+  /// Reads and dispatches messages until `exit` or the end of the input, then
+  /// raises the CancelFlag of every async request not yet answered (nothing
+  /// answers them any more). Returns the process exit code: 0 if `shutdown`
+  /// came before `exit`, else 1.
   int run();
 
 private:
@@ -83,12 +92,14 @@ private:
   std::istream &in_;
   std::ostream &out_;
   Options options_;
+  MessageReader reader_;
   std::mutex outMutex_;
   std::map<std::string, std::function<json(const json &)>> methods_;
   std::map<std::string, std::function<void(const json &)>> notifications_;
   std::map<std::string, std::function<void(const json &, const json &, CancelFlag)>> asyncMethods_;
   std::mutex pendingMutex_;
   std::map<std::string, CancelFlag> pending_;   // async requests not yet answered, by id
+  std::function<void()> onShutdown_;
   bool initialized_ = false, shutdown_ = false, exit_ = false;
 };
 

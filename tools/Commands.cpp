@@ -261,7 +261,12 @@ int runLsp(const CommandLine &o) {
     lo.log = &log;
   }
   std::ios::sync_with_stdio(false);
-  return lsp::runLanguageServer(std::cin, std::cout, lo);
+  int code = lsp::runLanguageServer(std::cin, std::cout, lo);
+  // A solve abandoned at `exit` may still be running on a detached thread
+  // (docs/lsp.md): end the process now, not after static destructors run under it.
+  std::cout.flush();
+  log.flush();
+  std::_Exit(code);
 }
 
 } // namespace

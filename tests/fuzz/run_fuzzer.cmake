@@ -3,7 +3,10 @@
 # examples/ and tests/lit/ (copies: libFuzzer writes new inputs into the corpus
 # directory, and never into the source tree), then fuzzes for SECONDS. Any
 # crash, sanitizer report, hang (-timeout) or memory blow-up (-rss_limit_mb)
-# fails the test and leaves the input in WORK/artifacts/
+# fails the test and leaves the input in WORK/artifacts/. Then the transport
+# fuzzer (the language server's framing and JSON-RPC) runs for
+# TRANSPORT_SECONDS (default 15), seeded with tests/fuzz/transport-seeds/; its
+# -malloc_limit_mb is far below a claimed 1 GiB Content-Length.
 #   cmake -DSRC=<source root> -DWORK=<dir> -DCXX=clang++-14 -DGENERATOR=Ninja
 #         -DSECONDS=30 -DJOBS=2 -P run_fuzzer.cmake
 foreach(v SRC WORK CXX GENERATOR SECONDS JOBS)
@@ -48,3 +51,12 @@ message(STATUS "seed corpus: ${n} files")
 run(${WORK}/build/FrontendFuzzer -max_total_time=${SECONDS} -timeout=5 -rss_limit_mb=2048
     -dict=${SRC}/tests/fuzz/dfl.dict -artifact_prefix=${WORK}/artifacts/ -print_final_stats=1
     ${WORK}/corpus)
+
+if(NOT DEFINED TRANSPORT_SECONDS)
+  set(TRANSPORT_SECONDS 15)
+endif()
+file(REMOVE_RECURSE ${WORK}/transport-corpus)
+file(COPY ${SRC}/tests/fuzz/transport-seeds/ DESTINATION ${WORK}/transport-corpus)
+run(${WORK}/build/TransportFuzzer -max_total_time=${TRANSPORT_SECONDS} -timeout=5 -rss_limit_mb=2048
+    -malloc_limit_mb=256 -dict=${SRC}/tests/fuzz/transport.dict -artifact_prefix=${WORK}/artifacts/transport-
+    -print_final_stats=1 ${WORK}/transport-corpus)

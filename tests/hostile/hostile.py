@@ -23,7 +23,7 @@ import sys
 import time
 
 SANITIZER = re.compile(r"(AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:)")
-ERROR_LINE = re.compile(r"^(?P<where>\S.*?): error: .*\[E\d{4}\]$", re.M)
+ERROR_LINE = re.compile(r"^(?P<where>\S.*?): error: ", re.M)
 STDLIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "stdlib")
 
 NET = """network tiny {

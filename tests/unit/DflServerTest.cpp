@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 namespace fs = std::filesystem;
 using namespace dfl::lsp;
@@ -202,7 +203,7 @@ TEST(DflServer, FillInMissingDirectivesMakesTheScheduleComplete) {
   EXPECT_EQ(pub.last(uri).version, 2);
   EXPECT_TRUE(server.codeActions(uri, {{17, 0}, {17, 0}}).empty());
   std::string error;
-  EXPECT_FALSE(server.configure({std::string("kapl"), std::nullopt, std::nullopt, std::nullopt, std::nullopt}, error));
+  EXPECT_FALSE(server.configure({std::string("kapl"), std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, error));
   EXPECT_NE(error.find("did you mean 'kapla'?"), std::string::npos);
 }
 
@@ -377,7 +378,7 @@ TEST(DflServer, CancelStopsTheSolveWithinALayer) {
   Published pub;
   DflServer server({{}, true, pub.callback()});
   std::string error;
-  ASSERT_TRUE(server.configure({std::string("exhaustive"), std::nullopt, std::nullopt, std::nullopt, std::nullopt}, error)) << error;
+  ASSERT_TRUE(server.configure({std::string("exhaustive"), std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt}, error)) << error;
   const std::string uri = "file:///nonexistent/cancel-within.dfl";
   server.addDocument(uri, text, 1);
   server.waitIdle();
@@ -417,20 +418,151 @@ TEST(DflServer, ConfigurationRechecksOpenDocuments) {
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0101");
   std::string error;
   ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, std::nullopt,
-                                std::vector<std::string>{(dir / "lib").string(), dfl::test::kStdlibRoot}, std::nullopt},
+                                std::vector<std::string>{(dir / "lib").string(), dfl::test::kStdlibRoot}, std::nullopt, std::nullopt},
                                error));
   // Found; without training the backward layer does not exist.
   ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "E0202");
-  ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, true, std::nullopt, std::nullopt}, error));
+  ASSERT_TRUE(server.configure({std::nullopt, std::nullopt, true, std::nullopt, std::nullopt, std::nullopt}, error));
   // With training it does; nothing is scheduled yet: W0830 only.
   ASSERT_EQ(pub.last(uri).diagnostics.size(), 1u);
   EXPECT_EQ(pub.last(uri).diagnostics[0].code, "W0830");
   // An unknown objective changes nothing, training included.
-  EXPECT_FALSE(server.configure({std::nullopt, std::string("energi"), false, std::nullopt, std::nullopt}, error));
+  EXPECT_FALSE(server.configure({std::nullopt, std::string("energi"), false, std::nullopt, std::nullopt, std::nullopt}, error));
   EXPECT_NE(error.find("did you mean 'energy'?"), std::string::npos) << error;
   EXPECT_EQ(pub.last(uri).diagnostics.at(0).code, "W0830");
   fs::remove_all(dir);
+}
+
+// AlexNet on the multi-node Eyeriss with an empty schedule: the exhaustive
+// solver runs for minutes (`dflc compile --solver exhaustive` did not end in
+// 120 s), so the time limit, coalescing, staleness and abandon are observable.
+const char *kSlowSchedule = "import \"stdlib/nets/alexnet.dfl\";\nimport \"stdlib/hw/eyeriss_multinode.dfl\";\n"
+                            "schedule for alexnet on eyeriss_multinode {\n}\n";
+
+/// A server solving with the exhaustive solver within `seconds`.
+DflServer::Options slowSolveOptions(double seconds, Published &pub) {
+  DflServer::Options options{{}, true, pub.callback()};
+  options.driver.includes = {dfl::test::kStdlibRoot};
+  options.driver.solver = "exhaustive";
+  options.requestTimeLimitSeconds = seconds;
+  return options;
+}
+
+/// Answers of codeActionsAsync, as they arrive.
+struct Answers {
+  std::mutex m;
+  std::vector<std::vector<CodeAction>> all;
+  std::function<void(const std::vector<CodeAction> &)> callback() {
+    return [this](const std::vector<CodeAction> &a) {
+      std::lock_guard<std::mutex> lock(m);
+      all.push_back(a);
+    };
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lock(m);
+    return all.size();
+  }
+};
+
+TEST(DflServer, IdenticalCodeActionsShareOneSolveWithinTheTimeLimit) {
+  Published pub;
+  DflServer server(slowSolveOptions(1.0, pub));
+  const std::string uri = "file:///nonexistent/slow.dfl";
+  server.addDocument(uri, kSlowSchedule, 1);
+  server.waitIdle();
+  Answers answers;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 8; ++i)
+    server.codeActionsAsync(uri, {{2, 0}, {2, 0}}, std::make_shared<std::atomic<bool>>(false), answers.callback());
+  server.waitIdle();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Eight requests on one text: one solve, eight answers, the same action.
+  EXPECT_EQ(server.solvesStarted(), 1);
+  ASSERT_EQ(answers.count(), 8u);
+  for (const auto &a : answers.all) {
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].title, answers.all[0][0].title);
+    EXPECT_EQ(a[0].edits.size(), answers.all[0][0].edits.size());
+  }
+  // Stopped at the 1 s limit (the exhaustive search alone takes minutes) with
+  // the best schedule found, and said so.
+  EXPECT_NE(answers.all[0][0].title.find("the best found within the time limit"), std::string::npos)
+      << answers.all[0][0].title;
+  EXPECT_FALSE(answers.all[0][0].edits.empty());
+  EXPECT_LT(seconds, 10.0);
+}
+
+TEST(DflServer, ANewerTextStopsTheStaleSolve) {
+  Published pub;
+  DflServer server(slowSolveOptions(60.0, pub));
+  const std::string uri = "file:///nonexistent/stale.dfl";
+  server.addDocument(uri, kSlowSchedule, 1);
+  server.waitIdle();
+  Answers answers;
+  auto t0 = std::chrono::steady_clock::now();
+  server.codeActionsAsync(uri, {{2, 0}, {2, 0}}, std::make_shared<std::atomic<bool>>(false), answers.callback());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // An edit (a comment) and a request on the new text: the first solve is
+  // stale and stops (answering no fill-in); the second solves, then is cancelled.
+  server.updateDocument(uri, {{std::nullopt, std::string("// edited\n") + kSlowSchedule}}, 2);
+  // (Not waitIdle: it would join the running solve.) The new text checked:
+  while (pub.last(uri).version != 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto second = std::make_shared<std::atomic<bool>>(false);
+  server.codeActionsAsync(uri, {{3, 0}, {3, 0}}, second, answers.callback());
+  while (answers.count() < 1 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(answers.count(), 1u);
+  EXPECT_TRUE(answers.all[0].empty());
+  *second = true;
+  server.waitIdle();
+  EXPECT_EQ(server.solvesStarted(), 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));   // not the 60 s limit
+}
+
+TEST(DflServer, AbandonDoesNotWaitForARunningSolve) {
+  Published pub;
+  Answers answers;
+  {
+    DflServer server(slowSolveOptions(60.0, pub));
+    const std::string uri = "file:///nonexistent/abandon.dfl";
+    server.addDocument(uri, kSlowSchedule, 1);
+    server.waitIdle();
+    server.codeActionsAsync(uri, {{2, 0}, {2, 0}}, std::make_shared<std::atomic<bool>>(false), answers.callback());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto t0 = std::chrono::steady_clock::now();
+    server.abandon();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  }
+  // Nothing answered after abandon, not even once the solve has stopped.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(answers.count(), 0u);
+}
+
+TEST(DflServer, ADocumentAboveTheSizeLimitIsNotChecked) {
+  Published pub;
+  DflServer server({{}, true, pub.callback()});
+  const std::string uri = "file:///nonexistent/huge.dfl";
+  // 5 MB of comment lines, then a network: above the 1 MiB limit.
+  std::string text;
+  while (text.size() < 5000000)
+    text += "// a comment line that makes the document large enough to exceed the limit\n";
+  text += kGoodNet;
+  auto t0 = std::chrono::steady_clock::now();
+  server.addDocument(uri, text, 1);
+  server.waitIdle();
+  PublishDiagnosticsParams p = pub.last(uri);
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].severity, DiagnosticSeverity::Warning);
+  EXPECT_NE(p.diagnostics[0].message.find("above the language server's limit of 1048576"), std::string::npos);
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{0, 0}, {0, 0}}));
+  // The queries answer at once, with nothing.
+  EXPECT_FALSE(server.findHover(uri, {1, 2}));
+  EXPECT_TRUE(server.findDocumentSymbols(uri).empty());
+  EXPECT_TRUE(server.codeActions(uri, {{0, 0}, {0, 0}}).empty());
+  EXPECT_FALSE(server.format(uri));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
 } // namespace
