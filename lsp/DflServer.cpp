@@ -23,6 +23,12 @@ struct DflServer::Impl {
     std::mutex mutex;
     bool open = true;
   };
+  /// A request's solve has the server's limit, not the CLI's default
+  /// (driver::kDefaultTimeLimitSeconds), until the editor's timeLimit setting replaces it.
+  static Options withRequestTimeLimit(Options o) {
+    o.driver.timeLimitSeconds = o.requestTimeLimitSeconds;
+    return o;
+  }
   explicit Impl(const Options &o)
       : gate(std::make_shared<Gate>()),
         documents(o.driver, o.background,
@@ -43,7 +49,8 @@ struct DflServer::Impl {
   double requestTimeLimitSeconds;
 };
 
-DflServer::DflServer(Options options) : impl_(std::make_shared<Impl>(options)) {}
+DflServer::DflServer(Options options)
+    : impl_(std::make_shared<Impl>(Impl::withRequestTimeLimit(std::move(options)))) {}
 // A task still holding impl_ must not drop the last reference: its thread would join itself.
 DflServer::~DflServer() { impl_->tasks.joinAll(); }
 

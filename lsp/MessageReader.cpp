@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <utility>
 
 namespace dfl::lsp {
 namespace {
@@ -188,6 +189,13 @@ MessageReader::Result MessageReader::next() {
     if (!resynchronize())
       return {Kind::End, "", ""};
   }
+  if (skip_) {
+    // Never allocated: read and dropped in bounded chunks (or up to the next header).
+    bool ranIntoHeader = false;
+    uint64_t length = std::exchange(skip_, 0);
+    if (!consume(length, nullptr, ranIntoHeader))
+      return {Kind::End, "", ""};
+  }
   std::optional<uint64_t> length;
   size_t lines = 0;
   std::string line;
@@ -229,8 +237,7 @@ MessageReader::Result MessageReader::next() {
     return fail("a header block without Content-Length");
   bool ranIntoHeader = false;
   if (*length > maxMessageBytes_) {
-    // Never allocated: read and dropped in bounded chunks (or up to the next header).
-    consume(*length, nullptr, ranIntoHeader);
+    skip_ = *length;   // dropped by the next call, once this error has been answered
     return fail("a message of " + std::to_string(*length) + " bytes, above the limit of " +
                     std::to_string(maxMessageBytes_) + ": skipped",
                 false);

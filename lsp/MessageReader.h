@@ -77,6 +77,7 @@ private:
   std::string pushback_;   // bytes unread, served before the stream's
   size_t pushbackPos_ = 0;
   bool resync_ = false;
+  uint64_t skip_ = 0;   // an oversize body still to drop, after its error was answered
 };
 
 } // namespace dfl::lsp

@@ -451,12 +451,14 @@ def lsp_malformed_headers(case):
 
 
 def lsp_oversize_message(case):
-    """A Content-Length of 1 GiB is refused without allocating it: an error, a stream that
-    ends cleanly, and a peak resident set far below the announced size."""
+    """A Content-Length of 1 GiB is refused without allocating it: an error at once, an
+    answer to the valid request sent after the few bytes that did come, a clean end of
+    stream, and a peak resident set far below the announced size."""
     s = Server(case)
     s.initialize()
     s.send_raw(b"Content-Length: 1073741824\r\n\r\n{")
-    s.expect_error(PROTOCOL_ERRORS)
+    s.expect_error(PROTOCOL_ERRORS)   # at once, before the body is skipped
+    s.alive()
     s.p.stdin.close()
     peak = s.close(10)
     if peak > 512:
