@@ -669,10 +669,6 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   // ResNet-50 (batch 64), the estimate's refetch terms make spatial segments
   // look worse than they solve and the short list then misses good ones.
   auto bound = [&](int i, int j) { return options(i, j).spatialBound; };
-  const size_t k = std::max<size_t>(1, options_.topK);
-  std::vector<Chain> shortList = cheapestChains(n, maxLen, 1, single, temporal, none);   // the best exact chain
-  for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, bound))
-    shortList.push_back(std::move(c));
   // The same over the segments that whole-channel forwarding allows: the
   // segments only a channel split makes fit carry optimistic bounds and
   // would otherwise crowd good chains out of the top k.
@@ -680,24 +676,38 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     const SegmentOptions &o = options(i, j);
     return o.wholeChannels ? o.spatialBound : std::nullopt;
   };
-  for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, wholeBound))
-    shortList.push_back(std::move(c));
+  auto shortList = [&](size_t k) {
+    std::vector<Chain> list = cheapestChains(n, maxLen, 1, single, temporal, none);   // the best exact chain
+    for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, bound))
+      list.push_back(std::move(c));
+    for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, wholeBound))
+      list.push_back(std::move(c));
+    return list;
+  };
+  // Top-k tries every chain top-1 tries, so a larger k is never worse: the
+  // top-1 short list and its real-cost chain first, then the rest.
+  const size_t k = std::max<size_t>(1, options_.topK);
+  std::vector<std::vector<Chain>> rounds{shortList(1)};
+  if (k > 1)
+    rounds.push_back(shortList(k));
   auto t1 = Clock::now();
   stats.estimateSeconds = std::chrono::duration<double>(t1 - t0).count();
 
-  // ---- the short list, solved for real: each spatial segment's layers with
+  // ---- each short list, solved for real: each spatial segment's layers with
   // its best granularity (in the layer-wise schedule's context), each chain
   // scored by the analysis; the best valid chain by the objective wins.
-  for (const Chain &chain : shortList)
-    tryChain(chain, stats);
   // Choosing by real cost: the short list's spatial segments, now solved, with
   // their real energies, combined with the exact segments by the same DP.
   auto real = [&](int i, int j) -> std::optional<double> {
     auto it = realPj_.find({i, j});
     return it == realPj_.end() ? std::nullopt : std::optional<double>(it->second);
   };
-  for (const Chain &chain : cheapestChains(n, maxLen, 1, single, temporal, real))
-    tryChain(chain, stats);
+  for (const std::vector<Chain> &list : rounds) {
+    for (const Chain &chain : list)
+      tryChain(chain, stats);
+    for (const Chain &chain : cheapestChains(n, maxLen, 1, single, temporal, real))
+      tryChain(chain, stats);
+  }
   stats.shortListSeconds = std::chrono::duration<double>(Clock::now() - t1).count();
   return {std::move(bestSchedule_), std::move(bestResult_)};
 }

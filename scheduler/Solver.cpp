@@ -40,28 +40,30 @@ public:
         first->stats.limit = other->stats.limit, first->stats.status = SolveStatus::Feasible;
     }
     first->stats.alternativesEvaluated = static_cast<int64_t>(alternatives.size());
-    if (options.constrained() && !met)
-      pickConstrained(model, options, alternatives, *first);
+    pickBest(model, options, alternatives, *first);
     if (options.keepAlternatives)
       first->alternatives = std::move(alternatives);
     return first;
   }
 
 private:
-  /// Among the alternatives, the best by the objective that meets the
-  /// constraints; if none does, the closest (status Unmet).
-  static void pickConstrained(const Model &model, const SolverOptions &options,
-                              const std::vector<Alternative> &alternatives, Solution &out) {
-    const Alternative *best = nullptr;
-    double bestValue = 0;
+  /// Among the solve's schedule and the alternatives, the best by the
+  /// objective that meets the constraints: another objective's solve may
+  /// find what this one's heuristic missed. If none meets them, the closest
+  /// (status Unmet).
+  static void pickBest(const Model &model, const SolverOptions &options, const std::vector<Alternative> &alternatives,
+                       Solution &out) {
+    const Alternative *best = nullptr;   // null: the solve's own schedule
+    bool found = meetsConstraints(options, out.result.energyPj, out.result.latencyCycles);
+    double bestValue = objectiveValue(options.objective, out.result.energyPj, out.result.latencyCycles);
     for (const Alternative &a : alternatives) {
       if (!meetsConstraints(options, a.energyPj, a.latencyCycles))
         continue;
       double v = objectiveValue(options.objective, a.energyPj, a.latencyCycles);
-      if (!best || v < bestValue)
-        best = &a, bestValue = v;
+      if (!found || v < bestValue)
+        best = &a, bestValue = v, found = true;
     }
-    if (!best) {   // the closest, ties by the objective
+    if (!found) {   // the closest, ties by the objective
       out.stats.status = SolveStatus::Unmet;
       double bestExcess = 0;
       for (const Alternative &a : alternatives) {
