@@ -10,6 +10,7 @@
 #include "lsp/Hover.h"
 #include "lsp/InlayHints.h"
 #include "lsp/SymbolIndex.h"
+#include "support/Check.h"
 
 #include <mutex>
 
@@ -37,7 +38,7 @@ struct DflServer::Impl {
                     if (gate->open && publish)
                       publish(p);
                   }),
-        tasks(o.background), requestTimeLimitSeconds(o.requestTimeLimitSeconds) {}
+        tasks(o.background) {}
   ~Impl() { tasks.joinAll(); }   // (none left once abandoned) before the documents they read
   std::vector<CodeAction> codeActions(const std::string &uri, Range range,
                                       const std::shared_ptr<std::atomic<bool>> &cancelled);
@@ -46,7 +47,6 @@ struct DflServer::Impl {
   DocumentStore documents;
   FillIn fillIn;
   BackgroundTasks tasks;
-  double requestTimeLimitSeconds;
 };
 
 DflServer::DflServer(Options options)
@@ -165,9 +165,10 @@ std::vector<CodeAction> DflServer::Impl::codeActions(const std::string &uri, Ran
   if (!c)
     return {};
   driver::DriverOptions o = documents.options();
-  // The editor's timeLimit setting, else the server's default.
+  // The editor's timeLimit setting, else the server's default (withRequestTimeLimit).
+  DFLC_CHECK(o.timeLimitSeconds) << "a language-server solve without a time limit";
   return fillIn.actions(quickFixes(*c, uri, range), c, uri, range, cancelled, o.solver, o.objective,
-                        o.timeLimitSeconds.value_or(requestTimeLimitSeconds));
+                        *o.timeLimitSeconds);
 }
 
 std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range range,

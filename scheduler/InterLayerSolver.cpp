@@ -676,8 +676,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     const SegmentOptions &o = options(i, j);
     return o.wholeChannels ? o.spatialBound : std::nullopt;
   };
-  auto shortList = [&](size_t k) {
-    std::vector<Chain> list = cheapestChains(n, maxLen, 1, single, temporal, none);   // the best exact chain
+  auto shortList = [&](size_t k, std::vector<Chain> list) {
     for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, bound))
       list.push_back(std::move(c));
     for (Chain &c : cheapestChains(n, maxLen, k, single, temporal, wholeBound))
@@ -685,11 +684,11 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     return list;
   };
   // Top-k tries every chain top-1 tries, so a larger k is never worse: the
-  // top-1 short list and its real-cost chain first, then the rest.
+  // best exact chain, the top-1 short list and its real-cost chain first, then the rest.
   const size_t k = std::max<size_t>(1, options_.topK);
-  std::vector<std::vector<Chain>> rounds{shortList(1)};
+  std::vector<std::vector<Chain>> rounds{shortList(1, cheapestChains(n, maxLen, 1, single, temporal, none))};
   if (k > 1)
-    rounds.push_back(shortList(k));
+    rounds.push_back(shortList(k, {}));
   auto t1 = Clock::now();
   stats.estimateSeconds = std::chrono::duration<double>(t1 - t0).count();
 
