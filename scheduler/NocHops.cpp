@@ -26,7 +26,7 @@ namespace {
 
 constexpr int64_t kEnumerate = 4096;     // a piece's row (column) offsets listed up to this many
 constexpr int64_t kBudget = 1 << 14;     // pieces x channels whose nearest distances are computed
-constexpr int64_t kPrimBudget = 1 << 16; // pieces x nodes^2 of the trees grown from every channel
+constexpr int64_t kPrimBudget = 1 << 16; // pieces x nodes x (nodes + channels): trees grown from every channel
 
 /// One digit of a mixed-radix coordinate: `repl` copies `weight` apart.
 struct Digit {
@@ -203,7 +203,7 @@ PieceHops computePieceHops(const std::vector<MeshStack> &stacks, int64_t rows, i
   if (nodes > 256)
     return h;
   // Prim from the channels (all in the tree at the start) over each piece's nodes.
-  const int64_t pieces = std::max<int64_t>(1, kPrimBudget / (nodes * nodes));
+  const int64_t pieces = std::max<int64_t>(1, kPrimBudget / (nodes * (nodes + m)));
   const std::vector<int64_t> pr = sample(nr, std::min(nr, std::max<int64_t>(1, pieces / std::min(nc, pieces)))),
                              pc = sample(nc, std::min(nc, pieces));
   std::vector<std::pair<int64_t, int64_t>> node(static_cast<size_t>(nodes));

@@ -50,7 +50,8 @@ struct PieceHops {
 /// pieces, so a mesh of 2^31 nodes costs as much as a 128 x 128 one.
 /// `fromEvery` is Prim's algorithm from the channels over a piece's nodes,
 /// for pieces of up to 256 nodes (beyond, it is first + tree): on every piece
-/// while pieces x nodes^2 stays within 2^16, else on an even sample of them.
+/// while pieces x nodes x (nodes + channels) stays within 2^16, else on an
+/// even sample of them.
 PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
                         const std::vector<std::pair<int64_t, int64_t>> &channels);
 

@@ -94,5 +94,16 @@ TEST(NocHops, HugeMeshIsBounded) {
   EXPECT_EQ(w.tree, static_cast<double>((int64_t(1) << 31) - 1));
   EXPECT_EQ(w.first, 0);
   EXPECT_EQ(w.fromEvery, w.first + w.tree);   // too many nodes to grow from every channel
+  // 1,024 channels along row 0, 32 columns apart, and pieces of 16 nodes
+  // 4,096 rows apart down a column: the channels count in the budget too.
+  // Every piece has a node in rows 0 to 4,095, at most 16 columns from a
+  // channel.
+  std::vector<std::pair<int64_t, int64_t>> many;
+  for (int64_t k = 0; k < 1024; ++k)
+    many.push_back({0, k * 32});
+  PieceHops m = meshPieceHops({rowStack(16, true), rowStack(4096, false), colStack(32768, false)}, 65536, 32768, many);
+  EXPECT_EQ(m.tree, 16 * 4096 - 4096 * 1.0);   // 15 gaps of 4,096 rows
+  EXPECT_LE(m.fromEvery, m.first + m.tree);
+  EXPECT_LE(m.first, 4095 + 16);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
 }
