@@ -17,6 +17,7 @@ constexpr int64_t kMaxWordBits = 512;
 constexpr double kMinFrequencyHz = 1;
 constexpr double kMinBandwidthBytesPerCycle = 1.0 / 4294967296.0;
 constexpr size_t kMaxLevels = 64;
+constexpr size_t kMaxMemoryChannels = 1024;
 
 /// Checks the properties of one block against the keys it allows.
 class PropertyTable {
@@ -100,6 +101,7 @@ public:
     if (!blocks.count("mac"))
       diags_.report(decl_.name.range, diag::err_missing_property) << "hardware '" + hw_.name + "'" << "mac";
     checkLevels();
+    checkChannels();
     // Bandwidths in B/s become B/cycle at this template's frequency.
     for (size_t i = 0; i < hw_.levels.size(); ++i) {
       auto &bw = hw_.levels[i].bandwidthBytesPerCycle;
@@ -181,10 +183,12 @@ private:
           hw_.activationEnergyPj[p.key.name] = *e;
       });
     else if (kind == "noc")
-      simpleBlock(b, {"hop_energy", "topology"}, {"hop_energy"}, [&](const ast::Property &p) {
+      simpleBlock(b, {"hop_energy", "topology", "channels"}, {"hop_energy"}, [&](const ast::Property &p) {
         if (p.key.name == "hop_energy") {
           if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
             hw_.nocHopEnergyPj = *e;
+        } else if (p.key.name == "channels") {
+          channels(p);
         } else if (const ast::Value *v = single(p, diags_)) {
           if (v->kind != ast::Value::Kind::Word || v->text != "mesh")
             diags_.report(v->range, diag::err_value_kind) << p.key.name << "'mesh' (the only topology modelled)";
@@ -198,6 +202,47 @@ private:
           if (auto on = boolean(*v, p.key.name, diags_))
             (p.key.name == "temporal" ? hw_.temporalPipelining : hw_.spatialPipelining) = *on;
       });
+  }
+
+  /// `channels = ROW x COL, ...`: the nodes the outermost level's channels
+  /// attach to (docs/directives.md §6 "NoC"); checked against the node mesh
+  /// once the levels are known (checkChannels).
+  void channels(const ast::Property &p) {
+    if (p.values.size() > kMaxMemoryChannels) {
+      diags_.report(p.values[kMaxMemoryChannels].range, diag::err_value_range)
+          << p.key.name << "at most " + std::to_string(kMaxMemoryChannels) + " nodes"
+          << std::to_string(p.values.size());
+      return;
+    }
+    for (const ast::Value &v : p.values) {
+      if (v.kind != ast::Value::Kind::Array) {
+        diags_.report(v.range, diag::err_value_kind) << p.key.name << "node positions 'ROW x COL' (from 0 x 0)";
+        return;
+      }
+      channelRanges_.push_back(v.range);
+      hw_.memoryChannels.emplace_back(v.rows, v.cols);
+    }
+  }
+
+  /// Every channel on a node of the mesh of the level below the outermost.
+  void checkChannels() {
+    if (hw_.memoryChannels.empty())
+      return;
+    const size_t nl = hw_.levels.size();
+    const Level *nodes = nl >= 2 ? &hw_.levels[nl - 2] : nullptr;
+    for (size_t i = 0; i < hw_.memoryChannels.size(); ++i) {
+      auto [r, c] = hw_.memoryChannels[i];
+      if (nodes && r < nodes->rows && c < nodes->cols)
+        continue;
+      diags_.report(channelRanges_[i], diag::err_value_range)
+          << "channels"
+          << (nodes ? "a node of level '" + nodes->name + "' (0 x 0 to " + std::to_string(nodes->rows - 1) + " x " +
+                          std::to_string(nodes->cols - 1) + ")"
+                    : std::string("a node of the level below the outermost, which this template lacks"))
+          << std::to_string(r) + " x " + std::to_string(c);
+      hw_.memoryChannels.clear();
+      return;
+    }
   }
 
   template <class Fn>
@@ -426,6 +471,7 @@ private:
   Scope levelNames_;
   std::set<size_t> perSecond_;
   std::map<size_t, SourceRange> bandwidthRanges_;   // per level index
+  std::vector<SourceRange> channelRanges_;           // per memory channel
   std::map<size_t, std::vector<std::pair<std::string, SourceRange>>> transferRanges_;   // per level index
 };
 

@@ -97,7 +97,13 @@ std::string hardwareSummaryText(const Hardware &hw) {
       os << "  " << *lv.bandwidthBytesPerCycle << " B/cycle";
     os << "  " << transfersText(lv) << "\n";
   }
-  os << "  noc " << hw.nocTopology << " " << hw.nocHopEnergyPj << " pJ/hop; pipelining temporal="
+  os << "  noc " << hw.nocTopology << " " << hw.nocHopEnergyPj << " pJ/hop";
+  if (!hw.memoryChannels.empty()) {
+    os << ", channels at";
+    for (const auto &[r, c] : hw.memoryChannels)
+      os << " " << r << "x" << c;
+  }
+  os << "; pipelining temporal="
      << (hw.temporalPipelining ? "true" : "false") << " spatial=" << (hw.spatialPipelining ? "true" : "false")
      << "\n";
   return os.str();
@@ -166,7 +172,9 @@ std::string modelSummaryJson(const Model &model) {
                    {"mac_energy_pj", hw.macEnergyPj},
                    {"static_energy_pj", hw.staticEnergyPj},
                    {"levels", levels},
-                   {"noc", {{"topology", hw.nocTopology}, {"hop_energy_pj", hw.nocHopEnergyPj}}},
+                   {"noc", {{"topology", hw.nocTopology},
+                            {"hop_energy_pj", hw.nocHopEnergyPj},
+                            {"channels", hw.memoryChannels}}},
                    {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}});
   }
   return dumpReport(json{{"networks", nets}, {"hardware", hws}});

@@ -1,6 +1,7 @@
 // Per-layer directive analysis: tiles, coverage and trip counts, units,
 // occupancy, access counts, energy and latency (docs/directives.md §1-§8, §10).
 #include "scheduler/LayerAnalysis.h"
+#include "scheduler/NocHops.h"
 
 #include "model/LoopNest.h"
 #include "support/Check.h"
@@ -272,15 +273,8 @@ private:
       return;
     }
     // Some split into row and column groups must fit (§2, E0803).
-    size_t n = repls.size();
-    bool fits = n > 16;   // more stacks than we enumerate: trust the count check
-    for (size_t mask = 0; !fits && mask < (size_t{1} << n); ++mask) {
-      int64_t rows = 1, cols = 1;
-      for (size_t i = 0; i < n; ++i)
-        ((mask >> i) & 1 ? rows : cols) *= repls[i];
-      fits = (rows <= lv.rows && cols <= lv.cols) || (rows <= lv.cols && cols <= lv.rows && false);
-    }
-    if (!fits)
+    // More stacks than we enumerate: trust the count check.
+    if (repls.size() <= 16 && !stackRowMask(repls, lv.rows, lv.cols))
       issue(d.stacks.back().range, diag::err_array_shape,
             {lv.name, layer_.name, "repl " + list, std::to_string(lv.rows), std::to_string(lv.cols)},
             {{lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::note_array_here,
@@ -818,7 +812,13 @@ private:
     cost();
   }
 
-  /// §6 NoC: the outermost multi-unit level's units sit on a mesh fed from its corners.
+  /// §6 NoC: the nodes (the units of the level below the outermost) sit on a
+  /// mesh fed from the memory channels. Every DRAM word of a role travels from
+  /// the nearest channel to the nearest node holding its piece, then along the
+  /// forwarding tree over the piece's nodes (`meshPieceHops`); an output's
+  /// partial sums are reduced along that tree, half of it counted
+  /// (nn_dataflow: `partition._unit_nhops_to_ofm`). A level that cannot serve
+  /// copies (or reduce) moves each node's own words: the mean distance.
   void countHops() {
     const size_t nl = hw_.levels.size();
     if (nl < 2)
@@ -828,17 +828,46 @@ private:
     if (lv.units() <= 1)
       return;
     const LevelResult &lr = result_.levels[node];
-    int64_t used = std::min(lr.units, lv.units());
-    double hbar = cornerHopSum(used, lv.rows, lv.cols) / static_cast<double>(used);
+    std::vector<const Move *> stacks;
+    std::vector<int64_t> repls;
+    for (const Move &m : moves_)
+      if (m.isStack && m.level == static_cast<int>(node)) {
+        stacks.push_back(&m);
+        repls.push_back(m.count);
+      }
+    // The stacks as rows and columns (§2); past the enumerable, greedily.
+    std::optional<uint64_t> mask = stackRowMask(repls, lv.rows, lv.cols);
+    std::vector<MeshStack> placed(stacks.size());
+    int64_t rowsUsed = 1;
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      placed[i].repl = repls[i];
+      placed[i].row = mask ? ((*mask >> i) & 1) != 0 : rowsUsed * repls[i] <= lv.rows;
+      if (placed[i].row)
+        rowsUsed *= repls[i];
+    }
+    auto hopsOf = [&](TensorRole r, bool tree) {
+      for (size_t i = 0; i < stacks.size(); ++i)
+        placed[i].shared = tree && !moves(*stacks[i], r);
+      return meshPieceHops(placed, lv.rows, lv.cols, hw_.memoryChannels);
+    };
     const LevelAccesses &dram = result_.levels[nl - 1].accesses;
+    bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
     double hops = 0;
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
       const TileResult &t = lr.tiles[ri];
-      result_.dramReadHops[ri] = hbar + (r != layer_.output && lv.can(Transfer::Multicast) ? t.rep - 1 : 0.0);
-      result_.dramWriteHops[ri] = hbar;
-      hops += dram.reads[ri] * result_.dramReadHops[ri] + dram.writes[ri] * result_.dramWriteHops[ri];
-      hops += lr.accesses.sameLevel[ri];   // one hop between neighbouring nodes
+      // The node level's same-level transfers of r are the tree's edges
+      // (copies forwarded, partial sums reduced): no hops of their own.
+      bool tree = r == layer_.output ? (lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction)) && t.rep > 1
+                                     : replicaServe;
+      PieceHops ph = hopsOf(r, tree);
+      // Weights are constants: every channel may hold a copy, and the tree
+      // grows from all of them. Activations are stored once.
+      bool everyChannel = r == TensorRole::Wgt && r != layer_.output && !wgtPerSample_;
+      double perWord = r == layer_.output ? ph.first + ph.tree / 2 : everyChannel ? ph.fromEvery : ph.first + ph.tree;
+      result_.dramReadHops[ri] = perWord;
+      result_.dramWriteHops[ri] = perWord;
+      hops += (dram.reads[ri] + dram.writes[ri]) * perWord;
     }
     result_.hops = hops;
     result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
@@ -944,28 +973,6 @@ double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
                          std::vector<Issue> &issues) {
   return LayerAnalyzer(net, layer, hw, schedule, issues).run();
-}
-
-namespace {
-/// The sum over x = 0 .. k-1 of min(x, n-1-x): how far each of the first k
-/// positions of 0..n-1 is from the nearer end.
-double nearerEndSum(int64_t k, int64_t n) {
-  auto tri = [](int64_t m) { return static_cast<double>(m) * static_cast<double>(m + 1) / 2; };   // 0 + ... + m
-  const int64_t h = (n - 1) / 2;   // up to h, x itself is the nearer distance
-  if (k <= h + 1)
-    return tri(k - 1);
-  // beyond it n-1-x is, running from n-2-h down to n-k
-  return tri(h) + tri(n - 2 - h) - tri(n - k - 1);
-}
-} // namespace
-
-double cornerHopSum(int64_t used, int64_t rows, int64_t cols) {
-  // From the nearest corner: min(r, rows-1-r) + min(c, cols-1-c), separately.
-  const int64_t full = used / cols, rest = used % cols;
-  double sum = static_cast<double>(cols) * nearerEndSum(full, rows) + static_cast<double>(full) * nearerEndSum(cols, cols);
-  if (rest > 0)
-    sum += static_cast<double>(rest) * static_cast<double>(std::min(full, rows - 1 - full)) + nearerEndSum(rest, cols);
-  return sum;
 }
 
 } // namespace dfl

@@ -138,3 +138,26 @@ TEST(HardwareSema, AtMost64Levels) {
   // Level L64 (the 65th, on line 3 + 64) is the first past the limit.
   EXPECT_EQ(c.diagnostics(), "67:9: E0512 hardware 'h' has 65 levels; at most 64 are supported\n");
 }
+
+// noc { channels = ROW x COL, ... }: where DRAM attaches to the node mesh
+// (docs/directives.md §6 "NoC"); nodes of the level below the outermost.
+TEST(HardwareSema, MemoryChannels) {
+  // A 4 x 6 node mesh; the channels property on line 5, from column 30.
+  auto withChannels = [](const std::string &channels) {
+    return compile("hardware h {\n"
+                   "    word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }\n"
+                   "    level GBUF { capacity = 1 KiB; array = 4 x 6; access_energy = 1 pJ; }\n"
+                   "    level DRAM { access_energy = 100 pJ; }\n"
+                   "    noc { hop_energy = 1 pJ; channels = " + channels + "; }\n"
+                   "  }");
+  };
+  auto c = withChannels("0 x 5, 3 x 0");
+  ASSERT_EQ(c.diagnostics(), "");
+  using Channels = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(c.model.hardware.at(0).memoryChannels, (Channels{{0, 5}, {3, 0}}));
+  // Row 4 is past the 4 rows (0 to 3); a number is not a position.
+  auto bad = withChannels("0 x 0, 4 x 0");
+  EXPECT_EQ(bad.diagnostics(), "5:48: E0404 'channels' must be a node of level 'GBUF' (0 x 0 to 3 x 5), got 4 x 0\n");
+  EXPECT_TRUE(bad.model.hardware.empty() || bad.model.hardware.at(0).memoryChannels.empty());
+  EXPECT_EQ(withChannels("3").diagnostics(), "5:41: E0403 'channels' expects node positions 'ROW x COL' (from 0 x 0)\n");
+}

@@ -86,22 +86,3 @@ TEST(SolveBudget, EveryDriverSolveHasADefaultTimeLimit) {
   EXPECT_EQ(driver::kDefaultTimeLimitSeconds, 600);
 }
 
-// The NoC's mean hop count (docs/directives.md §6) in closed form: the same
-// sums as the loop over every unit it replaced, on every small mesh.
-TEST(CornerHops, ClosedFormMatchesTheLoop) {
-  for (int64_t rows = 1; rows <= 7; ++rows)
-    for (int64_t cols = 1; cols <= 7; ++cols)
-      for (int64_t used = 1; used <= rows * cols; ++used) {
-        double loop = 0;
-        for (int64_t i = 0; i < used; ++i) {
-          int64_t r = i / cols, c = i % cols, rr = rows - 1 - r, cc = cols - 1 - c;
-          loop += static_cast<double>(std::min({r + c, r + cc, rr + c, rr + cc}));
-        }
-        EXPECT_EQ(cornerHopSum(used, rows, cols), loop) << rows << " x " << cols << ", " << used << " used";
-      }
-  // 16 x 16 nodes, all used: per row sum of min(c, 15-c) = 2 x (0+...+7) = 56,
-  // so 16 x 56 for the columns and as much for the rows: 1792.
-  EXPECT_EQ(cornerHopSum(256, 16, 16), 1792);
-  // 2^31 units (46341 x 46341 is over it; 65536 x 32768 = 2^31): no loop, a number.
-  EXPECT_GT(cornerHopSum(int64_t(1) << 31, 65536, 32768), 0);
-}

@@ -867,7 +867,9 @@ TEST(Objectives, FrontByHand) {
 }
 
 TEST(Objectives, ConstraintsPickTheBestThatMeetsThem) {
-  StdlibModel m = loadStdlib("mlp", "eyeriss_multinode", 64);
+  // At batch 16 the MLP's cheapest schedule is not its fastest (at 64 it is:
+  // the front is one point).
+  StdlibModel m = loadStdlib("mlp", "eyeriss_multinode", 16);
   SolverOptions o;
   o.keepAlternatives = true;
   SolveFailure failure;

@@ -19,6 +19,7 @@ outputs under --batch, --max-latency, --max-energy, --no-pipelining and
                               energy), unless the objective's own best met it
 """
 import json
+import math
 import subprocess
 import sys
 
@@ -34,8 +35,10 @@ def constrained(kind, pareto, out, command):
     key, other = ("latency_cycles", "energy_pj") if kind == "latency" else ("energy_pj", "latency_cycles")
     bound = (min(p[key] for p in front) + max(p[key] for p in front)) / 2
     flag = "--max-latency" if kind == "latency" else "--max-energy"
+    # Rounded up: rounded to nearest, a front of one point would put the
+    # bound just below that point.
+    bound = float(math.ceil(bound))
     value = f"{bound:.0f}" if kind == "latency" else f"{bound:.0f}pJ"
-    bound = float(f"{bound:.0f}")
     run = subprocess.run(command + ["-o", out, flag, value], capture_output=True, text=True)
     if run.returncode != 0:
         fail(f"{flag} {value}: exit {run.returncode}: {run.stderr}")
