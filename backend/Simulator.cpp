@@ -1,0 +1,150 @@
+// The simulator (backend/Simulator.h).
+#include "backend/Simulator.h"
+
+#include "backend/Jit.h"
+#include "backend/Reference.h"
+#include "support/Check.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dfl::sim {
+namespace {
+
+/// Whether every level's tiles divide the enclosing extent along every
+/// independent dim: no partial tile, no idle position (docs/directives.md §4),
+/// where the analysis counts exactly.
+bool evenTiles(const KernelPlan &plan) {
+  for (size_t l = 0; l < plan.levels.size(); ++l) {
+    const PlanLevel &pl = plan.levels[l];
+    const DimVector &outer = l + 1 < plan.levels.size() ? plan.levels[l + 1].extent : plan.bounds;
+    for (Dim d : plan.independentDims()) {
+      int64_t positions = 1;
+      for (const std::vector<PlanMove> *moves : {&pl.stacks, &pl.updates})
+        for (const PlanMove &m : *moves)
+          if (at(m.amount, d))
+            positions *= m.count;
+      if (positions * at(pl.extent, d) != at(outer, d))
+        return false;
+    }
+  }
+  return true;
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+
+/// Compares every count of a layer's kernel with the analysis'.
+void compareCounts(const KernelCounts &k, const LayerResult &a, LayerSim &out) {
+  const char *kinds[] = {"reads", "writes", "same-level"};
+  for (size_t l = 0; l < a.levels.size() && l < k.levels.size(); ++l)
+    for (size_t r = 0; r < kNumRoles; ++r) {
+      const LevelAccesses &acc = a.levels[l].accesses;
+      const KernelCounts::Role &c = k.levels[l][r];
+      double counted[] = {c.reads, c.writes, c.same}, analysed[] = {acc.reads[r], acc.writes[r], acc.sameLevel[r]};
+      for (int i = 0; i < 3; ++i) {
+        if (counted[i] == 0 && analysed[i] == 0)
+          continue;
+        CountCheck check{static_cast<int>(l), static_cast<TensorRole>(r), kinds[i], counted[i], analysed[i],
+                         near(counted[i], analysed[i])};
+        out.countsEqual = out.countsEqual && check.equal;
+        out.counts.push_back(check);
+      }
+    }
+  out.macs = k.macs;
+  out.analysedMacs = a.work;
+  out.countsEqual = out.countsEqual && near(k.macs, a.work);
+}
+
+/// The first element where two tensors differ, with its index per dimension.
+void compareOutputs(const std::vector<Word> &got, const std::vector<Word> &want, const std::vector<int64_t> &extent,
+                    LayerSim &out) {
+  out.outputEqual = got == want;
+  if (out.outputEqual)
+    return;
+  size_t i = 0;
+  while (i < got.size() && i < want.size() && got[i] == want[i])
+    ++i;
+  out.mismatchAt = static_cast<int64_t>(i);
+  out.got = i < got.size() ? got[i] : 0;
+  out.want = i < want.size() ? want[i] : 0;
+  int64_t rest = out.mismatchAt;
+  out.mismatchIndex.assign(extent.size(), 0);
+  for (size_t d = extent.size(); d-- > 0;) {
+    out.mismatchIndex[d] = rest % extent[d];
+    rest /= extent[d];
+  }
+}
+
+} // namespace
+
+bool SimResult::ok() const {
+  return std::all_of(layers.begin(), layers.end(), [](const LayerSim &l) { return l.ok(); });
+}
+
+SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options) {
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
+  // Every layer alone: the counts a kernel makes are the layer's own, before
+  // a segment forwards a tensor on chip (docs/simulator.md, "Counts").
+  Schedule alone = schedule;
+  alone.segments.clear();
+  ScheduleResult analysis = analyzeSchedule(model, alone);
+  DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
+
+  std::vector<const LayerScheduleModel *> directives(net.layers.size(), nullptr);
+  for (const LayerScheduleModel &ls : schedule.layers)
+    directives.at(static_cast<size_t>(ls.layer)) = &ls;
+  auto wanted = [&](const std::string &name) {
+    return options.layers.empty() ||
+           std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();
+  };
+  size_t todo = 0, done = 0;
+  for (const Layer &l : net.layers)
+    todo += wanted(l.name) ? 1 : 0;
+
+  TensorStore store = seedNetwork(net, options.seed);
+  Jit jit;
+  SimResult result;
+  for (size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer &layer = net.layers[li];
+    TensorStore outputs = referenceOutputs(net, static_cast<int>(li), store);
+    if (wanted(layer.name)) {
+      if (options.progress)
+        options.progress(done, todo, layer.name);
+      LayerSim sim;
+      sim.layer = layer.name;
+      std::string why;
+      std::optional<KernelPlan> plan =
+          directives[li] ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
+                         : std::nullopt;
+      if (!plan) {
+        sim.skipped = why.empty() ? "no directives" : why;
+      } else {
+        CompiledKernel k = jit.compile(*plan, options.fault);
+        if (int64_t bytes = kernelBytes(k); bytes > options.memoryLimitBytes)
+          throw MemoryError{layer.name, bytes};
+        std::array<const std::vector<Word> *, kNumRoles> inputs{};
+        for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
+          if (plan->role(r).present)
+            inputs[static_cast<size_t>(r)] = &store.at(plan->role(r).tensor).data;
+        KernelResult run = runKernel(*plan, k, inputs);
+        sim.compileMs = k.compileMs, sim.runMs = run.runMs;
+        sim.ir = std::move(k.ir);
+        compareOutputs(run.output, outputs.at(plan->role(TensorRole::Ofm).tensor).data,
+                       plan->role(TensorRole::Ofm).extent, sim);
+        sim.exactClaimed = evenTiles(*plan);
+        compareCounts(run.counts, analysis.layers[li], sim);
+      }
+      result.layers.push_back(std::move(sim));
+      ++done;
+    }
+    // Consumers read the reference's outputs: one wrong layer is reported once.
+    for (const auto &[name, tensor] : outputs.tensors())
+      store.set(name, tensor);
+  }
+  if (options.progress)
+    options.progress(done, todo, "");
+  return result;
+}
+
+} // namespace dfl::sim
