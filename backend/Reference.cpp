@@ -3,9 +3,9 @@
 #include "support/Check.h"
 
 #include <algorithm>
-#include <utility>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace dfl::sim {
 namespace {

@@ -26,6 +26,23 @@ const Tensor &TensorStore::at(const std::string &name) const {
   return it->second;
 }
 
+std::optional<Mismatch> firstMismatch(const Tensor &expected, const Tensor &actual) {
+  DFLC_CHECK(expected.extent == actual.extent) << "comparing tensors of other extents";
+  auto [e, a] = std::mismatch(expected.data.begin(), expected.data.end(), actual.data.begin());
+  if (e == expected.data.end())
+    return std::nullopt;
+  Mismatch m;
+  m.offset = e - expected.data.begin();
+  m.index.assign(expected.extent.size(), 0);
+  for (size_t d = expected.extent.size(), rest = static_cast<size_t>(m.offset); d-- > 0;) {
+    m.index[d] = static_cast<int64_t>(rest % static_cast<size_t>(expected.extent[d]));
+    rest /= static_cast<size_t>(expected.extent[d]);
+  }
+  m.expected = *e;
+  m.actual = *a;
+  return m;
+}
+
 std::vector<int64_t> activationExtent(const Network &net, const TensorShape &shape) {
   return {net.batch, shape.C, shape.X, shape.Y};
 }

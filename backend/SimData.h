@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ public:
 private:
   std::map<std::string, Tensor> tensors_;
 };
+
+/// Where two tensors first differ: the row-major offset, the index per
+/// extent (outermost first) and the two words.
+struct Mismatch {
+  int64_t offset = 0;
+  std::vector<int64_t> index;
+  Word expected = 0, actual = 0;
+};
+/// The first element at which `actual` differs from `expected`, or nothing if
+/// they are equal; an internal error if their extents differ.
+std::optional<Mismatch> firstMismatch(const Tensor &expected, const Tensor &actual);
 
 // ---- names and extents ------------------------------------------------------
 

@@ -18,12 +18,9 @@ namespace {
 
 constexpr Word kMin = std::numeric_limits<Word>::min();
 
+/// The network of `text`, with its backward layers if `train`.
 test::Compiled compileNet(const std::string &text, bool train = false) {
-  test::Compiled c;
-  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
-  if (!c.diags->hasErrors())
-    c.model = analyze(files.files, *c.diags, AnalyzeOptions{train, {}});
-  return c;
+  return test::compile(text, AnalyzeOptions{train, {}});
 }
 
 /// The one tensor layer `name` writes.
@@ -109,6 +106,22 @@ TEST(SimData, SeedNetworkHoldsInputsWeightsAndUnwrittenGradients) {
   // Nothing else: one input, four weights (a, d, f, q), two gradients.
   EXPECT_TRUE(s.contains("q__wgt"));
   EXPECT_EQ(s.tensors().size(), 7u);
+}
+
+TEST(SimData, FirstMismatchNamesTheElement) {
+  const Tensor expected{{2, 3, 4}, std::vector<Word>(24, 1)};
+  Tensor actual = expected;
+  EXPECT_FALSE(firstMismatch(expected, actual));
+  // Offsets 17 and 20 differ; 17 = (1·3 + 1)·4 + 1 is [1][1][1], the first.
+  actual.data[20] = 5;
+  actual.data[17] = -9;
+  const std::optional<Mismatch> m = firstMismatch(expected, actual);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->offset, 17);
+  EXPECT_EQ(m->index, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(m->expected, 1);
+  EXPECT_EQ(m->actual, -9);
+  EXPECT_THROW(firstMismatch(expected, Tensor{{24}, expected.data}), InternalError);
 }
 
 // ---- forward layers, by hand --------------------------------------------------
