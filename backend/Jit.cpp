@@ -81,6 +81,7 @@ CompiledKernel Jit::compile(const KernelPlan &plan, KernelFault fault) {
   out.slots = code.slots;
   out.counters = code.counters;
   out.tensorSlot = code.tensorSlot;
+  out.inputs = code.inputs;
   out.counterSlot = code.counterSlot;
   llvm::raw_string_ostream os(out.ir);
   m.print(os, nullptr);

@@ -21,6 +21,7 @@ struct CompiledKernel {
   std::vector<KernelSlot> slots;            // what fn's table points to
   CounterIndex counters;
   std::array<int, kNumRoles> tensorSlot{};
+  std::vector<std::pair<std::string, int>> inputs;
   int counterSlot = 0;
   std::string ir;          // the optimized module, as text
   double compileMs = 0;    // -O2 and machine code

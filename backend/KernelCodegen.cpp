@@ -63,8 +63,18 @@ private:
   size_t dimsOf(TensorRole r) const { return p_.role(r).dims.size(); }
   int64_t stateWords(TensorRole r) const { return 2 + 2 * static_cast<int64_t>(dimsOf(r)); }
   int64_t parentUnits(size_t l) const { return l + 1 == nOn() ? 1 : p_.levels[l + 1].units; }
+  int64_t ops(TensorRole r) const { return p_.role(r).operands(); }
+  /// Words of one unit's buffer of role r at level l (all operands).
+  int64_t bufferWords(size_t l, TensorRole r) const { return p_.levels[l].bufferWords(r, ops(r)); }
+  /// The words a level-l unit's parent holds of role r, all units: for the
+  /// outermost level every DRAM tensor of the role, one after the other.
   int64_t parentWords(size_t l, TensorRole r) const {
-    return l + 1 == nOn() ? p_.tensorWords(r) : p_.levels[l + 1].units * p_.levels[l + 1].bufferWords[idx(r)];
+    if (l + 1 < nOn())
+      return p_.levels[l + 1].units * bufferWords(l + 1, r);
+    int64_t words = 0;
+    for (const PlanSource &src : p_.role(r).sources)
+      words += src.words();
+    return words;
   }
   int64_t outputPoints() const {
     int64_t n = 1;
@@ -82,10 +92,20 @@ private:
     code_.counters.levels = nOn() + 1;
     code_.counterSlot = addSlot("counters", static_cast<int64_t>(code_.counters.size()), 8);
     stepSlot_ = addSlot("steps", static_cast<int64_t>(nOn()), 8);
-    for (const PlanRole &r : p_.roles)
-      if (r.present)
-        code_.tensorSlot[idx(r.role)] =
-            addSlot(r.tensor, p_.tensorWords(r.role), 4, r.role == TensorRole::Ofm ? p_.identity : 0);
+    for (const PlanRole &r : p_.roles) {
+      if (!r.present)
+        continue;
+      int64_t base = 0;
+      for (const PlanSource &src : r.sources) {
+        sourceBase_[idx(r.role)].push_back(base);
+        base += src.words();
+        sourceSlot_[idx(r.role)].push_back(
+            addSlot(src.tensor, src.words(), 4, r.role == TensorRole::Ofm ? p_.identity : 0));
+        if (r.role != TensorRole::Ofm)
+          code_.inputs.emplace_back(src.tensor, sourceSlot_[idx(r.role)].back());
+      }
+      code_.tensorSlot[idx(r.role)] = sourceSlot_[idx(r.role)][0];
+    }
     buffer_.assign(nOn(), {-1, -1, -1}), state_ = buffer_, stamps_ = buffer_;
     visited_.assign(nOn(), -1);
     for (size_t l = 0; l < nOn(); ++l) {
@@ -94,7 +114,7 @@ private:
         if (!r.present)
           continue;
         std::string at = pl.name + "." + roleName(r.role);
-        buffer_[l][idx(r.role)] = addSlot(at, pl.units * pl.bufferWords[idx(r.role)], 4);
+        buffer_[l][idx(r.role)] = addSlot(at, pl.units * bufferWords(l, r.role), 4);
         state_[l][idx(r.role)] = addSlot(at + ".state", pl.units * stateWords(r.role), 8);
         bool stamped = r.role == TensorRole::Ofm ? pl.reduceOutputs : pl.serveCopies;
         if (stamped)
@@ -234,32 +254,49 @@ private:
 
   /// The DRAM tensor's offset of a role point, through the nest's access;
   /// `inside` (if asked) is false where an input window reads padding.
-  Value *tensorOffset(TensorRole r, const Box &point, Value **inside = nullptr) {
-    const PlanRole &pr = p_.role(r);
-    std::map<Dim, Value *> coord;
-    for (size_t i = 0; i < pr.dims.size(); ++i)
-      coord[pr.dims[i]] = point[i];
+  Value *tensorOffset(TensorRole r, const PlanSource &src, const Box &point, Value **inside = nullptr) {
+    std::map<Dim, Value *> coord = coordinates(r, point);
     if (inside)
       *inside = b_.getTrue();
     Value *offset = c(0);
-    for (size_t j = 0; j < pr.index.size(); ++j) {
+    for (size_t j = 0; j < src.index.size(); ++j) {
       Value *v;
-      if (pr.windowDim[j] >= 0) {
-        v = b_.CreateSub(coord.at(static_cast<Dim>(pr.windowDim[j])), c(p_.pad));
+      if (src.windowDim[j] >= 0) {
+        v = b_.CreateSub(coord.at(static_cast<Dim>(src.windowDim[j])), c(p_.pad));
         if (inside)
           *inside = b_.CreateAnd(*inside, b_.CreateAnd(b_.CreateICmpSGE(v, c(0)),
-                                                       b_.CreateICmpSLT(v, c(pr.extent[j]))));
+                                                       b_.CreateICmpSLT(v, c(src.extent[j]))));
       } else {
-        v = c(pr.index[j].constant);
-        for (auto [dim, coefficient] : pr.index[j].terms) {
-          const PlanIterDim &it = p_.iterDims[static_cast<size_t>(dim)];
-          Value *x = b_.CreateSRem(b_.CreateSDiv(coord.at(it.from), c(it.divisor)), c(it.extent));
-          v = b_.CreateAdd(v, b_.CreateMul(x, c(coefficient)));
-        }
+        v = affine(src.index[j], coord);
       }
-      offset = b_.CreateAdd(b_.CreateMul(offset, c(pr.extent[j])), v);
+      offset = b_.CreateAdd(b_.CreateMul(offset, c(src.extent[j])), v);
     }
     return offset;
+  }
+  std::map<Dim, Value *> coordinates(TensorRole r, const Box &point) {
+    std::map<Dim, Value *> coord;
+    for (size_t i = 0; i < p_.role(r).dims.size(); ++i)
+      coord[p_.role(r).dims[i]] = point[i];
+    return coord;
+  }
+  /// An affine expression over the nest's iteration dims, each recovered
+  /// from the KAPLA coordinate it folds into.
+  Value *affine(const AffineExpr &e, const std::map<Dim, Value *> &coord) {
+    Value *v = c(e.constant);
+    for (auto [dim, coefficient] : e.terms) {
+      const PlanIterDim &it = p_.iterDims[static_cast<size_t>(dim)];
+      Value *x = b_.CreateSRem(b_.CreateSDiv(coord.at(it.from), c(it.divisor)), c(it.extent));
+      v = b_.CreateAdd(v, b_.CreateMul(x, c(coefficient)));
+    }
+    return v;
+  }
+  /// Whether the source's guard holds at a point (true without one).
+  Value *guarded(TensorRole r, const PlanSource &src, const Box &point) {
+    std::map<Dim, Value *> coord = coordinates(r, point);
+    Value *ok = b_.getTrue();
+    for (const AffineExpr &g : src.guard)
+      ok = b_.CreateAnd(ok, b_.CreateICmpSGE(affine(g, coord), c(0)));
+    return ok;
   }
 
   /// The statement's combination of a partial result with another.
@@ -292,24 +329,28 @@ private:
       ifThen(b_.CreateNot(same), [&] {
         Value *slide = b_.CreateAnd(valid, slideStep);
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
-        Value *bufBase = b_.CreateMul(unit, c(pl.bufferWords[idx(r)]));
         bool outermost = l + 1 == nOn();
         Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
-        forBox(lo, hi, [&](const Box &a) {
-          Value *dst = b_.CreateAdd(bufBase, linear(a, lo, ext));
-          Value *kept = slide;
-          for (size_t i = 0; i < nd; ++i)
-            kept = b_.CreateAnd(kept, b_.CreateAnd(b_.CreateICmpSGE(a[i], oldLo[i]), b_.CreateICmpSLT(a[i], oldHi[i])));
-          ifThen(
-              kept,
-              [&] { store(bufSlot, dst, load(bufSlot, b_.CreateAdd(bufBase, linear(a, oldLo, ext)))); },
-              [&] {
-                if (fault_ == KernelFault::DropInnerFill && l == 0 && r == TensorRole::Ifm)
-                  return;
-                count(l, r, kWrites, c(1));
-                fetch(l, r, a, parent, parentLo, step, dst);
-              });
-        });
+        // add, mul: one tile per operand, one after the other in the buffer.
+        for (int64_t op = 0; op < ops(r); ++op) {
+          Value *bufBase = b_.CreateAdd(b_.CreateMul(unit, c(bufferWords(l, r))), c(op * pl.tileWords[idx(r)]));
+          forBox(lo, hi, [&](const Box &a) {
+            Value *dst = b_.CreateAdd(bufBase, linear(a, lo, ext));
+            Value *kept = slide;
+            for (size_t i = 0; i < nd; ++i)
+              kept = b_.CreateAnd(kept,
+                                  b_.CreateAnd(b_.CreateICmpSGE(a[i], oldLo[i]), b_.CreateICmpSLT(a[i], oldHi[i])));
+            ifThen(
+                kept,
+                [&] { store(bufSlot, dst, load(bufSlot, b_.CreateAdd(bufBase, linear(a, oldLo, ext)))); },
+                [&] {
+                  if (fault_ == KernelFault::DropInnerFill && l == 0 && r == TensorRole::Ifm)
+                    return;
+                  count(l, r, kWrites, c(1));
+                  fetch(l, r, op, a, parent, parentLo, step, dst);
+                });
+          });
+        }
         store(stateSlot, st(0), c(1));
         for (size_t i = 0; i < nd; ++i) {
           store(stateSlot, st(1 + i), lo[i]);
@@ -321,8 +362,8 @@ private:
 
   /// One word from the parent's buffer (or DRAM) into `dst`, counting the
   /// parent's read: once per word per step where stacked units share reads.
-  void fetch(size_t l, TensorRole r, const Box &a, Value *parent, const std::array<Box, kNumRoles> &parentLo,
-             Value *step, Value *dst) {
+  void fetch(size_t l, TensorRole r, int64_t op, const Box &a, Value *parent,
+             const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst) {
     const PlanLevel &pl = p_.levels[l];
     int bufSlot = buffer_[l][idx(r)];
     auto readCounted = [&](Value *at) {
@@ -335,28 +376,40 @@ private:
       });
     };
     if (l + 1 == nOn()) {
-      Value *inside = nullptr;
-      Value *off = tensorOffset(r, a, r == TensorRole::Ifm ? &inside : nullptr);
-      if (!inside) {
-        store(bufSlot, dst, load(code_.tensorSlot[idx(r)], off));
-        readCounted(off);
-        return;
-      }
-      // Padding is not data: it is written, not read from DRAM (§6).
-      ifThen(
-          inside,
-          [&] {
-            store(bufSlot, dst, load(code_.tensorSlot[idx(r)], off));
-            readCounted(off);
-          },
-          [&] { store(bufSlot, dst, b_.getInt32(static_cast<uint32_t>(p_.padding))); });
+      // From DRAM: operand op's tensor (add, mul), or the one whose guard
+      // holds (the operands of a concatenation, by channel).
+      const std::vector<PlanSource> &sources = p_.role(r).sources;
+      std::function<void(size_t)> from = [&](size_t k) {
+        if (!p_.role(r).everySource && k + 1 < sources.size())
+          return ifThen(guarded(r, sources[k], a), [&] { fromSource(l, r, k, a, dst, readCounted); },
+                        [&] { from(k + 1); });
+        fromSource(l, r, k, a, dst, readCounted);
+      };
+      from(p_.role(r).everySource ? static_cast<size_t>(op) : 0);
       return;
     }
     const PlanLevel &up = p_.levels[l + 1];
-    Value *at = b_.CreateAdd(b_.CreateMul(parent, c(up.bufferWords[idx(r)])),
+    Value *at = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))), c(op * up.tileWords[idx(r)])),
                              linear(a, parentLo[idx(r)], extentsAt(up.extent, r)));
     store(bufSlot, dst, load(buffer_[l + 1][idx(r)], at));
     readCounted(at);
+  }
+
+  /// One word of DRAM tensor k of role r; padding is not data: it is
+  /// written, not read from DRAM (§6).
+  void fromSource(size_t l, TensorRole r, size_t k, const Box &a, Value *dst,
+                  const std::function<void(Value *)> &readCounted) {
+    const PlanSource &src = p_.role(r).sources[k];
+    int bufSlot = buffer_[l][idx(r)], tensor = sourceSlot_[idx(r)][k];
+    Value *inside = nullptr;
+    Value *off = tensorOffset(r, src, a, r == TensorRole::Ifm ? &inside : nullptr);
+    auto read = [&] {
+      store(bufSlot, dst, load(tensor, off));
+      readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])));
+    };
+    if (!inside)
+      return read();
+    ifThen(inside, read, [&] { store(bufSlot, dst, b_.getInt32(static_cast<uint32_t>(p_.padding))); });
   }
 
   // ---- partial sums ----------------------------------------------------------------------
@@ -379,7 +432,7 @@ private:
                                                b_.CreateICmpEQ(load(stateSlot, st(1 + nd + i)), hi[i])));
       ifThen(b_.CreateNot(same), [&] {
         b_.CreateCall(evictFns_[l], {slots, unit});
-        Value *bufBase = b_.CreateMul(unit, c(pl.bufferWords[idx(r)]));
+        Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         forBox(lo, hi, [&](const Box &a) {
           store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)), b_.getInt32(static_cast<uint32_t>(p_.identity)));
@@ -431,11 +484,11 @@ private:
       }
       std::vector<int64_t> ext = extentsAt(pl.extent, r), full = extentsAt(p_.bounds, r);
       Box zero(nd, c(0));
-      Value *bufBase = b_.CreateMul(unit, c(pl.bufferWords[idx(r)]));
+      Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
       forBox(lo, hi, [&](const Box &a) {
         Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
-        Value *at = outermost ? tensorOffset(r, a)
-                              : b_.CreateAdd(b_.CreateMul(parent, c(p_.levels[l + 1].bufferWords[idx(r)])),
+        Value *at = outermost ? tensorOffset(r, p_.role(r).sources[0], a)
+                              : b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))),
                                              linear(a, parentLo, extentsAt(p_.levels[l + 1].extent, r)));
         auto accumulate = [&] { store(parentSlot, at, combine(load(parentSlot, at), v)); };
         auto writeBack = [&] {
@@ -568,17 +621,23 @@ private:
       Value *points = c(1);
       for (size_t i = 0; i < dims.size(); ++i)
         points = b_.CreateMul(points, b_.CreateSub(bhi[i], blo[i]));
-      store(code_.counterSlot, c(static_cast<int64_t>(code_.counters.macs())),
-            b_.CreateAdd(load(code_.counterSlot, c(static_cast<int64_t>(code_.counters.macs()))), points));
-      for (const PlanRole &r : p_.roles)
-        if (r.present)
-          count(0, r.role, kReads, points);
-      count(0, TensorRole::Ofm, kWrites, points);
+      // The statement's operations (docs/directives.md §7): a concatenation's
+      // copies are none; n operands take n - 1 additions or products.
+      if (p_.statement != Statement::Copy) {
+        int64_t perPoint = std::max<int64_t>(1, ops(TensorRole::Ifm) - 1);
+        Value *work = b_.CreateMul(points, c(perPoint));
+        store(code_.counterSlot, c(static_cast<int64_t>(code_.counters.macs())),
+              b_.CreateAdd(load(code_.counterSlot, c(static_cast<int64_t>(code_.counters.macs()))), work));
+        for (const PlanRole &r : p_.roles)
+          if (r.present)
+            count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
+        count(0, TensorRole::Ofm, kWrites, points);
+      }
       const PlanLevel &pe = p_.levels[0];
       std::array<Value *, kNumRoles> base{};
       for (const PlanRole &r : p_.roles)
         if (r.present)
-          base[idx(r.role)] = b_.CreateMul(unit, c(pe.bufferWords[idx(r.role)]));
+          base[idx(r.role)] = b_.CreateMul(unit, c(bufferWords(0, r.role)));
       forBox(blo, bhi, [&](const Box &pt) {
         std::array<Value *, kNumDims> v{};
         for (size_t i = 0; i < dims.size(); ++i)
@@ -597,8 +656,20 @@ private:
         Value *outAt = at(TensorRole::Ofm);
         Value *acc = load(buffer_[0][idx(TensorRole::Ofm)], outAt);
         Value *in = load(buffer_[0][idx(TensorRole::Ifm)], at(TensorRole::Ifm));
+        auto operand = [&](int64_t op) {
+          return load(buffer_[0][idx(TensorRole::Ifm)],
+                      b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
+        };
         Value *result;
         switch (p_.statement) {
+        case Statement::Add:
+        case Statement::Mul:
+          result = in;
+          for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
+            result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
+          result = b_.CreateAdd(acc, result);
+          break;
+        case Statement::Copy: result = b_.CreateAdd(acc, in); break;
         case Statement::Mac:
           result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt))));
           break;
@@ -681,6 +752,8 @@ private:
   int stepSlot_ = -1;
   std::vector<std::array<int, kNumRoles>> buffer_, state_, stamps_;
   std::vector<int> visited_;
+  std::array<std::vector<int>, kNumRoles> sourceSlot_;        // per role, per DRAM tensor
+  std::array<std::vector<int64_t>, kNumRoles> sourceBase_;    // its first word among the role's
   std::vector<Value *> ptrs_;
   std::vector<llvm::Function *> evictFns_;
 };

@@ -50,6 +50,8 @@ struct KernelCode {
   CounterIndex counters;
   /// Slots of the DRAM tensors, per role (-1 if the layer has none).
   std::array<int, kNumRoles> tensorSlot{-1, -1, -1};
+  /// The DRAM tensors the kernel reads: (tensor name, slot).
+  std::vector<std::pair<std::string, int>> inputs;
   int counterSlot = 0;
 };
 

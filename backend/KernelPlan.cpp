@@ -28,9 +28,9 @@ std::vector<Dim> KernelPlan::independentDims() const {
   return out;
 }
 
-int64_t KernelPlan::tensorWords(TensorRole r) const {
+int64_t PlanSource::words() const {
   int64_t words = 1;
-  for (int64_t e : role(r).extent)
+  for (int64_t e : extent)
     words *= e;
   return words;
 }
@@ -52,10 +52,6 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
 
   if (layer.output != TensorRole::Ofm) {
     why = "training's backward layers are not simulated yet";
-    return std::nullopt;
-  }
-  if (nest.statement == Statement::Add || nest.statement == Statement::Mul || nest.statement == Statement::Copy) {
-    why = std::string("'") + layerTypeName(layer.type) + "' layers are not simulated yet";
     return std::nullopt;
   }
   const size_t nl = hw.levels.size();
@@ -85,46 +81,46 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   for (TensorRole r : layer.roles()) {
     PlanRole &pr = plan.roles[static_cast<size_t>(r)];
     std::vector<const Access *> accesses = nest.accessesOf(r);
-    if (accesses.size() != 1) {
-      why = "layers of several operands are not simulated yet";
-      return std::nullopt;
-    }
-    const Access &a = *accesses[0];
     pr.present = true;
     pr.role = r;
-    pr.tensor = a.tensor;
-    pr.extent = a.extent;
-    pr.index = a.index;
+    pr.everySource = accesses.size() > 1 && accesses[0]->guard.empty();
     bool perSample = false;
-    for (const AffineExpr &e : a.index)
-      for (auto [dim, coefficient] : e.terms)
-        perSample = perSample || (r == TensorRole::Wgt && plan.iterDims[static_cast<size_t>(dim)].from == Dim::N);
+    for (const Access *a : accesses)
+      for (const AffineExpr &e : a->index)
+        for (auto [dim, coefficient] : e.terms)
+          perSample = perSample || (r == TensorRole::Wgt && plan.iterDims[static_cast<size_t>(dim)].from == Dim::N);
     if (perSample)
       pr.dims.push_back(Dim::N);
     for (Dim d : roleDims(r))
       if (!(plan.channelWise && r == TensorRole::Wgt && d == Dim::K))
         pr.dims.push_back(canon(d));
-    for (const AffineExpr &e : a.index) {
-      int window = -1;
-      if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Xo, Dim::R))
-        window = static_cast<int>(Dim::Xi);
-      else if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Yo, Dim::S))
-        window = static_cast<int>(Dim::Yi);
-      pr.windowDim.push_back(window);
-      if (window >= 0)
-        continue;
+    auto spanned = [&](const AffineExpr &e) {
       for (auto [dim, coefficient] : e.terms) {
         Dim from = plan.iterDims[static_cast<size_t>(dim)].from;
         if (std::find(pr.dims.begin(), pr.dims.end(), from) == pr.dims.end()) {
           why = std::string(roleName(r)) + " of a grouped layer depends on " + dimName(from) +
                 ", which its tiles do not span; grouped layers are not simulated yet";
-          return std::nullopt;
+          return false;
         }
       }
-      if (!a.guard.empty()) {
-        why = "guarded accesses are not simulated yet";
-        return std::nullopt;
+      return true;
+    };
+    for (const Access *a : accesses) {
+      PlanSource src{a->tensor, a->extent, a->index, {}, a->guard};
+      for (const AffineExpr &e : a->index) {
+        int window = -1;
+        if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Xo, Dim::R))
+          window = static_cast<int>(Dim::Xi);
+        else if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Yo, Dim::S))
+          window = static_cast<int>(Dim::Yi);
+        src.windowDim.push_back(window);
+        if (window < 0 && !spanned(e))
+          return std::nullopt;
       }
+      for (const AffineExpr &g : a->guard)
+        if (!spanned(g))
+          return std::nullopt;
+      pr.sources.push_back(std::move(src));
     }
   }
 
@@ -169,7 +165,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
         int64_t words = 1;
         for (Dim dim : pr.dims)
           words *= at(pl.extent, dim);
-        pl.bufferWords[static_cast<size_t>(pr.role)] = words;
+        pl.tileWords[static_cast<size_t>(pr.role)] = words;
       }
   }
   int64_t units = 1;

@@ -29,18 +29,33 @@ struct PlanMove {
   int64_t count = 1;
 };
 
-/// One role's tensor: its dims in buffer order (outermost first) and how a
-/// point of those dims reaches the DRAM tensor through the loop nest's access.
-struct PlanRole {
-  bool present = false;
-  TensorRole role = TensorRole::Ifm;
-  std::vector<Dim> dims;          // canonical; ifm: N C Xi Yi
+/// One access of a role: how a point of the role's dims reaches a DRAM
+/// tensor through the loop nest's access.
+struct PlanSource {
   std::string tensor;             // the DRAM tensor's name (Access::tensor)
   std::vector<int64_t> extent;    // the DRAM tensor's shape
   /// Per tensor index: the affine index over the nest's iteration dims, or,
   /// for an ifm's width and height, the window coordinate minus the padding.
   std::vector<AffineExpr> index;
   std::vector<int> windowDim;     // per tensor index: -1, or the Dim (Xi/Yi) it is
+  std::vector<AffineExpr> guard;  // the access is made where each is >= 0
+  int64_t words() const;
+};
+
+/// One role's tensors and its dims in buffer order (outermost first).
+struct PlanRole {
+  bool present = false;
+  TensorRole role = TensorRole::Ifm;
+  std::vector<Dim> dims;          // canonical; ifm: N C Xi Yi
+  /// The accesses: one; or an ifm's operands, concatenated along C (each
+  /// guarded by its channels) or, for add and mul, all read at every point.
+  std::vector<PlanSource> sources;
+  /// add, mul: every point reads every source, so a tile holds one word per
+  /// source (the sources are the buffer's outermost dim).
+  bool everySource = false;
+  int64_t operands() const { return everySource ? static_cast<int64_t>(sources.size()) : 1; }
+  const std::string &tensor() const { return sources.at(0).tensor; }
+  const std::vector<int64_t> &extent() const { return sources.at(0).extent; }
 };
 
 /// How an iteration dim of the nest is recovered from the canonical KAPLA
@@ -60,7 +75,8 @@ struct PlanLevel {
   bool serveCopies = false;       // multicast, systolic or sharing: stacked units share a read
   bool neighbourInputs = false;   // systolic or sharing without multicast: copies pass between units
   bool reduceOutputs = false;     // systolic or reduction: copies of partial sums are summed before the write-back
-  std::array<int64_t, kNumRoles> bufferWords{};   // per unit, per role (0 if absent)
+  std::array<int64_t, kNumRoles> tileWords{};     // per unit, per role and operand (0 if absent)
+  int64_t bufferWords(TensorRole r, int64_t operands) const { return tileWords[static_cast<size_t>(r)] * operands; }
 };
 
 struct KernelPlan {
@@ -81,7 +97,8 @@ struct KernelPlan {
   /// The independent dims the layer has (canonical), in loop order.
   std::vector<Dim> independentDims() const;
   const PlanRole &role(TensorRole r) const { return roles[static_cast<size_t>(r)]; }
-  int64_t tensorWords(TensorRole r) const;
+  /// The words of the role's first (or only) DRAM tensor.
+  int64_t tensorWords(TensorRole r) const { return role(r).sources.at(0).words(); }
 };
 
 /// The plan of one layer, or a reason it cannot be simulated yet (a layer

@@ -16,8 +16,7 @@ int64_t kernelBytes(const CompiledKernel &k) {
   return bytes;
 }
 
-KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k,
-                       const std::array<const std::vector<Word> *, kNumRoles> &inputs) {
+KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const TensorStore &store) {
   std::vector<std::unique_ptr<uint64_t[]>> storage;
   std::vector<void *> table;
   for (const KernelSlot &s : k.slots) {
@@ -30,13 +29,13 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k,
     }
     table.push_back(p);
   }
-  for (size_t r = 0; r < kNumRoles; ++r)
-    if (inputs[r] && k.tensorSlot[r] >= 0 && static_cast<TensorRole>(r) != TensorRole::Ofm) {
-      const KernelSlot &s = k.slots[static_cast<size_t>(k.tensorSlot[r])];
-      DFLC_CHECK(static_cast<int64_t>(inputs[r]->size()) == s.elements) << "tensor " << s.name << " has "
-                                                                        << inputs[r]->size() << " words";
-      std::memcpy(table[static_cast<size_t>(k.tensorSlot[r])], inputs[r]->data(), inputs[r]->size() * sizeof(Word));
-    }
+  for (const auto &[name, slot] : k.inputs) {
+    const std::vector<Word> &data = store.at(name).data;
+    const KernelSlot &s = k.slots[static_cast<size_t>(slot)];
+    DFLC_CHECK(static_cast<int64_t>(data.size()) == s.elements) << "tensor " << name << " has " << data.size()
+                                                                 << " words, the kernel " << s.elements;
+    std::memcpy(table[static_cast<size_t>(slot)], data.data(), data.size() * sizeof(Word));
+  }
 
   auto start = std::chrono::steady_clock::now();
   k.fn(table.data());

@@ -33,8 +33,7 @@ struct KernelResult {
 /// The bytes the kernel's arrays take.
 int64_t kernelBytes(const CompiledKernel &k);
 
-/// Runs the kernel on its DRAM inputs (by role; those the layer has).
-KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k,
-                       const std::array<const std::vector<Word> *, kNumRoles> &inputs);
+/// Runs the kernel on its DRAM inputs, taken from `store` by name.
+KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const TensorStore &store);
 
 } // namespace dfl::sim

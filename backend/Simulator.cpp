@@ -55,26 +55,6 @@ void compareCounts(const KernelCounts &k, const LayerResult &a, LayerSim &out) {
   out.countsEqual = out.countsEqual && near(k.macs, a.work);
 }
 
-/// The first element where two tensors differ, with its index per dimension.
-void compareOutputs(const std::vector<Word> &got, const std::vector<Word> &want, const std::vector<int64_t> &extent,
-                    LayerSim &out) {
-  out.outputEqual = got == want;
-  if (out.outputEqual)
-    return;
-  size_t i = 0;
-  while (i < got.size() && i < want.size() && got[i] == want[i])
-    ++i;
-  out.mismatchAt = static_cast<int64_t>(i);
-  out.got = i < got.size() ? got[i] : 0;
-  out.want = i < want.size() ? want[i] : 0;
-  int64_t rest = out.mismatchAt;
-  out.mismatchIndex.assign(extent.size(), 0);
-  for (size_t d = extent.size(); d-- > 0;) {
-    out.mismatchIndex[d] = rest % extent[d];
-    rest /= extent[d];
-  }
-}
-
 } // namespace
 
 bool SimResult::ok() const {
@@ -123,15 +103,14 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         CompiledKernel k = jit.compile(*plan, options.fault);
         if (int64_t bytes = kernelBytes(k); bytes > options.memoryLimitBytes)
           throw MemoryError{layer.name, bytes};
-        std::array<const std::vector<Word> *, kNumRoles> inputs{};
-        for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
-          if (plan->role(r).present)
-            inputs[static_cast<size_t>(r)] = &store.at(plan->role(r).tensor).data;
-        KernelResult run = runKernel(*plan, k, inputs);
+        KernelResult run = runKernel(*plan, k, store);
         sim.compileMs = k.compileMs, sim.runMs = run.runMs;
         sim.ir = std::move(k.ir);
-        compareOutputs(run.output, outputs.at(plan->role(TensorRole::Ofm).tensor).data,
-                       plan->role(TensorRole::Ofm).extent, sim);
+        const Tensor &want = outputs.at(plan->role(TensorRole::Ofm).tensor());
+        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run.output)});
+        sim.outputEqual = !m;
+        if (m)
+          sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
         sim.exactClaimed = evenTiles(*plan);
         compareCounts(run.counts, analysis.layers[li], sim);
       }

@@ -1,88 +1,56 @@
-// Simulator kernels against the analysis: every count the analysis states
-// exactly (docs/directives.md §6) must equal the one the kernel counts while
-// it runs the schedule.
-#include "backend/Jit.h"
-#include "backend/KernelRun.h"
+// The simulator against its two referees: every layer's output equals the
+// independent reference's (backend/Reference.h) bit for bit, and every count
+// the analysis states exactly (docs/directives.md §6; every tile even) equals
+// the one the kernel counts while it runs the schedule. Schedules: written
+// here by hand (counts derived in the comments), the solvers', the random
+// solver's; and kernels broken on purpose, which must be caught.
+#include "backend/Simulator.h"
+#include "model/ScheduleWriter.h"
 #include "scheduler/Analysis.h"
 #include "scheduler/Solver.h"
-#include "model/ScheduleWriter.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <string>
 
 namespace dfl::sim {
 namespace {
 
-struct Simulated {
-  LayerResult analysis;
-  KernelPlan plan;
-  KernelResult run;
-};
-
-/// Seeded inputs in [-8, 7].
-std::vector<Word> seeded(int64_t n, uint64_t seed) {
-  std::vector<Word> v(static_cast<size_t>(n));
-  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-  for (Word &w : v) {
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
-    w = static_cast<Word>((x * 0x2545f4914f6cdd1dull) >> 60) - 8;
-  }
-  return v;
+/// The kernel's count of one role at one level.
+const CountCheck *countOf(const LayerSim &s, int level, TensorRole r, const std::string &kind) {
+  for (const CountCheck &c : s.counts)
+    if (c.level == level && c.role == r && c.kind == kind)
+      return &c;
+  return nullptr;
 }
 
-Simulated simulate(const std::string &text, const std::string &layer, KernelFault fault = KernelFault::None) {
+/// Simulates the one schedule of `text` (network, hardware, schedule).
+SimResult simulateText(const std::string &text, KernelFault fault = KernelFault::None) {
   test::Compiled comp = test::compile(text);
   EXPECT_EQ(comp.diagnostics(), "");
-  Simulated out;
   if (comp.model.schedules.empty())
-    return out;
-  const Schedule &sched = comp.model.schedules[0];
-  ScheduleResult res = analyzeSchedule(comp.model, sched);
-  EXPECT_TRUE(res.valid && res.complete);
-  const Network &net = networkOf(comp.model, sched);
-  int li = -1;
-  for (size_t i = 0; i < net.layers.size(); ++i)
-    if (net.layers[i].name == layer)
-      li = static_cast<int>(i);
-  const LayerScheduleModel *ls = nullptr;
-  for (const LayerScheduleModel &m : sched.layers)
-    if (m.layer == li)
-      ls = &m;
-  EXPECT_TRUE(ls);
-  if (!ls)
-    return out;
-  out.analysis = res.layers[static_cast<size_t>(li)];
-  std::string why;
-  auto plan = planKernel(net, li, hardwareOf(comp.model, sched), *ls, out.analysis, why);
-  EXPECT_TRUE(plan) << why;
-  if (!plan)
-    return out;
-  out.plan = *plan;
-  static Jit jit;
-  CompiledKernel k = jit.compile(*plan, fault);
-  std::vector<Word> ifm = seeded(plan->tensorWords(TensorRole::Ifm), 1);
-  std::vector<Word> wgt = plan->role(TensorRole::Wgt).present ? seeded(plan->tensorWords(TensorRole::Wgt), 2)
-                                                              : std::vector<Word>{};
-  out.run = runKernel(*plan, k, {&ifm, &wgt, nullptr});
-  return out;
+    return {};
+  SimOptions o;
+  o.fault = fault;
+  return simulate(comp.model, comp.model.schedules[0], o);
 }
 
-/// Every count, per level and role, equal to the analysis'.
-void expectCountsEqual(const Simulated &s) {
-  ASSERT_EQ(s.run.counts.levels.size(), s.analysis.levels.size());
-  for (size_t l = 0; l < s.analysis.levels.size(); ++l)
-    for (size_t r = 0; r < kNumRoles; ++r) {
-      const LevelAccesses &a = s.analysis.levels[l].accesses;
-      const KernelCounts::Role &k = s.run.counts.levels[l][r];
-      const char *role = roleName(static_cast<TensorRole>(r));
-      EXPECT_EQ(k.reads, a.reads[r]) << "reads of " << role << " at level " << l;
-      EXPECT_EQ(k.writes, a.writes[r]) << "writes of " << role << " at level " << l;
-      EXPECT_EQ(k.same, a.sameLevel[r]) << "same-level " << role << " at level " << l;
+/// Every layer simulated: outputs equal, counts equal where claimed exact.
+void expectSound(const SimResult &r, const std::string &what) {
+  for (const LayerSim &l : r.layers) {
+    SCOPED_TRACE(what + ", layer " + l.layer);
+    EXPECT_EQ(l.skipped, "");
+    EXPECT_TRUE(l.outputEqual) << "first difference at " << l.mismatchAt << ": kernel " << l.got << ", reference "
+                               << l.want;
+    for (const CountCheck &c : l.counts) {
+      if (l.exactClaimed) {
+        EXPECT_TRUE(c.equal) << c.kind << " of " << roleName(c.role) << " at level " << c.level << ": kernel "
+                             << c.counted << ", analysis " << c.analysed;
+      }
     }
-  EXPECT_EQ(s.run.counts.macs, s.analysis.work);
+    EXPECT_EQ(l.macs, l.analysedMacs);
+  }
 }
 
 const char *const kTwoLevel = R"(
@@ -94,9 +62,9 @@ hardware hw {
 }
 )";
 
-// 1-D conv: C=2, 8 inputs, K=2, R=3 -> Xo=6: 72 MACs.
-TEST(KernelTest, Conv1dTwoLevels) {
-  Simulated s = simulate(std::string(R"(
+// 1-D conv: C=2, 8 inputs, K=2, R=3 -> Xo=6: 72 MACs. The schedule of
+// tests/unit/AnalysisTest.cpp, Conv1dTwoLevels.
+const char *const kConv1d = R"(
 network net { input x [C=2, X=8, Y=1]; l = conv(x, K=2, R=3, S=1); }
 schedule for net on hw {
   layer l {
@@ -107,10 +75,37 @@ schedule for net on hw {
     }
   }
 }
-)") + kTwoLevel, "l");
-  expectCountsEqual(s);
-  // By hand (tests/unit/AnalysisTest.cpp, Conv1dTwoLevels): 20 ifm words from DRAM.
-  EXPECT_EQ(s.run.counts.levels[1][0].reads, 20);
+)";
+
+TEST(KernelTest, Conv1dTwoLevels) {
+  SimResult r = simulateText(std::string(kConv1d) + kTwoLevel);
+  ASSERT_EQ(r.layers.size(), 1u);
+  expectSound(r, "conv1d");
+  const LayerSim &l = r.layers[0];
+  EXPECT_TRUE(l.exactClaimed);
+  EXPECT_TRUE(l.countsEqual);
+  // By hand: per channel the pair of PEs fetches Xi 0..3 (4 words), then only
+  // the new Xi 3..5 and 5..7 (3 + 3) as it slides: 10; x C2 = 20 DRAM reads.
+  ASSERT_TRUE(countOf(l, 1, TensorRole::Ifm, "reads"));
+  EXPECT_EQ(countOf(l, 1, TensorRole::Ifm, "reads")->counted, 20);
+  // Weights: 2 loads (update C) of 3 words per PE, 4 PEs: 24 REGF writes.
+  EXPECT_EQ(countOf(l, 0, TensorRole::Wgt, "writes")->counted, 24);
+  EXPECT_EQ(l.macs, 72);
+}
+
+TEST(KernelTest, BrokenKernelsAreCaught) {
+  // One fill dropped: the PEs compute on stale inputs and count fewer writes.
+  SimResult dropped = simulateText(std::string(kConv1d) + kTwoLevel, KernelFault::DropInnerFill);
+  ASSERT_EQ(dropped.layers.size(), 1u);
+  EXPECT_FALSE(dropped.layers[0].outputEqual);
+  EXPECT_FALSE(dropped.layers[0].countsEqual);
+  EXPECT_FALSE(dropped.ok());
+  // The outermost loop one trip short: the last channel is never added.
+  SimResult shortLoop = simulateText(std::string(kConv1d) + kTwoLevel, KernelFault::OuterLoopShort);
+  ASSERT_EQ(shortLoop.layers.size(), 1u);
+  EXPECT_FALSE(shortLoop.layers[0].outputEqual);
+  EXPECT_GE(shortLoop.layers[0].mismatchAt, 0);
+  EXPECT_FALSE(shortLoop.ok());
 }
 
 // A small multi-node template: 4 x 4 PEs (multicast, systolic), 2 x 2 nodes
@@ -126,45 +121,48 @@ hardware hw {
 }
 )";
 
+// Every layer kind the forward language has, with fused activations.
 const char *const kLayers = R"(
 network net {
   batch N = 2;
   input x [C=3, X=9, Y=9];
-  c1 = conv(x, K=5, R=3, stride=2, pad=1);
+  input y [C=4, X=5, Y=5];
+  c0 = conv(x, K=5, R=3, stride=2, pad=1);
+  c1 = gelu(c0);
   p1 = maxpool(c1, R=2, stride=2, ceil=true);
-  d1 = dwconv(c1, R=3, pad=1);
+  d1 = dwconv(c1, R=3, pad=1, dilation=1);
   a1 = avgpool(d1, R=2, stride=2);
+  s1 = add(c1, d1);
+  r1 = relu(s1);
+  m1 = mul(r1, c1);
+  k1 = concat(m1, y);
+  c2 = conv(k1, K=6, R=3, pad=2, dilation=2);
   f1 = fc(a1, K=7);
 }
 )";
 
-/// Every layer of the solver's schedule of kLayers on kNodes, counted.
-TEST(KernelTest, SolverSchedulesCountLikeTheAnalysis) {
-  test::Compiled comp = test::compile(std::string(kLayers) + kNodes);
-  ASSERT_EQ(comp.diagnostics(), "");
+/// The solver's schedule of `text` (layer by layer or with segments).
+Solution solved(const test::Compiled &comp, const std::string &solver, bool pipelining) {
   Schedule given;
   given.network = 0, given.hardware = 0;
   SolveFailure failure;
   SolverOptions o;
-  o.pipelining = false;
-  auto sol = makeSolver("kapla")->solve(comp.model, given, o, failure);
-  ASSERT_TRUE(sol) << failure;
-  const Network &net = comp.model.networks[0];
-  static Jit jit;
-  for (const LayerScheduleModel &ls : sol->schedule.layers) {
-    SCOPED_TRACE(printLayerBlock(net, comp.model.hardware[0], ls, 0));
-    Simulated s;
-    s.analysis = sol->result.layers[static_cast<size_t>(ls.layer)];
-    std::string why;
-    auto plan = planKernel(net, ls.layer, comp.model.hardware[0], ls, s.analysis, why);
-    ASSERT_TRUE(plan) << why;
-    CompiledKernel k = jit.compile(*plan);
-    std::vector<Word> ifm = seeded(plan->tensorWords(TensorRole::Ifm), 1);
-    std::vector<Word> wgt = plan->role(TensorRole::Wgt).present ? seeded(plan->tensorWords(TensorRole::Wgt), 2)
-                                                                : std::vector<Word>{};
-    s.run = runKernel(*plan, k, {&ifm, &wgt, nullptr});
-    expectCountsEqual(s);
-  }
+  o.pipelining = pipelining;
+  auto sol = makeSolver(solver)->solve(comp.model, given, o, failure);
+  EXPECT_TRUE(sol) << failure;
+  return sol ? *sol : Solution{};
+}
+
+TEST(KernelTest, SolverSchedulesRunEveryLayerKind) {
+  test::Compiled comp = test::compile(std::string(kLayers) + kNodes);
+  ASSERT_EQ(comp.diagnostics(), "");
+  for (const char *solver : {"kapla", "random"})
+    for (bool pipelining : {false, true}) {
+      Solution sol = solved(comp, solver, pipelining);
+      SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
+      EXPECT_EQ(r.layers.size(), comp.model.networks[0].layers.size());
+      expectSound(r, std::string(solver) + (pipelining ? ", segments" : ", layer by layer"));
+    }
 }
 
 } // namespace
