@@ -51,10 +51,10 @@ Jit::Jit() {
 
 Jit::~Jit() = default;
 
-CompiledKernel Jit::compile(const KernelPlan &plan, KernelFault fault) {
+CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options) {
   auto start = std::chrono::steady_clock::now();
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  KernelCode code = generateKernel(plan, *ctx, fault);
+  KernelCode code = generateKernel(plan, *ctx, options);
   llvm::Module &m = *code.module;
   std::string symbol = "kernel" + std::to_string(kernels_++);
   m.getFunction(code.function)->setName(symbol);

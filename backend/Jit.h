@@ -36,7 +36,7 @@ public:
 
   /// Generates, optimizes and compiles the plan's kernel. Aborts on an LLVM
   /// error: the generator's output is verified, so one is a bug of dflc.
-  CompiledKernel compile(const KernelPlan &plan, KernelFault fault = KernelFault::None);
+  CompiledKernel compile(const KernelPlan &plan, const KernelOptions &options = {});
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;

@@ -16,6 +16,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -34,8 +35,8 @@ size_t idx(Dim d) { return static_cast<size_t>(d); }
 
 class Codegen {
 public:
-  Codegen(const KernelPlan &plan, llvm::LLVMContext &ctx, KernelFault fault)
-      : p_(plan), ctx_(ctx), b_(ctx), fault_(fault) {}
+  Codegen(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options)
+      : p_(plan), ctx_(ctx), b_(ctx), fault_(options.fault), counters_(options.counters) {}
 
   KernelCode run() {
     code_.module = std::make_unique<llvm::Module>(p_.layer, ctx_);
@@ -48,6 +49,9 @@ public:
       evictFns_.push_back(llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {slotsTy_, i64_}, false),
                                                  llvm::Function::InternalLinkage,
                                                  "evict_" + p_.levels[l].name, *code_.module));
+    // Called at every residency change and at the end: one copy, not one per call.
+    for (llvm::Function *f : evictFns_)
+      f->addFnAttr(llvm::Attribute::NoInline);
     for (size_t l = 0; l < p_.levels.size(); ++l)
       emitEvict(l);
     emitKernel();
@@ -149,6 +153,8 @@ private:
   }
   void store(int slot, Value *index, Value *v) { b_.CreateStore(v, elem(slot, index)); }
   void count(size_t level, TensorRole r, int kind, Value *n) {
+    if (!counters_)
+      return;
     Value *i = c(static_cast<int64_t>(code_.counters.at(level, r, kind)));
     store(code_.counterSlot, i, b_.CreateAdd(load(code_.counterSlot, i), n));
   }
@@ -167,7 +173,20 @@ private:
     b_.SetInsertPoint(bodyBB);
     body(iv);
     iv->addIncoming(b_.CreateAdd(iv, c(1)), b_.GetInsertBlock());
-    b_.CreateBr(head);
+    llvm::BranchInst *latch = b_.CreateBr(head);
+    // Only the statement's loops are worth vectorizing and unrolling; the
+    // others (fills, write-backs, the schedule's loops) would only cost
+    // compile time and code.
+    if (!hot_) {
+      llvm::Metadata *ops[] = {
+          nullptr,
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                   llvm::ConstantAsMetadata::get(b_.getFalse())}),
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})};
+      llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, ops);
+      id->replaceOperandWith(0, id);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
     b_.SetInsertPoint(exit);
   }
   void ifThen(Value *cond, const std::function<void()> &then, const std::function<void()> &otherwise = {}) {
@@ -367,6 +386,8 @@ private:
     const PlanLevel &pl = p_.levels[l];
     int bufSlot = buffer_[l][idx(r)];
     auto readCounted = [&](Value *at) {
+      if (!counters_)
+        return;
       if (!pl.serveCopies)
         return count(l + 1, r, kReads, c(1));
       int s = stamps_[l][idx(r)];
@@ -506,6 +527,8 @@ private:
           store(visited_[l], byteAt, b_.CreateOr(byte, mask));
           accumulate();
         };
+        if (!counters_)
+          return accumulate();
         if (!pl.reduceOutputs)
           return writeBack();
         // Copies of the same partial sums from one step are summed among the units first.
@@ -623,11 +646,10 @@ private:
         points = b_.CreateMul(points, b_.CreateSub(bhi[i], blo[i]));
       // The statement's operations (docs/directives.md §7): a concatenation's
       // copies are none; n operands take n - 1 additions or products.
-      if (p_.statement != Statement::Copy) {
-        int64_t perPoint = std::max<int64_t>(1, ops(TensorRole::Ifm) - 1);
-        Value *work = b_.CreateMul(points, c(perPoint));
-        store(code_.counterSlot, c(static_cast<int64_t>(code_.counters.macs())),
-              b_.CreateAdd(load(code_.counterSlot, c(static_cast<int64_t>(code_.counters.macs()))), work));
+      if (p_.statement != Statement::Copy && counters_) {
+        Value *macs = c(static_cast<int64_t>(code_.counters.macs()));
+        Value *work = b_.CreateMul(points, c(std::max<int64_t>(1, ops(TensorRole::Ifm) - 1)));
+        store(code_.counterSlot, macs, b_.CreateAdd(load(code_.counterSlot, macs), work));
         for (const PlanRole &r : p_.roles)
           if (r.present)
             count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
@@ -638,6 +660,7 @@ private:
       for (const PlanRole &r : p_.roles)
         if (r.present)
           base[idx(r.role)] = b_.CreateMul(unit, c(bufferWords(0, r.role)));
+      hot_ = true;
       forBox(blo, bhi, [&](const Box &pt) {
         std::array<Value *, kNumDims> v{};
         for (size_t i = 0; i < dims.size(); ++i)
@@ -681,6 +704,7 @@ private:
         }
         store(buffer_[0][idx(TensorRole::Ofm)], outAt, result);
       });
+      hot_ = false;
     });
   }
 
@@ -747,6 +771,8 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::IRBuilder<> b_;
   KernelFault fault_;
+  bool counters_;
+  bool hot_ = false;   // emitting the statement's loops
   KernelCode code_;
   llvm::Type *i8_ = nullptr, *i32_ = nullptr, *i64_ = nullptr, *slotsTy_ = nullptr;
   int stepSlot_ = -1;
@@ -760,8 +786,8 @@ private:
 
 } // namespace
 
-KernelCode generateKernel(const KernelPlan &plan, llvm::LLVMContext &ctx, KernelFault fault) {
-  return Codegen(plan, ctx, fault).run();
+KernelCode generateKernel(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options) {
+  return Codegen(plan, ctx, options).run();
 }
 
 } // namespace dfl::sim

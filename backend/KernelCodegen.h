@@ -43,6 +43,13 @@ enum CounterKind { kReads = 0, kWrites = 1, kSame = 2 };
 /// A deliberate defect, for the tests that show a broken kernel is caught.
 enum class KernelFault { None, DropInnerFill, OuterLoopShort };
 
+struct KernelOptions {
+  /// Count accesses (the simulator); off, the kernel only computes (the
+  /// benchmark's other column).
+  bool counters = true;
+  KernelFault fault = KernelFault::None;
+};
+
 struct KernelCode {
   std::unique_ptr<llvm::Module> module;
   std::string function;                 // the kernel's symbol: void (i8** slots)
@@ -55,6 +62,6 @@ struct KernelCode {
   int counterSlot = 0;
 };
 
-KernelCode generateKernel(const KernelPlan &plan, llvm::LLVMContext &ctx, KernelFault fault = KernelFault::None);
+KernelCode generateKernel(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options = {});
 
 } // namespace dfl::sim

@@ -100,7 +100,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
       if (!plan) {
         sim.skipped = why.empty() ? "no directives" : why;
       } else {
-        CompiledKernel k = jit.compile(*plan, options.fault);
+        CompiledKernel k = jit.compile(*plan, KernelOptions{true, options.fault});
         if (int64_t bytes = kernelBytes(k); bytes > options.memoryLimitBytes)
           throw MemoryError{layer.name, bytes};
         KernelResult run = runKernel(*plan, k, store);
