@@ -11,10 +11,20 @@
 namespace dfl::sim {
 namespace {
 
-/// Whether every level's tiles divide the enclosing extent along every
-/// independent dim: no partial tile, no idle position (docs/directives.md §4),
-/// where the analysis counts exactly.
-bool evenTiles(const KernelPlan &plan) {
+/// Whether the analysis claims its counts exact: every level's tiles divide
+/// the enclosing extent along every independent dim (no partial tile, no idle
+/// position, docs/directives.md §4), and no two stacks of the outermost
+/// on-chip level move one padded input window dim (§6, "Padding": their
+/// fetches are not merged).
+bool analysisExact(const KernelPlan &plan) {
+  if (plan.pad > 0 && !plan.levels.empty())
+    for (Dim window : {Dim::Xi, Dim::Yi}) {
+      int moving = 0;
+      for (const PlanMove &m : plan.levels.back().stacks)
+        moving += at(m.amount, window) ? 1 : 0;
+      if (moving > 1)
+        return false;
+    }
   for (size_t l = 0; l < plan.levels.size(); ++l) {
     const PlanLevel &pl = plan.levels[l];
     const DimVector &outer = l + 1 < plan.levels.size() ? plan.levels[l + 1].extent : plan.bounds;
@@ -111,7 +121,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         sim.outputEqual = !m;
         if (m)
           sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
-        sim.exactClaimed = evenTiles(*plan);
+        sim.exactClaimed = analysisExact(*plan);
         compareCounts(run.counts, analysis.layers[li], sim);
       }
       result.layers.push_back(std::move(sim));
