@@ -88,14 +88,16 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     return options.layers.empty() ||
            std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();
   };
-  size_t todo = 0, done = 0;
-  for (const Layer &l : net.layers)
-    todo += wanted(l.name) ? 1 : 0;
+  size_t todo = 0, done = 0, end = 0;
+  for (size_t li = 0; li < net.layers.size(); ++li)
+    if (wanted(net.layers[li].name))
+      ++todo, end = li + 1;
 
   TensorStore store = seedNetwork(net, options.seed);
   Jit jit;
   SimResult result;
-  for (size_t li = 0; li < net.layers.size(); ++li) {
+  // The reference runs up to the last layer simulated, to give each its inputs.
+  for (size_t li = 0; li < end; ++li) {
     const Layer &layer = net.layers[li];
     TensorStore outputs = referenceOutputs(net, static_cast<int>(li), store);
     if (wanted(layer.name)) {
