@@ -296,30 +296,10 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
                       " on " + model_.hardware[selected_->hardware].name + ")");
 }
 
-bool Compilation::writeOutputs() {
+bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
   enter(Stage::Solved, "write");
   DFLC_CHECK(solution_) << "writeOutputs() without a solution";
-  PassTimer::Scope time(timer_, "write");
-  stage_ = Stage::Written;
   const DriverOptions &o = options_;
-  std::vector<std::string> targets;
-  for (const char *name : {"schedule.dfl", "report.json", "pareto.json"})
-    targets.push_back((fs::path(o.outDir) / name).string());
-  if (!o.pareto)
-    targets.pop_back();
-  // Before anything is written: an output over an input would make the next
-  // run read what this one wrote (a schedule importing itself).
-  for (const std::string &t : targets)
-    if (std::string input = inputAt(t, sm_); !input.empty()) {
-      outputError_ = "cannot write '" + t + "': it is the input '" + input + "'; choose another -o";
-      return false;
-    }
-  std::error_code ec;
-  fs::create_directories(o.outDir, ec);
-  if (ec) {
-    outputError_ = "cannot create output directory '" + o.outDir + "': " + ec.message();
-    return false;
-  }
   std::vector<std::string> imports;
   for (const std::string &f : o.files)
     imports.push_back(importPath(f, o.outDir));
@@ -331,10 +311,41 @@ bool Compilation::writeOutputs() {
                        (o.train ? ", training: forward and backward layers" : "") +
                        ").\nCheck it with: dflc check " + (o.train ? "--train " : "") +
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
-  std::vector<OutputFile> outputs = {{targets[0], writeSchedule(model_, s, imports, header)},
-                                     {targets[1], reportJson(model_, *solution_, o)}};
+  std::vector<OutputFile> outputs = {{"schedule.dfl", writeSchedule(model_, s, imports, header)},
+                                     {"report.json", reportJson(model_, *solution_, o)}};
   if (o.pareto)
-    outputs.push_back({targets[2], paretoJson(model_, *solution_, o)});
+    outputs.push_back({"pareto.json", paretoJson(model_, *solution_, o)});
+  outputs.insert(outputs.end(), extra.begin(), extra.end());
+  stage_ = Stage::Written;
+  return write(outputs);
+}
+
+bool Compilation::writeFiles(const std::vector<OutputFile> &files) {
+  enter(Stage::Checked, "write");
+  stage_ = Stage::Written;
+  return write(files);
+}
+
+bool Compilation::write(const std::vector<OutputFile> &files) {
+  PassTimer::Scope time(timer_, "write");
+  std::vector<OutputFile> outputs;
+  for (const OutputFile &f : files)
+    outputs.push_back({(fs::path(options_.outDir) / f.path).string(), f.text});
+  // Before anything is written: an output over an input would make the next
+  // run read what this one wrote (a schedule importing itself).
+  for (const OutputFile &f : outputs)
+    if (std::string input = inputAt(f.path, sm_); !input.empty()) {
+      outputError_ = "cannot write '" + f.path + "': it is the input '" + input + "'; choose another -o";
+      return false;
+    }
+  std::error_code ec;
+  for (const OutputFile &f : outputs) {
+    fs::create_directories(fs::path(f.path).parent_path(), ec);
+    if (ec) {
+      outputError_ = "cannot create output directory '" + fs::path(f.path).parent_path().string() + "': " + ec.message();
+      return false;
+    }
+  }
   if (auto error = ::dfl::driver::writeOutputs(outputs)) {
     outputError_ = "cannot write '" + error->path + "': " + error->reason;
     return false;

@@ -10,6 +10,7 @@
 //                   the directives given must be valid on their own
 //   solve           the complete schedule (E0821 if none exists)
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
+//                   (writeFiles: other outputs of a checked schedule)
 //
 // (`parse` replaces load and analyze for `dflc fmt`: the FILEs alone.) Each
 // stage returns false when its errors stop the pipeline, so a client chains
@@ -59,7 +60,12 @@ public:
   /// Creates the output directory and writes the outputs; false with
   /// outputError() set if anything failed (then nothing changed). An output
   /// that is one of the inputs (same file, links followed) is refused first.
-  bool writeOutputs();
+  /// `extra` files (paths relative to the output directory, e.g. the
+  /// simulator's) are written with them, all or nothing.
+  bool writeOutputs(const std::vector<OutputFile> &extra = {});
+  /// After checkSchedules() (`dflc sim`): writes `files` (paths relative to
+  /// the output directory) as writeOutputs() does, all or nothing.
+  bool writeFiles(const std::vector<OutputFile> &files);
 
   const DriverOptions &options() const { return options_; }
   const SourceManager &sources() const { return sm_; }
@@ -86,6 +92,8 @@ private:
   enum class Stage { Created, Loaded, Analyzed, Checked, Selected, Solved, Written };
   static const char *stageName(Stage s);
   void enter(Stage needed, const char *stage);
+  /// Writes files under the output directory, all or nothing.
+  bool write(const std::vector<OutputFile> &files);
 
   DriverOptions options_;
   SourceManager sm_;

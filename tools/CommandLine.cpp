@@ -31,6 +31,16 @@ Usage:
                                      the best schedule within the bounds,
                                      --pareto: also OUT/pareto.json, the
                                      energy-latency front found
+  dflc sim FILE... -o OUT [options]  run a complete schedule (the FILEs hold
+                                     it, with its network and hardware) in
+                                     JIT-compiled kernels on seeded data;
+                                     check every layer's output against an
+                                     independent reference and every access
+                                     count against the analysis; write
+                                     OUT/sim.json and OUT/kernels/LAYER.ll
+                                     --layers A,B: only these layers,
+                                     --seed N: the data's seed (default 1);
+                                     `dflc NET HW -o OUT --sim` solves first
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -162,7 +172,7 @@ public:
 
   std::optional<CommandLine> command() {
     CommandLine o;
-    static const std::vector<std::string> commands = {"compile", "show", "check", "fmt"};
+    static const std::vector<std::string> commands = {"compile", "show", "check", "sim", "fmt"};
     for (size_t i = 0; i < args_.size(); ++i) {
       const std::string &a = args_[i];
       bool failed = false;
@@ -211,6 +221,25 @@ public:
           return std::nullopt;
       } else if (a == "--pareto") {
         o.driver.pareto = true;
+      } else if (a == "--sim") {
+        o.sim = true;
+      } else if (auto v = value(i, "--layers", failed)) {
+        o.simLayers.clear();
+        for (size_t at = 0; at <= v->size();) {
+          size_t comma = std::min(v->find(',', at), v->size());
+          if (comma > at)
+            o.simLayers.push_back(v->substr(at, comma - at));
+          at = comma + 1;
+        }
+        if (o.simLayers.empty()) {
+          error_ = "--layers needs layer names separated by commas";
+          return std::nullopt;
+        }
+      } else if (auto v = value(i, "--seed", failed)) {
+        auto n = integer(*v, 0, std::numeric_limits<long>::max(), "--seed needs a non-negative integer");
+        if (!n)
+          return std::nullopt;
+        o.seed = static_cast<uint64_t>(*n);
       } else if (auto v = value(i, "--format", failed)) {
         if (*v != "text" && *v != "json" && *v != "sarif") {
           error_ = "unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
@@ -237,6 +266,7 @@ public:
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
+                                "--sim", "--layers", "--seed",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
       } else if (o.command.empty()) {
@@ -246,7 +276,7 @@ public:
             o.driver.files.push_back(a);
             continue;
           }
-          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check or fmt)";
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, sim or fmt)";
           return std::nullopt;
         }
         o.command = a;
@@ -278,18 +308,25 @@ private:
       return "--debug-internal-error is an option of check and compile";
     if (o.command != "check" && o.allowPartial)
       return "--allow-partial is an option of 'dflc check'";
-    if (o.command == "compile" && o.driver.outDir.empty())
-      return "'dflc compile' needs an output directory: -o OUT";
+    if ((o.command == "compile" || o.command == "sim") && o.driver.outDir.empty())
+      return "'dflc " + o.command + "' needs an output directory: -o OUT";
     const driver::DriverOptions defaults;
-    if (o.command != "compile" && (!o.driver.outDir.empty() || o.driver.solver != defaults.solver ||
+    if (o.command != "compile" && o.command != "sim" && !o.driver.outDir.empty())
+      return "-o is an option of 'dflc compile' and 'dflc sim'";
+    if (o.command != "compile" && (o.driver.solver != defaults.solver ||
                                    o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
-      return "-o, --solver, --objective and --top-k are options of 'dflc compile'";
+      return "--solver, --objective and --top-k are options of 'dflc compile'";
+    if (o.command != "compile" && o.sim)
+      return "--sim is an option of 'dflc compile' ('dflc sim' simulates a schedule you have)";
+    bool simulates = o.command == "sim" || o.sim;
+    if (!simulates && (!o.simLayers.empty() || o.seed))
+      return "--layers and --seed are options of 'dflc sim' and 'dflc compile --sim'";
     if (o.command != "compile" && o.timeLimitGiven)
       return "--time-limit is an option of 'dflc compile'";
     if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj || o.driver.pareto))
       return "--no-pipelining, --max-latency, --max-energy and --pareto are options of 'dflc compile'";
     if (o.command == "fmt" && o.driver.batch)
-      return "--batch is an option of compile, check and show";
+      return "--batch is an option of compile, check, sim and show";
     if (o.inPlace && o.check)
       return "-i and --check cannot be combined";
     return std::nullopt;

@@ -6,6 +6,7 @@
 
 #include "driver/DriverOptions.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@
 namespace dfl::tools {
 
 struct CommandLine {
-  /// compile, show, check, fmt, lsp, help, version or list-diagnostics.
+  /// compile, show, check, sim, fmt, lsp, help, version or list-diagnostics.
   std::string command;
   driver::DriverOptions driver;
   bool json = false, inPlace = false, check = false, allowPartial = false;
@@ -21,6 +22,10 @@ struct CommandLine {
   std::optional<bool> color;
   bool markdown = false;           // --list-diagnostics=markdown
   bool timeLimitGiven = false;     // --time-limit, even "none" (compile only)
+  // dflc sim, and dflc compile --sim
+  bool sim = false;
+  std::vector<std::string> simLayers;   // --layers a,b (empty: all)
+  std::optional<uint64_t> seed;         // --seed N
   // dflc lsp
   bool litTest = false;
   std::string logFile;

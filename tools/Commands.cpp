@@ -1,5 +1,7 @@
 #include "tools/Commands.h"
 
+#include "backend/SimReport.h"
+#include "backend/Simulator.h"
 #include "driver/Compilation.h"
 #include "frontend/Printer.h"
 #include "lsp/LSPServer.h"
@@ -134,6 +136,74 @@ void printFront(const Model &model, const Solution &s) {
   std::cout << "(* the schedule written)\n";
 }
 
+/// Simulates `s` (dflc sim, dflc compile --sim): prints the table and sets
+/// `files` to OUT's sim.json and kernels; false after an error is printed.
+bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &s,
+                      std::vector<driver::OutputFile> &files, bool &ok) {
+  const Network &net = networkOf(model, s);
+  sim::SimOptions so;
+  so.seed = o.seed.value_or(1);
+  so.layers = o.simLayers;
+  for (const std::string &name : so.layers)
+    if (net.findLayer(name) < 0) {
+      std::vector<std::string> names;
+      for (const Layer &l : net.layers)
+        names.push_back(l.name);
+      std::cerr << "dflc: error: --layers: network '" << net.name << "' has no layer '" << name << "'"
+                << didYouMean(name, names) << "\n";
+      return false;
+    }
+  if (isatty(STDERR_FILENO))
+    so.progress = [&](size_t done, size_t all, const std::string &layer) {
+      std::cerr << "\r\033[Kdflc: simulating " << net.name << ": " << done << "/" << all << " layers"
+                << (layer.empty() ? "" : " (" + layer + ")") << std::flush;
+      if (done == all)
+        std::cerr << "\r\033[K";
+    };
+  sim::SimResult result;
+  try {
+    result = sim::simulate(model, s, so);
+  } catch (const sim::MemoryError &e) {
+    std::cerr << "dflc: error: simulating layer '" << e.layer << "' needs " << e.bytes << " bytes, more than the "
+              << so.memoryLimitBytes << " one kernel may take; simulate a smaller batch (--batch) or other layers "
+              << "(--layers)\n";
+    return false;
+  }
+  files.push_back({"sim.json", sim::simJson(net, hardwareOf(model, s), so, result)});
+  for (auto &[name, ir] : sim::kernelFiles(result))
+    files.push_back({"kernels/" + name, ir});
+  std::cout << sim::simTable(result);
+  ok = result.ok();
+  return true;
+}
+
+int runSim(const CommandLine &o, Compilation &c) {
+  c.load() && c.analyze() && c.checkSchedules();
+  printDiagnostics(o, c);
+  if (c.hasErrors())
+    return kExitInvalid;
+  const std::vector<CheckedSchedule> &checked = c.checked();
+  if (checked.size() != 1) {
+    std::cerr << "dflc: error: the inputs hold " << checked.size() << " schedules; 'dflc sim' runs one\n";
+    return kExitInvalid;
+  }
+  if (!checked[0].result.complete) {
+    std::cerr << "dflc: error: the schedule is incomplete; 'dflc sim' runs complete schedules ('dflc NET HW SCHED "
+                 "-o OUT --sim' fills it in first)\n";
+    return kExitInvalid;
+  }
+  std::vector<driver::OutputFile> files;
+  bool ok = false;
+  if (!simulateSchedule(o, c.model(), c.model().schedules[static_cast<size_t>(checked[0].schedule)], files, ok))
+    return kExitInvalid;
+  if (!c.writeFiles(files)) {
+    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    return kExitInvalid;
+  }
+  std::cout << "wrote " << joinList(c.outputPaths(), ", ", " and ") << "\n";
+  return ok ? kExitOk : kExitInvalid;
+}
+
 int runCompile(const CommandLine &o, Compilation &c) {
   if (!(c.load() && c.analyze() && c.selectSchedule())) {
     printDiagnostics(o, c);
@@ -148,10 +218,19 @@ int runCompile(const CommandLine &o, Compilation &c) {
         std::cerr << "\r\033[K";
     };
   }
-  if (!(c.solve(progress) && c.writeOutputs())) {
+  if (!c.solve(progress)) {
     printDiagnostics(o, c);
-    if (!c.outputError().empty())
-      std::cerr << "dflc: error: " << c.outputError() << "\n";
+    return kExitInvalid;
+  }
+  std::vector<driver::OutputFile> simFiles;
+  bool simOk = true;
+  if (o.sim && !simulateSchedule(o, c.model(), c.solution().schedule, simFiles, simOk)) {
+    printDiagnostics(o, c);
+    return kExitInvalid;
+  }
+  if (!c.writeOutputs(simFiles)) {
+    printDiagnostics(o, c);
+    std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;
   }
   printDiagnostics(o, c);
@@ -163,7 +242,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
   if (o.driver.pareto)
     printFront(c.model(), s);
   std::cout << "wrote " << joinList(c.outputPaths(), ", ", " and ") << "\n";
-  return kExitOk;
+  return simOk ? kExitOk : kExitInvalid;
 }
 
 int runFmt(const CommandLine &o, driver::PassTimer &timer) {
@@ -287,6 +366,8 @@ int runCommand(const CommandLine &cl) {
         return runShow(cl, c);
       if (cl.command == "check")
         return runCheck(cl, c);
+      if (cl.command == "sim")
+        return runSim(cl, c);
       DFLC_CHECK(cl.command == "compile") << "no command '" << cl.command << "'";
       return runCompile(cl, c);
     });

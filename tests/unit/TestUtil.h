@@ -36,11 +36,11 @@ struct Compiled {
   }
 };
 
-inline Compiled compile(const std::string &text) {
+inline Compiled compile(const std::string &text, const AnalyzeOptions &options = {}) {
   Compiled c;
   LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
   if (!c.diags->hasErrors())
-    c.model = analyze(files.files, *c.diags);
+    c.model = analyze(files.files, *c.diags, options);
   return c;
 }
 

@@ -1,0 +1,46 @@
+// The JIT that runs simulator kernels: LLVM 14 ORC LLJIT, each module
+// optimized first with the new pass manager's -O2 pipeline for the host.
+#pragma once
+
+#include "backend/KernelCodegen.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
+
+namespace dfl::sim {
+
+using KernelFn = void (*)(void **slots);
+
+struct CompiledKernel {
+  KernelFn fn = nullptr;
+  std::vector<KernelSlot> slots;            // what fn's table points to
+  CounterIndex counters;
+  std::array<int, kNumRoles> tensorSlot{};
+  std::vector<std::pair<std::string, int>> inputs;
+  int counterSlot = 0;
+  std::string ir;          // the optimized module, as text
+  double compileMs = 0;    // -O2 and machine code
+};
+
+class Jit {
+public:
+  Jit();
+  ~Jit();
+  Jit(const Jit &) = delete;
+  Jit &operator=(const Jit &) = delete;
+
+  /// Generates, optimizes and compiles the plan's kernel. Aborts on an LLVM
+  /// error: the generator's output is verified, so one is a bug of dflc.
+  CompiledKernel compile(const KernelPlan &plan, const KernelOptions &options = {});
+
+private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  int kernels_ = 0;
+};
+
+} // namespace dfl::sim

@@ -1,0 +1,793 @@
+// The kernel generator (backend/KernelCodegen.h). The generated code keeps,
+// per unit of every on-chip level and per role, a buffer of the tile's real
+// words laid out from the tile's real lower corner, and a state record
+// (valid, real box, the step its residency began). Counting follows
+// docs/directives.md §6 operationally: a unit fills a tile that differs from
+// the one it holds (keeping the overlap on a sliding step of its innermost
+// relevant loop); stacked units that can share a read count one read per word
+// per step (a stamp per parent word); a partial-sum residency ends with a
+// write-back that adds into the parent and counts a partial-sum read when the
+// parent has seen the word before (a bit per parent and output word).
+#include "backend/KernelCodegen.h"
+
+#include "support/Check.h"
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <functional>
+#include <map>
+
+namespace dfl::sim {
+namespace {
+
+using llvm::Value;
+using Box = std::vector<Value *>;   // one value per role dim
+
+size_t idx(TensorRole r) { return static_cast<size_t>(r); }
+size_t idx(Dim d) { return static_cast<size_t>(d); }
+
+class Codegen {
+public:
+  Codegen(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options)
+      : p_(plan), ctx_(ctx), b_(ctx), fault_(options.fault), counters_(options.counters) {}
+
+  KernelCode run() {
+    code_.module = std::make_unique<llvm::Module>(p_.layer, ctx_);
+    code_.function = "kernel";
+    layoutSlots();
+    i8_ = b_.getInt8Ty(), i32_ = b_.getInt32Ty(), i64_ = b_.getInt64Ty();
+    slotsTy_ = i8_->getPointerTo()->getPointerTo();
+    // Evictions first: the kernel calls them.
+    for (size_t l = 0; l < p_.levels.size(); ++l)
+      evictFns_.push_back(llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {slotsTy_, i64_}, false),
+                                                 llvm::Function::InternalLinkage,
+                                                 "evict_" + p_.levels[l].name, *code_.module));
+    // Called at every residency change and at the end: one copy, not one per call.
+    for (llvm::Function *f : evictFns_)
+      f->addFnAttr(llvm::Attribute::NoInline);
+    for (size_t l = 0; l < p_.levels.size(); ++l)
+      emitEvict(l);
+    emitKernel();
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    DFLC_CHECK(!llvm::verifyModule(*code_.module, &os)) << "generated kernel does not verify: " + os.str();
+    return std::move(code_);
+  }
+
+private:
+  // ---- slots ---------------------------------------------------------------------------
+  size_t nOn() const { return p_.levels.size(); }
+  size_t dimsOf(TensorRole r) const { return p_.role(r).dims.size(); }
+  int64_t stateWords(TensorRole r) const { return 2 + 2 * static_cast<int64_t>(dimsOf(r)); }
+  int64_t parentUnits(size_t l) const { return l + 1 == nOn() ? 1 : p_.levels[l + 1].units; }
+  int64_t ops(TensorRole r) const { return p_.role(r).operands(); }
+  /// Words of one unit's buffer of role r at level l (all operands).
+  int64_t bufferWords(size_t l, TensorRole r) const { return p_.levels[l].bufferWords(r, ops(r)); }
+  /// The words a level-l unit's parent holds of role r, all units: for the
+  /// outermost level every DRAM tensor of the role, one after the other.
+  int64_t parentWords(size_t l, TensorRole r) const {
+    if (l + 1 < nOn())
+      return p_.levels[l + 1].units * bufferWords(l + 1, r);
+    int64_t words = 0;
+    for (const PlanSource &src : p_.role(r).sources)
+      words += src.words();
+    return words;
+  }
+  int64_t outputPoints() const {
+    int64_t n = 1;
+    for (Dim d : p_.role(TensorRole::Ofm).dims)
+      n *= at(p_.bounds, d);
+    return n;
+  }
+
+  int addSlot(std::string name, int64_t elements, int bytes, int64_t init = 0) {
+    code_.slots.push_back({std::move(name), elements, bytes, init});
+    return static_cast<int>(code_.slots.size() - 1);
+  }
+
+  void layoutSlots() {
+    code_.counters.levels = nOn() + 1;
+    code_.counterSlot = addSlot("counters", static_cast<int64_t>(code_.counters.size()), 8);
+    stepSlot_ = addSlot("steps", static_cast<int64_t>(nOn()), 8);
+    for (const PlanRole &r : p_.roles) {
+      if (!r.present)
+        continue;
+      int64_t base = 0;
+      for (const PlanSource &src : r.sources) {
+        sourceBase_[idx(r.role)].push_back(base);
+        base += src.words();
+        sourceSlot_[idx(r.role)].push_back(
+            addSlot(src.tensor, src.words(), 4, r.role == TensorRole::Ofm ? p_.identity : 0));
+        if (r.role != TensorRole::Ofm)
+          code_.inputs.emplace_back(src.tensor, sourceSlot_[idx(r.role)].back());
+      }
+      code_.tensorSlot[idx(r.role)] = sourceSlot_[idx(r.role)][0];
+    }
+    buffer_.assign(nOn(), {-1, -1, -1}), state_ = buffer_, stamps_ = buffer_;
+    visited_.assign(nOn(), -1);
+    for (size_t l = 0; l < nOn(); ++l) {
+      const PlanLevel &pl = p_.levels[l];
+      for (const PlanRole &r : p_.roles) {
+        if (!r.present)
+          continue;
+        std::string at = pl.name + "." + roleName(r.role);
+        buffer_[l][idx(r.role)] = addSlot(at, pl.units * bufferWords(l, r.role), 4);
+        state_[l][idx(r.role)] = addSlot(at + ".state", pl.units * stateWords(r.role), 8);
+        bool stamped = r.role == TensorRole::Ofm ? pl.reduceOutputs : pl.serveCopies;
+        if (stamped)
+          stamps_[l][idx(r.role)] = addSlot(at + ".stamps", parentWords(l, r.role), 8);
+      }
+      visited_[l] = addSlot(pl.name + ".visited", (parentUnits(l) * outputPoints() + 7) / 8, 1);
+    }
+  }
+
+  // ---- IR helpers ------------------------------------------------------------------------
+  Value *c(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+
+  /// Loads every slot pointer at the function's entry, typed.
+  void loadSlots(Value *slots) {
+    ptrs_.clear();
+    for (size_t i = 0; i < code_.slots.size(); ++i) {
+      const KernelSlot &s = code_.slots[i];
+      llvm::Type *elem = s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_;
+      Value *raw = b_.CreateLoad(i8_->getPointerTo(), b_.CreateConstGEP1_64(i8_->getPointerTo(), slots, i));
+      ptrs_.push_back(b_.CreateBitCast(raw, elem->getPointerTo(), s.name));
+    }
+  }
+  Value *ptr(int slot) { return ptrs_.at(static_cast<size_t>(slot)); }
+  Value *elem(int slot, Value *index) {
+    const KernelSlot &s = code_.slots[static_cast<size_t>(slot)];
+    llvm::Type *t = s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_;
+    return b_.CreateInBoundsGEP(t, ptr(slot), index);
+  }
+  Value *load(int slot, Value *index) {
+    const KernelSlot &s = code_.slots[static_cast<size_t>(slot)];
+    return b_.CreateLoad(s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_, elem(slot, index));
+  }
+  void store(int slot, Value *index, Value *v) { b_.CreateStore(v, elem(slot, index)); }
+  void count(size_t level, TensorRole r, int kind, Value *n) {
+    if (!counters_)
+      return;
+    Value *i = c(static_cast<int64_t>(code_.counters.at(level, r, kind)));
+    store(code_.counterSlot, i, b_.CreateAdd(load(code_.counterSlot, i), n));
+  }
+
+  void forLoop(Value *lo, Value *hi, const std::function<void(Value *)> &body) {
+    llvm::Function *fn = b_.GetInsertBlock()->getParent();
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    auto *head = llvm::BasicBlock::Create(ctx_, "loop", fn);
+    auto *bodyBB = llvm::BasicBlock::Create(ctx_, "body", fn);
+    auto *exit = llvm::BasicBlock::Create(ctx_, "exit", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode *iv = b_.CreatePHI(i64_, 2);
+    iv->addIncoming(lo, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyBB, exit);
+    b_.SetInsertPoint(bodyBB);
+    body(iv);
+    iv->addIncoming(b_.CreateAdd(iv, c(1)), b_.GetInsertBlock());
+    llvm::BranchInst *latch = b_.CreateBr(head);
+    // Only the statement's loops are worth vectorizing and unrolling; the
+    // others (fills, write-backs, the schedule's loops) would only cost
+    // compile time and code.
+    if (!hot_) {
+      llvm::Metadata *ops[] = {
+          nullptr,
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                   llvm::ConstantAsMetadata::get(b_.getFalse())}),
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})};
+      llvm::MDNode *id = llvm::MDNode::getDistinct(ctx_, ops);
+      id->replaceOperandWith(0, id);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
+    b_.SetInsertPoint(exit);
+  }
+  void ifThen(Value *cond, const std::function<void()> &then, const std::function<void()> &otherwise = {}) {
+    llvm::Function *fn = b_.GetInsertBlock()->getParent();
+    auto *thenBB = llvm::BasicBlock::Create(ctx_, "then", fn);
+    auto *elseBB = otherwise ? llvm::BasicBlock::Create(ctx_, "else", fn) : nullptr;
+    auto *join = llvm::BasicBlock::Create(ctx_, "join", fn);
+    b_.CreateCondBr(cond, thenBB, elseBB ? elseBB : join);
+    b_.SetInsertPoint(thenBB);
+    then();
+    b_.CreateBr(join);
+    if (elseBB) {
+      b_.SetInsertPoint(elseBB);
+      otherwise();
+      b_.CreateBr(join);
+    }
+    b_.SetInsertPoint(join);
+  }
+  /// Every point of a box [lo, hi) over `n` dims, the last fastest.
+  void forBox(const Box &lo, const Box &hi, const std::function<void(const Box &)> &body, size_t d = 0,
+              Box point = {}) {
+    if (d == lo.size())
+      return body(point);
+    forLoop(lo[d], hi[d], [&](Value *iv) {
+      Box next = point;
+      next.push_back(iv);
+      forBox(lo, hi, body, d + 1, next);
+    });
+  }
+  Value *smax(Value *a, Value *b) { return b_.CreateSelect(b_.CreateICmpSGT(a, b), a, b); }
+  Value *smin(Value *a, Value *b) { return b_.CreateSelect(b_.CreateICmpSLT(a, b), a, b); }
+  Value *anyEmpty(const Box &lo, const Box &hi) {
+    Value *e = b_.getFalse();
+    for (size_t i = 0; i < lo.size(); ++i)
+      e = b_.CreateOr(e, b_.CreateICmpSGE(lo[i], hi[i]));
+    return e;
+  }
+
+  /// Row-major position of `point - lo` in a box of the given extents.
+  Value *linear(const Box &point, const Box &lo, const std::vector<int64_t> &extent) {
+    Value *at = c(0);
+    for (size_t i = 0; i < point.size(); ++i)
+      at = b_.CreateAdd(b_.CreateMul(at, c(extent[i])), b_.CreateSub(point[i], lo[i]));
+    return at;
+  }
+  std::vector<int64_t> extentsAt(const DimVector &extent, TensorRole r) const {
+    std::vector<int64_t> out;
+    for (Dim d : p_.role(r).dims)
+      out.push_back(at(extent, d));
+    return out;
+  }
+
+  // ---- tiles -----------------------------------------------------------------------------
+  /// A position of a level: its unit's origin (all nine dims) and the real
+  /// box of its tile along the independent dims (docs/directives.md §4).
+  struct Position {
+    std::array<Value *, kNumDims> origin{};
+    std::array<Value *, kNumDims> lo{}, hi{};
+  };
+
+  /// The real box of role r at a position: along an input window, the window
+  /// of the real outputs and filter taps.
+  std::pair<Box, Box> realBox(TensorRole r, const Position &pos) {
+    Box lo, hi;
+    for (Dim d : p_.role(r).dims) {
+      if (d == Dim::Xi || d == Dim::Yi) {
+        Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
+        Value *l = b_.CreateAdd(b_.CreateMul(pos.lo[idx(out)], c(p_.stride)),
+                                b_.CreateMul(pos.lo[idx(win)], c(p_.dilation)));
+        Value *h = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(b_.CreateSub(pos.hi[idx(out)], c(1)), c(p_.stride)),
+                                             b_.CreateMul(b_.CreateSub(pos.hi[idx(win)], c(1)), c(p_.dilation))),
+                                c(1));
+        Value *empty = b_.CreateOr(b_.CreateICmpSGE(pos.lo[idx(out)], pos.hi[idx(out)]),
+                                   b_.CreateICmpSGE(pos.lo[idx(win)], pos.hi[idx(win)]));
+        lo.push_back(l);
+        hi.push_back(b_.CreateSelect(empty, l, h));
+      } else {
+        lo.push_back(pos.lo[idx(d)]);
+        hi.push_back(pos.hi[idx(d)]);
+      }
+    }
+    return {lo, hi};
+  }
+
+  /// The DRAM tensor's offset of a role point, through the nest's access;
+  /// `inside` (if asked) is false where an input window reads padding.
+  Value *tensorOffset(TensorRole r, const PlanSource &src, const Box &point, Value **inside = nullptr) {
+    std::map<Dim, Value *> coord = coordinates(r, point);
+    if (inside)
+      *inside = b_.getTrue();
+    Value *offset = c(0);
+    for (size_t j = 0; j < src.index.size(); ++j) {
+      Value *v;
+      if (src.windowDim[j] >= 0) {
+        v = b_.CreateSub(coord.at(static_cast<Dim>(src.windowDim[j])), c(p_.pad));
+        if (inside)
+          *inside = b_.CreateAnd(*inside, b_.CreateAnd(b_.CreateICmpSGE(v, c(0)),
+                                                       b_.CreateICmpSLT(v, c(src.extent[j]))));
+      } else {
+        v = affine(src.index[j], coord);
+      }
+      offset = b_.CreateAdd(b_.CreateMul(offset, c(src.extent[j])), v);
+    }
+    return offset;
+  }
+  std::map<Dim, Value *> coordinates(TensorRole r, const Box &point) {
+    std::map<Dim, Value *> coord;
+    for (size_t i = 0; i < p_.role(r).dims.size(); ++i)
+      coord[p_.role(r).dims[i]] = point[i];
+    return coord;
+  }
+  /// An affine expression over the nest's iteration dims, each recovered
+  /// from the KAPLA coordinate it folds into.
+  Value *affine(const AffineExpr &e, const std::map<Dim, Value *> &coord) {
+    Value *v = c(e.constant);
+    for (auto [dim, coefficient] : e.terms) {
+      const PlanIterDim &it = p_.iterDims[static_cast<size_t>(dim)];
+      Value *x = b_.CreateSRem(b_.CreateSDiv(coord.at(it.from), c(it.divisor)), c(it.extent));
+      v = b_.CreateAdd(v, b_.CreateMul(x, c(coefficient)));
+    }
+    return v;
+  }
+  /// Whether the source's guard holds at a point (true without one).
+  Value *guarded(TensorRole r, const PlanSource &src, const Box &point) {
+    std::map<Dim, Value *> coord = coordinates(r, point);
+    Value *ok = b_.getTrue();
+    for (const AffineExpr &g : src.guard)
+      ok = b_.CreateAnd(ok, b_.CreateICmpSGE(affine(g, coord), c(0)));
+    return ok;
+  }
+
+  /// The statement's combination of a partial result with another.
+  Value *combine(Value *a, Value *b) {
+    if (p_.statement == Statement::Max)
+      return b_.CreateSelect(b_.CreateICmpSGT(a, b), a, b);
+    return b_.CreateAdd(a, b);
+  }
+
+  // ---- fills of inputs -------------------------------------------------------------------
+  /// ifm, wgt: the unit's tile, fetched where it differs from the one held.
+  void fillInput(size_t l, TensorRole r, Value *unit, const Position &pos, const std::array<Box, kNumRoles> &parentLo,
+                 Value *step, Value *slideStep) {
+    const PlanLevel &pl = p_.levels[l];
+    const size_t nd = dimsOf(r);
+    const auto box = realBox(r, pos);
+    const Box &lo = box.first, &hi = box.second;
+    int stateSlot = state_[l][idx(r)], bufSlot = buffer_[l][idx(r)];
+    Value *base = b_.CreateMul(unit, c(stateWords(r)));
+    auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
+    ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
+      Value *valid = b_.CreateICmpNE(load(stateSlot, st(0)), c(0));
+      Box oldLo, oldHi;
+      Value *same = valid;
+      for (size_t i = 0; i < nd; ++i) {
+        oldLo.push_back(load(stateSlot, st(1 + i)));
+        oldHi.push_back(load(stateSlot, st(1 + nd + i)));
+        same = b_.CreateAnd(same, b_.CreateAnd(b_.CreateICmpEQ(oldLo[i], lo[i]), b_.CreateICmpEQ(oldHi[i], hi[i])));
+      }
+      ifThen(b_.CreateNot(same), [&] {
+        Value *slide = b_.CreateAnd(valid, slideStep);
+        std::vector<int64_t> ext = extentsAt(pl.extent, r);
+        bool outermost = l + 1 == nOn();
+        Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
+        // add, mul: one tile per operand, one after the other in the buffer.
+        for (int64_t op = 0; op < ops(r); ++op) {
+          Value *bufBase = b_.CreateAdd(b_.CreateMul(unit, c(bufferWords(l, r))), c(op * pl.tileWords[idx(r)]));
+          forBox(lo, hi, [&](const Box &a) {
+            Value *dst = b_.CreateAdd(bufBase, linear(a, lo, ext));
+            Value *kept = slide;
+            for (size_t i = 0; i < nd; ++i)
+              kept = b_.CreateAnd(kept,
+                                  b_.CreateAnd(b_.CreateICmpSGE(a[i], oldLo[i]), b_.CreateICmpSLT(a[i], oldHi[i])));
+            ifThen(
+                kept,
+                [&] { store(bufSlot, dst, load(bufSlot, b_.CreateAdd(bufBase, linear(a, oldLo, ext)))); },
+                [&] {
+                  if (fault_ == KernelFault::DropInnerFill && l == 0 && r == TensorRole::Ifm)
+                    return;
+                  count(l, r, kWrites, c(1));
+                  fetch(l, r, op, a, parent, parentLo, step, dst);
+                });
+          });
+        }
+        store(stateSlot, st(0), c(1));
+        for (size_t i = 0; i < nd; ++i) {
+          store(stateSlot, st(1 + i), lo[i]);
+          store(stateSlot, st(1 + nd + i), hi[i]);
+        }
+      });
+    });
+  }
+
+  /// One word from the parent's buffer (or DRAM) into `dst`, counting the
+  /// parent's read: once per word per step where stacked units share reads.
+  void fetch(size_t l, TensorRole r, int64_t op, const Box &a, Value *parent,
+             const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst) {
+    const PlanLevel &pl = p_.levels[l];
+    int bufSlot = buffer_[l][idx(r)];
+    auto readCounted = [&](Value *at) {
+      if (!counters_)
+        return;
+      if (!pl.serveCopies)
+        return count(l + 1, r, kReads, c(1));
+      int s = stamps_[l][idx(r)];
+      ifThen(b_.CreateICmpNE(load(s, at), step), [&] {
+        store(s, at, step);
+        count(l + 1, r, kReads, c(1));
+      });
+    };
+    if (l + 1 == nOn()) {
+      // From DRAM: operand op's tensor (add, mul), or the one whose guard
+      // holds (the operands of a concatenation, by channel).
+      const std::vector<PlanSource> &sources = p_.role(r).sources;
+      std::function<void(size_t)> from = [&](size_t k) {
+        if (!p_.role(r).everySource && k + 1 < sources.size())
+          return ifThen(guarded(r, sources[k], a), [&] { fromSource(l, r, k, a, dst, readCounted); },
+                        [&] { from(k + 1); });
+        fromSource(l, r, k, a, dst, readCounted);
+      };
+      from(p_.role(r).everySource ? static_cast<size_t>(op) : 0);
+      return;
+    }
+    const PlanLevel &up = p_.levels[l + 1];
+    Value *at = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))), c(op * up.tileWords[idx(r)])),
+                             linear(a, parentLo[idx(r)], extentsAt(up.extent, r)));
+    store(bufSlot, dst, load(buffer_[l + 1][idx(r)], at));
+    readCounted(at);
+  }
+
+  /// One word of DRAM tensor k of role r; padding is not data: it is
+  /// written, not read from DRAM (§6).
+  void fromSource(size_t l, TensorRole r, size_t k, const Box &a, Value *dst,
+                  const std::function<void(Value *)> &readCounted) {
+    const PlanSource &src = p_.role(r).sources[k];
+    int bufSlot = buffer_[l][idx(r)], tensor = sourceSlot_[idx(r)][k];
+    Value *inside = nullptr;
+    Value *off = tensorOffset(r, src, a, r == TensorRole::Ifm ? &inside : nullptr);
+    auto read = [&] {
+      store(bufSlot, dst, load(tensor, off));
+      readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])));
+    };
+    if (!inside)
+      return read();
+    ifThen(inside, read, [&] { store(bufSlot, dst, b_.getInt32(static_cast<uint32_t>(p_.padding))); });
+  }
+
+  // ---- partial sums ----------------------------------------------------------------------
+  /// ofm: a residency begins where the unit's output tile differs from the
+  /// one it holds: the old one is written back (after its own units'), the
+  /// new one starts from the statement's identity.
+  void startOutput(size_t l, Value *slots, Value *unit, const Position &pos, Value *step) {
+    const TensorRole r = TensorRole::Ofm;
+    const PlanLevel &pl = p_.levels[l];
+    const size_t nd = dimsOf(r);
+    const auto box = realBox(r, pos);
+    const Box &lo = box.first, &hi = box.second;
+    int stateSlot = state_[l][idx(r)], bufSlot = buffer_[l][idx(r)];
+    Value *base = b_.CreateMul(unit, c(stateWords(r)));
+    auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
+    ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
+      Value *same = b_.CreateICmpNE(load(stateSlot, st(0)), c(0));
+      for (size_t i = 0; i < nd; ++i)
+        same = b_.CreateAnd(same, b_.CreateAnd(b_.CreateICmpEQ(load(stateSlot, st(1 + i)), lo[i]),
+                                               b_.CreateICmpEQ(load(stateSlot, st(1 + nd + i)), hi[i])));
+      ifThen(b_.CreateNot(same), [&] {
+        b_.CreateCall(evictFns_[l], {slots, unit});
+        Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
+        std::vector<int64_t> ext = extentsAt(pl.extent, r);
+        forBox(lo, hi, [&](const Box &a) {
+          store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)), b_.getInt32(static_cast<uint32_t>(p_.identity)));
+        });
+        store(stateSlot, st(0), c(1));
+        for (size_t i = 0; i < nd; ++i) {
+          store(stateSlot, st(1 + i), lo[i]);
+          store(stateSlot, st(1 + nd + i), hi[i]);
+        }
+        store(stateSlot, st(1 + 2 * nd), step);
+      });
+    });
+  }
+
+  /// evict_l(slots, unit): the unit's own units write back first, then it
+  /// adds its held outputs into its parent (or DRAM) and holds nothing.
+  void emitEvict(size_t l) {
+    const TensorRole r = TensorRole::Ofm;
+    const PlanLevel &pl = p_.levels[l];
+    const size_t nd = dimsOf(r);
+    llvm::Function *fn = evictFns_[l];
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    Value *slots = fn->getArg(0), *unit = fn->getArg(1);
+    loadSlots(slots);
+    int stateSlot = state_[l][idx(r)], bufSlot = buffer_[l][idx(r)];
+    Value *base = b_.CreateMul(unit, c(stateWords(r)));
+    auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
+    ifThen(b_.CreateICmpNE(load(stateSlot, st(0)), c(0)), [&] {
+      if (l > 0) {
+        int64_t inner = p_.levels[l - 1].unitsPerParent;
+        forLoop(c(0), c(inner), [&](Value *v) {
+          b_.CreateCall(evictFns_[l - 1], {slots, b_.CreateAdd(b_.CreateMul(unit, c(inner)), v)});
+        });
+      }
+      Box lo, hi;
+      for (size_t i = 0; i < nd; ++i) {
+        lo.push_back(load(stateSlot, st(1 + i)));
+        hi.push_back(load(stateSlot, st(1 + nd + i)));
+      }
+      Value *start = load(stateSlot, st(1 + 2 * nd));
+      bool outermost = l + 1 == nOn();
+      Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
+      Box parentLo;
+      int parentSlot = outermost ? code_.tensorSlot[idx(r)] : buffer_[l + 1][idx(r)];
+      if (!outermost) {
+        Value *pbase = b_.CreateMul(parent, c(stateWords(r)));
+        for (size_t i = 0; i < nd; ++i)
+          parentLo.push_back(load(state_[l + 1][idx(r)], b_.CreateAdd(pbase, c(static_cast<int64_t>(1 + i)))));
+      }
+      std::vector<int64_t> ext = extentsAt(pl.extent, r), full = extentsAt(p_.bounds, r);
+      Box zero(nd, c(0));
+      Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
+      forBox(lo, hi, [&](const Box &a) {
+        Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
+        Value *at = outermost ? tensorOffset(r, p_.role(r).sources[0], a)
+                              : b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))),
+                                             linear(a, parentLo, extentsAt(p_.levels[l + 1].extent, r)));
+        auto accumulate = [&] { store(parentSlot, at, combine(load(parentSlot, at), v)); };
+        auto writeBack = [&] {
+          count(l, r, kReads, c(1));
+          count(l + 1, r, kWrites, c(1));
+          // A partial sum this parent has seen before is read back (§6).
+          Value *bit = b_.CreateAdd(b_.CreateMul(parent, c(outputPoints())), linear(a, zero, full));
+          Value *byteAt = b_.CreateLShr(bit, c(3));
+          Value *mask = b_.CreateShl(b_.getInt8(1), b_.CreateTrunc(b_.CreateAnd(bit, c(7)), i8_));
+          Value *byte = load(visited_[l], byteAt);
+          ifThen(b_.CreateICmpNE(b_.CreateAnd(byte, mask), b_.getInt8(0)), [&] {
+            count(l, r, kWrites, c(1));
+            count(l + 1, r, kReads, c(1));
+          });
+          store(visited_[l], byteAt, b_.CreateOr(byte, mask));
+          accumulate();
+        };
+        if (!counters_)
+          return accumulate();
+        if (!pl.reduceOutputs)
+          return writeBack();
+        // Copies of the same partial sums from one step are summed among the units first.
+        int s = stamps_[l][idx(r)];
+        ifThen(
+            b_.CreateICmpEQ(load(s, at), start),
+            [&] {
+              count(l, r, kSame, c(1));
+              accumulate();
+            },
+            [&] {
+              store(s, at, start);
+              writeBack();
+            });
+      });
+      store(stateSlot, st(0), c(0));
+    });
+    b_.CreateRetVoid();
+  }
+
+  // ---- the nest --------------------------------------------------------------------------
+  /// The innermost loop moving a dim of r among the levels >= l: its index
+  /// in level l's updates (outermost first) if it is a loop of level l, else -1.
+  int slidingLoop(size_t l, TensorRole r) const {
+    for (size_t m = l; m < nOn(); ++m) {
+      const std::vector<PlanMove> &ups = p_.levels[m].updates;
+      for (size_t i = ups.size(); i-- > 0;)
+        for (Dim d : p_.role(r).dims)
+          if (at(ups[i].amount, d))
+            return m == l ? static_cast<int>(i) : -1;
+    }
+    return -1;
+  }
+
+  /// Runs level l inside one unit of level l+1 at one of its steps.
+  void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
+                 const std::array<Box, kNumRoles> &parentLo) {
+    const PlanLevel &pl = p_.levels[l];
+    std::vector<Value *> trips;
+    std::function<void(size_t)> loops = [&](size_t f) {
+      if (f < pl.updates.size()) {
+        int64_t n = pl.updates[f].count;
+        if (fault_ == KernelFault::OuterLoopShort && l + 1 == nOn() && f == 0)
+          n -= 1;
+        return forLoop(c(0), c(n), [&](Value *t) {
+          trips.push_back(t);
+          loops(f + 1);
+          trips.pop_back();
+        });
+      }
+      Value *stepAt = c(static_cast<int64_t>(l));
+      Value *step = b_.CreateAdd(load(stepSlot_, stepAt), c(1));
+      store(stepSlot_, stepAt, step);
+      forLoop(c(0), c(pl.unitsPerParent), [&](Value *v) {
+        Value *unit = b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), v);
+        Position pos;
+        std::array<Value *, kNumDims> shift{};
+        for (size_t d = 0; d < kNumDims; ++d)
+          shift[d] = c(0);
+        for (size_t i = 0; i < pl.updates.size(); ++i)
+          for (size_t d = 0; d < kNumDims; ++d)
+            if (pl.updates[i].amount[d])
+              shift[d] = b_.CreateAdd(shift[d], b_.CreateMul(trips[i], c(pl.updates[i].amount[d])));
+        int64_t inner = pl.unitsPerParent;
+        for (const PlanMove &s : pl.stacks) {
+          inner /= s.count;
+          Value *k = b_.CreateSRem(b_.CreateSDiv(v, c(inner)), c(s.count));
+          for (size_t d = 0; d < kNumDims; ++d)
+            if (s.amount[d])
+              shift[d] = b_.CreateAdd(shift[d], b_.CreateMul(k, c(s.amount[d])));
+        }
+        for (size_t d = 0; d < kNumDims; ++d) {
+          pos.origin[d] = b_.CreateAdd(parent.origin[d], shift[d]);
+          if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
+            continue;
+          pos.lo[d] = smax(parent.lo[d], pos.origin[d]);
+          pos.hi[d] = smin(parent.hi[d], b_.CreateAdd(pos.origin[d], c(pl.extent[d])));
+        }
+        std::array<Box, kNumRoles> here{};
+        for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt}) {
+          if (!p_.role(r).present)
+            continue;
+          int f = slidingLoop(l, r);
+          Value *slide = b_.getFalse();
+          if (f >= 0) {
+            slide = b_.CreateICmpSGT(trips[static_cast<size_t>(f)], c(0));
+            for (size_t j = static_cast<size_t>(f) + 1; j < trips.size(); ++j)
+              slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
+          }
+          fillInput(l, r, unit, pos, parentLo, step, slide);
+          here[idx(r)] = realBox(r, pos).first;
+        }
+        startOutput(l, slots, unit, pos, step);
+        here[idx(TensorRole::Ofm)] = realBox(TensorRole::Ofm, pos).first;
+        if (l > 0)
+          emitLevel(l - 1, slots, unit, pos, here);
+        else
+          compute(unit, pos, here);
+      });
+    };
+    loops(0);
+  }
+
+  /// The statement over a PE's tile, on its buffers.
+  void compute(Value *unit, const Position &pos, const std::array<Box, kNumRoles> &lo) {
+    std::vector<Dim> dims = {Dim::N, Dim::K, Dim::Xo, Dim::Yo, Dim::C, Dim::R, Dim::S};
+    if (p_.channelWise)
+      dims = {Dim::N, Dim::C, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+    Box blo, bhi;
+    for (Dim d : dims)
+      blo.push_back(pos.lo[idx(d)]), bhi.push_back(pos.hi[idx(d)]);
+    ifThen(b_.CreateNot(anyEmpty(blo, bhi)), [&] {
+      Value *points = c(1);
+      for (size_t i = 0; i < dims.size(); ++i)
+        points = b_.CreateMul(points, b_.CreateSub(bhi[i], blo[i]));
+      // The statement's operations (docs/directives.md §7): a concatenation's
+      // copies are none; n operands take n - 1 additions or products.
+      if (p_.statement != Statement::Copy && counters_) {
+        Value *macs = c(static_cast<int64_t>(code_.counters.macs()));
+        Value *work = b_.CreateMul(points, c(std::max<int64_t>(1, ops(TensorRole::Ifm) - 1)));
+        store(code_.counterSlot, macs, b_.CreateAdd(load(code_.counterSlot, macs), work));
+        for (const PlanRole &r : p_.roles)
+          if (r.present)
+            count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
+        count(0, TensorRole::Ofm, kWrites, points);
+      }
+      const PlanLevel &pe = p_.levels[0];
+      std::array<Value *, kNumRoles> base{};
+      for (const PlanRole &r : p_.roles)
+        if (r.present)
+          base[idx(r.role)] = b_.CreateMul(unit, c(bufferWords(0, r.role)));
+      hot_ = true;
+      forBox(blo, bhi, [&](const Box &pt) {
+        std::array<Value *, kNumDims> v{};
+        for (size_t i = 0; i < dims.size(); ++i)
+          v[idx(dims[i])] = pt[i];
+        v[idx(Dim::K)] = p_.channelWise ? v[idx(Dim::C)] : v[idx(Dim::K)];
+        v[idx(Dim::Xi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Xo)], c(p_.stride)),
+                                        b_.CreateMul(v[idx(Dim::R)], c(p_.dilation)));
+        v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.stride)),
+                                        b_.CreateMul(v[idx(Dim::S)], c(p_.dilation)));
+        auto at = [&](TensorRole r) {
+          Box point;
+          for (Dim d : p_.role(r).dims)
+            point.push_back(v[idx(d)]);
+          return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
+        };
+        Value *outAt = at(TensorRole::Ofm);
+        Value *acc = load(buffer_[0][idx(TensorRole::Ofm)], outAt);
+        Value *in = load(buffer_[0][idx(TensorRole::Ifm)], at(TensorRole::Ifm));
+        auto operand = [&](int64_t op) {
+          return load(buffer_[0][idx(TensorRole::Ifm)],
+                      b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
+        };
+        Value *result;
+        switch (p_.statement) {
+        case Statement::Add:
+        case Statement::Mul:
+          result = in;
+          for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
+            result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
+          result = b_.CreateAdd(acc, result);
+          break;
+        case Statement::Copy: result = b_.CreateAdd(acc, in); break;
+        case Statement::Mac:
+          result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt))));
+          break;
+        case Statement::Max: result = combine(acc, in); break;
+        case Statement::Average:
+          result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
+          break;
+        default: DFLC_UNREACHABLE("planKernel admits no other statement");
+        }
+        store(buffer_[0][idx(TensorRole::Ofm)], outAt, result);
+      });
+      hot_ = false;
+    });
+  }
+
+  void emitKernel() {
+    auto *fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {slotsTy_}, false),
+                                      llvm::Function::ExternalLinkage, code_.function, *code_.module);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    Value *slots = fn->getArg(0);
+    loadSlots(slots);
+    Position top;
+    for (size_t d = 0; d < kNumDims; ++d) {
+      top.origin[d] = c(0);
+      top.lo[d] = c(0);
+      top.hi[d] = c(p_.bounds[d]);
+    }
+    std::array<Box, kNumRoles> topLo{};
+    size_t outer = nOn() - 1;
+    emitLevel(outer, slots, c(0), top, topLo);
+    // The residencies still open end: every unit of the outermost on-chip level writes back.
+    forLoop(c(0), c(p_.levels[outer].units), [&](Value *u) { b_.CreateCall(evictFns_[outer], {slots, u}); });
+    // Fused activations, on each final output as it leaves the chip.
+    if (!p_.activations.empty()) {
+      int out = code_.tensorSlot[idx(TensorRole::Ofm)];
+      forLoop(c(0), c(p_.tensorWords(TensorRole::Ofm)), [&](Value *i) {
+        Value *x = load(out, i);
+        for (const std::string &a : p_.activations)
+          x = activate(a, x);
+        store(out, i, x);
+      });
+    }
+    b_.CreateRetVoid();
+  }
+
+  /// A fused activation's integer form (docs/simulator.md): fixed point with
+  /// four fraction bits, 16 standing for 1.
+  Value *activate(const std::string &a, Value *x) {
+    auto k = [&](int32_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+    auto clamp = [&](Value *v, int32_t lo, int32_t hi) { return smin(smax(v, k(lo)), k(hi)); };
+    auto div = [&](Value *v, int32_t d) { return b_.CreateSDiv(v, k(d)); };
+    if (a == "identity")
+      return x;
+    if (a == "relu")
+      return smax(x, k(0));
+    if (a == "relu6")
+      return clamp(x, 0, 6 * 16);
+    if (a == "sigmoid")
+      return clamp(b_.CreateAdd(div(x, 4), k(8)), 0, 16);
+    if (a == "tanh")
+      return clamp(x, -16, 16);
+    if (a == "gelu") {
+      Value *mid = div(b_.CreateMul(x, b_.CreateAdd(div(x, 4), k(8))), 16);
+      return b_.CreateSelect(b_.CreateICmpSGE(x, k(32)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-32)), k(0), mid));
+    }
+    if (a == "softmax")
+      return clamp(b_.CreateAdd(div(x, 8), k(8)), 0, 16);
+    if (a == "batchnorm")
+      return b_.CreateAdd(div(x, 2), k(1));
+    if (a == "layernorm")
+      return b_.CreateSub(div(x, 4), k(1));
+    DFLC_UNREACHABLE("activation '" + a + "'");
+  }
+
+  const KernelPlan &p_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  KernelFault fault_;
+  bool counters_;
+  bool hot_ = false;   // emitting the statement's loops
+  KernelCode code_;
+  llvm::Type *i8_ = nullptr, *i32_ = nullptr, *i64_ = nullptr, *slotsTy_ = nullptr;
+  int stepSlot_ = -1;
+  std::vector<std::array<int, kNumRoles>> buffer_, state_, stamps_;
+  std::vector<int> visited_;
+  std::array<std::vector<int>, kNumRoles> sourceSlot_;        // per role, per DRAM tensor
+  std::array<std::vector<int64_t>, kNumRoles> sourceBase_;    // its first word among the role's
+  std::vector<Value *> ptrs_;
+  std::vector<llvm::Function *> evictFns_;
+};
+
+} // namespace
+
+KernelCode generateKernel(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options) {
+  return Codegen(plan, ctx, options).run();
+}
+
+} // namespace dfl::sim

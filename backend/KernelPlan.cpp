@@ -1,0 +1,179 @@
+// The kernel plan of one layer: the schedule's structure and the nest's
+// accesses in the form the code generator walks (backend/KernelPlan.h).
+#include "backend/KernelPlan.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace dfl::sim {
+namespace {
+
+constexpr Dim kIndependent[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+
+bool movesWindow(const LoopNest &nest, const AffineExpr &e, Dim out, Dim win) {
+  for (auto [dim, coefficient] : e.terms)
+    for (Dim k : nest.dims[static_cast<size_t>(dim)].kapla)
+      if (k == out || k == win)
+        return true;
+  return false;
+}
+
+} // namespace
+
+std::vector<Dim> KernelPlan::independentDims() const {
+  std::vector<Dim> out;
+  for (Dim d : kIndependent)
+    if (!(channelWise && d == Dim::K))
+      out.push_back(d);
+  return out;
+}
+
+int64_t PlanSource::words() const {
+  int64_t words = 1;
+  for (int64_t e : extent)
+    words *= e;
+  return words;
+}
+
+std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const Hardware &hw,
+                                     const LayerScheduleModel &schedule, const LayerResult &analysis,
+                                     std::string &why) {
+  const Layer &layer = net.layers[static_cast<size_t>(layerIndex)];
+  const LoopNest &nest = layer.nest;
+  KernelPlan plan;
+  plan.layer = layer.name;
+  plan.statement = nest.statement;
+  plan.channelWise = layer.channelWise();
+  plan.stride = layer.stride, plan.dilation = layer.dilation, plan.pad = layer.pad;
+  plan.activations = layer.activations;
+  plan.identity = nest.statement == Statement::Max ? INT32_MIN : 0;
+  plan.padding = plan.identity;
+  auto canon = [&](Dim d) { return plan.channelWise && d == Dim::K ? Dim::C : d; };
+
+  if (layer.output != TensorRole::Ofm) {
+    why = "training's backward layers are not simulated yet";
+    return std::nullopt;
+  }
+  const size_t nl = hw.levels.size();
+  plan.bounds = analysis.levels.back().extent;
+  if (plan.channelWise)
+    at(plan.bounds, Dim::K) = 1;
+  plan.window = at(layer.bounds, Dim::R) * at(layer.bounds, Dim::S);
+  plan.outermost = hw.levels.back().name;
+
+  // Iteration dims from their canonical KAPLA coordinate, the first-added dim most significant.
+  plan.iterDims.resize(nest.dims.size());
+  for (size_t i = nest.dims.size(); i-- > 0;) {
+    const IterDim &dim = nest.dims[i];
+    if (dim.kapla.empty()) {
+      why = "iteration dim '" + dim.name + "' folds into no loop dim";
+      return std::nullopt;
+    }
+    Dim from = canon(dim.kapla[0]);
+    int64_t divisor = 1;
+    for (size_t j = i + 1; j < nest.dims.size(); ++j)
+      if (!nest.dims[j].kapla.empty() && canon(nest.dims[j].kapla[0]) == from)
+        divisor *= nest.dims[j].extent;
+    plan.iterDims[i] = {from, divisor, dim.extent};
+  }
+
+  // Roles: the analysis' dims (a per-sample wgt has N), and the access into the tensor.
+  for (TensorRole r : layer.roles()) {
+    PlanRole &pr = plan.roles[static_cast<size_t>(r)];
+    std::vector<const Access *> accesses = nest.accessesOf(r);
+    pr.present = true;
+    pr.role = r;
+    pr.everySource = accesses.size() > 1 && accesses[0]->guard.empty();
+    bool perSample = false;
+    for (const Access *a : accesses)
+      for (const AffineExpr &e : a->index)
+        for (auto [dim, coefficient] : e.terms)
+          perSample = perSample || (r == TensorRole::Wgt && plan.iterDims[static_cast<size_t>(dim)].from == Dim::N);
+    if (perSample)
+      pr.dims.push_back(Dim::N);
+    for (Dim d : roleDims(r))
+      if (!(plan.channelWise && r == TensorRole::Wgt && d == Dim::K))
+        pr.dims.push_back(canon(d));
+    auto spanned = [&](const AffineExpr &e) {
+      for (auto [dim, coefficient] : e.terms) {
+        Dim from = plan.iterDims[static_cast<size_t>(dim)].from;
+        if (std::find(pr.dims.begin(), pr.dims.end(), from) == pr.dims.end()) {
+          why = std::string(roleName(r)) + " of a grouped layer depends on " + dimName(from) +
+                ", which its tiles do not span; grouped layers are not simulated yet";
+          return false;
+        }
+      }
+      return true;
+    };
+    for (const Access *a : accesses) {
+      PlanSource src{a->tensor, a->extent, a->index, {}, a->guard};
+      for (const AffineExpr &e : a->index) {
+        int window = -1;
+        if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Xo, Dim::R))
+          window = static_cast<int>(Dim::Xi);
+        else if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Yo, Dim::S))
+          window = static_cast<int>(Dim::Yi);
+        src.windowDim.push_back(window);
+        if (window < 0 && !spanned(e))
+          return std::nullopt;
+      }
+      for (const AffineExpr &g : a->guard)
+        if (!spanned(g))
+          return std::nullopt;
+      pr.sources.push_back(std::move(src));
+    }
+  }
+
+  // Levels: the schedule's directives, the analysis' trip counts and extents.
+  std::vector<const LevelDirectives *> given(nl, nullptr);
+  for (const LevelDirectives &d : schedule.levels)
+    if (d.level >= 0 && static_cast<size_t>(d.level) < nl)
+      given[static_cast<size_t>(d.level)] = &d;
+  plan.levels.resize(nl - 1);
+  for (size_t l = 0; l + 1 < nl; ++l) {
+    PlanLevel &pl = plan.levels[l];
+    const Level &hl = hw.levels[l];
+    const LevelResult &lr = analysis.levels[l];
+    pl.name = hl.name;
+    pl.extent = lr.extent;
+    if (plan.channelWise)
+      at(pl.extent, Dim::K) = 1;
+    pl.serveCopies = hl.can(Transfer::Multicast) || hl.can(Transfer::Systolic) || hl.can(Transfer::Sharing);
+    pl.neighbourInputs = pl.serveCopies && !hl.can(Transfer::Multicast);
+    pl.reduceOutputs = hl.can(Transfer::Systolic) || hl.can(Transfer::Reduction);
+    const LevelDirectives &d = *given[l];
+    for (const TensorDirective &t : d.tensors)
+      if (t.shr > 1) {
+        why = "buffer sharing (shr " + std::to_string(t.shr) + " at level " + hl.name + ") is not simulated yet";
+        return std::nullopt;
+      }
+    auto move = [&](const std::vector<std::pair<Dim, int64_t>> &amounts, int64_t count) {
+      PlanMove m;
+      m.count = count;
+      for (auto [dim, amount] : amounts)
+        at(m.amount, canon(dim)) = amount;
+      return m;
+    };
+    for (const StackDirective &s : d.stacks) {
+      pl.stacks.push_back(move(s.shifts, s.repl));
+      pl.unitsPerParent *= s.repl;
+    }
+    for (size_t i = d.updates.size(); i-- > 0;)
+      pl.updates.push_back(move(d.updates[i].steps, lr.trips.at(i)));
+    for (const PlanRole &pr : plan.roles)
+      if (pr.present) {
+        int64_t words = 1;
+        for (Dim dim : pr.dims)
+          words *= at(pl.extent, dim);
+        pl.tileWords[static_cast<size_t>(pr.role)] = words;
+      }
+  }
+  int64_t units = 1;
+  for (size_t l = nl - 1; l-- > 0;) {
+    units *= plan.levels[l].unitsPerParent;
+    plan.levels[l].units = units;
+  }
+  return plan;
+}
+
+} // namespace dfl::sim

@@ -1,0 +1,110 @@
+// A layer's simulator kernel as data: what the generated code executes for one
+// layer under a complete schedule (docs/simulator.md, "Kernels"). The plan
+// is the schedule's structure — per on-chip level the updates with their trip
+// counts, the stacks, the tile of every role — and the layer's access
+// functions into the tensors in DRAM; KernelCodegen turns it into LLVM IR.
+//
+// Before: a checked model and a complete, valid schedule of the layer with its
+// analysis (the trip counts and extents docs/directives.md §1-§4 define).
+// After: every buffer's size and every state array's size are known, so the
+// runtime allocates them and the generated code only indexes them.
+#pragma once
+
+#include "model/Model.h"
+#include "scheduler/Analysis.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dfl::sim {
+
+/// A stack (count = repl) or an update (count = its trip count): the amount
+/// it moves every dim by, in the layer's canonical dims (a channel-wise
+/// layer's K is C).
+struct PlanMove {
+  DimVector amount{};
+  int64_t count = 1;
+};
+
+/// One access of a role: how a point of the role's dims reaches a DRAM
+/// tensor through the loop nest's access.
+struct PlanSource {
+  std::string tensor;             // the DRAM tensor's name (Access::tensor)
+  std::vector<int64_t> extent;    // the DRAM tensor's shape
+  /// Per tensor index: the affine index over the nest's iteration dims, or,
+  /// for an ifm's width and height, the window coordinate minus the padding.
+  std::vector<AffineExpr> index;
+  std::vector<int> windowDim;     // per tensor index: -1, or the Dim (Xi/Yi) it is
+  std::vector<AffineExpr> guard;  // the access is made where each is >= 0
+  int64_t words() const;
+};
+
+/// One role's tensors and its dims in buffer order (outermost first).
+struct PlanRole {
+  bool present = false;
+  TensorRole role = TensorRole::Ifm;
+  std::vector<Dim> dims;          // canonical; ifm: N C Xi Yi
+  /// The accesses: one; or an ifm's operands, concatenated along C (each
+  /// guarded by its channels) or, for add and mul, all read at every point.
+  std::vector<PlanSource> sources;
+  /// add, mul: every point reads every source, so a tile holds one word per
+  /// source (the sources are the buffer's outermost dim).
+  bool everySource = false;
+  int64_t operands() const { return everySource ? static_cast<int64_t>(sources.size()) : 1; }
+  const std::string &tensor() const { return sources.at(0).tensor; }
+  const std::vector<int64_t> &extent() const { return sources.at(0).extent; }
+};
+
+/// How an iteration dim of the nest is recovered from the canonical KAPLA
+/// coordinate it folds into: (coordinate / divisor) mod extent.
+struct PlanIterDim {
+  Dim from = Dim::N;
+  int64_t divisor = 1, extent = 1;
+};
+
+struct PlanLevel {
+  std::string name;
+  int64_t unitsPerParent = 1;     // P_l: the product of the stacks' repls
+  int64_t units = 1;              // n_l: units in use in the whole chip
+  std::vector<PlanMove> stacks;   // in order written
+  std::vector<PlanMove> updates;  // outermost first
+  DimVector extent{};             // E_l(d), canonical, Xi and Yi derived
+  bool serveCopies = false;       // multicast, systolic or sharing: stacked units share a read
+  bool neighbourInputs = false;   // systolic or sharing without multicast: copies pass between units
+  bool reduceOutputs = false;     // systolic or reduction: copies of partial sums are summed before the write-back
+  std::array<int64_t, kNumRoles> tileWords{};     // per unit, per role and operand (0 if absent)
+  int64_t bufferWords(TensorRole r, int64_t operands) const { return tileWords[static_cast<size_t>(r)] * operands; }
+};
+
+struct KernelPlan {
+  std::string layer;
+  Statement statement = Statement::Mac;
+  bool channelWise = false;
+  int64_t stride = 1, dilation = 1, pad = 0;
+  int64_t window = 1;             // R·S of the layer (average pooling divides by it)
+  DimVector bounds{};             // canonical layer bounds, Xi and Yi in padded coordinates
+  std::vector<PlanIterDim> iterDims;
+  std::array<PlanRole, kNumRoles> roles{};
+  std::vector<PlanLevel> levels;  // the on-chip levels, innermost first
+  std::string outermost;          // the outermost level's name (DRAM)
+  std::vector<std::string> activations;
+  int32_t identity = 0;           // the output's initial value: 0, or INT32_MIN for max
+  int32_t padding = 0;            // the value the input's padding reads
+
+  /// The independent dims the layer has (canonical), in loop order.
+  std::vector<Dim> independentDims() const;
+  const PlanRole &role(TensorRole r) const { return roles[static_cast<size_t>(r)]; }
+  /// The words of the role's first (or only) DRAM tensor.
+  int64_t tensorWords(TensorRole r) const { return role(r).sources.at(0).words(); }
+};
+
+/// The plan of one layer, or a reason it cannot be simulated yet (a layer
+/// kind or a directive the kernels do not execute): std::nullopt and `why`.
+std::optional<KernelPlan> planKernel(const Network &net, int layer, const Hardware &hw,
+                                     const LayerScheduleModel &schedule, const LayerResult &analysis,
+                                     std::string &why);
+
+} // namespace dfl::sim

@@ -1,0 +1,70 @@
+// Running a kernel (backend/KernelRun.h).
+#include "backend/KernelRun.h"
+
+#include "support/Check.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+namespace dfl::sim {
+
+int64_t kernelBytes(const CompiledKernel &k) {
+  int64_t bytes = 0;
+  for (const KernelSlot &s : k.slots)
+    bytes += s.elements * s.bytes;
+  return bytes;
+}
+
+KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const TensorStore &store) {
+  std::vector<std::unique_ptr<uint64_t[]>> storage;
+  std::vector<void *> table;
+  for (const KernelSlot &s : k.slots) {
+    size_t bytes = static_cast<size_t>(s.elements * s.bytes);
+    storage.emplace_back(new uint64_t[(bytes + 7) / 8 + 1]());
+    void *p = storage.back().get();
+    if (s.init != 0) {
+      DFLC_CHECK(s.bytes == 4) << "only words start from a value other than 0";
+      std::fill_n(static_cast<Word *>(p), s.elements, static_cast<Word>(s.init));
+    }
+    table.push_back(p);
+  }
+  for (const auto &[name, slot] : k.inputs) {
+    const std::vector<Word> &data = store.at(name).data;
+    const KernelSlot &s = k.slots[static_cast<size_t>(slot)];
+    DFLC_CHECK(static_cast<int64_t>(data.size()) == s.elements) << "tensor " << name << " has " << data.size()
+                                                                 << " words, the kernel " << s.elements;
+    std::memcpy(table[static_cast<size_t>(slot)], data.data(), data.size() * sizeof(Word));
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  k.fn(table.data());
+  KernelResult out;
+  out.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  const KernelSlot &ofm = k.slots[static_cast<size_t>(k.tensorSlot[static_cast<size_t>(TensorRole::Ofm)])];
+  const Word *o = static_cast<const Word *>(table[static_cast<size_t>(k.tensorSlot[static_cast<size_t>(TensorRole::Ofm)])]);
+  out.output.assign(o, o + ofm.elements);
+
+  const auto *counters = static_cast<const int64_t *>(table[static_cast<size_t>(k.counterSlot)]);
+  const size_t nl = k.counters.levels;
+  out.counts.levels.resize(nl);
+  for (size_t l = 0; l < nl; ++l)
+    for (size_t r = 0; r < kNumRoles; ++r) {
+      auto role = static_cast<TensorRole>(r);
+      KernelCounts::Role &c = out.counts.levels[l][r];
+      c.reads = static_cast<double>(counters[k.counters.at(l, role, kReads)]);
+      c.writes = static_cast<double>(counters[k.counters.at(l, role, kWrites)]);
+      c.same = static_cast<double>(counters[k.counters.at(l, role, kSame)]);
+    }
+  // Copies passed between neighbours instead of read from the parent (§6).
+  for (size_t l = 0; l + 1 < nl; ++l)
+    if (plan.levels[l].neighbourInputs)
+      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
+        out.counts.levels[l][static_cast<size_t>(r)].same +=
+            out.counts.levels[l][static_cast<size_t>(r)].writes - out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
+  out.counts.macs = static_cast<double>(counters[k.counters.macs()]);
+  return out;
+}
+
+} // namespace dfl::sim

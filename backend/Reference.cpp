@@ -1,0 +1,403 @@
+#include "backend/Reference.h"
+
+#include "support/Check.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace dfl::sim {
+namespace {
+
+// ---- wrap-around arithmetic -------------------------------------------------
+
+// In uint32_t, where overflow is defined: the sum and product modulo 2^32.
+Word add(Word a, Word b) { return static_cast<Word>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
+Word mul(Word a, Word b) { return static_cast<Word>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b)); }
+/// a / d rounded toward zero (d > 0): an average's per-element term.
+Word divide(Word a, int64_t d) { return static_cast<Word>(static_cast<int64_t>(a) / d); }
+
+/// Max pooling's padding and the maximum of nothing: −∞.
+constexpr Word kMinusInfinity = std::numeric_limits<Word>::min();
+
+// ---- the layer kinds' index relations ---------------------------------------
+//
+// Each enumerator visits every point of a layer kind's computation whose input
+// index falls inside the input, written from the layer's parameters, as runs:
+// the t-th point of a run (t < count) pairs the output element o + t·dO, the
+// input element i + t·dI and, for the multiply-accumulate kinds, the weight
+// w + t·dW (row-major offsets). Points whose input index is padding, or lies
+// past the input in a ceil-mode window, are not visited: they read 0 (−∞ for
+// max), which leaves every sum (and max) as it is, and a data gradient's
+// write there is dropped. A forward layer, its data gradient and its weight
+// gradient are the same relation read three ways.
+
+struct Run {
+  int64_t o, i, w, dO, dI, dW, count;
+};
+
+struct Window {
+  int64_t R, S, stride, pad, dilation;
+};
+
+Window windowOf(const Layer &l) {
+  return {at(l.bounds, Dim::R), at(l.bounds, Dim::S), l.stride, l.pad, l.dilation};
+}
+
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// The outputs o in [0, outputs) whose input index o·stride + offset lies in
+/// [0, extent): [first, first + count).
+struct Span {
+  int64_t first, count;
+};
+Span inside(int64_t outputs, int64_t stride, int64_t offset, int64_t extent) {
+  const int64_t first = std::max<int64_t>(0, -floorDiv(offset, stride));   // ceil(-offset / stride)
+  const int64_t end = std::min(outputs, floorDiv(extent - 1 - offset, stride) + 1);
+  return {first, std::max<int64_t>(0, end - first)};
+}
+
+/// The sliding-window kinds (conv, dwconv, pools) over one output plane:
+/// output (xo, yo) and tap (r, s) read input x = xo·stride + r·dilation − pad,
+/// y = yo·stride + s·dilation − pad. The runs go along the longer output
+/// axis, over the outputs whose input index on it is inside; `o`, `i` and
+/// `wgt` are the offsets of the plane's first output and input elements and
+/// of its filter's first weight.
+template <class F>
+void windowRuns(const TensorShape &in, const TensorShape &out, const Window &w, int64_t o, int64_t i, int64_t wgt,
+                F &&f) {
+  // One axis of the plane: its outputs and taps, the input's extent, and the
+  // offset steps of one output, input element and tap along it.
+  struct Axis {
+    int64_t outputs, taps, extent, outStep, inStep, tapStep;
+  };
+  Axis across{out.X, w.R, in.X, out.Y, in.Y, w.S}, along{out.Y, w.S, in.Y, 1, 1, 1};
+  if (out.Y < out.X)
+    std::swap(across, along);
+  for (int64_t a = 0; a < across.outputs; ++a)
+    for (int64_t ta = 0; ta < across.taps; ++ta) {
+      const int64_t position = a * w.stride + ta * w.dilation - w.pad;
+      if (position < 0 || position >= across.extent)
+        continue;
+      for (int64_t tb = 0; tb < along.taps; ++tb) {
+        const int64_t offset = tb * w.dilation - w.pad;
+        const Span b = inside(along.outputs, w.stride, offset, along.extent);
+        if (b.count > 0)
+          f(Run{o + a * across.outStep + b.first * along.outStep,
+                i + position * across.inStep + (b.first * w.stride + offset) * along.inStep,
+                wgt + ta * across.tapStep + tb * along.tapStep, along.outStep, w.stride * along.inStep, 0, b.count});
+      }
+    }
+}
+
+/// conv: out[n][g·K/G + k][xo][yo] += in[n][g·C/G + c][x][y] · w[g·K/G + k][c][r][s]
+/// with x = xo·stride + r·dilation − pad, y = yo·stride + s·dilation − pad.
+template <class F> void convMacs(const Network &net, const Layer &l, F &&f) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const Window w = windowOf(l);
+  const int64_t G = l.groups, Cg = in.C / G, Kg = out.C / G;
+  const int64_t inPlane = in.X * in.Y, outPlane = out.X * out.Y;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t k = 0; k < Kg; ++k) {
+        const int64_t kOut = g * Kg + k;
+        for (int64_t c = 0; c < Cg; ++c)
+          windowRuns(in, out, w, (n * out.C + kOut) * outPlane, (n * in.C + g * Cg + c) * inPlane,
+                     (kOut * Cg + c) * w.R * w.S, f);
+      }
+}
+
+/// dwconv: out[n][c][xo][yo] += in[n][c][x][y] · w[c][r][s], x and y as conv's.
+template <class F> void dwconvMacs(const Network &net, const Layer &l, F &&f) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const Window w = windowOf(l);
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t c = 0; c < in.C; ++c)
+      windowRuns(in, out, w, (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, c * w.R * w.S, f);
+}
+
+/// fc: out[n][k] += in[n][c][x][y] · w[k][c][x][y] over the whole input.
+template <class F> void fcMacs(const Network &net, const Layer &l, F &&f) {
+  const int64_t K = l.ofmShape.C, inputs = l.ifmShape.size();
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t k = 0; k < K; ++k)   // the run: e = (c·X + x)·Y + y
+      f(Run{n * K + k, n * inputs, k * inputs, 0, 1, 1, inputs});
+}
+
+/// matmul with H heads, a = [Ca][X][Y], b = [Cb][Lb] (Lb = Xb·Yb, position
+/// j = bx·Yb + by):
+///   without transpose_b  out[n][h·Lb + j][x][y] += a[n][h·Ca/H + c][x][y] · b[n][h·Ca/H + c][j]
+///   with transpose_b     out[n][h·Cb/H + k][x][y] += a[n][h·Lb + j][x][y] · b[n][h·Cb/H + k][j]
+/// The "weight" offset is into b; a run covers the output plane (x, y).
+template <class F> void matmulMacs(const Network &net, const Layer &l, const TensorShape &b, F &&f) {
+  const TensorShape &a = l.ifmShape, &out = l.ofmShape;
+  const int64_t H = l.groups, Lb = b.X * b.Y, plane = a.X * a.Y;
+  // Per head: `outer` output channels, each the sum of `inner` products.
+  const int64_t outer = l.transposeB ? b.C / H : Lb, inner = l.transposeB ? Lb : a.C / H;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t u = 0; u < outer; ++u)
+        for (int64_t v = 0; v < inner; ++v) {
+          // Without transpose_b: u = j, v = c; with it: u = k, v = j.
+          const int64_t outChannel = h * outer + u;
+          const int64_t aChannel = l.transposeB ? h * Lb + v : h * inner + v;
+          const int64_t bElement = l.transposeB ? (h * outer + u) * Lb + v : (h * inner + v) * Lb + u;
+          f(Run{(n * out.C + outChannel) * plane, (n * a.C + aChannel) * plane, n * b.C * Lb + bElement, 1, 1, 0,
+                plane});
+        }
+}
+
+/// Every multiply-accumulate of a conv, dwconv, fc or matmul layer.
+template <class F> void forEachMac(const Network &net, const Layer &l, F &&f) {
+  switch (l.type) {
+  case LayerType::Conv: return convMacs(net, l, f);
+  case LayerType::DwConv: return dwconvMacs(net, l, f);
+  case LayerType::FC: return fcMacs(net, l, f);
+  case LayerType::MatMul: return matmulMacs(net, l, operandShape(net, l.operands[1]), f);
+  default: DFLC_UNREACHABLE(std::string("no multiply-accumulates in a ") + layerTypeName(l.type));
+  }
+}
+
+/// pools: every tap (r, s) inside the input of every output's window,
+/// out[n][c][xo][yo] and in[n][c][xo·stride + r − pad][yo·stride + s − pad].
+template <class F> void forEachTap(const Network &net, const Layer &l, F &&f) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t c = 0; c < in.C; ++c)
+      windowRuns(in, out, windowOf(l), (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, 0, f);
+}
+
+/// dst[t·dD] += a[t·dA] · b[t·dB] for t < count, modulo 2^32 (a sum in a
+/// register where dst stays put).
+void macRun(Word *dst, int64_t dD, const Word *a, int64_t dA, const Word *b, int64_t dB, int64_t count) {
+  if (dD == 0) {
+    uint32_t sum = static_cast<uint32_t>(*dst);
+    for (int64_t t = 0; t < count; ++t)
+      sum += static_cast<uint32_t>(a[t * dA]) * static_cast<uint32_t>(b[t * dB]);
+    *dst = static_cast<Word>(sum);
+    return;
+  }
+  for (int64_t t = 0; t < count; ++t)
+    dst[t * dD] = add(dst[t * dD], mul(a[t * dA], b[t * dB]));
+}
+
+// ---- tensors ----------------------------------------------------------------
+
+/// The words of `name`, which must have `extent`.
+const std::vector<Word> &read(const TensorStore &store, const std::string &name, const std::vector<int64_t> &extent) {
+  const Tensor &t = store.at(name);
+  DFLC_CHECK(t.extent == extent) << "tensor '" << name << "' has other extents than the layer reads";
+  return t.data;
+}
+
+const std::vector<Word> &readOperand(const Network &net, const TensorStore &store, TensorRef op) {
+  return read(store, operandName(net, op), activationExtent(net, operandShape(net, op)));
+}
+
+/// A forward layer's ifm: its ifm operands concatenated along C, [N][ΣC][X][Y].
+std::vector<Word> readInput(const Network &net, const Layer &fwd, const TensorStore &store) {
+  std::vector<Word> in;
+  in.reserve(static_cast<size_t>(net.batch * fwd.ifmShape.size()));
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (TensorRef op : ifmOperands(fwd)) {
+      const std::vector<Word> &words = readOperand(net, store, op);
+      const int64_t sample = operandShape(net, op).size();
+      in.insert(in.end(), words.begin() + n * sample, words.begin() + (n + 1) * sample);
+    }
+  return in;
+}
+
+/// The layer's wgt: its stored weights, or a matmul's second operand.
+const std::vector<Word> &readWeights(const Network &net, const Layer &fwd, const TensorStore &store) {
+  if (fwd.type == LayerType::MatMul)
+    return readOperand(net, store, fwd.operands[1]);
+  return read(store, weightName(fwd), weightExtent(fwd));
+}
+
+Tensor filled(std::vector<int64_t> extent, Word value) {
+  const int64_t size = elementCount(extent);
+  return {std::move(extent), std::vector<Word>(static_cast<size_t>(size), value)};
+}
+
+// ---- the three directions ---------------------------------------------------
+
+Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
+  Tensor out = filled(activationExtent(net, l.ofmShape), 0);
+  std::vector<Word> &y = out.data;
+  switch (l.type) {
+  case LayerType::Conv:
+  case LayerType::DwConv:
+  case LayerType::FC:
+  case LayerType::MatMul: {
+    const std::vector<Word> x = readInput(net, l, store);
+    const std::vector<Word> &w = readWeights(net, l, store);
+    forEachMac(net, l, [&](const Run &r) { macRun(&y[r.o], r.dO, &x[r.i], r.dI, &w[r.w], r.dW, r.count); });
+    break;
+  }
+  case LayerType::MaxPool: {
+    const std::vector<Word> x = readInput(net, l, store);
+    std::fill(y.begin(), y.end(), kMinusInfinity);   // the padding leaves it
+    forEachTap(net, l, [&](const Run &r) {
+      for (int64_t t = 0; t < r.count; ++t)
+        y[r.o + t * r.dO] = std::max(y[r.o + t * r.dO], x[r.i + t * r.dI]);
+    });
+    break;
+  }
+  case LayerType::AvgPool: {
+    const std::vector<Word> x = readInput(net, l, store);
+    const Window w = windowOf(l);
+    forEachTap(net, l, [&](const Run &r) {   // the padding contributes 0
+      for (int64_t t = 0; t < r.count; ++t)
+        y[r.o + t * r.dO] = add(y[r.o + t * r.dO], divide(x[r.i + t * r.dI], w.R * w.S));
+    });
+    break;
+  }
+  case LayerType::Add:
+  case LayerType::Mul: {
+    const bool sum = l.type == LayerType::Add;
+    std::fill(y.begin(), y.end(), sum ? 0 : 1);
+    for (TensorRef op : l.operands) {
+      const std::vector<Word> &x = readOperand(net, store, op);
+      for (size_t e = 0; e < y.size(); ++e)
+        y[e] = sum ? add(y[e], x[e]) : mul(y[e], x[e]);
+    }
+    break;
+  }
+  case LayerType::Concat: out.data = readInput(net, l, store); break;
+  }
+  for (const std::string &a : l.activations)
+    for (Word &v : out.data)
+      v = activate(a, v);
+  return out;
+}
+
+/// Splits a gradient of the concatenated ifm into its operands' gradients;
+/// an operand read twice gets the sum of its two parts.
+void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<Word> &dx, TensorStore &out) {
+  std::map<std::string, Tensor> grads;
+  const std::vector<TensorRef> ops = ifmOperands(fwd);
+  for (TensorRef op : ops)
+    grads.try_emplace(gradientName(operandName(net, op)), filled(activationExtent(net, operandShape(net, op)), 0));
+  size_t at = 0;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (TensorRef op : ops) {
+      std::vector<Word> &g = grads.at(gradientName(operandName(net, op))).data;
+      const int64_t sample = operandShape(net, op).size();
+      for (int64_t e = n * sample; e < (n + 1) * sample; ++e, ++at)
+        g[static_cast<size_t>(e)] = add(g[static_cast<size_t>(e)], dx[at]);
+    }
+  for (auto &[name, t] : grads)
+    out.set(name, std::move(t));
+}
+
+/// dX from dY: the forward relation with the ifm written (docs/simulator.md).
+void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store, TensorStore &out) {
+  const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
+  if (fwd.type == LayerType::Mul) {   // Π over what is read: dY alone, to every operand
+    for (TensorRef op : fwd.operands)
+      out.set(gradientName(operandName(net, op)), {activationExtent(net, operandShape(net, op)), dy});
+    return;
+  }
+  std::vector<Word> dx(static_cast<size_t>(net.batch * fwd.ifmShape.size()), 0);
+  switch (fwd.type) {
+  case LayerType::Conv:
+  case LayerType::DwConv:
+  case LayerType::FC:
+  case LayerType::MatMul: {
+    const std::vector<Word> &w = readWeights(net, fwd, store);
+    forEachMac(net, fwd, [&](const Run &r) { macRun(&dx[r.i], r.dI, &dy[r.o], r.dO, &w[r.w], r.dW, r.count); });
+    break;
+  }
+  case LayerType::MaxPool:
+    std::fill(dx.begin(), dx.end(), kMinusInfinity);
+    forEachTap(net, fwd, [&](const Run &r) {
+      for (int64_t t = 0; t < r.count; ++t)
+        dx[r.i + t * r.dI] = std::max(dx[r.i + t * r.dI], dy[r.o + t * r.dO]);
+    });
+    break;
+  case LayerType::AvgPool: {
+    const Window w = windowOf(fwd);
+    forEachTap(net, fwd, [&](const Run &r) {
+      for (int64_t t = 0; t < r.count; ++t)
+        dx[r.i + t * r.dI] = add(dx[r.i + t * r.dI], divide(dy[r.o + t * r.dO], w.R * w.S));
+    });
+    break;
+  }
+  default: DFLC_UNREACHABLE(std::string("no data gradient for a ") + layerTypeName(fwd.type));
+  }
+  splitInputGradient(net, fwd, dx, out);
+}
+
+/// dW from X and dY: the forward relation with the wgt written.
+void weightGradient(const Network &net, const Layer &fwd, const TensorStore &store, TensorStore &out) {
+  const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
+  const std::vector<Word> x = readInput(net, fwd, store);
+  const bool matmul = fwd.type == LayerType::MatMul;
+  Tensor dw = filled(matmul ? activationExtent(net, operandShape(net, fwd.operands[1])) : weightExtent(fwd), 0);
+  std::vector<Word> &g = dw.data;
+  forEachMac(net, fwd, [&](const Run &r) { macRun(&g[r.w], r.dW, &x[r.i], r.dI, &dy[r.o], r.dO, r.count); });
+  out.set(matmul ? gradientName(operandName(net, fwd.operands[1])) : gradientName(weightName(fwd)), std::move(dw));
+}
+
+Word clamp(Word x, Word lo, Word hi) { return std::min(std::max(x, lo), hi); }
+
+} // namespace
+
+Word activate(const std::string &a, Word x) {
+  // Fixed point with 4 fraction bits: 16 stands for 1.0 (docs/simulator.md).
+  if (a == "identity")
+    return x;
+  if (a == "relu")
+    return std::max(x, 0);
+  if (a == "relu6")
+    return clamp(x, 0, 6 * 16);
+  if (a == "sigmoid")   // hard sigmoid: 16·clamp(t/4 + 1/2, 0, 1) at t = x/16
+    return clamp(x / 4 + 8, 0, 16);
+  if (a == "tanh")   // hard tanh: 16·clamp(t, -1, 1)
+    return clamp(x, -16, 16);
+  if (a == "gelu") {   // x·sigmoid(x)/16, written so that no product overflows
+    if (x >= 32)
+      return x;
+    if (x <= -32)
+      return 0;
+    return x * (x / 4 + 8) / 16;
+  }
+  if (a == "softmax")   // an element-wise stand-in: a hard sigmoid of half the slope
+    return clamp(x / 8 + 8, 0, 16);
+  if (a == "batchnorm")   // the inference affine map with fixed γ = 1/2, β = 1
+    return x / 2 + 1;
+  if (a == "layernorm")   // another fixed affine map: γ = 1/4, β = −1
+    return x / 4 - 1;
+  DFLC_UNREACHABLE("activation '" + a + "'");
+}
+
+TensorStore referenceOutputs(const Network &net, int layer, const TensorStore &store) {
+  DFLC_CHECK(layer >= 0 && static_cast<size_t>(layer) < net.layers.size()) << "layer " << layer;
+  const Layer &l = net.layers[static_cast<size_t>(layer)];
+  const Layer &fwd = forwardLayer(net, l);
+  TensorStore out;
+  switch (l.output) {
+  case TensorRole::Ofm: out.set(l.name, forward(net, l, store)); break;
+  case TensorRole::Ifm: dataGradient(net, fwd, store, out); break;
+  case TensorRole::Wgt: weightGradient(net, fwd, store, out); break;
+  }
+  return out;
+}
+
+std::vector<Word> referenceLayer(const Network &net, int layer, const TensorStore &store) {
+  TensorStore out = referenceOutputs(net, layer, store);
+  DFLC_CHECK(out.tensors().size() == 1) << "layer '" << net.layers[static_cast<size_t>(layer)].name << "' writes "
+                                        << out.tensors().size() << " tensors: use referenceOutputs";
+  return out.tensors().begin()->second.data;
+}
+
+void runReference(const Network &net, TensorStore &store) {
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    TensorStore out = referenceOutputs(net, static_cast<int>(i), store);
+    for (const auto &[name, t] : out.tensors())
+      store.set(name, t);
+  }
+}
+
+} // namespace dfl::sim

@@ -1,0 +1,141 @@
+// The simulator (backend/Simulator.h).
+#include "backend/Simulator.h"
+
+#include "backend/Jit.h"
+#include "backend/Reference.h"
+#include "support/Check.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dfl::sim {
+namespace {
+
+/// Whether the analysis claims its counts exact: every level's tiles divide
+/// the enclosing extent along every independent dim (no partial tile, no idle
+/// position, docs/directives.md §4), and no two stacks of the outermost
+/// on-chip level move one padded input window dim (§6, "Padding": their
+/// fetches are not merged).
+bool analysisExact(const KernelPlan &plan) {
+  if (plan.pad > 0 && !plan.levels.empty())
+    for (Dim window : {Dim::Xi, Dim::Yi}) {
+      int moving = 0;
+      for (const PlanMove &m : plan.levels.back().stacks)
+        moving += at(m.amount, window) ? 1 : 0;
+      if (moving > 1)
+        return false;
+    }
+  for (size_t l = 0; l < plan.levels.size(); ++l) {
+    const PlanLevel &pl = plan.levels[l];
+    const DimVector &outer = l + 1 < plan.levels.size() ? plan.levels[l + 1].extent : plan.bounds;
+    for (Dim d : plan.independentDims()) {
+      int64_t positions = 1;
+      for (const std::vector<PlanMove> *moves : {&pl.stacks, &pl.updates})
+        for (const PlanMove &m : *moves)
+          if (at(m.amount, d))
+            positions *= m.count;
+      if (positions * at(pl.extent, d) != at(outer, d))
+        return false;
+    }
+  }
+  return true;
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+
+/// Compares every count of a layer's kernel with the analysis'.
+void compareCounts(const KernelCounts &k, const LayerResult &a, LayerSim &out) {
+  const char *kinds[] = {"reads", "writes", "same-level"};
+  for (size_t l = 0; l < a.levels.size() && l < k.levels.size(); ++l)
+    for (size_t r = 0; r < kNumRoles; ++r) {
+      const LevelAccesses &acc = a.levels[l].accesses;
+      const KernelCounts::Role &c = k.levels[l][r];
+      double counted[] = {c.reads, c.writes, c.same}, analysed[] = {acc.reads[r], acc.writes[r], acc.sameLevel[r]};
+      for (int i = 0; i < 3; ++i) {
+        if (counted[i] == 0 && analysed[i] == 0)
+          continue;
+        CountCheck check{static_cast<int>(l), static_cast<TensorRole>(r), kinds[i], counted[i], analysed[i],
+                         near(counted[i], analysed[i])};
+        out.countsEqual = out.countsEqual && check.equal;
+        out.counts.push_back(check);
+      }
+    }
+  out.macs = k.macs;
+  out.analysedMacs = a.work;
+  out.countsEqual = out.countsEqual && near(k.macs, a.work);
+}
+
+} // namespace
+
+bool SimResult::ok() const {
+  return std::all_of(layers.begin(), layers.end(), [](const LayerSim &l) { return l.ok(); });
+}
+
+SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options) {
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
+  // Every layer alone: the counts a kernel makes are the layer's own, before
+  // a segment forwards a tensor on chip (docs/simulator.md, "Counts").
+  Schedule alone = schedule;
+  alone.segments.clear();
+  ScheduleResult analysis = analyzeSchedule(model, alone);
+  DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
+
+  std::vector<const LayerScheduleModel *> directives(net.layers.size(), nullptr);
+  for (const LayerScheduleModel &ls : schedule.layers)
+    directives.at(static_cast<size_t>(ls.layer)) = &ls;
+  auto wanted = [&](const std::string &name) {
+    return options.layers.empty() ||
+           std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();
+  };
+  size_t todo = 0, done = 0, end = 0;
+  for (size_t li = 0; li < net.layers.size(); ++li)
+    if (wanted(net.layers[li].name))
+      ++todo, end = li + 1;
+
+  TensorStore store = seedNetwork(net, options.seed);
+  Jit jit;
+  SimResult result;
+  // The reference runs up to the last layer simulated, to give each its inputs.
+  for (size_t li = 0; li < end; ++li) {
+    const Layer &layer = net.layers[li];
+    TensorStore outputs = referenceOutputs(net, static_cast<int>(li), store);
+    if (wanted(layer.name)) {
+      if (options.progress)
+        options.progress(done, todo, layer.name);
+      LayerSim sim;
+      sim.layer = layer.name;
+      std::string why;
+      std::optional<KernelPlan> plan =
+          directives[li] ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
+                         : std::nullopt;
+      if (!plan) {
+        sim.skipped = why.empty() ? "no directives" : why;
+      } else {
+        CompiledKernel k = jit.compile(*plan, KernelOptions{true, options.fault});
+        if (int64_t bytes = kernelBytes(k); bytes > options.memoryLimitBytes)
+          throw MemoryError{layer.name, bytes};
+        KernelResult run = runKernel(*plan, k, store);
+        sim.compileMs = k.compileMs, sim.runMs = run.runMs;
+        sim.ir = std::move(k.ir);
+        const Tensor &want = outputs.at(plan->role(TensorRole::Ofm).tensor());
+        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run.output)});
+        sim.outputEqual = !m;
+        if (m)
+          sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
+        sim.exactClaimed = analysisExact(*plan);
+        compareCounts(run.counts, analysis.layers[li], sim);
+      }
+      result.layers.push_back(std::move(sim));
+      ++done;
+    }
+    // Consumers read the reference's outputs: one wrong layer is reported once.
+    for (const auto &[name, tensor] : outputs.tensors())
+      store.set(name, tensor);
+  }
+  if (options.progress)
+    options.progress(done, todo, "");
+  return result;
+}
+
+} // namespace dfl::sim

@@ -1,0 +1,169 @@
+// The simulator against its two referees: every layer's output equals the
+// independent reference's (backend/Reference.h) bit for bit, and every count
+// the analysis states exactly (docs/directives.md §6; every tile even) equals
+// the one the kernel counts while it runs the schedule. Schedules: written
+// here by hand (counts derived in the comments), the solvers', the random
+// solver's; and kernels broken on purpose, which must be caught.
+#include "backend/Simulator.h"
+#include "model/ScheduleWriter.h"
+#include "scheduler/Analysis.h"
+#include "scheduler/Solver.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dfl::sim {
+namespace {
+
+/// The kernel's count of one role at one level.
+const CountCheck *countOf(const LayerSim &s, int level, TensorRole r, const std::string &kind) {
+  for (const CountCheck &c : s.counts)
+    if (c.level == level && c.role == r && c.kind == kind)
+      return &c;
+  return nullptr;
+}
+
+/// Simulates the one schedule of `text` (network, hardware, schedule).
+SimResult simulateText(const std::string &text, KernelFault fault = KernelFault::None) {
+  test::Compiled comp = test::compile(text);
+  EXPECT_EQ(comp.diagnostics(), "");
+  if (comp.model.schedules.empty())
+    return {};
+  SimOptions o;
+  o.fault = fault;
+  return simulate(comp.model, comp.model.schedules[0], o);
+}
+
+/// Every layer simulated: outputs equal, counts equal where claimed exact.
+void expectSound(const SimResult &r, const std::string &what) {
+  for (const LayerSim &l : r.layers) {
+    SCOPED_TRACE(what + ", layer " + l.layer);
+    EXPECT_EQ(l.skipped, "");
+    EXPECT_TRUE(l.outputEqual) << "first difference at " << l.mismatchAt << ": kernel " << l.got << ", reference "
+                               << l.want;
+    for (const CountCheck &c : l.counts) {
+      if (l.exactClaimed) {
+        EXPECT_TRUE(c.equal) << c.kind << " of " << roleName(c.role) << " at level " << c.level << ": kernel "
+                             << c.counted << ", analysis " << c.analysed;
+      }
+    }
+    EXPECT_EQ(l.macs, l.analysedMacs);
+  }
+}
+
+const char *const kTwoLevel = R"(
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
+  level DRAM { access_energy = 100 pJ; }
+}
+)";
+
+// 1-D conv: C=2, 8 inputs, K=2, R=3 -> Xo=6: 72 MACs. The schedule of
+// tests/unit/AnalysisTest.cpp, Conv1dTwoLevels.
+const char *const kConv1d = R"(
+network net { input x [C=2, X=8, Y=1]; l = conv(x, K=2, R=3, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=3]; tensor wgt [K=1, C=1, R=3]; tensor ofm [K=1, Xo=1];
+      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
+      update Xo += 2, Xi += 2; update C += 1;
+    }
+  }
+}
+)";
+
+TEST(KernelTest, Conv1dTwoLevels) {
+  SimResult r = simulateText(std::string(kConv1d) + kTwoLevel);
+  ASSERT_EQ(r.layers.size(), 1u);
+  expectSound(r, "conv1d");
+  const LayerSim &l = r.layers[0];
+  EXPECT_TRUE(l.exactClaimed);
+  EXPECT_TRUE(l.countsEqual);
+  // By hand: per channel the pair of PEs fetches Xi 0..3 (4 words), then only
+  // the new Xi 3..5 and 5..7 (3 + 3) as it slides: 10; x C2 = 20 DRAM reads.
+  ASSERT_TRUE(countOf(l, 1, TensorRole::Ifm, "reads"));
+  EXPECT_EQ(countOf(l, 1, TensorRole::Ifm, "reads")->counted, 20);
+  // Weights: 2 loads (update C) of 3 words per PE, 4 PEs: 24 REGF writes.
+  EXPECT_EQ(countOf(l, 0, TensorRole::Wgt, "writes")->counted, 24);
+  EXPECT_EQ(l.macs, 72);
+}
+
+TEST(KernelTest, BrokenKernelsAreCaught) {
+  // One fill dropped: the PEs compute on stale inputs and count fewer writes.
+  SimResult dropped = simulateText(std::string(kConv1d) + kTwoLevel, KernelFault::DropInnerFill);
+  ASSERT_EQ(dropped.layers.size(), 1u);
+  EXPECT_FALSE(dropped.layers[0].outputEqual);
+  EXPECT_FALSE(dropped.layers[0].countsEqual);
+  EXPECT_FALSE(dropped.ok());
+  // The outermost loop one trip short: the last channel is never added.
+  SimResult shortLoop = simulateText(std::string(kConv1d) + kTwoLevel, KernelFault::OuterLoopShort);
+  ASSERT_EQ(shortLoop.layers.size(), 1u);
+  EXPECT_FALSE(shortLoop.layers[0].outputEqual);
+  EXPECT_GE(shortLoop.layers[0].mismatchAt, 0);
+  EXPECT_FALSE(shortLoop.ok());
+}
+
+// A small multi-node template: 4 x 4 PEs (multicast, systolic), 2 x 2 nodes
+// (multicast, reduction), DRAM.
+const char *const kNodes = R"(
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast, systolic; }
+  level GBUF { capacity = 4 KiB; array = 2 x 2; access_energy = 10 pJ; transfer = multicast, reduction; }
+  level DRAM { access_energy = 100 pJ; }
+  noc { hop_energy = 1 pJ; }
+}
+)";
+
+// Every layer kind the forward language has, with fused activations.
+const char *const kLayers = R"(
+network net {
+  batch N = 2;
+  input x [C=3, X=9, Y=9];
+  input y [C=4, X=5, Y=5];
+  c0 = conv(x, K=5, R=3, stride=2, pad=1);
+  c1 = gelu(c0);
+  p1 = maxpool(c1, R=2, stride=2, ceil=true);
+  d1 = dwconv(c1, R=3, pad=1, dilation=1);
+  a1 = avgpool(d1, R=2, stride=2);
+  s1 = add(c1, d1);
+  r1 = relu(s1);
+  m1 = mul(r1, c1);
+  k1 = concat(m1, y);
+  c2 = conv(k1, K=6, R=3, pad=2, dilation=2);
+  f1 = fc(a1, K=7);
+}
+)";
+
+/// The solver's schedule of `text` (layer by layer or with segments).
+Solution solved(const test::Compiled &comp, const std::string &solver, bool pipelining) {
+  Schedule given;
+  given.network = 0, given.hardware = 0;
+  SolveFailure failure;
+  SolverOptions o;
+  o.pipelining = pipelining;
+  auto sol = makeSolver(solver)->solve(comp.model, given, o, failure);
+  EXPECT_TRUE(sol) << failure;
+  return sol ? *sol : Solution{};
+}
+
+TEST(KernelTest, SolverSchedulesRunEveryLayerKind) {
+  test::Compiled comp = test::compile(std::string(kLayers) + kNodes);
+  ASSERT_EQ(comp.diagnostics(), "");
+  for (const char *solver : {"kapla", "random"})
+    for (bool pipelining : {false, true}) {
+      Solution sol = solved(comp, solver, pipelining);
+      SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
+      EXPECT_EQ(r.layers.size(), comp.model.networks[0].layers.size());
+      expectSound(r, std::string(solver) + (pipelining ? ", segments" : ", layer by layer"));
+    }
+}
+
+} // namespace
+} // namespace dfl::sim

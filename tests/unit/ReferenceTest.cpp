@@ -1,0 +1,693 @@
+// The simulator's data and its independent reference (backend/SimData.h,
+// backend/Reference.h; docs/simulator.md, "Data and the reference"): every
+// layer kind against numbers derived by hand, and properties between kinds.
+#include "backend/Reference.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+using namespace dfl;
+using namespace dfl::sim;
+
+namespace {
+
+constexpr Word kMin = std::numeric_limits<Word>::min();
+
+/// The network of `text`, with its backward layers if `train`.
+test::Compiled compileNet(const std::string &text, bool train = false) {
+  return test::compile(text, AnalyzeOptions{train, {}});
+}
+
+/// The one tensor layer `name` writes.
+std::vector<Word> run(const Network &net, const std::string &name, const TensorStore &store) {
+  const int l = net.findLayer(name);
+  EXPECT_GE(l, 0) << name;
+  return referenceLayer(net, l, store);
+}
+
+/// Σ a·b modulo 2^32: the inner product of two tensors in the words' ring.
+Word dot(const std::vector<Word> &a, const std::vector<Word> &b) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += static_cast<uint32_t>(a[i]) * static_cast<uint32_t>(b[i]);
+  return static_cast<Word>(sum);
+}
+
+} // namespace
+
+// ---- seeded data ------------------------------------------------------------
+
+TEST(SimData, SeedsArePublishedSplitMixAndFnvValues) {
+  // FNV-1a 64: the empty string hashes to the offset basis 0xcbf29ce484222325,
+  // "a" to 0xaf63dc4c8601ec8c (the published test vectors).
+  EXPECT_EQ(tensorKey("", 0), 0xcbf29ce484222325ull);
+  EXPECT_EQ(tensorKey("a", 0), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(tensorKey("a", 0xff), 0xaf63dc4c8601ec73ull);   // ...8c ^ ff = ...73
+  // SplitMix64 from state 0 outputs 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4,
+  // 0x06c45d188009454f: top nibbles 14, 6, 0, minus 8.
+  EXPECT_EQ(seedWord(0, 0), 6);
+  EXPECT_EQ(seedWord(0, 1), -2);
+  EXPECT_EQ(seedWord(0, 2), -8);
+  // The seed that makes the empty name's key 0 gives those words.
+  EXPECT_EQ(seedTensor("", 3, 0xcbf29ce484222325ull), (std::vector<Word>{6, -2, -8}));
+}
+
+TEST(SimData, SeededWordsAreNarrowCounterBasedAndDeterministic) {
+  const std::vector<Word> w = seedTensor("conv1__wgt", 4096, 7);
+  std::set<Word> values(w.begin(), w.end());
+  // Every value of [-8, 7] occurs, nothing else (4096 draws of 16 values).
+  EXPECT_EQ(values.size(), 16u);
+  EXPECT_EQ(*values.begin(), -8);
+  EXPECT_EQ(*values.rbegin(), 7);
+  EXPECT_EQ(seedTensor("conv1__wgt", 4096, 7), w);
+  // Word i depends on the name, the seed and i alone, not on the size.
+  const std::vector<Word> prefix = seedTensor("conv1__wgt", 100, 7);
+  EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), w.begin()));
+  EXPECT_NE(seedTensor("conv1__wgt", 100, 8), prefix);
+  EXPECT_NE(seedTensor("conv2__wgt", 100, 7), prefix);
+}
+
+TEST(SimData, SeedNetworkHoldsInputsWeightsAndUnwrittenGradients) {
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=3, X=5, Y=4];
+    a = conv(x, K=4, R=3, S=2, groups=1);
+    d = dwconv(a, R=2);
+    f = fc(d, K=6);
+    q = conv(x, K=4, R=1);
+    m = matmul(a, q);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const TensorStore s = seedNetwork(net, 1);
+  EXPECT_EQ(s.at("x").extent, (std::vector<int64_t>{2, 3, 5, 4}));
+  EXPECT_EQ(s.at("a__wgt").extent, (std::vector<int64_t>{4, 3, 3, 2}));   // [K][C/groups][R][S]
+  EXPECT_EQ(s.at("d__wgt").extent, (std::vector<int64_t>{4, 2, 2}));      // [C][R][S]
+  // d is 4 x 2 x 2 (5-3+1 = 3, then 3-2+1 = 2 wide; 4-2+1 = 3, then 2 high):
+  // fc's weights are [K][C][X][Y] of its input.
+  EXPECT_EQ(s.at("f__wgt").extent, (std::vector<int64_t>{6, 4, 2, 2}));
+  EXPECT_EQ(s.at("x").data, seedTensor("x", 120, 1));
+  // The matmul's wgt is its operand q, no stored weights.
+  EXPECT_FALSE(s.contains("m__wgt"));
+  // Training: f and m are last, nobody computes their gradients; a's comes
+  // from d__dgrad and m__dgrad, d's from f__dgrad, q's from m__wgrad.
+  EXPECT_TRUE(s.contains("f__grad"));
+  EXPECT_TRUE(s.contains("m__grad"));
+  EXPECT_EQ(s.at("f__grad").extent, (std::vector<int64_t>{2, 6, 1, 1}));
+  EXPECT_FALSE(s.contains("a__grad"));
+  EXPECT_FALSE(s.contains("d__grad"));
+  EXPECT_FALSE(s.contains("q__grad"));
+  EXPECT_FALSE(s.contains("x__grad"));
+  // Nothing else: one input, four weights (a, d, f, q), two gradients.
+  EXPECT_TRUE(s.contains("q__wgt"));
+  EXPECT_EQ(s.tensors().size(), 7u);
+}
+
+TEST(SimData, FirstMismatchNamesTheElement) {
+  const Tensor expected{{2, 3, 4}, std::vector<Word>(24, 1)};
+  Tensor actual = expected;
+  EXPECT_FALSE(firstMismatch(expected, actual));
+  // Offsets 17 and 20 differ; 17 = (1·3 + 1)·4 + 1 is [1][1][1], the first.
+  actual.data[20] = 5;
+  actual.data[17] = -9;
+  const std::optional<Mismatch> m = firstMismatch(expected, actual);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->offset, 17);
+  EXPECT_EQ(m->index, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(m->expected, 1);
+  EXPECT_EQ(m->actual, -9);
+  EXPECT_THROW(firstMismatch(expected, Tensor{{24}, expected.data}), InternalError);
+}
+
+// ---- forward layers, by hand --------------------------------------------------
+
+TEST(Reference, ConvStridePad) {
+  auto c = compileNet("network t { input x [C=1, X=3, Y=3]; c = conv(x, K=1, R=2, stride=2, pad=1); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // x[i][j] = 3i + j + 1, w[r][s] = 2r + s + 1 (row-major [X][Y] and [R][S]).
+  s.set("x", {{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}});
+  s.set("c__wgt", {{1, 1, 2, 2}, {1, 2, 3, 4}});
+  // Xo = floor((3 + 2 - 1 - 1) / 2) + 1 = 2, likewise Yo.
+  // out[xo][yo] = Σ x[2xo + r - 1][2yo + s - 1] · w[r][s], padding 0:
+  //   (0,0): only r = s = 1 inside: x[0][0]·w[1][1] = 1·4 = 4
+  //   (0,1): r = 1, s = 0,1: x[0][1]·w[1][0] + x[0][2]·w[1][1] = 2·3 + 3·4 = 18
+  //   (1,0): r = 0,1, s = 1: x[1][0]·w[0][1] + x[2][0]·w[1][1] = 4·2 + 7·4 = 36
+  //   (1,1): all four: 5·1 + 6·2 + 8·3 + 9·4 = 77
+  EXPECT_EQ(run(net, "c", s), (std::vector<Word>{4, 18, 36, 77}));
+}
+
+TEST(Reference, ConvWrapsAroundModulo2To32) {
+  auto c = compileNet("network t { input x [C=3]; f = fc(x, K=3); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 3, 1, 1}, {1 << 30, 2147483647, 65536}});
+  s.set("f__wgt", {{3, 3, 1, 1}, {4, 1, 0, /**/ 0, 1, 1, /**/ 0, 0, 65536}});
+  // k=0: 2^30·4 + (2^31 - 1) = 2^32 + 2^31 - 1 ≡ 2^31 - 1.
+  // k=1: (2^31 - 1) + 65536 = 2^31 + 65535 ≡ 2^31 + 65535 - 2^32 = -2147418113.
+  // k=2: 65536·65536 = 2^32 ≡ 0 (the product wraps).
+  EXPECT_EQ(run(net, "f", s), (std::vector<Word>{2147483647, -2147418113, 0}));
+}
+
+TEST(Reference, ConvGroups) {
+  auto c = compileNet("network t { input x [C=4]; c = conv(x, K=2, R=1, groups=2); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 4, 1, 1}, {1, 10, 100, 1000}});
+  // Weights [K][C/groups][R][S] = [2][2][1][1]: group 0 reads channels 0, 1
+  // into output 0; group 1 channels 2, 3 into output 1.
+  s.set("c__wgt", {{2, 2, 1, 1}, {1, 2, 3, 4}});
+  // out0 = 1·1 + 10·2 = 21; out1 = 100·3 + 1000·4 = 4300.
+  EXPECT_EQ(run(net, "c", s), (std::vector<Word>{21, 4300}));
+}
+
+TEST(Reference, ConvDilation) {
+  auto c = compileNet("network t { input x [C=1, X=5]; c = conv(x, K=1, R=2, S=1, dilation=2); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 1, 5, 1}, {1, 2, 3, 4, 5}});
+  s.set("c__wgt", {{1, 1, 2, 1}, {10, 1}});
+  // Xo = 5 - 2·(2-1) - 1 + 1 = 3; out[xo] = x[xo]·10 + x[xo + 2]·1:
+  // 10 + 3, 20 + 4, 30 + 5.
+  EXPECT_EQ(run(net, "c", s), (std::vector<Word>{13, 24, 35}));
+}
+
+TEST(Reference, DepthwiseConv) {
+  auto c = compileNet("network t { input x [C=2, X=3]; d = dwconv(x, R=2, S=1); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 2, 3, 1}, {5, 7, 11, /**/ 1, 2, 3}});
+  s.set("d__wgt", {{2, 2, 1}, {1, -1, /**/ 2, 3}});
+  // Channel 0: 5 - 7 = -2, 7 - 11 = -4. Channel 1: 2 + 6 = 8, 4 + 9 = 13.
+  EXPECT_EQ(run(net, "d", s), (std::vector<Word>{-2, -4, 8, 13}));
+}
+
+TEST(Reference, FullyConnectedFlattensAndConcatenates) {
+  auto c = compileNet(R"(network t {
+    input x [C=2, X=2]; input a [C=1, X=2]; input b [C=1, X=2];
+    f = fc(x, K=1); g = fc(a, b, K=1);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 2, 2, 1}, {5, 6, 7, 8}});
+  s.set("f__wgt", {{1, 2, 2, 1}, {1, 2, 3, 4}});
+  // Flattened (c, x, y): 5·1 + 6·2 + 7·3 + 8·4 = 70.
+  EXPECT_EQ(run(net, "f", s), (std::vector<Word>{70}));
+  // Two operands read as their channel concatenation: the same input.
+  s.set("a", {{1, 1, 2, 1}, {5, 6}});
+  s.set("b", {{1, 1, 2, 1}, {7, 8}});
+  s.set("g__wgt", {{1, 2, 2, 1}, {1, 2, 3, 4}});
+  EXPECT_EQ(run(net, "g", s), (std::vector<Word>{70}));
+}
+
+TEST(Reference, MatMulHeads) {
+  auto c = compileNet("network t { input a [C=2, X=2]; input b [C=2, X=1, Y=2]; m = matmul(a, b, heads=2); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("a", {{1, 2, 2, 1}, {1, 2, /**/ 3, 4}});   // a[c][x]
+  s.set("b", {{1, 2, 1, 2}, {5, 6, /**/ 7, 8}});   // b[c][j], j = by
+  // Lb = 2, head h owns channel h of each: out[2h + j][x] = a[h][x]·b[h][j].
+  //   out[0] = [1, 2]·5, out[1] = [1, 2]·6, out[2] = [3, 4]·7, out[3] = [3, 4]·8
+  EXPECT_EQ(run(net, "m", s), (std::vector<Word>{5, 10, 6, 12, 21, 28, 24, 32}));
+}
+
+TEST(Reference, MatMulTransposedHeads) {
+  auto c = compileNet(
+      "network t { input a [C=4]; input b [C=2, X=2]; m = matmul(a, b, heads=2, transpose_b=true); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("a", {{1, 4, 1, 1}, {1, 2, 3, 4}});
+  s.set("b", {{1, 2, 2, 1}, {5, 6, /**/ 7, 8}});   // b[k][j], j = bx
+  // Lb = 2, Cb/H = 1: out[h] = Σ_j a[2h + j]·b[h][j]:
+  //   out[0] = 1·5 + 2·6 = 17, out[1] = 3·7 + 4·8 = 53.
+  EXPECT_EQ(run(net, "m", s), (std::vector<Word>{17, 53}));
+}
+
+TEST(Reference, MaxPoolCeilModeReadsMinusInfinityPastTheInput) {
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=4]; input y [C=1, X=4, Y=4];
+    p = maxpool(x, R=2, S=1, stride=3, ceil=true);
+    q = maxpool(y, R=2, stride=3, pad=1, ceil=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // Xo = ceil((4 - 2) / 3) + 1 = 2: windows [0, 1] and [3, 4], 4 past the input.
+  // All negative, so a 0 for the missing element would show.
+  s.set("x", {{1, 1, 4, 1}, {-5, -3, -9, -7}});
+  EXPECT_EQ(run(net, "p", s), (std::vector<Word>{-3, -7}));
+  // 4 x 4, pad 1: Xo = ceil((4 + 2 - 2) / 3) + 1 = 3, windows x in [-1, 0],
+  // [2, 3], [5, 6]: the last lies wholly past the input, so its max is of
+  // nothing but padding: −∞ = INT32_MIN. y[i][j] = -(4i + j + 1), so a
+  // window's max is at its smallest inside i and j:
+  //   (0,0) {0}x{0}: -1    (0,1) {0}x{2,3}: -3    (1,0) {2,3}x{0}: -9
+  //   (1,1) {2,3}x{2,3}: -11                        row or column 2: −∞
+  std::vector<Word> y;
+  for (int i = 0; i < 16; ++i)
+    y.push_back(-(i + 1));
+  s.set("y", {{1, 1, 4, 4}, y});
+  EXPECT_EQ(run(net, "q", s), (std::vector<Word>{-1, -3, kMin, -9, -11, kMin, kMin, kMin, kMin}));
+}
+
+TEST(Reference, AvgPoolSumsTruncatedTerms) {
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=2, Y=2]; input z [C=1, X=3];
+    a = avgpool(x, R=2);
+    b = avgpool(z, R=2, S=1, stride=2, ceil=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // Σ trunc(x / 4): 7/4 → 1, -7/4 → -1, 5/4 → 1, 3/4 → 0; sum 1 (the exact
+  // mean, 8/4 = 2, is not what a sum of per-element terms gives).
+  s.set("x", {{1, 1, 2, 2}, {7, -7, 5, 3}});
+  EXPECT_EQ(run(net, "a", s), (std::vector<Word>{1}));
+  // Xo = ceil((3 - 2) / 2) + 1 = 2, windows [0, 1] and [2, 3]; the divisor is
+  // R·S = 2 for both, the element past the input contributes 0:
+  //   trunc(8/2) + trunc(-3/2) = 4 - 1 = 3;  trunc(5/2) + 0 = 2.
+  s.set("z", {{1, 1, 3, 1}, {8, -3, 5}});
+  EXPECT_EQ(run(net, "b", s), (std::vector<Word>{3, 2}));
+}
+
+TEST(Reference, AddMulConcat) {
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input a [C=1, X=2]; input b [C=2, X=2]; input u [C=2]; input v [C=2]; input w [C=2];
+    s = add(u, v, w); m = mul(u, v, w); k = concat(a, b);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // Two samples each.
+  s.set("u", {{2, 2, 1, 1}, {1, -2, /**/ 1, 65536}});
+  s.set("v", {{2, 2, 1, 1}, {3, 4, /**/ 3, 65536}});
+  s.set("w", {{2, 2, 1, 1}, {5, 6, /**/ 5, 7}});
+  // add: 1+3+5 = 9, -2+4+6 = 8, 9, 65536·2 + 7 = 131079.
+  EXPECT_EQ(run(net, "s", s), (std::vector<Word>{9, 8, 9, 131079}));
+  // mul: 15, -2·4·6 = -48, 15, 65536·65536·7 = 7·2^32 ≡ 0.
+  EXPECT_EQ(run(net, "m", s), (std::vector<Word>{15, -48, 15, 0}));
+  // concat along C, per sample: a's channel, then b's two.
+  s.set("a", {{2, 1, 2, 1}, {1, 2, /**/ 3, 4}});
+  s.set("b", {{2, 2, 2, 1}, {10, 11, 12, 13, /**/ 14, 15, 16, 17}});
+  EXPECT_EQ(run(net, "k", s), (std::vector<Word>{1, 2, 10, 11, 12, 13, /**/ 3, 4, 14, 15, 16, 17}));
+}
+
+TEST(Reference, ActivationIntegerForms) {
+  // Fixed point with 4 fraction bits: 16 is 1.0.
+  EXPECT_EQ(activate("identity", kMin), kMin);
+  EXPECT_EQ(activate("relu", -5), 0);
+  EXPECT_EQ(activate("relu", 7), 7);
+  EXPECT_EQ(activate("relu6", 100), 96);   // 6.0
+  EXPECT_EQ(activate("relu6", 50), 50);
+  EXPECT_EQ(activate("relu6", -1), 0);
+  EXPECT_EQ(activate("sigmoid", 0), 8);     // 0.5
+  EXPECT_EQ(activate("sigmoid", -6), 7);    // trunc(-6/4) = -1, + 8
+  EXPECT_EQ(activate("sigmoid", 40), 16);   // 10 + 8 clamped to 16
+  EXPECT_EQ(activate("sigmoid", -40), 0);
+  EXPECT_EQ(activate("tanh", 20), 16);
+  EXPECT_EQ(activate("tanh", -20), -16);
+  EXPECT_EQ(activate("tanh", 5), 5);
+  EXPECT_EQ(activate("gelu", 8), 5);    // 8·(2 + 8)/16 = 80/16
+  EXPECT_EQ(activate("gelu", -8), -3);  // -8·(-2 + 8)/16 = -48/16
+  EXPECT_EQ(activate("gelu", 40), 40);
+  EXPECT_EQ(activate("gelu", -40), 0);
+  EXPECT_EQ(activate("gelu", 2147483647), 2147483647);   // no product formed
+  EXPECT_EQ(activate("softmax", 0), 8);
+  EXPECT_EQ(activate("softmax", 16), 10);   // 16/8 + 8
+  EXPECT_EQ(activate("softmax", 200), 16);
+  EXPECT_EQ(activate("softmax", -200), 0);
+  EXPECT_EQ(activate("batchnorm", -7), -2);   // trunc(-7/2) + 1
+  EXPECT_EQ(activate("batchnorm", 10), 6);
+  EXPECT_EQ(activate("batchnorm", kMin), -(1 << 30) + 1);
+  EXPECT_EQ(activate("layernorm", -7), -2);   // trunc(-7/4) - 1
+  EXPECT_EQ(activate("layernorm", 9), 1);
+  for (const std::string &a : activationNames())   // every one has a form
+    EXPECT_NO_THROW(activate(a, 3)) << a;
+  EXPECT_THROW(activate("swish", 3), InternalError);
+}
+
+TEST(Reference, FusedActivationsApplyInOrder) {
+  auto c = compileNet("network t { input x [C=1]; f = fc(x, K=2); b = batchnorm(f); r = relu(b); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 1, 1, 1}, {1}});
+  s.set("f__wgt", {{2, 1, 1, 1}, {-5, 40}});
+  // Pre-activation -5, 40; batchnorm: trunc(-5/2) + 1 = -1, 21; relu: 0, 21.
+  // (relu first would give batchnorm(0) = 1 for the first.)
+  EXPECT_EQ(run(net, "f", s), (std::vector<Word>{0, 21}));
+}
+
+// ---- training -----------------------------------------------------------------
+
+TEST(Reference, ConvDataAndWeightGradients) {
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=3, Y=3];
+    a = conv(x, K=1, R=1);
+    c = conv(a, K=1, R=2, stride=2, pad=1);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const int dgrad = net.findLayer("c__dgrad"), wgrad = net.findLayer("c__wgrad");
+  ASSERT_GE(dgrad, 0);
+  ASSERT_GE(wgrad, 0);
+  EXPECT_EQ(outputNames(net, dgrad), (std::vector<std::string>{"a__grad"}));
+  EXPECT_EQ(outputNames(net, wgrad), (std::vector<std::string>{"c__wgt__grad"}));
+  TensorStore s;
+  s.set("a", {{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}});
+  s.set("c__wgt", {{1, 1, 2, 2}, {1, 2, 3, 4}});
+  s.set("c__grad", {{1, 1, 2, 2}, {1, 2, 3, 4}});   // dY
+  // Forward (ConvStridePad): a[2xo + r - 1][2yo + s - 1] meets w[r][s] at
+  // out[xo][yo]. Each input row i has one (xo, r): i=0 (0,1), i=1 (1,0), i=2
+  // (1,1) (and (0,0) reaches the padding row -1, dropped); columns likewise.
+  // dA[i][j] = dY[xo(i)][yo(j)]·w[r(i)][s(j)]:
+  //   row 0: dY[0][0]·w[1][1] = 4, dY[0][1]·w[1][0] = 6, dY[0][1]·w[1][1] = 8
+  //   row 1: dY[1][0]·w[0][1] = 6, dY[1][1]·w[0][0] = 4, dY[1][1]·w[0][1] = 8
+  //   row 2: dY[1][0]·w[1][1] = 12, dY[1][1]·w[1][0] = 12, dY[1][1]·w[1][1] = 16
+  EXPECT_EQ(referenceLayer(net, dgrad, s), (std::vector<Word>{4, 6, 8, 6, 4, 8, 12, 12, 16}));
+  // dW[r][s] = Σ a[2xo + r - 1][2yo + s - 1]·dY[xo][yo], padding 0:
+  //   (0,0): rows and columns -1, 1: a[1][1]·dY[1][1] = 5·4 = 20
+  //   (0,1): rows -1, 1, columns 0, 2: a[1][0]·3 + a[1][2]·4 = 12 + 24 = 36
+  //   (1,0): rows 0, 2, columns -1, 1: a[0][1]·2 + a[2][1]·4 = 4 + 32 = 36
+  //   (1,1): rows 0, 2, columns 0, 2: 1·1 + 3·2 + 7·3 + 9·4 = 64
+  EXPECT_EQ(referenceLayer(net, wgrad, s), (std::vector<Word>{20, 36, 36, 64}));
+  const TensorStore out = referenceOutputs(net, wgrad, s);
+  EXPECT_EQ(out.at("c__wgt__grad").extent, (std::vector<int64_t>{1, 1, 2, 2}));
+}
+
+TEST(Reference, PoolAndMulDataGradients) {
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=5];
+    a = conv(x, K=1, R=1);
+    b = conv(x, K=1, R=1);
+    p = maxpool(a, R=2, S=1, stride=3);
+    q = avgpool(a, R=2, S=1, stride=3);
+    m = mul(a, b);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // Xo = floor((5 - 2) / 3) + 1 = 2: windows [0, 1] and [3, 4]; 2 in none.
+  s.set("p__grad", {{1, 1, 2, 1}, {5, -2}});
+  s.set("q__grad", {{1, 1, 2, 1}, {5, -3}});
+  // maxpool's: each input gets the largest dY of the windows holding it, one
+  // in no window the maximum of nothing, −∞.
+  EXPECT_EQ(run(net, "p__dgrad", s), (std::vector<Word>{5, 5, kMin, -2, -2}));
+  // avgpool's: Σ trunc(dY / (R·S)) over the windows: 5/2 → 2, -3/2 → -1.
+  EXPECT_EQ(run(net, "q__dgrad", s), (std::vector<Word>{2, 2, 0, -1, -1}));
+  // mul's: dY to every operand (the product of what the layer reads: dY).
+  const int dm = net.findLayer("m__dgrad");
+  s.set("m__grad", {{1, 1, 5, 1}, {1, 2, 3, 4, 5}});
+  const TensorStore out = referenceOutputs(net, dm, s);
+  EXPECT_EQ(out.tensors().size(), 2u);
+  EXPECT_EQ(out.at("a__grad").data, (std::vector<Word>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(out.at("b__grad").data, (std::vector<Word>{1, 2, 3, 4, 5}));
+  EXPECT_THROW(referenceLayer(net, dm, s), InternalError);   // two tensors
+}
+
+TEST(Reference, MatMulGradients) {
+  auto c = compileNet(R"(network t {
+    input p [C=2]; input b [C=2, X=1, Y=2];
+    a = add(p, p);
+    m = matmul(a, b);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  EXPECT_EQ(outputNames(net, net.findLayer("m__dgrad")), (std::vector<std::string>{"a__grad"}));
+  EXPECT_EQ(outputNames(net, net.findLayer("m__wgrad")), (std::vector<std::string>{"b__grad"}));
+  TensorStore s;
+  s.set("a", {{1, 2, 1, 1}, {1, 2}});
+  s.set("b", {{1, 2, 1, 2}, {3, 4, /**/ 5, 6}});   // b[c][j]
+  s.set("m__grad", {{1, 2, 1, 1}, {7, 8}});          // dY[j]
+  // out[j] = Σ_c a[c]·b[c][j]. dA[c] = Σ_j dY[j]·b[c][j] = 7·3 + 8·4, 7·5 + 8·6.
+  EXPECT_EQ(run(net, "m__dgrad", s), (std::vector<Word>{53, 83}));
+  // dB[c][j] = a[c]·dY[j] = 7, 8, 14, 16.
+  EXPECT_EQ(run(net, "m__wgrad", s), (std::vector<Word>{7, 8, 14, 16}));
+}
+
+TEST(Reference, DataGradientSumsAnOperandReadTwice) {
+  auto c = compileNet(R"(network t {
+    input x [C=1];
+    a = conv(x, K=1, R=1);
+    f = fc(a, a, K=1);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("f__wgt", {{1, 2, 1, 1}, {3, 5}});
+  s.set("f__grad", {{1, 1, 1, 1}, {2}});
+  // f reads [a, a]: dA = dY·w[0] + dY·w[1] = 6 + 10.
+  EXPECT_EQ(run(net, "f__dgrad", s), (std::vector<Word>{16}));
+}
+
+// ---- properties -----------------------------------------------------------------
+
+TEST(ReferenceProperty, GroupedConvWithGroupsCIsDepthwise) {
+  // Stride, padding and dilation in both dims, batch 2: Xo = floor((6 + 2 -
+  // 2·2 - 1) / 2) + 1 = 2, Yo = floor((5 + 2 - 2 - 1) / 2) + 1 = 3.
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=3, X=6, Y=5];
+    d = dwconv(x, R=3, S=2, stride=2, pad=1, dilation=2);
+    g = conv(x, K=3, R=3, S=2, stride=2, pad=1, dilation=2, groups=3);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 42);
+  // The same weights: [C][R][S] and [K][C/groups = 1][R][S] hold them alike.
+  s.set("g__wgt", {s.at("g__wgt").extent, s.at("d__wgt").data});
+  const std::vector<Word> d = run(net, "d", s);
+  EXPECT_EQ(d.size(), 2u * 3 * 2 * 3);
+  EXPECT_EQ(run(net, "g", s), d);
+  // And not trivially: other weights give another result.
+  s.set("g__wgt", {s.at("g__wgt").extent, seedTensor("other", 18, 42)});
+  EXPECT_NE(run(net, "g", s), d);
+}
+
+TEST(ReferenceProperty, FullyConnectedIsConvOverTheWholeInput) {
+  auto c = compileNet(R"(network t {
+    batch N = 3;
+    input x [C=3, X=4, Y=2];
+    f = fc(x, K=5);
+    c = conv(x, K=5, R=4, S=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 9);
+  ASSERT_EQ(s.at("f__wgt").extent, s.at("c__wgt").extent);   // [5][3][4][2]
+  s.set("c__wgt", s.at("f__wgt"));
+  EXPECT_EQ(run(net, "c", s), run(net, "f", s));
+}
+
+TEST(ReferenceProperty, GradientsAreAdjointsOfTheForwardLayer) {
+  // Over Z/2^32 a linear layer y = L(x, w) satisfies <dX, x> = <dY, y> for
+  // dX = Lᵀ_w dY, and <dW, w> = <dY, y> for dW = Lᵀ_x dY: the gradients are
+  // the forward relation read backward, padding included.
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=4, X=7, Y=6];
+    a = conv(x, K=4, R=1);
+    c = conv(a, K=4, R=3, S=2, stride=2, pad=1, dilation=2, groups=2);
+    d = dwconv(a, R=3, stride=2, pad=2);
+    f = fc(a, a, K=3);
+    m = matmul(a, c, heads=2);
+    n = matmul(m, c, heads=2, transpose_b=true);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 5);
+  runReference(net, s);
+  for (const char *name : {"c", "d", "f", "m", "n"}) {
+    const Layer &l = net.layers[static_cast<size_t>(net.findLayer(name))];
+    SCOPED_TRACE(name);
+    // Forward outputs without activations, against fresh seeded gradients.
+    TensorStore t = s;
+    const std::vector<Word> y = run(net, name, t);
+    const std::string dyName = gradientName(name);
+    const std::vector<Word> dy = seedTensor("dy", static_cast<int64_t>(y.size()), 1);
+    t.set(dyName, {t.at(name).extent, dy});
+    const Word expected = dot(dy, y);
+    const std::vector<Word> x = referenceLayer(net, net.findLayer(std::string(name) + "__dgrad"), t);
+    // The layer's ifm (the matmul's first operand; f's is [a, a]: both halves
+    // are a, so <dA, a> sums over them).
+    const std::string xName = operandName(net, l.operands[0]);
+    EXPECT_EQ(dot(x, t.at(xName).data), expected);
+    const std::vector<Word> dw = referenceLayer(net, net.findLayer(std::string(name) + "__wgrad"), t);
+    const std::string wName = l.type == LayerType::MatMul ? operandName(net, l.operands[1]) : weightName(l);
+    EXPECT_EQ(dot(dw, t.at(wName).data), expected);
+  }
+}
+
+/// Every layer kind with stride, padding, dilation, groups, heads, ceil mode,
+/// several operands and fused activations, on planes that are not square (a
+/// 7 x 5, d 3 x 2, p and q 2 x 1), trained.
+const char *const kMixed = R"(network t {
+    batch N = 2;
+    input x [C=4, X=7, Y=5];
+    input y [C=2, X=7, Y=5];
+    a = conv(x, y, K=4, R=3, pad=1, groups=2);
+    r = relu(a);
+    d = dwconv(r, R=3, stride=2, pad=1, dilation=2);
+    p = maxpool(d, R=2, ceil=true);
+    q = avgpool(d, R=2, stride=1);
+    m = mul(q, q);
+    s = add(m, q);
+    k = concat(s, q);
+    f = fc(k, K=8);
+    g = gelu(f);
+    mm = matmul(r, d, heads=2);
+    mt = matmul(mm, d, heads=2, transpose_b=true);
+    u = sigmoid(mt);
+  })";
+
+/// Calls f(net, i, store) for every layer i of kMixed, trained, with every
+/// tensor of a reference run from `seed` in the store.
+template <class F> void forEachMixedLayer(uint64_t seed, F f) {
+  auto c = compileNet(kMixed, true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, seed);
+  runReference(net, s);
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    SCOPED_TRACE(net.layers[i].name);
+    f(net, i, s);
+  }
+}
+
+TEST(ReferenceProperty, OutputsAreTheTensorsTheNestWrites) {
+  // Every layer kind, forward and backward: the reference writes exactly the
+  // tensors the layer's loop nest writes, with the nest's extents, and reads
+  // weights under the nest's names and extents.
+  forEachMixedLayer(3, [](const Network &net, size_t i, const TensorStore &s) {
+    const Layer &l = net.layers[i];
+    std::set<std::string> written;
+    for (const Access &a : l.nest.accesses) {
+      if (a.role == l.output)
+        written.insert(a.tensor);
+      if (s.contains(a.tensor))
+        EXPECT_EQ(s.at(a.tensor).extent, a.extent) << a.tensor;
+      else
+        ADD_FAILURE() << "no tensor " << a.tensor;
+      if (a.role == TensorRole::Wgt && l.type != LayerType::MatMul) {
+        EXPECT_EQ(a.tensor, l.output == TensorRole::Wgt ? gradientName(weightName(l)) : weightName(l));
+        EXPECT_EQ(a.extent, weightExtent(l));
+      }
+    }
+    const std::vector<std::string> names = outputNames(net, static_cast<int>(i));
+    EXPECT_EQ(written, std::set<std::string>(names.begin(), names.end()));
+  });
+}
+
+namespace {
+
+/// A layer's loop nest run point by point with the statement semantics
+/// docs/simulator.md gives it: written apart from the reference (it knows no
+/// layer kind, only the nest's accesses), as a check that the two agree.
+TensorStore interpretNest(const Layer &l, const TensorStore &store) {
+  const LoopNest &nest = l.nest;
+  const bool max = nest.statement == Statement::Max;
+  std::map<std::string, Tensor> outs;
+  for (const Access &a : nest.accesses)
+    if (a.role == nest.output)
+      outs.try_emplace(a.tensor, Tensor{a.extent, std::vector<Word>(static_cast<size_t>(elementCount(a.extent)),
+                                                                    max ? kMin : 0)});
+  std::vector<int64_t> point(nest.dims.size(), 0);
+  // The row-major offset of the access at `point`; -1 outside the tensor, -2
+  // where a guard fails (no access).
+  auto offset = [&](const Access &a) -> int64_t {
+    for (const AffineExpr &g : a.guard)
+      if (g.evaluate(point) < 0)
+        return -2;
+    int64_t off = 0;
+    for (size_t d = 0; d < a.index.size(); ++d) {
+      const int64_t v = a.index[d].evaluate(point);
+      if (v < 0 || v >= a.extent[d])
+        return -1;
+      off = off * a.extent[d] + v;
+    }
+    return off;
+  };
+  const int64_t window = at(l.bounds, Dim::R) * at(l.bounds, Dim::S);
+  for (;;) {
+    std::vector<Word> reads;
+    for (const Access &a : nest.accesses)
+      if (a.role != nest.output) {
+        const int64_t off = offset(a);
+        if (off != -2)
+          reads.push_back(off < 0 ? (max ? kMin : 0) : store.at(a.tensor).data[static_cast<size_t>(off)]);
+      }
+    uint32_t v = nest.statement == Statement::Add ? 0 : 1;
+    for (Word r : reads)
+      v = nest.statement == Statement::Add ? v + static_cast<uint32_t>(r) : v * static_cast<uint32_t>(r);
+    if (nest.statement == Statement::Average)
+      v = static_cast<uint32_t>(reads.at(0) / window);
+    for (const Access &a : nest.accesses) {
+      const int64_t off = a.role == nest.output ? offset(a) : -1;
+      if (off < 0)
+        continue;
+      Word &out = outs.at(a.tensor).data[static_cast<size_t>(off)];
+      if (max)
+        out = std::max(out, reads.at(0));
+      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average)
+        out = static_cast<Word>(static_cast<uint32_t>(out) + v);
+      else   // add, mul, copy: one point per output element
+        out = static_cast<Word>(v);
+    }
+    size_t d = 0;   // the next point, the last dimension fastest
+    for (; d < point.size(); ++d) {
+      const size_t i = point.size() - 1 - d;
+      if (++point[i] < nest.dims[i].extent)
+        break;
+      point[i] = 0;
+    }
+    if (d == point.size())
+      break;
+  }
+  TensorStore result;
+  for (auto &[name, t] : outs) {
+    for (const std::string &act : l.activations)
+      for (Word &w : t.data)
+        w = activate(act, w);
+    result.set(name, std::move(t));
+  }
+  return result;
+}
+
+} // namespace
+
+TEST(ReferenceProperty, AgreesWithTheLoopNestOnEveryLayer) {
+  forEachMixedLayer(11, [](const Network &net, size_t i, const TensorStore &s) {
+    const TensorStore ref = referenceOutputs(net, static_cast<int>(i), s);
+    const TensorStore nest = interpretNest(net.layers[i], s);
+    ASSERT_EQ(ref.tensors().size(), nest.tensors().size());
+    for (const auto &[name, t] : ref.tensors()) {
+      EXPECT_EQ(t.extent, nest.at(name).extent) << name;
+      EXPECT_EQ(t.data, nest.at(name).data) << name;
+    }
+  });
+}
+
+TEST(Reference, MissingOrMisshapenInputIsAnInternalError) {
+  auto c = compileNet("network t { input x [C=1, X=3]; c = conv(x, K=1, R=2, S=1); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 1, 3, 1}, {1, 2, 3}});
+  EXPECT_THROW(run(net, "c", s), InternalError);   // no c__wgt
+  s.set("c__wgt", {{1, 1, 1, 2}, {1, 2}});         // [R=1][S=2]: not [2][1]
+  EXPECT_THROW(run(net, "c", s), InternalError);
+  EXPECT_THROW(s.set("c__wgt", {{1, 1, 2, 1}, {1}}), InternalError);   // 1 word for 2
+}
