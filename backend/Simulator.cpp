@@ -93,6 +93,18 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     if (wanted(net.layers[li].name))
       ++todo, end = li + 1;
 
+  // The run keeps every tensor it has made: refuse at the layer that would
+  // take it past the limit, before allocating any.
+  double words = 0;
+  for (const Input &in : net.inputs)
+    words += static_cast<double>(net.batch) * static_cast<double>(in.shape.size());
+  for (size_t li = 0; li < end; ++li) {
+    const Layer &l = net.layers[li];
+    words += static_cast<double>(net.batch) * static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
+             static_cast<double>(l.wgtSize);
+    if (words * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
+      throw MemoryError{l.name, static_cast<int64_t>(std::min(words * sizeof(Word), 9e18))};
+  }
   TensorStore store = seedNetwork(net, options.seed);
   Jit jit;
   SimResult result;

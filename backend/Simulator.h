@@ -26,7 +26,7 @@ struct SimOptions {
   /// The layers to simulate (empty: all). The others run in the reference
   /// only, to give their consumers real inputs.
   std::vector<std::string> layers;
-  /// A kernel's arrays may take at most this many bytes.
+  /// A kernel's arrays, and the run's tensors, may take at most this many bytes each.
   int64_t memoryLimitBytes = int64_t{8} << 30;
   KernelFault fault = KernelFault::None;   // tests only
   /// (layers done, layers to simulate, the layer starting).
@@ -75,8 +75,9 @@ struct MemoryError {
   int64_t bytes = 0;
 };
 
-/// Simulates the schedule. Throws MemoryError if a layer's kernel would need
-/// more than options.memoryLimitBytes.
+/// Simulates the schedule. Throws MemoryError if a layer's kernel, or the
+/// tensors of the run up to a layer, would need more than
+/// options.memoryLimitBytes.
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options);
 
 } // namespace dfl::sim

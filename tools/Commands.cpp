@@ -165,7 +165,7 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
     result = sim::simulate(model, s, so);
   } catch (const sim::MemoryError &e) {
     std::cerr << "dflc: error: simulating layer '" << e.layer << "' needs " << e.bytes << " bytes, more than the "
-              << so.memoryLimitBytes << " one kernel may take; simulate a smaller batch (--batch) or other layers "
+              << so.memoryLimitBytes << " a simulation may take; simulate a smaller batch (--batch) or other layers "
               << "(--layers)\n";
     return false;
   }
