@@ -8,7 +8,12 @@ namespace dfl {
 std::string formatFixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  // A value that rounds to zero prints as zero, not "-0.000" (a rounding
+  // residue of subtracted energies is not a negative cost).
+  std::string s = buf;
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos)
+    s.erase(0, 1);
+  return s;
 }
 
 std::string formatTrimmed(double v, int digits) {

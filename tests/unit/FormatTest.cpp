@@ -7,6 +7,9 @@ using namespace dfl;
 
 TEST(Format, Numbers) {
   EXPECT_EQ(formatFixed(2.0 / 3, 2), "0.67");
+  EXPECT_EQ(formatFixed(-1e-12, 3), "0.000");   // a rounding residue is not negative
+  EXPECT_EQ(formatFixed(-0.0, 1), "0.0");
+  EXPECT_EQ(formatFixed(-0.0006, 3), "-0.001");  // a real negative keeps its sign
   EXPECT_EQ(formatTrimmed(2.50, 2), "2.5");   // trailing zero and nothing else dropped
   EXPECT_EQ(formatTrimmed(64.0, 2), "64");
   EXPECT_EQ(formatNumber(4096), "4096");        // exact integers in full
