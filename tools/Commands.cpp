@@ -177,6 +177,23 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
   return true;
 }
 
+/// "wrote A, B and C": the outputs, a simulation's kernels as one item.
+std::string wroteLine(const Compilation &c) {
+  std::vector<std::string> items;
+  size_t kernels = 0;
+  std::string dir;
+  for (const std::string &p : c.outputPaths()) {
+    std::filesystem::path path(p);
+    if (path.parent_path().filename() == "kernels" && path.extension() == ".ll")
+      ++kernels, dir = path.parent_path().string();
+    else
+      items.push_back(p);
+  }
+  if (kernels)
+    items.push_back(std::to_string(kernels) + (kernels == 1 ? " kernel in " : " kernels in ") + dir);
+  return "wrote " + joinList(items, ", ", " and ") + "\n";
+}
+
 int runSim(const CommandLine &o, Compilation &c) {
   c.load() && c.analyze() && c.checkSchedules();
   printDiagnostics(o, c);
@@ -200,7 +217,7 @@ int runSim(const CommandLine &o, Compilation &c) {
     std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;
   }
-  std::cout << "wrote " << joinList(c.outputPaths(), ", ", " and ") << "\n";
+  std::cout << wroteLine(c);
   return ok ? kExitOk : kExitInvalid;
 }
 
@@ -241,7 +258,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
   printSolverStats(o.driver.solver, s.stats);
   if (o.driver.pareto)
     printFront(c.model(), s);
-  std::cout << "wrote " << joinList(c.outputPaths(), ", ", " and ") << "\n";
+  std::cout << wroteLine(c);
   return simOk ? kExitOk : kExitInvalid;
 }
 
