@@ -82,7 +82,7 @@ private:
   }
   int64_t outputPoints() const {
     int64_t n = 1;
-    for (Dim d : p_.role(TensorRole::Ofm).dims)
+    for (Dim d : p_.role(p_.output).dims)
       n *= at(p_.bounds, d);
     return n;
   }
@@ -104,8 +104,8 @@ private:
         sourceBase_[idx(r.role)].push_back(base);
         base += src.words();
         sourceSlot_[idx(r.role)].push_back(
-            addSlot(src.tensor, src.words(), 4, r.role == TensorRole::Ofm ? p_.identity : 0));
-        if (r.role != TensorRole::Ofm)
+            addSlot(src.tensor, src.words(), 4, r.role == p_.output ? p_.identity : 0));
+        if (r.role != p_.output)
           code_.inputs.emplace_back(src.tensor, sourceSlot_[idx(r.role)].back());
       }
       code_.tensorSlot[idx(r.role)] = sourceSlot_[idx(r.role)][0];
@@ -120,7 +120,7 @@ private:
         std::string at = pl.name + "." + roleName(r.role);
         buffer_[l][idx(r.role)] = addSlot(at, pl.units * bufferWords(l, r.role), 4);
         state_[l][idx(r.role)] = addSlot(at + ".state", pl.units * stateWords(r.role), 8);
-        bool stamped = r.role == TensorRole::Ofm ? pl.reduceOutputs : pl.serveCopies;
+        bool stamped = r.role == p_.output ? pl.reduceOutputs : pl.serveCopies;
         if (stamped)
           stamps_[l][idx(r.role)] = addSlot(at + ".stamps", parentWords(l, r.role), 8);
       }
@@ -438,7 +438,7 @@ private:
   /// one it holds: the old one is written back (after its own units'), the
   /// new one starts from the statement's identity.
   void startOutput(size_t l, Value *slots, Value *unit, const Position &pos, Value *step) {
-    const TensorRole r = TensorRole::Ofm;
+    const TensorRole r = p_.output;
     const PlanLevel &pl = p_.levels[l];
     const size_t nd = dimsOf(r);
     const auto box = realBox(r, pos);
@@ -471,14 +471,14 @@ private:
   /// evict_l(slots, unit): the unit's own units write back first, then it
   /// adds its held outputs into its parent (or DRAM) and holds nothing.
   void emitEvict(size_t l) {
-    const TensorRole r = TensorRole::Ofm;
+    const TensorRole r = p_.output;
     const PlanLevel &pl = p_.levels[l];
     const size_t nd = dimsOf(r);
     llvm::Function *fn = evictFns_[l];
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
     Value *slots = fn->getArg(0), *unit = fn->getArg(1);
     loadSlots(slots);
-    int stateSlot = state_[l][idx(r)], bufSlot = buffer_[l][idx(r)];
+    int stateSlot = state_[l][idx(r)];
     Value *base = b_.CreateMul(unit, c(stateWords(r)));
     auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
     ifThen(b_.CreateICmpNE(load(stateSlot, st(0)), c(0)), [&] {
@@ -497,56 +497,72 @@ private:
       bool outermost = l + 1 == nOn();
       Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
       Box parentLo;
-      int parentSlot = outermost ? code_.tensorSlot[idx(r)] : buffer_[l + 1][idx(r)];
       if (!outermost) {
         Value *pbase = b_.CreateMul(parent, c(stateWords(r)));
         for (size_t i = 0; i < nd; ++i)
           parentLo.push_back(load(state_[l + 1][idx(r)], b_.CreateAdd(pbase, c(static_cast<int64_t>(1 + i)))));
       }
-      std::vector<int64_t> ext = extentsAt(pl.extent, r), full = extentsAt(p_.bounds, r);
-      Box zero(nd, c(0));
+      std::vector<int64_t> ext = extentsAt(pl.extent, r);
       Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
       forBox(lo, hi, [&](const Box &a) {
-        Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
-        Value *at = outermost ? tensorOffset(r, p_.role(r).sources[0], a)
+        // A data gradient's words in the input's padding are not written (model/LoopNest.h).
+        Value *inside = nullptr;
+        Value *at = outermost ? tensorOffset(r, p_.role(r).sources[0], a, r == TensorRole::Ifm ? &inside : nullptr)
                               : b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))),
                                              linear(a, parentLo, extentsAt(p_.levels[l + 1].extent, r)));
-        auto accumulate = [&] { store(parentSlot, at, combine(load(parentSlot, at), v)); };
-        auto writeBack = [&] {
-          count(l, r, kReads, c(1));
-          count(l + 1, r, kWrites, c(1));
-          // A partial sum this parent has seen before is read back (§6).
-          Value *bit = b_.CreateAdd(b_.CreateMul(parent, c(outputPoints())), linear(a, zero, full));
-          Value *byteAt = b_.CreateLShr(bit, c(3));
-          Value *mask = b_.CreateShl(b_.getInt8(1), b_.CreateTrunc(b_.CreateAnd(bit, c(7)), i8_));
-          Value *byte = load(visited_[l], byteAt);
-          ifThen(b_.CreateICmpNE(b_.CreateAnd(byte, mask), b_.getInt8(0)), [&] {
-            count(l, r, kWrites, c(1));
-            count(l + 1, r, kReads, c(1));
-          });
-          store(visited_[l], byteAt, b_.CreateOr(byte, mask));
-          accumulate();
-        };
-        if (!counters_)
-          return accumulate();
-        if (!pl.reduceOutputs)
-          return writeBack();
-        // Copies of the same partial sums from one step are summed among the units first.
-        int s = stamps_[l][idx(r)];
-        ifThen(
-            b_.CreateICmpEQ(load(s, at), start),
-            [&] {
-              count(l, r, kSame, c(1));
-              accumulate();
-            },
-            [&] {
-              store(s, at, start);
-              writeBack();
-            });
+        if (inside)
+          ifThen(inside, [&] { writeBackWord(l, r, a, at, parent, lo, ext, bufBase, start); });
+        else
+          writeBackWord(l, r, a, at, parent, lo, ext, bufBase, start);
       });
       store(stateSlot, st(0), c(0));
     });
     b_.CreateRetVoid();
+  }
+
+  /// One held output word into the parent's (or DRAM's) word `at`.
+  void writeBackWord(size_t l, TensorRole r, const Box &a, Value *at, Value *parent, const Box &lo,
+                     const std::vector<int64_t> &ext, Value *bufBase, Value *start) {
+    const PlanLevel &pl = p_.levels[l];
+    const size_t nd = dimsOf(r);
+    bool outermost = l + 1 == nOn();
+    int bufSlot = buffer_[l][idx(r)];
+    int parentSlot = outermost ? code_.tensorSlot[idx(r)] : buffer_[l + 1][idx(r)];
+    std::vector<int64_t> full = extentsAt(p_.bounds, r);
+    Box zero(nd, c(0));
+    Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
+    auto accumulate = [&] { store(parentSlot, at, combine(load(parentSlot, at), v)); };
+    auto writeBack = [&] {
+      count(l, r, kReads, c(1));
+      count(l + 1, r, kWrites, c(1));
+      // A partial sum this parent has seen before is read back (§6).
+      Value *bit = b_.CreateAdd(b_.CreateMul(parent, c(outputPoints())), linear(a, zero, full));
+      Value *byteAt = b_.CreateLShr(bit, c(3));
+      Value *mask = b_.CreateShl(b_.getInt8(1), b_.CreateTrunc(b_.CreateAnd(bit, c(7)), i8_));
+      Value *byte = load(visited_[l], byteAt);
+      ifThen(b_.CreateICmpNE(b_.CreateAnd(byte, mask), b_.getInt8(0)), [&] {
+        count(l, r, kWrites, c(1));
+        count(l + 1, r, kReads, c(1));
+      });
+      store(visited_[l], byteAt, b_.CreateOr(byte, mask));
+      accumulate();
+    };
+    if (!counters_)
+      return accumulate();
+    if (!pl.reduceOutputs)
+      return writeBack();
+    // Copies of the same partial sums from one step are summed among the units first.
+    int s = stamps_[l][idx(r)];
+    ifThen(
+        b_.CreateICmpEQ(load(s, at), start),
+        [&] {
+          count(l, r, kSame, c(1));
+          accumulate();
+        },
+        [&] {
+          store(s, at, start);
+          writeBack();
+        });
   }
 
   // ---- the nest --------------------------------------------------------------------------
@@ -608,8 +624,8 @@ private:
           pos.hi[d] = smin(parent.hi[d], b_.CreateAdd(pos.origin[d], c(pl.extent[d])));
         }
         std::array<Box, kNumRoles> here{};
-        for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt}) {
-          if (!p_.role(r).present)
+        for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
+          if (!p_.role(r).present || r == p_.output)
             continue;
           int f = slidingLoop(l, r);
           Value *slide = b_.getFalse();
@@ -622,7 +638,7 @@ private:
           here[idx(r)] = realBox(r, pos).first;
         }
         startOutput(l, slots, unit, pos, step);
-        here[idx(TensorRole::Ofm)] = realBox(TensorRole::Ofm, pos).first;
+        here[idx(p_.output)] = realBox(p_.output, pos).first;
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here);
         else
@@ -653,7 +669,7 @@ private:
         for (const PlanRole &r : p_.roles)
           if (r.present)
             count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
-        count(0, TensorRole::Ofm, kWrites, points);
+        count(0, p_.output, kWrites, points);
       }
       const PlanLevel &pe = p_.levels[0];
       std::array<Value *, kNumRoles> base{};
@@ -676,9 +692,12 @@ private:
             point.push_back(v[idx(d)]);
           return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
         };
-        Value *outAt = at(TensorRole::Ofm);
-        Value *acc = load(buffer_[0][idx(TensorRole::Ofm)], outAt);
-        Value *in = load(buffer_[0][idx(TensorRole::Ifm)], at(TensorRole::Ifm));
+        const TensorRole out = p_.output;
+        Value *outAt = at(out);
+        Value *acc = load(buffer_[0][idx(out)], outAt);
+        // The statement's input: ifm forward; a backward layer's other activation.
+        const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
+        Value *in = load(buffer_[0][idx(inRole)], at(inRole));
         auto operand = [&](int64_t op) {
           return load(buffer_[0][idx(TensorRole::Ifm)],
                       b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
@@ -693,16 +712,19 @@ private:
           result = b_.CreateAdd(acc, result);
           break;
         case Statement::Copy: result = b_.CreateAdd(acc, in); break;
-        case Statement::Mac:
-          result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt))));
+        case Statement::Mac: {
+          // The product of the two roles not written.
+          const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
+          result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
           break;
+        }
         case Statement::Max: result = combine(acc, in); break;
         case Statement::Average:
           result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
           break;
         default: DFLC_UNREACHABLE("planKernel admits no other statement");
         }
-        store(buffer_[0][idx(TensorRole::Ofm)], outAt, result);
+        store(buffer_[0][idx(out)], outAt, result);
       });
       hot_ = false;
     });
@@ -727,8 +749,8 @@ private:
     forLoop(c(0), c(p_.levels[outer].units), [&](Value *u) { b_.CreateCall(evictFns_[outer], {slots, u}); });
     // Fused activations, on each final output as it leaves the chip.
     if (!p_.activations.empty()) {
-      int out = code_.tensorSlot[idx(TensorRole::Ofm)];
-      forLoop(c(0), c(p_.tensorWords(TensorRole::Ofm)), [&](Value *i) {
+      int out = code_.tensorSlot[idx(p_.output)];
+      forLoop(c(0), c(p_.tensorWords(p_.output)), [&](Value *i) {
         Value *x = load(out, i);
         for (const std::string &a : p_.activations)
           x = activate(a, x);

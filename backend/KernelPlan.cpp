@@ -50,8 +50,9 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   plan.padding = plan.identity;
   auto canon = [&](Dim d) { return plan.channelWise && d == Dim::K ? Dim::C : d; };
 
-  if (layer.output != TensorRole::Ofm) {
-    why = "training's backward layers are not simulated yet";
+  plan.output = layer.output;
+  if (layer.output != TensorRole::Ofm && nest.accessesOf(layer.output).size() > 1) {
+    why = "the data gradient of a layer of several operands is not simulated yet";
     return std::nullopt;
   }
   const size_t nl = hw.levels.size();

@@ -82,6 +82,9 @@ struct PlanLevel {
 struct KernelPlan {
   std::string layer;
   Statement statement = Statement::Mac;
+  /// The role written: ofm; ifm (data gradient) or wgt (weight gradient) for
+  /// training's backward layers, which read the others.
+  TensorRole output = TensorRole::Ofm;
   bool channelWise = false;
   int64_t stride = 1, dilation = 1, pad = 0;
   int64_t window = 1;             // R·S of the layer (average pooling divides by it)

@@ -42,8 +42,9 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
   KernelResult out;
   out.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  const KernelSlot &ofm = k.slots[static_cast<size_t>(k.tensorSlot[static_cast<size_t>(TensorRole::Ofm)])];
-  const Word *o = static_cast<const Word *>(table[static_cast<size_t>(k.tensorSlot[static_cast<size_t>(TensorRole::Ofm)])]);
+  const int outSlot = k.tensorSlot[static_cast<size_t>(plan.output)];
+  const KernelSlot &ofm = k.slots[static_cast<size_t>(outSlot)];
+  const Word *o = static_cast<const Word *>(table[static_cast<size_t>(outSlot)]);
   out.output.assign(o, o + ofm.elements);
 
   const auto *counters = static_cast<const int64_t *>(table[static_cast<size_t>(k.counterSlot)]);
@@ -60,8 +61,9 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
   // Copies passed between neighbours instead of read from the parent (§6).
   for (size_t l = 0; l + 1 < nl; ++l)
     if (plan.levels[l].neighbourInputs)
-      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
-        out.counts.levels[l][static_cast<size_t>(r)].same +=
+      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm})
+        if (r != plan.output)
+          out.counts.levels[l][static_cast<size_t>(r)].same +=
             out.counts.levels[l][static_cast<size_t>(r)].writes - out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
   out.counts.macs = static_cast<double>(counters[k.counters.macs()]);
   return out;

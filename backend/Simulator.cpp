@@ -11,12 +11,20 @@
 namespace dfl::sim {
 namespace {
 
-/// Whether the analysis claims its counts exact: every level's tiles divide
-/// the enclosing extent along every independent dim (no partial tile, no idle
-/// position, docs/directives.md §4), and no two stacks of the outermost
-/// on-chip level move one padded input window dim (§6, "Padding": their
-/// fetches are not merged).
+/// Whether the analysis' counts are exact: every level's tiles divide the
+/// enclosing extent along every independent dim (no partial tile, no idle
+/// position, docs/directives.md §4), no two stacks of the outermost on-chip
+/// level move one padded input window dim (§6, "Padding": their fetches are
+/// not merged), and no data gradient writes into padding.
 bool analysisExact(const KernelPlan &plan) {
+  // A data gradient's writes into the input's padding are dropped; the
+  // analysis counts them as DRAM writes, and their excess over the input as
+  // partial sums read back (docs/simulator.md, "What is claimed exact").
+  if (plan.output == TensorRole::Ifm) {
+    const std::vector<int64_t> &x = plan.role(TensorRole::Ifm).extent();
+    if (plan.pad > 0 || at(plan.bounds, Dim::Xi) > x.at(2) || at(plan.bounds, Dim::Yi) > x.at(3))
+      return false;
+  }
   if (plan.pad > 0 && !plan.levels.empty())
     for (Dim window : {Dim::Xi, Dim::Yi}) {
       int moving = 0;
@@ -130,7 +138,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         KernelResult run = runKernel(*plan, k, store);
         sim.compileMs = k.compileMs, sim.runMs = run.runMs;
         sim.ir = std::move(k.ir);
-        const Tensor &want = outputs.at(plan->role(TensorRole::Ofm).tensor());
+        const Tensor &want = outputs.at(plan->role(plan->output).tensor());
         std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run.output)});
         sim.outputEqual = !m;
         if (m)

@@ -165,5 +165,36 @@ TEST(KernelTest, SolverSchedulesRunEveryLayerKind) {
     }
 }
 
+TEST(KernelTest, TrainingSchedulesRunTheBackwardLayers) {
+  // Every backward layer kind a simulated network has: conv, dwconv and fc
+  // data and weight gradients, pooling data gradients (a ceil-mode max pool's
+  // reaches into padding, whose words are dropped).
+  const char *net = R"(
+network net {
+  batch N = 2;
+  input x [C=3, X=9, Y=9];
+  c0 = conv(x, K=5, R=3, stride=2, pad=1);
+  c1 = gelu(c0);
+  p1 = maxpool(c1, R=2, stride=2, ceil=true);
+  d1 = dwconv(p1, R=3, pad=1);
+  a1 = avgpool(d1, R=3);
+  f1 = fc(a1, K=7);
+}
+)";
+  AnalyzeOptions train;
+  train.train = true;
+  test::Compiled comp = test::compile(std::string(net) + kNodes, train);
+  ASSERT_EQ(comp.diagnostics(), "");
+  Solution sol = solved(comp, "kapla", false);
+  SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
+  EXPECT_EQ(r.layers.size(), comp.model.networks[0].layers.size());
+  size_t backward = 0;
+  for (const LayerSim &l : r.layers)
+    backward += l.layer.find("__") != std::string::npos ? 1 : 0;
+  // c0: wgrad only (x is an input); d1, f1: dgrad and wgrad; p1, a1: dgrad: 1 + 4 + 2.
+  EXPECT_EQ(backward, 7u);
+  expectSound(r, "training");
+}
+
 } // namespace
 } // namespace dfl::sim
