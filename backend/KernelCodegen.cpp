@@ -152,11 +152,30 @@ private:
     return b_.CreateLoad(s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_, elem(slot, index));
   }
   void store(int slot, Value *index, Value *v) { b_.CreateStore(v, elem(slot, index)); }
-  void count(size_t level, TensorRole r, int kind, Value *n) {
+  void count(size_t level, TensorRole r, int kind, Value *n) { countAt(code_.counters.at(level, r, kind), n); }
+  /// Counters accumulate in the function's locals (registers after -O2:
+  /// no store per word that could alias a buffer) and are added to the
+  /// counters slot when it returns.
+  void countAt(size_t counter, Value *n) {
     if (!counters_)
       return;
-    Value *i = c(static_cast<int64_t>(code_.counters.at(level, r, kind)));
-    store(code_.counterSlot, i, b_.CreateAdd(load(code_.counterSlot, i), n));
+    llvm::AllocaInst *&acc = accumulators_[counter];
+    if (!acc) {
+      llvm::BasicBlock &entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
+      llvm::IRBuilder<> at(&entry, entry.begin());
+      acc = at.CreateAlloca(i64_);
+      at.CreateStore(c(0), acc);
+    }
+    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, acc), n), acc);
+  }
+  /// Returns from the function being emitted, its counts added first.
+  void ret() {
+    for (auto &[counter, acc] : accumulators_) {
+      Value *i = c(static_cast<int64_t>(counter));
+      store(code_.counterSlot, i, b_.CreateAdd(load(code_.counterSlot, i), b_.CreateLoad(i64_, acc)));
+    }
+    accumulators_.clear();
+    b_.CreateRetVoid();
   }
 
   void forLoop(Value *lo, Value *hi, const std::function<void(Value *)> &body) {
@@ -517,7 +536,7 @@ private:
       });
       store(stateSlot, st(0), c(0));
     });
-    b_.CreateRetVoid();
+    ret();
   }
 
   /// One held output word into the parent's (or DRAM's) word `at`.
@@ -663,9 +682,7 @@ private:
       // The statement's operations (docs/directives.md §7): a concatenation's
       // copies are none; n operands take n - 1 additions or products.
       if (p_.statement != Statement::Copy && counters_) {
-        Value *macs = c(static_cast<int64_t>(code_.counters.macs()));
-        Value *work = b_.CreateMul(points, c(std::max<int64_t>(1, ops(TensorRole::Ifm) - 1)));
-        store(code_.counterSlot, macs, b_.CreateAdd(load(code_.counterSlot, macs), work));
+        countAt(code_.counters.macs(), b_.CreateMul(points, c(std::max<int64_t>(1, ops(TensorRole::Ifm) - 1))));
         for (const PlanRole &r : p_.roles)
           if (r.present)
             count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
@@ -757,7 +774,7 @@ private:
         store(out, i, x);
       });
     }
-    b_.CreateRetVoid();
+    ret();
   }
 
   /// A fused activation's integer form (docs/simulator.md): fixed point with
@@ -803,6 +820,7 @@ private:
   std::array<std::vector<int>, kNumRoles> sourceSlot_;        // per role, per DRAM tensor
   std::array<std::vector<int64_t>, kNumRoles> sourceBase_;    // its first word among the role's
   std::vector<Value *> ptrs_;
+  std::map<size_t, llvm::AllocaInst *> accumulators_;   // of the function being emitted
   std::vector<llvm::Function *> evictFns_;
 };
 
