@@ -74,17 +74,23 @@ private:
   /// outermost level every DRAM tensor of the role, one after the other.
   int64_t parentWords(size_t l, TensorRole r) const {
     if (l + 1 < nOn())
-      return p_.levels[l + 1].units * bufferWords(l + 1, r);
+      return product(p_.levels[l + 1].units, bufferWords(l + 1, r));
     int64_t words = 0;
     for (const PlanSource &src : p_.role(r).sources)
-      words += src.words();
+      words = std::min(kHuge, words + src.words());
     return words;
   }
   int64_t outputPoints() const {
     int64_t n = 1;
     for (Dim d : p_.role(p_.output).dims)
-      n *= at(p_.bounds, d);
+      n = product(n, at(p_.bounds, d));
     return n;
+  }
+  /// Array sizes saturate: a kernel too large to allocate is refused by its
+  /// size (kernelBytes) before it runs, and must not wrap around first.
+  static constexpr int64_t kHuge = int64_t{1} << 56;
+  static int64_t product(int64_t a, int64_t b) {
+    return static_cast<double>(a) * static_cast<double>(b) >= static_cast<double>(kHuge) ? kHuge : a * b;
   }
 
   int addSlot(std::string name, int64_t elements, int bytes, int64_t init = 0) {
@@ -118,13 +124,13 @@ private:
         if (!r.present)
           continue;
         std::string at = pl.name + "." + roleName(r.role);
-        buffer_[l][idx(r.role)] = addSlot(at, pl.units * bufferWords(l, r.role), 4);
-        state_[l][idx(r.role)] = addSlot(at + ".state", pl.units * stateWords(r.role), 8);
+        buffer_[l][idx(r.role)] = addSlot(at, product(pl.units, bufferWords(l, r.role)), 4);
+        state_[l][idx(r.role)] = addSlot(at + ".state", product(pl.units, stateWords(r.role)), 8);
         bool stamped = r.role == p_.output ? pl.reduceOutputs : pl.serveCopies;
         if (stamped)
           stamps_[l][idx(r.role)] = addSlot(at + ".stamps", parentWords(l, r.role), 8);
       }
-      visited_[l] = addSlot(pl.name + ".visited", (parentUnits(l) * outputPoints() + 7) / 8, 1);
+      visited_[l] = addSlot(pl.name + ".visited", (product(parentUnits(l), outputPoints()) + 7) / 8, 1);
     }
   }
 

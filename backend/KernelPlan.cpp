@@ -171,7 +171,10 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   }
   int64_t units = 1;
   for (size_t l = nl - 1; l-- > 0;) {
-    units *= plan.levels[l].unitsPerParent;
+    // Saturated: such a plan is refused by its kernel's size before it runs.
+    units = static_cast<double>(units) * static_cast<double>(plan.levels[l].unitsPerParent) >= 0x1p56
+                ? int64_t{1} << 56
+                : units * plan.levels[l].unitsPerParent;
     plan.levels[l].units = units;
   }
   return plan;

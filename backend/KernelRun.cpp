@@ -3,6 +3,7 @@
 
 #include "support/Check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -10,10 +11,10 @@
 namespace dfl::sim {
 
 int64_t kernelBytes(const CompiledKernel &k) {
-  int64_t bytes = 0;
+  double bytes = 0;   // slot sizes saturate at 2^56 elements: no wrap-around here either
   for (const KernelSlot &s : k.slots)
-    bytes += s.elements * s.bytes;
-  return bytes;
+    bytes += static_cast<double>(s.elements) * s.bytes;
+  return static_cast<int64_t>(std::min(bytes, 9e18));
 }
 
 KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const TensorStore &store) {
