@@ -20,15 +20,7 @@ target_include_directories(dflc::gecode SYSTEM INTERFACE ${GECODE_INCLUDE_DIR})
 target_link_libraries(dflc::gecode INTERFACE ${_gecode_libs})
 
 # LLVM 14 (ORC JIT), plus FileCheck and lit for the end-to-end tests.
-find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
-# Debian builds LLVM with LLVM_LINK_LLVM_DYLIB: link the one shared library
-# (fast links, small binaries) and never mix it with the static component archives.
-find_library(LLVM_SHARED_LIBRARY NAMES LLVM-14 LLVM HINTS ${LLVM_LIBRARY_DIR} NO_DEFAULT_PATH REQUIRED)
-separate_arguments(_llvm_defs NATIVE_COMMAND "${LLVM_DEFINITIONS}")
-add_library(dflc::llvm INTERFACE IMPORTED)
-target_include_directories(dflc::llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
-target_compile_options(dflc::llvm INTERFACE ${_llvm_defs})
-target_link_libraries(dflc::llvm INTERFACE ${LLVM_SHARED_LIBRARY})
+include(Llvm)
 find_program(FILECHECK NAMES FileCheck-14 FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_program(SPLIT_FILE NAMES split-file-14 split-file HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_program(LIT NAMES lit.py lit HINTS /usr/lib/llvm-14/build/utils/lit REQUIRED)
