@@ -11,26 +11,6 @@
 namespace dfl::sim {
 namespace {
 
-/// Whether every level's tiles divide the enclosing extent along every
-/// independent dim: no partial tile, no idle position (docs/directives.md §4),
-/// where the analysis counts exactly.
-bool evenTiles(const KernelPlan &plan) {
-  for (size_t l = 0; l < plan.levels.size(); ++l) {
-    const PlanLevel &pl = plan.levels[l];
-    const DimVector &outer = l + 1 < plan.levels.size() ? plan.levels[l + 1].extent : plan.bounds;
-    for (Dim d : plan.independentDims()) {
-      int64_t positions = 1;
-      for (const std::vector<PlanMove> *moves : {&pl.stacks, &pl.updates})
-        for (const PlanMove &m : *moves)
-          if (at(m.amount, d))
-            positions *= m.count;
-      if (positions * at(pl.extent, d) != at(outer, d))
-        return false;
-    }
-  }
-  return true;
-}
-
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
 
 /// Compares every count of a layer's kernel with the analysis'.
@@ -111,7 +91,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         sim.outputEqual = !m;
         if (m)
           sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
-        sim.exactClaimed = evenTiles(*plan);
+        sim.exactClaimed = analysis.layers[li].exactCounts;
         compareCounts(run.counts, analysis.layers[li], sim);
       }
       result.layers.push_back(std::move(sim));
