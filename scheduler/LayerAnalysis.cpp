@@ -794,8 +794,22 @@ private:
   /// the loops between f* and g with more than one trip move, a position
   /// whose part along d is real before the second step of the one moving d
   /// least and empty after it (a conservative test: it does not ask that the
-  /// other loops along d be at their first step).
+  /// other loops along d be at their first step). Or two windows coincide.
   bool mayResumeHeld(size_t l, TensorRole r, size_t first, const std::vector<const Move *> &nest) const {
+    // Input windows of different positions can be the same window: a loop
+    // moving Xo outside one moving R (or the other way) whose window shift is
+    // a multiple of the inner one's, within its reach, comes back to a window
+    // the unit held (stride 4, S += 4 inside Yo += 2: Yi advances by 8 and 4).
+    for (Dim in : {Dim::Xi, Dim::Yi})
+      if (std::find(roleDimsCanon(r).begin(), roleDimsCanon(r).end(), in) != roleDimsCanon(r).end())
+        for (size_t a = first; a < nest.size(); ++a)
+          for (size_t b = first; b < a; ++b) {
+            const Move &outer = *nest[a], &inner = *nest[b];
+            int64_t so = at(outer.amount, in), si = at(inner.amount, in);
+            if (outer.count > 1 && inner.count > 1 && so > 0 && si > 0 && outer.independent != inner.independent &&
+                so % si == 0 && so / si <= inner.count - 1)
+              return true;
+          }
     size_t g = first;
     while (g < nest.size() && (nest[g]->count == 1 || moves(*nest[g], r)))
       ++g;

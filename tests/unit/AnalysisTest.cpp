@@ -1060,6 +1060,31 @@ schedule for net on hw {
   EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[static_cast<size_t>(TensorRole::Wgt)], 18);
 }
 
+// Two windows of different positions can be one window: stride 2, with R
+// stepping inside Xo. Even tiles, one PE (C=1, 7 inputs, K=1, R=3 -> Xo=3).
+TEST(AnalysisTest, CoincidingWindowsAreNotClaimedExact) {
+  Case c{std::string(R"(
+network net { input x [C=1, X=7, Y=1]; l = conv(x, K=1, R=3, S=1, stride=2); }
+)") + kTwoLevel,
+         false, bounds(1, 1, 1, 3, 1, 3, 1), {}, 1, 100};
+  c.stride = 2;
+  LevelSpec regf = level("REGF", {{Xi, 1}}, {{R, 1}}, {{Xo, 1}}, {},
+                         {{{{R, 1}, {Xi, 1}}, 3}, {{{Xo, 1}, {Xi, 2}}, 3}});
+  regf.multicast = true, regf.energy = 1;
+  c.levels = {regf};
+  test::Compiled comp = test::compile(c.text + scheduleText(c));
+  ASSERT_EQ(comp.diagnostics(), "");
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules[0]);
+  ASSERT_TRUE(res.valid && res.complete);
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm);
+  EXPECT_FALSE(res.layers[0].exactCounts);
+  // By hand: the PE's input word is Xi = 2·xo + r: 0 1 2 | 2 3 4 | 4 5 6.
+  // Twice the next output starts at the word it holds: 7 fills, where the
+  // counts take one per step, 9.
+  EXPECT_DOUBLE_EQ(Interpreter(c).run().writes[0][Ifm], 7);
+  EXPECT_DOUBLE_EQ(res.layers[0].levels[0].accesses.writes[ifm], 9);
+}
+
 // The MACs' own accesses of a 3-operand add: per output point each operand
 // is read once (3), the output read and written once; 2 additions.
 TEST(AnalysisTest, AddOfThreeOperandsReadsEachOnce) {
