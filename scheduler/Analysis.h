@@ -90,6 +90,9 @@ struct LayerResult {
   double computeCycles = 0, latencyCycles = 0;
   int bindingLevel = -1;        // -1: compute-bound; else the level whose traffic binds
   double utilization = 0;       // PEs in use / all PEs
+  /// The access counts equal those of executing the schedule word by word
+  /// (docs/directives.md §4, "Partial tiles": when they are exact).
+  bool exactCounts = false;
 };
 
 struct SegmentResult {

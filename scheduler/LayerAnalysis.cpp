@@ -89,8 +89,10 @@ public:
         checkCoverage(l);
 
     result_.valid = issueCount_ == 0;
-    if (result_.complete && result_.valid)
+    if (result_.complete && result_.valid) {
+      result_.exactCounts = true;
       countAccesses();
+    }
     return result_;
   }
 
@@ -609,69 +611,253 @@ private:
     return words * realFraction(l + 1, layer_.output);   // partial tiles visit their real part (§4)
   }
 
-  /// The part of level l's ifm fetches that is data, not padding (§6), as a
-  /// ratio (data, fetched). Per input dim, a fetch is a level-l window (Xo and
-  /// R offsets in steps of the tile); with `merged` (multicast, systolic,
-  /// sharing), the union of windows one stack overlaps along the dim; with
-  /// sliding reuse along the dim, the span of a run of the sliding loop. Over
-  /// all of them, the words inside the input over all; the product over Xi, Yi.
-  std::pair<double, double> dataFraction(size_t l, const Move *slide, bool merged) const {
-    const DimVector &e = result_.levels[l].extent;
-    double dataWords = 1, allWords = 1;
-    for (const auto &dims : {std::tuple{Dim::Xi, Dim::Xo, Dim::R, layer_.ifmShape.X},
-                             std::tuple{Dim::Yi, Dim::Yo, Dim::S, layer_.ifmShape.Y}}) {
-      const Dim in = std::get<0>(dims), out = std::get<1>(dims), win = std::get<2>(dims);   // lambdas capture them
-      const int64_t width = std::get<3>(dims);
-      const int64_t bo = at(layer_.bounds, out), bw = at(layer_.bounds, win), eo = at(e, out), ew = at(e, win);
-      const int64_t stride = layer_.stride, dilation = layer_.dilation, pad = layer_.pad;
-      if (pad == 0 && windowSpan(bo, bw, stride, dilation) <= width)
-        continue;   // every window inside the input
-      // Loops whose first step starts a fetch; the others extend it.
-      std::vector<const Move *> inside;
-      int64_t len = at(e, in);
-      for (const Move &m : moves_)
-        if (merged && m.isStack && m.level == static_cast<int>(l) && at(m.amount, in) > 0 && at(m.amount, in) < len) {
-          if (!inside.empty())
-            return {1, 1};   // two overlapping stacks along one dim: not modelled
-          inside.push_back(&m);
-          len += (m.count - 1) * at(m.amount, in);
-        }
-      if (slide && at(slide->amount, in) > 0) {
-        inside.push_back(slide);
-        len += (slide->count - 1) * at(slide->amount, in);
+  // ---- input windows, word for word (§4 partial tiles, §6 padding) --------------------------
+  /// Level l's tile positions along independent dim d over the whole layer:
+  /// every combination of the coordinates of the moves along d at levels >= l,
+  /// with its real part [lo, hi) in layer coordinates (empty: idle). The
+  /// level's own stacks are the fastest coordinates, so the positions that
+  /// differ only in them (the stacked units of one parent at one step) are
+  /// consecutive blocks of `block`; `prev` is the position one step of
+  /// `slide` back (-1: none, or slide's first step).
+  struct Axis {
+    std::vector<int64_t> lo, hi, prev;
+    int64_t block = 1;
+  };
+  /// Positions enumerated at most (per dim, or pairs of a window's two):
+  /// beyond, the counts keep the nominal approximation and are not claimed
+  /// exact (a dimension of 2^31 would make the enumeration hang).
+  static constexpr int64_t kMaxPositions = 1 << 14;
+  /// Positions along one dim mayResumeHeld looks at, at most (it runs on every
+  /// role and level of every analysis with idle positions; beyond, it assumes).
+  static constexpr int64_t kMaxIdleCheck = 256;
+
+  /// The number of level-l positions along d (axis(l, d).lo.size()),
+  /// saturated at kMaxPositions + 1.
+  int64_t positionCount(size_t l, Dim d) const {
+    int64_t n = 1;
+    for (const Move &m : moves_)
+      if (m.level >= static_cast<int>(l) && m.independent == static_cast<int>(d))
+        n = std::min(kMaxPositions + 1, n * m.count);
+    return n;
+  }
+
+  /// Storage axis(), windowSums() and mayResumeHeld() reuse from one analysis
+  /// to the next (the solver runs millions): no allocation once warm.
+  struct Scratch {
+    std::array<Axis, 2> axes;
+    std::vector<const Move *> moves;
+    std::vector<int64_t> coords;
+    std::vector<std::pair<int64_t, int64_t>> spans;
+  };
+  static Scratch &scratch() {
+    thread_local Scratch s;
+    return s;
+  }
+
+  /// Fills `a` (reusing its storage: the solver runs this millions of times).
+  void axis(size_t l, Dim d, const Move *slide, Axis &a) const {
+    const size_t nl = result_.levels.size();
+    std::vector<const Move *> &mv = scratch().moves;   // outer levels first, level l's stacks last
+    mv.clear();
+    for (size_t m = nl - 1; m-- > l;)
+      for (const Move &x : moves_)
+        if (x.level == static_cast<int>(m) && x.independent == static_cast<int>(d) && !(m == l && x.isStack))
+          mv.push_back(&x);
+    a.block = 1;
+    for (const Move &x : moves_)
+      if (x.level == static_cast<int>(l) && x.independent == static_cast<int>(d) && x.isStack)
+        mv.push_back(&x), a.block *= x.count;
+    int64_t total = 1, slideStride = 0;
+    for (size_t j = mv.size(); j-- > 0;) {
+      if (mv[j] == slide)
+        slideStride = total;
+      total *= mv[j]->count;
+    }
+    a.lo.resize(static_cast<size_t>(total)), a.hi.resize(a.lo.size()), a.prev.assign(a.lo.size(), -1);
+    std::vector<int64_t> &c = scratch().coords;
+    c.assign(mv.size(), 0);
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t rest = i;
+      for (size_t j = mv.size(); j-- > 0;)
+        c[j] = rest % mv[j]->count, rest /= mv[j]->count;
+      int64_t origin = 0, hi = at(result_.levels[nl - 1].extent, d);
+      for (size_t m = nl - 1; m-- > l;) {
+        for (size_t j = 0; j < mv.size(); ++j)
+          if (mv[j]->level == static_cast<int>(m))
+            origin += c[j] * at(mv[j]->amount, d);
+        hi = std::min(hi, origin + at(result_.levels[m].extent, d));
       }
-      auto first = [&](int64_t o, int64_t w) {
-        for (const Move *m : inside)
-          if ((at(m->amount, out) ? (o / at(m->amount, out)) : (w / at(m->amount, win))) % m->count != 0)
-            return false;
-        return true;
-      };
-      double data = 0, all = 0;
-      auto add = [&](int64_t start, double times) {
-        data += times * static_cast<double>(std::max<int64_t>(0, std::min(start + len, width) - std::max<int64_t>(start, 0)));
-        all += times * static_cast<double>(len);
-      };
-      for (int64_t w = 0; w < bw; w += ew) {
-        auto start = [&](int64_t i) { return i * eo * stride + w * dilation - pad; };
-        int64_t n = (bo + eo - 1) / eo, lo = 0, hi = n - 1;   // a partial last window too (§4)
-        if (!inside.empty()) {
-          for (int64_t i = 0; i < n; ++i)
-            if (first(i * eo, w))
-              add(start(i), 1);
+      a.lo[static_cast<size_t>(i)] = origin, a.hi[static_cast<size_t>(i)] = std::max(origin, hi);
+      if (slideStride && (i / slideStride) % slide->count != 0)
+        a.prev[static_cast<size_t>(i)] = i - slideStride;
+    }
+  }
+
+  /// Along one input window dim (Xi or Yi) of level l's ifm tiles, summed over
+  /// all positions: the words the units write (on a step of the sliding loop
+  /// `slide`, only those not in the window they held); the words their
+  /// parents read, the union over a parent's stacked units per step where the
+  /// level serves copies (`merged`); and of those, the words inside the input
+  /// (DRAM does not serve padding, §6).
+  struct WindowSums {
+    double written = 0, read = 0, data = 0;
+  };
+  WindowSums windowSums(size_t l, Dim in, const Move *slide, bool merged) const {
+    const bool x = in == Dim::Xi;
+    Axis &out = scratch().axes[0], &win = scratch().axes[1];
+    axis(l, x ? Dim::Xo : Dim::Yo, slide, out);
+    axis(l, x ? Dim::R : Dim::S, slide, win);
+    const int64_t stride = layer_.stride, dilation = layer_.dilation;
+    const int64_t dataLo = layer_.pad, dataHi = layer_.pad + (x ? layer_.ifmShape.X : layer_.ifmShape.Y);
+    using Span = std::pair<int64_t, int64_t>;
+    auto window = [&](int64_t o, int64_t w) -> Span {
+      auto oi = static_cast<size_t>(o), wi = static_cast<size_t>(w);
+      if (out.lo[oi] >= out.hi[oi] || win.lo[wi] >= win.hi[wi])
+        return {0, 0};
+      return {out.lo[oi] * stride + win.lo[wi] * dilation, (out.hi[oi] - 1) * stride + (win.hi[wi] - 1) * dilation + 1};
+    };
+    auto data = [&](Span s) { return std::max<int64_t>(0, std::min(s.second, dataHi) - std::max(s.first, dataLo)); };
+    WindowSums sums;
+    std::vector<Span> &fresh = scratch().spans;
+    const int64_t no = static_cast<int64_t>(out.lo.size()), nw = static_cast<int64_t>(win.lo.size());
+    for (int64_t go = 0; go < no; go += out.block)
+      for (int64_t gw = 0; gw < nw; gw += win.block) {
+        fresh.clear();
+        for (int64_t o = go; o < go + out.block; ++o)
+          for (int64_t w = gw; w < gw + win.block; ++w) {
+            Span s = window(o, w);
+            if (s.first >= s.second)
+              continue;
+            int64_t po = out.prev[static_cast<size_t>(o)], pw = win.prev[static_cast<size_t>(w)];
+            if (po >= 0 || pw >= 0) {   // a sliding step keeps the overlap with the window before
+              Span before = window(po >= 0 ? po : o, pw >= 0 ? pw : w);
+              if (before.first < before.second)
+                s.first = std::min(s.second, std::max(s.first, before.second));
+            }
+            if (s.first < s.second)
+              fresh.push_back(s);
+          }
+        for (Span s : fresh)
+          sums.written += static_cast<double>(s.second - s.first);
+        if (!merged) {
+          for (Span s : fresh)
+            sums.read += static_cast<double>(s.second - s.first), sums.data += static_cast<double>(data(s));
           continue;
         }
-        // Windows in steps of eo·stride: only those at the edges are partial.
-        for (; lo < n && start(lo) < 0; ++lo)
-          add(start(lo), 1);
-        for (; hi >= lo && start(hi) + len > width; --hi)
-          add(start(hi), 1);
-        if (hi >= lo)
-          add(start(lo), static_cast<double>(hi - lo + 1));
+        std::sort(fresh.begin(), fresh.end());
+        int64_t lo = 0, hi = 0;   // the union, interval by interval
+        for (size_t i = 0; i <= fresh.size(); ++i) {
+          if (i < fresh.size() && fresh[i].first <= hi && hi > lo) {
+            hi = std::max(hi, fresh[i].second);
+            continue;
+          }
+          sums.read += static_cast<double>(hi - lo), sums.data += static_cast<double>(data({lo, hi}));
+          if (i < fresh.size())
+            lo = fresh[i].first, hi = fresh[i].second;
+        }
       }
-      if (all > 0)
-        dataWords *= data, allWords *= all;
+    return sums;
+  }
+
+  /// Whether DRAM would serve padding: some window of the layer reaches
+  /// outside the input (§6).
+  bool readsPadding() const {
+    return layer_.pad > 0 ||
+           windowSpan(at(layer_.bounds, Dim::Xo), at(layer_.bounds, Dim::R), layer_.stride, layer_.dilation) >
+               layer_.ifmShape.X ||
+           windowSpan(at(layer_.bounds, Dim::Yo), at(layer_.bounds, Dim::S), layer_.stride, layer_.dilation) >
+               layer_.ifmShape.Y;
+  }
+
+  /// Whether level l's input windows are all whole: no partial or idle
+  /// position along Xo, R, Yo or S (then the nominal windows are exact).
+  bool windowsEven(size_t l) const {
+    if (!uneven_)
+      return true;
+    for (Dim d : {Dim::Xo, Dim::R, Dim::Yo, Dim::S})
+      for (auto [x, k] : realExtents(l, d))
+        if (x != at(result_.levels[l].extent, d))
+          return false;
+    return true;
+  }
+
+  /// Whether a unit of level l can come back, after idling, to the tile of r
+  /// it holds (§4): it then keeps it (no fill, no write-back), where the
+  /// counts take a new residency. That needs g, the innermost loop outside f*
+  /// with more than one trip that does not move r, and for every dim d that
+  /// the loops between f* and g with more than one trip move, a position
+  /// whose part along d is real before the second step of the one moving d
+  /// least and empty after it (a conservative test: it does not ask that the
+  /// other loops along d be at their first step). Or two windows coincide.
+  bool mayResumeHeld(size_t l, TensorRole r, size_t first, const std::vector<const Move *> &nest) const {
+    // Input windows of different positions can be the same window: a loop
+    // moving Xo outside one moving R (or the other way) whose window shift is
+    // a multiple of the inner one's, within its reach, comes back to a window
+    // the unit held (stride 4, S += 4 inside Yo += 2: Yi advances by 8 and 4).
+    for (Dim in : {Dim::Xi, Dim::Yi})
+      if (std::find(roleDimsCanon(r).begin(), roleDimsCanon(r).end(), in) != roleDimsCanon(r).end())
+        for (size_t a = first; a < nest.size(); ++a)
+          for (size_t b = first; b < a; ++b) {
+            const Move &outer = *nest[a], &inner = *nest[b];
+            int64_t so = at(outer.amount, in), si = at(inner.amount, in);
+            if (outer.count > 1 && inner.count > 1 && so > 0 && si > 0 && outer.independent != inner.independent &&
+                so % si == 0 && so / si <= inner.count - 1)
+              return true;
+          }
+    size_t g = first;
+    while (g < nest.size() && (nest[g]->count == 1 || moves(*nest[g], r)))
+      ++g;
+    if (g == nest.size())
+      return false;   // every loop outside f* moves r: each tile comes once
+    std::array<const Move *, kNumDims> least{};
+    bool inner = false;
+    for (size_t f = first; f < g; ++f) {
+      const Move *m = nest[f];
+      if (m->count == 1 || m->independent < 0)
+        continue;
+      inner = true;
+      const Move *&lm = least[static_cast<size_t>(m->independent)];
+      if (!lm || at(m->amount, static_cast<Dim>(m->independent)) < at(lm->amount, static_cast<Dim>(lm->independent)))
+        lm = m;
     }
-    return {dataWords, allWords};
+    if (!inner)
+      return true;   // g repeats the same tile
+    if (!uneven_)
+      return false;  // no position is ever idle
+    for (size_t d = 0; d < kNumDims; ++d) {
+      if (!least[d])
+        continue;
+      const Extents &xs = realExtents(l, static_cast<Dim>(d));
+      if (std::none_of(xs.begin(), xs.end(), [](auto xk) { return xk.first == 0 && xk.second > 0; }))
+        return false;   // no position along d is ever idle
+      if (positionCount(l, static_cast<Dim>(d)) > kMaxIdleCheck)
+        continue;       // too many positions to look at: assume there is one
+      Axis &a = scratch().axes[0];
+      axis(l, static_cast<Dim>(d), least[d], a);
+      bool found = false;
+      for (size_t i = 0; i < a.lo.size() && !found; ++i) {
+        int64_t p = a.prev[i];
+        found = p >= 0 && a.prev[static_cast<size_t>(p)] < 0 && a.lo[i] >= a.hi[i] &&
+                a.lo[static_cast<size_t>(p)] < a.hi[static_cast<size_t>(p)];
+      }
+      if (!found)
+        return false;
+    }
+    return true;
+  }
+
+  /// Whether level l's input windows are too many to enumerate (kMaxPositions).
+  bool windowsTooMany(size_t l) const {
+    return positionCount(l, Dim::Xo) * positionCount(l, Dim::R) > kMaxPositions ||
+           positionCount(l, Dim::Yo) * positionCount(l, Dim::S) > kMaxPositions;
+  }
+
+  /// The sum of the real extents of level l's positions along independent dim d.
+  double realSum(size_t l, Dim d) const {
+    double sum = 0;
+    for (auto [x, k] : realExtents(l, d))
+      sum += static_cast<double>(x * k);
+    return sum;
   }
 
   void countAccesses() {
@@ -738,9 +924,11 @@ private:
           fresh = (1 + (trips - 1) * (1 - overlap)) / trips;
         }
         t.loads = loads;
+        if (t.shr > 1 || mayResumeHeld(l, r, first, nest))
+          result_.exactCounts = false;
         const double real = realFraction(l, r);
-        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh * real *
-                         (r == TensorRole::Ifm && r != output ? operands : 1.0);
+        const double perOperand = r == TensorRole::Ifm && r != output ? operands : 1.0;
+        t.wordsPerUnit = static_cast<double>(t.words) * loads * fresh * real * perOperand;
         t.distinctWords = distinctWords(l, r);
         t.rep = static_cast<double>(lr.units * t.words) / static_cast<double>(std::max<int64_t>(1, t.distinctWords));
         if (t.rep < 1)
@@ -750,7 +938,36 @@ private:
           double shareFrac = t.shr > 1 ? static_cast<double>(t.shr - 1) / static_cast<double>(t.shr) : 0.0;
           double own = all * (1 - shareFrac);
           double fromOuter = replicaServe ? own / std::max(1.0, t.rep / static_cast<double>(t.shr)) : own;
-          if (replicaServe && fresh < 1) {
+          double fromDram = fromOuter;
+          const bool top = l + 2 == nl;
+          const bool windowed = r == TensorRole::Ifm && ((top && readsPadding()) || !windowsEven(l));
+          const bool enumerable = t.shr == 1 && !windowsTooMany(l);
+          if (windowed && !enumerable)
+            result_.exactCounts = false;   // nominal windows, padding counted as data: an upper bound (§4)
+          if (windowed && enumerable) {
+            // Input windows word for word (§4, §6): the fresh words of every
+            // window, their union across a parent's stacked units, the data.
+            const Move *slide = first < nest.size() && nest[first]->level == static_cast<int>(l) ? nest[first] : nullptr;
+            WindowSums x = windowSums(l, Dim::Xi, slide, replicaServe), y = windowSums(l, Dim::Yi, slide, replicaServe);
+            // The other moves: along N and C disjoint tiles (their real
+            // extents); the rest repeat the same windows, on other units
+            // (replicas, which share a read where the level serves copies)
+            // or on other steps of loops outside f*.
+            double repeats = 1, replicas = 1;
+            for (const Move &m : moves_)
+              if (m.isStack && m.level >= static_cast<int>(l) && !moves(m, r))
+                repeats *= static_cast<double>(m.count), replicas *= m.level == static_cast<int>(l) ? static_cast<double>(m.count) : 1.0;
+            for (size_t f = first; f < nest.size(); ++f)
+              if (!moves(*nest[f], r))
+                repeats *= static_cast<double>(nest[f]->count);
+            const double nc = realSum(l, Dim::N) * realSum(l, Dim::C) * perOperand;
+            const double readRepeats = replicaServe ? repeats / replicas : repeats;
+            own = repeats * nc * x.written * y.written;
+            fromOuter = readRepeats * nc * x.read * y.read;
+            fromDram = top ? readRepeats * nc * x.data * y.data : fromOuter;
+            all = own;
+            t.wordsPerUnit = own / static_cast<double>(lr.unitsInUse);
+          } else if (replicaServe && fresh < 1) {
             // Sliding (§6): per run of f*, the stacked units fetch their whole
             // tiles once (distinct words), then on each further step only the
             // new slabs, whose union across the stack is not distinct/rep of
@@ -761,16 +978,10 @@ private:
             fromOuter = units * runs * real *
                         (static_cast<double>(t.distinctWords) +
                          (trips - 1) * static_cast<double>(distinctWords(l, r, nest[first])));
+            fromDram = fromOuter;
           }
           lr.accesses.writes[ri] += own;
           lr.accesses.fills[ri] += own;
-          // Padding is not data: DRAM does not serve it (§6).
-          double fromDram = fromOuter;
-          if (l + 2 == nl && r == TensorRole::Ifm) {
-            auto [data, fetched] =
-                dataFraction(l, first < nest.size() && fresh < 1 ? nest[first] : nullptr, replicaServe);
-            fromDram = fromOuter * data / fetched;
-          }
           outer.accesses.reads[ri] += fromDram;
           double neighbour = all * shareFrac;
           if (!lv.can(Transfer::Multicast))
@@ -796,15 +1007,18 @@ private:
       }
       lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1) + busEnergy(l + 1);
     }
-    // The MACs' own accesses at level 0: the inputs read; the output read and written.
+    // The MACs' own accesses at level 0, per point computed: the inputs read
+    // (each operand of an add or mul once), the output read and written. An
+    // n-operand add or mul does n - 1 operations per point (§6, §7).
+    const double points = result_.work / std::max(1.0, operands - 1);
     LevelAccesses &pe = result_.levels[0].accesses;
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
       if (r == output) {
-        pe.reads[ri] += result_.work;
-        pe.writes[ri] += result_.work;
+        pe.reads[ri] += points;
+        pe.writes[ri] += points;
       } else {
-        pe.reads[ri] += result_.work * (r == TensorRole::Ifm ? operands : 1.0);
+        pe.reads[ri] += points * (r == TensorRole::Ifm ? operands : 1.0);
       }
     }
 

@@ -196,5 +196,78 @@ network net {
   expectSound(r, "training");
 }
 
+// Layer c0 of kLayers alone, under the schedule the solver gave it: partial
+// tiles along Xo and Yo (Xo = Yo = (9 + 2 - 3)/2 + 1 = 5 in node tiles of 4),
+// where the analysis once read fewer input words from DRAM than the input
+// has (216 of 486) and now counts what the kernel counts (issue 12).
+const char *const kPartialConv = R"(
+network net { batch N = 2; input x [C=3, X=9, Y=9]; c0 = conv(x, K=5, R=3, stride=2, pad=1); }
+schedule for net on hw {
+  layer c0 {
+    REGF {
+      tensor ifm [N=2, C=1, Xi=3, Yi=1]; tensor wgt [K=5, C=1, R=1, S=1]; tensor ofm [N=2, K=5, Xo=2, Yo=1];
+      stack Xo += 2, Xi += 4 repl 2; stack Yo += 1, Yi += 2 repl 4;
+      update R += 1, Xi += 1; update S += 1, Yi += 1; update C += 1;
+    }
+    GBUF {
+      tensor ifm [N=2, C=3, Xi=9, Yi=9]; tensor wgt [K=5, C=3, R=3, S=3]; tensor ofm [N=2, K=5, Xo=4, Yo=4];
+      stack Xo += 4, Xi += 8 repl 2;
+      update Yo += 4, Yi += 8;
+    }
+  }
+}
+)";
+
+/// The kernel's count of one role at one level and the analysis' are both `words`.
+void expectBoth(const LayerSim &l, int level, TensorRole r, const std::string &kind, double words) {
+  const CountCheck *c = countOf(l, level, r, kind);
+  ASSERT_TRUE(c) << kind << " of " << roleName(r) << " at level " << level;
+  EXPECT_EQ(c->counted, words) << kind << " of " << roleName(r) << " at level " << level;
+  EXPECT_EQ(c->analysed, words) << kind << " of " << roleName(r) << " at level " << level;
+}
+
+TEST(KernelTest, PartialWindowsCountedExactly) {
+  SimResult r = simulateText(std::string(kPartialConv) + kNodes);
+  ASSERT_EQ(r.layers.size(), 1u);
+  expectSound(r, "c0");
+  EXPECT_TRUE(r.layers[0].exactClaimed);
+  EXPECT_TRUE(r.layers[0].countsEqual);
+  // By hand, DRAM: node 0's window is padded Xi 0..8, node 1's (its one real
+  // output Xo 4) 8..10; the multicast reads their union 0..10, data 1..9: 9
+  // columns. Rows: 0..8 (data 1..8), then the slide's new rows 9..10 (data
+  // 9): 9. N2 x C3 x 9 x 9 = 486, every input word once.
+  expectBoth(r.layers[0], 2, TensorRole::Ifm, "reads", 486);
+  // GBUF fills: columns 9 + 3 (two nodes), rows 9 + 2 (the slide keeps row
+  // 8): 6 x 12 x 11 = 792.
+  expectBoth(r.layers[0], 1, TensorRole::Ifm, "writes", 792);
+  // REGF fills: a PE with 2 real outputs fetches 3 + 1 + 1 columns over its
+  // R trips, one with 1 output 1 + 1 + 1: 5 + 5 + 3 = 13 per PE row; rows
+  // 4 + 1 real, each 1 word per S trip; 3 S x 3 C trips, N2:
+  // 13 x 5 x 9 x 2 = 1170.
+  expectBoth(r.layers[0], 0, TensorRole::Ifm, "writes", 1170);
+}
+
+// A 3-operand add: 2 additions per output and each operand read once
+// (docs/directives.md §6), under the solver's schedule.
+TEST(KernelTest, AddOfThreeOperands) {
+  test::Compiled comp = test::compile(std::string(R"(
+network net {
+  batch N = 2;
+  input a [C=3, X=5, Y=5]; input b [C=3, X=5, Y=5]; input c [C=3, X=5, Y=5];
+  s = add(a, b, c);
+}
+)") + kNodes);
+  ASSERT_EQ(comp.diagnostics(), "");
+  Solution sol = solved(comp, "kapla", false);
+  SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
+  ASSERT_EQ(r.layers.size(), 1u);
+  expectSound(r, "add3");
+  EXPECT_TRUE(r.layers[0].exactClaimed);
+  EXPECT_TRUE(r.layers[0].countsEqual);
+  // 2 x 3 x 5 x 5 = 150 points: 300 additions, 450 operand reads at REGF.
+  EXPECT_EQ(r.layers[0].macs, 300);
+  expectBoth(r.layers[0], 0, TensorRole::Ifm, "reads", 450);
+}
+
 } // namespace
 } // namespace dfl::sim

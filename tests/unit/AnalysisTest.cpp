@@ -960,5 +960,160 @@ TEST(AnalysisTest, FirstVisitPerPartialSum) {
   EXPECT_DOUBLE_EQ(lr.levels[1].accesses.writes[ofm], 12);
 }
 
+// Input windows cut by a partial tile, checked word for word (issue 12:
+// the simulator's kernels found these). 2-D conv, C=1, K=1, 5 x 5 input,
+// R=S=3, stride 2, pad 1: Xo = Yo = (5 + 2 - 3)/2 + 1 = 3, padded input 7 x 7.
+// 81 MACs.
+const char *const kStridePad5 = R"(
+network net { input x [C=1, X=5, Y=5]; l = conv(x, K=1, R=3, stride=2, pad=1); }
+)";
+
+TEST(AnalysisTest, PartialWindowReadsEveryInputWordFromDram) {
+  std::string hw = kTwoLevel;   // with room for a 5 x 7 window: 50 words
+  hw.replace(hw.find("64 B"), 4, "128 B");
+  Case c{kStridePad5 + hw, false, bounds(1, 1, 1, 3, 3, 3, 3), {}, 1, 100};
+  c.pad = 1, c.width = 5, c.height = 5, c.stride = 2;
+  // Two PEs split Xo in tiles of 2: PE 0 holds Xo 0..1 (padded Xi 0..4), PE 1
+  // only Xo 2 of its 2 (Xi 4..6 of its nominal 4..8). Both hold all of Yo
+  // (Yi 0..6). No update: each PE fills once.
+  LevelSpec regf = level("REGF", {{Xi, 5}, {Yi, 7}}, {{R, 3}, {S, 3}}, {{Xo, 2}, {Yo, 3}}, {{{{Xo, 2}, {Xi, 4}}, 2}},
+                         {});
+  regf.multicast = true, regf.energy = 1;
+  c.levels = {regf};
+  LayerResult lr = compare(c, {{}});
+  if (lr.levels.empty())
+    return;
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm);
+  EXPECT_TRUE(lr.exactCounts);
+  // By hand: the PEs write their real windows, 5 x 7 + 3 x 7 = 56 words; the
+  // multicast reads their union, padded Xi 0..6 x Yi 0..6, of which DRAM
+  // serves the data, Xi 1..5 x Yi 1..5: every input word once, 25 (the
+  // analysis said 20 when it cut the partial window for padding twice).
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[ifm], 56);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[ifm], 25);
+}
+
+// 1-D conv: C=1, 8 inputs, K=1, R=3 -> Xo=6: 18 MACs.
+const char *const kConv1dK1 = R"(
+network net { input x [C=1, X=8, Y=1]; l = conv(x, K=1, R=3, S=1); }
+)";
+
+TEST(AnalysisTest, OverlappingStackedWindowsCutByAPartialTile) {
+  Case c{std::string(kConv1dK1) + kTwoLevel, false, bounds(1, 1, 1, 6, 1, 3, 1), {}, 1, 100};
+  // 3 x 2 PEs: three outputs side by side, each with two filter taps (two
+  // stacks that both move Xi, so the PEs' one-word windows overlap). Xo
+  // steps by 3 inside, R by 2 outside: ceil(3/2) = 2 trips, and in the
+  // second only tap 2 exists (the PEs of tap 3 idle).
+  LevelSpec regf = level("REGF", {{Xi, 1}}, {{R, 1}}, {{Xo, 1}},
+                         {{{{Xo, 1}, {Xi, 1}}, 3}, {{{R, 1}, {Xi, 1}}, 2}},
+                         {{{{Xo, 3}, {Xi, 3}}, 2}, {{{R, 2}, {Xi, 2}}, 2}});
+  regf.multicast = true, regf.energy = 1;
+  c.levels = {regf};
+  LayerResult lr = compare(c, {{2, 2}});
+  if (lr.levels.empty())
+    return;
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm), wgt = static_cast<size_t>(TensorRole::Wgt),
+               ofm = static_cast<size_t>(TensorRole::Ofm);
+  EXPECT_TRUE(lr.exactCounts);
+  // By hand, the multicast reads per step the union of the real windows
+  // Xi = Xo + R: taps 0,1 with Xo 0..2 -> Xi 0..3 (4), Xo 3..5 -> 3..6 (4);
+  // tap 2 alone: Xo 0..2 -> 2..4 (3), Xo 3..5 -> 5..7 (3). 14 DRAM reads
+  // (the analysis said 12: the nominal union, 4 of 6 tiles, times the real share).
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[ifm], 14);
+  // One word per real (PE, step): Xo 6 x R 3 = 18 writes, one per MAC.
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[ifm], 18);
+  // Weights: one tap per PE per R trip where it exists: 3 x (2 + 1) = 9
+  // writes; the multicast reads taps 0, 1 then 2: 3.
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[wgt], 9);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[wgt], 3);
+  // Outputs: every PE, idle tap or not, writes its output back at every
+  // step (6 x 4 = 24, no reduction at REGF); all but the first visit of each
+  // of the 6 outputs are read back: 18.
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.writes[ofm], 24);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[ofm], 18);
+}
+
+// Where a unit resumes, after idling, the tile it holds, it keeps it: the
+// counts do not know it and are an upper bound, and the analysis says so
+// (LayerResult::exactCounts, docs/directives.md §4).
+TEST(AnalysisTest, ResumingTheHeldTileIsNotClaimedExact) {
+  test::Compiled comp = test::compile(std::string(kConv1dK1) + kTwoLevel + R"(
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [Xi=1]; tensor wgt [R=1]; tensor ofm [Xo=1];
+      stack Xo += 1, Xi += 1 repl 3; stack R += 1, Xi += 1 repl 2;
+      update R += 2, Xi += 2; update Xo += 3, Xi += 3;
+    }
+  }
+}
+)");
+  ASSERT_EQ(comp.diagnostics(), "");
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules[0]);
+  ASSERT_TRUE(res.valid && res.complete);
+  const LayerResult &lr = res.layers[0];
+  EXPECT_FALSE(lr.exactCounts);
+  // R moves inside Xo now. The PEs of tap 1 fill it at the first R trip, idle
+  // at the second (tap 3), and find it held at the next Xo trip: 3 PEs x 1
+  // fill, where the counts take 2. Tap 0's PEs fill taps 0 and 2 on both
+  // Xo trips: 3 x 4. So 15 fills happen; the counts say 3 x (4 + 2) = 18.
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[static_cast<size_t>(TensorRole::Wgt)], 18);
+}
+
+// Two windows of different positions can be one window: stride 2, with R
+// stepping inside Xo. Even tiles, one PE (C=1, 7 inputs, K=1, R=3 -> Xo=3).
+TEST(AnalysisTest, CoincidingWindowsAreNotClaimedExact) {
+  Case c{std::string(R"(
+network net { input x [C=1, X=7, Y=1]; l = conv(x, K=1, R=3, S=1, stride=2); }
+)") + kTwoLevel,
+         false, bounds(1, 1, 1, 3, 1, 3, 1), {}, 1, 100};
+  c.stride = 2;
+  LevelSpec regf = level("REGF", {{Xi, 1}}, {{R, 1}}, {{Xo, 1}}, {},
+                         {{{{R, 1}, {Xi, 1}}, 3}, {{{Xo, 1}, {Xi, 2}}, 3}});
+  regf.multicast = true, regf.energy = 1;
+  c.levels = {regf};
+  test::Compiled comp = test::compile(c.text + scheduleText(c));
+  ASSERT_EQ(comp.diagnostics(), "");
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules[0]);
+  ASSERT_TRUE(res.valid && res.complete);
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm);
+  EXPECT_FALSE(res.layers[0].exactCounts);
+  // By hand: the PE's input word is Xi = 2·xo + r: 0 1 2 | 2 3 4 | 4 5 6.
+  // Twice the next output starts at the word it holds: 7 fills, where the
+  // counts take one per step, 9.
+  EXPECT_DOUBLE_EQ(Interpreter(c).run().writes[0][Ifm], 7);
+  EXPECT_DOUBLE_EQ(res.layers[0].levels[0].accesses.writes[ifm], 9);
+}
+
+// The MACs' own accesses of a 3-operand add: per output point each operand
+// is read once (3), the output read and written once; 2 additions.
+TEST(AnalysisTest, AddOfThreeOperandsReadsEachOnce) {
+  test::Compiled comp = test::compile(std::string(R"(
+network net { input a [C=1, X=4, Y=1]; input b [C=1, X=4, Y=1]; input c [C=1, X=4, Y=1]; s = add(a, b, c); }
+)") + kTwoLevel + R"(
+schedule for net on hw {
+  layer s {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor ofm [K=1, Xo=1];
+      stack Xo += 1, Xi += 1 repl 4;
+    }
+  }
+}
+)");
+  ASSERT_EQ(comp.diagnostics(), "");
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules[0]);
+  ASSERT_TRUE(res.valid && res.complete);
+  const LayerResult &lr = res.layers[0];
+  const size_t ifm = static_cast<size_t>(TensorRole::Ifm), ofm = static_cast<size_t>(TensorRole::Ofm);
+  // 4 points: 8 additions; REGF: 3 x 4 operand words written in and 12 read
+  // by the adds, 4 outputs read and written by them and 4 read out to DRAM.
+  EXPECT_DOUBLE_EQ(lr.work, 8);
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[ifm], 12);
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.reads[ifm], 12);
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.writes[ofm], 4);
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.reads[ofm], 4 + 4);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[ifm], 12);
+}
+
 } // namespace
 } // namespace dfl
