@@ -350,6 +350,42 @@ private:
     return b_.CreateAdd(a, b);
   }
 
+  // ---- a unit's state record --------------------------------------------------------------
+  /// Per unit and role, stateWords(r) words: whether the unit holds a tile,
+  /// the real box it holds (lower corners, then upper), and the step its
+  /// output residency began.
+  Value *stateAt(TensorRole r, Value *unit, size_t k) {
+    return b_.CreateAdd(b_.CreateMul(unit, c(stateWords(r))), c(static_cast<int64_t>(k)));
+  }
+  struct Held {
+    Value *valid;   // i1
+    Box lo, hi;
+  };
+  Held held(size_t l, TensorRole r, Value *unit) {
+    int slot = state_[l][idx(r)];
+    Held h{b_.CreateICmpNE(load(slot, stateAt(r, unit, 0)), c(0)), {}, {}};
+    for (size_t i = 0; i < dimsOf(r); ++i) {
+      h.lo.push_back(load(slot, stateAt(r, unit, 1 + i)));
+      h.hi.push_back(load(slot, stateAt(r, unit, 1 + dimsOf(r) + i)));
+    }
+    return h;
+  }
+  /// Whether the unit holds exactly the real box [lo, hi).
+  Value *holds(const Held &h, const Box &lo, const Box &hi) {
+    Value *same = h.valid;
+    for (size_t i = 0; i < lo.size(); ++i)
+      same = b_.CreateAnd(same, b_.CreateAnd(b_.CreateICmpEQ(h.lo[i], lo[i]), b_.CreateICmpEQ(h.hi[i], hi[i])));
+    return same;
+  }
+  void hold(size_t l, TensorRole r, Value *unit, const Box &lo, const Box &hi) {
+    int slot = state_[l][idx(r)];
+    store(slot, stateAt(r, unit, 0), c(1));
+    for (size_t i = 0; i < lo.size(); ++i) {
+      store(slot, stateAt(r, unit, 1 + i), lo[i]);
+      store(slot, stateAt(r, unit, 1 + lo.size() + i), hi[i]);
+    }
+  }
+
   // ---- fills of inputs -------------------------------------------------------------------
   /// ifm, wgt: the unit's tile, fetched where it differs from the one held.
   void fillInput(size_t l, TensorRole r, Value *unit, const Position &pos, const std::array<Box, kNumRoles> &parentLo,
@@ -358,20 +394,12 @@ private:
     const size_t nd = dimsOf(r);
     const auto box = realBox(r, pos);
     const Box &lo = box.first, &hi = box.second;
-    int stateSlot = state_[l][idx(r)], bufSlot = buffer_[l][idx(r)];
-    Value *base = b_.CreateMul(unit, c(stateWords(r)));
-    auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
+    int bufSlot = buffer_[l][idx(r)];
     ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
-      Value *valid = b_.CreateICmpNE(load(stateSlot, st(0)), c(0));
-      Box oldLo, oldHi;
-      Value *same = valid;
-      for (size_t i = 0; i < nd; ++i) {
-        oldLo.push_back(load(stateSlot, st(1 + i)));
-        oldHi.push_back(load(stateSlot, st(1 + nd + i)));
-        same = b_.CreateAnd(same, b_.CreateAnd(b_.CreateICmpEQ(oldLo[i], lo[i]), b_.CreateICmpEQ(oldHi[i], hi[i])));
-      }
-      ifThen(b_.CreateNot(same), [&] {
-        Value *slide = b_.CreateAnd(valid, slideStep);
+      Held old = held(l, r, unit);
+      const Box &oldLo = old.lo, &oldHi = old.hi;
+      ifThen(b_.CreateNot(holds(old, lo, hi)), [&] {
+        Value *slide = b_.CreateAnd(old.valid, slideStep);
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         bool outermost = l + 1 == nOn();
         Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
@@ -395,11 +423,7 @@ private:
                 });
           });
         }
-        store(stateSlot, st(0), c(1));
-        for (size_t i = 0; i < nd; ++i) {
-          store(stateSlot, st(1 + i), lo[i]);
-          store(stateSlot, st(1 + nd + i), hi[i]);
-        }
+        hold(l, r, unit, lo, hi);
       });
     });
   }
@@ -465,30 +489,19 @@ private:
   void startOutput(size_t l, Value *slots, Value *unit, const Position &pos, Value *step) {
     const TensorRole r = p_.output;
     const PlanLevel &pl = p_.levels[l];
-    const size_t nd = dimsOf(r);
     const auto box = realBox(r, pos);
     const Box &lo = box.first, &hi = box.second;
-    int stateSlot = state_[l][idx(r)], bufSlot = buffer_[l][idx(r)];
-    Value *base = b_.CreateMul(unit, c(stateWords(r)));
-    auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
+    int bufSlot = buffer_[l][idx(r)];
     ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
-      Value *same = b_.CreateICmpNE(load(stateSlot, st(0)), c(0));
-      for (size_t i = 0; i < nd; ++i)
-        same = b_.CreateAnd(same, b_.CreateAnd(b_.CreateICmpEQ(load(stateSlot, st(1 + i)), lo[i]),
-                                               b_.CreateICmpEQ(load(stateSlot, st(1 + nd + i)), hi[i])));
-      ifThen(b_.CreateNot(same), [&] {
+      ifThen(b_.CreateNot(holds(held(l, r, unit), lo, hi)), [&] {
         b_.CreateCall(evictFns_[l], {slots, unit});
         Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         forBox(lo, hi, [&](const Box &a) {
           store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)), b_.getInt32(static_cast<uint32_t>(p_.identity)));
         });
-        store(stateSlot, st(0), c(1));
-        for (size_t i = 0; i < nd; ++i) {
-          store(stateSlot, st(1 + i), lo[i]);
-          store(stateSlot, st(1 + nd + i), hi[i]);
-        }
-        store(stateSlot, st(1 + 2 * nd), step);
+        hold(l, r, unit, lo, hi);
+        store(state_[l][idx(r)], stateAt(r, unit, 1 + 2 * dimsOf(r)), step);
       });
     });
   }
@@ -504,29 +517,19 @@ private:
     Value *slots = fn->getArg(0), *unit = fn->getArg(1);
     loadSlots(slots);
     int stateSlot = state_[l][idx(r)];
-    Value *base = b_.CreateMul(unit, c(stateWords(r)));
-    auto st = [&](size_t k) { return b_.CreateAdd(base, c(static_cast<int64_t>(k))); };
-    ifThen(b_.CreateICmpNE(load(stateSlot, st(0)), c(0)), [&] {
+    Held h = held(l, r, unit);
+    ifThen(h.valid, [&] {
       if (l > 0) {
         int64_t inner = p_.levels[l - 1].unitsPerParent;
         forLoop(c(0), c(inner), [&](Value *v) {
           b_.CreateCall(evictFns_[l - 1], {slots, b_.CreateAdd(b_.CreateMul(unit, c(inner)), v)});
         });
       }
-      Box lo, hi;
-      for (size_t i = 0; i < nd; ++i) {
-        lo.push_back(load(stateSlot, st(1 + i)));
-        hi.push_back(load(stateSlot, st(1 + nd + i)));
-      }
-      Value *start = load(stateSlot, st(1 + 2 * nd));
+      const Box &lo = h.lo, &hi = h.hi;
+      Value *start = load(stateSlot, stateAt(r, unit, 1 + 2 * nd));
       bool outermost = l + 1 == nOn();
       Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
-      Box parentLo;
-      if (!outermost) {
-        Value *pbase = b_.CreateMul(parent, c(stateWords(r)));
-        for (size_t i = 0; i < nd; ++i)
-          parentLo.push_back(load(state_[l + 1][idx(r)], b_.CreateAdd(pbase, c(static_cast<int64_t>(1 + i)))));
-      }
+      Box parentLo = outermost ? Box{} : held(l + 1, r, parent).lo;
       std::vector<int64_t> ext = extentsAt(pl.extent, r);
       Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
       forBox(lo, hi, [&](const Box &a) {
@@ -540,7 +543,7 @@ private:
         else
           writeBackWord(l, r, a, at, parent, lo, ext, bufBase, start);
       });
-      store(stateSlot, st(0), c(0));
+      store(stateSlot, stateAt(r, unit, 0), c(0));
     });
     ret();
   }
