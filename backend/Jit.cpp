@@ -47,6 +47,9 @@ Jit::Jit() {
   jit_->getMainJITDylib().addGenerator(
       take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
            "resolving the process' symbols"));
+  auto jtmb = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
+  tm_ = take(jtmb.createTargetMachine(), "creating the target machine");
 }
 
 Jit::~Jit() = default;
@@ -59,17 +62,14 @@ CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options
   std::string symbol = "kernel" + std::to_string(kernels_++);
   m.getFunction(code.function)->setName(symbol);
 
-  auto jtmb = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
-  std::unique_ptr<llvm::TargetMachine> tm = take(jtmb.createTargetMachine(), "creating the target machine");
-  m.setDataLayout(tm->createDataLayout());
-  m.setTargetTriple(tm->getTargetTriple().str());
+  m.setDataLayout(tm_->createDataLayout());
+  m.setTargetTriple(tm_->getTargetTriple().str());
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm.get());
+  llvm::PassBuilder pb(tm_.get());
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

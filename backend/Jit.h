@@ -8,9 +8,12 @@
 #include <string>
 #include <vector>
 
-namespace llvm::orc {
+namespace llvm {
+class TargetMachine;
+namespace orc {
 class LLJIT;
-} // namespace llvm::orc
+} // namespace orc
+} // namespace llvm
 
 namespace dfl::sim {
 
@@ -40,6 +43,7 @@ public:
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unique_ptr<llvm::TargetMachine> tm_;   // the host's, for -O2's cost models
   int kernels_ = 0;
 };
 
