@@ -53,14 +53,7 @@ void expectSound(const SimResult &r, const std::string &what) {
   }
 }
 
-const char *const kTwoLevel = R"(
-hardware hw {
-  word = 16 bit; frequency = 1 GHz;
-  mac { energy = 1 pJ; }
-  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
-  level DRAM { access_energy = 100 pJ; }
-}
-)";
+using test::kTwoLevel;
 
 // 1-D conv: C=2, 8 inputs, K=2, R=3 -> Xo=6: 72 MACs. The schedule of
 // tests/unit/AnalysisTest.cpp, Conv1dTwoLevels.

@@ -454,15 +454,7 @@ LayerResult compare(const Case &c, const std::vector<std::vector<int64_t>> &trip
   return lr;
 }
 
-// Two levels: 16 PEs with 64 B register files and bus multicast, then DRAM.
-const char *const kTwoLevel = R"(
-hardware hw {
-  word = 16 bit; frequency = 1 GHz;
-  mac { energy = 1 pJ; }
-  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
-  level DRAM { access_energy = 100 pJ; }
-}
-)";
+using test::kTwoLevel;
 // Three levels: 2 x 2 PEs passing data systolically, one global buffer, DRAM.
 const char *const kThreeLevel = R"(
 hardware hw {

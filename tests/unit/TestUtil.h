@@ -44,4 +44,15 @@ inline Compiled compile(const std::string &text, const AnalyzeOptions &options =
   return c;
 }
 
+/// Two levels: 16 PEs with 64 B register files and bus multicast, then DRAM
+/// (the analysis' and the simulator's hand-counted schedules run on it).
+inline const char *const kTwoLevel = R"(
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
+  level DRAM { access_energy = 100 pJ; }
+}
+)";
+
 } // namespace dfl::test
