@@ -1,6 +1,6 @@
 // The simulator against its two referees: every layer's output equals the
 // independent reference's (backend/Reference.h) bit for bit, and every count
-// the analysis states exactly (docs/directives.md §6; every tile even) equals
+// the analysis claims exact (LayerResult::exactCounts, docs/directives.md §4) equals
 // the one the kernel counts while it runs the schedule. Schedules: written
 // here by hand (counts derived in the comments), the solvers', the random
 // solver's; and kernels broken on purpose, which must be caught.
