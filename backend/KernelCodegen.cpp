@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace dfl::sim {
 namespace {
@@ -100,6 +101,9 @@ private:
 
   void layoutSlots() {
     code_.counters.levels = nOn() + 1;
+    for (const PlanRole &r : p_.roles)
+      if (r.present)
+        code_.counters.firstSource[idx(r.role)] = code_.counters.sources, code_.counters.sources += r.sources.size();
     code_.counterSlot = addSlot("counters", static_cast<int64_t>(code_.counters.size()), 8);
     stepSlot_ = addSlot("steps", static_cast<int64_t>(nOn()), 8);
     for (const PlanRole &r : p_.roles) {
@@ -434,15 +438,21 @@ private:
              const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst) {
     const PlanLevel &pl = p_.levels[l];
     int bufSlot = buffer_[l][idx(r)];
-    auto readCounted = [&](Value *at) {
+    // k: the DRAM tensor read, whose reads are also counted on their own.
+    auto readCounted = [&](Value *at, std::optional<size_t> k = std::nullopt) {
       if (!counters_)
         return;
+      auto counted = [&] {
+        count(l + 1, r, kReads, c(1));
+        if (k)
+          countAt(code_.counters.sourceReads(r, *k), c(1));
+      };
       if (!pl.serveCopies)
-        return count(l + 1, r, kReads, c(1));
+        return counted();
       int s = stamps_[l][idx(r)];
       ifThen(b_.CreateICmpNE(load(s, at), step), [&] {
         store(s, at, step);
-        count(l + 1, r, kReads, c(1));
+        counted();
       });
     };
     if (l + 1 == nOn()) {
@@ -468,14 +478,14 @@ private:
   /// One word of DRAM tensor k of role r; padding is not data: it is
   /// written, not read from DRAM (§6).
   void fromSource(size_t l, TensorRole r, size_t k, const Box &a, Value *dst,
-                  const std::function<void(Value *)> &readCounted) {
+                  const std::function<void(Value *, std::optional<size_t>)> &readCounted) {
     const PlanSource &src = p_.role(r).sources[k];
     int bufSlot = buffer_[l][idx(r)], tensor = sourceSlot_[idx(r)][k];
     Value *inside = nullptr;
     Value *off = tensorOffset(r, src, a, r == TensorRole::Ifm ? &inside : nullptr);
     auto read = [&] {
       store(bufSlot, dst, load(tensor, off));
-      readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])));
+      readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])), k);
     };
     if (!inside)
       return read();

@@ -8,6 +8,7 @@
 
 #include "backend/KernelPlan.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,14 +30,19 @@ struct KernelSlot {
 };
 
 /// Counter indices in the counters slot: per level (on-chip levels, then the
-/// outermost), per role, reads, writes and same-level transfers; then MACs.
+/// outermost), per role, reads, writes and same-level transfers; then MACs;
+/// then the outermost level's reads per DRAM tensor of each role (a segment
+/// forwards tensors on chip by name, docs/simulator.md).
 struct CounterIndex {
   size_t levels = 0;
+  std::array<size_t, kNumRoles> firstSource{};
+  size_t sources = 0;
   size_t at(size_t level, TensorRole r, int kind) const {
     return (level * kNumRoles + static_cast<size_t>(r)) * 3 + static_cast<size_t>(kind);
   }
   size_t macs() const { return levels * kNumRoles * 3; }
-  size_t size() const { return macs() + 1; }
+  size_t sourceReads(TensorRole r, size_t k) const { return macs() + 1 + firstSource[static_cast<size_t>(r)] + k; }
+  size_t size() const { return macs() + 1 + sources; }
 };
 enum CounterKind { kReads = 0, kWrites = 1, kSame = 2 };
 

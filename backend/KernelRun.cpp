@@ -67,6 +67,10 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
           out.counts.levels[l][static_cast<size_t>(r)].same +=
             out.counts.levels[l][static_cast<size_t>(r)].writes - out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
   out.counts.macs = static_cast<double>(counters[k.counters.macs()]);
+  for (const PlanRole &r : plan.roles)
+    if (r.present)
+      for (size_t s = 0; s < r.sources.size(); ++s)
+        out.counts.dramReads[static_cast<size_t>(r.role)][r.sources[s].tensor] += static_cast<double>(counters[k.counters.sourceReads(r.role, s)]);
   return out;
 }
 

@@ -7,6 +7,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace dfl::sim {
@@ -22,6 +24,8 @@ struct KernelCounts {
   };
   std::vector<std::array<Role, kNumRoles>> levels;
   double macs = 0;
+  /// The outermost level's reads per role of each DRAM tensor, by name.
+  std::array<std::map<std::string, double>, kNumRoles> dramReads;
 };
 
 struct KernelResult {

@@ -11,15 +11,32 @@
 namespace dfl::sim {
 namespace {
 
-/// A data gradient whose window reaches into the input's padding: its words
-/// there are dropped, which the analysis counts as DRAM writes, and their
-/// excess over the input as partial sums read back (docs/simulator.md, "What
-/// is claimed exact"): found by the simulator, not fixed yet.
-bool gradientIntoPadding(const KernelPlan &plan) {
-  if (plan.output != TensorRole::Ifm)
-    return false;
-  const std::vector<int64_t> &x = plan.role(TensorRole::Ifm).extent();
-  return plan.pad > 0 || at(plan.bounds, Dim::Xi) > x.at(2) || at(plan.bounds, Dim::Yi) > x.at(3);
+/// A segment keeps its intermediate tensors on chip (docs/directives.md §9):
+/// the kernel's counts less its DRAM reads of the tensors its segment's other
+/// layers produce and, where it forwards its output and no layer outside the
+/// segment reads it, its final write-back of each word (the DRAM writes that
+/// did not read a partial sum back).
+void forwardOnChip(const Network &net, int li, const std::vector<int> &segment, TensorRole output,
+                   KernelCounts &k) {
+  auto inSegment = [&](int l) { return std::find(segment.begin(), segment.end(), l) != segment.end(); };
+  if (segment.size() < 2 || !inSegment(li))
+    return;
+  std::array<KernelCounts::Role, kNumRoles> &dram = k.levels.back();
+  for (size_t r = 0; r < kNumRoles; ++r)
+    for (const auto &[tensor, reads] : k.dramReads[r])
+      for (int p : segment)
+        if (p != li && static_cast<TensorRole>(r) != output && net.layers[static_cast<size_t>(p)].name == tensor)
+          dram[r].reads -= reads;
+  bool forwards = false;
+  for (int c : segment)
+    for (const TensorRef &op : net.layers[static_cast<size_t>(c)].operands)
+      forwards |= !op.isInput && op.index == li;
+  if (forwards && !net.readOutside(li, inSegment)) {
+    // Each word's first write-back reads nothing back; the later ones each
+    // read one partial sum: those stay.
+    KernelCounts::Role &out = dram[static_cast<size_t>(output)];
+    out.writes = out.reads;
+  }
 }
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
@@ -55,11 +72,7 @@ bool SimResult::ok() const {
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options) {
   const Network &net = networkOf(model, schedule);
   const Hardware &hw = hardwareOf(model, schedule);
-  // Every layer alone: the counts a kernel makes are the layer's own, before
-  // a segment forwards a tensor on chip (docs/simulator.md, "Counts").
-  Schedule alone = schedule;
-  alone.segments.clear();
-  ScheduleResult analysis = analyzeSchedule(model, alone);
+  ScheduleResult analysis = analyzeSchedule(model, schedule);
   DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
 
   std::vector<const LayerScheduleModel *> directives(net.layers.size(), nullptr);
@@ -109,6 +122,8 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         if (int64_t bytes = kernelBytes(k); bytes > options.memoryLimitBytes)
           throw MemoryError{layer.name, bytes};
         KernelResult run = runKernel(*plan, k, store);
+        for (const SegmentResult &seg : analysis.segments)
+          forwardOnChip(net, static_cast<int>(li), seg.layers, plan->output, run.counts);
         sim.compileMs = k.compileMs, sim.runMs = run.runMs;
         sim.ir = std::move(k.ir);
         const Tensor &want = outputs.at(plan->role(plan->output).tensor());
@@ -116,7 +131,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         sim.outputEqual = !m;
         if (m)
           sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
-        sim.exactClaimed = analysis.layers[li].exactCounts && !gradientIntoPadding(*plan);
+        sim.exactClaimed = analysis.layers[li].exactCounts;
         compareCounts(run.counts, analysis.layers[li], sim);
       }
       result.layers.push_back(std::move(sim));

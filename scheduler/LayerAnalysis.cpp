@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dfl {
 namespace {
@@ -606,6 +607,13 @@ private:
         visited[static_cast<size_t>(m->independent)] *= m->count;
     deriveInputExtents(visited, layer_.stride, layer_.dilation);
     double words = static_cast<double>(outer.unitsInUse);
+    if (layer_.output == TensorRole::Ifm && !windowsTooMany(l)) {
+      // A data gradient: the union of the windows, which stride or dilation
+      // may leave holes between (the unit's real part along N and C, §4).
+      for (Dim d : {Dim::N, Dim::C})
+        words *= static_cast<double>(at(visited, d)) * (uneven_ ? realShare(l + 1, d) : 1.0);
+      return words * parentWindowUnion(l, Dim::Xi) * parentWindowUnion(l, Dim::Yi);
+    }
     for (Dim d : roleDimsCanon(layer_.output))
       words *= static_cast<double>(at(visited, d));
     return words * realFraction(l + 1, layer_.output);   // partial tiles visit their real part (§4)
@@ -621,7 +629,8 @@ private:
   /// `slide` back (-1: none, or slide's first step).
   struct Axis {
     std::vector<int64_t> lo, hi, prev;
-    int64_t block = 1;
+    std::vector<int64_t> parent;   // the position's level-(l+1) unit: its stack coordinates along d
+    int64_t block = 1, parents = 1;
   };
   /// Positions enumerated at most (per dim, or pairs of a window's two):
   /// beyond, the counts keep the nominal approximation and are not claimed
@@ -674,6 +683,11 @@ private:
       total *= mv[j]->count;
     }
     a.lo.resize(static_cast<size_t>(total)), a.hi.resize(a.lo.size()), a.prev.assign(a.lo.size(), -1);
+    a.parent.resize(a.lo.size());
+    a.parents = 1;
+    for (const Move *x : mv)
+      if (x->isStack && x->level > static_cast<int>(l))
+        a.parents *= x->count;
     std::vector<int64_t> &c = scratch().coords;
     c.assign(mv.size(), 0);
     for (int64_t i = 0; i < total; ++i) {
@@ -688,6 +702,11 @@ private:
         hi = std::min(hi, origin + at(result_.levels[m].extent, d));
       }
       a.lo[static_cast<size_t>(i)] = origin, a.hi[static_cast<size_t>(i)] = std::max(origin, hi);
+      int64_t key = 0;
+      for (size_t j = 0; j < mv.size(); ++j)
+        if (mv[j]->isStack && mv[j]->level > static_cast<int>(l))
+          key = key * mv[j]->count + c[j];
+      a.parent[static_cast<size_t>(i)] = key;
       if (slideStride && (i / slideStride) % slide->count != 0)
         a.prev[static_cast<size_t>(i)] = i - slideStride;
     }
@@ -702,20 +721,37 @@ private:
   struct WindowSums {
     double written = 0, read = 0, data = 0;
   };
+  using Span = std::pair<int64_t, int64_t>;
+  /// The input window (in padded coordinates) of output position o and
+  /// filter position w; empty where either is idle.
+  Span windowOf(const Axis &out, const Axis &win, int64_t o, int64_t w) const {
+    auto oi = static_cast<size_t>(o), wi = static_cast<size_t>(w);
+    if (out.lo[oi] >= out.hi[oi] || win.lo[wi] >= win.hi[wi])
+      return {0, 0};
+    return {out.lo[oi] * layer_.stride + win.lo[wi] * layer_.dilation,
+            (out.hi[oi] - 1) * layer_.stride + (win.hi[wi] - 1) * layer_.dilation + 1};
+  }
+
+  /// The length of the union of spans (sorted in place).
+  static double unionLength(std::vector<Span> &spans) {
+    std::sort(spans.begin(), spans.end());
+    double words = 0;
+    int64_t end = std::numeric_limits<int64_t>::min();
+    for (auto [lo, hi] : spans) {
+      lo = std::max(lo, end);
+      if (hi > lo)
+        words += static_cast<double>(hi - lo), end = hi;
+    }
+    return words;
+  }
+
   WindowSums windowSums(size_t l, Dim in, const Move *slide, bool merged) const {
     const bool x = in == Dim::Xi;
     Axis &out = scratch().axes[0], &win = scratch().axes[1];
     axis(l, x ? Dim::Xo : Dim::Yo, slide, out);
     axis(l, x ? Dim::R : Dim::S, slide, win);
-    const int64_t stride = layer_.stride, dilation = layer_.dilation;
     const int64_t dataLo = layer_.pad, dataHi = layer_.pad + (x ? layer_.ifmShape.X : layer_.ifmShape.Y);
-    using Span = std::pair<int64_t, int64_t>;
-    auto window = [&](int64_t o, int64_t w) -> Span {
-      auto oi = static_cast<size_t>(o), wi = static_cast<size_t>(w);
-      if (out.lo[oi] >= out.hi[oi] || win.lo[wi] >= win.hi[wi])
-        return {0, 0};
-      return {out.lo[oi] * stride + win.lo[wi] * dilation, (out.hi[oi] - 1) * stride + (win.hi[wi] - 1) * dilation + 1};
-    };
+    auto window = [&](int64_t o, int64_t w) { return windowOf(out, win, o, w); };
     auto data = [&](Span s) { return std::max<int64_t>(0, std::min(s.second, dataHi) - std::max(s.first, dataLo)); };
     WindowSums sums;
     std::vector<Span> &fresh = scratch().spans;
@@ -757,6 +793,42 @@ private:
         }
       }
     return sums;
+  }
+
+  /// Along input window dim `in` (a data gradient's output, §6): the words
+  /// the level-l tiles inside each level-(l+1) unit cover over the whole
+  /// layer (their union), averaged over those units.
+  double parentWindowUnion(size_t l, Dim in) const {
+    const bool x = in == Dim::Xi;
+    Axis &out = scratch().axes[0], &win = scratch().axes[1];
+    axis(l, x ? Dim::Xo : Dim::Yo, nullptr, out);
+    axis(l, x ? Dim::R : Dim::S, nullptr, win);
+    std::vector<std::vector<Span>> byParent(static_cast<size_t>(out.parents * win.parents));
+    for (int64_t o = 0; o < static_cast<int64_t>(out.lo.size()); ++o)
+      for (int64_t w = 0; w < static_cast<int64_t>(win.lo.size()); ++w)
+        if (Span s = windowOf(out, win, o, w); s.first < s.second)
+          byParent[static_cast<size_t>(out.parent[static_cast<size_t>(o)] * win.parents +
+                                       win.parent[static_cast<size_t>(w)])]
+              .push_back(s);
+    double words = 0;
+    for (std::vector<Span> &spans : byParent)
+      words += unionLength(spans);
+    return words / static_cast<double>(byParent.size());
+  }
+
+  /// The loops and stacks at or above level l that repeat role r's tiles
+  /// (they do not move it): the stacks' units (`replicas`: those of level l)
+  /// and the steps of the loops outside f*, the innermost loop moving r.
+  std::pair<double, double> windowRepeats(size_t l, TensorRole r, size_t first,
+                                          const std::vector<const Move *> &nest) const {
+    double repeats = 1, replicas = 1;
+    for (const Move &m : moves_)
+      if (m.isStack && m.level >= static_cast<int>(l) && !moves(m, r))
+        repeats *= static_cast<double>(m.count), replicas *= m.level == static_cast<int>(l) ? static_cast<double>(m.count) : 1.0;
+    for (size_t f = first; f < nest.size(); ++f)
+      if (!moves(*nest[f], r))
+        repeats *= static_cast<double>(nest[f]->count);
+    return {repeats, replicas};
   }
 
   /// Whether DRAM would serve padding: some window of the layer reaches
@@ -953,13 +1025,7 @@ private:
             // extents); the rest repeat the same windows, on other units
             // (replicas, which share a read where the level serves copies)
             // or on other steps of loops outside f*.
-            double repeats = 1, replicas = 1;
-            for (const Move &m : moves_)
-              if (m.isStack && m.level >= static_cast<int>(l) && !moves(m, r))
-                repeats *= static_cast<double>(m.count), replicas *= m.level == static_cast<int>(l) ? static_cast<double>(m.count) : 1.0;
-            for (size_t f = first; f < nest.size(); ++f)
-              if (!moves(*nest[f], r))
-                repeats *= static_cast<double>(nest[f]->count);
+            auto [repeats, replicas] = windowRepeats(l, r, first, nest);
             const double nc = realSum(l, Dim::N) * realSum(l, Dim::C) * perOperand;
             const double readRepeats = replicaServe ? repeats / replicas : repeats;
             own = repeats * nc * x.written * y.written;
@@ -991,8 +1057,30 @@ private:
         } else {
           // Units holding partial sums of the same outputs add them up among
           // themselves (systolic, or a reduction network) before writing back.
-          bool reduce = (lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction)) && t.rep > 1;
+          const bool reducing = lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction);
+          bool reduce = reducing && t.rep > 1;
           double back = reduce ? all / t.rep : all;
+          if (r == TensorRole::Ifm && windowsTooMany(l)) {
+            result_.exactCounts = false;   // nominal windows, padding counted as data (§4)
+          } else if (r == TensorRole::Ifm) {
+            // A data gradient writes input windows, word for word: where the
+            // level sums copies, their union across a parent's stacked units
+            // per step; at the top only their data (padding is dropped, §6).
+            const bool top = l + 2 == nl;
+            WindowSums x = windowSums(l, Dim::Xi, nullptr, reducing), y = windowSums(l, Dim::Yi, nullptr, reducing);
+            auto [repeats, replicas] = windowRepeats(l, r, first, nest);
+            const double nc = realSum(l, Dim::N) * realSum(l, Dim::C);
+            const double backRepeats = reducing ? repeats / replicas : repeats;
+            if (top) {
+              WindowSums xs = windowSums(l, Dim::Xi, nullptr, false), ys = windowSums(l, Dim::Yi, nullptr, false);
+              all = repeats * nc * xs.data * ys.data;
+              back = backRepeats * nc * x.data * y.data;
+            } else {
+              all = repeats * nc * x.written * y.written;
+              back = backRepeats * nc * x.read * y.read;
+            }
+            reduce = reducing;
+          }
           double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
           lr.accesses.reads[ri] += back;          // read out to write back
           lr.accesses.writes[ri] += psumReads;    // partial sums brought back in

@@ -146,6 +146,43 @@ Solution solved(const test::Compiled &comp, const std::string &solver, bool pipe
   return sol ? *sol : Solution{};
 }
 
+/// The kernel's count (0 where neither the kernel nor the analysis has one).
+double counted(const LayerSim &s, int level, TensorRole r, const std::string &kind) {
+  const CountCheck *c = countOf(s, level, r, kind);
+  return c ? c->counted : 0;
+}
+
+TEST(KernelTest, SegmentKeepsItsTensorOnChip) {
+  // Two 1-D convs (X=8 -> a: Xo=6 -> b: Xo=4), each on one PE with its
+  // window sliding by 1, in one temporal segment: a's output stays on chip.
+  const std::string text = std::string(test::kTwoConvs) + R"(schedule for n on h {
+  SEGMENT
+  layer a { REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; } }
+  layer b { REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; } }
+})";
+  auto run = [&](const std::string &segment) {
+    std::string t = text;
+    t.replace(t.find("SEGMENT"), 7, segment);
+    return simulateText(t);
+  };
+  const int dram = 1;
+  for (bool together : {false, true}) {
+    SCOPED_TRACE(together ? "segment a, b" : "layer by layer");
+    SimResult r = run(together ? "segment a, b;" : "");
+    ASSERT_EQ(r.layers.size(), 2u);
+    expectSound(r, "segment");
+    const LayerSim &a = r.layers[0], &b = r.layers[1];
+    EXPECT_TRUE(a.exactClaimed && b.exactClaimed);
+    // a: x read once (3 + 5 * 1 words), 3 weights, one ofm word per step.
+    EXPECT_EQ(counted(a, dram, TensorRole::Ifm, "reads"), 8);
+    EXPECT_EQ(counted(a, dram, TensorRole::Wgt, "reads"), 3);
+    EXPECT_EQ(counted(a, dram, TensorRole::Ofm, "writes"), together ? 0 : 6);
+    // b reads a (3 + 3 * 1 words) from DRAM unless the segment forwards it.
+    EXPECT_EQ(counted(b, dram, TensorRole::Ifm, "reads"), together ? 0 : 6);
+    EXPECT_EQ(counted(b, dram, TensorRole::Ofm, "writes"), 4);
+  }
+}
+
 TEST(KernelTest, SolverSchedulesRunEveryLayerKind) {
   test::Compiled comp = test::compile(std::string(kLayers) + kNodes);
   ASSERT_EQ(comp.diagnostics(), "");

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -502,19 +503,23 @@ TEST(DflServer, ANewerTextStopsTheStaleSolve) {
   Answers answers;
   auto t0 = std::chrono::steady_clock::now();
   server.codeActionsAsync(uri, {{2, 0}, {2, 0}}, std::make_shared<std::atomic<bool>>(false), answers.callback());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // (Polled, not slept: on a loaded machine the solve may start late.)
+  auto until = [&](const std::function<bool()> &done) {
+    while (!done() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  until([&] { return server.solvesStarted() == 1; });
   // An edit (a comment) and a request on the new text: the first solve is
   // stale and stops (answering no fill-in); the second solves, then is cancelled.
   server.updateDocument(uri, {{std::nullopt, std::string("// edited\n") + kSlowSchedule}}, 2);
   // (Not waitIdle: it would join the running solve.) The new text checked:
-  while (pub.last(uri).version != 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  until([&] { return pub.last(uri).version == 2; });
   auto second = std::make_shared<std::atomic<bool>>(false);
   server.codeActionsAsync(uri, {{3, 0}, {3, 0}}, second, answers.callback());
-  while (answers.count() < 1 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  until([&] { return answers.count() >= 1; });
   ASSERT_EQ(answers.count(), 1u);
   EXPECT_TRUE(answers.all[0].empty());
+  until([&] { return server.solvesStarted() == 2; });
   *second = true;
   server.waitIdle();
   EXPECT_EQ(server.solvesStarted(), 2);

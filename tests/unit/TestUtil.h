@@ -44,6 +44,17 @@ inline Compiled compile(const std::string &text, const AnalyzeOptions &options =
   return c;
 }
 
+/// Two 1-D convs (X=8 -> a: Xo=6 -> b: Xo=4) on 4 PEs and DRAM, with
+/// temporal segments (the analysis' and the simulator's segment tests).
+inline const char *const kTwoConvs = R"(network n { input x [C=1, X=8]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=1, R=3, S=1); }
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4; access_energy = 1 pJ; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 2 B/cycle; }
+  pipeline { temporal = true; spatial = false; }
+}
+)";
+
 /// Two levels: 16 PEs with 64 B register files and bus multicast, then DRAM
 /// (the analysis' and the simulator's hand-counted schedules run on it).
 inline const char *const kTwoLevel = R"(

@@ -82,14 +82,7 @@ TEST(Training, SegmentKeepsWriteBackThatBackwardLayersRead) {
   // output (6 words) stays on chip for b either way, so b reads no ifm from
   // DRAM; but in training b__wgrad reads a's output again from DRAM, so a must
   // still write it back: 6 words, as without the segment.
-  const std::string net = R"(network n { input x [C=1, X=8]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=1, R=3, S=1); }
-hardware h {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 64 B; array = 4; access_energy = 1 pJ; }
-  level DRAM { access_energy = 100 pJ; bandwidth = 2 B/cycle; }
-  pipeline { temporal = true; spatial = false; }
-}
-)";
+  const std::string net = test::kTwoConvs;
   auto layer = [](const std::string &name) {
     return "  layer " + name +
            " { REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; } }\n";
@@ -111,6 +104,43 @@ hardware h {
   ASSERT_TRUE(rt.valid && rt.complete);
   EXPECT_EQ(rt.layers[0].levels[1].accesses.writes[ofm], 6);   // b__wgrad reads it from DRAM
   EXPECT_EQ(rt.layers[1].levels[1].accesses.reads[ifm], 0);
+}
+
+TEST(Training, DataGradientDropsItsPaddingWords) {
+  // A ceil-mode max pool (X=5, R=2, stride 2 -> Xo = ceil(3/2) + 1 = 3) whose
+  // last window reaches one word past the input: windows [0,2) [2,4) [4,6).
+  // Its data gradient writes a's gradient window by window from REGF; the
+  // padding word 5 is dropped at the top level, not written to DRAM (found by
+  // the simulator: the analysis wrote 6 words and read 1 back as a partial sum).
+  auto c = compileTrain(R"(network n { input x [C=1, X=5]; a = conv(x, K=1, R=1, S=1); p = maxpool(a, R=2, S=1, stride=2, ceil=true); }
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4; access_energy = 1 pJ; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 2 B/cycle; }
+}
+schedule for n on h {
+  layer p__dgrad { REGF { tensor ifm [Xi=2]; tensor ofm [Xo=1]; update Xo += 1, Xi += 2; } }
+})");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  int dgrad = -1;
+  for (size_t i = 0; i < net.layers.size(); ++i)
+    if (net.layers[i].name == "p__dgrad")
+      dgrad = static_cast<int>(i);
+  ASSERT_GE(dgrad, 0);
+  ScheduleResult r = analyzeSchedule(c.model, c.model.schedules[0]);
+  const LayerResult &lr = r.layers.at(static_cast<size_t>(dgrad));
+  ASSERT_TRUE(lr.complete && lr.valid);
+  const size_t ifm = 0, ofm = 2;
+  const auto &dram = lr.levels[1].accesses, &regf = lr.levels[0].accesses;
+  // Each of a's 5 words is written once (no window overlaps another), never read back.
+  EXPECT_EQ(dram.writes[ifm], 5);
+  EXPECT_EQ(dram.reads[ifm], 0);
+  // p's gradient: one word per window.
+  EXPECT_EQ(dram.reads[ofm], 3);
+  // REGF reads a's gradient at each of the 6 window points and reads out the 5 data words.
+  EXPECT_EQ(regf.reads[ifm], 6 + 5);
+  EXPECT_TRUE(lr.exactCounts);
 }
 
 // KAPLA's descent on backward layers, against the exhaustive search of the
