@@ -1068,6 +1068,12 @@ private:
             // per step; at the top only their data (padding is dropped, §6).
             const bool top = l + 2 == nl;
             WindowSums x = windowSums(l, Dim::Xi, nullptr, reducing), y = windowSums(l, Dim::Yi, nullptr, reducing);
+            // Overlapping windows summed among units: the union per step is
+            // what a word's copies would be if all began their residencies
+            // together; units whose windows shift by less than their size
+            // begin them at different steps and write back more (§4).
+            if (reducing && (x.read < x.written || y.read < y.written))
+              result_.exactCounts = false;
             auto [repeats, replicas] = windowRepeats(l, r, first, nest);
             const double nc = realSum(l, Dim::N) * realSum(l, Dim::C);
             const double backRepeats = reducing ? repeats / replicas : repeats;
