@@ -268,7 +268,8 @@ private:
     size_t index = hw_.levels.size();
     PropertyTable table("level '" + lv.name + "'",
                         {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
-                         "bus_energy", "neighbor_energy", "static_energy", "bandwidth", "transfer"},
+                         "bus_energy", "neighbor_energy", "static_energy", "bandwidth", "transfer",
+                         "psum_multicast", "fetch_padding", "pad_partial"},
                         diags_);
     std::optional<double> access, read, write;
     std::vector<ast::Directive> fixed;
@@ -308,6 +309,10 @@ private:
         }
         else
           lv.staticEnergyPj = *e;
+      } else if (k == "psum_multicast" || k == "fetch_padding" || k == "pad_partial") {
+        if (const ast::Value *v = single(*p, diags_))
+          if (auto on = boolean(*v, k, diags_))
+            (k == "psum_multicast" ? lv.psumMulticast : k == "fetch_padding" ? lv.fetchPadding : lv.padPartial) = *on;
       } else if (k == "bandwidth") {
         if (const ast::Value *v = single(*p, diags_))
           if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {

@@ -35,6 +35,12 @@ struct Level {
   std::optional<double> neighborEnergyPj;
   double staticEnergyPj = 0;              // per unit per cycle
   std::optional<double> bandwidthBytesPerCycle;   // per unit
+  /// nn_dataflow's accounting, selectable per level (docs/directives.md §4, §6, §12):
+  /// a partial sum brought back in reaches every unit holding a copy of the
+  /// output tile (psum_multicast); the outermost level serves an input's
+  /// padding as data (fetch_padding); this level's partial tiles are padded to
+  /// whole tiles, which move all their words (pad_partial).
+  bool psumMulticast = false, fetchPadding = false, padPartial = false;
   unsigned transfers = static_cast<unsigned>(Transfer::Unicast);
   LevelDirectives fixed;                  // the hardware's fixed dataflow, if any
   SourceRange range, nameRange, capacityRange, arrayRange;

@@ -65,6 +65,7 @@ struct LevelResult {
   int64_t occupancyBytes = 0;
   LevelAccesses accesses;
   double energyPj = 0;          // this level's buffer accesses
+  double neighborEnergyPj = 0;  // of energyPj, the transfers between this level's units
   double busEnergyPj = 0;       // this level's array bus to the units inside it
   /// Energy of this level's outer boundary (l/l+1): the accesses it adds at
   /// level l and l+1, plus the NoC on the top boundary. It depends only on the
@@ -121,6 +122,8 @@ ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
 /// same-level transfers at the neighbour energy (default: a read at one unit
 /// and a write at its neighbour).
 double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a);
+/// Of that, the same-level transfers' (neighbor_energy per word).
+double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a);
 
 /// The network and the hardware a schedule names. Callers pass only schedules
 /// that name known ones (the front end reports the others): a DFLC_CHECK.

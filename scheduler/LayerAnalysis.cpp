@@ -521,11 +521,15 @@ private:
   };
 
   /// Memoized per analysis (realExtents_): every role and the latency ask.
-  const Extents &realExtents(size_t l, Dim d) const {
+  /// With `padded`, a partial tile of a level with `pad_partial` counts whole
+  /// (nn_dataflow's rounded-up partitions: the words it moves); without, the
+  /// real work (the MACs, so the padded steps of §8).
+  const Extents &realExtents(size_t l, Dim d, bool padded = true) const {
     const size_t nl = result_.levels.size();
-    if (realExtents_.size() != nl)
-      realExtents_.assign(nl, {});
-    Extents &xs = realExtents_[l][static_cast<size_t>(d)];
+    auto &cache = realExtents_[padded ? 1 : 0];
+    if (cache.size() != nl)
+      cache.assign(nl, {});
+    Extents &xs = cache[l][static_cast<size_t>(d)];
     if (xs.n)
       return xs;
     xs.put(at(result_.levels[nl - 1].extent, d), 1);
@@ -534,12 +538,13 @@ private:
       for (const Move &mv : moves_)
         if (mv.level == static_cast<int>(m) && mv.independent == static_cast<int>(d))
           count *= mv.count;
+      const bool pad = padded && hw_.levels[m].padPartial;
       Extents next;
       for (auto [x, k] : xs) {
         int64_t full = x / e, rem = x % e;
         next.put(e, k * full);
         if (rem)
-          next.put(rem, k);
+          next.put(pad ? e : rem, k);
         next.put(0, k * std::max<int64_t>(0, count - full - (rem ? 1 : 0)));
       }
       xs = next;
@@ -548,9 +553,9 @@ private:
   }
 
   /// Real over nominal extent of level l's tiles along d: 1 when evenly tiled.
-  double realShare(size_t l, Dim d) const {
+  double realShare(size_t l, Dim d, bool padded = true) const {
     double real = 0, positions = 0;
-    for (auto [x, k] : realExtents(l, d))
+    for (auto [x, k] : realExtents(l, d, padded))
       real += static_cast<double>(x * k), positions += static_cast<double>(k);
     return real / (positions * static_cast<double>(std::max<int64_t>(1, at(result_.levels[l].extent, d))));
   }
@@ -581,6 +586,21 @@ private:
     return f;
   }
 
+  /// Padded over real words of role r at the nodes (the level below the
+  /// outermost): above 1 only where that level's partial tiles are padded
+  /// (`pad_partial`, §4). Along an input window, its output dim stands in.
+  double paddedGrowth(TensorRole r) const {
+    if (!uneven_ || hw_.levels.size() < 2 || !hw_.levels[hw_.levels.size() - 2].padPartial)
+      return 1;
+    const size_t node = hw_.levels.size() - 2;
+    double g = 1;
+    for (Dim d : roleDimsCanon(r)) {
+      Dim e = d == Dim::Xi ? Dim::Xo : d == Dim::Yi ? Dim::Yo : d;
+      g *= realSum(node, e, true) / realSum(node, e, false);
+    }
+    return g;
+  }
+
   /// Nominal over real work: the PE steps the padded tiles take per real MAC (§8).
   double paddedWork() const {
     if (!uneven_)
@@ -588,7 +608,7 @@ private:
     double pad = 1;
     for (Dim d : kIndependent)
       if (!(channelWise_ && d == Dim::K))
-        pad /= realShare(0, d);
+        pad /= realShare(0, d, false);
     return pad;
   }
 
@@ -599,7 +619,7 @@ private:
   /// a data gradient's Xi, Yi are the window of the Xo, R (Yo, S) it visits.
   double firstVisits(size_t l, const std::vector<const Move *> &nest, double outputWords) const {
     if (l + 2 == hw_.levels.size())
-      return outputWords;
+      return outputWords * paddedGrowth(layer_.output);
     const LevelResult &outer = result_.levels[l + 1];
     DimVector visited = outer.extent;
     for (const Move *m : nest)
@@ -925,9 +945,9 @@ private:
   }
 
   /// The sum of the real extents of level l's positions along independent dim d.
-  double realSum(size_t l, Dim d) const {
+  double realSum(size_t l, Dim d, bool padded = true) const {
     double sum = 0;
-    for (auto [x, k] : realExtents(l, d))
+    for (auto [x, k] : realExtents(l, d, padded))
       sum += static_cast<double>(x * k);
     return sum;
   }
@@ -944,6 +964,9 @@ private:
         if (!m.isStack && m.level == static_cast<int>(l))
           trips[m.indexInLevel] = m.count;
     }
+    for (size_t l = 0; l + 1 < nl && uneven_; ++l)
+      if (hw_.levels[l].padPartial)
+        result_.exactCounts = false;   // padded tiles move words that do not exist (§12)
     std::vector<const Move *> nest;   // all updates, innermost first
     for (size_t l = 0; l + 1 < nl; ++l)
       for (size_t i = 0; i < directives_[l]->updates.size(); ++i)
@@ -1012,7 +1035,11 @@ private:
           double fromOuter = replicaServe ? own / std::max(1.0, t.rep / static_cast<double>(t.shr)) : own;
           double fromDram = fromOuter;
           const bool top = l + 2 == nl;
-          const bool windowed = r == TensorRole::Ifm && ((top && readsPadding()) || !windowsEven(l));
+          // DRAM serves only data (§6), unless the hardware fetches the padded map.
+          const bool dataOnly = top && !hw_.levels.back().fetchPadding;
+          if (top && !dataOnly && r == TensorRole::Ifm && readsPadding())
+            result_.exactCounts = false;   // padding counted as data on purpose (§12)
+          const bool windowed = r == TensorRole::Ifm && ((dataOnly && readsPadding()) || !windowsEven(l));
           const bool enumerable = t.shr == 1 && !windowsTooMany(l);
           if (windowed && !enumerable)
             result_.exactCounts = false;   // nominal windows, padding counted as data: an upper bound (§4)
@@ -1030,7 +1057,7 @@ private:
             const double readRepeats = replicaServe ? repeats / replicas : repeats;
             own = repeats * nc * x.written * y.written;
             fromOuter = readRepeats * nc * x.read * y.read;
-            fromDram = top ? readRepeats * nc * x.data * y.data : fromOuter;
+            fromDram = dataOnly ? readRepeats * nc * x.data * y.data : fromOuter;
             all = own;
             t.wordsPerUnit = own / static_cast<double>(lr.unitsInUse);
           } else if (replicaServe && fresh < 1) {
@@ -1088,10 +1115,15 @@ private:
             reduce = reducing;
           }
           double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
+          // With psum_multicast, a partial sum brought back reaches every unit
+          // holding a copy (nn_dataflow's ITCN: every PE of the set, both ways).
+          double psumIn = reduce && lv.psumMulticast ? psumReads * t.rep : psumReads;
+          if (psumIn != psumReads)
+            result_.exactCounts = false;   // more words than a unit needs, on purpose (§12)
           lr.accesses.reads[ri] += back;          // read out to write back
-          lr.accesses.writes[ri] += psumReads;    // partial sums brought back in
+          lr.accesses.writes[ri] += psumIn;       // partial sums brought back in
           lr.accesses.writeBacks[ri] += back;
-          lr.accesses.fills[ri] += psumReads;
+          lr.accesses.fills[ri] += psumIn;
           outer.accesses.writes[ri] += back;
           outer.accesses.reads[ri] += psumReads;
           if (reduce)
@@ -1175,7 +1207,8 @@ private:
       double perWord = r == layer_.output ? ph.first + ph.tree / 2 : everyChannel ? ph.fromEvery : ph.first + ph.tree;
       result_.dramReadHops[ri] = perWord;
       result_.dramWriteHops[ri] = perWord;
-      hops += (dram.reads[ri] + dram.writes[ri]) * perWord;
+      // Padded words (pad_partial) are not stored: only the real ones travel.
+      hops += (dram.reads[ri] + dram.writes[ri]) * perWord / paddedGrowth(r);
     }
     result_.hops = hops;
     result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
@@ -1200,6 +1233,7 @@ private:
     result_.energyBusPj = 0;
     for (size_t l = 0; l < nl; ++l) {
       result_.levels[l].energyPj = accessEnergy(l);
+      result_.levels[l].neighborEnergyPj = levelNeighborEnergyPj(hw_, l, result_.levels[l].accesses);
       result_.levels[l].busEnergyPj = busEnergy(l);
       result_.energyBusPj += result_.levels[l].busEnergyPj;
       result_.energyPj += result_.levels[l].energyPj;
@@ -1244,7 +1278,7 @@ private:
   std::vector<Move> moves_;
   bool channelWise_ = false;
   bool uneven_ = false;   // some level's tiles over-cover their enclosing extent (partial last tiles)
-  mutable std::vector<std::array<Extents, kNumDims>> realExtents_;
+  mutable std::array<std::vector<std::array<Extents, kNumDims>>, 2> realExtents_;   // unpadded, padded
   bool wgtPerSample_ = false;
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
   LayerResult result_;
@@ -1273,9 +1307,16 @@ double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses
     pj += (a.reads[r] - a.writeBacks[r]) * lv.readEnergyPj + (a.writes[r] - a.fills[r]) * lv.writeEnergyPj;
     pj += lv.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *lv.fillEnergyPj
                           : a.fills[r] * lv.writeEnergyPj + a.writeBacks[r] * lv.readEnergyPj;
-    pj += a.sameLevel[r] * lv.neighborEnergyPj.value_or(lv.readEnergyPj + lv.writeEnergyPj);
   }
-  return pj;
+  return pj + levelNeighborEnergyPj(hw, level, a);
+}
+
+double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a) {
+  const Level &lv = hw.levels[level];
+  double words = 0;
+  for (size_t r = 0; r < kNumRoles; ++r)
+    words += a.sameLevel[r];
+  return words * lv.neighborEnergyPj.value_or(lv.readEnergyPj + lv.writeEnergyPj);
 }
 
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,

@@ -141,6 +141,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                           {"traffic_words", count(lv.trafficWords)},
                           {"cycles", lv.cycles},
                           {"energy_pj", lv.energyPj},
+                          {"neighbor_energy_pj", lv.neighborEnergyPj},
                           {"bus_energy_pj", lv.busEnergyPj}});
       }
       j["work"] = count(lr.work);

@@ -1107,5 +1107,145 @@ schedule for net on hw {
   EXPECT_DOUBLE_EQ(lr.levels[1].accesses.reads[ifm], 12);
 }
 
+// nn_dataflow's accounting switches (docs/directives.md §12): each changes
+// exactly the counts it names, derived by hand below.
+/// One count of a level's accesses without and with a switch, and what each must be.
+struct SwitchCount {
+  size_t level;
+  std::array<double, kNumRoles> LevelAccesses::*what;
+  TensorRole role;
+  double off, on;
+};
+
+void expectCounts(const LayerResult &off, const LayerResult &on, std::initializer_list<SwitchCount> counts) {
+  for (const SwitchCount &c : counts) {
+    size_t r = static_cast<size_t>(c.role);
+    EXPECT_DOUBLE_EQ((off.levels.at(c.level).accesses.*c.what)[r], c.off) << "level " << c.level << " role " << r;
+    EXPECT_DOUBLE_EQ((on.levels.at(c.level).accesses.*c.what)[r], c.on) << "level " << c.level << " role " << r;
+  }
+}
+
+LayerResult analyzeOne(const std::string &text) {
+  test::Compiled comp = test::compile(text);
+  EXPECT_EQ(comp.diagnostics(), "");
+  if (comp.model.schedules.empty())
+    return {};
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules.at(0));
+  EXPECT_TRUE(res.valid && res.complete);
+  return res.layers.at(0);
+}
+
+TEST(AnalysisTest, FetchPaddingServesThePaddedMap) {
+  // kStridePad5 on one PE that holds the whole padded 7 x 7 input: DRAM
+  // serves the 25 input words by default (§6), the 49 of the padded map with
+  // `fetch_padding` (nn_dataflow's layer input is the padded map).
+  auto dramIfm = [](const std::string &dram) {
+    std::string text = std::string(kStridePad5) + R"(
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 256 B; access_energy = 1 pJ; }
+  level DRAM { access_energy = 100 pJ; )" + dram + R"( }
+}
+schedule for net on hw { layer l { REGF {
+  tensor ifm [Xi=7, Yi=7]; tensor wgt [R=3, S=3]; tensor ofm [Xo=3, Yo=3];
+} } }
+)";
+    LayerResult lr = analyzeOne(text);
+    return lr.levels.empty() ? -1.0 : lr.levels.back().accesses.reads[static_cast<size_t>(TensorRole::Ifm)];
+  };
+  EXPECT_DOUBLE_EQ(dramIfm(""), 25);
+  EXPECT_DOUBLE_EQ(dramIfm("fetch_padding = true;"), 49);
+}
+
+// A 1x1 conv, C=4, Xo=2 (8 MACs), on two systolic PEs that split C; the GBUF
+// holds everything. Per PE: Xo inside C, so each output is left and resumed.
+std::string psumCase(const std::string &regfExtra) {
+  return R"(
+network net { input x [C=4, X=2, Y=1]; l = conv(x, K=1, R=1, S=1); }
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 1 x 2; access_energy = 1 pJ; transfer = systolic; )" +
+         regfExtra + R"( }
+  level GBUF { capacity = 1 KiB; access_energy = 10 pJ; bus_energy = 1 pJ; }
+  level DRAM { access_energy = 100 pJ; }
+}
+schedule for net on hw { layer l {
+  REGF { tensor ifm [C=1, Xi=1]; tensor wgt [C=1]; tensor ofm [Xo=1];
+         stack C += 1 repl 2; update Xo += 1, Xi += 1; update C += 2; }
+  GBUF { tensor ifm [C=4, Xi=2]; tensor wgt [C=4]; tensor ofm [Xo=2]; }
+} }
+)";
+}
+
+TEST(AnalysisTest, PsumMulticastReachesEveryCopy) {
+  // Each PE visits its output tile 2 (Xo) x 2 (C) = 4 times: 8 partial sums,
+  // the 2 PEs' copies reduced systolically: 4 write-backs, 4 transfers. The
+  // first visit of each of the 2 outputs is read-free: 4 - 2 = 2 psum reads
+  // from the GBUF. By default each reaches the one PE that starts the
+  // reduction (2 REGF fills); with `psum_multicast`, both copies (4), as
+  // nn_dataflow's ITCN counts the psums of every PE of the set. The GBUF's
+  // reads (2 psums + 2 write-backs to DRAM) do not change; the bus carries
+  // the 2 more words.
+  LayerResult base = analyzeOne(psumCase("")), multi = analyzeOne(psumCase("psum_multicast = true;"));
+  if (base.levels.empty() || multi.levels.empty())
+    return;
+  const TensorRole ofm = TensorRole::Ofm;
+  expectCounts(base, multi,
+               {{0, &LevelAccesses::writeBacks, ofm, 4, 4}, {0, &LevelAccesses::sameLevel, ofm, 4, 4},
+                {0, &LevelAccesses::fills, ofm, 2, 4}, {1, &LevelAccesses::reads, ofm, 4, 4}});
+  EXPECT_DOUBLE_EQ(multi.energyBusPj - base.energyBusPj, 2);
+  EXPECT_FALSE(multi.exactCounts);   // one PE needs the psum: the simulator would count 2
+  // The same-level transfers' energy is reported on its own (a read and a
+  // write by default, 1 + 1 pJ per word): 4 x 2.
+  EXPECT_DOUBLE_EQ(base.levels[0].neighborEnergyPj, 8);
+}
+
+// fc, C=2, K=5 (10 MACs), on 3 nodes of one PE splitting K by 2: node 2's
+// tile is partial (1 real channel of 2).
+std::string padCase(const std::string &gbufExtra) {
+  return R"(
+network net { input x [C=2]; l = fc(x, K=5); }
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; access_energy = 1 pJ; }
+  level GBUF { capacity = 1 KiB; array = 1 x 3; access_energy = 10 pJ; transfer = multicast; )" +
+         gbufExtra + R"( }
+  level DRAM { access_energy = 100 pJ; }
+  noc { hop_energy = 1 pJ; }
+}
+schedule for net on hw { layer l {
+  REGF { tensor ifm [C=1]; tensor wgt [K=1, C=1]; tensor ofm [K=1]; update C += 1; update K += 1; }
+  GBUF { tensor ifm [C=2]; tensor wgt [K=2, C=2]; tensor ofm [K=2]; stack K += 2 repl 3; }
+} }
+)";
+}
+
+TEST(AnalysisTest, PadPartialMovesWholeNodeTiles) {
+  // By default the nodes move their real words: 10 weights and 5 outputs to
+  // and from DRAM (§4). With `pad_partial` on the node level node 2's tile is
+  // padded to 2 channels, as nn_dataflow's part_layer rounds K 5 / 3 up: 12
+  // weights read, 6 outputs written, the REGF fills likewise (wgt 12). The
+  // MACs (10), the compute time (2 x 2 PE steps per node: 4 cycles) and the
+  // NoC (only real words travel: the same hops) do not change. The ifm (the
+  // nodes read the same 2 words, one multicast) is unchanged: 2.
+  LayerResult base = analyzeOne(padCase("")), pad = analyzeOne(padCase("pad_partial = true;"));
+  if (base.levels.empty() || pad.levels.empty())
+    return;
+  const TensorRole ifm = TensorRole::Ifm, wgt = TensorRole::Wgt, ofm = TensorRole::Ofm;
+  expectCounts(base, pad,
+               {{2, &LevelAccesses::reads, wgt, 10, 12}, {2, &LevelAccesses::writes, ofm, 5, 6},
+                {2, &LevelAccesses::reads, ofm, 0, 0}, {2, &LevelAccesses::reads, ifm, 2, 2},
+                {0, &LevelAccesses::fills, wgt, 10, 12}});
+  EXPECT_DOUBLE_EQ(pad.work, 10);
+  EXPECT_DOUBLE_EQ(base.computeCycles, 4);
+  EXPECT_DOUBLE_EQ(pad.computeCycles, 4);
+  EXPECT_DOUBLE_EQ(pad.hops, base.hops);
+  EXPECT_FALSE(pad.exactCounts);     // the padding does not exist to be moved
+  EXPECT_GT(base.hops, 0);
+}
+
 } // namespace
 } // namespace dfl

@@ -36,6 +36,26 @@ TEST(HardwareSema, UnitsAreConverted) {
   EXPECT_FALSE(h.spatialPipelining);
 }
 
+TEST(HardwareSema, AccountingSwitches) {
+  // The three switches of nn_dataflow's accounting (docs/language.md): off by
+  // default, `true`/`false` only.
+  auto c = compile(R"(hardware h {
+    word = 16 bit;
+    frequency = 1 GHz;
+    mac { energy = 1 pJ; }
+    level REGF { capacity = 64 B; array = 2; access_energy = 1 pJ; transfer = systolic; psum_multicast = true; }
+    level GBUF { capacity = 1 KiB; array = 2; access_energy = 2 pJ; pad_partial = true; }
+    level DRAM { access_energy = 100 pJ; fetch_padding = maybe; }
+  })");
+  const Hardware &h = c.model.hardware.at(0);
+  EXPECT_TRUE(h.levels.at(0).psumMulticast);
+  EXPECT_FALSE(h.levels.at(0).padPartial);
+  EXPECT_TRUE(h.levels.at(1).padPartial);
+  EXPECT_FALSE(h.levels.at(1).psumMulticast);
+  EXPECT_FALSE(h.levels.at(2).fetchPadding);
+  EXPECT_NE(c.diagnostics().find("fetch_padding"), std::string::npos) << c.diagnostics();
+}
+
 TEST(HardwareSema, Errors) {
   auto c = compile(R"(hardware h {
     word = 16 bit;
