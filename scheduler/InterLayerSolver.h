@@ -5,9 +5,10 @@
 // nodes and no segments (the layer-wise solution) and its analysis. After: the
 // best schedule found among (a) that one, (b) the best chain of temporal
 // segments and (c) the top-k segment chains of a DP over estimated segment
-// costs, where a segment is a single layer, a temporal segment (exact cost;
-// layers that leave its intermediates too little node buffer are re-solved
-// with a reserve for them) or
+// costs, where a segment is a single layer, a temporal segment (exact cost,
+// the analysis' own: over the whole batch, or in batch chunks with its layers
+// re-solved to walk the batch outermost; layers that leave its intermediates
+// too little node buffer are re-solved with a reserve for them) or
 // a spatially pipelined segment (node regions in proportion to work; its
 // schemes — matched forwarding granularities at the top level, batch tile x
 // channel split — after a conservative validity check and Pareto pruning of
