@@ -100,7 +100,8 @@ std::string reportJson(const Model &model, const Solution &solution, const Drive
                         {"chains_solved", s.interLayer.chains},
                         {"spatial_segments_solved", s.interLayer.segmentsSolved},
                         {"temporal_reserved", s.interLayer.temporalReserved},
-                        {"reserve_solves", s.interLayer.reserveSolves}}}};
+                        {"reserve_solves", s.interLayer.reserveSolves},
+                        {"chunk_solves", s.interLayer.chunkSolves}}}};
   // Only when asked for, like the limit: other reports stay as they were.
   if (!o.pipelining)
     report["solver"]["pipelining"] = false;

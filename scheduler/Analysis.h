@@ -100,7 +100,7 @@ struct SegmentResult {
   std::vector<int> layers;
   bool pipelined = false;
   bool userGiven = false;
-  int chunks = 1;               // forwarding granularity (pipelined)
+  int chunks = 1;               // forwarding granularity (pipelined); batch chunks (temporal, §9)
   double latencyCycles = 0;
   double energyPj = 0;
 };
@@ -116,6 +116,33 @@ struct ScheduleResult {
 };
 
 ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
+
+/// The schedule-level half alone, on layer results already at hand: `layers`
+/// holds, per network layer, what the per-layer analysis gives for the
+/// schedule's directives of it; a layer in no multi-layer segment may be left
+/// default (it adds nothing). The inter-layer solver costs a segment this way
+/// with the same rules as analyzeSchedule, without analyzing its layers again.
+ScheduleResult analyzeSegments(const Model &model, const Schedule &schedule, std::vector<LayerResult> layers);
+
+/// What a temporal segment keeps in the nodes' buffers (docs/directives.md §9,
+/// E0819), in bytes over all of them.
+struct TemporalRoom {
+  int64_t chunks = 1;          // batch chunks the segment runs in (1: the whole batch at once)
+  int64_t intermediates = 0;   // outputs consumed inside the segment: one chunk of each
+  int64_t held = 0;            // tiles the layers keep across the chunks (read once, chunks > 1)
+  int64_t largest = 0;         // the largest layer's other tiles
+  int64_t all = 0;             // the level's capacity over its units (0: unbounded)
+  bool bounded = false;
+  int64_t need() const { return intermediates + held + largest; }
+  bool fits() const { return !bounded || need() <= all; }
+};
+
+/// The room temporal segment `layers` (network order) needs, each layer with
+/// its directives and result: its batch chunks are the top-level batch steps
+/// if every layer walks the batch outermost there in the same steps.
+TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,
+                          const std::vector<const LayerScheduleModel *> &schedules,
+                          const std::vector<const LayerResult *> &results);
 
 /// The energy of level l's buffer accesses (docs/directives.md §7): reads and
 /// writes at their energies, fills and write-backs at the fill energy,

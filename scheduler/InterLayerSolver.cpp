@@ -392,7 +392,7 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
   return best;
 }
 
-int64_t InterLayerSolver::reserveLevel(int64_t bytes) const {
+int64_t InterLayerSolver::reserveLevel(int64_t bytes, int64_t above) const {
   const Hardware &hw = hardware();
   const Level &nodes = hw.levels[hw.levels.size() - 2];
   if (!nodes.capacityBytes || bytes <= 0)
@@ -405,14 +405,14 @@ int64_t InterLayerSolver::reserveLevel(int64_t bytes) const {
   // ResNet-50 at batch 64 needed 7/8 where 0.77 would do (docs/solver.md).
   for (int64_t k = 1; k < 16; ++k) {
     int64_t level = (cap * k + 15) / 16;
-    if (need <= level)
+    if (need <= level && level > above)
       return level;
   }
   return 0;
 }
 
-const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, int64_t reserve,
-                                                                         InterLayerStats &stats) {
+const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int64_t reserve, int64_t batchTile,
+                                                                      InterLayerStats &stats) {
   const Network &net = network();
   const Hardware &hw = hardware();
   IntraLayerOptions o = options_.intra;
@@ -420,12 +420,19 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, 
   o.fixedTopTile = {};
   o.fixedTopStack = {};
   o.reservedTopBytes = reserve;
-  std::string key = shapeKey(net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve);
+  if (batchTile) {
+    // Batch chunks of exactly the tile, walked outermost (docs/directives.md §9).
+    at(o.fixedTopTile, Dim::N) = batchTile;
+    at(o.fixedTopStack, Dim::N) = 1;
+    o.topBatchOutermost = true;
+  }
+  std::string key = shapeKey(net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve) + "/n" +
+                    std::to_string(batchTile);
   if (o.search == IntraLayerSearch::Random)
     key += "/" + std::to_string(x);   // its seed depends on the layer
   auto it = reserveMemo_.find(key);
   if (it == reserveMemo_.end()) {
-    ++stats.reserveSolves;
+    ++(reserve ? stats.reserveSolves : stats.chunkSolves);
     SolveFailure why;
     it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
   }
@@ -434,79 +441,135 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveReserved(int x, 
 
 bool InterLayerSolver::budgetSpent() const { return options_.intra.budget && options_.intra.budget->exhausted(); }
 
+std::vector<int64_t> InterLayerSolver::temporalTiles() const {
+  std::vector<int64_t> tiles{network().batch};
+  for (int64_t t : batchTiles())
+    if (t < network().batch)
+      tiles.push_back(t);
+  return tiles;
+}
+
+const LayerScheduleModel &InterLayerSolver::layerwise(int l) const {
+  for (const LayerScheduleModel &ls : base_.layers)
+    if (ls.layer == l)
+      return ls;
+  DFLC_UNREACHABLE("the layer-wise schedule has no layer " + std::to_string(l));
+}
+
 std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerStats &stats) {
   const Network &net = network();
-  const Hardware &hw = hardware();
-  const size_t nl = hw.levels.size(), top = nl - 2, dram = nl - 1;
-  const Level &nodes = hw.levels[top];
-  const size_t ofm = static_cast<size_t>(TensorRole::Ofm), ifm = static_cast<size_t>(TensorRole::Ifm);
-  if (!hw.temporalPipelining)
+  if (!hardware().temporalPipelining)
     return std::nullopt;
-  int64_t bytes = 0;
-  for (int p = i; p <= j; ++p) {
+  for (int p = i; p <= j; ++p)
     if (!net.layers[p].forwardOf.empty())
       return std::nullopt;   // backward layers read and write their tensors in DRAM
-    if (net.readUpTo(p, j))
-      bytes += net.layers[p].ofmShape.size() * net.batch * hw.wordBytes();
+  std::optional<double> best;
+  bool reserved = false;
+  for (int64_t t : temporalTiles()) {
+    if (budgetSpent())
+      break;
+    bool r = false;
+    std::vector<LayerScheduleModel> layers;
+    std::optional<double> e = temporalVariant(i, j, t, layers, r, stats);
+    if (e && (!best || *e < *best)) {
+      best = e;
+      reserved = r;
+      temporalLayers_[{i, j}] = std::move(layers);
+    }
   }
-  // Per layer, the result it runs with in the segment.
-  std::vector<const LayerResult *> res;
-  for (int l = i; l <= j; ++l)
-    res.push_back(&baseResult_.layers[l]);
-  if (nodes.capacityBytes) {
-    const int64_t all = *nodes.capacityBytes * nodes.units();
-    auto tooFull = [&](const LayerResult &x) {
-      const LevelResult &lr = x.levels[top];
-      return bytes > all - lr.occupancyBytes * lr.units;
-    };
-    if (std::any_of(res.begin(), res.end(), [&](const LayerResult *x) { return tooFull(*x); })) {
-      const int64_t reserve = reserveLevel(bytes);
-      if (!reserve)
+  stats.temporalReserved += reserved;
+  return best;
+}
+
+std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t batchTile,
+                                                        std::vector<LayerScheduleModel> &replaced, bool &reserved,
+                                                        InterLayerStats &stats) {
+  const Network &net = network();
+  const Hardware &hw = hardware();
+  const size_t top = hw.levels.size() - 2, n = static_cast<size_t>(j - i + 1);
+  const bool whole = batchTile >= net.batch;
+  auto fixed = [&](int l) { return static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]; };
+  // Per layer, the schedule it runs with in the segment and its result: its
+  // own for the whole batch, else solved to walk the batch in chunks (the
+  // user's directives are kept as written: the analysis then says whether
+  // they walk it so).
+  std::vector<int> layers(n);
+  std::vector<const LayerScheduleModel *> scheds(n);
+  std::vector<const LayerResult *> res(n);
+  std::vector<int64_t> reserveOf(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const int l = i + static_cast<int>(k);
+    layers[k] = l;
+    scheds[k] = &layerwise(l);
+    res[k] = &baseResult_.layers[l];
+    if (whole || fixed(l))
+      continue;
+    const auto &sol = solveAlone(l, 0, batchTile, stats);
+    if (!sol)
+      return std::nullopt;
+    scheds[k] = &sol->schedule;
+    res[k] = &sol->result;
+  }
+  // Room for the intermediates (E0819, the analysis' temporalRoom): the
+  // layers that leave too little are re-solved with a reserve for them,
+  // larger each round (re-solved tiles hold less across the chunks, so a
+  // round or two settles it).
+  int64_t reserve = 0;
+  for (int round = 0;; ++round) {
+    TemporalRoom room = temporalRoom(net, hw, layers, scheds, res);
+    if (room.fits())
+      break;
+    if (round == 3 || budgetSpent())
+      return std::nullopt;
+    reserve = reserveLevel(room.intermediates + room.held, reserve);
+    if (!reserve)
+      return std::nullopt;
+    const int64_t free = room.all - room.intermediates - room.held;
+    for (size_t k = 0; k < n; ++k) {
+      const LevelResult &lr = res[k]->levels[top];
+      if (lr.occupancyBytes * lr.units <= free || reserveOf[k] >= reserve)
+        continue;   // leaves the room already, or as much as this reserve would
+      if (fixed(layers[k]))
+        return std::nullopt;   // the user's directives are kept as written
+      const auto &sol = solveAlone(layers[k], reserve, whole ? 0 : batchTile, stats);
+      if (!sol)
         return std::nullopt;
-      std::vector<LayerScheduleModel> layers;
-      for (int l = i; l <= j; ++l) {
-        const LayerResult *&x = res[static_cast<size_t>(l - i)];
-        if (!tooFull(*x))
-          continue;   // leaves the room already: keeps its best schedule
-        if (static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l])
-          return std::nullopt;   // the user's directives are kept as written
-        const auto &sol = solveReserved(l, reserve, stats);
-        if (!sol || tooFull(sol->result))
-          return std::nullopt;
-        x = &sol->result;
-        layers.push_back(sol->schedule);
-        layers.back().layer = l;
-      }
-      ++stats.temporalReserved;
-      reserved_[{i, j}] = std::move(layers);
+      scheds[k] = &sol->schedule;
+      res[k] = &sol->result;
+      reserveOf[k] = reserve;
     }
   }
-  double e = 0, saved = 0;
-  std::vector<double> writes(net.layers.size());
-  for (int l = i; l <= j; ++l) {
-    const LayerResult &x = *res[static_cast<size_t>(l - i)];
-    e += x.energyPj;
-    writes[l] = x.levels[dram].accesses.writes[ofm];
+  // Costed by the analysis itself: the same forwarding and capacity rules
+  // as the chain it ends up in.
+  Schedule s;
+  s.network = base_.network;
+  s.hardware = base_.hardware;
+  Segment seg;
+  std::vector<LayerResult> results(net.layers.size());
+  for (size_t k = 0; k < n; ++k) {
+    s.layers.push_back(*scheds[k]);
+    s.layers.back().layer = layers[k];
+    results[static_cast<size_t>(layers[k])] = *res[k];
+    results[static_cast<size_t>(layers[k])].layer = layers[k];
+    seg.layers.push_back(layers[k]);
   }
-  for (int c = i; c <= j; ++c) {
-    double reads = res[static_cast<size_t>(c - i)]->levels[dram].accesses.reads[ifm];
-    for (const TensorRef &op : net.layers[c].operands) {
-      if (op.isInput || op.index < i || op.index > c)
-        continue;
-      double w = std::min(writes[op.index], reads);
-      reads -= w;
-      saved += w * hw.levels[dram].readEnergyPj;   // the consumer's fill
-      if (!net.readOutside(op.index, [&](int l) { return l >= i && l <= j; })) {
-        writes[op.index] -= w;   // and the write-back, as the analysis does
-        saved += w * hw.levels[dram].writeEnergyPj;
-      }
-    }
+  s.segments.push_back(std::move(seg));
+  ScheduleResult r = analyzeSegments(model_, s, std::move(results));
+  if (!r.issues.empty())
+    return std::nullopt;
+  double e = 0;
+  replaced.clear();
+  for (size_t k = 0; k < n; ++k) {
+    e += r.layers[static_cast<size_t>(layers[k])].energyPj;
+    if (scheds[k] != &layerwise(layers[k]))
+      replaced.push_back(s.layers[k]);
   }
-  return e - saved;
+  reserved = std::any_of(reserveOf.begin(), reserveOf.end(), [](int64_t v) { return v > 0; });
+  return e;
 }
 
 void InterLayerSolver::useReserved(Schedule &s, int i, int j) const {
-  if (auto it = reserved_.find({i, j}); it != reserved_.end())
+  if (auto it = temporalLayers_.find({i, j}); it != temporalLayers_.end())
     for (const LayerScheduleModel &ls : it->second)
       s.layers[static_cast<size_t>(ls.layer)] = ls;
 }
@@ -646,7 +709,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   const Hardware &hw = hardware();
   const int n = static_cast<int>(net.layers.size());
   const Level &nodes = hw.levels[hw.levels.size() - 2];
-  reserved_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear();
+  temporalLayers_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear();
   bestSchedule_ = base_;
   bestResult_ = baseResult_;
 

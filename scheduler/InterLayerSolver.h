@@ -5,9 +5,10 @@
 // nodes and no segments (the layer-wise solution) and its analysis. After: the
 // best schedule found among (a) that one, (b) the best chain of temporal
 // segments and (c) the top-k segment chains of a DP over estimated segment
-// costs, where a segment is a single layer, a temporal segment (exact cost;
-// layers that leave its intermediates too little node buffer are re-solved
-// with a reserve for them) or
+// costs, where a segment is a single layer, a temporal segment (exact cost,
+// the analysis' own: over the whole batch, or in batch chunks with its layers
+// re-solved to walk the batch outermost; layers that leave its intermediates
+// too little node buffer are re-solved with a reserve for them) or
 // a spatially pipelined segment (node regions in proportion to work; its
 // schemes — matched forwarding granularities at the top level, batch tile x
 // channel split — after a conservative validity check and Pareto pruning of
@@ -59,6 +60,7 @@ struct InterLayerStats {
   int64_t segmentsSolved = 0;  // spatial segment schemes solved by the intra-layer solver
   int64_t temporalReserved = 0;   // temporal segments kept only by re-solving layers with a reserve
   int64_t reserveSolves = 0;   // layer solves with a node-buffer reserve (memoized per shape and reserve)
+  int64_t chunkSolves = 0;     // layer solves walking the batch in a temporal segment's chunks, no reserve
   IntraLayerStats intra;       // the intra-layer solves of spatial segments and with reserves
   double estimateSeconds = 0, shortListSeconds = 0;
 };
@@ -124,13 +126,38 @@ public:
   std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(const std::vector<SpatialSegment> &schemes,
                                                                       InterLayerStats &stats);
   /// The node-buffer reserve a temporal segment's intermediates of `bytes`
-  /// need per node, rounded up to the levels re-solves are made at (an eighth,
-  /// a quarter, half, three quarters of a node's buffer); 0 if none is enough.
-  int64_t reserveLevel(int64_t bytes) const;
+  /// need per node, rounded up to the levels re-solves are made at (sixteenths
+  /// of a node's buffer) and above `above`; 0 if none is enough.
+  int64_t reserveLevel(int64_t bytes, int64_t above = 0) const;
   /// Layer x solved alone on all nodes leaving `reserve` bytes of each node's
-  /// buffer free (IntraLayerOptions::reservedTopBytes): nullopt if impossible.
-  /// Memoized by shape: the schedule's `layer` is the first such layer's.
-  const std::optional<IntraLayerSolution> &solveReserved(int x, int64_t reserve, InterLayerStats &stats);
+  /// buffer free (IntraLayerOptions::reservedTopBytes) and, if `batchTile`,
+  /// walking the batch outermost at the top level in chunks of `batchTile`
+  /// (a temporal segment's batch chunks, docs/directives.md §9): nullopt if
+  /// impossible. Memoized by shape: the schedule's `layer` is the first such layer's.
+  const std::optional<IntraLayerSolution> &solveAlone(int x, int64_t reserve, int64_t batchTile,
+                                                      InterLayerStats &stats);
+  /// The batch tiles temporal segments are tried with: the whole batch (the
+  /// layers' own schedules) first, then the smaller batchTiles().
+  std::vector<int64_t> temporalTiles() const;
+
+  /// Temporal segment first..last (docs/directives.md §9), exact: the least
+  /// energy of its variants (temporalVariant) over temporalTiles(); the
+  /// chosen variant's re-solved layers are kept for useReserved.
+  std::optional<double> temporalCost(int first, int last, InterLayerStats &stats);
+  /// The segment with the whole batch at once (`batchTile` = the batch: the
+  /// layers as solved alone) or in batch chunks of `batchTile` (each layer
+  /// solved to walk the batch outermost in them). When the intermediates do
+  /// not fit beside the layers' tiles (E0819), the layers that leave too little
+  /// room are re-solved with a reserve for them (KAPLA §IV-C: the intra-layer
+  /// solver checks the constraints of the inter-layer scheme). Its energy is
+  /// the analysis' (analyzeSegments), so the chain it goes into costs the
+  /// same; `replaced` gets the layers whose schedules differ from the
+  /// layer-wise ones, `reserved` whether a reserve was needed.
+  std::optional<double> temporalVariant(int first, int last, int64_t batchTile,
+                                        std::vector<LayerScheduleModel> &replaced, bool &reserved,
+                                        InterLayerStats &stats);
+  /// A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
+  void useReserved(Schedule &s, int first, int last) const;
 
 private:
   /// Per segment of 2.. layers: the exact alternative (temporal or one by
@@ -151,16 +178,8 @@ private:
   bool budgetSpent() const;
 
   // ---- segment costs
-  /// Temporal segment first..last (docs/directives.md §9): the layers run as
-  /// solved alone and the DRAM traffic of the intermediates disappears —
-  /// exact. When the intermediates do not fit beside the layer-wise schedules
-  /// (E0819) but fit the nodes' buffers at all, the layers that leave too
-  /// little room are re-solved with a reserve for them (KAPLA §IV-C: the
-  /// intra-layer solver checks the constraints of the inter-layer scheme);
-  /// the segment then runs with those schedules (useReserved), still exact.
-  std::optional<double> temporalCost(int first, int last, InterLayerStats &stats);
-  /// A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
-  void useReserved(Schedule &s, int first, int last) const;
+  /// Layer l's layer-wise schedule.
+  const LayerScheduleModel &layerwise(int l) const;
   /// The layers' layer-wise energies.
   double singlesPj(int first, int last) const;
   SegmentOptions segmentOptions(int first, int last, bool spatialAllowed, InterLayerStats &stats);
@@ -181,10 +200,10 @@ private:
   InterLayerOptions options_;
   /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
   std::map<std::string, std::optional<LayerScheduleModel>> memo_;
-  /// Layer solves with a reserve, by shape and reserve (see solveReserved).
+  /// Layer solves alone with a reserve or batch chunks, by shape, reserve and tile (see solveAlone).
   std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
   // One solve's state.
-  std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> reserved_;   // temporal segments' re-solved layers
+  std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> temporalLayers_;   // temporal segments' re-solved layers
   std::map<std::pair<int, int>, SegmentOptions> segments_;
   std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved_;   // spatial segments
   std::map<std::pair<int, int>, double> realPj_;   // solved spatial segments: their layers' energy

@@ -53,6 +53,10 @@ struct IntraLayerOptions {
   /// chunks: the region walks the chunks one by one on both ends, so the
   /// producer's and the consumer's update steps match (E0814).
   DimVector fixedTopStack{};
+  /// The second-outermost level walks the batch outermost (its `N` update
+  /// last, whatever the loop order): a layer of a temporal segment run in
+  /// batch chunks (docs/directives.md §9) stops between two chunks.
+  bool topBatchOutermost = false;
   /// Exhaustive: start from KAPLA's solution as the incumbent (off only to
   /// test that the bound alone finds the same optimum).
   bool seedWithKapla = true;

@@ -12,6 +12,42 @@
 namespace dfl {
 namespace {
 
+/// Whether layer l's output is an operand of a layer of `layers`.
+bool consumedIn(const Network &net, const std::vector<int> &layers, int l) {
+  for (int c : layers)
+    for (const TensorRef &op : net.layers[c].operands)
+      if (!op.isInput && op.index == l)
+        return true;
+  return false;
+}
+
+/// The step of the top-level update that walks the batch outermost: 0 if no
+/// update there moves N (the whole batch at once); -1 if one does, but not
+/// alone or with an update outside it that iterates (the layer cannot stop
+/// between two batch chunks).
+int64_t outerBatchStep(const LayerScheduleModel *schedule, size_t top, const std::vector<int64_t> &trips) {
+  const LevelDirectives *ld = nullptr;
+  if (schedule)
+    for (const LevelDirectives &d : schedule->levels)
+      if (d.level == static_cast<int>(top))
+        ld = &d;
+  if (!ld)
+    return 0;
+  int64_t step = 0;
+  for (size_t u = 0; u < ld->updates.size(); ++u) {
+    const auto &steps = ld->updates[u].steps;
+    bool movesN = std::any_of(steps.begin(), steps.end(), [](auto &s) { return s.first == Dim::N; });
+    if (movesN) {
+      if (step || steps.size() != 1)
+        return -1;
+      step = steps[0].second;
+    } else if (step && u < trips.size() && trips[u] > 1) {
+      return -1;
+    }
+  }
+  return step;
+}
+
 class ScheduleAnalyzer {
 public:
   ScheduleAnalyzer(const Model &model, const Schedule &s)
@@ -26,13 +62,24 @@ public:
       r_.layers.push_back(analyzeLayer(net_, static_cast<int>(i), hw_, it == byLayer.end() ? nullptr : it->second,
                                        r_.issues));
     }
+    return runSegments();
+  }
+
+  /// The schedule-level half on the layers' results given.
+  ScheduleResult run(std::vector<LayerResult> layers) {
+    DFLC_CHECK(layers.size() == net_.layers.size()) << "one result per layer";
+    r_.layers = std::move(layers);
+    return runSegments();
+  }
+
+private:
+  ScheduleResult runSegments() {
     buildSegments();
     checkSegments();
     totals();
     return std::move(r_);
   }
 
-private:
   void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
     r_.issues.push_back({id, range, std::move(args), std::move(notes)});
   }
@@ -273,34 +320,47 @@ private:
 
   /// Temporal segment (§9): every intermediate tensor stays in the on-chip
   /// buffers while the segment's layers run, so all of them together must fit
-  /// in what the largest layer's tiles leave free. Checked (and reported) once.
-  bool temporalFits(const SegmentResult &seg, size_t segIndex) {
+  /// in what the layers' tiles leave free (temporalRoom: one batch chunk of
+  /// them when the layers walk the batch outermost in the same chunks).
+  /// Checked (and reported) once.
+  bool temporalFits(SegmentResult &seg, size_t segIndex) {
     if (auto it = temporalChecked_.find(segIndex); it != temporalChecked_.end())
       return it->second;
-    const size_t top = hw_.levels.size() - 2;
-    const Level &lv = hw_.levels[top];
-    int64_t all = lv.capacityBytes.value_or(0) * lv.units(), used = 0, bytes = 0;
-    std::vector<std::string> names;
+    std::vector<const LayerScheduleModel *> schedules;
+    std::vector<const LayerResult *> results;
     for (int l : seg.layers) {
-      const LevelResult &lr = r_.layers[l].levels[top];
-      used = std::max(used, lr.occupancyBytes * lr.units);
-      bool consumedInside = false;
-      for (int c : seg.layers)
-        for (const TensorRef &op : net_.layers[c].operands)
-          consumedInside |= !op.isInput && op.index == l;
-      if (consumedInside) {
-        bytes += net_.layers[l].ofmShape.size() * net_.batch * hw_.wordBytes();
-        names.push_back("'" + net_.layers[l].name + "'");
-      }
+      schedules.push_back(scheduleOf(l));
+      results.push_back(&r_.layers[l]);
     }
-    bool ok = !lv.capacityBytes || bytes <= all - used;
-    if (!ok)
+    const TemporalRoom room = temporalRoom(net_, hw_, seg.layers, schedules, results);
+    seg.chunks = static_cast<int>(room.chunks);
+    const bool ok = room.fits();
+    if (!ok) {
+      std::vector<std::string> names;
+      for (int l : seg.layers)
+        if (consumedIn(net_, seg.layers, l))
+          names.push_back("'" + net_.layers[l].name + "'");
+      std::string kept = joinList(names, ", ", " and ");
+      std::string tiles = formatBytes(static_cast<double>(room.largest + room.held));
+      if (room.chunks > 1) {
+        kept += " (one of " + std::to_string(room.chunks) + " batch chunks)";
+        tiles += " (" + formatBytes(static_cast<double>(room.held)) + " of them held across the chunks)";
+      }
+      const Level &lv = hw_.levels[hw_.levels.size() - 2];
       issue(ranges_[segIndex], diag::err_intermediate_overflow,
-            {joinList(names, ", ", " and "), formatBytes(static_cast<double>(bytes)), lv.name,
-             formatBytes(static_cast<double>(std::max<int64_t>(0, all - used))),
-             formatBytes(static_cast<double>(all)), formatBytes(static_cast<double>(used))});
+            {kept, formatBytes(static_cast<double>(room.intermediates)), lv.name,
+             formatBytes(static_cast<double>(std::max<int64_t>(0, room.all - room.largest - room.held))),
+             formatBytes(static_cast<double>(room.all)), tiles});
+    }
     temporalChecked_[segIndex] = ok;
     return ok;
+  }
+
+  const LayerScheduleModel *scheduleOf(int l) const {
+    for (const LayerScheduleModel &ls : s_.layers)
+      if (ls.layer == l)
+        return &ls;
+    return nullptr;
   }
 
   /// Manhattan distance between region centres, regions placed row-major in segment order.
@@ -390,6 +450,44 @@ const Hardware &hardwareOf(const Model &model, const Schedule &schedule) {
 
 ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule) {
   return ScheduleAnalyzer(model, schedule).run();
+}
+
+ScheduleResult analyzeSegments(const Model &model, const Schedule &schedule, std::vector<LayerResult> layers) {
+  return ScheduleAnalyzer(model, schedule).run(std::move(layers));
+}
+
+TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,
+                          const std::vector<const LayerScheduleModel *> &schedules,
+                          const std::vector<const LayerResult *> &results) {
+  TemporalRoom room;
+  const size_t top = hw.levels.size() - 2;
+  const Level &lv = hw.levels[top];
+  room.bounded = lv.capacityBytes.has_value();
+  room.all = lv.capacityBytes.value_or(0) * lv.units();
+  // Batch chunks: every layer walks the batch outermost in the same steps.
+  int64_t step = 0;
+  for (size_t k = 0; k < layers.size(); ++k) {
+    int64_t s = outerBatchStep(schedules[k], top, results[k]->levels[top].trips);
+    step = k == 0 || s == step ? s : -1;
+  }
+  if (step > 0 && step < net.batch)
+    room.chunks = (net.batch + step - 1) / step;
+  const int64_t samples = room.chunks > 1 ? step : net.batch;
+  for (size_t k = 0; k < layers.size(); ++k) {
+    const LevelResult &lr = results[k]->levels[top];
+    // Chunk after chunk each layer runs again: what it reads once (no
+    // top-level update moves it: its weights, typically) stays meanwhile.
+    int64_t held = 0;
+    if (room.chunks > 1)
+      for (const TileResult &t : lr.tiles)
+        if (t.present && t.loads <= 1)
+          held += (t.words + t.shr - 1) / t.shr * hw.wordBytes() * lr.units;   // as its occupancy counts it (§5)
+    room.held += held;
+    room.largest = std::max(room.largest, std::max<int64_t>(0, lr.occupancyBytes * lr.units - held));
+    if (consumedIn(net, layers, layers[k]))
+      room.intermediates += net.layers[static_cast<size_t>(layers[k])].ofmShape.size() * samples * hw.wordBytes();
+  }
+  return room;
 }
 
 void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags) {

@@ -305,7 +305,10 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
       s.repl = lp.repl[i];
       d.stacks.push_back(s);
     }
-  for (Dim dim : loopOrders()[lp.order]) {
+  std::array<Dim, kND> order = loopOrders()[lp.order];
+  if (l == top_ && options_.topBatchOutermost)
+    std::stable_partition(order.begin(), order.end(), [](Dim dim) { return dim != Dim::N; });
+  for (Dim dim : order) {
     size_t i = index(dim);
     int64_t step = lp.tile[i] * lp.repl[i];
     if (step < enclosingTile(p, l, i)) {

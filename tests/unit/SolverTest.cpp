@@ -933,3 +933,96 @@ TEST(Objectives, NoPipeliningSolvesLayerByLayer) {
   // Layer by layer is the inter-layer step's starting point, which it never makes worse.
   EXPECT_LE(piped->result.energyPj, alone->result.energyPj);
 }
+
+// ---- temporal segments: the analysis' cost, batch chunks (docs/directives.md §9)
+
+TEST(InterLayer, TemporalCostIsTheAnalysis) {
+  // The solver's exact cost of a temporal segment is the analysis' own: for
+  // every temporal segment of up to 8 layers, with the layers the solver runs
+  // it with (as solved alone, or re-solved for batch chunks or a reserve), the
+  // energy temporalCost returns is what analyzeSchedule charges those layers
+  // in the layer-wise schedule with that one segment. (It used to re-implement
+  // the forwarding: min(producer writes, consumer reads) words saved and the
+  // NoC hops kept, which on eyeriss_multinode missed every forwarded word's
+  // DRAM hops.)
+  for (const char *net : {"mlp", "alexnet"}) {
+    StdlibModel m = loadStdlib(net, "eyeriss_multinode", 64);
+    Solution base = layerwise(m.model);
+    ASSERT_TRUE(base.result.valid && base.result.complete) << net;
+    InterLayerSolver inter(m.model, base.schedule, base.result, InterLayerOptions{});
+    const int n = static_cast<int>(base.result.layers.size());
+    int costed = 0, chunked = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n && j - i < 8; ++j) {
+        InterLayerStats stats;
+        std::optional<double> cost = inter.temporalCost(i, j, stats);
+        if (!cost)
+          continue;
+        Schedule s = base.schedule;
+        inter.useReserved(s, i, j);
+        Segment seg;
+        for (int l = i; l <= j; ++l)
+          seg.layers.push_back(l);
+        s.segments = {seg};
+        ScheduleResult r = analyzeSchedule(m.model, s);
+        ASSERT_TRUE(r.valid && r.complete) << net << " segment " << i << ".." << j;
+        double e = 0;
+        for (int l = i; l <= j; ++l)
+          e += r.layers[static_cast<size_t>(l)].energyPj;
+        EXPECT_NEAR(*cost, e, 1e-9 * e) << net << " segment " << i << ".." << j;
+        ++costed;
+        for (const SegmentResult &sr : r.segments)
+          chunked += sr.layers.size() > 1 && sr.chunks > 1;
+      }
+    EXPECT_GT(costed, 0) << net;
+    if (std::string(net) == "alexnet") {
+      EXPECT_GT(chunked, 0);   // batch chunks were among them
+    }
+  }
+}
+
+TEST(InterLayer, TemporalSegmentInBatchChunks) {
+  // c1's whole output, 4 samples x 8 x 4 x 4 = 512 words = 1 KiB, fills the
+  // two 512 B node buffers by itself: as one temporal segment over the whole
+  // batch nothing else would fit (E0819). In batch chunks of one sample it
+  // keeps 128 words = 256 B of it, so the segment exists only in chunks.
+  const char *text = R"(network two {
+  batch N = 4;
+  input x [C=2, X=4, Y=4];
+  c1 = conv(x, K=8, R=1);
+  c2 = conv(c1, K=4, R=1);
+}
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 512 B; array = 1 x 2; access_energy = 10 pJ; bandwidth = 16 B/cycle; transfer = multicast; }
+  level DRAM { access_energy = 500 pJ; bandwidth = 16 B/cycle; }
+  pipeline { temporal = true; spatial = false; }
+}
+)";
+  auto c = compile(text);
+  ASSERT_EQ(c.diagnostics(), "");
+  Solution alone = layerwise(c.model);
+  Solution s = solveWith(c.model, SolverOptions{});
+  ASSERT_TRUE(s.result.valid && s.result.complete);
+  ASSERT_EQ(s.schedule.segments.size(), 1u);
+  EXPECT_EQ(s.schedule.segments[0].layers, (std::vector<int>{0, 1}));
+  // The segment runs in 4 chunks of one sample (of the batch tiles 1, 8 and
+  // the batch, 1 is the one below the batch that divides it), and the forwarded tensor
+  // touches DRAM on neither side: c1 writes none of its 512 outputs, c2 reads
+  // none of its inputs.
+  const SegmentResult *seg = nullptr;
+  for (const SegmentResult &sr : s.result.segments)
+    if (sr.layers.size() == 2)
+      seg = &sr;
+  ASSERT_NE(seg, nullptr);
+  EXPECT_EQ(seg->chunks, 4);
+  const size_t dram = c.model.hardware[0].levels.size() - 1;
+  EXPECT_EQ(s.result.layers[0].levels[dram].accesses.writes[static_cast<size_t>(TensorRole::Ofm)], 0);
+  EXPECT_EQ(s.result.layers[1].levels[dram].accesses.reads[static_cast<size_t>(TensorRole::Ifm)], 0);
+  EXPECT_LT(s.result.energyPj, alone.result.energyPj);
+  ScheduleResult again = analyzeSchedule(c.model, s.schedule);
+  ASSERT_TRUE(again.valid && again.complete);
+  EXPECT_EQ(again.energyPj, s.result.energyPj);
+}
