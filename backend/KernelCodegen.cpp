@@ -16,6 +16,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -43,6 +44,7 @@ public:
     code_.module = std::make_unique<llvm::Module>(p_.layer, ctx_);
     code_.function = "kernel";
     layoutSlots();
+    makeScopes();
     i8_ = b_.getInt8Ty(), i32_ = b_.getInt32Ty(), i64_ = b_.getInt64Ty();
     slotsTy_ = i8_->getPointerTo()->getPointerTo();
     // Evictions first: the kernel calls them.
@@ -159,9 +161,32 @@ private:
   }
   Value *load(int slot, Value *index) {
     const KernelSlot &s = code_.slots[static_cast<size_t>(slot)];
-    return b_.CreateLoad(s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_, elem(slot, index));
+    return scoped(b_.CreateLoad(s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_, elem(slot, index)), slot);
   }
-  void store(int slot, Value *index, Value *v) { b_.CreateStore(v, elem(slot, index)); }
+  void store(int slot, Value *index, Value *v) { scoped(b_.CreateStore(v, elem(slot, index)), slot); }
+  /// Every slot is its own allocation: an access to one aliases no other
+  /// (alias scopes, so that -O2 keeps values in registers across the stores
+  /// to other buffers).
+  void makeScopes() {
+    llvm::MDBuilder md(ctx_);
+    llvm::MDNode *domain = md.createAnonymousAliasScopeDomain("slots");
+    std::vector<llvm::Metadata *> all;
+    for (const KernelSlot &k : code_.slots)
+      all.push_back(md.createAnonymousAliasScope(domain, k.name));
+    for (size_t j = 0; j < all.size(); ++j) {
+      std::vector<llvm::Metadata *> others = all;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
+      scopes_.emplace_back(llvm::MDNode::get(ctx_, {all[j]}), llvm::MDNode::get(ctx_, others));
+    }
+  }
+  llvm::Instruction *scoped(llvm::Instruction *i, int slot) {
+    const auto &[scope, noalias] = scopes_.at(static_cast<size_t>(slot));
+    i->setMetadata(llvm::LLVMContext::MD_alias_scope, scope);
+    i->setMetadata(llvm::LLVMContext::MD_noalias, noalias);
+    return i;
+  }
+  /// A count of 1 where `cond` holds (i1), 0 elsewhere.
+  Value *one(Value *cond) { return b_.CreateZExt(cond, i64_); }
   void count(size_t level, TensorRole r, int kind, Value *n) { countAt(code_.counters.at(level, r, kind), n); }
   /// Counters accumulate in the function's locals (registers after -O2:
   /// no store per word that could alias a buffer) and are added to the
@@ -393,7 +418,7 @@ private:
   // ---- fills of inputs -------------------------------------------------------------------
   /// ifm, wgt: the unit's tile, fetched where it differs from the one held.
   void fillInput(size_t l, TensorRole r, Value *unit, const Position &pos, const std::array<Box, kNumRoles> &parentLo,
-                 Value *step, Value *slideStep) {
+                 Value *step, Value *slideStep, bool canSlide) {
     const PlanLevel &pl = p_.levels[l];
     const size_t nd = dimsOf(r);
     const auto box = realBox(r, pos);
@@ -408,23 +433,55 @@ private:
         bool outermost = l + 1 == nOn();
         Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
         // add, mul: one tile per operand, one after the other in the buffer.
+        // By rows along the innermost dim the tile spans more than one index
+        // of (the dims inside it are one index wide): the words held (a run
+        // of the row, on a sliding step) are moved, the others fetched.
+        size_t last = nd - 1;
+        while (last > 0 && ext[last] == 1)
+          --last;
+        Box outerLo, outerHi;
+        for (size_t i = 0; i < nd; ++i)
+          if (i != last)
+            outerLo.push_back(lo[i]), outerHi.push_back(i < last ? hi[i] : b_.CreateAdd(lo[i], c(1)));
+        auto point = [&](const Box &row, Value *x) {
+          Box a = row;
+          a.insert(a.begin() + static_cast<std::ptrdiff_t>(last), x);
+          return a;
+        };
         for (int64_t op = 0; op < ops(r); ++op) {
           Value *bufBase = b_.CreateAdd(b_.CreateMul(unit, c(bufferWords(l, r))), c(op * pl.tileWords[idx(r)]));
-          forBox(lo, hi, [&](const Box &a) {
-            Value *dst = b_.CreateAdd(bufBase, linear(a, lo, ext));
-            Value *kept = slide;
-            for (size_t i = 0; i < nd; ++i)
-              kept = b_.CreateAnd(kept,
-                                  b_.CreateAnd(b_.CreateICmpSGE(a[i], oldLo[i]), b_.CreateICmpSLT(a[i], oldHi[i])));
-            ifThen(
-                kept,
-                [&] { store(bufSlot, dst, load(bufSlot, b_.CreateAdd(bufBase, linear(a, oldLo, ext)))); },
-                [&] {
-                  if (fault_ == KernelFault::DropInnerFill && l == 0 && r == TensorRole::Ifm)
-                    return;
-                  count(l, r, kWrites, c(1));
-                  fetch(l, r, op, a, parent, parentLo, step, dst);
-                });
+          forBox(outerLo, outerHi, [&](const Box &row) {
+            Value *keptLo = lo[last], *keptHi = lo[last];
+            if (canSlide) {
+              Value *kept = slide;
+              for (size_t i = 0, j = 0; i < nd; ++i)
+                if (i != last) {
+                  kept = b_.CreateAnd(kept, b_.CreateAnd(b_.CreateICmpSGE(row[j], oldLo[i]),
+                                                         b_.CreateICmpSLT(row[j], oldHi[i])));
+                  ++j;
+                }
+              Value *kLo = smax(lo[last], oldLo[last]), *kHi = smin(hi[last], oldHi[last]);
+              kept = b_.CreateAnd(kept, b_.CreateICmpSLT(kLo, kHi));
+              keptLo = b_.CreateSelect(kept, kLo, lo[last]);
+              keptHi = b_.CreateSelect(kept, kHi, lo[last]);
+              // In increasing order: a word's new place is never after its old one.
+              forLoop(keptLo, keptHi, [&](Value *x) {
+                Box a = point(row, x);
+                store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)),
+                      load(bufSlot, b_.CreateAdd(bufBase, linear(a, oldLo, ext))));
+              });
+            }
+            if (fault_ == KernelFault::DropInnerFill && l == 0 && r == TensorRole::Ifm)
+              return;
+            // Fetched: [lo, keptLo) and [keptHi, hi) of the row.
+            Value *before = b_.CreateSub(keptLo, lo[last]);
+            Value *n = b_.CreateAdd(before, b_.CreateSub(hi[last], keptHi));
+            count(l, r, kWrites, n);
+            forLoop(c(0), n, [&](Value *j) {
+              Box a = point(row, b_.CreateSelect(b_.CreateICmpSLT(j, before), b_.CreateAdd(lo[last], j),
+                                                 b_.CreateAdd(keptHi, b_.CreateSub(j, before))));
+              fetch(l, r, op, a, parent, parentLo, step, b_.CreateAdd(bufBase, linear(a, lo, ext)));
+            });
           });
         }
         hold(l, r, unit, lo, hi);
@@ -438,22 +495,26 @@ private:
              const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst) {
     const PlanLevel &pl = p_.levels[l];
     int bufSlot = buffer_[l][idx(r)];
-    // k: the DRAM tensor read, whose reads are also counted on their own.
-    auto readCounted = [&](Value *at, std::optional<size_t> k = std::nullopt) {
+    // Where `inside` is given, only a word inside the tensor is read (and
+    // `at` is a valid index either way). No branch per word. k: the DRAM
+    // tensor read, whose reads are also counted on their own.
+    auto readCounted = [&](Value *at, Value *inside, std::optional<size_t> k = std::nullopt) {
       if (!counters_)
         return;
-      auto counted = [&] {
-        count(l + 1, r, kReads, c(1));
+      auto counted = [&](Value *n) {
+        count(l + 1, r, kReads, n);
         if (k)
-          countAt(code_.counters.sourceReads(r, *k), c(1));
+          countAt(code_.counters.sourceReads(r, *k), n);
       };
       if (!pl.serveCopies)
-        return counted();
+        return counted(inside ? one(inside) : c(1));
       int s = stamps_[l][idx(r)];
-      ifThen(b_.CreateICmpNE(load(s, at), step), [&] {
-        store(s, at, step);
-        counted();
-      });
+      Value *old = load(s, at);
+      Value *fresh = b_.CreateICmpNE(old, step);
+      if (inside)
+        fresh = b_.CreateAnd(fresh, inside);
+      store(s, at, inside ? b_.CreateSelect(inside, step, old) : step);
+      counted(one(fresh));
     };
     if (l + 1 == nOn()) {
       // From DRAM: operand op's tensor (add, mul), or the one whose guard
@@ -472,24 +533,22 @@ private:
     Value *at = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))), c(op * up.tileWords[idx(r)])),
                              linear(a, parentLo[idx(r)], extentsAt(up.extent, r)));
     store(bufSlot, dst, load(buffer_[l + 1][idx(r)], at));
-    readCounted(at);
+    readCounted(at, nullptr);
   }
 
   /// One word of DRAM tensor k of role r; padding is not data: it is
   /// written, not read from DRAM (§6).
   void fromSource(size_t l, TensorRole r, size_t k, const Box &a, Value *dst,
-                  const std::function<void(Value *, std::optional<size_t>)> &readCounted) {
+                  const std::function<void(Value *, Value *, std::optional<size_t>)> &readCounted) {
     const PlanSource &src = p_.role(r).sources[k];
     int bufSlot = buffer_[l][idx(r)], tensor = sourceSlot_[idx(r)][k];
     Value *inside = nullptr;
     Value *off = tensorOffset(r, src, a, r == TensorRole::Ifm ? &inside : nullptr);
-    auto read = [&] {
-      store(bufSlot, dst, load(tensor, off));
-      readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])), k);
-    };
-    if (!inside)
-      return read();
-    ifThen(inside, read, [&] { store(bufSlot, dst, b_.getInt32(static_cast<uint32_t>(p_.padding))); });
+    if (inside)   // padding: the word is not read (index 0 stands in), the padding value written
+      off = b_.CreateSelect(inside, off, c(0));
+    Value *v = load(tensor, off);
+    store(bufSlot, dst, inside ? b_.CreateSelect(inside, v, b_.getInt32(static_cast<uint32_t>(p_.padding))) : v);
+    readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])), inside, k);
   }
 
   // ---- partial sums ----------------------------------------------------------------------
@@ -569,38 +628,31 @@ private:
     std::vector<int64_t> full = extentsAt(p_.bounds, r);
     Box zero(nd, c(0));
     Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
-    auto accumulate = [&] { store(parentSlot, at, combine(load(parentSlot, at), v)); };
-    auto writeBack = [&] {
-      count(l, r, kReads, c(1));
-      count(l + 1, r, kWrites, c(1));
+    // Written back where `fresh` (i1): a word not summed into another unit's copy first.
+    auto writeBack = [&](Value *fresh) {
+      count(l, r, kReads, one(fresh));
+      count(l + 1, r, kWrites, one(fresh));
       // A partial sum this parent has seen before is read back (§6).
       Value *bit = b_.CreateAdd(b_.CreateMul(parent, c(outputPoints())), linear(a, zero, full));
       Value *byteAt = b_.CreateLShr(bit, c(3));
       Value *mask = b_.CreateShl(b_.getInt8(1), b_.CreateTrunc(b_.CreateAnd(bit, c(7)), i8_));
       Value *byte = load(visited_[l], byteAt);
-      ifThen(b_.CreateICmpNE(b_.CreateAnd(byte, mask), b_.getInt8(0)), [&] {
-        count(l, r, kWrites, c(1));
-        count(l + 1, r, kReads, c(1));
-      });
-      store(visited_[l], byteAt, b_.CreateOr(byte, mask));
-      accumulate();
+      Value *seen = b_.CreateAnd(fresh, b_.CreateICmpNE(b_.CreateAnd(byte, mask), b_.getInt8(0)));
+      count(l, r, kWrites, one(seen));
+      count(l + 1, r, kReads, one(seen));
+      store(visited_[l], byteAt, b_.CreateOr(byte, b_.CreateSelect(fresh, mask, b_.getInt8(0))));
     };
-    if (!counters_)
-      return accumulate();
-    if (!pl.reduceOutputs)
-      return writeBack();
-    // Copies of the same partial sums from one step are summed among the units first.
-    int s = stamps_[l][idx(r)];
-    ifThen(
-        b_.CreateICmpEQ(load(s, at), start),
-        [&] {
-          count(l, r, kSame, c(1));
-          accumulate();
-        },
-        [&] {
-          store(s, at, start);
-          writeBack();
-        });
+    if (counters_ && !pl.reduceOutputs)
+      writeBack(b_.getTrue());
+    if (counters_ && pl.reduceOutputs) {
+      // Copies of the same partial sums from one step are summed among the units first.
+      int s = stamps_[l][idx(r)];
+      Value *same = b_.CreateICmpEQ(load(s, at), start);
+      store(s, at, start);
+      count(l, r, kSame, one(same));
+      writeBack(b_.CreateNot(same));
+    }
+    store(parentSlot, at, combine(load(parentSlot, at), v));
   }
 
   // ---- the nest --------------------------------------------------------------------------
@@ -672,7 +724,7 @@ private:
             for (size_t j = static_cast<size_t>(f) + 1; j < trips.size(); ++j)
               slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
           }
-          fillInput(l, r, unit, pos, parentLo, step, slide);
+          fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0);
           here[idx(r)] = realBox(r, pos).first;
         }
         startOutput(l, slots, unit, pos, step);
@@ -712,11 +764,16 @@ private:
       for (const PlanRole &r : p_.roles)
         if (r.present)
           base[idx(r.role)] = b_.CreateMul(unit, c(bufferWords(0, r.role)));
+      // A dim the PE's tile spans one index of takes no loop.
+      Box llo, lhi;
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (at(pe.extent, dims[i]) != 1)
+          llo.push_back(blo[i]), lhi.push_back(bhi[i]);
       hot_ = true;
-      forBox(blo, bhi, [&](const Box &pt) {
+      forBox(llo, lhi, [&](const Box &pt) {
         std::array<Value *, kNumDims> v{};
-        for (size_t i = 0; i < dims.size(); ++i)
-          v[idx(dims[i])] = pt[i];
+        for (size_t i = 0, j = 0; i < dims.size(); ++i)
+          v[idx(dims[i])] = at(pe.extent, dims[i]) != 1 ? pt[j++] : blo[i];
         v[idx(Dim::K)] = p_.channelWise ? v[idx(Dim::C)] : v[idx(Dim::K)];
         v[idx(Dim::Xi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Xo)], c(p_.stride)),
                                         b_.CreateMul(v[idx(Dim::R)], c(p_.dilation)));
@@ -840,6 +897,7 @@ private:
   std::array<std::vector<int64_t>, kNumRoles> sourceBase_;    // its first word among the role's
   std::vector<Value *> ptrs_;
   std::map<size_t, llvm::AllocaInst *> accumulators_;   // of the function being emitted
+  std::vector<std::pair<llvm::MDNode *, llvm::MDNode *>> scopes_;   // per slot: its alias scope, all others
   std::vector<llvm::Function *> evictFns_;
 };
 

@@ -5,7 +5,7 @@
 // run; the kernel's compile time (IR generation, -O2, machine code); and the
 // whole network's simulation (`dflc sim`'s work) end to end.
 //
-// Usage: dflc_sim_bench NET.dfl HW.dfl [--batch N] [--reps R]
+// Usage: dflc_sim_bench NET.dfl HW.dfl [--batch N] [--reps R] [--layers A,B,...] [--no-whole]
 #include "backend/Jit.h"
 #include "backend/KernelRun.h"
 #include "backend/Reference.h"
@@ -39,14 +39,24 @@ template <class F> double timeMs(F f) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s NET.dfl HW.dfl [--batch N] [--reps R]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s NET.dfl HW.dfl [--batch N] [--reps R] [--layers A,B,...] [--no-whole]\n", argv[0]);
     return 2;
   }
   driver::DriverOptions o;
   o.files = {argv[1], argv[2]};
   int reps = 5;
-  for (int i = 3; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--batch")
+  bool whole = true;
+  std::string only;
+  for (int i = 3; i < argc; i += 2) {
+    if (std::string(argv[i]) == "--no-whole") {
+      whole = false, --i;
+      continue;
+    }
+    if (i + 1 >= argc)
+      break;
+    if (std::string(argv[i]) == "--layers")
+      only = "," + std::string(argv[i + 1]) + ",";
+    else if (std::string(argv[i]) == "--batch")
       o.batch = std::atoll(argv[i + 1]);
     else if (std::string(argv[i]) == "--reps")
       reps = std::atoi(argv[i + 1]);
@@ -74,6 +84,12 @@ int main(int argc, char **argv) {
   std::printf("%-18s %12s %10s %10s %10s %9s %9s %9s\n", "", "", "[ms]", "off [ms]", "on [ms]", "off", "on", "[ms]");
   for (const LayerScheduleModel &ls : schedule.layers) {
     const Layer &layer = net.layers[static_cast<size_t>(ls.layer)];
+    if (!only.empty() && only.find("," + layer.name + ",") == std::string::npos) {
+      sim::TensorStore skipped = sim::referenceOutputs(net, ls.layer, store);
+      for (const auto &[name, t] : skipped.tensors())
+        store.set(name, t);
+      continue;
+    }
     std::vector<double> native, on, off;
     sim::TensorStore outputs;
     for (int i = 0; i < reps; ++i)
@@ -101,9 +117,11 @@ int main(int argc, char **argv) {
   }
   std::printf("median native/kernel throughput: counters off %.3f, on %.3f; median compile %.1f ms over %zu kernels\n",
               median(offRatios), median(onRatios), median(compileMs), compileMs.size());
-  sim::SimResult whole;
-  double wholeMs = timeMs([&] { whole = sim::simulate(model, schedule, sim::SimOptions{}); });
+  if (!whole)
+    return 0;
+  sim::SimResult result;
+  double wholeMs = timeMs([&] { result = sim::simulate(model, schedule, sim::SimOptions{}); });
   std::printf("whole network (dflc sim: reference, compile, run, compare): %.1f s, %s\n", wholeMs / 1000,
-              whole.ok() ? "ok" : "FAILED");
+              result.ok() ? "ok" : "FAILED");
   return 0;
 }
