@@ -143,6 +143,47 @@ schedule for n on h {
   EXPECT_TRUE(lr.exactCounts);
 }
 
+TEST(Training, StridedGradientVisitsOnlyItsWindows) {
+  // A 1x1 conv of stride 2 (X=8 -> Xo=4): its data gradient writes a's
+  // gradient at 0, 2, 4, 6 only. One PE holds one word, Xo inside K (2
+  // steps); the GBUF holds the whole window [0, 7).
+  auto c = compileTrain(R"(network n { input x [C=1, X=8]; a = conv(x, K=1, R=1, S=1); b = conv(a, K=2, R=1, S=1, stride=2); }
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; access_energy = 1 pJ; }
+  level GBUF { capacity = 1024 B; access_energy = 10 pJ; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 2 B/cycle; }
+}
+schedule for n on h {
+  layer b__dgrad {
+    REGF { tensor ifm [Xi=1]; tensor wgt [K=1]; tensor ofm [K=1, Xo=1]; update Xo += 1, Xi += 2; update K += 1; }
+    GBUF { tensor ifm [Xi=7]; tensor wgt [K=2]; tensor ofm [K=2, Xo=4]; }
+  }
+})");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  ScheduleResult r = analyzeSchedule(c.model, c.model.schedules[0]);
+  size_t found = 0;
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    if (net.layers[i].name != "b__dgrad")
+      continue;
+    ++found;
+    const LayerResult &lr = r.layers[i];
+    ASSERT_TRUE(lr.complete && lr.valid);
+    const size_t ifm = 0;
+    // 8 one-word residencies (4 Xo x 2 K) written back into the GBUF; the
+    // first visit of each of the 4 words it holds reads nothing, the other 4
+    // read a partial sum back (the analysis once took all 7 words of the
+    // window as visited: 1 read back).
+    EXPECT_EQ(lr.levels[1].accesses.writes[ifm], 8);
+    EXPECT_EQ(lr.levels[1].accesses.reads[ifm], 4 + 7);   // + the 7 read out to DRAM
+    // The GBUF's one residency writes its window back: 7 words, none read back.
+    EXPECT_EQ(lr.levels[2].accesses.writes[ifm], 7);
+    EXPECT_EQ(lr.levels[2].accesses.reads[ifm], 0);
+  }
+  EXPECT_EQ(found, 1u);
+}
+
 // KAPLA's descent on backward layers, against the exhaustive search of the
 // same space on a machine small enough that it finishes (no candidate cap).
 // A weight-gradient layer's output is the weight tensor and its reduction dim
