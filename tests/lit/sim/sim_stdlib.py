@@ -2,7 +2,10 @@
 """Simulates every stdlib network at batch 1 on a template: the solver's
 schedule, then, in `dflc sim`, the first layer of every kind the network has
 (with each kind's first fused activation list) in its JIT-compiled kernel,
-against the reference and the analysis. Exits 1 on the first failure.
+against the reference and the analysis. Where the analysis does not claim
+a layer's counts exact, each must stay within the bound docs/directives.md
+§4 states for inference: never below the kernel's, at most 16.1 % above.
+Exits 1 on any failure.
 
   sim_stdlib.py DFLC STDLIB HW WORKDIR
 """
@@ -10,6 +13,25 @@ import json
 import os
 import subprocess
 import sys
+
+
+BOUND = 1.161   # docs/directives.md §4: approximated counts are upper bounds, at most 16.1 % above
+
+
+def outside_bound(net, path):
+    """Prints and returns whether an approximated count leaves [kernel, BOUND x kernel]."""
+    bad = False
+    for layer in json.load(open(path))['layers']:
+        if layer.get('counts_exact_claimed', True):
+            continue
+        for c in layer['accesses']:
+            k, a = c['kernel'], c['analysis']
+            eps = 1e-9 * max(1.0, k)   # the analysis' counts are doubles
+            if a < k - eps or a > BOUND * k + eps:
+                print(f"{net}: {layer['layer']} {c['level']} {c['tensor']} {c['kind']}: "
+                      f"analysis {a} outside [{k}, {BOUND} x {k}]")
+                bad = True
+    return bad
 
 
 def main():
@@ -32,6 +54,8 @@ def main():
         verdict = [l for l in run.stdout.splitlines() if 'layers simulated' in l]
         print(f[:-4], run.returncode, verdict[0] if verdict else run.stderr.strip()[-300:])
         failed = failed or run.returncode != 0
+        if run.returncode == 0:
+            failed = outside_bound(f[:-4], os.path.join(out, 'sim.json')) or failed
     sys.exit(1 if failed else 0)
 
 
