@@ -4,7 +4,7 @@ schedule, then, in `dflc sim`, the first layer of every kind the network has
 (with each kind's first fused activation list) in its JIT-compiled kernel,
 against the reference and the analysis. Where the analysis does not claim
 a layer's counts exact, each must stay within the bound docs/directives.md
-§4 states for inference: never below the kernel's, at most 16.1 % above.
+§4 states for inference: never below the kernel's, at most 16.4 % above.
 Exits 1 on any failure.
 
   sim_stdlib.py DFLC STDLIB HW WORKDIR
@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 
-BOUND = 1.161   # docs/directives.md §4: approximated counts are upper bounds, at most 16.1 % above
+BOUND = 1.164   # docs/directives.md §4: approximated counts are upper bounds, at most 16.4 % above
 
 
 def outside_bound(net, path):
