@@ -23,15 +23,12 @@ void forwardOnChip(const Network &net, int li, const std::vector<int> &segment, 
     return;
   std::array<KernelCounts::Role, kNumRoles> &dram = k.levels.back();
   for (size_t r = 0; r < kNumRoles; ++r)
-    for (const auto &[tensor, reads] : k.dramReads[r])
-      for (int p : segment)
-        if (p != li && static_cast<TensorRole>(r) != output && net.layers[static_cast<size_t>(p)].name == tensor)
-          dram[r].reads -= reads;
-  bool forwards = false;
-  for (int c : segment)
-    for (const TensorRef &op : net.layers[static_cast<size_t>(c)].operands)
-      forwards |= !op.isInput && op.index == li;
-  if (forwards && !net.readOutside(li, inSegment)) {
+    if (static_cast<TensorRole>(r) != output)
+      for (const auto &[tensor, reads] : k.dramReads[r])
+        for (int p : segment)
+          if (p != li && net.layers[static_cast<size_t>(p)].name == tensor)
+            dram[r].reads -= reads;
+  if (net.readBy(li, segment) && !net.readOutside(li, inSegment)) {
     // Each word's first write-back reads nothing back; the later ones each
     // read one partial sum: those stay.
     KernelCounts::Role &out = dram[static_cast<size_t>(output)];

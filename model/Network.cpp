@@ -91,6 +91,14 @@ bool Network::readUpTo(int p, int last) const {
   return false;
 }
 
+bool Network::readBy(int p, const std::vector<int> &readers) const {
+  for (int c : readers)
+    for (const TensorRef &op : layers[static_cast<size_t>(c)].operands)
+      if (!op.isInput && op.index == p)
+        return true;
+  return false;
+}
+
 int64_t Network::totalMacs() const {
   // Each layer is within 2^53 (E0308), but a thousand of them are not.
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

@@ -96,6 +96,8 @@ struct Network {
   /// Whether a layer in p+1..last reads layer p's output: the tensor is an
   /// intermediate of a segment of consecutive layers ending at `last`.
   bool readUpTo(int p, int last) const;
+  /// Whether a layer of `layers` reads layer p's output.
+  bool readBy(int p, const std::vector<int> &layers) const;
 };
 
 } // namespace dfl

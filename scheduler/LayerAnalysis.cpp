@@ -1105,7 +1105,9 @@ private:
             const double nc = realSum(l, Dim::N) * realSum(l, Dim::C);
             const double backRepeats = reducing ? repeats / replicas : repeats;
             if (top) {
-              WindowSums xs = windowSums(l, Dim::Xi, nullptr, false), ys = windowSums(l, Dim::Yi, nullptr, false);
+              // Every window's data: x and y already, unless they are unions.
+              WindowSums xs = reducing ? windowSums(l, Dim::Xi, nullptr, false) : x;
+              WindowSums ys = reducing ? windowSums(l, Dim::Yi, nullptr, false) : y;
               all = repeats * nc * xs.data * ys.data;
               back = backRepeats * nc * x.data * y.data;
             } else {

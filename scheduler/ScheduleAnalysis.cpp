@@ -12,15 +12,6 @@
 namespace dfl {
 namespace {
 
-/// Whether layer l's output is an operand of a layer of `layers`.
-bool consumedIn(const Network &net, const std::vector<int> &layers, int l) {
-  for (int c : layers)
-    for (const TensorRef &op : net.layers[c].operands)
-      if (!op.isInput && op.index == l)
-        return true;
-  return false;
-}
-
 /// The step of the top-level update that walks the batch outermost: 0 if no
 /// update there moves N (the whole batch at once); -1 if one does, but not
 /// alone or with an update outside it that iterates (the layer cannot stop
@@ -338,7 +329,7 @@ private:
     if (!ok) {
       std::vector<std::string> names;
       for (int l : seg.layers)
-        if (consumedIn(net_, seg.layers, l))
+        if (net_.readBy(l, seg.layers))
           names.push_back("'" + net_.layers[l].name + "'");
       std::string kept = joinList(names, ", ", " and ");
       std::string tiles = formatBytes(static_cast<double>(room.largest + room.held));
@@ -484,7 +475,7 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
           held += (t.words + t.shr - 1) / t.shr * hw.wordBytes() * lr.units;   // as its occupancy counts it (§5)
     room.held += held;
     room.largest = std::max(room.largest, std::max<int64_t>(0, lr.occupancyBytes * lr.units - held));
-    if (consumedIn(net, layers, layers[k]))
+    if (net.readBy(layers[k], layers))
       room.intermediates += net.layers[static_cast<size_t>(layers[k])].ofmShape.size() * samples * hw.wordBytes();
   }
   return room;

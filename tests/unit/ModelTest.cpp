@@ -48,7 +48,7 @@ TEST(Dims, NamesRoundTrip) {
   EXPECT_EQ(roleDims(TensorRole::Wgt), (std::vector<Dim>{Dim::K, Dim::C, Dim::R, Dim::S}));
 }
 
-TEST(Network, ReadUpToAndOutside) {
+TEST(Network, ReadUpToOutsideAndBy) {
   Network net = residual();
   // c1's output is read by c2 (layer 1) and sum (layer 2).
   EXPECT_TRUE(net.readUpTo(0, 1));
@@ -57,6 +57,8 @@ TEST(Network, ReadUpToAndOutside) {
   // In a segment {c1, c2}, c1's output is still read by sum outside it.
   EXPECT_TRUE(net.readOutside(0, [](int l) { return l <= 1; }));
   EXPECT_FALSE(net.readOutside(0, [](int) { return true; }));
+  EXPECT_TRUE(net.readBy(0, {2}));      // sum reads c1
+  EXPECT_FALSE(net.readBy(1, {0, 1}));  // c2 is read only by sum
 }
 
 TEST(Network, TotalMacsSaturates) {
