@@ -60,10 +60,10 @@ struct Step {
 };
 
 struct Directive {
-  enum class Kind { Tensor, Stack, Update };
+  enum class Kind { Tensor, Stack, Update, Layout };
   Kind kind = Kind::Tensor;
-  Ident role;                   // tensor: ifm, wgt, ofm
-  std::vector<DimSize> shape;   // tensor
+  Ident role;                   // tensor and layout: ifm, wgt, ofm
+  std::vector<DimSize> shape;   // tensor; layout: the parts per dim
   std::optional<IntLit> shr;    // tensor: sharing factor
   std::vector<Step> steps;      // stack (shifts) and update (steps)
   std::optional<IntLit> repl;   // stack: replication count

@@ -165,9 +165,10 @@ private:
     }
     for (const ast::BlockItem &item : b.items)
       if (auto *d = std::get_if<ast::Directive>(&item); d && kind != "level") {
-        const char *what = d->kind == ast::Directive::Kind::Tensor  ? "tensor"
-                           : d->kind == ast::Directive::Kind::Stack ? "stack"
-                                                                    : "update";
+        const char *what = d->kind == ast::Directive::Kind::Tensor   ? "tensor"
+                           : d->kind == ast::Directive::Kind::Stack  ? "stack"
+                           : d->kind == ast::Directive::Kind::Layout ? "layout"
+                                                                     : "update";
         diags_.report(d->range, diag::err_directive_outside_level) << what << kind;
       }
     if (kind == "level")
@@ -183,12 +184,17 @@ private:
           hw_.activationEnergyPj[p.key.name] = *e;
       });
     else if (kind == "noc")
-      simpleBlock(b, {"hop_energy", "topology", "channels"}, {"hop_energy"}, [&](const ast::Property &p) {
+      simpleBlock(b, {"hop_energy", "topology", "channels", "pool_extra_channel"}, {"hop_energy"},
+                  [&](const ast::Property &p) {
         if (p.key.name == "hop_energy") {
           if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
             hw_.nocHopEnergyPj = *e;
         } else if (p.key.name == "channels") {
           channels(p);
+        } else if (p.key.name == "pool_extra_channel") {
+          if (const ast::Value *v = single(p, diags_))
+            if (auto on = boolean(*v, p.key.name, diags_))
+              hw_.poolExtraChannel = *on;
         } else if (const ast::Value *v = single(p, diags_)) {
           if (v->kind != ast::Value::Kind::Word || v->text != "mesh")
             diags_.report(v->range, diag::err_value_kind) << p.key.name << "'mesh' (the only topology modelled)";
@@ -380,6 +386,7 @@ private:
     lv.readEnergyPj = read.value_or(access.value_or(0));
     lv.writeEnergyPj = write.value_or(access.value_or(0));
     lv.fixed = analyzeDirectives(fixed, nullptr, diags_);
+    checkLayouts(lv.fixed.layouts, hw_, -1, diags_);
     lv.fixed.level = static_cast<int>(index);
     hw_.levels.push_back(std::move(lv));
   }

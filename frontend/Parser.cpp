@@ -308,6 +308,10 @@ private:
       d.kind = ast::Directive::Kind::Update;
       for (auto *st : u->step())
         d.steps.push_back(step(st));
+    } else if (auto *l = dynamic_cast<DflParser::LayoutDirectiveContext *>(ctx)) {
+      d.kind = ast::Directive::Kind::Layout;
+      d.role = ident(l->role);
+      d.shape = shape(l->shape());
     }
     return d;
   }

@@ -167,6 +167,7 @@ private:
     case Directive::Kind::Tensor: return syntax::tensorDirective(d.role.name, dimValues(d.shape), number(d.shr));
     case Directive::Kind::Stack: return syntax::stackDirective(dimValues(d.steps), number(d.repl));
     case Directive::Kind::Update: return syntax::updateDirective(dimValues(d.steps));
+    case Directive::Kind::Layout: return syntax::layoutDirective(d.role.name, dimValues(d.shape));
     }
     DFLC_UNREACHABLE("Directive::Kind " + std::to_string(static_cast<int>(d.kind)));
   }

@@ -58,31 +58,105 @@ std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, con
   return out;
 }
 
+/// The tensor role a tensor or layout directive names, if the layer has it (E0601).
+std::optional<TensorRole> directiveRole(const ast::Directive &d, const Layer *layer, DiagnosticsEngine &diags) {
+  auto role = parseRole(d.role.name);
+  std::vector<std::string> roles;
+  if (layer)
+    for (TensorRole r : layer->roles())
+      roles.push_back(roleName(r));
+  else
+    roles = {"ifm", "wgt", "ofm"};
+  if (!role || std::find(roles.begin(), roles.end(), d.role.name) == roles.end()) {
+    if (layer)
+      diags.report(d.role.range, diag::err_unknown_tensor_role)
+          << layer->name << layerTypeName(layer->type) << d.role.name << joinList(roles, ", ", " and ");
+    else
+      diags.report(d.role.range, diag::err_unknown_name) << "tensor role" << d.role.name
+                                                         << Suggestion{d.role.range, d.role.name, roles};
+    return std::nullopt;
+  }
+  return role;
+}
+
+/// The sizes a tensor or layout directive gives per dim of its role, in the
+/// order written; each dim checked (E0602, E0603's duplicate, E0604, E0607).
+std::vector<std::pair<Dim, int64_t>> roleSizes(const ast::Directive &d, TensorRole role, const Layer *layer,
+                                               DiagnosticsEngine &diags) {
+  std::vector<std::pair<Dim, int64_t>> out;
+  const std::vector<Dim> &allowed = roleDims(role);
+  std::map<std::string, SourceRange> seen;
+  for (const ast::DimSize &ds : d.shape) {
+    auto dim = parseDim(ds.dim.name);
+    if (!dim || std::find(allowed.begin(), allowed.end(), *dim) == allowed.end()) {
+      diags.report(ds.dim.range, diag::err_dim_not_in_tensor)
+          << ds.dim.name << d.role.name << (layer ? " of layer '" + layer->name + "'" : std::string())
+          << joinList(dimNames(allowed), ", ");
+      continue;
+    }
+    if (auto [it, inserted] = seen.emplace(ds.dim.name, ds.dim.range); !inserted) {
+      diags.report(ds.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use)
+          << ds.dim.name;
+      continue;
+    }
+    if (ds.size.value < 1) {
+      diags.report(ds.size.range, diag::err_nonpositive_amount) << "the size of " + ds.dim.name << ds.size.value;
+      continue;
+    }
+    if (layer) {
+      int64_t bound = tensorBound(*layer, *dim);   // N: the batch, times a matmul's heads
+      if (ds.size.value > bound) {
+        // Xi/Yi may exceed the layer's input by its padding: say so when it does.
+        std::string limit = std::to_string(bound) + (bound > at(layer->bounds, *dim) ? " with padding" : "");
+        diags.report(ds.size.range, diag::err_size_exceeds_layer)
+            << ds.dim.name << d.role.name << ds.size.value << layer->name << limit;
+        continue;
+      }
+    }
+    out.emplace_back(*dim, ds.size.value);
+  }
+  return out;
+}
+
 } // namespace
+
+void checkLayouts(std::vector<LayoutDirective> &layouts, const Hardware &hw, int level, DiagnosticsEngine &diags) {
+  const std::string top = hw.levels.empty() ? "" : hw.levels.back().name;
+  const int64_t channels = hw.memoryChannels.empty() ? 4 : static_cast<int64_t>(hw.memoryChannels.size());
+  std::erase_if(layouts, [&](const LayoutDirective &l) {
+    std::string what = std::string(roleName(l.role));
+    if (level < 0) {
+      diags.report(l.range, diag::err_layout_level) << what << top << "fixed by the hardware";
+      return true;
+    }
+    if (level + 1 != static_cast<int>(hw.levels.size())) {
+      diags.report(l.range, diag::err_layout_level)
+          << what << top << "given at level '" + hw.levels[static_cast<size_t>(level)].name + "'";
+      return true;
+    }
+    int64_t parts = 1;
+    for (const auto &[dim, n] : l.parts)
+      parts *= n;
+    if (parts != channels) {
+      diags.report(l.range, diag::err_layout_parts)
+          << what << parts << top << channels
+          << (hw.memoryChannels.empty() ? " (the four corners of the node mesh)" : " (noc channels)");
+      return true;
+    }
+    return false;
+  });
+}
 
 LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives, const Layer *layer,
                                   DiagnosticsEngine &diags) {
   LevelDirectives out;
-  std::map<TensorRole, SourceRange> rolesSeen;
+  std::map<TensorRole, SourceRange> rolesSeen, layoutsSeen;
   for (const ast::Directive &d : directives) {
     switch (d.kind) {
     case ast::Directive::Kind::Tensor: {
-      auto role = parseRole(d.role.name);
-      std::vector<std::string> roles;
-      if (layer)
-        for (TensorRole r : layer->roles())
-          roles.push_back(roleName(r));
-      else
-        roles = {"ifm", "wgt", "ofm"};
-      if (!role || std::find(roles.begin(), roles.end(), d.role.name) == roles.end()) {
-        if (layer)
-          diags.report(d.role.range, diag::err_unknown_tensor_role)
-              << layer->name << layerTypeName(layer->type) << d.role.name << joinList(roles, ", ", " and ");
-        else
-          diags.report(d.role.range, diag::err_unknown_name) << "tensor role" << d.role.name
-                                                             << Suggestion{d.role.range, d.role.name, roles};
+      auto role = directiveRole(d, layer, diags);
+      if (!role)
         break;
-      }
       if (auto [it, inserted] = rolesSeen.emplace(*role, d.role.range); !inserted) {
         diags.report(d.role.range, diag::err_duplicate_schedule).note(it->second, diag::note_previous_use)
             << "tensor" << d.role.name;
@@ -91,37 +165,8 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
       TensorDirective t;
       t.role = *role;
       t.range = d.range;
-      const std::vector<Dim> &allowed = roleDims(*role);
-      std::map<std::string, SourceRange> seen;
-      for (const ast::DimSize &ds : d.shape) {
-        auto dim = parseDim(ds.dim.name);
-        if (!dim || std::find(allowed.begin(), allowed.end(), *dim) == allowed.end()) {
-          diags.report(ds.dim.range, diag::err_dim_not_in_tensor)
-              << ds.dim.name << d.role.name << (layer ? " of layer '" + layer->name + "'" : std::string())
-              << joinList(dimNames(allowed), ", ");
-          continue;
-        }
-        if (auto [it, inserted] = seen.emplace(ds.dim.name, ds.dim.range); !inserted) {
-          diags.report(ds.dim.range, diag::err_duplicate_dimension).note(it->second, diag::note_previous_use)
-              << ds.dim.name;
-          continue;
-        }
-        if (ds.size.value < 1) {
-          diags.report(ds.size.range, diag::err_nonpositive_amount) << "the size of " + ds.dim.name << ds.size.value;
-          continue;
-        }
-        if (layer) {
-          int64_t bound = tensorBound(*layer, *dim);   // N: the batch, times a matmul's heads
-          if (ds.size.value > bound) {
-            // Xi/Yi may exceed the layer's input by its padding: say so when it does.
-            std::string limit = std::to_string(bound) + (bound > at(layer->bounds, *dim) ? " with padding" : "");
-            diags.report(ds.size.range, diag::err_size_exceeds_layer)
-                << ds.dim.name << d.role.name << ds.size.value << layer->name << limit;
-            continue;
-          }
-        }
-        at(t.sizes, *dim) = ds.size.value;
-      }
+      for (const auto &[dim, size] : roleSizes(d, *role, layer, diags))
+        at(t.sizes, dim) = size;
       if (d.shr) {
         if (d.shr->value < 1)
           diags.report(d.shr->range, diag::err_nonpositive_amount) << "the sharing factor" << d.shr->value;
@@ -149,6 +194,18 @@ LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives,
       u.range = d.range;
       u.steps = steps(d.steps, layer, diags, "update");
       out.updates.push_back(u);
+      break;
+    }
+    case ast::Directive::Kind::Layout: {
+      auto role = directiveRole(d, layer, diags);
+      if (!role)
+        break;
+      if (auto [it, inserted] = layoutsSeen.emplace(*role, d.role.range); !inserted) {
+        diags.report(d.role.range, diag::err_duplicate_schedule).note(it->second, diag::note_previous_use)
+            << "layout of" << d.role.name;
+        break;
+      }
+      out.layouts.push_back({*role, roleSizes(d, *role, layer, diags), d.range});
       break;
     }
     }
@@ -261,6 +318,7 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
         continue;
       }
       LevelDirectives d = analyzeDirectives(lv.directives, &net.layers[idx], diags);
+      checkLayouts(d.layouts, hw, li, diags);
       d.level = li;
       d.range = lv.range;
       lsm.levels.push_back(std::move(d));

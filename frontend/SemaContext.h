@@ -52,5 +52,9 @@ Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &di
 /// dataflow, against no layer: `layer` may be null).
 LevelDirectives analyzeDirectives(const std::vector<ast::Directive> &directives, const Layer *layer,
                                   DiagnosticsEngine &diags);
+/// Drops, with E0608/E0609, the layouts not at the outermost level of `hw`
+/// (`level` < 0: fixed by the hardware) or whose parts do not match its
+/// memory channels.
+void checkLayouts(std::vector<LayoutDirective> &layouts, const Hardware &hw, int level, DiagnosticsEngine &diags);
 
 } // namespace dfl::sema

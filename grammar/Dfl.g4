@@ -65,6 +65,7 @@ directive
   : 'tensor' role=ID shape ('shr' shr=INT)? ';'           # tensorDirective
   | 'stack' (step (',' step)*)? ('repl' repl=INT)? ';'    # stackDirective
   | 'update' step (',' step)* ';'                         # updateDirective
+  | 'layout' role=ID shape ';'                            # layoutDirective
   ;
 
 step : dim=ID '+=' amount=INT ;

@@ -37,7 +37,7 @@ CompletionList complete(const Compilation *c, Position pos) {
   const Network *net = m && sched ? findNetwork(*m, sched->network.name) : nullptr;
   const Hardware *hw = m && sched ? findHardware(*m, sched->hardware.name) : nullptr;
   if (levelSched) {
-    for (const char *k : {"tensor", "stack", "update", "repl", "shr", "ifm", "wgt", "ofm"})
+    for (const char *k : {"tensor", "stack", "update", "layout", "repl", "shr", "ifm", "wgt", "ofm"})
       add(k, CompletionItemKind::Keyword, "directive");
     int li = net ? net->findLayer(layerSched->layer.name) : -1;
     // Inside `tensor ROLE [...]`: only that tensor's dimensions.

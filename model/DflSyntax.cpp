@@ -60,6 +60,10 @@ std::string stackDirective(const DimValues &shifts, std::optional<int64_t> repl)
 
 std::string updateDirective(const DimValues &s) { return "update " + steps(s) + ";"; }
 
+std::string layoutDirective(const std::string &role, const DimValues &parts) {
+  return "layout " + role + " " + shape(parts) + ";";
+}
+
 std::string segmentLine(const std::vector<std::string> &layers, bool pipelined) {
   std::string out = "segment ";
   for (size_t i = 0; i < layers.size(); ++i)

@@ -45,6 +45,8 @@ std::string tensorDirective(const std::string &role, const DimValues &dims, std:
 std::string stackDirective(const DimValues &shifts, std::optional<int64_t> repl);
 /// `update C += 2;`
 std::string updateDirective(const DimValues &steps);
+/// `layout ifm [N=2, C=2];`
+std::string layoutDirective(const std::string &role, const DimValues &parts);
 /// `segment a, b pipelined;`
 std::string segmentLine(const std::vector<std::string> &layers, bool pipelined);
 /// `import "PATH";`

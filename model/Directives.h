@@ -27,12 +27,22 @@ struct UpdateDirective {
   std::vector<std::pair<Dim, int64_t>> steps;
   SourceRange range;
 };
+/// How the outermost level stores a tensor over its memory channels
+/// (docs/directives.md §6 "NoC"): the tensor cut into parts per dim, part i
+/// at channel i, the first listed dim the most significant.
+struct LayoutDirective {
+  TensorRole role = TensorRole::Ifm;
+  std::vector<std::pair<Dim, int64_t>> parts;
+  SourceRange range;
+};
 struct LevelDirectives {
   int level = -1;   // index into Hardware::levels
   std::vector<TensorDirective> tensors;
   std::vector<StackDirective> stacks;    // applied in order
   std::vector<UpdateDirective> updates;  // innermost first
+  std::vector<LayoutDirective> layouts;  // the outermost level only
   SourceRange range;
+  /// No tiling directive (a layout is not one: it places, it does not tile).
   bool empty() const { return tensors.empty() && stacks.empty() && updates.empty(); }
 };
 

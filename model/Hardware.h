@@ -63,6 +63,10 @@ struct Hardware {
   /// Where the outermost level's channels attach to the node mesh (row, col);
   /// empty: the four corners.
   std::vector<std::pair<int64_t, int64_t>> memoryChannels;
+  /// nn_dataflow's accounting (docs/directives.md §6, §12): a pooling node's
+  /// input range reaches one channel past its output channels, and that
+  /// channel's words travel the NoC too.
+  bool poolExtraChannel = false;
   double staticEnergyPj = 0;              // whole chip, per cycle, beside the levels' own
   bool temporalPipelining = false, spatialPipelining = false;
   SourceRange range, nameRange;

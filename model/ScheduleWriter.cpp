@@ -32,6 +32,10 @@ std::string printDirective(const StackDirective &s) {
 
 std::string printDirective(const UpdateDirective &u) { return syntax::updateDirective(named(u.steps)); }
 
+std::string printDirective(const LayoutDirective &l) {
+  return syntax::layoutDirective(roleName(l.role), named(l.parts));
+}
+
 std::string printSegment(const Network &net, const Segment &segment) {
   std::vector<std::string> layers;
   for (int l : segment.layers) {
@@ -50,6 +54,8 @@ std::string printLevelBlock(const Hardware &hw, const LevelDirectives &level, in
     body += syntax::line(depth + 1, printDirective(s));
   for (const UpdateDirective &u : level.updates)
     body += syntax::line(depth + 1, printDirective(u));
+  for (const LayoutDirective &l : level.layouts)
+    body += syntax::line(depth + 1, printDirective(l));
   DFLC_CHECK(level.level >= 0 && static_cast<size_t>(level.level) < hw.levels.size())
       << "directives of level " << level.level << " of " << hw.name << "'s " << hw.levels.size();
   return syntax::block(depth, hw.levels[static_cast<size_t>(level.level)].name, body);

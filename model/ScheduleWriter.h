@@ -22,6 +22,7 @@ std::string writeSchedule(const Model &model, const Schedule &schedule, const st
 /// `stack K += 1 repl 2;` (`repl` if above 1 or without shifts), `update C += 2;`.
 std::string printDirective(const TensorDirective &t);
 std::string printDirective(const StackDirective &s);
+std::string printDirective(const LayoutDirective &l);
 std::string printDirective(const UpdateDirective &u);
 /// `segment a, b pipelined;`, without indentation or line break.
 std::string printSegment(const Network &net, const Segment &segment);

@@ -1204,8 +1204,26 @@ private:
                                      : replicaServe;
       PieceHops ph = hopsOf(r, tree);
       // Weights are constants: every channel may hold a copy, and the tree
-      // grows from all of them. Activations are stored once.
+      // grows from all of them. Activations are stored once: at the nearest
+      // channel, or where a layout puts them.
       bool everyChannel = r == TensorRole::Wgt && r != layer_.output && !wgtPerSample_;
+      const LayoutDirective *layout = layoutOf(r);
+      PieceGeometry g = pieceGeometry(r, stacks);
+      // Pieces placed by hand where a layout stores the role, or where their
+      // ranges are not whole tiles (a pooling input's extra channel, an even
+      // split of a padded partition); weights from every channel keep the tree.
+      bool uneven = false;
+      for (size_t d = 0; d < g.extent.size(); ++d)
+        uneven |= (!g.extra.empty() && g.extra[d] > 0) || (!g.even.empty() && g.even[d] && g.extent[d] % g.tile[d] != 0);
+      if (layout || (uneven && !everyChannel)) {
+        std::vector<std::pair<size_t, int64_t>> parts;
+        if (layout)
+          parts = layoutParts(r, *layout);
+        LayoutHops lh = layoutFirstHops(placed, g, parts, lv.rows, lv.cols, hw_.memoryChannels);
+        ph.first = lh.first;
+        ph.tree *= lh.growth;
+        everyChannel = false;
+      }
       double perWord = r == layer_.output ? ph.first + ph.tree / 2 : everyChannel ? ph.fromEvery : ph.first + ph.tree;
       result_.dramReadHops[ri] = perWord;
       result_.dramWriteHops[ri] = perWord;
@@ -1214,6 +1232,56 @@ private:
     }
     result_.hops = hops;
     result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
+  }
+
+  /// The outermost level's layout of role r, if the schedule gives one.
+  const LayoutDirective *layoutOf(TensorRole r) const {
+    const LevelDirectives *top = directives_.back();
+    if (top)
+      for (const LayoutDirective &l : top->layouts)
+        if (l.role == r)
+          return &l;
+    return nullptr;
+  }
+
+  /// Role r's pieces in its tensor (§6 NoC, layouts): per dim of r, the
+  /// tensor's data, a node's tile, where the first starts (a padded input's
+  /// -pad) and each node-level stack's shift per copy.
+  PieceGeometry pieceGeometry(TensorRole r, const std::vector<const Move *> &stacks) const {
+    PieceGeometry g;
+    const LevelResult &node = result_.levels[hw_.levels.size() - 2];
+    // nn_dataflow's pooling input range per node ends a channel past the
+    // output's (`partition.proc_data_range`, n_end + nreg - nreg // 2 with
+    // nreg = 1): that channel travels too.
+    const bool poolExtra = hw_.poolExtraChannel && r == TensorRole::Ifm &&
+                           (layer_.type == LayerType::MaxPool || layer_.type == LayerType::AvgPool);
+    const bool evenSplit = hw_.levels[hw_.levels.size() - 2].padPartial;
+    g.shift.resize(stacks.size());
+    for (Dim raw : dimsOf(r)) {
+      Dim d = canon(raw);
+      bool window = raw == Dim::Xi || raw == Dim::Yi;
+      g.extent.push_back(at(layer_.bounds, raw));
+      g.tile.push_back(at(node.extent, d));
+      g.offset.push_back(window ? -layer_.pad : 0);
+      if (poolExtra)
+        g.extra.push_back(raw == Dim::C ? 1 : 0);
+      if (evenSplit)
+        g.even.push_back(!window && at(node.extent, d) < at(layer_.bounds, raw));
+      for (size_t i = 0; i < stacks.size(); ++i)
+        g.shift[i].push_back(at(stacks[i]->amount, d));
+    }
+    return g;
+  }
+
+  /// A layout's parts as (index into dimsOf(r), parts).
+  std::vector<std::pair<size_t, int64_t>> layoutParts(TensorRole r, const LayoutDirective &layout) const {
+    std::vector<std::pair<size_t, int64_t>> parts;
+    const std::vector<Dim> &dims = dimsOf(r);
+    for (const auto &[dim, n] : layout.parts)
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (canon(dims[i]) == canon(dim))
+          parts.emplace_back(i, n);
+    return parts;
   }
 
   /// The energy of level l's accesses as they stand.

@@ -69,6 +69,16 @@ std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
   s.schedule.layer = layerIndex_;
   for (size_t l = 0; l < p.levels.size(); ++l)
     s.schedule.levels.push_back(directivesFor(p, l));
+  // The outermost level's layouts, as given: they place the tensors there,
+  // nothing is chosen.
+  if (given_)
+    for (const LevelDirectives &d : given_->levels)
+      if (d.level + 1 == static_cast<int>(hw_.levels.size()) && !d.layouts.empty()) {
+        LevelDirectives top;
+        top.level = d.level;
+        top.layouts = d.layouts;
+        s.schedule.levels.push_back(std::move(top));
+      }
   std::vector<Issue> issues;
   s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
   // The reserve, on the analysis' own occupancy: also where a level is

@@ -1,9 +1,12 @@
 // NoC hops between the memory channels and the nodes (docs/directives.md §6).
 #include "scheduler/NocHops.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 namespace dfl {
@@ -156,14 +159,19 @@ std::vector<int64_t> sample(int64_t n, int64_t count) {
   return out;
 }
 
+std::vector<std::pair<int64_t, int64_t>> channelsOrCorners(const std::vector<std::pair<int64_t, int64_t>> &channels,
+                                                           int64_t rows, int64_t cols) {
+  if (!channels.empty())
+    return channels;
+  return {{0, 0}, {0, cols - 1}, {rows - 1, 0}, {rows - 1, cols - 1}};
+}
+
 } // namespace
 
 namespace {
 PieceHops computePieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
                            const std::vector<std::pair<int64_t, int64_t>> &channels) {
-  std::vector<std::pair<int64_t, int64_t>> at = channels;
-  if (at.empty())
-    at = {{0, 0}, {0, cols - 1}, {rows - 1, 0}, {rows - 1, cols - 1}};
+  const std::vector<std::pair<int64_t, int64_t>> at = channelsOrCorners(channels, rows, cols);
   const Axis ra = makeAxis(stacks, true), ca = makeAxis(stacks, false);
   PieceHops h;
   h.tree = productTree(ra, ca);
@@ -240,6 +248,134 @@ PieceHops computePieceHops(const std::vector<MeshStack> &stacks, int64_t rows, i
   return h;
 }
 } // namespace
+
+namespace {
+/// min over x in {o + c : c in the axis' copies} of sum_j w_j |x - at_j|: the
+/// axis' part of a piece's weighted distance (Manhattan distance separates).
+double nearestOnAxis(const Axis &a, int64_t o, const std::vector<double> &w, const std::vector<int64_t> &at) {
+  auto cost = [&](int64_t x) {
+    double sum = 0;
+    for (size_t j = 0; j < w.size(); ++j)
+      sum += w[j] * static_cast<double>(std::abs(x - at[j]));
+    return sum;
+  };
+  if (!a.copies.empty()) {
+    double best = cost(o + a.copies.front());
+    for (int64_t c : a.copies)
+      best = std::min(best, cost(o + c));
+    return best;
+  }
+  // Too many copies to list: the best point of the span (a lower bound).
+  double best = std::min(cost(o), cost(o + a.copySpan));
+  for (int64_t x : at)
+    if (x >= o && x <= o + a.copySpan)
+      best = std::min(best, cost(x));
+  return best;
+}
+} // namespace
+
+LayoutHops layoutFirstHops(const std::vector<MeshStack> &stacks, const PieceGeometry &g,
+                       const std::vector<std::pair<size_t, int64_t>> &parts, int64_t rows, int64_t cols,
+                       const std::vector<std::pair<int64_t, int64_t>> &channels) {
+  const std::vector<std::pair<int64_t, int64_t>> at = channelsOrCorners(channels, rows, cols);
+  const Axis ra = makeAxis(stacks, true), ca = makeAxis(stacks, false);
+  const size_t dims = g.extent.size();
+  // The stacks that tell pieces apart, with their weight along their axis
+  // (as makeAxis places them: the last listed least significant).
+  struct Origin {
+    size_t stack;
+    int64_t weight;
+  };
+  std::vector<Origin> origins;
+  int64_t rowWeight = 1, colWeight = 1, pieces = 1;
+  for (size_t i = stacks.size(); i-- > 0;) {
+    const MeshStack &s = stacks[i];
+    if (s.repl <= 1)
+      continue;
+    int64_t &weight = s.row ? rowWeight : colWeight;
+    if (!s.shared) {
+      origins.push_back({i, weight});
+      pieces *= s.repl;
+    }
+    weight *= s.repl;
+  }
+  // The parts' ranges per dim; every part at its channel. No parts: the
+  // whole tensor at every channel, each piece taking the nearest.
+  const bool nearest = parts.empty();
+  const size_t m = nearest ? at.size() : std::min(at.size(), [&] {
+    size_t n = 1;
+    for (const auto &[d, k] : parts)
+      n *= static_cast<size_t>(k);
+    return n;
+  }());
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> partRange(m);
+  for (size_t j = 0; j < m; ++j) {
+    partRange[j].resize(dims);
+    for (size_t d = 0; d < dims; ++d)
+      partRange[j][d] = {0, g.extent[d]};
+    size_t k = j;
+    for (size_t p = parts.size(); p-- > 0;) {
+      const auto [d, n] = parts[p];
+      int64_t idx = static_cast<int64_t>(k % static_cast<size_t>(n));
+      k /= static_cast<size_t>(n);
+      partRange[j][d] = {idx * g.extent[d] / n, (idx + 1) * g.extent[d] / n};
+    }
+  }
+  std::vector<int64_t> atRow(m), atCol(m);
+  for (size_t j = 0; j < m; ++j)
+    atRow[j] = at[j].first, atCol[j] = at[j].second;
+
+  double hops = 0, words = 0, moved = 0;
+  std::vector<double> w(m), one(1, 1.0);
+  std::vector<int64_t> begin(dims), end(dims), reach(dims);
+  for (int64_t p : sample(pieces, kBudget)) {
+    int64_t orow = 0, ocol = 0, k = p;
+    for (size_t d = 0; d < dims; ++d)
+      begin[d] = g.offset[d];
+    for (const Origin &o : origins) {
+      const MeshStack &s = stacks[o.stack];
+      int64_t idx = k % s.repl;
+      k /= s.repl;
+      (s.row ? orow : ocol) += idx * o.weight;
+      for (size_t d = 0; d < dims; ++d)
+        begin[d] += idx * g.shift[o.stack][d];
+    }
+    double size = 1, reached = 1;
+    for (size_t d = 0; d < dims; ++d) {
+      if (!g.even.empty() && g.even[d] && begin[d] >= 0 && begin[d] % g.tile[d] == 0) {
+        const int64_t n = (g.extent[d] + g.tile[d] - 1) / g.tile[d], k = begin[d] / g.tile[d];
+        begin[d] = k * g.extent[d] / n;
+        end[d] = (k + 1) * g.extent[d] / n;
+      } else
+        end[d] = std::min(g.extent[d], begin[d] + g.tile[d]);
+      reach[d] = std::min(g.extent[d], end[d] + (g.extra.empty() ? 0 : g.extra[d]));
+      begin[d] = std::max<int64_t>(0, begin[d]);
+      size *= static_cast<double>(std::max<int64_t>(0, end[d] - begin[d]));
+      reached *= static_cast<double>(std::max<int64_t>(0, reach[d] - begin[d]));
+    }
+    if (size <= 0)
+      continue;
+    if (nearest) {
+      double best = std::numeric_limits<double>::infinity();
+      for (size_t j = 0; j < m; ++j)
+        best = std::min(best, nearestOnAxis(ra, orow, one, {atRow[j]}) + nearestOnAxis(ca, ocol, one, {atCol[j]}));
+      hops += reached * best;
+    } else {
+      for (size_t j = 0; j < m; ++j) {
+        w[j] = 1;
+        for (size_t d = 0; d < dims; ++d)
+          w[j] *= static_cast<double>(std::max<int64_t>(
+              0, std::min(reach[d], partRange[j][d].second) - std::max(begin[d], partRange[j][d].first)));
+      }
+      hops += nearestOnAxis(ra, orow, w, atRow) + nearestOnAxis(ca, ocol, w, atCol);
+    }
+    words += size;
+    moved += reached;
+  }
+  if (words <= 0)
+    return {};
+  return {hops / words, moved / words};
+}
 
 PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
                         const std::vector<std::pair<int64_t, int64_t>> &channels) {

@@ -55,4 +55,41 @@ struct PieceHops {
 PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
                         const std::vector<std::pair<int64_t, int64_t>> &channels);
 
+/// Where a role's pieces lie in its tensor, for a tensor stored by a layout
+/// (a `layout` directive: part i of the tensor at channel i). Per tensor dim:
+/// the tensor's `extent`, a node's piece (`tile`) and where piece 0 starts
+/// (`offset`: minus the padding of a padded input); per stack (as listed in
+/// meshPieceHops), how far each copy's piece is shifted along each dim.
+struct PieceGeometry {
+  std::vector<int64_t> extent, tile, offset;
+  std::vector<std::vector<int64_t>> shift;
+  /// Per dim, how far a piece's words that travel reach past its tile
+  /// (clipped at the extent); empty: not at all. nn_dataflow's pooling input
+  /// range, one channel more (`noc { pool_extra_channel }`).
+  std::vector<int64_t> extra;
+  /// Per dim, whether the pieces split it evenly: nn_dataflow's padded
+  /// partitions compute ⌈E/n⌉ per node but hold `util.get_ith_range`'s
+  /// [k·E/n, (k+1)·E/n) of the data (`pad_partial`). Empty: not at all.
+  std::vector<bool> even;
+};
+
+/// A role's first hops from its layout (or, with no parts, from each piece's
+/// nearest channel), per word of the pieces' tiles; `growth` is the words
+/// that travel (a tile and its `extra`) per word of the tiles, which the tree
+/// hops scale by.
+struct LayoutHops {
+  double first = 0, growth = 1;
+};
+
+/// nn_dataflow's `DataLayout.nhops_to` for one piece, averaged per word over
+/// the pieces: the hops of the piece's words from the channels of the parts
+/// that hold them to the piece's node nearest to all of them. `parts` is the
+/// layout, (tensor dim, parts) with the most significant first; dim d cut in
+/// n parts as nn_dataflow cuts it (`util.get_ith_range`: part k is
+/// [k·E/n, (k+1)·E/n)); no parts: every piece from its nearest channel.
+/// Exact for up to 2^14 pieces, else over an even sample of them.
+LayoutHops layoutFirstHops(const std::vector<MeshStack> &stacks, const PieceGeometry &geometry,
+                       const std::vector<std::pair<size_t, int64_t>> &parts, int64_t rows, int64_t cols,
+                       const std::vector<std::pair<int64_t, int64_t>> &channels);
+
 } // namespace dfl
