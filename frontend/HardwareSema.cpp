@@ -275,7 +275,7 @@ private:
     PropertyTable table("level '" + lv.name + "'",
                         {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
                          "bus_energy", "neighbor_energy", "static_energy", "bandwidth", "transfer",
-                         "psum_multicast", "fetch_padding", "pad_partial"},
+                         "psum_multicast", "fetch_padding", "pad_partial", "window_span"},
                         diags_);
     std::optional<double> access, read, write;
     std::vector<ast::Directive> fixed;
@@ -315,10 +315,13 @@ private:
         }
         else
           lv.staticEnergyPj = *e;
-      } else if (k == "psum_multicast" || k == "fetch_padding" || k == "pad_partial") {
+      } else if (k == "psum_multicast" || k == "fetch_padding" || k == "pad_partial" || k == "window_span") {
         if (const ast::Value *v = single(*p, diags_))
           if (auto on = boolean(*v, k, diags_))
-            (k == "psum_multicast" ? lv.psumMulticast : k == "fetch_padding" ? lv.fetchPadding : lv.padPartial) = *on;
+            (k == "psum_multicast"  ? lv.psumMulticast
+             : k == "fetch_padding" ? lv.fetchPadding
+             : k == "pad_partial"   ? lv.padPartial
+                                    : lv.windowSpan) = *on;
       } else if (k == "bandwidth") {
         if (const ast::Value *v = single(*p, diags_))
           if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {

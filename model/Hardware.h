@@ -39,8 +39,10 @@ struct Level {
   /// a partial sum brought back in reaches every unit holding a copy of the
   /// output tile (psum_multicast); the outermost level serves an input's
   /// padding as data (fetch_padding); this level's partial tiles are padded to
-  /// whole tiles, which move all their words (pad_partial).
-  bool psumMulticast = false, fetchPadding = false, padPartial = false;
+  /// whole tiles, which move all their words (pad_partial); this level's
+  /// input windows are moved as contiguous spans, a strided window's holes
+  /// included (window_span).
+  bool psumMulticast = false, fetchPadding = false, padPartial = false, windowSpan = false;
   unsigned transfers = static_cast<unsigned>(Transfer::Unicast);
   LevelDirectives fixed;                  // the hardware's fixed dataflow, if any
   SourceRange range, nameRange, capacityRange, arrayRange;

@@ -454,8 +454,11 @@ private:
     for (Dim raw : dimsOf(r)) {
       Dim d = canon(raw);
       int64_t size = at(lr.extent, d);
+      // window_span (§12): an input window's words come as one span, the
+      // holes a stride leaves between windows included.
+      const bool span = hw_.levels[l].windowSpan && (raw == Dim::Xi || raw == Dim::Yi);
       if (slab && at(slab->amount, d))
-        size = std::min(size, at(slab->amount, d));
+        size = span ? at(slab->amount, d) : std::min(size, at(slab->amount, d));
       // One stack along d (the solver's plans): the union in closed form.
       const Move *only = nullptr;
       int stacks = 0;
@@ -468,7 +471,7 @@ private:
       }
       if (stacks == 1 && at(only->amount, d) > 0 && only->count >= 1) {
         int64_t step = at(only->amount, d);
-        total *= step >= size ? only->count * size : (only->count - 1) * step + size;
+        total *= step >= size && !span ? only->count * size : (only->count - 1) * step + size;
         continue;
       }
       std::vector<int64_t> offsets{0};   // sorted, distinct
@@ -483,7 +486,7 @@ private:
         next.erase(std::unique(next.begin(), next.end()), next.end());
         offsets = std::move(next);
       }
-      // Length of the union of [o, o + size).
+      // Length of the union of [o, o + size) (the span with window_span).
       int64_t len = 0, end = INT64_MIN;
       for (int64_t o : offsets) {
         int64_t b = std::max(o, end);
@@ -491,7 +494,7 @@ private:
           len += o + size - b;
         end = std::max(end, o + size);
       }
-      total *= len;
+      total *= span ? offsets.back() + size - offsets.front() : len;
     }
     return total;
   }
@@ -1005,8 +1008,9 @@ private:
         for (size_t f = first; f < nest.size(); ++f)
           loads *= static_cast<double>(nest[f]->count);
         double fresh = 1;   // fraction of a tile that is new on a sliding step
-        if (first < nest.size() && nest[first]->level == static_cast<int>(l) && r != output) {
-          double overlap = 1;
+        const bool sliding = first < nest.size() && nest[first]->level == static_cast<int>(l) && r != output;
+        if (sliding) {
+          double overlap = 1, grown = 1;
           for (Dim raw : dimsOf(r)) {
             Dim d = canon(raw);
             int64_t step = at(nest[first]->amount, d);
@@ -1014,9 +1018,12 @@ private:
               continue;
             int64_t size = at(lr.extent, d);
             overlap *= size > step ? static_cast<double>(size - step) / static_cast<double>(size) : 0.0;
+            // window_span: a step past the window brings the hole before it too.
+            if (lv.windowSpan && (raw == Dim::Xi || raw == Dim::Yi) && step > size)
+              grown *= static_cast<double>(step) / static_cast<double>(size);
           }
           double trips = static_cast<double>(nest[first]->count);
-          fresh = (1 + (trips - 1) * (1 - overlap)) / trips;
+          fresh = (1 + (trips - 1) * (1 - overlap) * grown) / trips;
         }
         t.loads = loads;
         if (t.shr > 1 || mayResumeHeld(l, r, first, nest))
@@ -1060,7 +1067,7 @@ private:
             fromDram = dataOnly ? readRepeats * nc * x.data * y.data : fromOuter;
             all = own;
             t.wordsPerUnit = own / static_cast<double>(lr.unitsInUse);
-          } else if (replicaServe && fresh < 1) {
+          } else if (replicaServe && (fresh < 1 || (sliding && lv.windowSpan && fresh > 1))) {
             // Sliding (§6): per run of f*, the stacked units fetch their whole
             // tiles once (distinct words), then on each further step only the
             // new slabs, whose union across the stack is not distinct/rep of
