@@ -3,6 +3,8 @@
 // its layer one output row at a time (one step = one row of Yo, the whole
 // of every other dim), so a step number is a row and each expectation is a
 // statement about rows derived in the comment beside it.
+#include "backend/Jit.h"
+#include "backend/lcu/Lcu.h"
 #include "backend/polyhedral/Dependences.h"
 #include "TestUtil.h"
 
@@ -206,3 +208,69 @@ TEST(DependencesTest, TwoRowsPerStep) {
 } // namespace
 } // namespace dfl::sim
 
+// ---- the LCUs generated from these relations (backend/lcu/Lcu.h) ---------
+
+namespace dfl::sim {
+namespace {
+
+/// (counter, value) per wait, (-1, step) per step: what an LCU called; a
+/// wait for 0, which always holds, left out.
+using Calls = std::vector<std::pair<int64_t, int64_t>>;
+
+Calls callsOf(const Lcu &lcu, Jit &jit) {
+  Calls calls;
+  lcu.compile(jit)(
+      &calls,
+      [](void *c, int64_t counter, int64_t value) {
+        if (value > 0)
+          static_cast<Calls *>(c)->push_back({counter, value});
+      },
+      [](void *c, int64_t step) { static_cast<Calls *>(c)->push_back({-1, step}); });
+  return calls;
+}
+
+TEST(LcuTest, Conv3x3ChainWaitsAsDerived) {
+  Segment s = derive("network n { input x [C=2, X=8, Y=8]; a = conv(x, K=2, R=3, S=3, pad=1);"
+                     " b = conv(a, K=2, R=3, S=3, pad=1); }");
+  Jit jit;
+  // b's row y needs a's rows up to min(y+1, 7): min(y+2, 8) of a's steps
+  // done, on counter 0 (edge 0's producer).
+  Calls b;
+  for (int64_t y = 0; y < 8; ++y) {
+    b.push_back({0, std::min<int64_t>(y + 2, 8)});
+    b.push_back({-1, y});
+  }
+  Lcu lb(*s.deps, 1);
+  EXPECT_EQ(callsOf(lb, jit), b);
+  // a keeps depth 3 + 1 = 4 rows: its row i (i >= 4) overwrites row i−4,
+  // whose last reader is b's row i−3: i−2 of b's steps done, on counter 1.
+  // Rows 0 … 3 wait for nothing.
+  Calls a;
+  for (int64_t i = 0; i < 8; ++i) {
+    if (i >= 4)
+      a.push_back({1, i - 2});
+    a.push_back({-1, i});
+  }
+  Lcu la(*s.deps, 0);
+  EXPECT_EQ(callsOf(la, jit), a);
+  // The C says the same.
+  EXPECT_NE(lb.c().find("wait(ctx, 0, "), std::string::npos) << lb.c();
+  EXPECT_NE(la.c().find("wait(ctx, 1, c0 <= 3 ? 0 : c0 - 2); /* WAR a -> b: b's steps done (buffer of 4 steps) */"),
+            std::string::npos)
+      << la.c();
+}
+
+TEST(LcuTest, WeakenedWaitIsOneShort) {
+  Segment s = derive("network n { input x [C=2, X=8, Y=8]; a = conv(x, K=2, R=3, S=3, pad=1);"
+                     " b = conv(a, K=2, R=3, S=3, pad=1); }");
+  Jit jit;
+  LcuOptions o;
+  o.weakenedEdge = 0;
+  Calls calls = callsOf(Lcu(*s.deps, 1, o), jit);
+  ASSERT_FALSE(calls.empty());
+  // Row 0 needs a's rows 0 and 1: 2 steps done; weakened, 1.
+  EXPECT_EQ(calls.front(), (std::pair<int64_t, int64_t>{0, 1}));
+}
+
+} // namespace
+} // namespace dfl::sim
