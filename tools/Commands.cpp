@@ -1,5 +1,6 @@
 #include "tools/Commands.h"
 
+#include "backend/PipelineSim.h"
 #include "backend/SimReport.h"
 #include "backend/Simulator.h"
 #include "driver/Compilation.h"
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -174,23 +176,37 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
     files.push_back({"kernels/" + name, ir});
   std::cout << sim::simTable(result);
   ok = result.ok();
+  // Pipelined segments run again, region against region, through their LCUs.
+  if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
+    sim::PipelineResult pipe = sim::simulatePipelines(model, s);
+    files.push_back({"pipeline.json", sim::pipelineJson(pipe)});
+    for (const sim::SegmentRun &g : pipe.segments)
+      for (const sim::RegionRun &r : g.regions)
+        files.push_back({"lcu/" + r.layer + ".c", r.lcuC});
+    std::cout << "\n" << sim::pipelineTable(pipe);
+    ok = ok && pipe.ok();
+  }
   return true;
 }
 
 /// "wrote A, B and C": the outputs, a simulation's kernels as one item.
 std::string wroteLine(const Compilation &c) {
   std::vector<std::string> items;
-  size_t kernels = 0;
-  std::string dir;
+  size_t kernels = 0, lcus = 0;
+  std::string dir, lcuDir;
   for (const std::string &p : c.outputPaths()) {
     std::filesystem::path path(p);
     if (path.parent_path().filename() == "kernels" && path.extension() == ".ll")
       ++kernels, dir = path.parent_path().string();
+    else if (path.parent_path().filename() == "lcu" && path.extension() == ".c")
+      ++lcus, lcuDir = path.parent_path().string();
     else
       items.push_back(p);
   }
   if (kernels)
     items.push_back(std::to_string(kernels) + (kernels == 1 ? " kernel in " : " kernels in ") + dir);
+  if (lcus)
+    items.push_back(std::to_string(lcus) + (lcus == 1 ? " LCU in " : " LCUs in ") + lcuDir);
   return "wrote " + joinList(items, ", ", " and ") + "\n";
 }
 
