@@ -1,5 +1,6 @@
 #include "tools/Commands.h"
 
+#include "backend/PipelineGantt.h"
 #include "backend/PipelineSim.h"
 #include "backend/SimReport.h"
 #include "backend/Simulator.h"
@@ -180,6 +181,7 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
   if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
     sim::PipelineResult pipe = sim::simulatePipelines(model, s);
     files.push_back({"pipeline.json", sim::pipelineJson(pipe)});
+    files.push_back({"pipeline.svg", sim::pipelineSvg(pipe)});
     for (const sim::SegmentRun &g : pipe.segments)
       for (const sim::RegionRun &r : g.regions)
         files.push_back({"lcu/" + r.layer + ".c", r.lcuC});
