@@ -86,6 +86,44 @@ std::vector<int64_t> tabulate(const isl::Map &m, const StepSpace &from, const St
   return out;
 }
 
+/// The elements each step finalizes. Fast: per step the box spanned in
+/// every tensor dim (isl's dim_min/dim_max as functions of the step); the
+/// boxes contain the sets, so if their sizes add up to all the elements
+/// finalized they are exact. Otherwise counted step by step.
+std::vector<int64_t> wordsPerStep(const isl::Ctx &ctx, const StepSpace &s, const isl::Map &lastWrite) {
+  isl::Map finalized = isl::reverse(lastWrite);
+  std::vector<int64_t> words(static_cast<size_t>(s.steps()), 0);
+  isl::forEachPoint(isl::domain(finalized), [&](const std::vector<int64_t> &step) {
+    words[static_cast<size_t>(s.linear(step))] = 1;
+  });
+  int dims = static_cast<int>(isl_map_dim(finalized.get(), isl_dim_out));
+  for (int d = 0; d < dims; ++d) {
+    std::vector<int64_t> lo(words.size(), 0);
+    isl::forEachPair(isl::Map(isl_map_from_pw_aff(isl_map_dim_min(finalized.copy(), d))),
+                     [&](const std::vector<int64_t> &step, const std::vector<int64_t> &v) {
+                       lo[static_cast<size_t>(s.linear(step))] = v.at(0);
+                     });
+    isl::forEachPair(isl::Map(isl_map_from_pw_aff(isl_map_dim_max(finalized.copy(), d))),
+                     [&](const std::vector<int64_t> &step, const std::vector<int64_t> &v) {
+                       size_t i = static_cast<size_t>(s.linear(step));
+                       words[i] *= v.at(0) - lo[i] + 1;
+                     });
+  }
+  int64_t sum = 0;
+  for (int64_t w : words)
+    sum += w;
+  if (sum == isl::count(isl::domain(lastWrite)))
+    return words;
+  isl::forEachPoint(isl::domain(finalized), [&](const std::vector<int64_t> &step) {
+    std::vector<std::string> v;
+    for (int64_t x : step)
+      v.push_back(std::to_string(x));
+    isl::Set at = isl::readSet(ctx, "{ " + stepName(s) + "[" + join(v) + "] }");
+    words[static_cast<size_t>(s.linear(step))] = isl::count(isl::range(isl::intersectDomain(finalized, at)));
+  });
+  return words;
+}
+
 } // namespace
 
 int64_t StepSpace::steps() const {
@@ -195,15 +233,7 @@ PipelineDependences::PipelineDependences(std::vector<StepSpace> regions) : impl_
       e.rawWait = tabulate(raw, cs, ps);
       e.lastReader = tabulate(isl::lexmax(q), ps, cs);
       e.warWait = tabulate(war, ps, cs);
-      isl::Map finalized = isl::reverse(pr.lastWrite);
-      e.words.assign(static_cast<size_t>(ps.steps()), 0);
-      isl::forEachPoint(pr.domain, [&](const std::vector<int64_t> &step) {
-        std::vector<std::string> v;
-        for (int64_t x : step)
-          v.push_back(std::to_string(x));
-        isl::Set at = isl::readSet(ctx, "{ " + stepName(ps) + "[" + join(v) + "] }");
-        e.words[static_cast<size_t>(ps.linear(step))] = isl::count(isl::range(isl::intersectDomain(finalized, at)));
-      });
+      e.words = wordsPerStep(ctx, ps, pr.lastWrite);
       m.edges.push_back(std::move(e));
       m.edge.push_back({reads, raw, war});
     }
