@@ -158,6 +158,16 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, Segm
   seg.drainCycles = now - firstEnd;
 }
 
+/// The most words `n` consecutive steps hold.
+int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
+  int64_t window = 0, most = 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);
+    most = std::max(most, window);
+  }
+  return most;
+}
+
 } // namespace
 
 bool PipelineResult::ok() const {
@@ -179,6 +189,10 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       continue;
     SegmentRun seg;
     seg.index = static_cast<int>(si);
+    seg.userGiven = sr.userGiven;
+    for (const Segment &g : schedule.segments)
+      if (g.layers == sr.layers)
+        seg.range = g.range;
     seg.analyticalCycles = sr.latencyCycles;
     auto start = std::chrono::steady_clock::now();
     std::vector<StepSpace> spaces;
@@ -199,6 +213,12 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       region.layer = layer.name;
       region.steps = spaces.back().steps();
       region.stepCycles = analysis.layers[static_cast<size_t>(li)].latencyCycles / static_cast<double>(region.steps);
+      const PlanLevel &node = plan->levels.back();
+      region.level = node.name;
+      region.nodes = node.units;
+      region.capacityWords =
+          hw.levels[plan->levels.size() - 1].capacityBytes.value_or(0) / hw.wordBytes() * node.units;
+      region.otherTileWords = (node.bufferWords(TensorRole::Wgt, 1) + node.bufferWords(TensorRole::Ofm, 1)) * node.units;
       seg.regions.push_back(region);
     }
     if (!seg.skipped.empty()) {
@@ -213,12 +233,9 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       b.producer = deps.regions()[static_cast<size_t>(e.producer)].layer;
       b.consumer = deps.regions()[static_cast<size_t>(e.consumer)].layer;
       b.depthSteps = e.slots();
-      int64_t window = 0;
-      size_t slots = static_cast<size_t>(e.slots());
-      for (size_t i = 0; i < e.words.size(); ++i) {
-        window += e.words[i] - (i >= slots ? e.words[i - slots] : 0);
-        b.depthWords = std::max(b.depthWords, window);
-      }
+      b.depthWords = mostWords(e.words, e.slots());
+      b.minSteps = e.depth;
+      b.neededWords = mostWords(e.words, e.depth);
       seg.buffers.push_back(b);
     }
     seg.deriveMs = msSince(start);
@@ -272,6 +289,9 @@ std::string pipelineJson(const PipelineResult &r) {
                               {"first_start", g.firstStart},
                               {"last_end", g.lastEnd},
                               {"stall_cycles", g.stallCycles},
+                              {"level", g.level},
+                              {"nodes", g.nodes},
+                              {"room_words", g.roomWords()},
                               {"lcu", "lcu/" + g.layer + ".c"}});
     j["buffers"] = nlohmann::ordered_json::array();
     for (const BufferRun &b : s.buffers)
@@ -280,6 +300,8 @@ std::string pipelineJson(const PipelineResult &r) {
                               {"consumer", b.consumer},
                               {"depth_steps", b.depthSteps},
                               {"depth_words", b.depthWords},
+                              {"needed_steps", b.minSteps},
+                              {"needed_words", b.neededWords},
                               {"peak_words", b.peakWords}});
     j["violations"] = s.violations;
     j["derive_ms"] = s.deriveMs;

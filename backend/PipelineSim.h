@@ -38,17 +38,28 @@ struct RegionRun {
   std::vector<std::pair<double, double>> busy;   // merged intervals, for the Gantt chart
   std::string lcuC;                 // the LCU as C
   double lcuCompileMs = 0;
+  /// The region's node-level (L−2) buffers: where what it reads from the
+  /// segment waits (docs/simulator.md, "Buffers").
+  std::string level;
+  int64_t nodes = 0;
+  int64_t capacityWords = 0;        // all its nodes' buffers
+  int64_t otherTileWords = 0;       // its wgt and ofm tiles, on all its nodes
+  int64_t roomWords() const { return capacityWords - otherTileWords; }
 };
 
 struct BufferRun {
   std::string tensor, producer, consumer;
   int64_t depthSteps = 0;           // the buffer the LCUs keep, in the producer's steps (EdgeDependences::slots)
   int64_t depthWords = 0;           // the most words `depthSteps` consecutive producer steps finalize
+  int64_t minSteps = 0;             // the least buffer that cannot deadlock (EdgeDependences::depth)
+  int64_t neededWords = 0;          // the most words `minSteps` consecutive producer steps finalize
   int64_t peakWords = 0;            // the most live at once: written, some reader not done
 };
 
 struct SegmentRun {
   int index = -1;                   // among the schedule's segments
+  bool userGiven = false;           // written in the schedule, not the solver's
+  SourceRange range;
   std::vector<std::string> layers;
   std::string skipped;              // why not simulated (empty: it was)
   double cycles = 0, analyticalCycles = 0;

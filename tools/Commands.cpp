@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace dfl::tools {
@@ -141,7 +142,7 @@ void printFront(const Model &model, const Solution &s) {
 
 /// Simulates `s` (dflc sim, dflc compile --sim): prints the table and sets
 /// `files` to OUT's sim.json and kernels; false after an error is printed.
-bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &s,
+bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model &model, const Schedule &s,
                       std::vector<driver::OutputFile> &files, bool &ok) {
   const Network &net = networkOf(model, s);
   sim::SimOptions so;
@@ -156,6 +157,35 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
                 << didYouMean(name, names) << "\n";
       return false;
     }
+  // Pipelined segments run region against region through their LCUs; first,
+  // as it is quick and can refuse the schedule before the kernels run.
+  std::optional<sim::PipelineResult> pipe;
+  if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
+    pipe = sim::simulatePipelines(model, s);
+    // A segment the user wrote must leave each consumer room for what its
+    // dependences hold (docs/simulator.md, "Buffers"); the solver's report
+    // their numbers in pipeline.json.
+    DiagnosticsEngine diags(sm);
+    for (const sim::SegmentRun &g : pipe->segments)
+      for (const sim::RegionRun &r : g.regions) {
+        std::vector<std::string> what;
+        int64_t need = 0;
+        for (const sim::BufferRun &b : g.buffers)
+          if (b.consumer == r.layer) {
+            need += b.neededWords;
+            what.push_back("'" + b.tensor + "' (" + std::to_string(b.minSteps) + " of its steps: " +
+                           std::to_string(b.neededWords) + " words)");
+          }
+        if (g.userGiven && need > r.roomWords())
+          diags.report(g.range, diag::err_segment_buffer) << joinList(what, ", ", " and ") << r.layer << need
+                                                          << r.level << r.nodes << r.roomWords() << r.capacityWords
+                                                          << r.otherTileWords;
+      }
+    if (diags.hasErrors()) {
+      printDiagnostics(o, sm, diags);
+      return false;
+    }
+  }
   if (isatty(STDERR_FILENO))
     so.progress = [&](size_t done, size_t all, const std::string &layer) {
       std::cerr << "\r\033[Kdflc: simulating " << net.name << ": " << done << "/" << all << " layers"
@@ -177,16 +207,14 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
     files.push_back({"kernels/" + name, ir});
   std::cout << sim::simTable(result);
   ok = result.ok();
-  // Pipelined segments run again, region against region, through their LCUs.
-  if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
-    sim::PipelineResult pipe = sim::simulatePipelines(model, s);
-    files.push_back({"pipeline.json", sim::pipelineJson(pipe)});
-    files.push_back({"pipeline.svg", sim::pipelineSvg(pipe)});
-    for (const sim::SegmentRun &g : pipe.segments)
+  if (pipe) {
+    files.push_back({"pipeline.json", sim::pipelineJson(*pipe)});
+    files.push_back({"pipeline.svg", sim::pipelineSvg(*pipe)});
+    for (const sim::SegmentRun &g : pipe->segments)
       for (const sim::RegionRun &r : g.regions)
         files.push_back({"lcu/" + r.layer + ".c", r.lcuC});
-    std::cout << "\n" << sim::pipelineTable(pipe);
-    ok = ok && pipe.ok();
+    std::cout << "\n" << sim::pipelineTable(*pipe);
+    ok = ok && pipe->ok();
   }
   return true;
 }
@@ -229,7 +257,8 @@ int runSim(const CommandLine &o, Compilation &c) {
   }
   std::vector<driver::OutputFile> files;
   bool ok = false;
-  if (!simulateSchedule(o, c.model(), c.model().schedules[static_cast<size_t>(checked[0].schedule)], files, ok))
+  if (!simulateSchedule(o, c.sources(), c.model(), c.model().schedules[static_cast<size_t>(checked[0].schedule)], files,
+                        ok))
     return kExitInvalid;
   if (!c.writeFiles(files)) {
     std::cerr << "dflc: error: " << c.outputError() << "\n";
@@ -259,7 +288,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
   }
   std::vector<driver::OutputFile> simFiles;
   bool simOk = true;
-  if (o.sim && !simulateSchedule(o, c.model(), c.solution().schedule, simFiles, simOk)) {
+  if (o.sim && !simulateSchedule(o, c.sources(), c.model(), c.solution().schedule, simFiles, simOk)) {
     printDiagnostics(o, c);
     return kExitInvalid;
   }
