@@ -54,16 +54,14 @@ Jit::Jit() {
 
 Jit::~Jit() = default;
 
-CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options) {
+JitFunction Jit::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                     const std::string &function) {
   auto start = std::chrono::steady_clock::now();
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  KernelCode code = generateKernel(plan, *ctx, options);
-  llvm::Module &m = *code.module;
-  std::string symbol = "kernel" + std::to_string(kernels_++);
-  m.getFunction(code.function)->setName(symbol);
-
-  m.setDataLayout(tm_->createDataLayout());
-  m.setTargetTriple(tm_->getTargetTriple().str());
+  // Each module's function gets a fresh symbol: one JIT holds many.
+  std::string symbol = function + std::to_string(kernels_++);
+  m->getFunction(function)->setName(symbol);
+  m->setDataLayout(tm_->createDataLayout());
+  m->setTargetTriple(tm_->getTargetTriple().str());
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -75,22 +73,33 @@ CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(*m, mam);
 
+  JitFunction out;
+  llvm::raw_string_ostream os(out.ir);
+  m->print(os, nullptr);
+  os.flush();
+  llvm::Error err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)));
+  DFLC_CHECK(!err) << "adding a module to the JIT: " + llvm::toString(std::move(err));
+  auto sym = take(jit_->lookup(symbol), "looking up a JIT-compiled function");
+  out.address = sym.getAddress();
+  out.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  KernelCode code = generateKernel(plan, *ctx, options);
+  JitFunction f = add(std::move(code.module), std::move(ctx), code.function);
   CompiledKernel out;
   out.slots = code.slots;
   out.counters = code.counters;
   out.tensorSlot = code.tensorSlot;
   out.inputs = code.inputs;
   out.counterSlot = code.counterSlot;
-  llvm::raw_string_ostream os(out.ir);
-  m.print(os, nullptr);
-  os.flush();
-  llvm::Error err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(code.module), std::move(ctx)));
-  DFLC_CHECK(!err) << "adding a kernel to the JIT: " + llvm::toString(std::move(err));
-  auto sym = take(jit_->lookup(symbol), "looking up a kernel");
-  out.fn = llvm::jitTargetAddressToFunction<KernelFn>(sym.getAddress());
-  out.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.ir = std::move(f.ir);
+  out.fn = llvm::jitTargetAddressToFunction<KernelFn>(f.address);
+  out.compileMs = f.compileMs;
   return out;
 }
 

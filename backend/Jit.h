@@ -9,6 +9,8 @@
 #include <vector>
 
 namespace llvm {
+class LLVMContext;
+class Module;
 class TargetMachine;
 namespace orc {
 class LLJIT;
@@ -30,6 +32,13 @@ struct CompiledKernel {
   double compileMs = 0;    // -O2 and machine code
 };
 
+/// A function the JIT compiled from a module: its address and the optimized module.
+struct JitFunction {
+  uint64_t address = 0;
+  std::string ir;
+  double compileMs = 0;
+};
+
 class Jit {
 public:
   Jit();
@@ -40,6 +49,10 @@ public:
   /// Generates, optimizes and compiles the plan's kernel. Aborts on an LLVM
   /// error: the generator's output is verified, so one is a bug of dflc.
   CompiledKernel compile(const KernelPlan &plan, const KernelOptions &options = {});
+  /// Optimizes a verified module (its own context) and compiles `function`
+  /// of it (the LCUs, backend/lcu/Lcu.h). Aborts on an LLVM error, likewise.
+  JitFunction add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> ctx,
+                  const std::string &function);
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;

@@ -104,6 +104,13 @@ struct KernelPlan {
   int64_t tensorWords(TensorRole r) const { return role(r).sources.at(0).words(); }
 };
 
+/// The canonical coordinate each of the nest's iteration dims folds into;
+/// false and `why` if one folds into none.
+bool planIterDims(const LoopNest &nest, bool channelWise, std::vector<PlanIterDim> &out, std::string &why);
+
+/// Each network layer's directives in `schedule` (nullptr: none).
+std::vector<const LayerScheduleModel *> layerDirectives(const Network &net, const Schedule &schedule);
+
 /// The plan of one layer, or a reason it cannot be simulated yet (a layer
 /// kind or a directive the kernels do not execute): std::nullopt and `why`.
 std::optional<KernelPlan> planKernel(const Network &net, int layer, const Hardware &hw,

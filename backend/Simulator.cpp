@@ -72,9 +72,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   ScheduleResult analysis = analyzeSchedule(model, schedule);
   DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
 
-  std::vector<const LayerScheduleModel *> directives(net.layers.size(), nullptr);
-  for (const LayerScheduleModel &ls : schedule.layers)
-    directives.at(static_cast<size_t>(ls.layer)) = &ls;
+  std::vector<const LayerScheduleModel *> directives = layerDirectives(net, schedule);
   auto wanted = [&](const std::string &name) {
     return options.layers.empty() ||
            std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();

@@ -3,10 +3,7 @@
 
 include(Antlr)
 
-# isl (polyhedral sets and relations).
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(ISL REQUIRED IMPORTED_TARGET isl)
-add_library(dflc::isl ALIAS PkgConfig::ISL)
+include(Isl)
 
 # Gecode (constraint programming).
 find_path(GECODE_INCLUDE_DIR gecode/kernel.hh REQUIRED)

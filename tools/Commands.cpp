@@ -1,5 +1,7 @@
 #include "tools/Commands.h"
 
+#include "backend/PipelineGantt.h"
+#include "backend/PipelineSim.h"
 #include "backend/SimReport.h"
 #include "backend/Simulator.h"
 #include "driver/Compilation.h"
@@ -13,10 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace dfl::tools {
@@ -138,7 +142,7 @@ void printFront(const Model &model, const Solution &s) {
 
 /// Simulates `s` (dflc sim, dflc compile --sim): prints the table and sets
 /// `files` to OUT's sim.json and kernels; false after an error is printed.
-bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &s,
+bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model &model, const Schedule &s,
                       std::vector<driver::OutputFile> &files, bool &ok) {
   const Network &net = networkOf(model, s);
   sim::SimOptions so;
@@ -153,6 +157,35 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
                 << didYouMean(name, names) << "\n";
       return false;
     }
+  // Pipelined segments run region against region through their LCUs; first,
+  // as it is quick and can refuse the schedule before the kernels run.
+  std::optional<sim::PipelineResult> pipe;
+  if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
+    pipe = sim::simulatePipelines(model, s);
+    // A segment the user wrote must leave each consumer room for what its
+    // dependences hold (docs/simulator.md, "Buffers"); the solver's report
+    // their numbers in pipeline.json.
+    DiagnosticsEngine diags(sm);
+    for (const sim::SegmentRun &g : pipe->segments)
+      for (const sim::RegionRun &r : g.regions) {
+        std::vector<std::string> what;
+        int64_t need = 0;
+        for (const sim::BufferRun &b : g.buffers)
+          if (b.consumer == r.layer) {
+            need += b.neededWords;
+            what.push_back("'" + b.tensor + "' (" + std::to_string(b.minSteps) + " of its steps: " +
+                           std::to_string(b.neededWords) + " words)");
+          }
+        if (g.userGiven && need > r.roomWords())
+          diags.report(g.range, diag::err_segment_buffer) << joinList(what, ", ", " and ") << r.layer << need
+                                                          << r.level << r.nodes << r.roomWords() << r.capacityWords
+                                                          << r.otherTileWords;
+      }
+    if (diags.hasErrors()) {
+      printDiagnostics(o, sm, diags);
+      return false;
+    }
+  }
   if (isatty(STDERR_FILENO))
     so.progress = [&](size_t done, size_t all, const std::string &layer) {
       std::cerr << "\r\033[Kdflc: simulating " << net.name << ": " << done << "/" << all << " layers"
@@ -174,23 +207,36 @@ bool simulateSchedule(const CommandLine &o, const Model &model, const Schedule &
     files.push_back({"kernels/" + name, ir});
   std::cout << sim::simTable(result);
   ok = result.ok();
+  if (pipe) {
+    files.push_back({"pipeline.json", sim::pipelineJson(*pipe)});
+    files.push_back({"pipeline.svg", sim::pipelineSvg(*pipe)});
+    for (const sim::SegmentRun &g : pipe->segments)
+      for (const sim::RegionRun &r : g.regions)
+        files.push_back({"lcu/" + r.layer + ".c", r.lcuC});
+    std::cout << "\n" << sim::pipelineTable(*pipe);
+    ok = ok && pipe->ok();
+  }
   return true;
 }
 
 /// "wrote A, B and C": the outputs, a simulation's kernels as one item.
 std::string wroteLine(const Compilation &c) {
   std::vector<std::string> items;
-  size_t kernels = 0;
-  std::string dir;
+  size_t kernels = 0, lcus = 0;
+  std::string dir, lcuDir;
   for (const std::string &p : c.outputPaths()) {
     std::filesystem::path path(p);
     if (path.parent_path().filename() == "kernels" && path.extension() == ".ll")
       ++kernels, dir = path.parent_path().string();
+    else if (path.parent_path().filename() == "lcu" && path.extension() == ".c")
+      ++lcus, lcuDir = path.parent_path().string();
     else
       items.push_back(p);
   }
   if (kernels)
     items.push_back(std::to_string(kernels) + (kernels == 1 ? " kernel in " : " kernels in ") + dir);
+  if (lcus)
+    items.push_back(std::to_string(lcus) + (lcus == 1 ? " LCU in " : " LCUs in ") + lcuDir);
   return "wrote " + joinList(items, ", ", " and ") + "\n";
 }
 
@@ -211,7 +257,8 @@ int runSim(const CommandLine &o, Compilation &c) {
   }
   std::vector<driver::OutputFile> files;
   bool ok = false;
-  if (!simulateSchedule(o, c.model(), c.model().schedules[static_cast<size_t>(checked[0].schedule)], files, ok))
+  if (!simulateSchedule(o, c.sources(), c.model(), c.model().schedules[static_cast<size_t>(checked[0].schedule)], files,
+                        ok))
     return kExitInvalid;
   if (!c.writeFiles(files)) {
     std::cerr << "dflc: error: " << c.outputError() << "\n";
@@ -241,7 +288,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
   }
   std::vector<driver::OutputFile> simFiles;
   bool simOk = true;
-  if (o.sim && !simulateSchedule(o, c.model(), c.solution().schedule, simFiles, simOk)) {
+  if (o.sim && !simulateSchedule(o, c.sources(), c.model(), c.solution().schedule, simFiles, simOk)) {
     printDiagnostics(o, c);
     return kExitInvalid;
   }

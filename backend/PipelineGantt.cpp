@@ -1,0 +1,93 @@
+// The Gantt chart of the pipeline simulation (backend/PipelineGantt.h).
+#include "backend/PipelineGantt.h"
+
+#include "support/Format.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dfl::sim {
+namespace {
+
+constexpr double kLabel = 170, kPlot = 760, kRow = 26, kBar = 16, kTitle = 46, kAxis = 34, kGap = 22;
+const char *const kColours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
+
+std::string escape(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
+}
+
+std::string num(double v) { return formatFixed(v, 1); }
+
+/// A round tick step giving about five ticks over `span`.
+double tickStep(double span) {
+  double raw = span / 5, p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw)
+      return m * p;
+  return 10 * p;
+}
+
+} // namespace
+
+std::string pipelineSvg(const PipelineResult &r) {
+  std::string body;
+  double y = 0;
+  for (const SegmentRun &s : r.segments) {
+    if (!s.skipped.empty())
+      continue;
+    double span = std::max({s.cycles, s.analyticalCycles, 1.0});
+    auto x = [&](double t) { return kLabel + t / span * kPlot; };
+    std::string title = "segment " + std::to_string(s.index) + ": simulated " + formatFixed(s.cycles, 0) +
+                        " cycles, analytical " + formatFixed(s.analyticalCycles, 0) + " (fill " +
+                        formatFixed(s.fillCycles, 0) + ", drain " + formatFixed(s.drainCycles, 0) + ")" +
+                        (s.ok() ? "" : ", " + std::to_string(s.violations.size()) + " violations");
+    body += "<text x=\"10\" y=\"" + num(y + 20) + "\" font-weight=\"bold\">" + escape(title) + "</text>\n";
+    body += "<text x=\"10\" y=\"" + num(y + 38) +
+            "\" font-size=\"11\" fill=\"#555\">bars: steps computing; gaps: waiting on a counter (stalls); dashed: the analytical latency</text>\n";
+    double top = y + kTitle;
+    for (size_t i = 0; i < s.regions.size(); ++i) {
+      const RegionRun &g = s.regions[i];
+      double rowY = top + static_cast<double>(i) * kRow;
+      const char *colour = kColours[i % std::size(kColours)];
+      body += "<text x=\"" + num(kLabel - 8) + "\" y=\"" + num(rowY + kBar - 3) + "\" text-anchor=\"end\">" +
+              escape(g.layer) + "</text>\n";
+      body += "<rect x=\"" + num(kLabel) + "\" y=\"" + num(rowY) + "\" width=\"" + num(kPlot) + "\" height=\"" +
+              num(kBar) + "\" fill=\"#f2f2f2\"/>\n";
+      for (auto [from, to] : g.busy)
+        body += "<rect x=\"" + num(x(from)) + "\" y=\"" + num(rowY) + "\" width=\"" +
+                num(std::max(0.5, x(to) - x(from))) + "\" height=\"" + num(kBar) + "\" fill=\"" + colour +
+                "\"><title>" + escape(g.layer) + ": " + formatFixed(from, 0) + " - " + formatFixed(to, 0) +
+                "</title></rect>\n";
+      body += "<text x=\"" + num(kLabel + kPlot + 6) + "\" y=\"" + num(rowY + kBar - 3) +
+              "\" font-size=\"11\" fill=\"#555\">" + std::to_string(g.steps) + " steps, stalled " +
+              formatFixed(g.stallCycles, 0) + "</text>\n";
+    }
+    double axisY = top + static_cast<double>(s.regions.size()) * kRow + 4;
+    body += "<line x1=\"" + num(kLabel) + "\" y1=\"" + num(axisY) + "\" x2=\"" + num(kLabel + kPlot) + "\" y2=\"" +
+            num(axisY) + "\" stroke=\"#333\"/>\n";
+    double step = tickStep(span);
+    for (double t = 0; t <= span + 1e-9; t += step)
+      body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(axisY) + "\" x2=\"" + num(x(t)) + "\" y2=\"" +
+              num(axisY + 5) + "\" stroke=\"#333\"/><text x=\"" + num(x(t)) + "\" y=\"" + num(axisY + 18) +
+              "\" font-size=\"11\" text-anchor=\"middle\">" + formatFixed(t, 0) + "</text>\n";
+    body += "<text x=\"" + num(kLabel + kPlot) + "\" y=\"" + num(axisY + 30) +
+            "\" font-size=\"11\" text-anchor=\"end\">cycles</text>\n";
+    body += "<line x1=\"" + num(x(s.analyticalCycles)) + "\" y1=\"" + num(top - 4) + "\" x2=\"" +
+            num(x(s.analyticalCycles)) + "\" y2=\"" + num(axisY) +
+            "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"><title>analytical latency</title></line>\n";
+    y = axisY + kAxis + kGap;
+  }
+  if (y == 0) {
+    body = "<text x=\"10\" y=\"20\">no pipelined segment was simulated</text>\n";
+    y = 30;
+  }
+  double width = kLabel + kPlot + 150;
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(y) +
+         "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n" +
+         body + "</svg>\n";
+}
+
+} // namespace dfl::sim

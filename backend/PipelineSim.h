@@ -1,0 +1,86 @@
+// The pipeline simulator (docs/simulator.md, "Pipelines"): every pipelined
+// segment of a complete schedule run region by region through its
+// JIT-compiled LCUs (backend/lcu/Lcu.h), event by event, each step taking
+// its layer's analytical latency divided by its steps. While it runs, every
+// step is checked against the dependences' exact per-step tables, not the
+// LCUs' cumulative waits: a consumer step starts only after the producer
+// finished the last step writing what it reads (RAW), and a producer step
+// starts only after the consumer finished the last step reading the buffer
+// slot it overwrites (WAR). A violation names the segment, the edge, both
+// steps and an element.
+//
+// Before: a checked model, a complete and valid schedule.
+// After: per pipelined segment the simulated latency beside the analysis',
+// fill and drain, each region's stalls, each forwarded buffer's depth and
+// peak occupancy, the LCUs as C; nothing written.
+#pragma once
+
+#include "model/Model.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dfl::sim {
+
+struct PipelineOptions {
+  /// Tests only: in this segment (its index among the schedule's) the LCU
+  /// of this edge's consumer waits one producer step short (LcuOptions).
+  int weakenedSegment = -1, weakenedEdge = -1;
+};
+
+struct RegionRun {
+  std::string layer;
+  int64_t steps = 0;
+  double stepCycles = 0;            // the layer's analytical latency / steps
+  double firstStart = 0, lastEnd = 0;
+  double stallCycles = 0;           // ready for a step but waiting on a counter
+  std::vector<std::pair<double, double>> busy;   // merged intervals, for the Gantt chart
+  std::string lcuC;                 // the LCU as C
+  double lcuCompileMs = 0;
+  /// The region's node-level (L−2) buffers: where what it reads from the
+  /// segment waits (docs/simulator.md, "Buffers").
+  std::string level;
+  int64_t nodes = 0;
+  int64_t capacityWords = 0;        // all its nodes' buffers
+  int64_t otherTileWords = 0;       // its wgt and ofm tiles, on all its nodes
+  int64_t roomWords() const { return capacityWords - otherTileWords; }
+};
+
+struct BufferRun {
+  std::string tensor, producer, consumer;
+  int64_t depthSteps = 0;           // the buffer the LCUs keep, in the producer's steps (EdgeDependences::slots)
+  int64_t depthWords = 0;           // the most words `depthSteps` consecutive producer steps finalize
+  int64_t minSteps = 0;             // the least buffer that cannot deadlock (EdgeDependences::depth)
+  int64_t neededWords = 0;          // the most words `minSteps` consecutive producer steps finalize
+  int64_t peakWords = 0;            // the most live at once: written, some reader not done
+};
+
+struct SegmentRun {
+  int index = -1;                   // among the schedule's segments
+  bool userGiven = false;           // written in the schedule, not the solver's
+  SourceRange range;
+  std::vector<std::string> layers;
+  std::string skipped;              // why not simulated (empty: it was)
+  double cycles = 0, analyticalCycles = 0;
+  double fillCycles = 0, drainCycles = 0;
+  std::vector<RegionRun> regions;
+  std::vector<BufferRun> buffers;
+  std::vector<std::string> violations;
+  double deriveMs = 0, compileMs = 0, runMs = 0;
+  bool ok() const { return violations.empty(); }
+};
+
+struct PipelineResult {
+  std::vector<SegmentRun> segments;
+  bool ok() const;
+};
+
+PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, const PipelineOptions &options = {});
+
+/// OUT/pipeline.json.
+std::string pipelineJson(const PipelineResult &r);
+/// The table `dflc sim` prints.
+std::string pipelineTable(const PipelineResult &r);
+
+} // namespace dfl::sim
