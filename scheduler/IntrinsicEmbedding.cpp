@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 
 namespace dfl {
 
@@ -132,7 +133,8 @@ public:
   IntVarArray point;     // [p][o]: the operations
   IntVarArray element;   // data elements of out, lhs, rhs: [q][t] per role, concatenated
 
-  EmbeddingSpace(const Setup &s, EmbeddingModel model, bool outputsFirst) {
+  /// `asset` < 0: no branching yet (a portfolio's master: slave() posts it).
+  EmbeddingSpace(const Setup &s, EmbeddingModel model, bool outputsFirst, int asset) {
     const size_t nI = s.in.dims.size(), nO = s.op.dims.size(), nP = s.points();
     side = IntVarArray(*this, static_cast<int>(nI * nO));
     origin = IntVarArray(*this, static_cast<int>(nO), 0, 0);
@@ -241,6 +243,8 @@ public:
             lo += std::min<int64_t>(0, top);
             hi += std::max<int64_t>(0, top);
           }
+          Int::Limits::check(static_cast<long long int>(lo), "embedding");   // throws, not wraps
+          Int::Limits::check(static_cast<long long int>(hi), "embedding");
           element[static_cast<int>(base[static_cast<size_t>(r)] + q * a.index.size() + t)] =
               IntVar(*this, static_cast<int>(lo), static_cast<int>(hi));
         }
@@ -286,20 +290,17 @@ public:
       allDifferent(elems);
     }
 
-    // Branching from the outputs (§4.3): the sides of the dims the output is
-    // indexed by first, the largest side first (an unfused, unpadded
-    // rectangle); the nodes are then assigned by propagation.
-    IntVarArgs outputs, reductions;
+    outputDim_.resize(nI);
     for (size_t d = 0; d < nI; ++d)
-      for (size_t o = 0; o < nO; ++o)
-        ((s.inLabel[d] & 1u) ? outputs : reductions) << sideAt(d, o);
-    IntVarArgs order = outputsFirst ? outputs + reductions : reductions + outputs;
-    branch(*this, order, INT_VAR_NONE(), INT_VAL_MAX());
-    branch(*this, point, INT_VAR_NONE(), INT_VAL_MIN());
-    branch(*this, element, INT_VAR_NONE(), INT_VAL_MIN());
+      outputDim_[d] = (s.inLabel[d] & 1u) != 0;
+    nO_ = nO;
+    outputsFirst_ = outputsFirst;
+    if (asset >= 0)
+      postBranching(asset);
   }
 
-  EmbeddingSpace(EmbeddingSpace &other) : Space(other) {
+  EmbeddingSpace(EmbeddingSpace &other)
+      : Space(other), outputDim_(other.outputDim_), nO_(other.nO_), outputsFirst_(other.outputsFirst_) {
     side.update(*this, other.side);
     origin.update(*this, other.origin);
     point.update(*this, other.point);
@@ -307,7 +308,37 @@ public:
   }
   Space *copy() override { return new EmbeddingSpace(*this); }
 
+  /// A portfolio asset (§7, strategy A): the same model searched with the
+  /// operator's dims in another order.
+  bool slave(const MetaInfo &mi) override {
+    if (mi.type() == MetaInfo::PORTFOLIO)
+      postBranching(static_cast<int>(mi.asset()));
+    return true;
+  }
+
 private:
+  std::vector<bool> outputDim_;   // per intrinsic dim: indexes the output
+  size_t nO_ = 0;
+  bool outputsFirst_ = true;
+
+  /// Branching from the outputs (§4.3): the sides of the dims the output is
+  /// indexed by first, the largest side first (an unfused, unpadded
+  /// rectangle), the operator's dims from dim `asset` on (asset search, §7
+  /// A: each asset traverses the instance set in another order); the nodes
+  /// are then assigned by propagation.
+  void postBranching(int asset) {
+    IntVarArgs outputs, reductions;
+    for (size_t d = 0; d < outputDim_.size(); ++d)
+      for (size_t k = 0; k < nO_; ++k) {
+        size_t o = (k + static_cast<size_t>(asset)) % nO_;
+        (outputDim_[d] ? outputs : reductions) << side[static_cast<int>(d * nO_ + o)];
+      }
+    IntVarArgs order = outputsFirst_ ? outputs + reductions : reductions + outputs;
+    branch(*this, order, INT_VAR_NONE(), INT_VAL_MAX());
+    branch(*this, point, INT_VAR_NONE(), INT_VAL_MIN());
+    branch(*this, element, INT_VAR_NONE(), INT_VAL_MIN());
+  }
+
   /// All-different over tuples: Gecode's distinct over one key per tuple
   /// when the mixed-radix keys fit an int, pairwise lexicographic
   /// disequality otherwise (a few tuples only).
@@ -581,6 +612,11 @@ std::vector<int64_t> runEmbedded(const LoopNest &op, const LoopNest &in, const E
   return ofm;
 }
 
+namespace {
+constexpr int64_t kMaxIntrinsicPoints = 65536;
+void solveModels(const LoopNest &op, const LoopNest &in, const EmbeddingOptions &options, EmbeddingResult &result);
+} // namespace
+
 EmbeddingResult embedIntrinsic(const LoopNest &op, const LoopNest &in, const EmbeddingOptions &options) {
   EmbeddingResult result;
   for (auto [n, what] : {std::pair{&op, "the operator"}, {&in, "the intrinsic"}})
@@ -589,41 +625,23 @@ EmbeddingResult embedIntrinsic(const LoopNest &op, const LoopNest &in, const Emb
       result.reason = why;
       return result;
     }
+  // One variable per intrinsic operation: a bounded intrinsic keeps the
+  // model small whatever the operator's size.
+  if (in.points() > kMaxIntrinsicPoints) {
+    result.status = EmbeddingResult::Status::Unsupported;
+    result.reason = "the intrinsic has " + std::to_string(in.points()) + " operations; the model takes at most " +
+                    std::to_string(kMaxIntrinsicPoints);
+    return result;
+  }
   const auto start = std::chrono::steady_clock::now();
-  for (EmbeddingModel model : {EmbeddingModel::Strict, EmbeddingModel::Relaxed, EmbeddingModel::Padded}) {
-    if (model > options.lastModel)
-      break;
-    for (bool swapped : {false, true}) {
-      Setup s(op, in, swapped);
-      auto *root = new EmbeddingSpace(s, model, options.outputsFirst);
-      Search::Options so;
-      LimitStop stop(options.nodeLimit, std::chrono::steady_clock::now() + options.timeLimit);
-      so.stop = &stop;
-      so.clone = false;   // the engine owns the root
-      DFS<EmbeddingSpace> engine(root, so);
-      size_t found = 0;
-      while (EmbeddingSpace *sol = engine.next()) {
-        Embedding e;
-        e.model = model;
-        e.operandsSwapped = swapped;
-        e.side.assign(in.dims.size(), std::vector<int64_t>(op.dims.size()));
-        for (size_t d = 0; d < in.dims.size(); ++d)
-          for (size_t o = 0; o < op.dims.size(); ++o)
-            e.side[d][o] = sol->side[static_cast<int>(d * op.dims.size() + o)].val();
-        cost(s, e, options);
-        result.candidates.push_back(std::move(e));
-        delete sol;
-        if (++found >= options.solutionLimit)
-          break;
-      }
-      Search::Statistics st = engine.statistics();
-      result.stats.nodes += st.node;
-      result.stats.failures += st.fail;
-      result.stats.solutions += found;
-      result.hitLimit |= engine.stopped();
-    }
-    if (!result.candidates.empty())
-      break;
+  try {
+    solveModels(op, in, options, result);
+  } catch (const Gecode::Exception &e) {
+    // An index constant beyond Gecode's integer range (|v| < 2^30).
+    result.candidates.clear();
+    result.status = EmbeddingResult::Status::Unsupported;
+    result.reason = std::string("the operator's indices exceed the solver's integer range (") + e.what() + ")";
+    return result;
   }
   result.stats.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -640,5 +658,57 @@ EmbeddingResult embedIntrinsic(const LoopNest &op, const LoopNest &in, const Emb
   }
   return result;
 }
+
+namespace {
+
+void solveModels(const LoopNest &op, const LoopNest &in, const EmbeddingOptions &options, EmbeddingResult &result) {
+  for (EmbeddingModel model : {EmbeddingModel::Strict, EmbeddingModel::Relaxed, EmbeddingModel::Padded}) {
+    if (model > options.lastModel)
+      break;
+    for (bool swapped : {false, true}) {
+      Setup s(op, in, swapped);
+      const bool portfolio = options.portfolioAssets > 0;
+      auto *root = new EmbeddingSpace(s, model, options.outputsFirst, portfolio ? -1 : 0);
+      Search::Options so;
+      LimitStop stop(options.nodeLimit, std::chrono::steady_clock::now() + options.timeLimit);
+      so.stop = &stop;
+      so.clone = false;   // the engine owns the root
+      so.threads = 1;     // assets take turns (slices of failures) on one thread
+      so.assets = portfolio ? options.portfolioAssets : 1;
+      std::unique_ptr<Search::Base<EmbeddingSpace>> engine;
+      if (portfolio)
+        engine = std::make_unique<PBS<EmbeddingSpace, DFS>>(root, so);
+      else
+        engine = std::make_unique<DFS<EmbeddingSpace>>(root, so);
+      const size_t limit = portfolio ? 1 : options.solutionLimit;
+      size_t found = 0;
+      while (EmbeddingSpace *sol = engine->next()) {
+        Embedding e;
+        e.model = model;
+        e.operandsSwapped = swapped;
+        e.side.assign(in.dims.size(), std::vector<int64_t>(op.dims.size()));
+        for (size_t d = 0; d < in.dims.size(); ++d)
+          for (size_t o = 0; o < op.dims.size(); ++o)
+            e.side[d][o] = sol->side[static_cast<int>(d * op.dims.size() + o)].val();
+        cost(s, e, options);
+        result.candidates.push_back(std::move(e));
+        delete sol;
+        if (++found >= limit) {
+          result.solutionLimitHit = !portfolio;
+          break;
+        }
+      }
+      Search::Statistics st = engine->statistics();
+      result.stats.nodes += st.node;
+      result.stats.failures += st.fail;
+      result.stats.solutions += found;
+      result.hitLimit |= engine->stopped();
+    }
+    if (!result.candidates.empty())
+      break;
+  }
+}
+
+} // namespace
 
 } // namespace dfl

@@ -38,6 +38,10 @@ struct EmbeddingOptions {
   size_t solutionLimit = 512;                   // candidates enumerated per model
   bool outputsFirst = true;                     // §4.3: branch from the outputs
   EmbeddingModel lastModel = EmbeddingModel::Padded;   // the models tried: up to this one
+  /// 0: enumerate every solution and rank them (§4.4). N > 0: a portfolio of
+  /// N assets (§7, strategy A; Gecode's PBS), the first solution any finds
+  /// per model and operand order: fast, unranked.
+  unsigned portfolioAssets = 0;
 };
 
 /// One embedding: the axis-parallel rectangle (§4.2.2) each intrinsic dim
@@ -73,9 +77,14 @@ struct EmbeddingResult {
   std::string reason;
   /// Limit: a model stopped at a limit (candidates may still be non-empty).
   bool hitLimit = false;
+  /// A model had more solutions than EmbeddingOptions::solutionLimit: the
+  /// ranking saw the first ones only.
+  bool solutionLimitHit = false;
 };
 
-/// Embeds `intrinsic` into `op` (both Mac nests).
+/// Embeds `intrinsic` into `op` (both Mac nests; an intrinsic of at most
+/// 65,536 operations). Never throws on the operator's sizes: what the model
+/// cannot take is Unsupported, with the reason.
 EmbeddingResult embedIntrinsic(const LoopNest &op, const LoopNest &intrinsic, const EmbeddingOptions &options = {});
 
 /// Runs the transformed nest: every tile of the operator's instance set is

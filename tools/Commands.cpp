@@ -370,12 +370,14 @@ int runEmbed(const CommandLine &o, Compilation &c) {
                                                                            : "unsupported";
     j["status"] = status;
     j["stats"] = {{"solutions", r.stats.solutions}, {"nodes", r.stats.nodes}, {"failures", r.stats.failures},
-                  {"milliseconds", r.stats.milliseconds}, {"hit_limit", r.hitLimit}};
+                  {"milliseconds", r.stats.milliseconds}, {"hit_limit", r.hitLimit},
+                  {"solution_limit_hit", r.solutionLimitHit}};
     text += "layer " + layer.name + " <- " + in.name + ": ";
     const std::string stats = "  solve: " + std::to_string(r.stats.solutions) + " embeddings, " +
                               std::to_string(r.stats.nodes) + " nodes, " + std::to_string(r.stats.failures) +
                               " failures, " + formatFixed(r.stats.milliseconds, 1) + " ms" +
-                              (r.hitLimit ? " (stopped at the limit)" : "") + "\n";
+                              (r.hitLimit ? " (stopped at the limit)" : "") +
+                              (r.solutionLimitHit ? " (the first embeddings only)" : "") + "\n";
     if (r.candidates.empty()) {
       j["reason"] = r.reason;
       text += std::string(status) + ": " + r.reason + "\n" + stats;

@@ -225,5 +225,56 @@ TEST(Embedding, PoolingIsNotAMultiplyAccumulate) {
   EXPECT_NE(r.reason.find("computes max"), std::string::npos) << r.reason;
 }
 
+TEST(Embedding, BadSizesAreReasonsNotCrashes) {
+  // 64*64*64 = 262144 intrinsic operations: beyond the model's 65536.
+  auto big = compile("intrinsic big (i=64, j=64, k=64) { c[i, j] += a[i, k] * b[j, k]; }");
+  ASSERT_FALSE(big.diags->hasErrors()) << big.diagnostics();
+  Case k = load("network n { input x [C=32, X=4, Y=4]; a = conv(x, K=32, R=1, S=1); }");
+  EmbeddingResult r = embedIntrinsic(k.layer("a"), big.model.intrinsics.at(0).nest);
+  EXPECT_EQ(r.status, EmbeddingResult::Status::Unsupported);
+  EXPECT_NE(r.reason.find("262144 operations"), std::string::npos) << r.reason;
+  // A GEMM whose input index is offset by 2^40: no Gecode int holds it.
+  LoopNest op;
+  op.name = "far";
+  AffineExpr m = op.addDim("m", 16), n = op.addDim("n", 16), q = op.addDim("q", 16);
+  const int64_t far = int64_t{1} << 40;
+  op.accesses.push_back({TensorRole::Ifm, "a", {m, q + far}, {16, far + 16}, {}});
+  op.accesses.push_back({TensorRole::Wgt, "b", {n, q}, {16, 16}, {}});
+  op.accesses.push_back({TensorRole::Ofm, "c", {m, n}, {16, 16}, {}});
+  EmbeddingResult f = embedIntrinsic(op, k.intrinsic("vta"));
+  EXPECT_EQ(f.status, EmbeddingResult::Status::Unsupported);
+  EXPECT_NE(f.reason.find("integer range"), std::string::npos) << f.reason;
+}
+
+TEST(Embedding, SolutionLimitIsReported) {
+  // The pointwise conv has one strict embedding per operand order (above):
+  // a limit of one keeps both and says the enumeration was cut.
+  Case k = load("network n { input x [C=32, X=4, Y=4]; a = conv(x, K=32, R=1, S=1); }");
+  EmbeddingOptions one;
+  one.solutionLimit = 1;
+  EmbeddingResult r = embedIntrinsic(k.layer("a"), k.intrinsic("vta"), one);
+  EXPECT_TRUE(r.solutionLimitHit);
+  EXPECT_EQ(r.stats.solutions, 2u);
+  EXPECT_FALSE(embedIntrinsic(k.layer("a"), k.intrinsic("vta")).solutionLimitHit);
+}
+
+TEST(Embedding, PortfolioFindsOneEmbeddingPerOperandOrder) {
+  // The 3x3 conv above: strict has none, relaxed one per lhs-on-ifm and three
+  // per lhs-on-wgt. A portfolio of four assets (each branching over the
+  // operator's dims from another one first) stops at the first of each
+  // order: two embeddings, both relaxed, both computing the conv.
+  Case k = load("network n { input x [C=1, X=6, Y=6]; a = conv(x, K=4, R=3, S=3); }");
+  const LoopNest &op = k.layer("a"), &in = k.intrinsic("t49");
+  EmbeddingOptions portfolio;
+  portfolio.portfolioAssets = 4;
+  EmbeddingResult r = embedIntrinsic(op, in, portfolio);
+  ASSERT_EQ(r.status, EmbeddingResult::Status::Found) << r.reason;
+  EXPECT_EQ(r.stats.solutions, 2u);
+  EXPECT_FALSE(r.solutionLimitHit);
+  for (const Embedding &e : r.candidates)
+    EXPECT_EQ(e.model, EmbeddingModel::Relaxed);
+  expectSameResult(op, in, r);
+}
+
 } // namespace
 } // namespace dfl
