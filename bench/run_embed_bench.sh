@@ -6,4 +6,4 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
-"$build/bench/dflc_embed_bench" "$root/bench/data/deepbench_conv_inference_server.csv" "$root/stdlib/hw/intrinsics.dfl"
+"$build/bench/dflc_embed_bench" "$root/bench/data/deepbench_conv_inference_server.csv" "$root/stdlib/hw/intrinsics/gemm_dot.dfl"

@@ -207,7 +207,7 @@ TEST(LoopNestSema, StdlibIntrinsicsAreTheirSourcesGemmsAndDotProduct) {
   // VTA: C[1][16] += A[1][16] * B[16][16]^T (B stored with the output
   // channel outer): 256 MACs, reducing over k. The 8x8x8 GEMM: 512 MACs.
   // SDOT's lane: 4 products into one accumulator.
-  std::ifstream f(dfl::test::kStdlibRoot + "/stdlib/hw/intrinsics.dfl");
+  std::ifstream f(dfl::test::kStdlibRoot + "/stdlib/hw/intrinsics/gemm_dot.dfl");
   std::stringstream text;
   text << f.rdbuf();
   auto c = compile(text.str());
