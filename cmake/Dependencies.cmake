@@ -6,15 +6,7 @@ include(Antlr)
 include(Isl)
 
 # Gecode (constraint programming).
-find_path(GECODE_INCLUDE_DIR gecode/kernel.hh REQUIRED)
-set(_gecode_libs)
-foreach(part search minimodel int kernel support)
-  find_library(GECODE_${part}_LIBRARY NAMES gecode${part} REQUIRED)
-  list(APPEND _gecode_libs ${GECODE_${part}_LIBRARY})
-endforeach()
-add_library(dflc::gecode INTERFACE IMPORTED)
-target_include_directories(dflc::gecode SYSTEM INTERFACE ${GECODE_INCLUDE_DIR})
-target_link_libraries(dflc::gecode INTERFACE ${_gecode_libs})
+include(Gecode)
 
 # LLVM 14 (ORC JIT), plus FileCheck and lit for the end-to-end tests.
 include(Llvm)

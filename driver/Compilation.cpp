@@ -207,6 +207,35 @@ bool Compilation::checkSchedules() {
   return !diags_.hasErrors();
 }
 
+bool Compilation::embed(const EmbeddingOptions &options) {
+  enter(Stage::Analyzed, "embed");
+  PassTimer::Scope time(timer_, "embed");
+  if (model_.intrinsics.empty())
+    diags_.report({}, diag::err_no_intrinsic) << joinList(options_.files, ", ", " and ");
+  for (size_t n = 0; n < model_.networks.size(); ++n)
+    for (size_t l = 0; l < model_.networks[n].layers.size(); ++l) {
+      const Layer &layer = model_.networks[n].layers[l];
+      if (layer.nest.statement != Statement::Mac)
+        continue;   // pools, sums: nothing to embed (listed by the report)
+      for (size_t i = 0; i < model_.intrinsics.size(); ++i) {
+        const Intrinsic &in = model_.intrinsics[i];
+        LayerEmbedding e{n, l, i, embedIntrinsic(layer.nest, in.nest, options)};
+        using Status = EmbeddingResult::Status;
+        if (e.result.status == Status::Infeasible || e.result.status == Status::Unsupported)
+          diags_.report(layer.range, diag::err_intrinsic_not_embeddable)
+              .note(in.range, diag::note_intrinsic_declared, in.name)
+              << in.name << layer.name << e.result.reason;
+        if (e.result.hitLimit)
+          diags_.report(layer.range, diag::warn_embedding_limit)
+                  .note(in.range, diag::note_intrinsic_declared, in.name)
+              << in.name << layer.name << options.timeLimit.count() << e.result.stats.nodes
+              << (e.result.candidates.empty() ? "no embedding found" : "the best of those found is kept");
+        embeddings_.push_back(std::move(e));
+      }
+    }
+  return !diags_.hasErrors();
+}
+
 bool Compilation::selectSchedule() {
   enter(Stage::Analyzed, "select");
   PassTimer::Scope time(timer_, "select");

@@ -9,6 +9,9 @@
 //   selectSchedule  the schedule `dflc compile` completes (E0822 if ambiguous);
 //                   the directives given must be valid on their own
 //   solve           the complete schedule (E0821 if none exists)
+//   embed           every intrinsic the inputs declare into every
+//                   multiply-accumulate layer (E0702 if one cannot take it,
+//                   W0703 at the time limit), for `dflc embed`
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
@@ -28,6 +31,7 @@
 
 #include "frontend/Loader.h"
 #include "model/Model.h"
+#include "scheduler/IntrinsicEmbedding.h"
 #include "scheduler/ScheduleCheck.h"
 #include "scheduler/Solver.h"
 #include "support/Diagnostics.h"
@@ -57,6 +61,14 @@ public:
   /// Throws InternalError if the solver returns an invalid schedule and the
   /// user gave no segment that could explain it.
   bool solve(const std::function<void(size_t, size_t)> &progress = {});
+  /// One layer embedded with one intrinsic (layer and intrinsic by index).
+  struct LayerEmbedding {
+    size_t network = 0, layer = 0, intrinsic = 0;
+    EmbeddingResult result;
+  };
+  /// After analyze(): embeds; false if a layer could take no intrinsic.
+  bool embed(const EmbeddingOptions &options = {});
+  const std::vector<LayerEmbedding> &embeddings() const { return embeddings_; }
   /// Creates the output directory and writes the outputs; false with
   /// outputError() set if anything failed (then nothing changed). An output
   /// that is one of the inputs (same file, links followed) is refused first.
@@ -101,6 +113,7 @@ private:
   LoadedFiles files_;
   Model model_;
   std::vector<CheckedSchedule> checked_;
+  std::vector<LayerEmbedding> embeddings_;
   std::optional<Schedule> selected_;
   std::optional<Solution> solution_;
   std::vector<std::string> outputPaths_;

@@ -41,6 +41,13 @@ Usage:
                                      --layers A,B: only these layers,
                                      --seed N: the data's seed (default 1);
                                      `dflc NET HW -o OUT --sim` solves first
+  dflc embed NET HW [--json]         embed every intrinsic the FILEs declare
+                                     into every multiply-accumulate layer
+                                     (docs/embedding.md): per layer the
+                                     chosen embedding, its overheads, the
+                                     transformations and the solve statistics;
+                                     --time-limit SECONDS: per model and
+                                     operand order (default 1)
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
   dflc check [options] FILE...       check the schedules in the FILEs (with the
@@ -64,7 +71,7 @@ Options:
   -I DIR                 add DIR to the import search roots
   --batch N              (compile, check, show, lsp) every network's batch is N,
                          whatever it declares
-  --json                 (show) print JSON instead of text
+  --json                 (show, embed) print JSON instead of text
   --format text|json|sarif
                          how diagnostics are printed (to stderr; default
                          text); for check, json and sarif go to stdout with
@@ -172,7 +179,7 @@ public:
 
   std::optional<CommandLine> command() {
     CommandLine o;
-    static const std::vector<std::string> commands = {"compile", "show", "check", "sim", "fmt"};
+    static const std::vector<std::string> commands = {"compile", "show", "check", "sim", "fmt", "embed"};
     for (size_t i = 0; i < args_.size(); ++i) {
       const std::string &a = args_[i];
       bool failed = false;
@@ -276,7 +283,7 @@ public:
             o.driver.files.push_back(a);
             continue;
           }
-          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, sim or fmt)";
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, sim, fmt or embed)";
           return std::nullopt;
         }
         o.command = a;
@@ -298,8 +305,8 @@ private:
       return "no command given";
     if (o.driver.files.empty())
       return "'dflc " + o.command + "' needs at least one FILE";
-    if (o.command != "show" && o.json)
-      return "--json is an option of 'dflc show'";
+    if (o.command != "show" && o.command != "embed" && o.json)
+      return "--json is an option of 'dflc show' and 'dflc embed'";
     if (o.command != "fmt" && (o.inPlace || o.check))
       return "-i and --check are options of 'dflc fmt'";
     if (o.command == "fmt" && o.driver.train)
@@ -321,8 +328,8 @@ private:
     bool simulates = o.command == "sim" || o.sim;
     if (!simulates && (!o.simLayers.empty() || o.seed))
       return "--layers and --seed are options of 'dflc sim' and 'dflc compile --sim'";
-    if (o.command != "compile" && o.timeLimitGiven)
-      return "--time-limit is an option of 'dflc compile'";
+    if (o.command != "compile" && o.command != "embed" && o.timeLimitGiven)
+      return "--time-limit is an option of 'dflc compile' and 'dflc embed'";
     if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj || o.driver.pareto))
       return "--no-pipelining, --max-latency, --max-energy and --pareto are options of 'dflc compile'";
     if (o.command == "fmt" && o.driver.batch)

@@ -8,6 +8,7 @@
 #include "frontend/Printer.h"
 #include "lsp/LSPServer.h"
 #include "model/ModelSummary.h"
+#include "scheduler/EmbeddingTransform.h"
 #include "scheduler/Report.h"
 #include "support/Check.h"
 #include "support/DiagnosticRenderer.h"
@@ -388,6 +389,98 @@ int listDiagnostics(bool markdown) {
   return kExitOk;
 }
 
+/// dflc embed: every intrinsic into every multiply-accumulate layer.
+int runEmbed(const CommandLine &o, Compilation &c) {
+  EmbeddingOptions options;
+  if (o.timeLimitGiven)
+    options.timeLimit = o.driver.timeLimitSeconds
+                            ? std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000))
+                            : std::chrono::milliseconds(std::chrono::hours(24 * 365));
+  c.load() && c.analyze() && c.embed(options);
+  printDiagnostics(o, c);
+  if (!c.analyzed())
+    return kExitInvalid;
+  const Model &model = c.model();
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  std::string text;
+  for (const Compilation::LayerEmbedding &le : c.embeddings()) {
+    const Layer &layer = model.networks[le.network].layers[le.layer];
+    const Intrinsic &in = model.intrinsics[le.intrinsic];
+    const EmbeddingResult &r = le.result;
+    nlohmann::ordered_json j;
+    j["network"] = model.networks[le.network].name;
+    j["layer"] = layer.name;
+    j["intrinsic"] = in.name;
+    const char *status = r.status == EmbeddingResult::Status::Found        ? "found"
+                         : r.status == EmbeddingResult::Status::Limit      ? "limit"
+                         : r.status == EmbeddingResult::Status::Infeasible ? "infeasible"
+                                                                           : "unsupported";
+    j["status"] = status;
+    j["stats"] = {{"solutions", r.stats.solutions}, {"nodes", r.stats.nodes}, {"failures", r.stats.failures},
+                  {"milliseconds", r.stats.milliseconds}, {"hit_limit", r.hitLimit},
+                  {"solution_limit_hit", r.solutionLimitHit}};
+    text += "layer " + layer.name + " <- " + in.name + ": ";
+    const std::string stats = "  solve: " + std::to_string(r.stats.solutions) + " embeddings, " +
+                              std::to_string(r.stats.nodes) + " nodes, " + std::to_string(r.stats.failures) +
+                              " failures, " + formatFixed(r.stats.milliseconds, 1) + " ms" +
+                              (r.hitLimit ? " (stopped at the limit)" : "") +
+                              (r.solutionLimitHit ? " (the first embeddings only)" : "") + "\n";
+    if (r.candidates.empty()) {
+      j["reason"] = r.reason;
+      text += std::string(status) + ": " + r.reason + "\n" + stats;
+      json.push_back(j);
+      continue;
+    }
+    const Embedding &e = r.candidates[0];
+    EmbeddingTransform t = transformFor(layer.nest, in.nest, e);
+    j["model"] = embeddingModelName(e.model);
+    j["operands_swapped"] = e.operandsSwapped;
+    j["utilization"] = e.utilization();
+    j["macs"] = e.macs;
+    j["macs_min"] = e.macsMin;
+    j["data"] = e.data;
+    j["data_min"] = e.dataMin;
+    j["overhead"] = e.overhead;
+    j["mapping"] = t.dimMapping;
+    j["loops"] = t.loops;
+    j["layouts"] = t.layouts;
+    j["loop_nest"] = t.loopNest;
+    nlohmann::ordered_json unit;
+    for (size_t d = 0; d < kNumDims; ++d)
+      unit[dimName(static_cast<Dim>(d))] = t.unit[d];
+    j["unit"] = unit;
+    json.push_back(j);
+    text += std::string(embeddingModelName(e.model)) + ", lhs on " + (e.operandsSwapped ? "wgt" : "ifm") + "\n";
+    text += "  utilization " + formatFixed(100 * e.utilization(), 1) + " % (" + formatNumber(static_cast<double>(e.macsMin)) + " of " +
+            formatNumber(static_cast<double>(e.macs)) + " MACs), data " + formatNumber(static_cast<double>(e.data)) + " elements (" + formatNumber(static_cast<double>(e.dataMin)) +
+            " before), overhead " + formatFixed(e.overhead, 0) + "\n";
+    auto lines = [&](const char *what, const std::vector<std::string> &items) {
+      std::string all;
+      for (const std::string &i : items)
+        all += (all.empty() ? "" : "; ") + i;
+      text += std::string("  ") + what + ": " + (all.empty() ? "none" : all) + "\n";
+    };
+    lines("map", t.dimMapping);
+    lines("loops", t.loops);
+    lines("layout", t.layouts);
+    std::string unitText;
+    for (size_t d = 0; d < kNumDims; ++d)
+      unitText += std::string(unitText.empty() ? "" : ", ") + dimName(static_cast<Dim>(d)) + "=" +
+                  std::to_string(t.unit[d]);
+    text += "  unit: [" + unitText + "]\n" + stats + "  nest:\n";
+    for (size_t at = 0; at < t.loopNest.size();) {
+      size_t nl = t.loopNest.find('\n', at);
+      text += "    " + t.loopNest.substr(at, nl - at) + "\n";
+      at = nl + 1;
+    }
+  }
+  if (o.json)
+    std::cout << json.dump(2) << "\n";
+  else
+    std::cout << text;
+  return c.hasErrors() ? kExitInvalid : kExitOk;
+}
+
 /// dflc lsp: the language server on stdio, with the driver's options.
 int runLsp(const CommandLine &o) {
   lsp::LspOptions lo;
@@ -432,6 +525,8 @@ int runCommand(const CommandLine &cl) {
         return runCheck(cl, c);
       if (cl.command == "sim")
         return runSim(cl, c);
+      if (cl.command == "embed")
+        return runEmbed(cl, c);
       DFLC_CHECK(cl.command == "compile") << "no command '" << cl.command << "'";
       return runCompile(cl, c);
     });

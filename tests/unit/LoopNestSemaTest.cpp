@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 using namespace dfl;
 using dfl::test::compile;
@@ -199,6 +201,25 @@ TEST(LoopNestSema, IntrinsicKeepsItsStatementAsANest) {
   size_t first = text.find("E0701 index 'q'");
   ASSERT_NE(first, std::string::npos) << text;
   EXPECT_NE(text.find("E0701 index 'q'", first + 1), std::string::npos) << text;
+}
+
+TEST(LoopNestSema, StdlibIntrinsicsAreTheirSourcesGemmsAndDotProduct) {
+  // VTA: C[1][16] += A[1][16] * B[16][16]^T (B stored with the output
+  // channel outer): 256 MACs, reducing over k. The 8x8x8 GEMM: 512 MACs.
+  // SDOT's lane: 4 products into one accumulator.
+  std::ifstream f(dfl::test::kStdlibRoot + "/stdlib/hw/intrinsics/gemm_dot.dfl");
+  std::stringstream text;
+  text << f.rdbuf();
+  auto c = compile(text.str());
+  ASSERT_FALSE(c.diags->hasErrors()) << c.diagnostics();
+  ASSERT_EQ(c.model.intrinsics.size(), 3u);
+  const LoopNest &vta = c.model.intrinsics[0].nest, &g8 = c.model.intrinsics[1].nest, &dot = c.model.intrinsics[2].nest;
+  EXPECT_EQ(vta.points(), 256);
+  EXPECT_EQ(vta.reductionDims(), (std::vector<int>{2}));
+  EXPECT_EQ(vta.text(), "ofm c[i, j] <- mac(ifm a[i, k], wgt b[j, k])");
+  EXPECT_EQ(g8.points(), 512);
+  EXPECT_EQ(dot.points(), 4);
+  EXPECT_EQ(dot.text(), "ofm c[i] <- mac(ifm a[i, k], wgt b[k])");
 }
 
 namespace {
