@@ -274,7 +274,7 @@ private:
     size_t index = hw_.levels.size();
     PropertyTable table("level '" + lv.name + "'",
                         {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
-                         "bus_energy", "neighbor_energy", "static_energy", "bandwidth", "transfer",
+                         "bus_energy", "neighbor_energy", "static_energy", "remote_energy", "bandwidth", "transfer",
                          "psum_multicast", "fetch_padding", "pad_partial", "window_span"},
                         diags_);
     std::optional<double> access, read, write;
@@ -293,7 +293,7 @@ private:
         if (auto c = positiveQuantity(*p, QuantityKind::Size, diags_))
           lv.capacityBytes = static_cast<int64_t>(*c);
       } else if (k == "access_energy" || k == "read_energy" || k == "write_energy" || k == "fill_energy" ||
-                 k == "bus_energy" || k == "neighbor_energy" || k == "static_energy") {
+                 k == "bus_energy" || k == "neighbor_energy" || k == "static_energy" || k == "remote_energy") {
         auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true);
         if (!e)
           continue;
@@ -307,6 +307,8 @@ private:
           lv.fillEnergyPj = e;
         else if (k == "neighbor_energy")
           lv.neighborEnergyPj = e;
+        else if (k == "remote_energy")
+          lv.remoteEnergyPj = *e;
         else if (k == "bus_energy") {
           lv.busEnergyPj = *e;
           if (index == 0)   // the innermost level's units hold the MACs' operands: no bus inside

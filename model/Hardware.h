@@ -34,6 +34,9 @@ struct Level {
   /// reduction); default: a read at one and a write at the other.
   std::optional<double> neighborEnergyPj;
   double staticEnergyPj = 0;              // per unit per cycle
+  /// Per word a unit reads from another unit's buffer at this level: a
+  /// segment's forwarded tensor, served from the producer's buffers.
+  double remoteEnergyPj = 0;
   std::optional<double> bandwidthBytesPerCycle;   // per unit
   /// nn_dataflow's accounting, selectable per level (docs/directives.md §4, §6, §12):
   /// a partial sum brought back in reaches every unit holding a copy of the

@@ -67,6 +67,9 @@ struct LevelResult {
   double energyPj = 0;          // this level's buffer accesses
   double neighborEnergyPj = 0;  // of energyPj, the transfers between this level's units
   double busEnergyPj = 0;       // this level's array bus to the units inside it
+  /// Words this level's units read from other units' buffers (a segment's
+  /// forwarded tensor, §9), and their energy (in energyPj).
+  double remoteReads = 0, remoteEnergyPj = 0;
   /// Energy of this level's outer boundary (l/l+1): the accesses it adds at
   /// level l and l+1, plus the NoC on the top boundary. It depends only on the
   /// directives of levels >= l; with the MACs and their level-0 accesses these

@@ -142,7 +142,9 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                           {"cycles", lv.cycles},
                           {"energy_pj", lv.energyPj},
                           {"neighbor_energy_pj", lv.neighborEnergyPj},
-                          {"bus_energy_pj", lv.busEnergyPj}});
+                          {"bus_energy_pj", lv.busEnergyPj},
+                          {"remote_reads", count(lv.remoteReads)},
+                          {"remote_energy_pj", lv.remoteEnergyPj}});
       }
       j["work"] = count(lr.work);
       j["energy_pj"] = {{"total", lr.energyPj},

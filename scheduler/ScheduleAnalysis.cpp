@@ -243,6 +243,14 @@ private:
       dropDramEnergy(pr, w * dram.writeEnergyPj);
       dropHops(pr, w * pr.dramWriteHops[out]);
     }
+    // The consumer's nodes read those words out of the producer's node
+    // buffers (remote reads; nn_dataflow's remote_gbuf_access).
+    LevelResult &node = cr.levels[top];
+    const double remotePj = words * hw_.levels[top].remoteEnergyPj;
+    node.remoteReads += words;
+    node.remoteEnergyPj += remotePj;
+    node.energyPj += remotePj;
+    cr.energyPj += remotePj;
     if (seg.pipelined) {
       // Forwarded between the producer's and the consumer's regions on the mesh:
       // these hops replace the DRAM ones dropped above (§6 NoC).
