@@ -1,8 +1,6 @@
 // NoC hops between the memory channels and the nodes (docs/directives.md §6).
 #include "scheduler/NocHops.h"
 
-#include <limits>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -275,8 +273,8 @@ double nearestOnAxis(const Axis &a, int64_t o, const std::vector<double> &w, con
 } // namespace
 
 LayoutHops layoutFirstHops(const std::vector<MeshStack> &stacks, const PieceGeometry &g,
-                       const std::vector<std::pair<size_t, int64_t>> &parts, int64_t rows, int64_t cols,
-                       const std::vector<std::pair<int64_t, int64_t>> &channels) {
+                           const std::vector<std::pair<size_t, int64_t>> &parts, int64_t rows, int64_t cols,
+                           const std::vector<std::pair<int64_t, int64_t>> &channels) {
   const std::vector<std::pair<int64_t, int64_t>> at = channelsOrCorners(channels, rows, cols);
   const Axis ra = makeAxis(stacks, true), ca = makeAxis(stacks, false);
   const size_t dims = g.extent.size();
@@ -343,9 +341,9 @@ LayoutHops layoutFirstHops(const std::vector<MeshStack> &stacks, const PieceGeom
     double size = 1, reached = 1;
     for (size_t d = 0; d < dims; ++d) {
       if (!g.even.empty() && g.even[d] && begin[d] >= 0 && begin[d] % g.tile[d] == 0) {
-        const int64_t n = (g.extent[d] + g.tile[d] - 1) / g.tile[d], k = begin[d] / g.tile[d];
-        begin[d] = k * g.extent[d] / n;
-        end[d] = (k + 1) * g.extent[d] / n;
+        const int64_t n = (g.extent[d] + g.tile[d] - 1) / g.tile[d], block = begin[d] / g.tile[d];
+        begin[d] = block * g.extent[d] / n;
+        end[d] = (block + 1) * g.extent[d] / n;
       } else
         end[d] = std::min(g.extent[d], begin[d] + g.tile[d]);
       reach[d] = std::min(g.extent[d], end[d] + (g.extra.empty() ? 0 : g.extra[d]));
