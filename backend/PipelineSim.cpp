@@ -216,9 +216,16 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       const PlanLevel &node = plan->levels.back();
       region.level = node.name;
       region.nodes = node.units;
-      region.capacityWords =
-          hw.levels[plan->levels.size() - 1].capacityBytes.value_or(0) / hw.wordBytes() * node.units;
-      region.otherTileWords = (node.bufferWords(TensorRole::Wgt, 1) + node.bufferWords(TensorRole::Ofm, 1)) * node.units;
+      // In words of the forwarded tensor (finished data); the tiles at their widths.
+      auto forwardedWords = [&](int64_t bytes) {
+        return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits /
+                                    (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
+      };
+      region.capacityWords = forwardedWords(hw.levels[plan->levels.size() - 1].capacityBytes.value_or(0) * node.units);
+      int64_t otherBytes = 0;
+      for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm})
+        otherBytes += hw.bytesOf(node.bufferWords(r, 1), hw.heldBits(r, layer.output));
+      region.otherTileWords = forwardedWords(otherBytes * node.units);
       seg.regions.push_back(region);
     }
     if (!seg.skipped.empty()) {

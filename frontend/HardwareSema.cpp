@@ -122,12 +122,8 @@ public:
 private:
   void topProperty(const ast::Property &p) {
     if (p.key.name == "word") {
-      if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags_)) {
-        if (*bytes * 8 > kMaxWordBits)
-          rangeError(p, "at most " + std::to_string(kMaxWordBits) + " bit");
-        else
-          hw_.wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
-      }
+      if (auto bits = wordBits(p))
+        hw_.wordBits = *bits;
     } else if (p.key.name == "frequency") {
       if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags_)) {
         if (*hz < kMinFrequencyHz)
@@ -141,8 +137,20 @@ private:
     }
   }
 
+  /// A word width: bits or bytes, at most kMaxWordBits.
+  std::optional<int64_t> wordBits(const ast::Property &p) {
+    auto bytes = positiveQuantity(p, QuantityKind::Size, diags_);
+    if (!bytes)
+      return std::nullopt;
+    if (*bytes * 8 > kMaxWordBits) {
+      rangeError(p, "at most " + std::to_string(kMaxWordBits) + " bit");
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(*bytes * 8 + 0.5);
+  }
+
   void block(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seenKinds) {
-    static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline"};
+    static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline", "word"};
     const std::string &kind = b.kind.name;
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       diags_.report(b.kind.range, diag::err_unknown_block) << kind << Suggestion{b.kind.range, kind, kinds};
@@ -201,6 +209,12 @@ private:
           else
             hw_.nocTopology = v->text;
         }
+      });
+    else if (kind == "word")
+      // Tensors wider or narrower than `word` (docs/language.md "word").
+      simpleBlock(b, {"wgt", "psum"}, {}, [&](const ast::Property &p) {
+        if (auto bits = wordBits(p))
+          (p.key.name == "wgt" ? hw_.wgtBits : hw_.psumBits) = *bits;
       });
     else if (kind == "pipeline")
       simpleBlock(b, {"temporal", "spatial"}, {}, [&](const ast::Property &p) {

@@ -71,7 +71,7 @@ CompletionList complete(const Compilation *c, Position pos) {
     return out;
   }
   for (const char *k : {"import", "network", "hardware", "schedule", "for", "on", "batch", "input", "level", "mac",
-                        "noc", "pipeline", "intrinsic"})
+                        "noc", "pipeline", "word", "intrinsic"})
     add(k, CompletionItemKind::Keyword, "keyword");
   if (m)
     for (const Network &n : m->networks) {

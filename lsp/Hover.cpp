@@ -160,6 +160,8 @@ std::optional<Hover> findHover(const Compilation &c, Position pos) {
         for (const Level &l : hw->levels)
           levels.push_back(l.name);
         text = "**hardware " + hw->name + "**: " + std::to_string(hw->wordBits) + "-bit words, " +
+               (hw->wgtBits ? std::to_string(*hw->wgtBits) + "-bit weights, " : "") +
+               (hw->psumBits ? std::to_string(*hw->psumBits) + "-bit partial sums, " : "") +
                formatNumber(hw->frequencyHz / 1e6) + " MHz, levels " + joinList(levels, ", ", ", ");
       }
     } else if (!o->scheduleLayer.empty()) {

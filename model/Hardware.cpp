@@ -22,6 +22,24 @@ int Hardware::findLevel(const std::string &n) const {
   return -1;
 }
 
+int64_t Hardware::bytesOf(int64_t words, int64_t bits) const {
+  // 128 bits: 2^53 words of 512 bits at 64 bytes a word fit.
+  __int128 num = static_cast<__int128>(words) * bits * wordBytes();
+  return static_cast<int64_t>((num + wordBits - 1) / wordBits);
+}
+
+WordScale Hardware::wordScale(TensorRole output) const {
+  WordScale s;
+  s.output = static_cast<size_t>(output);
+  const double word = static_cast<double>(wordBits);
+  for (size_t r = 0; r < kNumRoles; ++r) {
+    auto role = static_cast<TensorRole>(r);
+    s.held[r] = static_cast<double>(heldBits(role, output)) / word;
+    s.data[r] = static_cast<double>(dataBits(role)) / word;
+  }
+  return s;
+}
+
 double Hardware::chipStaticEnergyPj() const {
   double total = staticEnergyPj;
   int64_t units = 1;   // units of level l in the whole chip

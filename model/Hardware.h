@@ -6,6 +6,8 @@
 #include "model/Directives.h"
 #include "support/SourceManager.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,9 +56,31 @@ struct Level {
   bool can(Transfer t) const { return transfers & static_cast<unsigned>(t); }
 };
 
+/// One layer's word widths in `word`s (docs/language.md "word"): the energies
+/// per word and the bandwidths price a `word`-wide word, a wider one
+/// proportionally more.
+struct WordScale {
+  /// In the on-chip buffers and on their buses: the layer's output at the
+  /// partial-sum width (it accumulates there), the other roles finished.
+  std::array<double, kNumRoles> held{1, 1, 1};
+  /// Finished, as the outermost level stores them.
+  std::array<double, kNumRoles> data{1, 1, 1};
+  size_t output = static_cast<size_t>(TensorRole::Ofm);
+
+  /// Role r's words moved in and out of the outermost level, in `word`s: the
+  /// output leaves finished but for as many partial sums as come back in.
+  double outerWords(size_t r, double in, double out) const {
+    if (r != output)
+      return (in + out) * data[r];
+    double partial = std::min(in, out);
+    return (in + partial) * held[r] + (out - partial) * data[r];
+  }
+};
+
 struct Hardware {
   std::string name;
-  int64_t wordBits = 16;
+  int64_t wordBits = 16;          // activations, and the rest unless below
+  std::optional<int64_t> wgtBits, psumBits;   // `word { wgt = ...; psum = ...; }`
   double frequencyHz = 1e9;
   double macEnergyPj = 1;
   /// Per output element of a fused activation or normalization, by operator
@@ -77,6 +101,17 @@ struct Hardware {
   SourceRange range, nameRange;
 
   int64_t wordBytes() const { return (wordBits + 7) / 8; }
+  /// Bits of a finished word of role r, and of a partial sum.
+  int64_t dataBits(TensorRole r) const { return r == TensorRole::Wgt ? wgtBits.value_or(wordBits) : wordBits; }
+  int64_t partialBits() const { return psumBits.value_or(wordBits); }
+  /// Bits of a word of role r in the on-chip buffers of a layer whose output
+  /// has role `output`: the output accumulates there.
+  int64_t heldBits(TensorRole r, TensorRole output) const { return r == output ? partialBits() : dataBits(r); }
+  /// Bytes of `words` words `bits` wide: a `word` takes wordBytes(), a
+  /// narrower or wider word its share, packed (rounded up once).
+  int64_t bytesOf(int64_t words, int64_t bits) const;
+  /// The widths of a layer whose output has role `output`.
+  WordScale wordScale(TensorRole output) const;
   int findLevel(const std::string &name) const;
   /// Static energy of the whole chip per cycle: the chip's own plus every
   /// unit's of every level (idle units leak too).

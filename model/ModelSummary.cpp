@@ -79,7 +79,12 @@ std::string networkSummaryText(const Network &net) {
 
 std::string hardwareSummaryText(const Hardware &hw) {
   std::ostringstream os;
-  os << "hardware " << hw.name << " (word " << hw.wordBits << " bit, " << formatScaled(hw.frequencyHz) << "Hz, MAC "
+  os << "hardware " << hw.name << " (word " << hw.wordBits << " bit";
+  if (hw.wgtBits)
+    os << ", wgt " << *hw.wgtBits << " bit";
+  if (hw.psumBits)
+    os << ", psum " << *hw.psumBits << " bit";
+  os << ", " << formatScaled(hw.frequencyHz) << "Hz, MAC "
      << hw.macEnergyPj << " pJ)\n";
   for (size_t i = 0; i < hw.levels.size(); ++i) {
     const Level &lv = hw.levels[i];
@@ -168,6 +173,8 @@ std::string modelSummaryJson(const Model &model) {
     }
     hws.push_back({{"name", hw.name},
                    {"word_bits", hw.wordBits},
+                   {"wgt_bits", hw.dataBits(TensorRole::Wgt)},
+                   {"psum_bits", hw.partialBits()},
                    {"frequency_hz", hw.frequencyHz},
                    {"mac_energy_pj", hw.macEnergyPj},
                    {"static_energy_pj", hw.staticEnergyPj},

@@ -76,6 +76,7 @@ struct LevelResult {
   /// terms add up to the layer's energy (the exhaustive search's bound).
   double boundaryEnergyPj = 0;
   double trafficWords = 0;      // words exchanged with the inner level (fills, write-backs, psums)
+  double trafficBytes = 0;      // those words at their widths (WordScale)
   double cycles = 0;            // time to move them at this level's bandwidth
 };
 
@@ -150,10 +151,10 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
 /// The energy of level l's buffer accesses (docs/directives.md §7): reads and
 /// writes at their energies, fills and write-backs at the fill energy,
 /// same-level transfers at the neighbour energy (default: a read at one unit
-/// and a write at its neighbour).
-double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a);
+/// and a write at its neighbour); each role's words at their widths `s`.
+double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a, const WordScale &s);
 /// Of that, the same-level transfers' (neighbor_energy per word).
-double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a);
+double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a, const WordScale &s);
 
 /// The network and the hardware a schedule names. Callers pass only schedules
 /// that name known ones (the front end reports the others): a DFLC_CHECK.

@@ -100,17 +100,20 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
   return t;
 }
 
-/// Words one node of layer x holds at least with this scheme: its top-level
+/// Bytes one node of layer x holds at least with this scheme: its top-level
 /// tiles with the forced (granularity) dims at their size and every other dim
 /// at 1. Every schedule's tiles contain these.
-int64_t minTileWords(const Network &net, const SpatialSegment &s, int x) {
+int64_t minTileBytes(const Network &net, const Hardware &hw, const SpatialSegment &s, int x) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit);
   auto v = [&](Dim d) { return std::max<int64_t>(1, at(t, d)); };
-  int64_t c = v(Dim::C), k = l.channelWise() ? c : v(Dim::K), words = 0;
+  int64_t c = v(Dim::C), k = l.channelWise() ? c : v(Dim::K), bytes = 0;
   for (TensorRole r : l.roles())
-    words += r == TensorRole::Ifm ? v(Dim::N) * c : r == TensorRole::Wgt ? (l.channelWise() ? c : k * c) : v(Dim::N) * k;
-  return words;
+    bytes += hw.bytesOf(r == TensorRole::Ifm   ? v(Dim::N) * c
+                        : r == TensorRole::Wgt ? (l.channelWise() ? c : k * c)
+                                               : v(Dim::N) * k,
+                        hw.heldBits(r, l.output));
+  return bytes;
 }
 
 /// Everything of a layer the intra-layer solver looks at, not its name or
@@ -206,7 +209,7 @@ bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
     return true;
   // Tiles only grow from the smallest ones, so if these do not fit, none do.
   for (int x = s.first; x <= s.last; ++x)
-    if (minTileWords(net, s, x) * hw.wordBytes() > *nodes.capacityBytes)
+    if (minTileBytes(net, hw, s, x) > *nodes.capacityBytes)
       return false;
   return true;
 }
@@ -221,10 +224,12 @@ double InterLayerSolver::computePj(int first, int last) const {
     // The MACs, and their own accesses at level 0, which no schedule avoids
     // (LayerAnalysis: every role read once per MAC, the output also written).
     double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.operands.size()) : 1.0;
-    double reads = 0, writes = 0;
+    const WordScale ws = hw.wordScale(l.output);
+    double reads = 0, writes = 0;   // in `word`s
     for (TensorRole r : l.roles()) {
-      reads += r == TensorRole::Ifm && r != l.output ? work * operands : work;
-      writes += r == l.output ? work : 0;
+      const double width = ws.held[static_cast<size_t>(r)];
+      reads += (r == TensorRole::Ifm && r != l.output ? work * operands : work) * width;
+      writes += r == l.output ? work * width : 0;
     }
     e += work * hw.macEnergyPj + reads * hw.levels[0].readEnergyPj + writes * hw.levels[0].writeEnergyPj;
   }
@@ -261,7 +266,7 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
   if (nl < 2)
     return out;
   const Level &top = hw.levels[nl - 2];
-  const double wb = static_cast<double>(hw.wordBytes());
+  const double wb = static_cast<double>(hw.wordBytes());   // per `word`: WordScale gives each role's share
   const Level &dram = hw.levels[nl - 1];
   const double batch = static_cast<double>(net.batch);
   // Chunks along the batch: every layer walks the batch in node tiles of N = t.
@@ -269,12 +274,16 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
   auto inSegment = [&](int l) { return l >= s.first && l <= s.last; };
   for (int x = s.first; x <= s.last; ++x) {
     const Layer &l = net.layers[static_cast<size_t>(x)];
-    const double words = static_cast<double>(minTileWords(net, s, x));
+    const double bytes = static_cast<double>(minTileBytes(net, hw, s, x));
     const double nodes = static_cast<double>(s.nodes[static_cast<size_t>(x - s.first)]);
-    out.bufferBytes = std::max(out.bufferBytes, words * wb);
-    // What the region holds besides the smallest tiles of one chunk; a tensor
-    // (or a chunk of one) that fits there stays, otherwise it is refetched.
-    const double spare = top.capacityBytes ? nodes * static_cast<double>(*top.capacityBytes) / wb - nodes * words
+    const WordScale ws = hw.wordScale(l.output);
+    const size_t wi = static_cast<size_t>(TensorRole::Wgt), ii = static_cast<size_t>(TensorRole::Ifm),
+                 oi = static_cast<size_t>(TensorRole::Ofm);
+    out.bufferBytes = std::max(out.bufferBytes, bytes);
+    // What the region holds besides the smallest tiles of one chunk, in
+    // bytes; a tensor (or a chunk of one) that fits there stays, otherwise it
+    // is refetched.
+    const double spare = top.capacityBytes ? nodes * (static_cast<double>(*top.capacityBytes) - bytes)
                                            : std::numeric_limits<double>::infinity();
     // Channel chunks: an output cut into K chunks re-reads its input per
     // chunk; an input cut into C chunks accumulates the output over them.
@@ -292,20 +301,21 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     }
     // Weights: once if they stay across the batch chunks, else once per chunk;
     // the nodes stream them to the PEs once per chunk.
-    const double wDram = W <= spare ? W : W * chunksN, wBuf = W * chunksN;
+    const double wDram = W * ws.held[wi] * wb <= spare ? W : W * chunksN, wBuf = W * chunksN;
     // Inputs from DRAM: once if one batch chunk of them stays while the K
     // chunks are produced, else once per K chunk. Forwarded ones: no DRAM.
-    const double iDram = I / chunksN <= spare ? I : I * splitK, iBuf = (I + Ifwd) * splitK;
+    const double iDram = I / chunksN * ws.held[ii] * wb <= spare ? I : I * splitK, iBuf = (I + Ifwd) * splitK;
     // Output: partial sums over C chunks stay if one batch chunk of it fits,
     // else they go to DRAM and back; written to DRAM unless forwarded and
     // read by nobody outside the segment.
     const bool written = !net.readUpTo(x, s.last) || net.readOutside(x, inSegment);
-    const double spill = O / chunksN <= spare ? 0 : 2 * O * (splitC - 1);
+    const double spill = O / chunksN * ws.held[oi] * wb <= spare ? 0 : 2 * O * (splitC - 1);
     const double oDram = (written ? O : 0) + spill, oBuf = O * (2 * splitC - 1);
     for (double a : {wDram, iDram, oDram, wBuf, iBuf, oBuf})
       out.accesses.push_back(a);
-    out.energyPj += (wDram + iDram) * dram.readEnergyPj + oDram * dram.writeEnergyPj +
-                    (wBuf + iBuf) * top.readEnergyPj + oBuf * top.writeEnergyPj;
+    out.energyPj += (wDram * ws.data[wi] + iDram * ws.data[ii]) * dram.readEnergyPj +
+                    ((oDram - spill) * ws.data[oi] + spill * ws.held[oi]) * dram.writeEnergyPj +
+                    (wBuf * ws.held[wi] + iBuf * ws.held[ii]) * top.readEnergyPj + oBuf * ws.held[oi] * top.writeEnergyPj;
   }
   return out;
 }

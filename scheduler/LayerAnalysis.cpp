@@ -34,7 +34,7 @@ class LayerAnalyzer {
 public:
   LayerAnalyzer(const Network &net, int layerIndex, const Hardware &hw, const LayerScheduleModel *ls,
                 std::vector<Issue> &issues)
-      : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues) {
+      : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues), scale_(hw.wordScale(layer_.output)) {
     result_.layer = layerIndex;
     channelWise_ = layer_.channelWise();
     wgtPerSample_ = wgtIndexedByN(layer_.nest);
@@ -289,10 +289,13 @@ private:
     const Level &lv = hw_.levels[l];
     LevelResult &lr = result_.levels[l];
     int64_t bytes = 0;
-    auto bytesOf = [&](const TileResult &t) { return (t.words + t.shr - 1) / t.shr * hw_.wordBytes(); };
+    auto bytesOf = [&](TensorRole r) {
+      const TileResult &t = lr.tiles[static_cast<size_t>(r)];
+      return hw_.bytesOf((t.words + t.shr - 1) / t.shr, hw_.heldBits(r, layer_.output));
+    };
     for (TensorRole r : layer_.roles()) {
       const TileResult &t = lr.tiles[static_cast<size_t>(r)];
-      bytes += bytesOf(t);
+      bytes += bytesOf(r);
       if (t.shr > 1 && !lv.can(Transfer::Sharing) && !lv.can(Transfer::Systolic)) {
         std::string allowed;
         for (Transfer tr : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
@@ -310,7 +313,7 @@ private:
     std::string parts;   // only for the diagnostic: the solver asks millions of fitting tiles
     for (TensorRole r : layer_.roles())
       parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " +
-               formatBytes(static_cast<double>(bytesOf(lr.tiles[static_cast<size_t>(r)])));
+               formatBytes(static_cast<double>(bytesOf(r)));
     issue(directives_[l]->range, diag::err_buffer_overflow,
           {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
            formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
@@ -987,6 +990,7 @@ private:
                          : output == TensorRole::Ifm ? static_cast<double>(layer_.ifmShape.size() * net_.batch)
                                                      : static_cast<double>(layer_.wgtSize * (wgtPerSample_ ? net_.batch : 1));
 
+    const double wordBytes = static_cast<double>(hw_.wordBytes());
     for (size_t l = 0; l + 1 < nl; ++l) {
       LevelResult &lr = result_.levels[l];
       LevelResult &outer = result_.levels[l + 1];
@@ -1088,6 +1092,7 @@ private:
             neighbour += own - fromOuter;
           lr.accesses.sameLevel[ri] += neighbour;
           outer.trafficWords += fromDram;
+          outer.trafficBytes += fromDram * widthAt(l + 1, ri) * wordBytes;
         } else {
           // Units holding partial sums of the same outputs add them up among
           // themselves (systolic, or a reduction network) before writing back.
@@ -1138,6 +1143,8 @@ private:
           if (reduce)
             lr.accesses.sameLevel[ri] += all - back;
           outer.trafficWords += back + psumReads;
+          outer.trafficBytes += (l + 2 == nl ? scale_.outerWords(ri, psumReads, back) : (back + psumReads) * scale_.held[ri]) *
+                                wordBytes;
         }
       }
       lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1) + busEnergy(l + 1);
@@ -1201,7 +1208,7 @@ private:
     };
     const LevelAccesses &dram = result_.levels[nl - 1].accesses;
     bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
-    double hops = 0;
+    double hops = 0, wordHops = 0;   // the latter in `word`s, for the energy
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
       const TileResult &t = lr.tiles[ri];
@@ -1236,9 +1243,11 @@ private:
       result_.dramWriteHops[ri] = perWord;
       // Padded words (pad_partial) are not stored: only the real ones travel.
       hops += (dram.reads[ri] + dram.writes[ri]) * perWord / paddedGrowth(r);
+      wordHops += scale_.outerWords(ri, dram.reads[ri], dram.writes[ri]) * perWord / paddedGrowth(r);
     }
     result_.hops = hops;
-    result_.levels[node].boundaryEnergyPj += hops * hw_.nocHopEnergyPj;
+    result_.energyNocPj = wordHops * hw_.nocHopEnergyPj;
+    result_.levels[node].boundaryEnergyPj += result_.energyNocPj;
   }
 
   /// The outermost level's layout of role r, if the schedule gives one.
@@ -1292,12 +1301,23 @@ private:
   }
 
   /// The energy of level l's accesses as they stand.
-  double accessEnergy(size_t l) const { return levelAccessEnergyPj(hw_, l, result_.levels[l].accesses); }
+  double accessEnergy(size_t l) const { return levelAccessEnergyPj(hw_, l, result_.levels[l].accesses, scale_); }
 
   /// Level l's array bus: every word its inner units fill or write back.
   double busEnergy(size_t l) const {
-    return l == 0 ? 0.0 : hw_.levels[l].busEnergyPj * result_.levels[l - 1].accesses.boundaryWords();
+    if (l == 0)
+      return 0.0;
+    const LevelAccesses &a = result_.levels[l - 1].accesses;
+    double words = 0;
+    for (size_t r = 0; r < kNumRoles; ++r)
+      words += l + 1 == hw_.levels.size() ? scale_.outerWords(r, a.fills[r], a.writeBacks[r])
+                                          : (a.fills[r] + a.writeBacks[r]) * scale_.held[r];
+    return hw_.levels[l].busEnergyPj * words;
   }
+
+  /// Role r's width at level l, in `word`s: finished in the outermost level
+  /// (an output's partial sums aside: outerWords), else as held on chip.
+  double widthAt(size_t l, size_t r) const { return l + 1 == hw_.levels.size() ? scale_.data[r] : scale_.held[r]; }
 
   void cost() {
     const size_t nl = hw_.levels.size();
@@ -1310,12 +1330,11 @@ private:
     result_.energyBusPj = 0;
     for (size_t l = 0; l < nl; ++l) {
       result_.levels[l].energyPj = accessEnergy(l);
-      result_.levels[l].neighborEnergyPj = levelNeighborEnergyPj(hw_, l, result_.levels[l].accesses);
+      result_.levels[l].neighborEnergyPj = levelNeighborEnergyPj(hw_, l, result_.levels[l].accesses, scale_);
       result_.levels[l].busEnergyPj = busEnergy(l);
       result_.energyBusPj += result_.levels[l].busEnergyPj;
       result_.energyPj += result_.levels[l].energyPj;
     }
-    result_.energyNocPj = result_.hops * hw_.nocHopEnergyPj;
     result_.energyPj += result_.energyNocPj + result_.energyBusPj;
 
     // §8 latency: compute vs. the traffic out of each level, per unit of bandwidth.
@@ -1333,7 +1352,7 @@ private:
       LevelResult &lr = result_.levels[l];
       if (!lv.bandwidthBytesPerCycle)
         continue;
-      lr.cycles = lr.trafficWords * static_cast<double>(hw_.wordBytes()) /
+      lr.cycles = lr.trafficBytes /
                   (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, lr.unitsInUse)));
       if (lr.cycles > result_.latencyCycles) {
         result_.latencyCycles = lr.cycles;
@@ -1358,6 +1377,7 @@ private:
   mutable std::array<std::vector<std::array<Extents, kNumDims>>, 2> realExtents_;   // unpadded, padded
   bool wgtPerSample_ = false;
   std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
+  WordScale scale_;
   LayerResult result_;
 };
 
@@ -1377,22 +1397,31 @@ double LevelAccesses::boundaryWords() const {
   return t;
 }
 
-double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a) {
+double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a, const WordScale &s) {
   const Level &lv = hw.levels[level];
+  const bool outermost = level + 1 == hw.levels.size();
   double pj = 0;
   for (size_t r = 0; r < kNumRoles; ++r) {
-    pj += (a.reads[r] - a.writeBacks[r]) * lv.readEnergyPj + (a.writes[r] - a.fills[r]) * lv.writeEnergyPj;
-    pj += lv.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *lv.fillEnergyPj
-                          : a.fills[r] * lv.writeEnergyPj + a.writeBacks[r] * lv.readEnergyPj;
+    if (outermost) {
+      // Reads serve finished data, or an output's partial sums coming back
+      // in; as many writes as those are the partial sums going out.
+      double reads = a.reads[r] * (r == s.output ? s.held[r] : s.data[r]);
+      pj += reads * lv.readEnergyPj + (s.outerWords(r, a.reads[r], a.writes[r]) - reads) * lv.writeEnergyPj;
+      continue;
+    }
+    double e = (a.reads[r] - a.writeBacks[r]) * lv.readEnergyPj + (a.writes[r] - a.fills[r]) * lv.writeEnergyPj;
+    e += lv.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *lv.fillEnergyPj
+                         : a.fills[r] * lv.writeEnergyPj + a.writeBacks[r] * lv.readEnergyPj;
+    pj += e * s.held[r];
   }
-  return pj + levelNeighborEnergyPj(hw, level, a);
+  return pj + levelNeighborEnergyPj(hw, level, a, s);
 }
 
-double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a) {
+double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a, const WordScale &s) {
   const Level &lv = hw.levels[level];
   double words = 0;
   for (size_t r = 0; r < kNumRoles; ++r)
-    words += a.sameLevel[r];
+    words += a.sameLevel[r] * s.held[r];
   return words * lv.neighborEnergyPj.value_or(lv.readEnergyPj + lv.writeEnergyPj);
 }
 

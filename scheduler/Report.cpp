@@ -139,6 +139,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                           {"tiles", tiles},
                           {"accesses", acc},
                           {"traffic_words", count(lv.trafficWords)},
+                          {"traffic_bytes", count(lv.trafficBytes)},
                           {"cycles", lv.cycles},
                           {"energy_pj", lv.energyPj},
                           {"neighbor_energy_pj", lv.neighborEnergyPj},

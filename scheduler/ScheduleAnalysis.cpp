@@ -223,14 +223,17 @@ private:
     // padding is no DRAM read either, §6), whatever the producer wrote.
     LevelAccesses &cd = cr.levels[nl - 1].accesses;
     const Level &dram = hw_.levels[nl - 1];
-    double words = 0;   // the words forwarded
+    // Forwarded words are finished data: their widths in `word`s (WordScale).
+    const WordScale cs = hw_.wordScale(cons.output), ps = hw_.wordScale(prod.output);
+    double words = 0, wide = 0;   // the words forwarded; in `word`s
     for (TensorRole r : cons.roles()) {
       size_t ri = static_cast<size_t>(r);
       double w = r == cons.output ? 0.0 : fills.reads[ri] * operandShare(cons, prod.name, r);
       cd.reads[ri] -= w;
-      dropDramEnergy(cr, w * dram.readEnergyPj);
-      dropHops(cr, w * cr.dramReadHops[ri]);
+      dropDramEnergy(cr, w * cs.data[ri] * dram.readEnergyPj);
+      dropHops(cr, w * cr.dramReadHops[ri], cs.data[ri]);
       words += w;
+      wide += w * cs.data[ri];
     }
     // The producer's final write-back goes, once, unless a layer outside the
     // segment still reads the tensor from DRAM (its partial sums stay).
@@ -240,13 +243,13 @@ private:
       LevelAccesses &pd = pr.levels[nl - 1].accesses;
       double w = std::min(pd.writes[out], static_cast<double>(prod.ofmShape.size() * net_.batch));
       pd.writes[out] -= w;
-      dropDramEnergy(pr, w * dram.writeEnergyPj);
-      dropHops(pr, w * pr.dramWriteHops[out]);
+      dropDramEnergy(pr, w * ps.data[out] * dram.writeEnergyPj);
+      dropHops(pr, w * pr.dramWriteHops[out], ps.data[out]);
     }
     // The consumer's nodes read those words out of the producer's node
     // buffers (remote reads; nn_dataflow's remote_gbuf_access).
     LevelResult &node = cr.levels[top];
-    const double remotePj = words * hw_.levels[top].remoteEnergyPj;
+    const double remotePj = wide * hw_.levels[top].remoteEnergyPj;
     node.remoteReads += words;
     node.remoteEnergyPj += remotePj;
     node.energyPj += remotePj;
@@ -256,8 +259,8 @@ private:
       // these hops replace the DRAM ones dropped above (§6 NoC).
       double distance = regionDistance(seg, p, c);
       cr.hops += words * distance;
-      cr.energyNocPj += words * distance * hw_.nocHopEnergyPj;
-      cr.energyPj += words * distance * hw_.nocHopEnergyPj;
+      cr.energyNocPj += wide * distance * hw_.nocHopEnergyPj;
+      cr.energyPj += wide * distance * hw_.nocHopEnergyPj;
     }
   }
 
@@ -267,11 +270,12 @@ private:
     lr.energyPj -= pj;
   }
 
-  /// Removes NoC hops (and their energy) from a layer's totals.
-  void dropHops(LayerResult &lr, double hops) const {
+  /// Removes NoC hops of words `width` `word`s wide (and their energy) from a
+  /// layer's totals.
+  void dropHops(LayerResult &lr, double hops, double width) const {
     lr.hops -= hops;
-    lr.energyNocPj -= hops * hw_.nocHopEnergyPj;
-    lr.energyPj -= hops * hw_.nocHopEnergyPj;
+    lr.energyNocPj -= hops * width * hw_.nocHopEnergyPj;
+    lr.energyPj -= hops * width * hw_.nocHopEnergyPj;
   }
 
   /// The part of a layer's role-r fill that reads `tensor`: its accesses to it
@@ -473,18 +477,20 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
     room.chunks = (net.batch + step - 1) / step;
   const int64_t samples = room.chunks > 1 ? step : net.batch;
   for (size_t k = 0; k < layers.size(); ++k) {
+    const Layer &layer = net.layers[static_cast<size_t>(layers[k])];
     const LevelResult &lr = results[k]->levels[top];
     // Chunk after chunk each layer runs again: what it reads once (no
     // top-level update moves it: its weights, typically) stays meanwhile.
     int64_t held = 0;
     if (room.chunks > 1)
-      for (const TileResult &t : lr.tiles)
-        if (t.present && t.loads <= 1)
-          held += (t.words + t.shr - 1) / t.shr * hw.wordBytes() * lr.units;   // as its occupancy counts it (§5)
+      for (TensorRole r : layer.roles())
+        if (const TileResult &t = lr.tiles[static_cast<size_t>(r)]; t.present && t.loads <= 1)
+          held += hw.bytesOf((t.words + t.shr - 1) / t.shr, hw.heldBits(r, layer.output)) * lr.units;   // as its occupancy counts it (§5)
     room.held += held;
     room.largest = std::max(room.largest, std::max<int64_t>(0, lr.occupancyBytes * lr.units - held));
     if (net.readBy(layers[k], layers))
-      room.intermediates += net.layers[static_cast<size_t>(layers[k])].ofmShape.size() * samples * hw.wordBytes();
+      room.intermediates += hw.bytesOf(layer.ofmShape.size() * samples,
+                                       hw.dataBits(TensorRole::Ofm));
   }
   return room;
 }

@@ -208,10 +208,10 @@ int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
 }
 
 int64_t TilingSpace::occupancy(const Plan &p, size_t l) const {
-  int64_t words = 0;
+  int64_t bytes = 0;
   for (TensorRole r : layer_.roles())
-    words += tileWords(p, l, r);
-  return words * hw_.wordBytes();
+    bytes += hw_.bytesOf(tileWords(p, l, r), hw_.heldBits(r, layer_.output));
+  return bytes;
 }
 
 bool TilingSpace::fits(const Plan &p, size_t l) const {
