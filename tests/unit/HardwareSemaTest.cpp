@@ -181,3 +181,47 @@ TEST(HardwareSema, MemoryChannels) {
   EXPECT_TRUE(bad.model.hardware.empty() || bad.model.hardware.at(0).memoryChannels.empty());
   EXPECT_EQ(withChannels("3").diagnostics(), "5:41: E0403 'channels' expects node positions 'ROW x COL' (from 0 x 0)\n");
 }
+
+TEST(HardwareSema, WordWidthsPerTensor) {
+  auto c = compile(R"(hardware h {
+    word = 8 bit;
+    word { wgt = 4 bit; psum = 4 B; }
+    frequency = 1 GHz;
+    mac { energy = 1 pJ; }
+    level DRAM { access_energy = 1 pJ; }
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Hardware &h = c.model.hardware.at(0);
+  EXPECT_EQ(h.dataBits(TensorRole::Ifm), 8);
+  EXPECT_EQ(h.dataBits(TensorRole::Wgt), 4);
+  EXPECT_EQ(h.dataBits(TensorRole::Ofm), 8);   // finished outputs are activations
+  EXPECT_EQ(h.partialBits(), 32);
+  EXPECT_EQ(h.heldBits(TensorRole::Ofm, TensorRole::Ofm), 32);
+  EXPECT_EQ(h.heldBits(TensorRole::Wgt, TensorRole::Wgt), 32);   // a weight gradient accumulates
+  // Packed: 3 four-bit weights take 12 bits, 2 bytes; 3 partial sums 12 bytes.
+  EXPECT_EQ(h.bytesOf(3, 4), 2);
+  EXPECT_EQ(h.bytesOf(3, 32), 12);
+  WordScale s = h.wordScale(TensorRole::Ofm);
+  EXPECT_DOUBLE_EQ(s.held[static_cast<size_t>(TensorRole::Ofm)], 4);
+  EXPECT_DOUBLE_EQ(s.data[static_cast<size_t>(TensorRole::Ofm)], 1);
+  EXPECT_DOUBLE_EQ(s.held[static_cast<size_t>(TensorRole::Wgt)], 0.5);
+  // 3 partial sums read back, 5 writes: 3 of them partial. (3 + 3) * 4 + 2 * 1 = 26.
+  EXPECT_DOUBLE_EQ(s.outerWords(static_cast<size_t>(TensorRole::Ofm), 3, 5), 26);
+  // An input role moves finished: 4 weights read = 2 words.
+  EXPECT_DOUBLE_EQ(s.outerWords(static_cast<size_t>(TensorRole::Wgt), 4, 0), 2);
+}
+
+TEST(HardwareSema, OneWidthByDefault) {
+  auto c = compile(R"(hardware h {
+    word = 12 bit;
+    frequency = 1 GHz;
+    mac { energy = 1 pJ; }
+    level DRAM { access_energy = 1 pJ; }
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Hardware &h = c.model.hardware.at(0);
+  EXPECT_EQ(h.partialBits(), 12);
+  EXPECT_EQ(h.dataBits(TensorRole::Wgt), 12);
+  // A 12-bit word takes 2 bytes, as wordBytes() has it: 3 words 6 bytes.
+  EXPECT_EQ(h.bytesOf(3, 12), 6);
+}
