@@ -50,6 +50,9 @@ Usage:
                                      operand order (default 1)
   dflc show [options] FILE...        print networks (per layer: type, shapes,
                                      loop bounds, MACs; totals) and hardware
+                                     --loops: print the schedules in the
+                                     FILEs as loop nests per level, outermost
+                                     first, with what each buffer holds
   dflc check [options] FILE...       check the schedules in the FILEs (with the
                                      network and hardware they name): print a
                                      per-layer table of energy, latency and
@@ -192,6 +195,8 @@ public:
         o.inPlace = true;
       } else if (a == "--check") {
         o.check = true;
+      } else if (a == "--loops") {
+        o.loops = true;
       } else if (a == "--allow-partial") {
         o.allowPartial = true;
       } else if (a == "--time-passes") {
@@ -271,7 +276,7 @@ public:
       } else if (a.size() > 1 && a[0] == '-') {
         error_ = "unknown option '" + a + "'" +
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                "--allow-partial", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
+                                "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
                                 "--sim", "--layers", "--seed",
                                 "--help", "--version", "-i", "-I"});
@@ -313,6 +318,10 @@ private:
       return "--train is an option of compile, check and show";
     if (o.command != "check" && o.command != "compile" && o.driver.debugSkipAnalysis)
       return "--debug-internal-error is an option of check and compile";
+    if (o.command != "show" && o.loops)
+      return "--loops is an option of 'dflc show'";
+    if (o.loops && o.json)
+      return "--loops prints text; the loops' trip counts are in 'dflc check --format json'";
     if (o.command != "check" && o.allowPartial)
       return "--allow-partial is an option of 'dflc check'";
     if ((o.command == "compile" || o.command == "sim") && o.driver.outDir.empty())

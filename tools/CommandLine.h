@@ -17,7 +17,7 @@ struct CommandLine {
   /// compile, show, check, sim, fmt, lsp, help, version or list-diagnostics.
   std::string command;
   driver::DriverOptions driver;
-  bool json = false, inPlace = false, check = false, allowPartial = false;
+  bool json = false, inPlace = false, check = false, allowPartial = false, loops = false;
   std::string format = "text";     // diagnostics: text, json or sarif
   std::optional<bool> color;
   bool markdown = false;           // --list-diagnostics=markdown

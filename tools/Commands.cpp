@@ -9,6 +9,7 @@
 #include "lsp/LSPServer.h"
 #include "model/ModelSummary.h"
 #include "scheduler/EmbeddingTransform.h"
+#include "scheduler/LoopNestView.h"
 #include "scheduler/Report.h"
 #include "support/Check.h"
 #include "support/DiagnosticRenderer.h"
@@ -62,12 +63,18 @@ template <class F> int guarded(const CommandLine &o, const Compilation &c, F bod
 }
 
 int runShow(const CommandLine &o, Compilation &c) {
-  c.load() && c.analyze();
+  c.load() && c.analyze() && (!o.loops || c.checkSchedules());
   printDiagnostics(o, c);
   if (c.hasErrors())
     return kExitInvalid;
   const Model &model = c.model();
-  if (o.json) {
+  if (o.loops) {
+    // Partial schedules too: a level not given ends its layer's nest.
+    const std::vector<CheckedSchedule> &results = c.checked();
+    for (size_t i = 0; i < results.size(); ++i)
+      std::cout << (i ? "\n" : "")
+                << scheduleLoopsText(model, model.schedules[results[i].schedule], results[i].result);
+  } else if (o.json) {
     std::cout << modelSummaryJson(model);
   } else {
     bool first = true;
