@@ -46,16 +46,23 @@ std::string printSegment(const Network &net, const Segment &segment) {
   return syntax::segmentLine(layers, segment.pipelined);
 }
 
+std::vector<std::string> printDirectives(const LevelDirectives &level) {
+  std::vector<std::string> out;
+  for (const TensorDirective &t : level.tensors)
+    out.push_back(printDirective(t));
+  for (const StackDirective &s : level.stacks)
+    out.push_back(printDirective(s));
+  for (const UpdateDirective &u : level.updates)
+    out.push_back(printDirective(u));
+  for (const LayoutDirective &l : level.layouts)
+    out.push_back(printDirective(l));
+  return out;
+}
+
 std::string printLevelBlock(const Hardware &hw, const LevelDirectives &level, int depth) {
   std::string body;
-  for (const TensorDirective &t : level.tensors)
-    body += syntax::line(depth + 1, printDirective(t));
-  for (const StackDirective &s : level.stacks)
-    body += syntax::line(depth + 1, printDirective(s));
-  for (const UpdateDirective &u : level.updates)
-    body += syntax::line(depth + 1, printDirective(u));
-  for (const LayoutDirective &l : level.layouts)
-    body += syntax::line(depth + 1, printDirective(l));
+  for (const std::string &d : printDirectives(level))
+    body += syntax::line(depth + 1, d);
   DFLC_CHECK(level.level >= 0 && static_cast<size_t>(level.level) < hw.levels.size())
       << "directives of level " << level.level << " of " << hw.name << "'s " << hw.levels.size();
   return syntax::block(depth, hw.levels[static_cast<size_t>(level.level)].name, body);

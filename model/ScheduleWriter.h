@@ -24,6 +24,8 @@ std::string printDirective(const TensorDirective &t);
 std::string printDirective(const StackDirective &s);
 std::string printDirective(const LayoutDirective &l);
 std::string printDirective(const UpdateDirective &u);
+/// A level's directives in block order (tensors, stacks, updates, layouts), one each.
+std::vector<std::string> printDirectives(const LevelDirectives &level);
 /// `segment a, b pipelined;`, without indentation or line break.
 std::string printSegment(const Network &net, const Segment &segment);
 /// The lines of a level block `NAME { ... }` at `depth`: tensors, stacks, updates.

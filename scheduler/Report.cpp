@@ -18,21 +18,6 @@ std::string cell(std::string s, size_t w, bool right = true) {
   return right ? padLeft(std::move(s), w) : padRight(std::move(s), w);
 }
 
-/// One energy unit per table, chosen from the total so the numbers stay readable.
-struct EnergyUnit {
-  const char *name;
-  double pj;
-};
-EnergyUnit unitFor(double totalPj) {
-  if (totalPj < 1e4)
-    return {"pJ", 1};
-  if (totalPj < 1e7)
-    return {"nJ", 1e3};
-  if (totalPj < 1e10)
-    return {"uJ", 1e6};
-  return {"mJ", 1e9};
-}
-
 /// A double that is an exact count prints as an integer: diffs stay stable.
 json count(double v) {
   if (std::fabs(v - std::round(v)) < 1e-6 && std::fabs(v) < 9e15)
@@ -41,6 +26,16 @@ json count(double v) {
 }
 
 } // namespace
+
+EnergyUnit energyUnitFor(double largestPj) {
+  if (largestPj < 1e4)
+    return {"pJ", 1};
+  if (largestPj < 1e7)
+    return {"nJ", 1e3};
+  if (largestPj < 1e10)
+    return {"uJ", 1e6};
+  return {"mJ", 1e9};
+}
 
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
   const Network &net = networkOf(model, schedule);
@@ -54,7 +49,7 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
   double largest = r.energyPj;
   for (const LayerResult &lr : r.layers)
     largest = std::max(largest, lr.energyPj);
-  EnergyUnit unit = unitFor(largest);
+  EnergyUnit unit = energyUnitFor(largest);
   auto uj = [&](double pj) { return formatFixed(pj / unit.pj, 3); };
   std::string u = std::string("[") + unit.name + "]";
   os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("MAC", 10);

@@ -60,6 +60,11 @@ Usage:
                                      --allow-partial: an incomplete schedule
                                      is not an error; --train: the schedule
                                      is for training
+  dflc diff [options] A B            compare two schedules of one network on
+                                     one hardware: per layer and in total
+                                     energy and latency (B/A), the energy by
+                                     component, the segments, and the
+                                     directives that differ
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
@@ -72,7 +77,7 @@ Usage:
 
 Options:
   -I DIR                 add DIR to the import search roots
-  --batch N              (compile, check, show, lsp) every network's batch is N,
+  --batch N              (compile, check, diff, show, lsp) every network's batch is N,
                          whatever it declares
   --json                 (show, embed) print JSON instead of text
   --format text|json|sarif
@@ -182,7 +187,7 @@ public:
 
   std::optional<CommandLine> command() {
     CommandLine o;
-    static const std::vector<std::string> commands = {"compile", "show", "check", "sim", "fmt", "embed"};
+    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed"};
     for (size_t i = 0; i < args_.size(); ++i) {
       const std::string &a = args_[i];
       bool failed = false;
@@ -288,7 +293,7 @@ public:
             o.driver.files.push_back(a);
             continue;
           }
-          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, sim, fmt or embed)";
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt or embed)";
           return std::nullopt;
         }
         o.command = a;
@@ -310,6 +315,8 @@ private:
       return "no command given";
     if (o.driver.files.empty())
       return "'dflc " + o.command + "' needs at least one FILE";
+    if (o.command == "diff" && o.driver.files.size() != 2)
+      return "'dflc diff' takes two FILEs, A and B, a schedule in each";
     if (o.command != "show" && o.command != "embed" && o.json)
       return "--json is an option of 'dflc show' and 'dflc embed'";
     if (o.command != "fmt" && (o.inPlace || o.check))

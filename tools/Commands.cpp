@@ -11,6 +11,7 @@
 #include "scheduler/EmbeddingTransform.h"
 #include "scheduler/LoopNestView.h"
 #include "scheduler/Report.h"
+#include "scheduler/ScheduleDiff.h"
 #include "support/Check.h"
 #include "support/DiagnosticRenderer.h"
 #include "support/Format.h"
@@ -83,6 +84,30 @@ int runShow(const CommandLine &o, Compilation &c) {
     for (const Hardware &h : model.hardware)
       std::cout << (first ? "" : "\n") << hardwareSummaryText(h), first = false;
   }
+  return kExitOk;
+}
+
+int runDiff(const CommandLine &o, Compilation &c) {
+  c.load() && c.analyze() && c.checkSchedules();
+  printDiagnostics(o, c);
+  if (c.hasErrors())
+    return kExitInvalid;
+  const std::vector<CheckedSchedule> &checked = c.checked();
+  const Model &model = c.model();
+  if (checked.size() != 2) {
+    std::cerr << "dflc: error: the inputs hold " << checked.size()
+              << " schedules; 'dflc diff' compares two, one in each FILE\n";
+    return kExitInvalid;
+  }
+  const Schedule &a = model.schedules[checked[0].schedule], &b = model.schedules[checked[1].schedule];
+  if (a.network != b.network || a.hardware != b.hardware) {
+    auto what = [&](const Schedule &s) { return networkOf(model, s).name + " on " + hardwareOf(model, s).name; };
+    std::cerr << "dflc: error: A schedules " << what(a) << " and B " << what(b)
+              << "; 'dflc diff' compares two schedules of one network on one hardware template\n";
+    return kExitInvalid;
+  }
+  std::cout << scheduleDiffText(model, a, checked[0].result, c.sources().path(a.range.begin.file), b,
+                                checked[1].result, c.sources().path(b.range.begin.file));
   return kExitOk;
 }
 
@@ -530,6 +555,8 @@ int runCommand(const CommandLine &cl) {
         return runShow(cl, c);
       if (cl.command == "check")
         return runCheck(cl, c);
+      if (cl.command == "diff")
+        return runDiff(cl, c);
       if (cl.command == "sim")
         return runSim(cl, c);
       if (cl.command == "embed")
