@@ -25,6 +25,68 @@ json count(double v) {
   return v;
 }
 
+/// The layers that take the largest shares of `total`, largest first, while
+/// they add up to half of it (at most three): `fc1 57.1 %, fc2 25.0 %`.
+std::string dominant(const Network &net, const ScheduleResult &r, double LayerResult::*of, double total) {
+  std::vector<const LayerResult *> order;
+  for (const LayerResult &lr : r.layers)
+    order.push_back(&lr);
+  std::stable_sort(order.begin(), order.end(), [&](auto *x, auto *y) { return x->*of > y->*of; });
+  std::string out;
+  double sum = 0;
+  for (size_t i = 0; i < order.size() && i < 3 && sum < total / 2 && total > 0; ++i) {
+    sum += order[i]->*of;
+    out += (out.empty() ? "" : ", ") + net.layers[static_cast<size_t>(order[i]->layer)].name + " " +
+           formatFixed(100 * (order[i]->*of) / total, 1) + " %";
+  }
+  return out;
+}
+
+/// What a complete schedule comes to (docs/cli.md, `dflc check`): its
+/// segments and their kind, the layers that dominate energy and latency, and
+/// how busy the PEs are.
+std::string storyText(const Network &net, const ScheduleResult &r, EnergyUnit unit) {
+  std::ostringstream os;
+  size_t spatial = 0, temporal = 0;
+  for (const SegmentResult &s : r.segments) {
+    if (s.pipelined)
+      ++spatial;
+    else if (s.layers.size() > 1)
+      ++temporal;
+  }
+  const size_t single = r.segments.size() - spatial - temporal;
+  os << "segments: " << spatial << " spatially pipelined, " << temporal << " temporal, " << single << " of one layer\n";
+  for (size_t i = 0; i < r.segments.size(); ++i) {
+    const SegmentResult &s = r.segments[i];
+    if (s.layers.size() < 2)
+      continue;
+    std::string names = net.layers[static_cast<size_t>(s.layers.front())].name + " .. " +
+                        net.layers[static_cast<size_t>(s.layers.back())].name;
+    os << "  " << padRight(std::to_string(i), 4) << padRight(s.pipelined ? "spatial" : "temporal", 10)
+       << padRight(names + " (" + std::to_string(s.layers.size()) + " layers)", 44) << " "
+       << padLeft(formatFixed(s.energyPj / unit.pj, 3), 12) << " " << unit.name << " "
+       << padLeft(formatFixed(s.latencyCycles, 0), 12) << " cycles\n";
+  }
+  double latency = 0;
+  for (const LayerResult &lr : r.layers)
+    latency += lr.latencyCycles;
+  os << "energy mostly in: " << dominant(net, r, &LayerResult::energyPj, r.energyPj) << "\n";
+  os << "time mostly in: " << dominant(net, r, &LayerResult::latencyCycles, latency) << " (of the layers' own latencies)\n";
+  // Utilization: per layer, and over the whole run weighted by time.
+  std::vector<double> util;
+  double busy = 0;
+  for (const LayerResult &lr : r.layers) {
+    util.push_back(lr.utilization);
+    busy += lr.utilization * lr.latencyCycles;
+  }
+  std::sort(util.begin(), util.end());
+  if (!util.empty())
+    os << "PE utilization: median layer " << formatFixed(50 * (util[(util.size() - 1) / 2] + util[util.size() / 2]), 1)
+       << " %, time-weighted "
+       << formatFixed(latency > 0 ? 100 * busy / latency : 0, 1) << " %\n";
+  return os.str();
+}
+
 } // namespace
 
 EnergyUnit energyUnitFor(double largestPj) {
@@ -85,6 +147,7 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
     os << "energy " << formatEnergy(r.energyPj) << ", latency " << formatFixed(r.latencyCycles, 0) << " cycles ("
        << formatFixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
        << r.segments.size() << " segments\n";
+    os << storyText(net, r, unit);
   }
   return os.str();
 }
