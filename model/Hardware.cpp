@@ -40,6 +40,13 @@ WordScale Hardware::wordScale(TensorRole output) const {
   return s;
 }
 
+int64_t Hardware::chipUnits(size_t l) const {
+  int64_t units = 1;
+  for (size_t j = l; j < levels.size(); ++j)
+    units *= levels[j].units();
+  return units;
+}
+
 double Hardware::chipStaticEnergyPj() const {
   double total = staticEnergyPj;
   int64_t units = 1;   // units of level l in the whole chip

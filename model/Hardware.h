@@ -113,6 +113,8 @@ struct Hardware {
   /// The widths of a layer whose output has role `output`.
   WordScale wordScale(TensorRole output) const;
   int findLevel(const std::string &name) const;
+  /// Level l's units in the whole chip (`array` multiplies outwards).
+  int64_t chipUnits(size_t l) const;
   /// Static energy of the whole chip per cycle: the chip's own plus every
   /// unit's of every level (idle units leak too).
   double chipStaticEnergyPj() const;

@@ -88,10 +88,7 @@ std::string hardwareSummaryText(const Hardware &hw) {
      << hw.macEnergyPj << " pJ)\n";
   for (size_t i = 0; i < hw.levels.size(); ++i) {
     const Level &lv = hw.levels[i];
-    // `array` counts units per unit of the next level out, so the total multiplies outwards.
-    int64_t units = 1;
-    for (size_t j = i; j < hw.levels.size(); ++j)
-      units *= hw.levels[j].units();
+    const int64_t units = hw.chipUnits(i);
     os << "  level " << padRight(lv.name, 6) << " capacity "
        << padRight(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
        << padRight(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "

@@ -187,7 +187,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
           extent[dimName(static_cast<Dim>(d))] = lv.extent[d];
         levels.push_back({{"level", hw.levels[lv.level].name},
                           {"extent", extent},
-                          {"units", lv.units},
+                          {"units", hw.chipUnits(static_cast<size_t>(lv.level))},
+                          {"stacked", lv.units},
                           {"units_in_use", lv.unitsInUse},
                           {"trip_counts", lv.trips},
                           {"occupancy_bytes", lv.occupancyBytes},
