@@ -470,12 +470,6 @@ private:
     windows_.push_back(filter);
   }
 
-  static std::string valueText(const ast::Value &v) {
-    return v.kind == ast::Value::Kind::Quantity ? v.number + (v.unit.empty() ? "" : " " + v.unit)
-           : v.kind == ast::Value::Kind::Array  ? std::to_string(v.rows) + " x " + std::to_string(v.cols)
-                                                : "'" + v.text + "'";
-  }
-
   /// A window attribute's values (docs/language.md): `N` (both axes), `X x Y`,
   /// and for `pad` also `X x Y, X x Y` (begin, end). Stride and dilation are
   /// positive, padding non-negative; E0210 at the value otherwise.
