@@ -306,12 +306,13 @@ private:
   std::pair<Box, Box> realBox(TensorRole r, const Position &pos) {
     Box lo, hi;
     for (Dim d : p_.role(r).dims) {
-      if (d == Dim::Xi || d == Dim::Yi) {
+      if (isInputWindow(d)) {
         Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
-        Value *l = b_.CreateAdd(b_.CreateMul(pos.lo[idx(out)], c(p_.stride)),
-                                b_.CreateMul(pos.lo[idx(win)], c(p_.dilation)));
-        Value *h = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(b_.CreateSub(pos.hi[idx(out)], c(1)), c(p_.stride)),
-                                             b_.CreateMul(b_.CreateSub(pos.hi[idx(win)], c(1)), c(p_.dilation))),
+        const WindowAxis &a = p_.axes.along(d);
+        Value *l = b_.CreateAdd(b_.CreateMul(pos.lo[idx(out)], c(a.stride)),
+                                b_.CreateMul(pos.lo[idx(win)], c(a.dilation)));
+        Value *h = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(b_.CreateSub(pos.hi[idx(out)], c(1)), c(a.stride)),
+                                             b_.CreateMul(b_.CreateSub(pos.hi[idx(win)], c(1)), c(a.dilation))),
                                 c(1));
         Value *empty = b_.CreateOr(b_.CreateICmpSGE(pos.lo[idx(out)], pos.hi[idx(out)]),
                                    b_.CreateICmpSGE(pos.lo[idx(win)], pos.hi[idx(win)]));
@@ -335,7 +336,8 @@ private:
     for (size_t j = 0; j < src.index.size(); ++j) {
       Value *v;
       if (src.windowDim[j] >= 0) {
-        v = b_.CreateSub(coord.at(static_cast<Dim>(src.windowDim[j])), c(p_.pad));
+        const Dim window = static_cast<Dim>(src.windowDim[j]);
+        v = b_.CreateSub(coord.at(window), c(p_.axes.along(window).padBegin));
         if (inside)
           *inside = b_.CreateAnd(*inside, b_.CreateAnd(b_.CreateICmpSGE(v, c(0)),
                                                        b_.CreateICmpSLT(v, c(src.extent[j]))));
@@ -775,10 +777,10 @@ private:
         for (size_t i = 0, j = 0; i < dims.size(); ++i)
           v[idx(dims[i])] = at(pe.extent, dims[i]) != 1 ? pt[j++] : blo[i];
         v[idx(Dim::K)] = p_.channelWise ? v[idx(Dim::C)] : v[idx(Dim::K)];
-        v[idx(Dim::Xi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Xo)], c(p_.stride)),
-                                        b_.CreateMul(v[idx(Dim::R)], c(p_.dilation)));
-        v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.stride)),
-                                        b_.CreateMul(v[idx(Dim::S)], c(p_.dilation)));
+        v[idx(Dim::Xi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Xo)], c(p_.axes.x.stride)),
+                                        b_.CreateMul(v[idx(Dim::R)], c(p_.axes.x.dilation)));
+        v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.axes.y.stride)),
+                                        b_.CreateMul(v[idx(Dim::S)], c(p_.axes.y.dilation)));
         auto at = [&](TensorRole r) {
           Box point;
           for (Dim d : p_.role(r).dims)

@@ -71,7 +71,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   plan.layer = layer.name;
   plan.statement = nest.statement;
   plan.channelWise = layer.channelWise();
-  plan.stride = layer.stride, plan.dilation = layer.dilation, plan.pad = layer.pad;
+  plan.axes = layer.window;
   plan.activations = layer.activations;
   plan.identity = nest.statement == Statement::Max ? INT32_MIN : 0;
   plan.padding = plan.identity;

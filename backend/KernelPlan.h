@@ -86,7 +86,7 @@ struct KernelPlan {
   /// training's backward layers, which read the others.
   TensorRole output = TensorRole::Ofm;
   bool channelWise = false;
-  int64_t stride = 1, dilation = 1, pad = 0;
+  Window axes;                    // stride, dilation and padding per axis (x: Xi, Xo, R; y: Yi, Yo, S)
   int64_t window = 1;             // R·S of the layer (average pooling divides by it)
   DimVector bounds{};             // canonical layer bounds, Xi and Yi in padded coordinates
   std::vector<PlanIterDim> iterDims;

@@ -37,13 +37,13 @@ struct Run {
   int64_t o, i, w, dO, dI, dW, count;
 };
 
-struct Window {
-  int64_t R, S, stride, pad, dilation;
+/// The filter and its window per axis (x: width, R; y: height, S).
+struct Filter {
+  int64_t R, S;
+  WindowAxis x, y;
 };
 
-Window windowOf(const Layer &l) {
-  return {at(l.bounds, Dim::R), at(l.bounds, Dim::S), l.stride, l.pad, l.dilation};
-}
+Filter windowOf(const Layer &l) { return {at(l.bounds, Dim::R), at(l.bounds, Dim::S), l.window.x, l.window.y}; }
 
 int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -59,43 +59,45 @@ Span inside(int64_t outputs, int64_t stride, int64_t offset, int64_t extent) {
 }
 
 /// The sliding-window kinds (conv, dwconv, pools) over one output plane:
-/// output (xo, yo) and tap (r, s) read input x = xo·stride + r·dilation − pad,
-/// y = yo·stride + s·dilation − pad. The runs go along the longer output
+/// output (xo, yo) and tap (r, s) read input x = xo·strideX + r·dilationX − padLeft,
+/// y = yo·strideY + s·dilationY − padTop. The runs go along the longer output
 /// axis, over the outputs whose input index on it is inside; `o`, `i` and
 /// `wgt` are the offsets of the plane's first output and input elements and
 /// of its filter's first weight.
 template <class F>
-void windowRuns(const TensorShape &in, const TensorShape &out, const Window &w, int64_t o, int64_t i, int64_t wgt,
+void windowRuns(const TensorShape &in, const TensorShape &out, const Filter &w, int64_t o, int64_t i, int64_t wgt,
                 F &&f) {
-  // One axis of the plane: its outputs and taps, the input's extent, and the
-  // offset steps of one output, input element and tap along it.
+  // One axis of the plane: its outputs and taps, the input's extent, the
+  // offset steps of one output, input element and tap along it, and its window.
   struct Axis {
     int64_t outputs, taps, extent, outStep, inStep, tapStep;
+    WindowAxis w;
   };
-  Axis across{out.X, w.R, in.X, out.Y, in.Y, w.S}, along{out.Y, w.S, in.Y, 1, 1, 1};
+  Axis across{out.X, w.R, in.X, out.Y, in.Y, w.S, w.x}, along{out.Y, w.S, in.Y, 1, 1, 1, w.y};
   if (out.Y < out.X)
     std::swap(across, along);
+  const WindowAxis &wa = across.w, &wb = along.w;
   for (int64_t a = 0; a < across.outputs; ++a)
     for (int64_t ta = 0; ta < across.taps; ++ta) {
-      const int64_t position = a * w.stride + ta * w.dilation - w.pad;
+      const int64_t position = a * wa.stride + ta * wa.dilation - wa.padBegin;
       if (position < 0 || position >= across.extent)
         continue;
       for (int64_t tb = 0; tb < along.taps; ++tb) {
-        const int64_t offset = tb * w.dilation - w.pad;
-        const Span b = inside(along.outputs, w.stride, offset, along.extent);
+        const int64_t offset = tb * wb.dilation - wb.padBegin;
+        const Span b = inside(along.outputs, wb.stride, offset, along.extent);
         if (b.count > 0)
           f(Run{o + a * across.outStep + b.first * along.outStep,
-                i + position * across.inStep + (b.first * w.stride + offset) * along.inStep,
-                wgt + ta * across.tapStep + tb * along.tapStep, along.outStep, w.stride * along.inStep, 0, b.count});
+                i + position * across.inStep + (b.first * wb.stride + offset) * along.inStep,
+                wgt + ta * across.tapStep + tb * along.tapStep, along.outStep, wb.stride * along.inStep, 0, b.count});
       }
     }
 }
 
 /// conv: out[n][g·K/G + k][xo][yo] += in[n][g·C/G + c][x][y] · w[g·K/G + k][c][r][s]
-/// with x = xo·stride + r·dilation − pad, y = yo·stride + s·dilation − pad.
+/// with x = xo·strideX + r·dilationX − padLeft, y = yo·strideY + s·dilationY − padTop.
 template <class F> void convMacs(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
-  const Window w = windowOf(l);
+  const Filter w = windowOf(l);
   const int64_t G = l.groups, Cg = in.C / G, Kg = out.C / G;
   const int64_t inPlane = in.X * in.Y, outPlane = out.X * out.Y;
   for (int64_t n = 0; n < net.batch; ++n)
@@ -111,7 +113,7 @@ template <class F> void convMacs(const Network &net, const Layer &l, F &&f) {
 /// dwconv: out[n][c][xo][yo] += in[n][c][x][y] · w[c][r][s], x and y as conv's.
 template <class F> void dwconvMacs(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
-  const Window w = windowOf(l);
+  const Filter w = windowOf(l);
   for (int64_t n = 0; n < net.batch; ++n)
     for (int64_t c = 0; c < in.C; ++c)
       windowRuns(in, out, w, (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, c * w.R * w.S, f);
@@ -160,7 +162,7 @@ template <class F> void forEachMac(const Network &net, const Layer &l, F &&f) {
 }
 
 /// pools: every tap (r, s) inside the input of every output's window,
-/// out[n][c][xo][yo] and in[n][c][xo·stride + r − pad][yo·stride + s − pad].
+/// out[n][c][xo][yo] and in[n][c][xo·strideX + r − padLeft][yo·strideY + s − padTop].
 template <class F> void forEachTap(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
   for (int64_t n = 0; n < net.batch; ++n)
@@ -246,7 +248,7 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
   }
   case LayerType::AvgPool: {
     const std::vector<Word> x = readInput(net, l, store);
-    const Window w = windowOf(l);
+    const Filter w = windowOf(l);
     forEachTap(net, l, [&](const Run &r) {   // the padding contributes 0
       for (int64_t t = 0; t < r.count; ++t)
         y[r.o + t * r.dO] = add(y[r.o + t * r.dO], divide(x[r.i + t * r.dI], w.R * w.S));
@@ -317,7 +319,7 @@ void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store
     });
     break;
   case LayerType::AvgPool: {
-    const Window w = windowOf(fwd);
+    const Filter w = windowOf(fwd);
     forEachTap(net, fwd, [&](const Run &r) {
       for (int64_t t = 0; t < r.count; ++t)
         dx[r.i + t * r.dI] = add(dx[r.i + t * r.dI], divide(dy[r.o + t * r.dO], w.R * w.S));

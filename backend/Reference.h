@@ -1,6 +1,6 @@
 // The independent reference (docs/simulator.md, "Data and the reference"):
 // every layer kind's integer result computed by naive loops written from the
-// layer's parameters (type, groups, stride, pad, dilation, ceil mode,
+// layer's parameters (type, groups, per-axis stride, padding and dilation, ceil mode,
 // transpose_b, shapes, operands, activations, output role) — never from its
 // loop nest, so a simulator kernel generated from the nest is checked against
 // arithmetic it shares nothing with. Words wrap around modulo 2^32.

@@ -90,6 +90,7 @@ struct InputDecl {
 struct KeywordArg {
   Ident key;
   Value value;
+  std::optional<Value> end;   // `pad = 0 x 0, 1 x 1`: the second (end) pair
   SourceRange range;
 };
 struct LayerDecl {

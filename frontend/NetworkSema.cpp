@@ -2,6 +2,7 @@
 // (docs/language.md, "Operators and shape formulas").
 #include "frontend/SemaContext.h"
 
+#include <array>
 #include <algorithm>
 #include <optional>
 #include <map>
@@ -10,7 +11,9 @@
 namespace dfl::sema {
 namespace {
 
-enum class ParamKind { Int, Bool };
+// Axes: `N` or `X x Y` (stride, dilation; positive); Pad: that or
+// `X x Y, X x Y` (begin, end; non-negative).
+enum class ParamKind { Int, Bool, Axes, Pad };
 struct ParamSpec {
   const char *name;
   ParamKind kind;
@@ -25,11 +28,11 @@ struct OpSpec {
 
 const std::vector<OpSpec> &opSpecs() {
   static const std::vector<ParamSpec> window = {
-      {"R", ParamKind::Int, true}, {"S", ParamKind::Int, false}, {"stride", ParamKind::Int, false},
-      {"pad", ParamKind::Int, false}, {"dilation", ParamKind::Int, false}};
+      {"R", ParamKind::Int, true}, {"S", ParamKind::Int, false}, {"stride", ParamKind::Axes, false},
+      {"pad", ParamKind::Pad, false}, {"dilation", ParamKind::Axes, false}};
   static const std::vector<ParamSpec> pool = {
-      {"R", ParamKind::Int, true}, {"S", ParamKind::Int, false}, {"stride", ParamKind::Int, false},
-      {"pad", ParamKind::Int, false}, {"ceil", ParamKind::Bool, false}};
+      {"R", ParamKind::Int, true}, {"S", ParamKind::Int, false}, {"stride", ParamKind::Axes, false},
+      {"pad", ParamKind::Pad, false}, {"ceil", ParamKind::Bool, false}};
   static const std::vector<OpSpec> specs = [] {
     std::vector<ParamSpec> conv = window;
     conv.insert(conv.begin(), {"K", ParamKind::Int, true});
@@ -77,16 +80,20 @@ int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
 /// A layer's filter window (1 x 1 for the operators without one).
-struct Window {
+struct Filter {
   int64_t R = 1, S = 1;
 };
+
+/// A window attribute's values as written, per axis: x begin, y begin, x end,
+/// y end (stride and dilation: the ends repeat the begins).
+using AxisValues = std::array<int64_t, 4>;
 
 /// The loop nest of a checked layer (docs/design.md, "The model and its loop
 /// nests"): its iteration dims, tagged with the KAPLA dims they fold into, and
 /// the access of every operand, the weights and the output, so that
 /// kaplaView(nest).bounds are the layer's nine-dim bounds. The windowed
-/// operators read ifm[n][c][xo·stride + r·dilation − pad][yo·stride + s·dilation − pad].
-LoopNest layerNest(const Network &net, const Layer &l, Window w) {
+/// operators read ifm[n][c][xo·strideX + r·dilationX − padLeft][yo·strideY + s·dilationY − padTop].
+LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
   LoopNest nest;
   nest.name = l.name;
   const int64_t batch = net.batch;
@@ -115,7 +122,8 @@ LoopNest layerNest(const Network &net, const Layer &l, Window w) {
   };
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
   // The output plane and, for the windowed operators, the filter window: the
-  // input is read at column x = xo·stride + r·dilation − pad, row y likewise.
+  // input is read at column x = xo·strideX + r·dilationX − padLeft, row y
+  // likewise along the y axis (docs/language.md).
   struct Plane {
     AffineExpr xo, yo, r, s, x, y;
   };
@@ -127,8 +135,9 @@ LoopNest layerNest(const Network &net, const Layer &l, Window w) {
       p.r = nest.addDim("r", w.R, {Dim::R});
       p.s = nest.addDim("s", w.S, {Dim::S});
     }
-    p.x = p.xo * l.stride + p.r * l.dilation - l.pad;
-    p.y = p.yo * l.stride + p.s * l.dilation - l.pad;
+    const WindowAxis &ax = l.window.x, &ay = l.window.y;
+    p.x = p.xo * ax.stride + p.r * ax.dilation - ax.padBegin;
+    p.y = p.yo * ay.stride + p.s * ay.dilation - ay.padBegin;
     return p;
   };
   AffineExpr n = nest.addDim("n", batch, {Dim::N});
@@ -367,6 +376,7 @@ private:
 
     // Parameters.
     std::map<std::string, int64_t> ints;
+    std::map<std::string, AxisValues> axes;
     std::map<std::string, bool> bools;
     std::map<std::string, SourceRange> paramRanges;
     std::vector<std::string> allowed;
@@ -393,13 +403,20 @@ private:
         ok = false;
         continue;
       }
+      if (ps->kind == ParamKind::Axes || ps->kind == ParamKind::Pad) {
+        if (auto v = axisValues(a, ps->kind == ParamKind::Pad))
+          axes[a.key.name] = *v;
+        else
+          ok = false;
+        continue;
+      }
+      if (a.end) {
+        diags_.report(a.end->range, diag::err_parameter_value)
+            << a.key.name << "one value" << valueText(a.value) + ", " + valueText(*a.end);
+        ok = false;
+        continue;
+      }
       if (ps->kind == ParamKind::Int) {
-        // pad may be zero; everything else is positive.
-        if (a.key.name == "pad" && a.value.kind == ast::Value::Kind::Quantity && a.value.isInteger &&
-            a.value.unit.empty() && a.value.numeric == 0) {
-          ints["pad"] = 0;
-          continue;
-        }
         if (auto v = positiveInteger(a.value, a.key.name, diags_))
           ints[a.key.name] = *v;
         else
@@ -437,14 +454,53 @@ private:
     layer.nameRange = l.name.range;
     layer.opRange = l.op.range;
     auto param = [&](const char *k, int64_t dflt) { return ints.count(k) ? ints[k] : dflt; };
-    Window filter;
-    if (!inferShape(layer, l, param, bools, filter)) {
+    // A window attribute per axis (x, y); `dflt` for both when not written.
+    auto window = [&](const char *k, int64_t dflt) {
+      AxisValues v = axes.count(k) ? axes[k] : AxisValues{dflt, dflt, dflt, dflt};
+      return std::pair(v[0], v[1]);
+    };
+    auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
+    Filter filter;
+    if (!inferShape(layer, l, param, window, pads, bools, filter)) {
       failed_.insert(l.name.name);
       return;
     }
     net_.names[layer.name] = {false, static_cast<int>(net_.layers.size())};
     net_.layers.push_back(std::move(layer));
     windows_.push_back(filter);
+  }
+
+  /// A window attribute's values (docs/language.md): `N` (both axes), `X x Y`,
+  /// and for `pad` also `X x Y, X x Y` (begin, end). Stride and dilation are
+  /// positive, padding non-negative; E0210 at the value otherwise.
+  std::optional<AxisValues> axisValues(const ast::KeywordArg &a, bool pad) {
+    const int64_t least = pad ? 0 : 1;
+    const char *expected = pad ? "N, X x Y or X x Y, X x Y (begin, end) of non-negative integers"
+                               : "a positive integer or X x Y of positive integers";
+    auto pair = [&](const ast::Value &v) -> std::optional<std::pair<int64_t, int64_t>> {
+      if (v.kind == ast::Value::Kind::Quantity && v.isInteger && v.unit.empty() && v.numeric >= least)
+        return std::pair(static_cast<int64_t>(v.numeric), static_cast<int64_t>(v.numeric));
+      if (v.kind == ast::Value::Kind::Array && v.rows >= least && v.cols >= least)
+        return std::pair(v.rows, v.cols);
+      diags_.report(v.range, diag::err_parameter_value) << a.key.name << expected << valueText(v);
+      return std::nullopt;
+    };
+    auto begin = pair(a.value);
+    if (!begin)
+      return std::nullopt;
+    std::pair<int64_t, int64_t> end = *begin;
+    if (a.end) {
+      if (!pad) {
+        diags_.report(a.end->range, diag::err_parameter_value)
+            << a.key.name << expected << valueText(a.value) + ", " + valueText(*a.end);
+        return std::nullopt;
+      }
+      auto e = pair(*a.end);
+      if (!e)
+        return std::nullopt;
+      end = *e;
+    }
+    return AxisValues{begin->first, begin->second, end.first, end.second};
   }
 
   /// Reports E0308 unless the batch times the factors stays within kMaxCount.
@@ -485,21 +541,34 @@ private:
     return out;
   }
 
-  template <class Param>
-  bool inferShape(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools,
-                  Window &filter) {
-    auto window = [&](const TensorShape &in, int64_t R, int64_t S, int64_t stride, int64_t pad, int64_t dil,
+  /// The layer's window per axis from its attributes: stride and dilation
+  /// (x, y) and the pads (x begin, y begin, x end, y end).
+  static Window windowOf(std::pair<int64_t, int64_t> stride, std::pair<int64_t, int64_t> dilation, AxisValues pad) {
+    Window w;
+    w.x = {stride.first, dilation.first, pad[0], pad[2]};
+    w.y = {stride.second, dilation.second, pad[1], pad[3]};
+    return w;
+  }
+
+  template <class Param, class Axes, class Pads>
+  bool inferShape(Layer &layer, const ast::LayerDecl &l, Param param, Axes axes, Pads pads,
+                  std::map<std::string, bool> &bools, Filter &filter) {
+    // Per axis: o = ⌊(i + padBegin + padEnd − dilation·(taps − 1) − 1) / stride⌋ + 1.
+    auto window = [&](const TensorShape &in, int64_t R, int64_t S, const Window &w,
                       bool ceil) -> std::optional<std::pair<int64_t, int64_t>> {
-      auto out = [&](int64_t size, int64_t win) {
-        int64_t span = size + 2 * pad - dil * (win - 1) - 1;
-        return (ceil ? ceilDiv(span, stride) : floorDiv(span, stride)) + 1;
+      auto out = [&](int64_t size, int64_t win, const WindowAxis &a) {
+        int64_t span = size + a.padBegin + a.padEnd - a.dilation * (win - 1) - 1;
+        return (ceil ? ceilDiv(span, a.stride) : floorDiv(span, a.stride)) + 1;
       };
-      int64_t xo = out(in.X, R), yo = out(in.Y, S);
+      int64_t xo = out(in.X, R, w.x), yo = out(in.Y, S, w.y);
       if (xo < 1 || yo < 1) {
         bool xBad = xo < 1;
+        const WindowAxis &a = xBad ? w.x : w.y;
+        std::string pad = a.padBegin == a.padEnd ? std::to_string(a.padBegin)
+                                                 : std::to_string(a.padBegin) + " + " + std::to_string(a.padEnd);
         diags_.report(l.op.range, diag::err_shape_nonpositive)
             << l.name.name << (xBad ? "Xo" : "Yo") << (xBad ? xo : yo) << (xBad ? "width " : "height ") +
-                   std::to_string(xBad ? in.X : in.Y) << (xBad ? R : S) << stride << pad << dil;
+                   std::to_string(xBad ? in.X : in.Y) << (xBad ? R : S) << a.stride << pad << a.dilation;
         return std::nullopt;
       }
       return std::make_pair(xo, yo);
@@ -512,10 +581,8 @@ private:
       if (!in)
         return false;
       int64_t R = param("R", 1), S = param("S", R);
-      layer.stride = param("stride", 1);
-      layer.pad = param("pad", 0);
-      layer.dilation = param("dilation", 1);
-      auto o = window(*in, R, S, layer.stride, layer.pad, layer.dilation, false);
+      layer.window = windowOf(axes("stride", 1), axes("dilation", 1), pads());
+      auto o = window(*in, R, S, layer.window, false);
       if (!o)
         return false;
       int64_t K = layer.type == LayerType::Conv ? param("K", 1) : in->C;
@@ -597,14 +664,15 @@ private:
     case LayerType::AvgPool: {
       TensorShape in = shapeOf(layer.operands[0]);
       int64_t R = param("R", 1), S = param("S", R);
-      layer.stride = param("stride", R);
-      layer.pad = param("pad", 0);
+      layer.window = windowOf(axes("stride", R), {1, 1}, pads());
       layer.ceilMode = bools.count("ceil") && bools["ceil"];
-      if (layer.pad >= std::max(R, S)) {
-        diags_.report(l.op.range, diag::err_pool_window) << layer.pad << l.name.name << std::max(R, S);
+      // Every side's padding is smaller than the window, the larger of R and S.
+      const WindowAxis &px = layer.window.x, &py = layer.window.y;
+      if (int64_t pad = std::max({px.padBegin, px.padEnd, py.padBegin, py.padEnd}); pad >= std::max(R, S)) {
+        diags_.report(l.op.range, diag::err_pool_window) << pad << l.name.name << std::max(R, S);
         return false;
       }
-      auto o = window(in, R, S, layer.stride, layer.pad, 1, layer.ceilMode);
+      auto o = window(in, R, S, layer.window, layer.ceilMode);
       if (!o)
         return false;
       if (!fits(l, {{"C", in.C}, {"Xo", o->first}, {"Yo", o->second}, {"R", R}, {"S", S}}) ||
@@ -682,7 +750,7 @@ private:
   std::set<std::string> failed_;
   std::map<int, std::string> rawUsers_;
   std::set<int> activated_;
-  std::vector<Window> windows_;   // per layer, for its nest
+  std::vector<Filter> windows_;   // per layer, for its nest
   bool batchSeen_ = false, hasInputDecl_ = false;
   int64_t batchForLimits_ = 1;
   std::optional<int64_t> batchOverride_;   // --batch

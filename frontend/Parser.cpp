@@ -248,24 +248,7 @@ private:
         v.unitRange = range(u);
       }
     } else if (auto *a = dynamic_cast<DflParser::ArrayValueContext *>(ctx)) {
-      v.kind = ast::Value::Kind::Array;
-      std::string s = a->DIMS()->getText();
-      // Each side of `R x C` is digits; a too-large one is reported at its own digits.
-      auto parse = [&](size_t from) -> int64_t {
-        size_t begin = s.find_first_of("0123456789", from), end = s.find_first_not_of("0123456789", begin);
-        end = end == std::string::npos ? s.size() : end;
-        int64_t n = 0;
-        auto [p, ec] = std::from_chars(s.data() + begin, s.data() + end, n);
-        if (ec != std::errc() || n > kMaxInt) {
-          uint32_t at = v.range.begin.offset + static_cast<uint32_t>(begin);
-          diags_.report({{file_, at}, {file_, at + static_cast<uint32_t>(end - begin)}}, diag::err_integer_too_large)
-              << s.substr(begin, end - begin) << kMaxInt;
-          return kMaxInt;
-        }
-        return n;
-      };
-      v.rows = parse(0);
-      v.cols = parse(s.find('x'));
+      array(a->DIMS(), v);
     } else if (auto *w = dynamic_cast<DflParser::WordValueContext *>(ctx)) {
       v.kind = ast::Value::Kind::Word;
       v.text = w->ID()->getText();
@@ -274,6 +257,28 @@ private:
       v.text = unquote(s->STRING()->getText());
     }
     return v;
+  }
+
+  /// An array value `R x C` from its DIMS token (v.range already set).
+  void array(antlr4::tree::TerminalNode *dims, ast::Value &v) {
+    v.kind = ast::Value::Kind::Array;
+    std::string s = dims->getText();
+    // Each side of `R x C` is digits; a too-large one is reported at its own digits.
+    auto parse = [&](size_t from) -> int64_t {
+      size_t begin = s.find_first_of("0123456789", from), end = s.find_first_not_of("0123456789", begin);
+      end = end == std::string::npos ? s.size() : end;
+      int64_t n = 0;
+      auto [p, ec] = std::from_chars(s.data() + begin, s.data() + end, n);
+      if (ec != std::errc() || n > kMaxInt) {
+        uint32_t at = v.range.begin.offset + static_cast<uint32_t>(begin);
+        diags_.report({{file_, at}, {file_, at + static_cast<uint32_t>(end - begin)}}, diag::err_integer_too_large)
+            << s.substr(begin, end - begin) << kMaxInt;
+        return kMaxInt;
+      }
+      return n;
+    };
+    v.rows = parse(0);
+    v.cols = parse(s.find('x'));
   }
 
   ast::Property property(DflParser::PropertyContext *ctx) {
@@ -331,8 +336,15 @@ private:
         layer.op = ident(l->op);
         layer.range = range(l);
         for (auto *a : l->arg()) {
-          if (auto *k = dynamic_cast<DflParser::KeywordArgContext *>(a))
-            layer.params.push_back({ident(k->key), value(k->value()), range(k)});
+          if (auto *k = dynamic_cast<DflParser::KeywordArgContext *>(a)) {
+            ast::KeywordArg arg{ident(k->key), value(k->value()), std::nullopt, range(k)};
+            if (k->end) {
+              arg.end.emplace();
+              arg.end->range = range(k->end);
+              array(k->DIMS(), *arg.end);
+            }
+            layer.params.push_back(std::move(arg));
+          }
           else if (auto *o = dynamic_cast<DflParser::OperandArgContext *>(a))
             layer.operands.push_back(ident(o->ID()));
         }

@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace dfl {
@@ -158,6 +160,33 @@ private:
     DFLC_UNREACHABLE("Value::Kind " + std::to_string(static_cast<int>(v.kind)));
   }
 
+  /// A layer parameter's value. The per-axis window attributes (`stride`,
+  /// `dilation`, `pad`) print in their shortest form: one number when both
+  /// axes (and both ends) agree, `X x Y` when the ends agree (docs/language.md).
+  std::string windowValue(const KeywordArg &k) const {
+    const Value &v = k.value;
+    const bool window = k.key.name == "stride" || k.key.name == "dilation" || k.key.name == "pad";
+    if (!window || (v.kind != Value::Kind::Array && !k.end))
+      return value(v) + (k.end ? ", " + value(*k.end) : "");
+    auto pair = [](const Value &a) -> std::optional<std::pair<int64_t, int64_t>> {
+      if (a.kind == Value::Kind::Array)
+        return std::pair(a.rows, a.cols);
+      if (a.kind == Value::Kind::Quantity && a.isInteger && a.unit.empty())
+        return std::pair(static_cast<int64_t>(a.numeric), static_cast<int64_t>(a.numeric));
+      return std::nullopt;
+    };
+    auto begin = pair(v), end = k.end ? pair(*k.end) : begin;
+    if (!begin || !end)   // not integers: sema's error, printed as written
+      return value(v) + (k.end ? ", " + value(*k.end) : "");
+    auto text = [](std::pair<int64_t, int64_t> p) {
+      return p.first == p.second ? std::to_string(p.first) : std::to_string(p.first) + " x " + std::to_string(p.second);
+    };
+    if (*begin == *end)
+      return text(*begin);
+    return std::to_string(begin->first) + " x " + std::to_string(begin->second) + ", " + std::to_string(end->first) +
+           " x " + std::to_string(end->second);
+  }
+
   std::string property(const Property &p) const {
     return p.key.name + " = " + join(p.values, [this](const Value &v) { return value(v); }) + ";";
   }
@@ -185,7 +214,7 @@ private:
         for (const Ident &o : l->operands)
           args.push_back(o.name);
         for (const KeywordArg &k : l->params)
-          args.push_back(k.key.name + "=" + value(k.value));
+          args.push_back(k.key.name + "=" + windowValue(k));
         line(l->range, l->name.name + " = " + l->op.name + "(" + join(args, [](const std::string &s) { return s; }) +
                            ");");
       }

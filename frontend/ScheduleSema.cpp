@@ -20,10 +20,11 @@ std::vector<std::string> dimNames(const std::vector<Dim> &dims) {
 /// input, or the whole window span if larger (ceil-mode pooling overhangs).
 int64_t tensorBound(const Layer &layer, Dim d) {
   int64_t b = at(layer.bounds, d);
-  if (d == Dim::Xi || d == Dim::Yi) {
+  if (isInputWindow(d)) {
     Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
-    int64_t span = windowSpan(at(layer.bounds, out), at(layer.bounds, win), layer.stride, layer.dilation);
-    b = std::max(b + 2 * layer.pad, span);
+    const WindowAxis &a = layer.window.along(d);
+    int64_t span = windowSpan(at(layer.bounds, out), at(layer.bounds, win), a);
+    b = std::max(b + a.padBegin + a.padEnd, span);
   }
   return b;
 }

@@ -7,13 +7,16 @@ namespace dfl {
 
 namespace sema {
 
+std::string valueText(const ast::Value &v) {
+  return v.kind == ast::Value::Kind::Quantity ? v.number + (v.unit.empty() ? "" : " " + v.unit)
+         : v.kind == ast::Value::Kind::Array  ? std::to_string(v.rows) + " x " + std::to_string(v.cols)
+                                              : "'" + v.text + "'";
+}
+
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
                                        DiagnosticsEngine &diags) {
   if (v.kind != ast::Value::Kind::Quantity || !v.isInteger || !v.unit.empty()) {
-    std::string got = v.kind == ast::Value::Kind::Quantity ? v.number + (v.unit.empty() ? "" : " " + v.unit)
-                      : v.kind == ast::Value::Kind::Array  ? std::to_string(v.rows) + " x " + std::to_string(v.cols)
-                                                           : "'" + v.text + "'";
-    diags.report(v.range, diag::err_parameter_value) << key << "a positive integer" << got;
+    diags.report(v.range, diag::err_parameter_value) << key << "a positive integer" << valueText(v);
     return std::nullopt;
   }
   if (v.numeric < 1) {

@@ -36,6 +36,8 @@ private:
   std::map<std::string, SourceRange> defs_;
 };
 
+/// A value as a diagnostic quotes it: `4 pJ`, `2 x 2`, `'word'`.
+std::string valueText(const ast::Value &v);
 /// A positive integer from a quantity value (no unit), or reports E0210.
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
                                        DiagnosticsEngine &diags);

@@ -24,8 +24,10 @@ shape : '[' dimSize (',' dimSize)* ']' ;
 dimSize : dim=ID '=' size=INT ;
 
 // A positional argument names a producer; a keyword argument sets a parameter.
-arg : key=ID '=' value   # keywordArg
-    | ID                 # operandArg
+// A second `X x Y` after a comma is the end padding of `pad = BEGIN, END`
+// (no argument starts with one, so it cannot be the next argument).
+arg : key=ID '=' value (',' end=DIMS)?   # keywordArg
+    | ID                                 # operandArg
     ;
 
 // ---- hardware ------------------------------------------------------------

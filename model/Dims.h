@@ -25,6 +25,11 @@ using DimVector = std::array<int64_t, kNumDims>;
 inline int64_t &at(DimVector &v, Dim d) { return v[static_cast<size_t>(d)]; }
 inline int64_t at(const DimVector &v, Dim d) { return v[static_cast<size_t>(d)]; }
 
+/// The input window dims, derived from an output and a filter dim: Xi and Yi.
+inline bool isInputWindow(Dim d) { return d == Dim::Xi || d == Dim::Yi; }
+/// The dims along the width (x axis): Xi, Xo and R; Yi, Yo and S run along the height.
+inline bool alongWidth(Dim d) { return d == Dim::Xi || d == Dim::Xo || d == Dim::R; }
+
 enum class TensorRole { Ifm, Wgt, Ofm };
 constexpr size_t kNumRoles = 3;
 const char *roleName(TensorRole r);

@@ -202,16 +202,24 @@ KaplaView kaplaView(const LoopNest &nest) {
   DFLC_CHECK(!ifm.empty() && ifm[0]->extent.size() == 4) << "nest '" << nest.name << "' has no [N, C, X, Y] ifm";
   at(v.bounds, Dim::Xi) = ifm[0]->extent[2];
   at(v.bounds, Dim::Yi) = ifm[0]->extent[3];
-  const AffineExpr &x = ifm[0]->index[2];
-  for (size_t i = 0; i < nest.dims.size(); ++i) {
-    const std::vector<Dim> &k = nest.dims[i].kapla;
-    int64_t c = x.coefficient(static_cast<int>(i));
-    if (c && std::find(k.begin(), k.end(), Dim::Xo) != k.end())
-      v.stride = c;
-    if (c && std::find(k.begin(), k.end(), Dim::R) != k.end())
-      v.dilation = c;
-  }
-  v.pad = -x.constant;
+  // Per axis: the width index (2) for Xo and R, the height index (3) for Yo and S.
+  auto axis = [&](int index, Dim out, Dim tap, int64_t extent) {
+    const AffineExpr &e = ifm[0]->index[index];
+    WindowAxis a;
+    for (size_t i = 0; i < nest.dims.size(); ++i) {
+      const std::vector<Dim> &k = nest.dims[i].kapla;
+      int64_t c = e.coefficient(static_cast<int>(i));
+      if (c && std::find(k.begin(), k.end(), out) != k.end())
+        a.stride = c;
+      if (c && std::find(k.begin(), k.end(), tap) != k.end())
+        a.dilation = c;
+    }
+    a.padBegin = -e.constant;
+    a.padEnd = std::max<int64_t>(0, windowSpan(at(v.bounds, out), at(v.bounds, tap), a) - a.padBegin - extent);
+    return a;
+  };
+  v.window.x = axis(2, Dim::Xo, Dim::R, ifm[0]->extent[2]);
+  v.window.y = axis(3, Dim::Yo, Dim::S, ifm[0]->extent[3]);
   return v;
 }
 
@@ -220,9 +228,9 @@ int64_t windowTaps(int64_t span, int64_t outputs, int64_t stride, int64_t dilati
   return rest >= 0 && rest % dilation == 0 ? rest / dilation + 1 : 0;
 }
 
-void deriveInputExtents(DimVector &e, int64_t stride, int64_t dilation) {
-  at(e, Dim::Xi) = windowSpan(at(e, Dim::Xo), at(e, Dim::R), stride, dilation);
-  at(e, Dim::Yi) = windowSpan(at(e, Dim::Yo), at(e, Dim::S), stride, dilation);
+void deriveInputExtents(DimVector &e, const Window &w) {
+  at(e, Dim::Xi) = windowSpan(at(e, Dim::Xo), at(e, Dim::R), w.x);
+  at(e, Dim::Yi) = windowSpan(at(e, Dim::Yo), at(e, Dim::S), w.y);
 }
 
 } // namespace dfl

@@ -112,15 +112,36 @@ struct LoopNest {
 
 // ---- the KAPLA nine-dimension view ------------------------------------------
 
+/// One axis of a windowed layer (docs/language.md): output o and filter tap t
+/// read the input at o·stride + t·dilation − padBegin; padEnd is the padding
+/// declared past the input's end (ONNX's begin and end pads).
+struct WindowAxis {
+  int64_t stride = 1, dilation = 1, padBegin = 0, padEnd = 0;
+  friend bool operator==(const WindowAxis &, const WindowAxis &) = default;
+};
+
+/// A layer's window geometry per axis: x along the width (Xo, R, Xi), y along
+/// the height (Yo, S, Yi). The default is the identity: stride, dilation 1, no padding.
+struct Window {
+  WindowAxis x, y;
+  /// The axis dim d runs along: x for Xi, Xo and R, y for Yi, Yo and S.
+  const WindowAxis &along(Dim d) const { return alongWidth(d) ? x : y; }
+  /// Whether any side is padded.
+  bool padded() const { return x.padBegin > 0 || x.padEnd > 0 || y.padBegin > 0 || y.padEnd > 0; }
+  friend bool operator==(const Window &, const Window &) = default;
+};
+
 /// A layer nest seen in KAPLA's nine dims (§III-B): each dim's bound is the
 /// product of the extents of the iteration dims that fold into it (1 if none);
 /// Xi and Yi, which no iteration dim is (the input window is derived), are the
-/// first ifm access's width and height extents. stride, dilation and pad are
-/// the coefficients of the Xo- and R-dims and the negated constant in that
-/// access's width index (1, 1, 0 when it has none).
+/// first ifm access's width and height extents. The window's stride, dilation
+/// and begin padding per axis are the coefficients of the Xo- and R-dims (Yo-
+/// and S-dims) and the negated constant in that access's width (height) index
+/// (1, 1, 0 when it has none); its end padding is what the window reaches past
+/// the input's end (0 if nothing).
 struct KaplaView {
   DimVector bounds{};
-  int64_t stride = 1, dilation = 1, pad = 0;
+  Window window;
   bool channelWise = false;   // one iteration dim is both C and K
 };
 KaplaView kaplaView(const LoopNest &nest);
@@ -132,12 +153,16 @@ KaplaView kaplaView(const LoopNest &nest);
 inline int64_t windowSpan(int64_t outputs, int64_t taps, int64_t stride, int64_t dilation) {
   return (outputs - 1) * stride + (taps - 1) * dilation + 1;
 }
+inline int64_t windowSpan(int64_t outputs, int64_t taps, const WindowAxis &a) {
+  return windowSpan(outputs, taps, a.stride, a.dilation);
+}
 
 /// The inverse: the taps whose window of `outputs` outputs spans exactly
 /// `span`, or 0 if none does.
 int64_t windowTaps(int64_t span, int64_t outputs, int64_t stride, int64_t dilation);
 
-/// A tile's derived input extents: Xi and Yi of `e` from its Xo, R and Yo, S.
-void deriveInputExtents(DimVector &e, int64_t stride, int64_t dilation);
+/// A tile's derived input extents: Xi and Yi of `e` from its Xo, R and Yo, S,
+/// each along its own axis of `w`.
+void deriveInputExtents(DimVector &e, const Window &w);
 
 } // namespace dfl

@@ -50,7 +50,9 @@ struct Layer {
   /// The nest in KAPLA's nine dims (kaplaView(nest).bounds; N is the batch).
   DimVector bounds{};
   int64_t groups = 1;                      // conv/matmul groups (matmul: heads)
-  int64_t stride = 1, pad = 0, dilation = 1;
+  /// Stride, dilation and padding per axis (x: width, y: height); the
+  /// identity for layers without a window.
+  Window window;
   bool ceilMode = false;
   bool transposeB = false;
   std::vector<std::string> activations;    // fused activations, in order

@@ -152,8 +152,7 @@ EmbeddingTransform transformFor(const LoopNest &op, const LoopNest &in, const Em
   for (size_t o = 0; o < nO; ++o)
     for (Dim k : op.dims[o].kapla)
       at(t.unit, k) *= std::min(e.sideOf(o), op.dims[o].extent);
-  KaplaView v = kaplaView(op);
-  deriveInputExtents(t.unit, v.stride, v.dilation);
+  deriveInputExtents(t.unit, kaplaView(op).window);
   return t;
 }
 

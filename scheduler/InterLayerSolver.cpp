@@ -123,7 +123,9 @@ std::string shapeKey(const Layer &l) {
                   std::to_string(l.operands.size()) + ":" + (l.forwardOf.empty() ? "f" : "b");
   for (int64_t v : l.bounds)
     k += "," + std::to_string(v);
-  for (int64_t v : {l.groups, l.stride, l.pad, l.dilation, int64_t{l.ceilMode}, int64_t{l.transposeB}, l.ifmShape.C,
+  const WindowAxis &x = l.window.x, &y = l.window.y;
+  for (int64_t v : {l.groups, x.stride, x.dilation, x.padBegin, x.padEnd, y.stride, y.dilation, y.padBegin, y.padEnd,
+                    int64_t{l.ceilMode}, int64_t{l.transposeB}, l.ifmShape.C,
                     l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops})
     k += "," + std::to_string(v);
   for (const std::string &a : l.activations)

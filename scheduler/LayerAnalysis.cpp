@@ -69,7 +69,7 @@ public:
       if (l + 1 == nl) {
         lr.known = true;
         lr.extent = layer_.bounds;
-        deriveInputExtents(lr.extent, layer_.stride, layer_.dilation);
+        deriveInputExtents(lr.extent, layer_.window);
         continue;
       }
       lr.known = directives_[l] && tilesFor(l);
@@ -186,10 +186,11 @@ private:
       if (const TensorDirective *ifm = given[static_cast<size_t>(TensorRole::Ifm)])
         for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
           int64_t size = at(ifm->sizes, in) ? at(ifm->sizes, in) : 1;
-          int64_t w = windowTaps(size, at(extent, out), layer_.stride, layer_.dilation);
+          const WindowAxis &a = layer_.window.along(in);
+          int64_t w = windowTaps(size, at(extent, out), a.stride, a.dilation);
           at(extent, win) = w >= 1 && w <= at(layer_.bounds, win) ? w : 1;
         }
-    deriveInputExtents(extent, layer_.stride, layer_.dilation);
+    deriveInputExtents(extent, layer_.window);
     // The ifm tile must be its window (§1, E0808).
     if (const TensorDirective *ifm = given[static_cast<size_t>(TensorRole::Ifm)])
       for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
@@ -197,7 +198,8 @@ private:
         if (size != at(extent, in)) {
           issue(ifm->range, diag::err_window_mismatch,
                 {level, layer_.name, dimName(in), std::to_string(size), std::to_string(at(extent, out)),
-                 std::to_string(layer_.stride), std::to_string(at(extent, win)), std::to_string(layer_.dilation),
+                 std::to_string(layer_.window.along(in).stride), std::to_string(at(extent, win)),
+                 std::to_string(layer_.window.along(in).dilation),
                  std::to_string(at(extent, in))});
           ok = false;
         }
@@ -242,7 +244,8 @@ private:
 
   void checkWindowMove(const Move &m, const char *what) {
     for (auto [in, out, win] : {std::tuple{Dim::Xi, Dim::Xo, Dim::R}, std::tuple{Dim::Yi, Dim::Yo, Dim::S}}) {
-      int64_t expect = at(m.amount, out) * layer_.stride + at(m.amount, win) * layer_.dilation;
+      const WindowAxis &a = layer_.window.along(in);
+      int64_t expect = at(m.amount, out) * a.stride + at(m.amount, win) * a.dilation;
       if (at(m.amount, in) == expect)
         continue;
       std::string hint = expect ? std::string("; write ") + dimName(in) + " += " + std::to_string(expect)
@@ -250,7 +253,7 @@ private:
                                       dimName(win);
       issue(m.range, diag::err_move_window,
             {what, dimName(in), std::to_string(at(m.amount, in)), std::to_string(expect),
-             std::to_string(layer_.stride), std::to_string(layer_.dilation), hint});
+             std::to_string(a.stride), std::to_string(a.dilation), hint});
     }
   }
 
@@ -459,7 +462,7 @@ private:
       int64_t size = at(lr.extent, d);
       // window_span (§12): an input window's words come as one span, the
       // holes a stride leaves between windows included.
-      const bool span = hw_.levels[l].windowSpan && (raw == Dim::Xi || raw == Dim::Yi);
+      const bool span = hw_.levels[l].windowSpan && isInputWindow(raw);
       if (slab && at(slab->amount, d))
         size = span ? at(slab->amount, d) : std::min(size, at(slab->amount, d));
       // One stack along d (the solver's plans): the union in closed form.
@@ -585,7 +588,7 @@ private:
         for (auto [xw, kw] : realExtents(l, win)) {
           positions += static_cast<double>(ko * kw);
           if (xo && xw)
-            words += static_cast<double>(windowSpan(xo, xw, layer_.stride, layer_.dilation) * ko * kw);
+            words += static_cast<double>(windowSpan(xo, xw, layer_.window.along(d)) * ko * kw);
         }
       f *= words / (positions * static_cast<double>(std::max<int64_t>(1, at(lr.extent, d))));
     }
@@ -631,7 +634,7 @@ private:
     for (const Move *m : nest)
       if (m->level > static_cast<int>(l) && m->independent >= 0)
         visited[static_cast<size_t>(m->independent)] *= m->count;
-    deriveInputExtents(visited, layer_.stride, layer_.dilation);
+    deriveInputExtents(visited, layer_.window);
     double words = static_cast<double>(outer.unitsInUse);
     if (layer_.output == TensorRole::Ifm && !windowsTooMany(l)) {
       // A data gradient: the union of the windows, which stride or dilation
@@ -749,13 +752,13 @@ private:
   };
   using Span = std::pair<int64_t, int64_t>;
   /// The input window (in padded coordinates) of output position o and
-  /// filter position w; empty where either is idle.
-  Span windowOf(const Axis &out, const Axis &win, int64_t o, int64_t w) const {
+  /// filter position w along axis `a`; empty where either is idle.
+  static Span windowOf(const WindowAxis &a, const Axis &out, const Axis &win, int64_t o, int64_t w) {
     auto oi = static_cast<size_t>(o), wi = static_cast<size_t>(w);
     if (out.lo[oi] >= out.hi[oi] || win.lo[wi] >= win.hi[wi])
       return {0, 0};
-    return {out.lo[oi] * layer_.stride + win.lo[wi] * layer_.dilation,
-            (out.hi[oi] - 1) * layer_.stride + (win.hi[wi] - 1) * layer_.dilation + 1};
+    return {out.lo[oi] * a.stride + win.lo[wi] * a.dilation,
+            (out.hi[oi] - 1) * a.stride + (win.hi[wi] - 1) * a.dilation + 1};
   }
 
   /// The length of the union of spans (sorted in place).
@@ -776,8 +779,9 @@ private:
     Axis &out = scratch().axes[0], &win = scratch().axes[1];
     axis(l, x ? Dim::Xo : Dim::Yo, slide, out);
     axis(l, x ? Dim::R : Dim::S, slide, win);
-    const int64_t dataLo = layer_.pad, dataHi = layer_.pad + (x ? layer_.ifmShape.X : layer_.ifmShape.Y);
-    auto window = [&](int64_t o, int64_t w) { return windowOf(out, win, o, w); };
+    const WindowAxis &a = layer_.window.along(in);
+    const int64_t dataLo = a.padBegin, dataHi = a.padBegin + (x ? layer_.ifmShape.X : layer_.ifmShape.Y);
+    auto window = [&](int64_t o, int64_t w) { return windowOf(a, out, win, o, w); };
     auto data = [&](Span s) { return std::max<int64_t>(0, std::min(s.second, dataHi) - std::max(s.first, dataLo)); };
     WindowSums sums;
     std::vector<Span> &fresh = scratch().spans;
@@ -832,7 +836,7 @@ private:
     std::vector<std::vector<Span>> byParent(static_cast<size_t>(out.parents * win.parents));
     for (int64_t o = 0; o < static_cast<int64_t>(out.lo.size()); ++o)
       for (int64_t w = 0; w < static_cast<int64_t>(win.lo.size()); ++w)
-        if (Span s = windowOf(out, win, o, w); s.first < s.second)
+        if (Span s = windowOf(layer_.window.along(in), out, win, o, w); s.first < s.second)
           byParent[static_cast<size_t>(out.parent[static_cast<size_t>(o)] * win.parents +
                                        win.parent[static_cast<size_t>(w)])]
               .push_back(s);
@@ -860,11 +864,9 @@ private:
   /// Whether DRAM would serve padding: some window of the layer reaches
   /// outside the input (§6).
   bool readsPadding() const {
-    return layer_.pad > 0 ||
-           windowSpan(at(layer_.bounds, Dim::Xo), at(layer_.bounds, Dim::R), layer_.stride, layer_.dilation) >
-               layer_.ifmShape.X ||
-           windowSpan(at(layer_.bounds, Dim::Yo), at(layer_.bounds, Dim::S), layer_.stride, layer_.dilation) >
-               layer_.ifmShape.Y;
+    const Window &w = layer_.window;
+    return w.padded() || windowSpan(at(layer_.bounds, Dim::Xo), at(layer_.bounds, Dim::R), w.x) > layer_.ifmShape.X ||
+           windowSpan(at(layer_.bounds, Dim::Yo), at(layer_.bounds, Dim::S), w.y) > layer_.ifmShape.Y;
   }
 
   /// Whether level l's input windows are all whole: no partial or idle
@@ -1023,7 +1025,7 @@ private:
             int64_t size = at(lr.extent, d);
             overlap *= size > step ? static_cast<double>(size - step) / static_cast<double>(size) : 0.0;
             // window_span: a step past the window brings the hole before it too.
-            if (lv.windowSpan && (raw == Dim::Xi || raw == Dim::Yi) && step > size)
+            if (lv.windowSpan && isInputWindow(raw) && step > size)
               grown *= static_cast<double>(step) / static_cast<double>(size);
           }
           double trips = static_cast<double>(nest[first]->count);
@@ -1275,10 +1277,10 @@ private:
     g.shift.resize(stacks.size());
     for (Dim raw : dimsOf(r)) {
       Dim d = canon(raw);
-      bool window = raw == Dim::Xi || raw == Dim::Yi;
+      bool window = isInputWindow(raw);
       g.extent.push_back(at(layer_.bounds, raw));
       g.tile.push_back(at(node.extent, d));
-      g.offset.push_back(window ? -layer_.pad : 0);
+      g.offset.push_back(window ? -layer_.window.along(raw).padBegin : 0);
       if (poolExtra)
         g.extra.push_back(raw == Dim::C ? 1 : 0);
       if (evenSplit)

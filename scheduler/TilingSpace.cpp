@@ -113,7 +113,7 @@ void TilingSpace::absorbFixed(Plan &p, size_t l) {
   for (const StackDirective &s : d.stacks)
     for (auto [dim, shift] : s.shifts) {
       Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
-      if (c == Dim::Xi || c == Dim::Yi)
+      if (isInputWindow(c))
         continue;
       size_t i = index(c);
       if (shift == lp.tile[i] * lp.repl[i])
@@ -200,7 +200,7 @@ int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
   auto v = [&](Dim d) { return t[index(d)]; };
   int64_t c = v(Dim::C), k = layer_.channelWise() ? v(Dim::C) : v(Dim::K);
   switch (r) {
-  case TensorRole::Ifm: return v(Dim::N) * c * windowIn(v(Dim::Xo), v(Dim::R)) * windowIn(v(Dim::Yo), v(Dim::S));
+  case TensorRole::Ifm: return v(Dim::N) * c * windowIn(Dim::Xi, v(Dim::Xo), v(Dim::R)) * windowIn(Dim::Yi, v(Dim::Yo), v(Dim::S));
   case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
   case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
   }
@@ -277,8 +277,8 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
     t.role = r;
     for (Dim dim : roleDims(r)) {
       Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
-      int64_t size = dim == Dim::Xi   ? windowIn(v(Dim::Xo), v(Dim::R))
-                     : dim == Dim::Yi ? windowIn(v(Dim::Yo), v(Dim::S))
+      int64_t size = dim == Dim::Xi   ? windowIn(Dim::Xi, v(Dim::Xo), v(Dim::R))
+                     : dim == Dim::Yi ? windowIn(Dim::Yi, v(Dim::Yo), v(Dim::S))
                                       : v(c);
       if (layer_.channelWise() && r == TensorRole::Wgt && dim == Dim::K)
         continue;   // dwconv weights: [C, R, S]
@@ -289,13 +289,13 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
   auto moveOf = [&](Dim dim, int64_t amount) {
     std::vector<std::pair<Dim, int64_t>> m{{dim, amount}};
     if (dim == Dim::Xo)
-      m.push_back({Dim::Xi, amount * layer_.stride});
+      m.push_back({Dim::Xi, amount * layer_.window.x.stride});
     if (dim == Dim::Yo)
-      m.push_back({Dim::Yi, amount * layer_.stride});
+      m.push_back({Dim::Yi, amount * layer_.window.y.stride});
     if (dim == Dim::R)
-      m.push_back({Dim::Xi, amount * layer_.dilation});
+      m.push_back({Dim::Xi, amount * layer_.window.x.dilation});
     if (dim == Dim::S)
-      m.push_back({Dim::Yi, amount * layer_.dilation});
+      m.push_back({Dim::Yi, amount * layer_.window.y.dilation});
     return m;
   };
   for (size_t i = 0; i < kND; ++i)

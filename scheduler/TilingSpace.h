@@ -117,8 +117,8 @@ public:
   std::optional<int64_t> capacity(size_t l) const;
 
   /// The input window along X or Y of `out` output positions under a filter
-  /// extent of `win` (stride, dilation): Xi from Xo and R, Yi from Yo and S.
-  int64_t windowIn(int64_t out, int64_t win) const { return windowSpan(out, win, layer_.stride, layer_.dilation); }
+  /// extent of `win` (stride, dilation along `in`'s axis): Xi from Xo and R, Yi from Yo and S.
+  int64_t windowIn(Dim in, int64_t out, int64_t win) const { return windowSpan(out, win, layer_.window.along(in)); }
 
   /// Words of a role's tile at level l (for capacity checks before evaluation).
   int64_t tileWords(const Plan &p, size_t l, TensorRole r) const;

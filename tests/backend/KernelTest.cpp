@@ -299,5 +299,115 @@ network net {
   expectBoth(r.layers[0], 0, TensorRole::Ifm, "reads", 450);
 }
 
+// ---- per-axis windows (docs/language.md: stride, dilation, pad per axis) ----
+
+/// One PE pair with room for a 20 x 5 window, then DRAM.
+const char *const kWidePe = R"(
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 512 B; array = 2; access_energy = 1 pJ; transfer = multicast; }
+  level DRAM { access_energy = 100 pJ; }
+}
+)";
+
+/// One conv layer `c` (K = 2, C = 1) of network `layers`, on two PEs (K += 1)
+/// that share one input window (multicast) of one output, sliding along Xo,
+/// then along Yo: window `xi x yi`, filter `r x s`, moving by `dx x dy`.
+std::string slidingConv(const std::string &layers, int xi, int yi, int r, int s, int dx, int dy) {
+  auto n = [](int v) { return std::to_string(v); };
+  return "network net { " + layers + " }\nschedule for net on hw { layer c { REGF {\n  tensor ifm [C=1, Xi=" + n(xi) +
+         ", Yi=" + n(yi) + "]; tensor wgt [K=1, C=1, R=" + n(r) + ", S=" + n(s) +
+         "]; tensor ofm [K=1, Xo=1, Yo=1];\n  stack K += 1 repl 2;\n  update Xo += 1, Xi += " + n(dx) +
+         "; update Yo += 1, Yi += " + n(dy) + ";\n} } }\n" + kWidePe;
+}
+
+/// The one layer of `text` simulated: sound, its counts claimed exact, `macs` MACs.
+LayerSim simulatedLayer(const std::string &text, const std::string &what, int64_t macs) {
+  SimResult r = simulateText(text);
+  EXPECT_EQ(r.layers.size(), 1u);
+  expectSound(r, what);
+  LayerSim l = r.layers.empty() ? LayerSim{} : r.layers[0];
+  EXPECT_TRUE(l.exactClaimed);
+  EXPECT_EQ(l.macs, macs);
+  return l;
+}
+
+// DeepBench's rectangular filter with its own stride per axis: R x S = 20 x 5,
+// stride 8 x 2, on a 44 x 9 map. Xo = ⌊(44 − 20)/8⌋ + 1 = 4, Yo = ⌊(9 − 5)/2⌋
+// + 1 = 3; MACs K·Xo·Yo·C·R·S = 2·4·3·1·20·5 = 2400. The window slides by 8
+// columns along a row of outputs. (tests/lit/sim/per-axis.test runs it in `dflc sim`.)
+TEST(KernelTest, RectangularFilterWithStridePerAxis) {
+  const LayerSim l = simulatedLayer(
+      slidingConv("input x [C=1, X=44, Y=9]; c = conv(x, K=2, R=20, S=5, stride=8 x 2);", 20, 5, 20, 5, 8, 2),
+      "20 x 5 / 8 x 2", 2400);
+  // By hand, DRAM: per output row the window's 20 x 5 = 100 words, then 8 new
+  // columns x 5 rows = 40 on each of the 3 slides: 220; the next row starts
+  // over at Xi 0 (rows 2..6, then 4..8): 3 x 220 = 660 (the map has 396 words:
+  // the rows 2..4 and 4 of consecutive windows are read again).
+  expectBoth(l, 1, TensorRole::Ifm, "reads", 660);
+  // Weights stay: 2 x 100 once; every output written once: 2 x 4 x 3.
+  expectBoth(l, 1, TensorRole::Wgt, "reads", 200);
+  expectBoth(l, 1, TensorRole::Ofm, "writes", 24);
+}
+
+// ONNX's SAME_UPPER 3 x 3 stride-2 conv on 6 x 6: pads (top, left, bottom,
+// right) = (0, 0, 1, 1), in DFL `pad=0 x 0, 1 x 1` (begin, end).
+// Xo = Yo = ⌊(6 + 0 + 1 − 3)/2⌋ + 1 = 3 = ⌈6/2⌉. The windows start at 0, 2, 4;
+// the last reaches index 6, the end padding.
+TEST(KernelTest, AsymmetricPaddingReadsOnlyData) {
+  const LayerSim l = simulatedLayer(
+      slidingConv("input x [C=1, X=6, Y=6]; c = conv(x, K=2, R=3, stride=2, pad=0 x 0, 1 x 1);", 3, 3, 3, 3, 2, 2),
+      "SAME_UPPER", 2 * 3 * 3 * 9);
+  // By hand, DRAM serves no padding: along a row band the columns 0..2, then
+  // 3..4, then 5 (6 is padding): 6; the bands' rows 0..2, 2..4 and 4..5 (6 is
+  // padding): 3 + 3 + 2 = 8 rows of 6: 48 (63 with the padding).
+  expectBoth(l, 1, TensorRole::Ifm, "reads", 48);
+  expectBoth(l, 1, TensorRole::Ofm, "writes", 18);
+}
+
+// Every windowed kind with per-axis and asymmetric attributes, under the
+// solvers' schedules and with its backward layers: bit-exact against the
+// reference. Shapes: c0 Xo = ⌊(13 + 1 − 5)/3⌋ + 1 = 4, Yo = ⌊(7 + 2 − 2)/1⌋
+// + 1 = 8; d1 (dilation 2 x 1, pad 2 x 0): Xo = (4 + 4 − 2·2 − 1) + 1 = 4,
+// Yo = (8 − 1·2 − 1) + 1 = 6;
+// p1 (3 x 2, stride 2 x 1, pads 1 x 0, 0 x 1, ceil): Xo = ⌈(4 + 1 − 3)/2⌉ + 1 = 2,
+// Yo = 6 + 1 − 2 + 1 = 6.
+const char *const kAxes = R"(
+network net {
+  batch N = 2;
+  input x [C=2, X=13, Y=7];
+  c0 = conv(x, K=3, R=5, S=2, stride=3 x 1, pad=0 x 1, 1 x 1);
+  d1 = dwconv(c0, R=3, dilation=2 x 1, pad=2 x 0);
+  p1 = maxpool(d1, R=3, S=2, stride=2 x 1, pad=1 x 0, 0 x 1, ceil=true);
+  a1 = avgpool(p1, R=2, S=3, stride=1 x 3);
+  f1 = fc(a1, K=4);
+}
+)";
+
+TEST(KernelTest, PerAxisWindowsUnderTheSolvers) {
+  test::Compiled comp = test::compile(std::string(kAxes) + kNodes);
+  ASSERT_EQ(comp.diagnostics(), "");
+  const Network &net = comp.model.networks[0];
+  EXPECT_EQ(net.layers[0].ofmShape, (TensorShape{3, 4, 8}));
+  EXPECT_EQ(net.layers[1].ofmShape, (TensorShape{3, 4, 6}));
+  EXPECT_EQ(net.layers[2].ofmShape, (TensorShape{3, 2, 6}));
+  EXPECT_EQ(net.layers[3].ofmShape, (TensorShape{3, 1, 2}));   // ⌊(2 − 2)/1⌋ + 1, ⌊(6 − 3)/3⌋ + 1
+  for (const char *solver : {"kapla", "random"})
+    for (bool pipelining : {false, true}) {
+      Solution sol = solved(comp, solver, pipelining);
+      SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
+      EXPECT_EQ(r.layers.size(), net.layers.size());
+      expectSound(r, std::string(solver) + (pipelining ? ", segments" : ", layer by layer"));
+    }
+  AnalyzeOptions train;
+  train.train = true;
+  test::Compiled trained = test::compile(std::string(kAxes) + kNodes, train);
+  ASSERT_EQ(trained.diagnostics(), "");
+  SimResult r = simulate(trained.model, solved(trained, "kapla", false).schedule, SimOptions{});
+  EXPECT_EQ(r.layers.size(), trained.model.networks[0].layers.size());
+  expectSound(r, "training");
+}
+
 } // namespace
 } // namespace dfl::sim

@@ -61,9 +61,9 @@ LayerScheduleModel completeBelow(const Layer &layer, const LayerScheduleModel &p
       UpdateDirective u;
       u.steps = {{dim, 1}};
       if (dim == Dim::Xo || dim == Dim::Yo)
-        u.steps.push_back({dim == Dim::Xo ? Dim::Xi : Dim::Yi, layer.stride});
+        u.steps.push_back({dim == Dim::Xo ? Dim::Xi : Dim::Yi, layer.window.along(dim).stride});
       if (dim == Dim::R || dim == Dim::S)
-        u.steps.push_back({dim == Dim::R ? Dim::Xi : Dim::Yi, layer.dilation});
+        u.steps.push_back({dim == Dim::R ? Dim::Xi : Dim::Yi, layer.window.along(dim).dilation});
       d.updates.push_back(u);
     }
   }

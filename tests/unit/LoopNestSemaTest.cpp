@@ -65,9 +65,11 @@ TEST(LoopNestSema, GroupedStridedPaddedConv) {
   const LoopNest &d = nestOf(c, "d");
   EXPECT_EQ(d.toIslMap(d.accesses[0]), "{ d[n, k, c, xo, yo, r, s] -> x[n, c, xo + 2*r - 2, yo + 2*s - 2] }");
   KaplaView v = kaplaView(d);
-  EXPECT_EQ(v.stride, 1);
-  EXPECT_EQ(v.dilation, 2);
-  EXPECT_EQ(v.pad, 2);
+  for (const WindowAxis &a : {v.window.x, v.window.y}) {
+    EXPECT_EQ(a.stride, 1);
+    EXPECT_EQ(a.dilation, 2);
+    EXPECT_EQ(a.padBegin, 2);
+  }
 }
 
 TEST(LoopNestSema, MatMulHeadsPlainAndTransposed) {
@@ -317,9 +319,11 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
           KaplaView v = kaplaView(l.nest);
           EXPECT_EQ(v.bounds, boundsBeforeNests(net, l, params[source]));
           EXPECT_EQ(v.bounds, l.bounds);
-          EXPECT_EQ(v.stride, l.type == LayerType::FC ? 1 : l.stride);
-          EXPECT_EQ(v.dilation, l.dilation);
-          EXPECT_EQ(v.pad, l.type == LayerType::FC ? 0 : l.pad);
+          for (auto [view, layer] : {std::pair(v.window.x, l.window.x), std::pair(v.window.y, l.window.y)}) {
+            EXPECT_EQ(view.stride, layer.stride);
+            EXPECT_EQ(view.dilation, layer.dilation);
+            EXPECT_EQ(view.padBegin, layer.padBegin);
+          }
           EXPECT_EQ(v.channelWise, l.channelWise());
           EXPECT_EQ(l.nest.output, l.output);
           // The domain counts the layer's work: MACs, or operations (n − 1
@@ -339,8 +343,8 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
           const Access &ifm = *l.nest.accessesOf(TensorRole::Ifm).at(0);
           auto [lo, hi] = range(l.nest, ifm.index[2]);
           if (l.type != LayerType::FC) {
-            EXPECT_EQ(lo, -l.pad);
-            EXPECT_EQ(hi, windowSpan(at(l.bounds, Dim::Xo), at(l.bounds, Dim::R), l.stride, l.dilation) - 1 - l.pad);
+            EXPECT_EQ(lo, -l.window.x.padBegin);
+            EXPECT_EQ(hi, windowSpan(at(l.bounds, Dim::Xo), at(l.bounds, Dim::R), l.window.x) - 1 - l.window.x.padBegin);
           }
           // Every output index stays inside its tensor: writes never fall in the padding.
           for (const Access *out : l.nest.accessesOf(TensorRole::Ofm))

@@ -102,9 +102,9 @@ TEST(LoopNest, KaplaViewOfAConv) {
                       {Dim::Yo, 4}, {Dim::R, 3}, {Dim::S, 3}})
     at(expect, d) = b;
   EXPECT_EQ(v.bounds, expect);
-  EXPECT_EQ(v.stride, 2);
-  EXPECT_EQ(v.dilation, 1);
-  EXPECT_EQ(v.pad, 1);
+  // Both axes alike; the window ends at 2·3 + 2 + 1 − 1 = 8 − 1: no end padding used.
+  for (const WindowAxis &a : {v.window.x, v.window.y})
+    EXPECT_EQ(a, (WindowAxis{2, 1, 1, 0}));
   EXPECT_FALSE(v.channelWise);
 }
 
@@ -130,7 +130,7 @@ TEST(LoopNest, WindowFormula) {
   EXPECT_EQ(windowTaps(5, 4, 2, 1), 0);   // shorter than the outputs alone (7)
   DimVector e{};
   at(e, Dim::Xo) = 4, at(e, Dim::R) = 3, at(e, Dim::Yo) = 1, at(e, Dim::S) = 1;
-  deriveInputExtents(e, 2, 1);
+  deriveInputExtents(e, Window{{2, 1}, {2, 1}});
   EXPECT_EQ(at(e, Dim::Xi), 9);
   EXPECT_EQ(at(e, Dim::Yi), 1);   // (1−1)·2 + (1−1)·1 + 1
 }

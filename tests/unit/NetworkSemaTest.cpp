@@ -119,3 +119,67 @@ TEST(NetworkSema, Errors) {
             "4:16: E0202 unknown tensor 'y'\n"
             "5:9: E0301 output of 'e' would have Xo=-11 (input width 8, window 20, stride 1, padding 0, dilation 1)\n");
 }
+
+TEST(NetworkSema, StrideDilationAndPaddingPerAxis) {
+  auto c = compile(R"(network n {
+    input x [C=1, X=700, Y=161];
+    a = conv(x, K=32, R=20, S=5, stride=8 x 2);
+    b = conv(x, K=4, R=3, stride=2, pad=0 x 0, 1 x 1);
+    d = dwconv(x, R=3, dilation=2 x 1, pad=2 x 0);
+    p = maxpool(x, R=3, S=2, stride=2 x 1, pad=1 x 0, 0 x 1);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // DeepBench's 20 x 5 filter at strides 8 (width) and 2 (height):
+  // Xo = ⌊(700 − 20)/8⌋ + 1 = 86, Yo = ⌊(161 − 5)/2⌋ + 1 = 79;
+  // MACs = K·Xo·Yo·C·R·S = 32·86·79·1·20·5 = 21740800.
+  const Layer &a = layer(c, "a");
+  EXPECT_EQ(a.ofmShape, (TensorShape{32, 86, 79}));
+  EXPECT_EQ(a.macs, 21740800);
+  EXPECT_EQ(a.window.x, (WindowAxis{8, 1, 0, 0}));
+  EXPECT_EQ(a.window.y, (WindowAxis{2, 1, 0, 0}));
+  EXPECT_EQ(a.nest.text(), "ofm a[n, k, xo, yo] <- mac(ifm x[n, c, 8*xo + r, 2*yo + s], wgt a__wgt[k, c, r, s])");
+  // ONNX SAME_UPPER (pads top, left = 0, bottom, right = 1): Xo = ⌊(700 + 1 − 3)/2⌋
+  // + 1 = 350 = ⌈700/2⌉, Yo = ⌊(161 + 1 − 3)/2⌋ + 1 = 80 = ⌈161/2⌉; the
+  // window starts at 2·xo (no begin padding).
+  const Layer &b = layer(c, "b");
+  EXPECT_EQ(b.ofmShape, (TensorShape{4, 350, 80}));
+  EXPECT_EQ(b.window.x, (WindowAxis{2, 1, 0, 1}));
+  EXPECT_EQ(b.window.y, (WindowAxis{2, 1, 0, 1}));
+  EXPECT_EQ(b.nest.text(), "ofm b[n, k, xo, yo] <- mac(ifm x[n, c, 2*xo + r, 2*yo + s], wgt b__wgt[k, c, r, s])");
+  // Dilation 2 along the width, padding 2 there only: Xo = 700 + 4 − 4 − 1 + 1
+  // = 700, Yo = 161 − 2 − 1 + 1 = 159.
+  const Layer &d = layer(c, "d");
+  EXPECT_EQ(d.ofmShape, (TensorShape{1, 700, 159}));
+  EXPECT_EQ(d.nest.text(), "ofm d[n, c, xo, yo] <- mac(ifm x[n, c, xo + 2*r - 2, yo + s], wgt d__wgt[c, r, s])");
+  // Pool 3 x 2, stride 2 x 1, pads left 1, top 0, right 0, bottom 1:
+  // Xo = ⌊(700 + 1 − 3)/2⌋ + 1 = 350, Yo = ⌊(161 + 1 − 2)/1⌋ + 1 = 161.
+  const Layer &p = layer(c, "p");
+  EXPECT_EQ(p.ofmShape, (TensorShape{1, 350, 161}));
+  EXPECT_EQ(p.window.x, (WindowAxis{2, 1, 1, 0}));
+  EXPECT_EQ(p.window.y, (WindowAxis{1, 1, 0, 1}));
+  // The loop nest's view gives the window back: the begin padding, and the end
+  // padding the windows reach. b's last column is 2·349 + 2 = 700, one past
+  // the 700 columns; its last row 2·79 + 2 = 160, the map's last (161 rows):
+  // the floor leaves the declared bottom padding unused.
+  EXPECT_EQ(kaplaView(b.nest).window.x, (WindowAxis{2, 1, 0, 1}));
+  EXPECT_EQ(kaplaView(b.nest).window.y, (WindowAxis{2, 1, 0, 0}));
+}
+
+TEST(NetworkSema, PerAxisErrors) {
+  auto c = compile(R"(network n {
+    input x [C=3, X=8, Y=8];
+    a = conv(x, K=4, R=3, stride=0 x 2);
+    b = conv(x, K=4, R=3, stride=2, 2 x 2);
+    e = conv(x, K=4, R=3, S=9, pad=1 x 0);
+    f = maxpool(x, R=3, S=2, pad=1 x 3);
+    g = conv(x, K=4, R=10, pad=0 x 0, 1 x 0);
+    h = fc(x, K=4, pad=1 x 1);
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "3:34: E0210 parameter 'stride' must be a positive integer or X x Y of positive integers, got 0 x 2\n"
+            "4:37: E0210 parameter 'stride' must be a positive integer or X x Y of positive integers, got 2, 2 x 2\n"
+            "5:9: E0301 output of 'e' would have Yo=0 (input height 8, window 9, stride 1, padding 0, dilation 1)\n"
+            "6:9: E0307 padding 3 of 'f' must be smaller than its window 3\n"
+            "7:9: E0301 output of 'g' would have Xo=0 (input width 8, window 10, stride 1, padding 0 + 1, dilation 1)\n"
+            "8:20: E0204 'fc' has no parameter 'pad'; it takes K\n");
+}
