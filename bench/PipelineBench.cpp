@@ -54,16 +54,18 @@ int main(int argc, char **argv) {
       std::printf("%-12s (no pipelined segment)\n", net.c_str());
     for (const sim::SegmentRun &g : r.segments) {
       std::string name = std::to_string(g.index) + ": " + g.layers.front() + " .. " + g.layers.back();
-      if (!g.skipped.empty()) {
-        std::printf("%-12s %-36s skipped: %s\n", net.c_str(), name.c_str(), g.skipped.c_str());
+      if (!g.skipped.empty() || !g.error.empty()) {
+        std::printf("%-12s %-36s %s: %s\n", net.c_str(), name.c_str(), g.error.empty() ? "skipped" : "error",
+                    (g.error.empty() ? g.skipped : g.error).c_str());
+        failed += !g.ok();
         continue;
       }
       int64_t steps = 0;
       for (const sim::RegionRun &region : g.regions)
         steps += region.steps;
-      std::printf("%-12s %-36s %7zu %6lld %9.1f %9.1f %7.2f %12.0f %12.0f %6.3f %4zu\n", net.c_str(), name.c_str(),
+      std::printf("%-12s %-36s %7zu %6lld %9.1f %9.1f %7.2f %12.0f %12.0f %6.3f %4lld\n", net.c_str(), name.c_str(),
                   g.regions.size(), static_cast<long long>(steps), g.deriveMs, g.compileMs, g.runMs, g.cycles,
-                  g.analyticalCycles, g.cycles / g.analyticalCycles, g.violations.size());
+                  g.analyticalCycles, g.cycles / g.analyticalCycles, static_cast<long long>(g.violationCount()));
       for (const std::string &v : g.violations)
         std::printf("  %s\n", v.c_str());
       failed += !g.ok();

@@ -76,8 +76,10 @@ struct EdgeDependences {
 class PipelineDependences {
 public:
   /// Regions in topological order; an edge wherever a region reads a
-  /// tensor an earlier one writes.
-  explicit PipelineDependences(std::vector<StepSpace> regions);
+  /// tensor an earlier one writes. isl may take `maxOperations` operations
+  /// (isl_ctx_set_max_operations; 0: no limit) here and in the LCUs built
+  /// on it; beyond, isl::OperationLimit (a std::runtime_error) is thrown.
+  explicit PipelineDependences(std::vector<StepSpace> regions, unsigned long maxOperations = 0);
   ~PipelineDependences();
   PipelineDependences(const PipelineDependences &) = delete;
   PipelineDependences &operator=(const PipelineDependences &) = delete;
