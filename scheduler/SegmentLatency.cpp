@@ -367,36 +367,39 @@ PipelinedTiming pipelinedTiming(const Network &net, const Hardware &hw, const st
   for (size_t k = 0; k < layers.size(); ++k)
     regions.push_back(region(net, hw, layers[k], schedules[k], *results[k]));
   PipelinedTiming out;
+  // Per region, when its steps may start at the earliest: step j not before
+  // T (its samples' producer steps ended). Step i then ends at
+  // max(0, T_j over the waits with j <= i + (i − j)·step) + step: the
+  // max-plus solution of "after the step before it and after its data".
+  std::vector<std::vector<std::pair<int64_t, double>>> waits(regions.size());
+  auto ends = [&](size_t r, int64_t i) {
+    const double step = out.regions[r].stepCycles;
+    double t = static_cast<double>(i + 1) * step;
+    for (auto [j, from] : waits[r])
+      if (j <= i)
+        t = std::max(t, from + static_cast<double>(i - j + 1) * step);
+    return t;
+  };
   for (size_t c = 0; c < regions.size(); ++c) {
     const Region &cr = regions[c];
     SegmentRegionTiming t;
     t.steps = cr.steps;
     t.stepCycles = cr.latency / static_cast<double>(cr.steps);
-    // When the producer's step i ends: its steps spread evenly over its run.
-    auto ends = [&](size_t p, int64_t i) {
-      const SegmentRegionTiming &pt = out.regions[p];
-      return pt.start + static_cast<double>(i + 1) * (pt.end - pt.start) / static_cast<double>(pt.steps);
-    };
-    std::vector<SegmentEdgeTiming> in;
+    out.regions.push_back(t);
     for (size_t p = 0; p < c; ++p)
       if (regions[p].output) {
         SegmentEdgeTiming e = edge(regions, static_cast<int>(p), static_cast<int>(c));
+        for (const StepNeed &n : e.samples)
+          waits[c].push_back({n.step, ends(p, n.needs)});
         if (!e.samples.empty())
-          in.push_back(std::move(e));
+          out.edges.push_back(std::move(e));
       }
-    for (const SegmentEdgeTiming &e : in)
-      for (const StepNeed &s : e.samples)
-        if (s.step == 0)
-          t.start = std::max(t.start, ends(static_cast<size_t>(e.producer), s.needs));
-    t.end = t.start + cr.latency;
-    for (const SegmentEdgeTiming &e : in)
-      for (const StepNeed &s : e.samples)
-        t.end = std::max(t.end, ends(static_cast<size_t>(e.producer), s.needs) +
-                                    static_cast<double>(cr.steps - s.step) * t.stepCycles);
-    out.regions.push_back(t);
-    out.cycles = std::max(out.cycles, t.end);
-    for (SegmentEdgeTiming &e : in)
-      out.edges.push_back(std::move(e));
+    SegmentRegionTiming &done = out.regions.back();
+    for (auto [j, from] : waits[c])
+      if (j == 0)
+        done.start = std::max(done.start, from);
+    done.end = ends(c, cr.steps - 1);
+    out.cycles = std::max(out.cycles, done.end);
   }
   return out;
 }

@@ -12,16 +12,18 @@
 // writing into a box is a lexmax taken update by update). need() is sampled
 // where it matters: the consumer's first step that reads the tensor, the
 // first step that needs the producer's last step, and the end of the first
-// iteration of each of the consumer's updates. Then, in topological order,
-// with E_p(i) = s_p + (i+1)·(e_p − s_p)/S_p the time the producer's step i
-// ends (its steps spread evenly between its start and end):
+// iteration of each of the consumer's updates. Each sample (j, i) says the
+// consumer's step j starts no earlier than the producer's step i ends;
+// a region's step k then ends at
 //
-//   s_c = max over samples (0, i) of E_p(i)        (0 if none: it starts at once)
-//   e_c = max(s_c + lat_c, max over samples (j, i) of E_p(i) + (S_c − j)·lat_c/S_c)
+//   E_c(k) = max((k+1)·t_c, max over samples (j, i), j <= k of E_p(i) + (k−j+1)·t_c)
 //
-// and the segment takes max_c e_c. Independent branches overlap (the max,
-// not the sum), and a consumer whose first step needs the producer's last
-// one starts when the producer ends. A few dozen interval operations per
+// (t_c = lat_c/S_c; the max-plus solution of "after the step before it and
+// after its data"), evaluated in topological order, so a producer held up
+// by its own producer hands its lateness on; the segment takes
+// max_c E_c(S_c − 1). Independent branches overlap (the max, not the sum),
+// and a consumer whose first step needs the producer's last one starts when
+// the producer ends. A few dozen interval operations per
 // edge, whatever the step counts: the inter-layer solver calls it for every
 // candidate segment.
 //

@@ -235,6 +235,9 @@ PipelineDependences::PipelineDependences(std::vector<StepSpace> regions, unsigne
       e.lastReader = tabulate(isl::lexmax(q), ps, cs);
       e.warWait = tabulate(war, ps, cs);
       e.words = wordsPerStep(ctx, ps, pr.lastWrite);
+      for (int64_t i = 0, last = -1; i < static_cast<int64_t>(e.words.size()); ++i)
+        if (e.words[static_cast<size_t>(i)] > 0)
+          e.unitSteps = std::max(e.unitSteps, i - last), last = i;
       m.edges.push_back(std::move(e));
       m.edge.push_back({reads, raw, war});
     }
