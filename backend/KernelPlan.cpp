@@ -42,26 +42,6 @@ std::vector<const LayerScheduleModel *> layerDirectives(const Network &net, cons
   return out;
 }
 
-bool planIterDims(const LoopNest &nest, bool channelWise, std::vector<PlanIterDim> &out, std::string &why) {
-  auto canon = [&](Dim d) { return channelWise && d == Dim::K ? Dim::C : d; };
-  // Iteration dims from their canonical KAPLA coordinate, the first-added dim most significant.
-  out.resize(nest.dims.size());
-  for (size_t i = nest.dims.size(); i-- > 0;) {
-    const IterDim &dim = nest.dims[i];
-    if (dim.kapla.empty()) {
-      why = "iteration dim '" + dim.name + "' folds into no loop dim";
-      return false;
-    }
-    Dim from = canon(dim.kapla[0]);
-    int64_t divisor = 1;
-    for (size_t j = i + 1; j < nest.dims.size(); ++j)
-      if (!nest.dims[j].kapla.empty() && canon(nest.dims[j].kapla[0]) == from)
-        divisor *= nest.dims[j].extent;
-    out[i] = {from, divisor, dim.extent};
-  }
-  return true;
-}
-
 std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const Hardware &hw,
                                      const LayerScheduleModel &schedule, const LayerResult &analysis,
                                      std::string &why) {

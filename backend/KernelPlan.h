@@ -59,11 +59,8 @@ struct PlanRole {
 };
 
 /// How an iteration dim of the nest is recovered from the canonical KAPLA
-/// coordinate it folds into: (coordinate / divisor) mod extent.
-struct PlanIterDim {
-  Dim from = Dim::N;
-  int64_t divisor = 1, extent = 1;
-};
+/// coordinate it folds into: (coordinate / divisor) mod extent (model/LoopNest.h).
+using PlanIterDim = IterDimFold;
 
 struct PlanLevel {
   std::string name;
@@ -105,8 +102,10 @@ struct KernelPlan {
 };
 
 /// The canonical coordinate each of the nest's iteration dims folds into;
-/// false and `why` if one folds into none.
-bool planIterDims(const LoopNest &nest, bool channelWise, std::vector<PlanIterDim> &out, std::string &why);
+/// false and `why` if one folds into none (foldIterDims).
+inline bool planIterDims(const LoopNest &nest, bool channelWise, std::vector<PlanIterDim> &out, std::string &why) {
+  return foldIterDims(nest, channelWise, out, why);
+}
 
 /// Each network layer's directives in `schedule` (nullptr: none).
 std::vector<const LayerScheduleModel *> layerDirectives(const Network &net, const Schedule &schedule);

@@ -36,14 +36,14 @@ std::string pipelineSvg(const PipelineResult &r) {
   std::string body;
   double y = 0;
   for (const SegmentRun &s : r.segments) {
-    if (!s.skipped.empty())
+    if (!s.skipped.empty() || !s.error.empty())
       continue;
     double span = std::max({s.cycles, s.analyticalCycles, 1.0});
     auto x = [&](double t) { return kLabel + t / span * kPlot; };
     std::string title = "segment " + std::to_string(s.index) + ": simulated " + formatFixed(s.cycles, 0) +
                         " cycles, analytical " + formatFixed(s.analyticalCycles, 0) + " (fill " +
                         formatFixed(s.fillCycles, 0) + ", drain " + formatFixed(s.drainCycles, 0) + ")" +
-                        (s.ok() ? "" : ", " + std::to_string(s.violations.size()) + " violations");
+                        (s.ok() ? "" : ", " + std::to_string(s.violationCount()) + " violations");
     body += "<text x=\"10\" y=\"" + num(y + 20) + "\" font-weight=\"bold\">" + escape(title) + "</text>\n";
     body += "<text x=\"10\" y=\"" + num(y + 38) +
             "\" font-size=\"11\" fill=\"#555\">bars: steps computing; gaps: waiting on a counter (stalls); dashed: the analytical latency</text>\n";

@@ -5,6 +5,7 @@
 #include "backend/KernelPlan.h"
 #include "backend/lcu/Lcu.h"
 #include "backend/polyhedral/Dependences.h"
+#include "backend/polyhedral/Isl.h"
 #include "scheduler/Analysis.h"
 #include "support/Check.h"
 #include "support/FiniteJson.h"
@@ -42,7 +43,7 @@ std::string stepText(const StepSpace &s, int64_t step) {
 
 /// Runs the regions' traces event by event; fills the timings, the buffers'
 /// peaks and every violation.
-void run(const PipelineDependences &deps, const std::vector<Trace> &traces, SegmentRun &seg) {
+void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size_t listed, SegmentRun &seg) {
   const std::vector<StepSpace> &regions = deps.regions();
   const std::vector<EdgeDependences> &edges = deps.edges();
   size_t n = regions.size();
@@ -58,6 +59,14 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, Segm
   using Event = std::pair<double, size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::string where = "segment " + std::to_string(seg.index) + ", edge ";
+  // Whether a violation is listed (its words, an isl witness among them,
+  // are made only then); the others are counted.
+  auto listing = [&]() {
+    if (seg.violations.size() < listed)
+      return true;
+    ++seg.unlistedViolations;
+    return false;
+  };
 
   auto startStep = [&](size_t r, int64_t step, double now) {
     for (size_t e = 0; e < edges.size(); ++e) {
@@ -66,7 +75,7 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, Segm
       std::string edge = where + ps.layer + " -> " + cs.layer + " (" + ed.tensor + ")";
       if (static_cast<size_t>(ed.consumer) == r) {
         int64_t need = ed.needs[static_cast<size_t>(step)];
-        if (need >= 0 && counter[2 * e] <= need)
+        if (need >= 0 && counter[2 * e] <= need && listing())
           seg.violations.push_back("RAW violation in " + edge + ": " + cs.layer + " step " + stepText(cs, step) +
                                    " reads " + deps.witness(static_cast<int>(e), step, need) + ", which " + ps.layer +
                                    " step " + stepText(ps, need) + " writes, but " + ps.layer + " has finished " +
@@ -75,7 +84,7 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, Segm
       if (static_cast<size_t>(ed.producer) == r) {
         if (step >= ed.slots()) {
           int64_t slot = step - ed.slots(), reader = ed.lastReader[static_cast<size_t>(slot)];
-          if (reader >= 0 && counter[2 * e + 1] <= reader)
+          if (reader >= 0 && counter[2 * e + 1] <= reader && listing())
             seg.violations.push_back("WAR violation in " + edge + ": " + ps.layer + " step " + stepText(ps, step) +
                                      " overwrites the data of its step " + stepText(ps, slot) + ", but " + cs.layer +
                                      " step " + stepText(cs, reader) + " reads " +
@@ -142,7 +151,7 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, Segm
       advance(r, now);
   }
   for (size_t r = 0; r < n; ++r)
-    if (pc[r] < traces[r].size()) {
+    if (pc[r] < traces[r].size() && listing()) {
       const Op &op = traces[r][pc[r]];
       seg.violations.push_back("deadlock in segment " + std::to_string(seg.index) + ": " + regions[r].layer +
                                " waits for counter " + std::to_string(op.counter) + " to reach " +
@@ -166,6 +175,45 @@ int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
     most = std::max(most, window);
   }
   return most;
+}
+
+/// The segment's buffers from its dependences, then each region's LCU,
+/// JIT-compiled and run once: its trace.
+void deriveAndBuild(const PipelineDependences &deps, const PipelineOptions &options,
+                    std::chrono::steady_clock::time_point start, std::unique_ptr<Jit> &jit, std::vector<Trace> &traces,
+                    SegmentRun &seg) {
+  for (const EdgeDependences &e : deps.edges()) {
+    BufferRun b;
+    b.tensor = e.tensor;
+    b.producer = deps.regions()[static_cast<size_t>(e.producer)].layer;
+    b.consumer = deps.regions()[static_cast<size_t>(e.consumer)].layer;
+    b.depthSteps = e.slots();
+    b.depthWords = mostWords(e.words, e.slots());
+    b.minSteps = e.depth;
+    b.neededWords = mostWords(e.words, e.depth);
+    seg.buffers.push_back(b);
+  }
+  seg.deriveMs = msSince(start);
+
+  // Each region's LCU, JIT-compiled and run once: its waits and steps in order.
+  start = std::chrono::steady_clock::now();
+  if (!jit)
+    jit = std::make_unique<Jit>();
+  for (size_t r = 0; r < seg.regions.size(); ++r) {
+    LcuOptions lo;
+    if (options.weakenedSegment == seg.index && options.weakenedEdge >= 0 &&
+        static_cast<size_t>(options.weakenedEdge) < deps.edges().size()) {
+      const EdgeDependences &w = deps.edges()[static_cast<size_t>(options.weakenedEdge)];
+      if (!options.weakenWar && w.consumer == static_cast<int>(r))
+        lo.weakenedEdge = options.weakenedEdge;
+      if (options.weakenWar && w.producer == static_cast<int>(r))
+        lo.weakenedWarEdge = options.weakenedEdge;
+    }
+    Lcu lcu(deps, static_cast<int>(r), lo);
+    seg.regions[r].lcuC = lcu.c();
+    lcu.compile(*jit, &seg.regions[r].lcuCompileMs)(&traces[r], recordWait, recordStep);
+  }
+  seg.compileMs = msSince(start);
 }
 
 } // namespace
@@ -233,43 +281,28 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       result.segments.push_back(std::move(seg));
       continue;
     }
-    PipelineDependences deps(std::move(spaces));
-    for (const EdgeDependences &e : deps.edges()) {
-      BufferRun b;
-      b.tensor = e.tensor;
-      b.producer = deps.regions()[static_cast<size_t>(e.producer)].layer;
-      b.consumer = deps.regions()[static_cast<size_t>(e.consumer)].layer;
-      b.depthSteps = e.slots();
-      b.depthWords = mostWords(e.words, e.slots());
-      b.minSteps = e.depth;
-      b.neededWords = mostWords(e.words, e.depth);
-      seg.buffers.push_back(b);
-    }
-    seg.deriveMs = msSince(start);
-
-    // Each region's LCU, JIT-compiled and run once: its waits and steps in order.
-    start = std::chrono::steady_clock::now();
-    if (!jit)
-      jit = std::make_unique<Jit>();
+    // Dependences and LCUs within isl's operation limit, else the segment fails.
+    std::unique_ptr<PipelineDependences> derived;
     std::vector<Trace> traces(seg.regions.size());
-    for (size_t r = 0; r < seg.regions.size(); ++r) {
-      LcuOptions lo;
-      if (options.weakenedSegment == seg.index)
-        for (size_t e = 0; e < deps.edges().size(); ++e)
-          if (static_cast<int>(e) == options.weakenedEdge && deps.edges()[e].consumer == static_cast<int>(r))
-            lo.weakenedEdge = options.weakenedEdge;
-      Lcu lcu(deps, static_cast<int>(r), lo);
-      seg.regions[r].lcuC = lcu.c();
-      lcu.compile(*jit, &seg.regions[r].lcuCompileMs)(&traces[r], recordWait, recordStep);
+    try {
+      derived = std::make_unique<PipelineDependences>(std::move(spaces), options.islMaxOperations);
+      deriveAndBuild(*derived, options, start, jit, traces, seg);
+    } catch (const isl::OperationLimit &e) {
+      seg.error = std::string(e.what()) + ": the dependences of its " + std::to_string(seg.regions.size()) +
+                  " regions are too large to derive; not simulated";
+      seg.regions.clear();
+      seg.buffers.clear();
+      result.segments.push_back(std::move(seg));
+      continue;
     }
-    seg.compileMs = msSince(start);
     start = std::chrono::steady_clock::now();
-    run(deps, traces, seg);
+    run(*derived, traces, options.listedViolations, seg);
     seg.runMs = msSince(start);
     result.segments.push_back(std::move(seg));
   }
   return result;
 }
+
 
 std::string pipelineJson(const PipelineResult &r) {
   nlohmann::ordered_json out;
@@ -279,8 +312,8 @@ std::string pipelineJson(const PipelineResult &r) {
     nlohmann::ordered_json j;
     j["segment"] = s.index;
     j["layers"] = s.layers;
-    if (!s.skipped.empty()) {
-      j["skipped"] = s.skipped;
+    if (!s.skipped.empty() || !s.error.empty()) {
+      j[s.error.empty() ? "skipped" : "error"] = s.error.empty() ? s.skipped : s.error;
       out["segments"].push_back(j);
       continue;
     }
@@ -311,6 +344,7 @@ std::string pipelineJson(const PipelineResult &r) {
                               {"needed_words", b.neededWords},
                               {"peak_words", b.peakWords}});
     j["violations"] = s.violations;
+    j["violations_not_listed"] = s.unlistedViolations;
     j["derive_ms"] = s.deriveMs;
     j["compile_ms"] = s.compileMs;
     j["run_ms"] = s.runMs;
@@ -324,15 +358,17 @@ std::string pipelineTable(const PipelineResult &r) {
                   "                                       [cycles]     [cycles] [cycles] [cycles]\n";
   for (const SegmentRun &seg : r.segments) {
     std::string name = std::to_string(seg.index) + ": " + seg.layers.front() + " .. " + seg.layers.back();
-    if (!seg.skipped.empty()) {
-      s += padRight(name, 36) + "  skipped: " + seg.skipped + "\n";
+    if (!seg.skipped.empty() || !seg.error.empty()) {
+      s += padRight(name, 36) + (seg.error.empty() ? "  skipped: " + seg.skipped : "  error: " + seg.error) + "\n";
       continue;
     }
     s += padRight(name, 36) + "  " + padLeft(formatFixed(seg.cycles, 0), 9) + "  " +
          padLeft(formatFixed(seg.analyticalCycles, 0), 11) + "  " + padLeft(formatFixed(seg.fillCycles, 0), 7) + "  " +
-         padLeft(formatFixed(seg.drainCycles, 0), 7) + "  " + padLeft(std::to_string(seg.violations.size()), 10) + "\n";
+         padLeft(formatFixed(seg.drainCycles, 0), 7) + "  " + padLeft(std::to_string(seg.violationCount()), 10) + "\n";
     for (const std::string &v : seg.violations)
       s += "  error: " + v + "\n";
+    if (seg.unlistedViolations)
+      s += "  ... and " + std::to_string(seg.unlistedViolations) + " more violations\n";
   }
   return s;
 }

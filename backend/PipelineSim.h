@@ -25,8 +25,17 @@ namespace dfl::sim {
 
 struct PipelineOptions {
   /// Tests only: in this segment (its index among the schedule's) the LCU
-  /// of this edge's consumer waits one producer step short (LcuOptions).
+  /// of this edge's consumer waits one producer step short (LcuOptions::
+  /// weakenedEdge) or, with `weakenWar`, the LCU of its producer one consumer
+  /// step short before it overwrites a slot (LcuOptions::weakenedWarEdge).
   int weakenedSegment = -1, weakenedEdge = -1;
+  bool weakenWar = false;
+  /// The operations isl may take per segment, deriving its dependences and
+  /// building its LCUs (isl_ctx_set_max_operations; 0: no limit). A segment
+  /// that needs more is not simulated and fails with SegmentRun::error.
+  unsigned long islMaxOperations = 200'000'000;
+  /// The violations listed per segment; the ones after them are counted.
+  size_t listedViolations = 20;
 };
 
 struct RegionRun {
@@ -66,9 +75,12 @@ struct SegmentRun {
   double fillCycles = 0, drainCycles = 0;
   std::vector<RegionRun> regions;
   std::vector<BufferRun> buffers;
-  std::vector<std::string> violations;
+  std::vector<std::string> violations;   // the first PipelineOptions::listedViolations
+  int64_t unlistedViolations = 0;         // the violations after them
+  std::string error;                      // why it could not be simulated (isl's operation limit)
   double deriveMs = 0, compileMs = 0, runMs = 0;
-  bool ok() const { return violations.empty(); }
+  int64_t violationCount() const { return static_cast<int64_t>(violations.size()) + unlistedViolations; }
+  bool ok() const { return violations.empty() && error.empty(); }
 };
 
 struct PipelineResult {

@@ -233,4 +233,23 @@ void deriveInputExtents(DimVector &e, const Window &w) {
   at(e, Dim::Yi) = windowSpan(at(e, Dim::Yo), at(e, Dim::S), w.y);
 }
 
+bool foldIterDims(const LoopNest &nest, bool channelWise, std::vector<IterDimFold> &out, std::string &why) {
+  auto canon = [&](Dim d) { return channelWise && d == Dim::K ? Dim::C : d; };
+  out.resize(nest.dims.size());
+  for (size_t i = nest.dims.size(); i-- > 0;) {
+    const IterDim &dim = nest.dims[i];
+    if (dim.kapla.empty()) {
+      why = "iteration dim '" + dim.name + "' folds into no loop dim";
+      return false;
+    }
+    Dim from = canon(dim.kapla[0]);
+    int64_t divisor = 1;
+    for (size_t j = i + 1; j < nest.dims.size(); ++j)
+      if (!nest.dims[j].kapla.empty() && canon(nest.dims[j].kapla[0]) == from)
+        divisor *= nest.dims[j].extent;
+    out[i] = {from, divisor, dim.extent};
+  }
+  return true;
+}
+
 } // namespace dfl

@@ -161,6 +161,20 @@ inline int64_t windowSpan(int64_t outputs, int64_t taps, const WindowAxis &a) {
 /// `span`, or 0 if none does.
 int64_t windowTaps(int64_t span, int64_t outputs, int64_t stride, int64_t dilation);
 
+/// How an iteration dim of a nest is recovered from the canonical KAPLA
+/// coordinate it folds into (its first KAPLA dim; K is C in a channel-wise
+/// layer): (coordinate / divisor) mod extent, the first-added dim of a
+/// coordinate the most significant. The kernels' plans, the dependences and
+/// the segment latency model (scheduler/SegmentLatency.h) read steps through it.
+struct IterDimFold {
+  Dim from = Dim::N;
+  int64_t divisor = 1, extent = 1;
+};
+
+/// The fold of every iteration dim of `nest`; false and `why` if one folds
+/// into no KAPLA dim (an intrinsic's nest).
+bool foldIterDims(const LoopNest &nest, bool channelWise, std::vector<IterDimFold> &out, std::string &why);
+
 /// A tile's derived input extents: Xi and Yi of `e` from its Xo, R and Yo, S,
 /// each along its own axis of `w`.
 void deriveInputExtents(DimVector &e, const Window &w);

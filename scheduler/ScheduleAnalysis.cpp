@@ -2,6 +2,7 @@
 // and pipelining, totals (docs/directives.md §9).
 #include "scheduler/Analysis.h"
 #include "scheduler/LayerAnalysis.h"
+#include "scheduler/SegmentLatency.h"
 #include "support/Check.h"
 #include "support/Format.h"
 
@@ -401,8 +402,7 @@ private:
         sum += lr.latencyCycles;
         slowest = std::max(slowest, lr.latencyCycles);
       }
-      double k = seg.chunks;
-      seg.latencyCycles = seg.pipelined ? sum / k + (k - 1) * slowest / k : sum;
+      seg.latencyCycles = seg.pipelined ? pipelinedLatency(seg, sum, slowest) : sum;
       r_.latencyCycles += seg.latencyCycles;
       if (seg.pipelined && sum > 0) {
         // The layers overlap: the chip leaks for the segment's time, not the
@@ -426,6 +426,24 @@ private:
       for (size_t l = 0; l < lr.levels.size(); ++l)
         r_.energyLevelPj[l] += lr.levels[l].energyPj;
     }
+  }
+
+  /// §8: the critical path through the segment's layers, each edge's fill
+  /// and drain from the two regions' step orders (scheduler/SegmentLatency.h);
+  /// with a layer not known yet, perfect overlap in the segment's chunks.
+  double pipelinedLatency(const SegmentResult &seg, double sum, double slowest) const {
+    auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid && scheduleOf(l); };
+    if (seg.layers.size() > 1 && hw_.levels.size() >= 2 && std::all_of(seg.layers.begin(), seg.layers.end(), known)) {
+      std::vector<const LayerScheduleModel *> schedules;
+      std::vector<const LayerResult *> results;
+      for (int l : seg.layers) {
+        schedules.push_back(scheduleOf(l));
+        results.push_back(&r_.layers[l]);
+      }
+      return pipelinedTiming(net_, hw_, seg.layers, schedules, results).cycles;
+    }
+    double k = seg.chunks;
+    return sum / k + (k - 1) * slowest / k;
   }
 
   const Schedule &s_;

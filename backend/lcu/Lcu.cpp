@@ -62,7 +62,8 @@ std::vector<WaitFunction> waitsOf(const PipelineDependences::Impl &m, int r, con
       // WAR: step i overwrites step i − slots' data; its readers up to war(i − slots) are done.
       isl::Map back = isl::intersectRange(isl::applyRange(m.linear(r, 0), isl::reverse(m.linear(r, ed.slots()))),
                                           m.region[static_cast<size_t>(r)].domain);
-      isl::Map v = isl::applyRange(isl::applyRange(back, m.edge[e].war), m.linear(ed.consumer, 1));
+      int64_t done = options.weakenedWarEdge == static_cast<int>(e) ? 0 : 1;
+      isl::Map v = isl::applyRange(isl::applyRange(back, m.edge[e].war), m.linear(ed.consumer, done));
       out.push_back({static_cast<int64_t>(2 * e + 1), orZero(m, r, v),
                      "WAR " + from + " -> " + to + ": " + to + "'s steps done (buffer of " + std::to_string(ed.slots()) +
                          " steps)"});
@@ -339,6 +340,7 @@ Lcu::Lcu(const PipelineDependences &deps, int region, const LcuOptions &options)
       isl::AstNode(isl_ast_build_node_from_schedule_map(build, isl_union_map_from_map(schedule.release()))),
       "building an LCU's AST");
   isl_ast_build_free(build);
+  isl::checkLimit(m.ctx, "building the LCU of " + m.regions.at(static_cast<size_t>(region)).layer);
 }
 
 Lcu::~Lcu() = default;

@@ -40,6 +40,10 @@ struct LcuOptions {
   /// Tests only: the RAW wait on this edge one step short (waits for the
   /// producer's step before the one it needs).
   int weakenedEdge = -1;
+  /// Tests only: the WAR wait on this edge one step short (the producer
+  /// overwrites a slot once the consumer has finished the step before its
+  /// last reader).
+  int weakenedWarEdge = -1;
 };
 
 class Lcu {

@@ -184,7 +184,8 @@ isl::Map PipelineDependences::Impl::linear(int r, int64_t offset) const {
   return isl::readMap(ctx, "{ " + tuple(r) + " -> [" + e + " + " + std::to_string(offset) + "] }");
 }
 
-PipelineDependences::PipelineDependences(std::vector<StepSpace> regions) : impl_(std::make_unique<Impl>()) {
+PipelineDependences::PipelineDependences(std::vector<StepSpace> regions, unsigned long maxOperations)
+    : impl_(std::make_unique<Impl>(maxOperations)) {
   Impl &m = *impl_;
   m.regions = std::move(regions);
   const isl::Ctx &ctx = m.ctx;
@@ -234,6 +235,9 @@ PipelineDependences::PipelineDependences(std::vector<StepSpace> regions) : impl_
       e.lastReader = tabulate(isl::lexmax(q), ps, cs);
       e.warWait = tabulate(war, ps, cs);
       e.words = wordsPerStep(ctx, ps, pr.lastWrite);
+      for (int64_t i = 0, last = -1; i < static_cast<int64_t>(e.words.size()); ++i)
+        if (e.words[static_cast<size_t>(i)] > 0)
+          e.unitSteps = std::max(e.unitSteps, i - last), last = i;
       m.edges.push_back(std::move(e));
       m.edge.push_back({reads, raw, war});
     }
@@ -266,6 +270,7 @@ PipelineDependences::PipelineDependences(std::vector<StepSpace> regions) : impl_
       if (int64_t j = e.warWait[i]; j >= 0 && f[static_cast<size_t>(j)] >= 0)
         e.depth = std::max(e.depth, f[static_cast<size_t>(j)] - static_cast<int64_t>(i) + 1);
   }
+  isl::checkLimit(ctx, "deriving the dependences");
 }
 
 PipelineDependences::~PipelineDependences() = default;

@@ -67,17 +67,26 @@ struct EdgeDependences {
   /// never waits for a producer step that waits for it, along every path
   /// of the segment.
   int64_t depth = 1;
-  /// The buffer the LCUs keep: depth + 1, double buffered at step
-  /// granularity — the producer writes its next step while the consumer
-  /// still holds its window (with depth alone they would take turns).
-  int64_t slots() const { return depth + 1; }
+  /// The most producer steps from one that finalizes data to the next (from
+  /// the start to the first): 1 where every step does; more where inner
+  /// steps only add partial sums (a reduction walked inside the forwarding
+  /// unit).
+  int64_t unitSteps = 1;
+  /// The buffer the LCUs keep: depth + unitSteps, double buffered at the
+  /// granularity of what the producer forwards — it computes its next
+  /// forwarding unit while the consumer still holds its window (with depth
+  /// alone they would take turns; with depth + 1 a producer whose unit spans
+  /// several steps would wait on every unit's first step).
+  int64_t slots() const { return depth + unitSteps; }
 };
 
 class PipelineDependences {
 public:
   /// Regions in topological order; an edge wherever a region reads a
-  /// tensor an earlier one writes.
-  explicit PipelineDependences(std::vector<StepSpace> regions);
+  /// tensor an earlier one writes. isl may take `maxOperations` operations
+  /// (isl_ctx_set_max_operations; 0: no limit) here and in the LCUs built
+  /// on it; beyond, isl::OperationLimit (a std::runtime_error) is thrown.
+  explicit PipelineDependences(std::vector<StepSpace> regions, unsigned long maxOperations = 0);
   ~PipelineDependences();
   PipelineDependences(const PipelineDependences &) = delete;
   PipelineDependences &operator=(const PipelineDependences &) = delete;

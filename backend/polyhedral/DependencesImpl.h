@@ -8,6 +8,7 @@
 namespace dfl::sim {
 
 struct PipelineDependences::Impl {
+  explicit Impl(unsigned long maxOperations) : ctx(maxOperations) {}
   isl::Ctx ctx;   // first: freed after every object below
   std::vector<StepSpace> regions;
   std::vector<EdgeDependences> edges;

@@ -27,6 +27,7 @@
 #include <isl/val.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,22 +64,63 @@ using PwMultiAff = Handle<isl_pw_multi_aff, isl_pw_multi_aff_free, isl_pw_multi_
 using AstNode = Handle<isl_ast_node, isl_ast_node_free, isl_ast_node_copy>;
 using AstExpr = Handle<isl_ast_expr, isl_ast_expr_free, isl_ast_expr_copy>;
 
-/// Owns an isl_ctx; destroy it after every object made in it (declare it first).
+/// isl stopped at its context's operation limit (isl_ctx_set_max_operations):
+/// not a bug of dflc but a problem too large; the caller says which.
+struct OperationLimit : std::runtime_error {
+  OperationLimit(unsigned long limit, const std::string &what)
+      : std::runtime_error("isl reached its limit of " + std::to_string(limit) + " operations (" + what + ")"),
+        limit(limit) {}
+  unsigned long limit;
+};
+
+/// Owns an isl_ctx; destroy it after every object made in it (declare it
+/// first). It is the thread's current context while it lives, so a failure
+/// can tell an operation limit from a bug. `maxOperations` 0: no limit.
 class Ctx {
 public:
-  Ctx() : ctx_(isl_ctx_alloc()) { isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE); }
-  ~Ctx() { isl_ctx_free(ctx_); }
+  explicit Ctx(unsigned long maxOperations = 0) : ctx_(isl_ctx_alloc()), outer_(current()) {
+    isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);
+    isl_ctx_set_max_operations(ctx_, maxOperations);
+    current() = this;
+  }
+  ~Ctx() {
+    current() = outer_;
+    isl_ctx_free(ctx_);
+  }
   Ctx(const Ctx &) = delete;
   Ctx &operator=(const Ctx &) = delete;
   isl_ctx *get() const { return ctx_; }
+  /// The innermost context alive on this thread (null: none).
+  static Ctx *&current() {
+    static thread_local Ctx *c = nullptr;
+    return c;
+  }
 
 private:
   isl_ctx *ctx_;
+  Ctx *outer_;
 };
 
-/// A result isl gave: non-NULL, or an internal compiler error saying what failed.
+/// isl failed at `what`: OperationLimit if the current context hit its
+/// operation limit, else an internal compiler error.
+[[noreturn]] inline void failed(const std::string &what) {
+  if (Ctx *c = Ctx::current(); c && isl_ctx_last_error(c->get()) == isl_error_quota)
+    throw OperationLimit(isl_ctx_get_max_operations(c->get()), what);
+  DFLC_CHECK(false) << "isl: " << what << " failed";
+  std::abort();   // not reached: DFLC_CHECK(false) throws
+}
+
+/// Throws OperationLimit if `c` hit its operation limit: after a stage whose
+/// failures isl may have passed on silently (a NULL read as a size).
+inline void checkLimit(const Ctx &c, const std::string &what) {
+  if (isl_ctx_last_error(c.get()) == isl_error_quota)
+    throw OperationLimit(isl_ctx_get_max_operations(c.get()), what);
+}
+
+/// A result isl gave: non-NULL, or failed(what).
 template <class H> H check(H h, const char *what) {
-  DFLC_CHECK(static_cast<bool>(h)) << "isl: " << what << " failed";
+  if (!h)
+    failed(what);
   return h;
 }
 
@@ -129,7 +171,8 @@ template <class F> void forEachPoint(const Set &s, F &&f) {
     (*static_cast<F *>(user))(coords);
     return isl_stat_ok;
   };
-  DFLC_CHECK(isl_set_foreach_point(s.get(), visit, &f) == isl_stat_ok) << "isl: enumerating " << str(s);
+  if (!s || isl_set_foreach_point(s.get(), visit, &f) != isl_stat_ok)
+    failed("enumerating " + (s ? str(s) : std::string("a set isl could not compute")));
 }
 
 /// Visits every pair of a bounded map: (domain point, range point).

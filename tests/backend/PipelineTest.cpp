@@ -17,28 +17,17 @@ namespace dfl::sim {
 namespace {
 
 // Two 1-D 3-tap convs, x (10) -> a (8) -> b (6), pipelined on two nodes of
-// one PE each; at the node level each steps one output a step.
-const char *const kChain = R"(
-network n { input x [C=1, X=10]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=1, R=3, S=1); }
-hardware h {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }
-  level GBUF { capacity = 1 KiB; array = 2; access_energy = 2 pJ; }
-  level DRAM { access_energy = 100 pJ; }
-  pipeline { temporal = true; spatial = true; }
+// one PE each; at the node level each steps one output a step. With
+// `bChannels` b computes that many output channels a step.
+std::string chain(int bChannels) {
+  const std::string k = std::to_string(bChannels);
+  return "network n { input x [C=1, X=10]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=" + k + ", R=3, S=1); }\n" +
+         test::onePeNodes(2) + "schedule for n on h {\n  segment a, b pipelined;\n" +
+         test::stepsAlongX("a", "tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1];") +
+         test::stepsAlongX("b", "tensor ifm [Xi=3]; tensor wgt [K=" + k + ", R=3]; tensor ofm [K=" + k + ", Xo=1];") +
+         "}\n";
 }
-schedule for n on h {
-  segment a, b pipelined;
-  layer a {
-    REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; }
-    GBUF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; }
-  }
-  layer b {
-    REGF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; }
-    GBUF { tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1]; update Xo += 1, Xi += 1; }
-  }
-}
-)";
+const std::string kChain = chain(1);
 
 PipelineResult runText(const std::string &text, const PipelineOptions &options = {}) {
   test::Compiled comp = test::compile(text);
@@ -48,12 +37,18 @@ PipelineResult runText(const std::string &text, const PipelineOptions &options =
   return simulatePipelines(comp.model, comp.model.schedules[0], options);
 }
 
+/// The one segment of a run that must succeed, its checks EXPECTs.
+const SegmentRun &cleanSegment(const PipelineResult &r) {
+  EXPECT_EQ(r.segments.size(), 1u);
+  const SegmentRun &s = r.segments.at(0);
+  EXPECT_EQ(s.skipped, "");
+  EXPECT_TRUE(s.ok()) << (s.violations.empty() ? s.error : s.violations.front());
+  return s;
+}
+
 TEST(PipelineTest, ChainTimeline) {
   PipelineResult r = runText(kChain);
-  ASSERT_EQ(r.segments.size(), 1u);
-  const SegmentRun &s = r.segments[0];
-  ASSERT_EQ(s.skipped, "");
-  EXPECT_TRUE(s.ok()) << s.violations.front();
+  const SegmentRun &s = cleanSegment(r);
   ASSERT_EQ(s.regions.size(), 2u);
   // Compute-bound, one PE each: a does 8·3 = 24 MACs in 8 steps, b 6·3 =
   // 18 in 6: 3 cycles a step both.
@@ -70,9 +65,11 @@ TEST(PipelineTest, ChainTimeline) {
   EXPECT_DOUBLE_EQ(s.drainCycles, 27 - 24);   // a ends at 24
   EXPECT_DOUBLE_EQ(s.regions[0].stallCycles, 0);
   EXPECT_DOUBLE_EQ(s.regions[1].stallCycles, 9);   // ready at 0, first step at 9
-  // docs/directives.md §8: k = 8 forwarding chunks (a's update moving its
-  // ofm), (24 + 18)/8 + 7·24/8 = 26.25.
-  EXPECT_DOUBLE_EQ(s.analyticalCycles, 26.25);
+  // docs/directives.md §8: b's first step needs a's steps 0..2, done at
+  // 3·24/8 = 9; b then runs its 18 cycles (to 27), but its last step needs
+  // a's last, done at 24: max(9 + 18, 24 + 3) = 27, the simulated timeline.
+  // (The perfect-overlap formula, k = 8: (24 + 18)/8 + 7·24/8 = 26.25.)
+  EXPECT_DOUBLE_EQ(s.analyticalCycles, 27);
   ASSERT_EQ(s.buffers.size(), 1u);
   EXPECT_EQ(s.buffers[0].depthSteps, 4);
   EXPECT_EQ(s.buffers[0].depthWords, 4);
@@ -100,6 +97,80 @@ TEST(PipelineTest, WeakenedLcuTripsTheRawCheck) {
             std::string::npos)
       << v;
   EXPECT_NE(v.find("which a step 2 (a_step[2]) writes, but a has finished 2 steps (cycle 6)"), std::string::npos) << v;
+}
+
+// The chain with a slow consumer: b = conv(a, K=4, R=3) computes 4 outputs
+// of 3 MACs a step on its PE, 12 cycles; a still 3. b's step j needs a's
+// steps up to j + 2 and a's buffer holds 4 steps (depth 3, as in kChain):
+// a's step i >= 4 overwrites step i − 4, which b's step i − 4 reads last.
+const std::string kSlowConsumer = chain(4);
+
+TEST(PipelineTest, SlowConsumerTimeline) {
+  PipelineResult r = runText(kSlowConsumer);
+  const SegmentRun &s = cleanSegment(r);
+  ASSERT_EQ(s.regions.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.regions[0].stepCycles, 3);
+  EXPECT_DOUBLE_EQ(s.regions[1].stepCycles, 12);
+  ASSERT_EQ(s.buffers.size(), 1u);
+  EXPECT_EQ(s.buffers[0].depthSteps, 4);
+  // a: steps 0..3 at 0, 3, 6, 9; step 4 waits for b's step 0 (9..21), step
+  // 5 for b's step 1 (21..33), 6 for step 2 (33..45), 7 for step 3 (45..57)
+  // and ends at 60. b never waits once started: its step j, from 9 + 12j,
+  // needs a's step j + 2, which ends at 9, 12, 24, 36, 48, 60 for j = 0..5,
+  // so b runs 9 … 9 + 6·12 = 81.
+  EXPECT_DOUBLE_EQ(s.regions[1].firstStart, 9);
+  EXPECT_DOUBLE_EQ(s.regions[0].lastEnd, 60);
+  EXPECT_DOUBLE_EQ(s.cycles, 81);
+  EXPECT_DOUBLE_EQ(s.regions[1].stallCycles, 9);
+  // docs/directives.md §8: b starts when a's step 2 ends, 3·24/8 = 9, and
+  // runs its 72 cycles: 81 (the old perfect-overlap formula, k = 8, gave
+  // (24 + 72)/8 + 7·72/8 = 75).
+  EXPECT_DOUBLE_EQ(s.analyticalCycles, 81);
+}
+
+TEST(PipelineTest, WeakenedWarWaitTripsTheWarCheck) {
+  // a's WAR wait one of b's steps short: its step 4 waits for b to have
+  // finished WAR(0) = 0 steps instead of 1, so it starts as step 3 ends,
+  // at 12, and overwrites step 0's slot while b's step 0 (9..21), its last
+  // reader, still runs. Steps 5, 6 and 7 do likewise at 21, 33 and 45, each
+  // as b finishes the step before their slot's last reader: 4 violations.
+  PipelineOptions o;
+  o.weakenedSegment = 0, o.weakenedEdge = 0, o.weakenWar = true;
+  PipelineResult r = runText(kSlowConsumer, o);
+  ASSERT_EQ(r.segments.size(), 1u);
+  const SegmentRun &s = r.segments[0];
+  ASSERT_FALSE(s.ok());
+  const std::string &v = s.violations.front();
+  EXPECT_NE(v.find("WAR violation in segment 0, edge a -> b (a): a step 4 (a_step[4]) overwrites the data of its step "
+                   "0 (a_step[0]), but b step 0 (b_step[0]) reads a[0, 0, 0"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("of it and b has finished 0 steps (cycle 12)"), std::string::npos) << v;
+  EXPECT_EQ(s.violationCount(), 4);
+  EXPECT_EQ(s.unlistedViolations, 0);
+
+  // Listed up to a cap, the others counted.
+  o.listedViolations = 1;
+  PipelineResult capped = runText(kSlowConsumer, o);
+  ASSERT_EQ(capped.segments.size(), 1u);
+  EXPECT_EQ(capped.segments[0].violations.size(), 1u);
+  EXPECT_EQ(capped.segments[0].unlistedViolations, 3);
+  EXPECT_NE(pipelineTable(capped).find("... and 3 more violations"), std::string::npos) << pipelineTable(capped);
+}
+
+TEST(PipelineTest, IslOperationLimitIsAnError) {
+  // With isl allowed a single operation the dependences cannot be derived:
+  // the segment fails with the limit named, nothing simulated.
+  PipelineOptions o;
+  o.islMaxOperations = 1;
+  PipelineResult r = runText(kChain, o);
+  ASSERT_EQ(r.segments.size(), 1u);
+  const SegmentRun &s = r.segments[0];
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(s.error.find("isl reached its limit of 1 operations"), std::string::npos) << s.error;
+  EXPECT_TRUE(s.regions.empty());
+  EXPECT_NE(pipelineTable(r).find("error: isl reached its limit"), std::string::npos) << pipelineTable(r);
 }
 
 TEST(PipelineTest, SolverSegmentsRunWithoutViolation) {
