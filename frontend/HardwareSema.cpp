@@ -4,6 +4,7 @@
 #include "frontend/Units.h"
 #include "support/Format.h"
 
+#include <algorithm>
 #include <set>
 
 namespace dfl::sema {
@@ -289,7 +290,7 @@ private:
     PropertyTable table("level '" + lv.name + "'",
                         {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
                          "bus_energy", "neighbor_energy", "static_energy", "remote_energy", "bandwidth", "transfer",
-                         "psum_multicast", "fetch_padding", "pad_partial", "window_span"},
+                         "psum_multicast", "fetch_padding", "pad_partial", "window_span", "intrinsic"},
                         diags_);
     std::optional<double> access, read, write;
     std::vector<ast::Directive> fixed;
@@ -338,6 +339,14 @@ private:
              : k == "fetch_padding" ? lv.fetchPadding
              : k == "pad_partial"   ? lv.padPartial
                                     : lv.windowSpan) = *on;
+      } else if (k == "intrinsic") {
+        // Resolved against the intrinsics once every file is read (resolveLevelIntrinsics).
+        if (const ast::Value *v = single(*p, diags_)) {
+          if (v->kind != ast::Value::Kind::Word)
+            diags_.report(v->range, diag::err_value_kind) << k << "the name of an intrinsic";
+          else
+            lv.intrinsic = v->text, lv.intrinsicRange = v->range;
+        }
       } else if (k == "bandwidth") {
         if (const ast::Value *v = single(*p, diags_))
           if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {
@@ -510,6 +519,50 @@ private:
 
 Hardware analyzeHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags) {
   return HardwareAnalysis(decl, diags).run();
+}
+
+void resolveLevelIntrinsics(Model &model, DiagnosticsEngine &diags) {
+  std::vector<std::string> names;
+  for (const Intrinsic &in : model.intrinsics)
+    names.push_back(in.name);
+  for (Hardware &hw : model.hardware)
+    for (size_t l = 0; l < hw.levels.size(); ++l) {
+      Level &lv = hw.levels[l];
+      if (lv.intrinsic.empty())
+        continue;
+      auto it = std::find_if(model.intrinsics.begin(), model.intrinsics.end(),
+                             [&](const Intrinsic &in) { return in.name == lv.intrinsic; });
+      if (it == model.intrinsics.end()) {
+        auto closest = closestName(lv.intrinsic, names);
+        auto d = diags.report(lv.intrinsicRange, diag::err_unknown_intrinsic);
+        d << lv.name << lv.intrinsic
+          << (closest ? "; did you mean '" + *closest + "'?"
+                      : names.empty() ? "; no intrinsic is declared" : "; declared: " + joinList(names, ", ", " and "));
+        if (closest)
+          d.fixit(lv.intrinsicRange, *closest);
+        continue;
+      }
+      // The innermost level's units are the MACs' (docs/embedding.md,
+      // "Intrinsic-aware scheduling"): they compute one call together, one
+      // operation each.
+      std::vector<std::string> extents;
+      for (const auto &[dim, extent] : it->dims)
+        extents.push_back(dim + "=" + std::to_string(extent));
+      const int64_t ops = it->nest.points();
+      std::string why;
+      if (l != 0)
+        why = "only the innermost level's units compute, and that is '" + hw.levels[0].name + "'";
+      else if (ops != lv.units())
+        why = "its " + std::to_string(ops) + " operations (" + joinList(extents, " x ", " x ") +
+              ") take one unit each, but the level has " + std::to_string(lv.rows) + " x " + std::to_string(lv.cols) +
+              " = " + std::to_string(lv.units()) + " units";
+      if (!why.empty()) {
+        diags.report(lv.intrinsicRange, diag::err_intrinsic_level).note(it->range, diag::note_intrinsic_declared, it->name)
+            << it->name << lv.name << why;
+        continue;
+      }
+      lv.intrinsicNest = it->nest;
+    }
 }
 
 } // namespace dfl::sema

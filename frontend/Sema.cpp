@@ -98,6 +98,7 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
       else if (auto *i = std::get_if<ast::IntrinsicDecl>(&d); i && intrinsics.define(i->name, "intrinsic", diags))
         model.intrinsics.push_back(sema::analyzeIntrinsic(*i, diags));
     }
+  sema::resolveLevelIntrinsics(model, diags);
   if (options.train)
     for (Network &n : model.networks)
       addBackwardLayers(n);

@@ -49,6 +49,9 @@ Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags, s
 Hardware analyzeHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
 Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, DiagnosticsEngine &diags);
 Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &diags);
+/// Gives every level with `intrinsic = NAME;` the named intrinsic's nest, or
+/// reports E0705 (no such intrinsic) or E0706 (it does not fit the level).
+void resolveLevelIntrinsics(Model &model, DiagnosticsEngine &diags);
 
 /// Checks one level's directives against a layer (or, for hardware-fixed
 /// dataflow, against no layer: `layer` may be null).

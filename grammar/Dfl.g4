@@ -41,7 +41,8 @@ hardwareItem
 // Directives inside a `level` block fix the hardware's dataflow at that level.
 blockItem : property | directive ;
 
-property : key=ID '=' value (',' value)* ';' ;
+// `intrinsic` is a keyword and also a level's property (`intrinsic = NAME;`).
+property : key=(ID | 'intrinsic') '=' value (',' value)* ';' ;
 
 value
   : number unit?          # quantityValue

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/Directives.h"
+#include "model/LoopNest.h"
 #include "support/SourceManager.h"
 
 #include <algorithm>
@@ -50,6 +51,12 @@ struct Level {
   bool psumMulticast = false, fetchPadding = false, padPartial = false, windowSpan = false;
   unsigned transfers = static_cast<unsigned>(Transfer::Unicast);
   LevelDirectives fixed;                  // the hardware's fixed dataflow, if any
+  /// `intrinsic = NAME;` (innermost level only): the intrinsic this level's
+  /// units compute together, one operation per unit (docs/embedding.md,
+  /// "Intrinsic-aware scheduling"); empty: none. Sema copies its nest.
+  std::string intrinsic;
+  std::optional<LoopNest> intrinsicNest;
+  SourceRange intrinsicRange;
   SourceRange range, nameRange, capacityRange, arrayRange;
 
   int64_t units() const { return rows * cols; }

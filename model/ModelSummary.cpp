@@ -97,7 +97,10 @@ std::string hardwareSummaryText(const Hardware &hw) {
       os << " read, " << lv.writeEnergyPj << " written";
     if (lv.bandwidthBytesPerCycle)
       os << "  " << *lv.bandwidthBytesPerCycle << " B/cycle";
-    os << "  " << transfersText(lv) << "\n";
+    os << "  " << transfersText(lv);
+    if (!lv.intrinsic.empty())
+      os << "  intrinsic " << lv.intrinsic;
+    os << "\n";
   }
   os << "  noc " << hw.nocTopology << " " << hw.nocHopEnergyPj << " pJ/hop";
   if (!hw.memoryChannels.empty()) {
@@ -166,6 +169,8 @@ std::string modelSummaryJson(const Model &model) {
                 {"bandwidth_bytes_per_cycle",
                  lv.bandwidthBytesPerCycle ? json(*lv.bandwidthBytesPerCycle) : json(nullptr)},
                 {"transfers", transfersText(lv)}};
+      if (!lv.intrinsic.empty())
+        j["intrinsic"] = lv.intrinsic;
       levels.push_back(j);
     }
     hws.push_back({{"name", hw.name},

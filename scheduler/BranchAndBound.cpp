@@ -68,6 +68,21 @@ void BranchAndBound::enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Ba
   // by a partial last stacked tile.
   const std::vector<int64_t> &sizes = blockedSizes(unit, enclosing);
   const auto saved = lp;
+  if (const int64_t unitRepl = initialRepl(m, dim); unitRepl > 1) {
+    // The intrinsic's level: the unit's stack factor (stackBarred), any
+    // blocked tile under it; largest first, as below.
+    for (auto t = sizes.rbegin(); t != sizes.rend() && !exhausted(); ++t) {
+      if (!blockedOk(p, m, dim, *t, unitRepl))
+        continue;
+      lp.tile[dim] = *t;
+      lp.repl[dim] = unitRepl;
+      if (unitsOf(lp) > unitsAllowed(m) || !fitsPartial(p, m))
+        continue;
+      enumerateLevel(p, m, dim + 1, leaf, batch);
+    }
+    lp = saved;
+    return;
+  }
   // Largest array tiles first (fewest trips at this level): the first batch
   // of a huge level then holds the candidates good schedules are made of.
   for (auto a = sizes.rbegin(); a != sizes.rend() && !exhausted(); ++a) {

@@ -27,7 +27,7 @@ Plan LayerObjective::completed(const Plan &p) const {
       continue;
     for (size_t i = 0; i < kND; ++i) {
       q.levels[l].tile[i] = unitBelow(q, l, i);
-      q.levels[l].repl[i] = 1;
+      q.levels[l].repl[i] = initialRepl(l, i);
     }
     applyForced(q, l);
   }

@@ -30,13 +30,21 @@ std::optional<IntraLayerSolution> RandomSearch::randomSearch(SolveFailure &why) 
         // Tiles and array tiles among the blocked sizes; an array tile that is
         // not a multiple of the tile is the whole, over-covered by a partial stacked tile.
         const std::vector<int64_t> &sizes = blockedSizes(unit, whole);
-        for (int64_t t : sizes)
-          if (!forcedAt(l, i) || t == forced_[i])
-            for (int64_t a : sizes) {
-              int64_t r = a % t == 0 ? a / t : a == whole && a > t ? replFor(whole, t) : 0;
-              if (r && !stackBarred(l, i, r))
-                choices.emplace_back(t, r);
-            }
+        // At the intrinsic's level the stack factor is the unit's (initialRepl):
+        // any tile it stacks over the whole, a partial last call allowed.
+        if (const int64_t unitRepl = initialRepl(l, i); unitRepl > 1) {
+          for (int64_t t : sizes)
+            if ((!forcedAt(l, i) || t == forced_[i]) && covers(t, unitRepl, whole))
+              choices.emplace_back(t, unitRepl);
+        } else {
+          for (int64_t t : sizes)
+            if (!forcedAt(l, i) || t == forced_[i])
+              for (int64_t a : sizes) {
+                int64_t r = a % t == 0 ? a / t : a == whole && a > t ? replFor(whole, t) : 0;
+                if (r && !stackBarred(l, i, r))
+                  choices.emplace_back(t, r);
+              }
+        }
         if (choices.empty()) {
           ok = false;
           break;

@@ -1,5 +1,7 @@
 #include "scheduler/Report.h"
 
+#include "scheduler/IntrinsicUnits.h"
+
 #include "support/FiniteJson.h"
 #include "support/Format.h"
 
@@ -87,6 +89,39 @@ std::string storyText(const Network &net, const ScheduleResult &r, EnergyUnit un
   return os.str();
 }
 
+/// "C=16, K=16": the unit's dims above 1.
+std::string unitText(const DimVector &unit) {
+  std::string out;
+  for (Dim d : {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S})
+    if (at(unit, d) > 1)
+      out += (out.empty() ? "" : ", ") + std::string(dimName(d)) + "=" + std::to_string(at(unit, d));
+  return out.empty() ? "1" : out;
+}
+
+/// The embedding a layer is scheduled with (docs/embedding.md,
+/// "Intrinsic-aware scheduling"), as JSON: null without an intrinsic.
+json embeddingJson(const Layer &l, const Hardware &hw) {
+  auto u = intrinsicUnitFor(l, hw);
+  if (!u)
+    return nullptr;
+  json j = {{"name", u->intrinsic}, {"level", hw.levels[static_cast<size_t>(u->level)].name}, {"embedded", u->embedded}};
+  if (!u->embedded) {
+    j["reason"] = u->reason;
+    return j;
+  }
+  json unit = json::object();
+  for (Dim d : {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S})
+    unit[dimName(d)] = at(u->unit, d);
+  j["model"] = embeddingModelName(u->embedding.model);
+  j["operands_swapped"] = u->embedding.operandsSwapped;
+  j["mapping"] = u->transform.dimMapping;
+  j["unit"] = unit;
+  j["utilization"] = u->embedding.utilization();
+  j["macs"] = u->embedding.macs;
+  j["macs_min"] = u->embedding.macsMin;
+  return j;
+}
+
 } // namespace
 
 EnergyUnit energyUnitFor(double largestPj) {
@@ -149,6 +184,22 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
        << r.segments.size() << " segments\n";
     os << storyText(net, r, unit);
   }
+  if (int level = intrinsicLevel(hw); level >= 0) {
+    const Level &lv = hw.levels[static_cast<size_t>(level)];
+    os << "intrinsic " << lv.intrinsic << " at level " << lv.name << " (" << lv.rows << " x " << lv.cols
+       << " units, one call per step):\n";
+    for (const LayerResult &lr : r.layers) {
+      const Layer &l = net.layers[lr.layer];
+      auto u = intrinsicUnitFor(l, hw);
+      os << "  " << cell(l.name, nameW, false) << "  ";
+      if (!u->embedded) {
+        os << "not embedded (" << u->reason << "): 1-element tiles\n";
+        continue;
+      }
+      os << joinList(u->transform.dimMapping, "; ", "; ") << "; unit [" << unitText(u->unit) << "]; utilization "
+         << formatFixed(100 * u->embedding.utilization(), 1) << " %\n";
+    }
+  }
   return os.str();
 }
 
@@ -161,6 +212,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
     json j = {{"name", l.name}, {"complete", lr.complete}, {"valid", lr.valid}};
     if (!lr.missing.empty())
       j["missing"] = lr.missing;
+    if (json e = embeddingJson(l, hw); !e.is_null())
+      j["intrinsic"] = e;
     if (lr.complete && lr.valid) {
       json levels = json::array();
       for (const LevelResult &lv : lr.levels) {

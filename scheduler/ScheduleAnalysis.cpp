@@ -1,6 +1,7 @@
 // The schedule-level half of the analysis: segments, inter-layer forwarding
 // and pipelining, totals (docs/directives.md §9).
 #include "scheduler/Analysis.h"
+#include "scheduler/IntrinsicUnits.h"
 #include "scheduler/LayerAnalysis.h"
 #include "scheduler/SegmentLatency.h"
 #include "support/Check.h"
@@ -53,6 +54,7 @@ public:
       auto it = byLayer.find(static_cast<int>(i));
       r_.layers.push_back(analyzeLayer(net_, static_cast<int>(i), hw_, it == byLayer.end() ? nullptr : it->second,
                                        r_.issues));
+      checkIntrinsicUnit(i, it == byLayer.end() ? nullptr : it->second);
     }
     return runSegments();
   }
@@ -74,6 +76,52 @@ private:
 
   void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
     r_.issues.push_back({id, range, std::move(args), std::move(notes)});
+  }
+
+  /// E0825: on hardware whose level computes an intrinsic, a given level
+  /// there must cover multiples of the unit tensors of the layer's embedding
+  /// along every dim the intrinsic takes (or the whole dim, its last call
+  /// partial): its units compute one call at a time (docs/embedding.md,
+  /// "Intrinsic-aware scheduling"). The span is the tile stacked by the
+  /// level's stacks. A level left to the solver gets the unit by construction.
+  void checkIntrinsicUnit(size_t layer, const LayerScheduleModel *given) {
+    const int level = intrinsicLevel(hw_);
+    if (level < 0)
+      return;
+    const LevelDirectives *d = nullptr;
+    if (given)
+      for (const LevelDirectives &x : given->levels)
+        if (x.level == level && !x.empty())
+          d = &x;
+    if (!d && !hw_.levels[static_cast<size_t>(level)].fixed.empty())
+      d = &hw_.levels[static_cast<size_t>(level)].fixed;
+    LayerResult &lr = r_.layers.back();
+    if (!d || lr.levels.size() <= static_cast<size_t>(level) || !lr.levels[static_cast<size_t>(level)].known)
+      return;
+    const Layer &l = net_.layers[layer];
+    auto u = intrinsicUnitFor(l, hw_);
+    if (!u || !u->embedded)
+      return;
+    for (Dim dim : {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S}) {
+      const int64_t unit = at(u->unit, dim), bound = at(l.bounds, dim);
+      if (unit <= 1)
+        continue;
+      int64_t span = at(lr.levels[static_cast<size_t>(level)].extent, dim);
+      for (const StackDirective &st : d->stacks)
+        for (auto [sd, shift] : st.shifts)
+          if (sd == dim)
+            span += shift * (st.repl - 1);
+      span = std::min(span, bound);
+      if (span % unit == 0 || span == bound)
+        continue;
+      const Level &lv = hw_.levels[static_cast<size_t>(level)];
+      issue(d->range, diag::err_intrinsic_tile,
+            {lv.name, l.name, dimName(dim), std::to_string(span), std::to_string(unit), u->intrinsic,
+             joinList(u->transform.dimMapping, "; ", "; ")},
+            {{lv.intrinsicRange, diag::note_level_intrinsic, {lv.name, u->intrinsic}}});
+      lr.valid = false;
+      return;   // one per layer: the first dim that breaks the unit
+    }
   }
 
   /// User segments, plus one segment per unsegmented layer, ordered by first layer.

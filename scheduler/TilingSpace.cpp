@@ -1,5 +1,7 @@
 #include "scheduler/TilingSpace.h"
 
+#include "scheduler/IntrinsicUnits.h"
+
 #include "support/Check.h"
 
 #include <algorithm>
@@ -31,14 +33,24 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
   }
   if (layer_.channelWise())
     forced_[index(Dim::K)] = forcedStack_[index(Dim::K)] = 0;
+  // Intrinsic-aware: the intrinsic's level stacks exactly the unit tensors
+  // (one call per step over its units), so every array tile there and every
+  // tile above is a multiple of the unit. A layer it does not embed keeps
+  // 1-element tiles.
+  if (auto u = intrinsicUnitFor(layer_, hw); u && u->embedded) {
+    intrinsicLevel_ = u->level;
+    for (size_t i = 0; i < kND; ++i)
+      unitRepl_[i] = at(u->unit, kDims[i]);
+  }
 }
 
 Plan TilingSpace::initialPlan() const {
   Plan plan;
   plan.levels.resize(hw_.levels.size() - 1);
-  for (auto &lp : plan.levels) {
-    lp.tile.fill(1);
-    lp.repl.fill(1);
+  for (size_t l = 0; l < plan.levels.size(); ++l) {
+    plan.levels[l].tile.fill(1);
+    for (size_t i = 0; i < kND; ++i)
+      plan.levels[l].repl[i] = initialRepl(l, i);
   }
   return plan;
 }
@@ -73,7 +85,8 @@ int64_t TilingSpace::enclosingTile(const Plan &p, size_t l, size_t i) const {
 }
 
 bool TilingSpace::stackBarred(size_t l, size_t i, int64_t repl) const {
-  return l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i];
+  return (l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i]) ||
+         (static_cast<int>(l) == intrinsicLevel_ && unitRepl_[i] != 0 && repl != unitRepl_[i]);
 }
 
 size_t TilingSpace::index(Dim d) {
@@ -240,16 +253,20 @@ bool TilingSpace::arrayFits(const Plan &p, size_t l) const {
     if (r > 1)
       repls.push_back(r);
   const Level &lv = hw_.levels[l];
+  return stacksFit(repls, lv.rows, lv.cols, unitsAllowed(l));
+}
+
+bool TilingSpace::stacksFit(const std::vector<int64_t> &repls, int64_t rows, int64_t cols, int64_t allowed) {
   int64_t total = 1;
   for (int64_t r : repls)
     total *= r;
-  if (total > unitsAllowed(l))
+  if (total > allowed)
     return false;
   for (size_t mask = 0; mask < (size_t{1} << repls.size()); ++mask) {
-    int64_t rows = 1, cols = 1;
+    int64_t r = 1, c = 1;
     for (size_t i = 0; i < repls.size(); ++i)
-      ((mask >> i) & 1 ? rows : cols) *= repls[i];
-    if (rows <= lv.rows && cols <= lv.cols)
+      ((mask >> i) & 1 ? r : c) *= repls[i];
+    if (r <= rows && c <= cols)
       return true;
   }
   return false;

@@ -62,8 +62,19 @@ public:
 
   bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
 
-  /// A stack factor level l may not have along dim i (fixedTopStack).
+  /// A stack factor level l may not have along dim i (fixedTopStack; at the
+  /// intrinsic level, any but the unit's).
   bool stackBarred(size_t l, size_t i, int64_t repl) const;
+
+  /// The stack factor level l starts with along dim i: the intrinsic's unit
+  /// at its level (docs/embedding.md, "Intrinsic-aware scheduling"), else 1.
+  int64_t initialRepl(size_t l, size_t i) const {
+    return static_cast<int>(l) == intrinsicLevel_ && unitRepl_[i] ? unitRepl_[i] : 1;
+  }
+
+  /// Stack factors (those above 1) that a rows x cols array holds as rows and
+  /// columns, using at most `allowed` units.
+  static bool stacksFit(const std::vector<int64_t> &repls, int64_t rows, int64_t cols, int64_t allowed);
 
   /// The position of an independent dim in kDims.
   static size_t index(Dim d);
@@ -152,6 +163,11 @@ protected:
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
+  /// The level whose units compute the hardware's intrinsic and, along each
+  /// dim, the stack factor it has there: the embedding's unit tensors
+  /// (IntrinsicUnits.h); -1 and 0 where there is none (1-element tiles).
+  int intrinsicLevel_ = -1;
+  std::array<int64_t, kND> unitRepl_{};
   /// Partial last tiles allowed (blockedSizes, blockedOk); off, every level
   /// divides its enclosing tile exactly (KAPLA's descent runs both ways).
   bool uneven_ = true;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace dfl::test {
 
@@ -36,9 +37,11 @@ struct Compiled {
   }
 };
 
-inline Compiled compile(const std::string &text, const AnalyzeOptions &options = {}) {
+/// `searchRoots`: where imports are looked up (LoadOptions::searchRoots).
+inline Compiled compile(const std::string &text, const AnalyzeOptions &options = {},
+                        std::vector<std::string> searchRoots = {}) {
   Compiled c;
-  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
+  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{std::move(searchRoots)}, *c.sm, *c.diags);
   if (!c.diags->hasErrors())
     c.model = analyze(files.files, *c.diags, options);
   return c;
