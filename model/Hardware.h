@@ -82,6 +82,11 @@ struct WordScale {
     double partial = std::min(in, out);
     return (in + partial) * held[r] + (out - partial) * data[r];
   }
+  /// Role r's words moved in and out across a boundary, in `word`s: held on
+  /// chip, outerWords at the outermost level.
+  double boundaryWords(size_t r, double in, double out, bool outermost) const {
+    return outermost ? outerWords(r, in, out) : (in + out) * held[r];
+  }
 };
 
 struct Hardware {

@@ -1094,7 +1094,7 @@ private:
             neighbour += own - fromOuter;
           lr.accesses.sameLevel[ri] += neighbour;
           outer.trafficWords += fromDram;
-          outer.trafficBytes += fromDram * widthAt(l + 1, ri) * wordBytes;
+          outer.trafficBytes += scale_.boundaryWords(ri, fromDram, 0, l + 2 == nl) * wordBytes;
         } else {
           // Units holding partial sums of the same outputs add them up among
           // themselves (systolic, or a reduction network) before writing back.
@@ -1145,8 +1145,7 @@ private:
           if (reduce)
             lr.accesses.sameLevel[ri] += all - back;
           outer.trafficWords += back + psumReads;
-          outer.trafficBytes += (l + 2 == nl ? scale_.outerWords(ri, psumReads, back) : (back + psumReads) * scale_.held[ri]) *
-                                wordBytes;
+          outer.trafficBytes += scale_.boundaryWords(ri, psumReads, back, l + 2 == nl) * wordBytes;
         }
       }
       lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1) + busEnergy(l + 1);
@@ -1312,14 +1311,9 @@ private:
     const LevelAccesses &a = result_.levels[l - 1].accesses;
     double words = 0;
     for (size_t r = 0; r < kNumRoles; ++r)
-      words += l + 1 == hw_.levels.size() ? scale_.outerWords(r, a.fills[r], a.writeBacks[r])
-                                          : (a.fills[r] + a.writeBacks[r]) * scale_.held[r];
+      words += scale_.boundaryWords(r, a.fills[r], a.writeBacks[r], l + 1 == hw_.levels.size());
     return hw_.levels[l].busEnergyPj * words;
   }
-
-  /// Role r's width at level l, in `word`s: finished in the outermost level
-  /// (an output's partial sums aside: outerWords), else as held on chip.
-  double widthAt(size_t l, size_t r) const { return l + 1 == hw_.levels.size() ? scale_.data[r] : scale_.held[r]; }
 
   void cost() {
     const size_t nl = hw_.levels.size();
