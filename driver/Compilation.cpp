@@ -302,7 +302,12 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
     DFLC_CHECK(failure.layer >= 0 && static_cast<size_t>(failure.layer) < net.layers.size())
         << "the solver failed without naming a layer of " << net.name << " (" << failure.describe() << ")";
     const Layer &l = net.layers[failure.layer];
-    diags_.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.describe();
+    // At the directive that rules the completions out, where there is one.
+    if (failure.directive.valid())
+      (diags_.report(failure.directive, diag::err_no_valid_schedule) << l.name << failure.describe())
+          .noteArgs(l.nameRange, diag::note_defined_here, {l.name});
+    else
+      diags_.report(l.nameRange, diag::err_no_valid_schedule) << l.name << failure.describe();
     return false;
   }
   reportIssues(solution_->result.issues, diags_);

@@ -83,8 +83,12 @@ std::string scheduleLevelHover(const Model &m, const Schedule &s, const LayerRes
       os << value(static_cast<size_t>(role)) << " | ";
   };
   row("tile (words)", [&](size_t i) { return r->tiles[i].present ? std::to_string(r->tiles[i].words) : "-"; });
-  row("reads", [&](size_t i) { return formatNumber(r->accesses.reads[i]); });
-  row("writes", [&](size_t i) { return formatNumber(r->accesses.writes[i]); });
+  // Accesses and energy count every level's trips: unknown in a partial layer.
+  const bool counted = lr.complete && lr.valid;
+  if (counted) {
+    row("reads", [&](size_t i) { return formatNumber(r->accesses.reads[i]); });
+    row("writes", [&](size_t i) { return formatNumber(r->accesses.writes[i]); });
+  }
   os << "\n\noccupancy: " << r->occupancyBytes << " B";
   if (lv.capacityBytes)
     os << " of " << *lv.capacityBytes << " B (" << percent(double(r->occupancyBytes), double(*lv.capacityBytes)) << ")";
@@ -92,10 +96,13 @@ std::string scheduleLevelHover(const Model &m, const Schedule &s, const LayerRes
   if (!r->trips.empty()) {
     std::vector<std::string> trips;
     for (int64_t t : r->trips)
-      trips.push_back(std::to_string(t));
+      trips.push_back(t ? std::to_string(t) : "?");   // 0: steps over an extent the solver picks
     os << "\n\ntrip counts (innermost first): " << joinList(trips, ", ", ", ");
   }
-  os << "\n\nenergy: " << formatNumber(r->energyPj) << " pJ (" << percent(r->energyPj, lr.energyPj) << " of the layer)";
+  if (counted)
+    os << "\n\nenergy: " << formatNumber(r->energyPj) << " pJ (" << percent(r->energyPj, lr.energyPj) << " of the layer)";
+  else
+    os << "\n\naccesses and energy: unknown until every level of " << layer.name << " is given";
   return os.str();
 }
 

@@ -117,8 +117,10 @@ const Score *KaplaDescent::descend(PassOrder order, bool perOrder, Plan &plan, S
   }
   decided_ = nl;
   auto *best = scored(plan);
-  if (!best)
+  if (!best) {
     why = failure(SolveFailure::Reason::NoneFound);
+    explain(plan, why);
+  }
   return best;
 }
 

@@ -85,9 +85,17 @@ public:
         checkOccupancy(l);
         checkFixed(l);
       }
+    // A known level is checked against the nearest known level outside it (the
+    // outermost always is): what no completion of the levels between can fix
+    // is reported at the directive, as in a complete schedule.
     for (size_t l = 0; l + 1 < nl; ++l)
-      if (result_.levels[l].known && result_.levels[l + 1].known)
-        checkCoverage(l);
+      if (result_.levels[l].known) {
+        size_t o = l + 1;
+        while (!result_.levels[o].known)
+          ++o;
+        checkCoverage(l, o);
+        recordTrips(l);
+      }
 
     result_.valid = issueCount_ == 0;
     if (result_.complete && result_.valid) {
@@ -370,9 +378,23 @@ private:
   }
 
   // ---- §4 coverage and trip counts ------------------------------------------------------------
-  void checkCoverage(size_t l) {
-    const LevelResult &in = result_.levels[l], &out = result_.levels[l + 1];
+  /// Level l's tiles, stacks and updates against the extents of level o, the
+  /// nearest known level outside it. When o is not l + 1 the enclosing extent
+  /// is the completion's to pick, at most o's: only what no pick can fix is an
+  /// issue, and the outermost update's trip count stays unknown (0).
+  /// Level l's trip counts, in update order (0: not known yet).
+  void recordTrips(size_t l) {
+    std::vector<int64_t> &trips = result_.levels[l].trips;
+    trips.assign(directives_[l]->updates.size(), 1);
+    for (const Move &m : moves_)
+      if (!m.isStack && m.level == static_cast<int>(l))
+        trips[m.indexInLevel] = m.count;
+  }
+
+  void checkCoverage(size_t l, size_t o) {
+    const LevelResult &in = result_.levels[l], &out = result_.levels[o];
     const std::string &level = hw_.levels[l].name;
+    const bool exact = o == l + 1;
     for (Dim d : kIndependent) {
       if (layer_.channelWise() && d == Dim::K)
         continue;
@@ -380,7 +402,7 @@ private:
       if (tile > enclosing) {
         issue(directives_[l]->range, diag::err_extent_exceeds,
               {dimName(d), std::to_string(tile), level, layer_.name, std::to_string(enclosing),
-               hw_.levels[l + 1].name});
+               hw_.levels[o].name});
         continue;
       }
       std::vector<Move *> factors;
@@ -414,7 +436,10 @@ private:
           // ceil); inner ones must tile the next factor's step exactly.
           bool last = k + 1 == factors.size();
           int64_t next = last ? enclosing : at(factors[k + 1]->amount, d);
-          if (last && next > covered) {
+          if (last && !exact) {
+            m.count = 0;   // steps over the extent the completion picks
+            break;
+          } else if (last && next > covered) {
             m.count = (next + covered - 1) / covered;
             covered *= m.count;
           } else if (next % covered != 0 || next < covered) {
@@ -431,6 +456,16 @@ private:
       // Over-coverage by less than the outermost factor's step: its last
       // tile (or stacked unit) starts inside the extent and is partial (§4).
       bool partial = !factors.empty() && covered > enclosing && covered - enclosing < at(factors.back()->amount, d);
+      if (!exact) {
+        // A completion can enclose what this level covers (an outermost
+        // update reaches any extent), unless it covers more than o's extent.
+        bool steps = !factors.empty() && !factors.back()->isStack;
+        if (ok && !steps && covered > enclosing && !partial)
+          issue(factors.empty() ? directives_[l]->range : factors.back()->range, diag::err_coverage_gap,
+                {dimName(d), level, layer_.name, dimName(d), std::to_string(enclosing),
+                 std::string("the tile and its stacks cover ") + std::to_string(covered)});
+        continue;
+      }
       uneven_ = uneven_ || (ok && partial);
       if (ok && covered != enclosing && !partial) {
         std::string why = factors.empty()
@@ -964,14 +999,6 @@ private:
     const size_t nl = hw_.levels.size();
     for (size_t l = nl - 1; l-- > 0;)
       result_.levels[l].unitsInUse = result_.levels[l].units * result_.levels[l + 1].unitsInUse;
-    // Trip counts per level, in update order.
-    for (size_t l = 0; l + 1 < nl; ++l) {
-      auto &trips = result_.levels[l].trips;
-      trips.assign(directives_[l]->updates.size(), 1);
-      for (const Move &m : moves_)
-        if (!m.isStack && m.level == static_cast<int>(l))
-          trips[m.indexInLevel] = m.count;
-    }
     for (size_t l = 0; l + 1 < nl && uneven_; ++l)
       if (hw_.levels[l].padPartial)
         result_.exactCounts = false;   // padded tiles move words that do not exist (§12)

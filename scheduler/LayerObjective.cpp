@@ -1,6 +1,7 @@
 #include "scheduler/LayerObjective.h"
-
 #include "scheduler/LayerAnalysis.h"
+
+#include <algorithm>
 
 namespace dfl::intra {
 
@@ -61,14 +62,11 @@ const Score *LayerObjective::scored(const Plan &p) {
   return it->second ? &*it->second : nullptr;
 }
 
-std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
-  ++stats_.candidates;
-  if (budget_)
-    budget_->scored();
-  IntraLayerSolution s;
-  s.schedule.layer = layerIndex_;
+LayerScheduleModel LayerObjective::directivesOf(const Plan &p) const {
+  LayerScheduleModel schedule;
+  schedule.layer = layerIndex_;
   for (size_t l = 0; l < p.levels.size(); ++l)
-    s.schedule.levels.push_back(directivesFor(p, l));
+    schedule.levels.push_back(directivesFor(p, l));
   // The outermost level's layouts, as given: they place the tensors there,
   // nothing is chosen.
   if (given_)
@@ -77,8 +75,34 @@ std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
         LevelDirectives top;
         top.level = d.level;
         top.layouts = d.layouts;
-        s.schedule.levels.push_back(std::move(top));
+        schedule.levels.push_back(std::move(top));
       }
+  return schedule;
+}
+
+void LayerObjective::explain(const Plan &p, SolveFailure &why) const {
+  LayerScheduleModel schedule = directivesOf(completed(p));
+  std::vector<Issue> issues;
+  analyzeLayer(net_, layerIndex_, hw_, &schedule, issues);
+  if (issues.empty())
+    return;
+  // A directive written in the source (the user's, the hardware's) is where
+  // the user can act; the solver's own have no range.
+  auto it = std::find_if(issues.begin(), issues.end(), [](const Issue &i) { return i.range.valid(); });
+  const Issue &issue = it != issues.end() ? *it : issues.front();
+  const DiagInfo &info = diagInfo(issue.id);
+  why.constraint = formatDiagnostic(info.format, issue.args) + " [" + info.code + "]";
+  // A rule broken at the solver's own directives follows from those given
+  // (the completion steps inside them): point at the layer's given schedule.
+  why.directive = issue.range.valid() || !given_ ? issue.range : given_->range;
+}
+
+std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
+  ++stats_.candidates;
+  if (budget_)
+    budget_->scored();
+  IntraLayerSolution s;
+  s.schedule = directivesOf(p);
   std::vector<Issue> issues;
   s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
   // The reserve, on the analysis' own occupancy: also where a level is

@@ -41,7 +41,13 @@ public:
 
   std::optional<IntraLayerSolution> score(const Plan &p);
 
+  /// Why a plan the search ended on is not valid: its first issue, preferring
+  /// one at a directive written in the source (SolveFailure::constraint).
+  void explain(const Plan &p, SolveFailure &why) const;
+
 protected:
+  LayerScheduleModel directivesOf(const Plan &p) const;
+
   /// A failure of this layer, the reason's numbers to be filled in.
   SolveFailure failure(SolveFailure::Reason reason) const;
 

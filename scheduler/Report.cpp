@@ -134,6 +134,37 @@ EnergyUnit energyUnitFor(double largestPj) {
   return {"mJ", 1e9};
 }
 
+namespace {
+
+/// The numbers of the levels a partial layer's schedule gives that do not
+/// depend on the levels left to the solver: tiles, occupancy, stacked units and
+/// trip counts (an outermost update's steps over an extent still to be chosen
+/// are unknown, "?"). Accesses and energy need every level.
+std::string givenLevelsText(const Hardware &hw, const Layer &l, const LayerResult &lr) {
+  std::ostringstream os;
+  for (size_t i = 0; i + 1 < lr.levels.size(); ++i) {
+    const LevelResult &lv = lr.levels[i];
+    if (!lv.known)
+      continue;
+    const Level &level = hw.levels[i];
+    std::vector<std::string> tiles, trips;
+    for (TensorRole role : l.roles())
+      tiles.push_back(std::string(roleName(role)) + " " + std::to_string(lv.tiles[static_cast<size_t>(role)].words));
+    for (int64_t t : lv.trips)
+      trips.push_back(t ? std::to_string(t) : "?");
+    os << "  " << level.name << ": tiles " << joinList(tiles, ", ", ", ") << " words; " << lv.occupancyBytes << " B";
+    if (level.capacityBytes)
+      os << " of " << *level.capacityBytes << " B";
+    os << "; " << lv.units << " of " << level.units() << " units";
+    if (!trips.empty())
+      os << "; trips " << joinList(trips, ", ", ", ") << " (innermost first)";
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace
+
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
   const Network &net = networkOf(model, schedule);
   const Hardware &hw = hardwareOf(model, schedule);
@@ -163,6 +194,8 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
     os << cell(l.name, nameW, false);
     if (!lr.complete || !lr.valid || lr.levels.empty()) {
       os << "  " << cell(lr.valid ? "incomplete" : "invalid", 12) << "\n";
+      if (lr.valid)
+        os << givenLevelsText(hw, l, lr);
       continue;
     }
     os << "  " << cell(uj(lr.energyPj), 12) << "  " << cell(uj(lr.energyMacPj), 10);
@@ -271,6 +304,28 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
       j["bound_by"] = lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name;
       j["utilization"] = lr.utilization;
       j["levels"] = levels;
+    } else if (lr.valid) {
+      // What the given levels of a partial layer fix (givenLevelsText).
+      json given = json::array();
+      for (size_t i = 0; i + 1 < lr.levels.size(); ++i) {
+        const LevelResult &lv = lr.levels[i];
+        if (!lv.known)
+          continue;
+        json tiles = json::object(), trips = json::array();
+        for (TensorRole role : l.roles())
+          tiles[roleName(role)] = {{"words", lv.tiles[static_cast<size_t>(role)].words}};
+        for (int64_t t : lv.trips)
+          trips.push_back(t ? json(t) : json(nullptr));
+        given.push_back({{"level", hw.levels[i].name},
+                         {"units", hw.chipUnits(i)},
+                         {"stacked", lv.units},
+                         {"trip_counts", trips},
+                         {"occupancy_bytes", lv.occupancyBytes},
+                         {"capacity_bytes", hw.levels[i].capacityBytes ? json(*hw.levels[i].capacityBytes)
+                                                                      : json(nullptr)},
+                         {"tiles", tiles}});
+      }
+      j["given_levels"] = given;
     }
     layers.push_back(j);
   }

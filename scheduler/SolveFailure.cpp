@@ -13,7 +13,9 @@ std::string SolveFailure::describe() const {
   case Reason::DoesNotFit:
     return layerQuoted + " does not fit level " + levelName + ": even its smallest tiles need " +
            std::to_string(neededBytes) + " B of " + std::to_string(availableBytes) + " B";
-  case Reason::NoneFound: return "no valid schedule found for " + layerQuoted;
+  case Reason::NoneFound:
+    return "no valid schedule found for " + layerQuoted +
+           (constraint.empty() ? "" : "; the closest completion breaks: " + constraint);
   case Reason::NoneAmongSamples:
     return "no valid schedule among " + std::to_string(samples) + " random samples for " + layerQuoted;
   case Reason::GivenInvalid:

@@ -33,8 +33,12 @@ struct SolveFailure {
   SolveLimit limit = SolveLimit::None;           // NoneWithinLimit
   /// The directives the failure follows from where they were written (by the
   /// user or the hardware): GivenInvalid, the layer's schedule; DoesNotFit, the
-  /// given level below whose array tile the level cannot hold. Invalid otherwise.
+  /// given level below whose array tile the level cannot hold; NoneFound, the
+  /// source directive the search's last completion breaks. Invalid otherwise.
   SourceRange directive;
+  /// NoneFound: the rule the search's last completion breaks, worded as its
+  /// diagnostic (with the numbers), at `directive` where that is in the source.
+  std::string constraint;
 
   /// Infeasible, or NoneWithinLimit.
   SolveStatus status() const {

@@ -42,6 +42,19 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
     for (size_t i = 0; i < kND; ++i)
       unitRepl_[i] = at(u->unit, kDims[i]);
   }
+  // A level given above bounds the tiles below it (its own tile, at most the
+  // layer's): a completion steps inside what the user wrote.
+  Plan fixed = initialPlan();
+  givenAbove_.assign(fixed.levels.size(), {});
+  std::array<int64_t, kND> above{};
+  for (size_t l = fixed.levels.size(); l-- > 0;) {
+    givenAbove_[l] = above;
+    if (fixedLevel(l)) {
+      absorbFixed(fixed, l);
+      for (size_t i = 0; i < kND; ++i)
+        above[i] = std::min(fixed.levels[l].tile[i], bound_[i]);
+    }
+  }
 }
 
 Plan TilingSpace::initialPlan() const {

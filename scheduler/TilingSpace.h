@@ -46,9 +46,14 @@ public:
   /// Every free level at its smallest: tile = the array tile below, no stacks.
   Plan minimalPlan();
 
-  /// The extent level l's array tile must divide along dim i: below the
-  /// forced top-level tile, that tile; elsewhere the layer bound.
-  int64_t limit(size_t l, size_t i) const { return forced_[i] && l < top_ ? forced_[i] : bound_[i]; }
+  /// The extent level l's array tile must divide along dim i: below a given
+  /// level, its tile; below the forced top-level tile, that tile; elsewhere
+  /// the layer bound.
+  int64_t limit(size_t l, size_t i) const {
+    if (int64_t given = givenAbove_[l][i])
+      return given;
+    return forced_[i] && l < top_ ? forced_[i] : bound_[i];
+  }
 
   /// The top level's forced tiles (the forwarding granularity) replace the
   /// inner array tile there; a multiple of it, since the levels below divide it.
@@ -163,6 +168,7 @@ protected:
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   size_t top_ = 0;                      // the level whose units are the nodes
+  std::vector<std::array<int64_t, kND>> givenAbove_;   // per level, the nearest given level's tile above (0: none)
   /// The level whose units compute the hardware's intrinsic and, along each
   /// dim, the stack factor it has there: the embedding's unit tensors
   /// (IntrinsicUnits.h); -1 and 0 where there is none (1-element tiles).
