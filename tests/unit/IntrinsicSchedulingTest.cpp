@@ -126,8 +126,11 @@ network n { input x [C=48, X=7, Y=7]; a = conv(x, K=32, R=1); }
   auto s = makeSolver("kapla")->solve(c.model, fresh(), SolverOptions{}, why);
   ASSERT_TRUE(s.has_value()) << why;
   ASSERT_TRUE(s->result.valid);
+  // Every call uses all 256 units (the embedding wastes none: utilization
+  // 1.0 above). How the levels outside tile 7 x 7 pixels is the solver's
+  // choice: a partial tile may pay off (padded work lowers the schedule's
+  // utilization, docs/directives.md §8), so it is not pinned here.
   EXPECT_EQ(s->result.layers[0].levels[0].units, 256);
-  EXPECT_DOUBLE_EQ(s->result.layers[0].utilization, 1.0);
 }
 
 // A given level that stacks 2 of the 4 output channels a call covers: E0825
