@@ -7,6 +7,8 @@ outputs under --batch, --max-latency, --max-energy, --no-pipelining and
   max-latency REPORT CYCLES   the total latency is at most CYCLES
   max-energy REPORT PJ        the total energy is at most PJ
   layer-by-layer REPORT       every segment is one layer, none pipelined
+  fastest REPORT OTHER...     REPORT (an --objective latency run) is no slower
+                              than the OTHER runs (other objectives)
   front PARETO REPORT         the front is non-dominated, by latency ascending,
                               and holds (marked chosen) or dominates the
                               written schedule
@@ -74,6 +76,11 @@ def main():
     elif what == "max-energy":
         if not totals["energy_pj"] <= float(args[1]):
             fail(f"energy {totals['energy_pj']} > {args[1]}")
+    elif what == "fastest":
+        for other in args[1:]:
+            theirs = json.load(open(other))["totals"]["latency_cycles"]
+            if totals["latency_cycles"] > theirs:
+                fail(f"--objective latency: {totals['latency_cycles']} cycles, {other}: {theirs}")
     elif what == "layer-by-layer":
         segments = report["segments"]
         if len(segments) != len(report["layers"]):
