@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """all_stdlib.py DFLC STDLIB TMP: the solver's schedule of every stdlib network
 on every stdlib template is complete and valid when re-checked, and the
-re-check reports the solver's totals (the property the solver must keep)."""
+re-check reports the solver's totals (the property the solver must keep);
+its plots draw the report's numbers (plots_match_report.py)."""
 import glob
 import json
 import os
 import subprocess
 import sys
+
+from plots_match_report import check as check_plots
 
 dflc, stdlib, tmp = sys.argv[1:4]
 failures = []
@@ -29,6 +32,7 @@ for hw in sorted(glob.glob(os.path.join(stdlib, "hw", "*.dfl"))):
         report = json.load(open(os.path.join(out, "report.json")))
         if not (checked["valid"] and checked["complete"]) or checked["totals"] != report["totals"]:
             failures.append(f"{name}: re-check differs from the solver's report")
+        failures += check_plots(out)
 print(f"{runs - len(failures)} of {runs} schedules valid")
 if failures:
     sys.exit("\n".join(failures))

@@ -1,0 +1,20 @@
+// The compile's plots (docs/cli.md, "Plots"): SVG charts drawn from
+// report.json's own numbers, so a chart and the report never disagree.
+// Before: `dflc check --format json`'s report of the chosen schedule. After:
+// none for a network without layers, else one OutputFile per plot, its path
+// relative to OUT/ and its text a standalone SVG (support/Svg.h).
+#pragma once
+
+#include "driver/OutputWriter.h"
+
+#include <string>
+#include <vector>
+
+namespace dfl::driver {
+
+/// energy_by_layer.svg (stacked bars: MAC, each memory level, NoC, bus,
+/// static), energy_by_level.svg (the totals by component) and
+/// utilization.svg (PE utilization per layer).
+std::vector<OutputFile> reportPlots(const std::string &reportJson);
+
+} // namespace dfl::driver
