@@ -194,8 +194,8 @@ std::string utilization(const Json &r) {
 
 std::vector<OutputFile> reportPlots(const std::string &reportJson) {
   Json r = Json::parse(reportJson);
-  if (r["layers"].empty())
-    return {};
+  if (r["layers"].empty() || !r["complete"].get<bool>() || !r["valid"].get<bool>())
+    return {};   // no numbers to draw (a compile's schedule is always complete and valid)
   return {{"plots/energy_by_layer.svg", energyByLayer(r)},
           {"plots/energy_by_level.svg", energyByLevel(r)},
           {"plots/utilization.svg", utilization(r)}};
