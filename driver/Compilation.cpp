@@ -349,6 +349,15 @@ bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
   std::string checked = scheduleReportJson(model_, s, solution_->result);
   std::vector<OutputFile> plots = reportPlots(checked);
+  if (o.pareto) {
+    std::vector<TradeoffPoint> all, front;
+    for (const Alternative &a : solution_->alternatives)
+      all.push_back({a.energyPj, a.latencyCycles});
+    for (const Alternative &a : energyLatencyFront(solution_->alternatives))
+      front.push_back({a.energyPj, a.latencyCycles});
+    plots.push_back(tradeoffPlot(all, front, {solution_->result.energyPj, solution_->result.latencyCycles},
+                                 model_.networks[s.network].name + " on " + model_.hardware[s.hardware].name));
+  }
   std::vector<OutputFile> outputs = {{"schedule.dfl", writeSchedule(model_, s, imports, header)},
                                      {"report.json", reportJson(checked, *solution_, o, plots, model_)}};
   if (o.pareto)

@@ -152,7 +152,7 @@ std::string energyByLevel(const Json &r) {
     maxPj = std::max(maxPj, c.pj);
   auto [unit, scale] = energyUnit(maxPj);
   double top = axisMax(maxPj / scale);
-  std::string body = header("Energy by component: MAC, memory levels (innermost first), network", subtitleOf(r), {});
+  std::string body = header("Energy by component: MAC, memory levels (innermost first), NoC, bus, static", subtitleOf(r), {});
   for (size_t c = 0; c < parts.size(); ++c) {
     double y = kTop + static_cast<double>(c) * kRow;
     body += text(kLabel - 6, y + kBar - 2, parts[c].name, "text-anchor=\"end\"");
@@ -191,6 +191,54 @@ std::string utilization(const Json &r) {
 }
 
 } // namespace
+
+OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::vector<TradeoffPoint> &front,
+                        TradeoffPoint chosen, const std::string &title) {
+  constexpr double kHeight = 360, kLeft = 80;
+  double maxPj = chosen.energyPj, maxCycles = chosen.latencyCycles;
+  for (const TradeoffPoint &p : evaluated)
+    maxPj = std::max(maxPj, p.energyPj), maxCycles = std::max(maxCycles, p.latencyCycles);
+  auto [unit, scale] = energyUnit(maxPj);
+  double topE = axisMax(maxPj / scale), topL = axisMax(maxCycles);
+  auto x = [&](double cycles) { return kLeft + cycles / topL * kPlot; };
+  auto y = [&](double pj) { return kTop + kHeight - pj / scale / topE * kHeight; };
+  auto at = [&](const TradeoffPoint &p) { return "cx=\"" + num(x(p.latencyCycles)) + "\" cy=\"" + num(y(p.energyPj)) + "\""; };
+  auto values = [&](const TradeoffPoint &p) {
+    return "data-pj=\"" + formatFixed(p.energyPj, 3) + "\" data-cycles=\"" + formatFixed(p.latencyCycles, 3) + "\"";
+  };
+  std::string body = text(10, 20, "Energy-latency trade-off of the schedules the solver evaluated",
+                          "font-weight=\"bold\" font-size=\"14\"") +
+                     text(10, 37, title + "; grey: evaluated, blue line: the front (none better in both), ring: chosen",
+                          "font-size=\"11\" fill=\"#555\"");
+  // axes and grid: latency across, energy up
+  double bottom = kTop + kHeight;
+  for (double t = 0; t <= topL * (1 + 1e-9); t += svg::tickStep(topL))
+    body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x(t)) + "\" y2=\"" + num(bottom + 5) +
+            "\" stroke=\"#ddd\"/>\n" + text(x(t), bottom + 18, formatScaled(t), "font-size=\"11\" text-anchor=\"middle\"");
+  for (double e = 0; e <= topE * (1 + 1e-9); e += svg::tickStep(topE))
+    body += "<line x1=\"" + num(kLeft - 5) + "\" y1=\"" + num(y(e * scale)) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" +
+            num(y(e * scale)) + "\" stroke=\"#ddd\"/>\n" +
+            text(kLeft - 8, y(e * scale) + 4, formatTrimmed(e, 3), "font-size=\"11\" text-anchor=\"end\"");
+  body += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" + num(bottom) +
+          "\" stroke=\"#333\"/>\n<line x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" +
+          num(bottom) + "\" stroke=\"#333\"/>\n";
+  body += text(kLeft + kPlot / 2, bottom + 36, "latency (cycles)", "text-anchor=\"middle\"");
+  body += text(16, kTop + kHeight / 2, std::string("energy (") + unit + ")",
+               "text-anchor=\"middle\" transform=\"rotate(-90 16 " + num(kTop + kHeight / 2) + ")\"");
+  for (const TradeoffPoint &p : evaluated)
+    body += "<circle " + at(p) + " r=\"3\" fill=\"#999\" fill-opacity=\"0.6\" class=\"evaluated\" " + values(p) + "/>\n";
+  std::string line;
+  for (const TradeoffPoint &p : front)
+    line += (line.empty() ? "" : " ") + num(x(p.latencyCycles)) + "," + num(y(p.energyPj));
+  body += "<polyline points=\"" + line + "\" fill=\"none\" stroke=\"" + svg::colour(0) + "\" stroke-width=\"1.5\"/>\n";
+  for (const TradeoffPoint &p : front)
+    body += "<circle " + at(p) + " r=\"4\" fill=\"" + svg::colour(0) + "\" class=\"front\" " + values(p) + "><title>" +
+            formatEnergy(p.energyPj) + ", " + formatFixed(p.latencyCycles, 0) + " cycles</title></circle>\n";
+  body += "<circle " + at(chosen) + " r=\"8\" fill=\"none\" stroke=\"" + svg::colour(3) +
+          "\" stroke-width=\"2\" class=\"chosen\" " + values(chosen) + "><title>chosen: " + formatEnergy(chosen.energyPj) +
+          ", " + formatFixed(chosen.latencyCycles, 0) + " cycles</title></circle>\n";
+  return {"plots/tradeoff.svg", svg::document(kLeft + kPlot + 40, bottom + kAxis, body)};
+}
 
 std::vector<OutputFile> reportPlots(const std::string &reportJson) {
   Json r = Json::parse(reportJson);

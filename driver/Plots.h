@@ -17,4 +17,15 @@ namespace dfl::driver {
 /// utilization.svg (PE utilization per layer).
 std::vector<OutputFile> reportPlots(const std::string &reportJson);
 
+/// One whole schedule's totals, for the trade-off plot.
+struct TradeoffPoint {
+  double energyPj = 0, latencyCycles = 0;
+};
+
+/// plots/tradeoff.svg (with --pareto): every whole schedule the solves
+/// evaluated as a point (energy against latency), the energy-latency `front`
+/// joined by a line, the `chosen` schedule ringed. `title` names the inputs.
+OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::vector<TradeoffPoint> &front,
+                        TradeoffPoint chosen, const std::string &title);
+
 } // namespace dfl::driver

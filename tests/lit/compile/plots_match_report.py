@@ -26,7 +26,9 @@ def check(out):
     errors = []
     report = json.load(open(os.path.join(out, "report.json")))
     names = report["plots"]
-    if names != ["plots/energy_by_layer.svg", "plots/energy_by_level.svg", "plots/utilization.svg"]:
+    base = ["plots/energy_by_layer.svg", "plots/energy_by_level.svg", "plots/utilization.svg"]
+    pareto = os.path.join(out, "pareto.json")
+    if names != base + (["plots/tradeoff.svg"] if os.path.exists(pareto) else []):
         return [f"{out}: plots {names}"]
     files = {n: os.path.join(out, n) for n in names}
     for n, f in files.items():
@@ -66,6 +68,32 @@ def check(out):
         u, w = float(r.get("data-utilization")), float(r.get("width"))
         if not close(u, layers[r.get("data-layer")]["utilization"], 1e-6) or abs(w - 600 * u) > 0.051:
             errors.append(f"{out}: utilization of {r.get('data-layer')}: {u}, {w} px")
+    if os.path.exists(pareto):
+        errors += check_tradeoff(out, report, json.load(open(pareto)), files["plots/tradeoff.svg"])
+    return errors
+
+
+def check_tradeoff(out, report, pareto, svg):
+    """The front's points are pareto.json's, the ring is the report's totals,
+    and every evaluated point lies on or above-right of the front (none of
+    them dominates a front point)."""
+    errors = []
+    circles = list(ET.parse(svg).getroot().iter(NS + "circle"))
+    point = lambda c: (float(c.get("data-pj")), float(c.get("data-cycles")))
+    front = [point(c) for c in circles if c.get("class") == "front"]
+    want = [(p["energy_pj"], p["latency_cycles"]) for p in pareto["front"]]
+    if len(front) != len(want) or any(not (close(a[0], b[0], 1e-9) and close(a[1], b[1], 1e-9)) for a, b in zip(front, want)):
+        errors.append(f"{out}: tradeoff front {front} != pareto.json {want}")
+    chosen = [point(c) for c in circles if c.get("class") == "chosen"]
+    t = report["totals"]
+    if len(chosen) != 1 or not (close(chosen[0][0], t["energy_pj"], 1e-9) and close(chosen[0][1], t["latency_cycles"], 1e-9)):
+        errors.append(f"{out}: tradeoff chosen {chosen} != report totals")
+    evaluated = [point(c) for c in circles if c.get("class") == "evaluated"]
+    if len(evaluated) != pareto["alternatives_evaluated"]:
+        errors.append(f"{out}: {len(evaluated)} evaluated points, pareto.json says {pareto['alternatives_evaluated']}")
+    for e in evaluated:
+        if any(e[0] < f[0] - 1e-3 and e[1] < f[1] - 1e-3 for f in front):
+            errors.append(f"{out}: evaluated {e} dominates a front point")
     return errors
 
 
