@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 from plots_match_report import check as check_plots
 from validate_report import errors as schema_errors
 
