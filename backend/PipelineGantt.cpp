@@ -2,6 +2,7 @@
 #include "backend/PipelineGantt.h"
 
 #include "support/Format.h"
+#include "support/Svg.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,27 +10,10 @@
 namespace dfl::sim {
 namespace {
 
+using svg::escape;
+using svg::num;
+
 constexpr double kLabel = 170, kPlot = 760, kRow = 26, kBar = 16, kTitle = 46, kAxis = 34, kGap = 22;
-const char *const kColours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"};
-
-std::string escape(const std::string &s) {
-  std::string out;
-  for (char c : s)
-    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-  return out;
-}
-
-std::string num(double v) { return formatFixed(v, 1); }
-
-/// A round tick step giving about five ticks over `span`.
-double tickStep(double span) {
-  double raw = span / 5, p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * p >= raw)
-      return m * p;
-  return 10 * p;
-}
-
 } // namespace
 
 std::string pipelineSvg(const PipelineResult &r) {
@@ -51,7 +35,7 @@ std::string pipelineSvg(const PipelineResult &r) {
     for (size_t i = 0; i < s.regions.size(); ++i) {
       const RegionRun &g = s.regions[i];
       double rowY = top + static_cast<double>(i) * kRow;
-      const char *colour = kColours[i % std::size(kColours)];
+      const char *colour = svg::colour(i);
       body += "<text x=\"" + num(kLabel - 8) + "\" y=\"" + num(rowY + kBar - 3) + "\" text-anchor=\"end\">" +
               escape(g.layer) + "</text>\n";
       body += "<rect x=\"" + num(kLabel) + "\" y=\"" + num(rowY) + "\" width=\"" + num(kPlot) + "\" height=\"" +
@@ -68,7 +52,7 @@ std::string pipelineSvg(const PipelineResult &r) {
     double axisY = top + static_cast<double>(s.regions.size()) * kRow + 4;
     body += "<line x1=\"" + num(kLabel) + "\" y1=\"" + num(axisY) + "\" x2=\"" + num(kLabel + kPlot) + "\" y2=\"" +
             num(axisY) + "\" stroke=\"#333\"/>\n";
-    double step = tickStep(span);
+    double step = svg::tickStep(span);
     for (double t = 0; t <= span + 1e-9; t += step)
       body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(axisY) + "\" x2=\"" + num(x(t)) + "\" y2=\"" +
               num(axisY + 5) + "\" stroke=\"#333\"/><text x=\"" + num(x(t)) + "\" y=\"" + num(axisY + 18) +
@@ -84,10 +68,7 @@ std::string pipelineSvg(const PipelineResult &r) {
     body = "<text x=\"10\" y=\"20\">no pipelined segment was simulated</text>\n";
     y = 30;
   }
-  double width = kLabel + kPlot + 150;
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(y) +
-         "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n" +
-         body + "</svg>\n";
+  return svg::document(kLabel + kPlot + 150, y, body);
 }
 
 } // namespace dfl::sim

@@ -1,5 +1,7 @@
 #include "driver/Compilation.h"
 
+#include "driver/Plots.h"
+
 #include "support/FiniteJson.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
@@ -81,10 +83,11 @@ std::string paretoJson(const Model &model, const Solution &solution, const Drive
   return dumpReport(out);
 }
 
-/// report.json: `dflc check --format json`'s report plus the solver's statistics.
-std::string reportJson(const Model &model, const Solution &solution, const DriverOptions &o) {
-  nlohmann::ordered_json report =
-      nlohmann::ordered_json::parse(scheduleReportJson(model, solution.schedule, solution.result));
+/// report.json: `dflc check --format json`'s report (`checked`) plus the
+/// solver's statistics and the plots written beside it.
+std::string reportJson(const std::string &checked, const Solution &solution, const DriverOptions &o,
+                       const std::vector<OutputFile> &plots, const Model &model) {
+  nlohmann::ordered_json report = nlohmann::ordered_json::parse(checked);
   const SolverStats &s = solution.stats;
   report["solver"] = {{"name", o.solver},
                       {"objective", o.objective},
@@ -119,6 +122,9 @@ std::string reportJson(const Model &model, const Solution &solution, const Drive
     report["solver"]["limit"] = solveLimitName(s.limit);
     report["solver"]["limited_layers"] = s.limitedLayers;
   }
+  report["plots"] = nlohmann::ordered_json::array();
+  for (const OutputFile &p : plots)
+    report["plots"].push_back(p.path);
   return dumpReport(report);
 }
 
@@ -346,10 +352,22 @@ bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
                        (o.train ? ", training: forward and backward layers" : "") +
                        ").\nCheck it with: dflc check " + (o.train ? "--train " : "") +
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
+  std::string checked = scheduleReportJson(model_, s, solution_->result);
+  std::vector<OutputFile> plots = reportPlots(checked);
+  if (o.pareto) {
+    std::vector<TradeoffPoint> all, front;
+    for (const Alternative &a : solution_->alternatives)
+      all.push_back({a.energyPj, a.latencyCycles});
+    for (const Alternative &a : energyLatencyFront(solution_->alternatives))
+      front.push_back({a.energyPj, a.latencyCycles});
+    plots.push_back(tradeoffPlot(all, front, {solution_->result.energyPj, solution_->result.latencyCycles},
+                                 model_.networks[s.network].name + " on " + model_.hardware[s.hardware].name));
+  }
   std::vector<OutputFile> outputs = {{"schedule.dfl", writeSchedule(model_, s, imports, header)},
-                                     {"report.json", reportJson(model_, *solution_, o)}};
+                                     {"report.json", reportJson(checked, *solution_, o, plots, model_)}};
   if (o.pareto)
     outputs.push_back({"pareto.json", paretoJson(model_, *solution_, o)});
+  outputs.insert(outputs.end(), plots.begin(), plots.end());
   outputs.insert(outputs.end(), extra.begin(), extra.end());
   stage_ = Stage::Written;
   return write(outputs);

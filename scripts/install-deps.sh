@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                  # reports, JSON/SARIF diagnostics, LSP
   libgtest-dev libgmock-dev libbenchmark-dev
   python3                             # lit
+  python3-jsonschema                  # tests/lit/compile: report.json against docs/report.schema.json
   neovim                              # tests/nvim: the real Neovim LSP client test (0.7.2)
 )
 # tests/lsp-client (the real-client LSP test) and editors/vscode need node and

@@ -255,14 +255,16 @@ bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model
 /// "wrote A, B and C": the outputs, a simulation's kernels as one item.
 std::string wroteLine(const Compilation &c) {
   std::vector<std::string> items;
-  size_t kernels = 0, lcus = 0;
-  std::string dir, lcuDir;
+  size_t kernels = 0, lcus = 0, plots = 0;
+  std::string dir, lcuDir, plotDir;
   for (const std::string &p : c.outputPaths()) {
     std::filesystem::path path(p);
     if (path.parent_path().filename() == "kernels" && path.extension() == ".ll")
       ++kernels, dir = path.parent_path().string();
     else if (path.parent_path().filename() == "lcu" && path.extension() == ".c")
       ++lcus, lcuDir = path.parent_path().string();
+    else if (path.parent_path().filename() == "plots" && path.extension() == ".svg")
+      ++plots, plotDir = path.parent_path().string();
     else
       items.push_back(p);
   }
@@ -270,7 +272,9 @@ std::string wroteLine(const Compilation &c) {
     items.push_back(std::to_string(kernels) + (kernels == 1 ? " kernel in " : " kernels in ") + dir);
   if (lcus)
     items.push_back(std::to_string(lcus) + (lcus == 1 ? " LCU in " : " LCUs in ") + lcuDir);
-  return "wrote " + joinList(items, ", ", " and ") + "\n";
+  // The plots last, apart: "wrote A and B" stays a prefix of the line.
+  return "wrote " + joinList(items, ", ", " and ") +
+         (plots ? " (" + std::to_string(plots) + " plots in " + plotDir + ")" : "") + "\n";
 }
 
 int runSim(const CommandLine &o, Compilation &c) {

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """all_stdlib.py DFLC STDLIB TMP: the solver's schedule of every stdlib network
 on every stdlib template is complete and valid when re-checked, and the
-re-check reports the solver's totals (the property the solver must keep)."""
+re-check reports the solver's totals (the property the solver must keep);
+its plots draw the report's numbers (plots_match_report.py); the report is
+valid against docs/report.schema.json (validate_report.py)."""
 import glob
 import json
 import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+from plots_match_report import check as check_plots
+from validate_report import errors as schema_errors
+
 dflc, stdlib, tmp = sys.argv[1:4]
+schema = json.load(open(os.path.join(stdlib, "..", "docs", "report.schema.json")))
 failures = []
 runs = 0
 for hw in sorted(glob.glob(os.path.join(stdlib, "hw", "*.dfl"))):
@@ -29,6 +36,8 @@ for hw in sorted(glob.glob(os.path.join(stdlib, "hw", "*.dfl"))):
         report = json.load(open(os.path.join(out, "report.json")))
         if not (checked["valid"] and checked["complete"]) or checked["totals"] != report["totals"]:
             failures.append(f"{name}: re-check differs from the solver's report")
+        failures += check_plots(out)
+        failures += [f"{name}: report.json: {e}" for e in schema_errors(schema, report)]
 print(f"{runs - len(failures)} of {runs} schedules valid")
 if failures:
     sys.exit("\n".join(failures))

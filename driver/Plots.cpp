@@ -1,0 +1,252 @@
+// The compile's plots (driver/Plots.h). Every chart is horizontal bars, one
+// row per layer, so ResNet-50's 54 layers stay readable; each bar carries its
+// value in a data- attribute (the report's number) and a tooltip.
+#include "driver/Plots.h"
+
+#include "support/Format.h"
+#include "support/Svg.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dfl::driver {
+namespace {
+
+using svg::escape;
+using svg::num;
+using Json = nlohmann::ordered_json;
+
+constexpr double kLabel = 160, kPlot = 600, kValue = 110, kRow = 18, kBar = 13, kTop = 62, kAxis = 44;
+
+struct Component {
+  std::string name;
+  double pj = 0;
+};
+
+/// A layer's energy split as the report gives it: MAC, each memory level,
+/// NoC, bus and static add up to the layer's total.
+std::vector<Component> layerComponents(const Json &layer) {
+  const Json &e = layer["energy_pj"];
+  std::vector<Component> parts = {{"MAC", e["mac"].get<double>()}};
+  for (const Json &level : layer["levels"])
+    parts.push_back({level["level"].get<std::string>(), level["energy_pj"].get<double>()});
+  for (const char *k : {"noc", "bus", "static"})
+    parts.push_back({k == std::string("noc") ? "NoC" : k, e[k].get<double>()});
+  return parts;
+}
+
+std::vector<Component> totalComponents(const Json &totals) {
+  std::vector<Component> parts = {{"MAC", totals["mac_pj"].get<double>()}};
+  for (const auto &[level, pj] : totals["levels_pj"].items())
+    parts.push_back({level, pj.get<double>()});
+  parts.push_back({"NoC", totals["noc_pj"].get<double>()});
+  parts.push_back({"bus", totals["bus_pj"].get<double>()});
+  parts.push_back({"static", totals["static_pj"].get<double>()});
+  return parts;
+}
+
+/// The energy unit that makes `maxPj` read as 1 to 1000, and its size in pJ.
+std::pair<const char *, double> energyUnit(double maxPj) {
+  const char *units[] = {"pJ", "nJ", "µJ", "mJ", "J"};
+  double scale = 1;
+  size_t i = 0;
+  while (maxPj / scale >= 1000 && i + 1 < std::size(units))
+    scale *= 1000, ++i;
+  return {units[i], scale};
+}
+
+std::string text(double x, double y, const std::string &s, const std::string &attrs = "") {
+  return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\"" + (attrs.empty() ? "" : " " + attrs) + ">" + escape(s) +
+         "</text>\n";
+}
+
+std::string rect(double x, double y, double w, double h, const std::string &fill, const std::string &attrs,
+                 const std::string &tip) {
+  return "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
+         "\" fill=\"" + fill + "\"" + (attrs.empty() ? "" : " " + attrs) + "><title>" + escape(tip) +
+         "</title></rect>\n";
+}
+
+/// The title, the subtitle and, when `legend` is not empty, one swatch per name.
+std::string header(const std::string &title, const std::string &subtitle, const std::vector<std::string> &legend) {
+  std::string out = text(10, 20, title, "font-weight=\"bold\" font-size=\"14\"") +
+                    text(10, 37, subtitle, "font-size=\"11\" fill=\"#555\"");
+  double x = kLabel;
+  for (size_t i = 0; i < legend.size(); ++i) {
+    out += "<rect x=\"" + num(x) + "\" y=\"45\" width=\"10\" height=\"10\" fill=\"" + svg::colour(i) + "\"/>\n" +
+           text(x + 14, 54, legend[i], "font-size=\"11\"");
+    x += 24 + 7 * static_cast<double>(legend[i].size());
+  }
+  return out;
+}
+
+/// Vertical grid lines and the x axis under `rows` rows, ticks every round
+/// step up to `max` (in the axis' unit), labelled with `label`.
+std::string axis(double max, size_t rows, const std::string &label, double *height) {
+  double bottom = kTop + static_cast<double>(rows) * kRow + 4, step = svg::tickStep(max);
+  std::string out = "<line x1=\"" + num(kLabel) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(kLabel + kPlot) +
+                    "\" y2=\"" + num(bottom) + "\" stroke=\"#333\"/>\n";
+  for (double t = 0; t <= max * (1 + 1e-9); t += step) {
+    double x = kLabel + t / max * kPlot;
+    out += "<line x1=\"" + num(x) + "\" y1=\"" + num(kTop - 4) + "\" x2=\"" + num(x) + "\" y2=\"" + num(bottom + 5) +
+           "\" stroke=\"#ddd\"/>\n" + text(x, bottom + 18, formatTrimmed(t, 3), "font-size=\"11\" text-anchor=\"middle\"");
+  }
+  out += text(kLabel + kPlot / 2, bottom + 36, label, "font-size=\"12\" text-anchor=\"middle\"");
+  *height = bottom + kAxis;
+  return out;
+}
+
+/// The axis maximum: a whole number of ticks at or above `max`.
+double axisMax(double max) {
+  if (max <= 0)
+    return 1;
+  double step = svg::tickStep(max);
+  return std::ceil(max / step * (1 - 1e-12)) * step;
+}
+
+std::string subtitleOf(const Json &r) {
+  return r["network"].get<std::string>() + " on " + r["hardware"].get<std::string>() + ", batch " +
+         std::to_string(r["batch"].get<int64_t>()) + "; total " + formatEnergy(r["totals"]["energy_pj"].get<double>()) +
+         " (numbers from report.json; hover a bar for its value)";
+}
+
+std::string energyByLayer(const Json &r) {
+  const Json &layers = r["layers"];
+  std::vector<std::string> names;
+  for (const Component &c : layerComponents(layers.at(0)))
+    names.push_back(c.name);
+  double maxPj = 0;
+  for (const Json &l : layers)
+    maxPj = std::max(maxPj, l["energy_pj"]["total"].get<double>());
+  auto [unit, scale] = energyUnit(maxPj);
+  double top = axisMax(maxPj / scale);
+  std::string body = header("Energy by layer and component", subtitleOf(r), names);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Json &l = layers[i];
+    std::string name = l["name"].get<std::string>();
+    double y = kTop + static_cast<double>(i) * kRow, x = kLabel;
+    body += text(kLabel - 6, y + kBar - 2, name, "text-anchor=\"end\" font-size=\"11\"");
+    std::vector<Component> parts = layerComponents(l);
+    for (size_t c = 0; c < parts.size(); ++c) {
+      double w = std::max(0.0, parts[c].pj / scale / top * kPlot);   // -1e-9 pJ of rounding draws nothing
+      body += rect(x, y, w, kBar, svg::colour(c),
+                   "data-layer=\"" + escape(name) + "\" data-component=\"" + escape(parts[c].name) + "\" data-pj=\"" +
+                       formatFixed(parts[c].pj, 3) + "\"",
+                   name + " " + parts[c].name + ": " + formatEnergy(parts[c].pj));
+      x += w;
+    }
+    body += text(x + 4, y + kBar - 2, formatEnergy(l["energy_pj"]["total"].get<double>()),
+                 "font-size=\"10\" fill=\"#555\"");
+  }
+  double height = 0;
+  body = axis(top, layers.size(), std::string("energy (") + unit + ")", &height) + body;  // grid lines under the bars
+  return svg::document(kLabel + kPlot + kValue, height, body);
+}
+
+std::string energyByLevel(const Json &r) {
+  std::vector<Component> parts = totalComponents(r["totals"]);
+  double total = r["totals"]["energy_pj"].get<double>(), maxPj = 0;
+  for (const Component &c : parts)
+    maxPj = std::max(maxPj, c.pj);
+  auto [unit, scale] = energyUnit(maxPj);
+  double top = axisMax(maxPj / scale);
+  std::string body = header("Energy by component: MAC, memory levels (innermost first), NoC, bus, static", subtitleOf(r), {});
+  for (size_t c = 0; c < parts.size(); ++c) {
+    double y = kTop + static_cast<double>(c) * kRow;
+    body += text(kLabel - 6, y + kBar - 2, parts[c].name, "text-anchor=\"end\"");
+    double w = std::max(0.0, parts[c].pj / scale / top * kPlot);
+    body += rect(kLabel, y, w, kBar, svg::colour(c),
+                 "data-component=\"" + escape(parts[c].name) + "\" data-pj=\"" + formatFixed(parts[c].pj, 3) + "\"",
+                 parts[c].name + ": " + formatEnergy(parts[c].pj));
+    body += text(kLabel + w + 4, y + kBar - 2,
+                 formatEnergy(parts[c].pj) + " (" + formatFixed(total > 0 ? 100 * parts[c].pj / total : 0, 1) + " %)",
+                 "font-size=\"10\" fill=\"#555\"");
+  }
+  double height = 0;
+  body = axis(top, parts.size(), std::string("energy (") + unit + ")", &height) + body;  // grid lines under the bars
+  return svg::document(kLabel + kPlot + kValue, height, body);
+}
+
+std::string utilization(const Json &r) {
+  const Json &layers = r["layers"];
+  std::string body = header("PE utilization per layer", r["network"].get<std::string>() + " on " +
+                                                            r["hardware"].get<std::string>() +
+                                                            ": the PEs in use over all PEs (docs/directives.md §8)",
+                            {});
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Json &l = layers[i];
+    std::string name = l["name"].get<std::string>();
+    double u = l["utilization"].get<double>(), y = kTop + static_cast<double>(i) * kRow, w = u * kPlot;
+    body += text(kLabel - 6, y + kBar - 2, name, "text-anchor=\"end\" font-size=\"11\"");
+    body += rect(kLabel, y, w, kBar, svg::colour(0),
+                 "data-layer=\"" + escape(name) + "\" data-utilization=\"" + formatFixed(u, 6) + "\"",
+                 name + ": " + formatFixed(100 * u, 1) + " %");
+    body += text(kLabel + w + 4, y + kBar - 2, formatFixed(100 * u, 1) + " %", "font-size=\"10\" fill=\"#555\"");
+  }
+  double height = 0;
+  body = axis(100, layers.size(), "PE utilization (%)", &height) + body;  // grid lines under the bars
+  return svg::document(kLabel + kPlot + kValue, height, body);
+}
+
+} // namespace
+
+OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::vector<TradeoffPoint> &front,
+                        TradeoffPoint chosen, const std::string &title) {
+  constexpr double kHeight = 360, kLeft = 80;
+  double maxPj = chosen.energyPj, maxCycles = chosen.latencyCycles;
+  for (const TradeoffPoint &p : evaluated)
+    maxPj = std::max(maxPj, p.energyPj), maxCycles = std::max(maxCycles, p.latencyCycles);
+  auto [unit, scale] = energyUnit(maxPj);
+  double topE = axisMax(maxPj / scale), topL = axisMax(maxCycles);
+  auto x = [&](double cycles) { return kLeft + cycles / topL * kPlot; };
+  auto y = [&](double pj) { return kTop + kHeight - pj / scale / topE * kHeight; };
+  auto at = [&](const TradeoffPoint &p) { return "cx=\"" + num(x(p.latencyCycles)) + "\" cy=\"" + num(y(p.energyPj)) + "\""; };
+  auto values = [&](const TradeoffPoint &p) {
+    return "data-pj=\"" + formatFixed(p.energyPj, 3) + "\" data-cycles=\"" + formatFixed(p.latencyCycles, 3) + "\"";
+  };
+  std::string body = text(10, 20, "Energy-latency trade-off of the schedules the solver evaluated",
+                          "font-weight=\"bold\" font-size=\"14\"") +
+                     text(10, 37, title + "; grey: evaluated, blue line: the front (none better in both), ring: chosen",
+                          "font-size=\"11\" fill=\"#555\"");
+  // axes and grid: latency across, energy up
+  double bottom = kTop + kHeight;
+  for (double t = 0; t <= topL * (1 + 1e-9); t += svg::tickStep(topL))
+    body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x(t)) + "\" y2=\"" + num(bottom + 5) +
+            "\" stroke=\"#ddd\"/>\n" + text(x(t), bottom + 18, formatScaled(t), "font-size=\"11\" text-anchor=\"middle\"");
+  for (double e = 0; e <= topE * (1 + 1e-9); e += svg::tickStep(topE))
+    body += "<line x1=\"" + num(kLeft - 5) + "\" y1=\"" + num(y(e * scale)) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" +
+            num(y(e * scale)) + "\" stroke=\"#ddd\"/>\n" +
+            text(kLeft - 8, y(e * scale) + 4, formatTrimmed(e, 3), "font-size=\"11\" text-anchor=\"end\"");
+  body += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" + num(bottom) +
+          "\" stroke=\"#333\"/>\n<line x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" +
+          num(bottom) + "\" stroke=\"#333\"/>\n";
+  body += text(kLeft + kPlot / 2, bottom + 36, "latency (cycles)", "text-anchor=\"middle\"");
+  body += text(16, kTop + kHeight / 2, std::string("energy (") + unit + ")",
+               "text-anchor=\"middle\" transform=\"rotate(-90 16 " + num(kTop + kHeight / 2) + ")\"");
+  for (const TradeoffPoint &p : evaluated)
+    body += "<circle " + at(p) + " r=\"3\" fill=\"#999\" fill-opacity=\"0.6\" class=\"evaluated\" " + values(p) + "/>\n";
+  std::string line;
+  for (const TradeoffPoint &p : front)
+    line += (line.empty() ? "" : " ") + num(x(p.latencyCycles)) + "," + num(y(p.energyPj));
+  body += "<polyline points=\"" + line + "\" fill=\"none\" stroke=\"" + svg::colour(0) + "\" stroke-width=\"1.5\"/>\n";
+  for (const TradeoffPoint &p : front)
+    body += "<circle " + at(p) + " r=\"4\" fill=\"" + svg::colour(0) + "\" class=\"front\" " + values(p) + "><title>" +
+            formatEnergy(p.energyPj) + ", " + formatFixed(p.latencyCycles, 0) + " cycles</title></circle>\n";
+  body += "<circle " + at(chosen) + " r=\"8\" fill=\"none\" stroke=\"" + svg::colour(3) +
+          "\" stroke-width=\"2\" class=\"chosen\" " + values(chosen) + "><title>chosen: " + formatEnergy(chosen.energyPj) +
+          ", " + formatFixed(chosen.latencyCycles, 0) + " cycles</title></circle>\n";
+  return {"plots/tradeoff.svg", svg::document(kLeft + kPlot + 40, bottom + kAxis, body)};
+}
+
+std::vector<OutputFile> reportPlots(const std::string &reportJson) {
+  Json r = Json::parse(reportJson);
+  if (r["layers"].empty() || !r["complete"].get<bool>() || !r["valid"].get<bool>())
+    return {};   // no numbers to draw (a compile's schedule is always complete and valid)
+  return {{"plots/energy_by_layer.svg", energyByLayer(r)},
+          {"plots/energy_by_level.svg", energyByLevel(r)},
+          {"plots/utilization.svg", utilization(r)}};
+}
+
+} // namespace dfl::driver

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""plots_match_report.py OUT...: each compile output's plots, as report.json's
+"plots" names them, exist, are well-formed SVG, and draw the report's numbers:
+every bar's data-pj / data-utilization is the report's value, a layer's
+component bars add up to its total (mac + levels + noc + bus + static, the
+report's own decomposition), and bar lengths are proportional to the values
+(one scale per chart; utilization: 100 % is the plot's width, 600 px)."""
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def close(a, b, tol):
+    """Equal up to the drawn value's 3 decimals and a relative `tol`."""
+    return abs(a - b) <= 5e-4 + tol * max(abs(a), abs(b))
+
+
+def bars(svg):
+    return [r for r in ET.parse(svg).getroot().iter(NS + "rect") if "data-pj" in r.attrib or "data-utilization" in r.attrib]
+
+
+def check(out):
+    errors = []
+    report = json.load(open(os.path.join(out, "report.json")))
+    names = report["plots"]
+    base = ["plots/energy_by_layer.svg", "plots/energy_by_level.svg", "plots/utilization.svg"]
+    pareto = os.path.join(out, "pareto.json")
+    if names != base + (["plots/tradeoff.svg"] if os.path.exists(pareto) else []):
+        return [f"{out}: plots {names}"]
+    files = {n: os.path.join(out, n) for n in names}
+    for n, f in files.items():
+        if not os.path.isfile(f):
+            errors.append(f"{out}: {n} missing")
+    if errors:
+        return errors
+    layers = {l["name"]: l for l in report["layers"]}
+    # energy by layer: each component is the report's number; the parts sum to the total
+    sums, scale = {}, []
+    for r in bars(files["plots/energy_by_layer.svg"]):
+        layer, comp, pj = r.get("data-layer"), r.get("data-component"), float(r.get("data-pj"))
+        e = layers[layer]["energy_pj"]
+        want = {"MAC": e["mac"], "NoC": e["noc"], "bus": e["bus"], "static": e["static"]}.get(comp)
+        if want is None:
+            want = next(l["energy_pj"] for l in layers[layer]["levels"] if l["level"] == comp)
+        if not close(pj, want, 1e-9):
+            errors.append(f"{out}: {layer} {comp} drawn as {pj} pJ, report {want}")
+        sums[layer] = sums.get(layer, 0) + pj
+        if float(r.get("width")) > 20:   # widths are rounded to 0.1 px
+            scale.append(float(r.get("width")) / pj)
+    for layer, s in sums.items():
+        if not close(s, layers[layer]["energy_pj"]["total"], 1e-9):
+            errors.append(f"{out}: {layer} parts add to {s}, total {layers[layer]['energy_pj']['total']}")
+    if set(sums) != set(layers):
+        errors.append(f"{out}: layers drawn {sorted(sums)} != report {sorted(layers)}")
+    if scale and max(scale) > min(scale) * 1.01:
+        errors.append(f"{out}: energy_by_layer bar lengths not proportional")
+    # energy by level: the totals
+    t = report["totals"]
+    want = dict(t["levels_pj"], MAC=t["mac_pj"], NoC=t["noc_pj"], bus=t["bus_pj"], static=t["static_pj"])
+    drawn = {r.get("data-component"): float(r.get("data-pj")) for r in bars(files["plots/energy_by_level.svg"])}
+    if drawn.keys() != want.keys() or any(not close(drawn[k], want[k], 1e-9) for k in want):
+        errors.append(f"{out}: energy_by_level {drawn} != report {want}")
+    # utilization: 600 px is 100 %
+    for r in bars(files["plots/utilization.svg"]):
+        u, w = float(r.get("data-utilization")), float(r.get("width"))
+        if not close(u, layers[r.get("data-layer")]["utilization"], 1e-6) or abs(w - 600 * u) > 0.051:
+            errors.append(f"{out}: utilization of {r.get('data-layer')}: {u}, {w} px")
+    if os.path.exists(pareto):
+        errors += check_tradeoff(out, report, json.load(open(pareto)), files["plots/tradeoff.svg"])
+    return errors
+
+
+def check_tradeoff(out, report, pareto, svg):
+    """The front's points are pareto.json's, the ring is the report's totals,
+    and every evaluated point lies on or above-right of the front (none of
+    them dominates a front point)."""
+    errors = []
+    circles = list(ET.parse(svg).getroot().iter(NS + "circle"))
+    point = lambda c: (float(c.get("data-pj")), float(c.get("data-cycles")))
+    front = [point(c) for c in circles if c.get("class") == "front"]
+    want = [(p["energy_pj"], p["latency_cycles"]) for p in pareto["front"]]
+    if len(front) != len(want) or any(not (close(a[0], b[0], 1e-9) and close(a[1], b[1], 1e-9)) for a, b in zip(front, want)):
+        errors.append(f"{out}: tradeoff front {front} != pareto.json {want}")
+    chosen = [point(c) for c in circles if c.get("class") == "chosen"]
+    t = report["totals"]
+    if len(chosen) != 1 or not (close(chosen[0][0], t["energy_pj"], 1e-9) and close(chosen[0][1], t["latency_cycles"], 1e-9)):
+        errors.append(f"{out}: tradeoff chosen {chosen} != report totals")
+    evaluated = [point(c) for c in circles if c.get("class") == "evaluated"]
+    if len(evaluated) != pareto["alternatives_evaluated"]:
+        errors.append(f"{out}: {len(evaluated)} evaluated points, pareto.json says {pareto['alternatives_evaluated']}")
+    for e in evaluated:
+        if any(e[0] < f[0] - 1e-3 and e[1] < f[1] - 1e-3 for f in front):
+            errors.append(f"{out}: evaluated {e} dominates a front point")
+    return errors
+
+
+if __name__ == "__main__":
+    errors = [e for out in sys.argv[1:] for e in check(out)]
+    print(f"plots of {len(sys.argv) - 1} reports checked")
+    if errors:
+        sys.exit("\n".join(errors[:20]))
