@@ -391,16 +391,31 @@ bool Compilation::write(const std::vector<OutputFile> &files) {
       outputError_ = "cannot write '" + f.path + "': it is the input '" + input + "'; choose another -o";
       return false;
     }
+  // The directories this write creates, outermost first: a failed write
+  // removes them again (those still empty), leaving nothing behind.
+  std::vector<fs::path> made;
+  auto unmake = [&] {
+    std::error_code ignored;
+    for (auto d = made.rbegin(); d != made.rend(); ++d)
+      fs::remove(*d, ignored);   // an empty directory only
+  };
   std::error_code ec;
   for (const OutputFile &f : outputs) {
-    fs::create_directories(fs::path(f.path).parent_path(), ec);
+    const fs::path dir = fs::path(f.path).parent_path();
+    std::vector<fs::path> missing;
+    for (fs::path d = dir; !d.empty() && !fs::exists(fs::symlink_status(d, ec)); d = d.parent_path())
+      missing.push_back(d);
+    fs::create_directories(dir, ec);
+    made.insert(made.end(), missing.rbegin(), missing.rend());
     if (ec) {
-      outputError_ = "cannot create output directory '" + fs::path(f.path).parent_path().string() + "': " + ec.message();
+      outputError_ = "cannot create output directory '" + dir.string() + "': " + ec.message();
+      unmake();
       return false;
     }
   }
   if (auto error = ::dfl::driver::writeOutputs(outputs)) {
     outputError_ = "cannot write '" + error->path + "': " + error->reason;
+    unmake();
     return false;
   }
   for (const OutputFile &f : outputs)
