@@ -96,7 +96,7 @@ def wait_for(what, check, seconds):
 
 daemons.append(subprocess.Popen(["munged", "-F", "--force", f"--key-file={key}", f"--socket={sock}",
                                  f"--pid-file={work}/munge/munged.pid", f"--seed-file={work}/munge/seed",
-                                 f"--log-file={work}/munged.log"]))
+                                 f"--log-file={work}/munged.log"], stderr=subprocess.DEVNULL))
 wait_for("munged", lambda: os.path.exists(sock), 20)
 daemons.append(subprocess.Popen(["slurmctld", "-D", "-i", "-f", conf], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL))
