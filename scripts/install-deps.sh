@@ -15,6 +15,7 @@ packages=(
   python3                             # lit
   python3-jsonschema                  # tests/lit/compile: report.json against docs/report.schema.json
   neovim                              # tests/nvim: the real Neovim LSP client test (0.7.2)
+  slurm-wlm munge parallel            # dflc sweep: tests/lit/sweep runs a real Slurm and GNU parallel
 )
 # tests/lsp-client (the real-client LSP test) and editors/vscode need node and
 # npm. Debian has them as nodejs + npm; a machine whose node comes from

@@ -65,6 +65,22 @@ Usage:
                                      energy and latency (B/A), the energy by
                                      component, the segments, and the
                                      directives that differ
+  dflc sweep SPEC -o OUT [options]   solve every point of a design-space sweep
+                                     (docs/sweep.md) on all cores, skipping
+                                     points OUT already has; write
+                                     OUT/sweep.csv, OUT/sweep.json and
+                                     OUT/pareto.svg
+                                     --jobs N: worker processes,
+                                     --progress: a progress line on stderr
+                                     even when it is not a terminal,
+                                     --slice I/N: only the points whose
+                                     index is I modulo N (no merge),
+                                     --slurm [--tasks N] [--submit]
+                                     [--sbatch-option OPT]: write (and
+                                     submit) OUT/sweep.sbatch, a job array,
+                                     --parallel SSHLOGINS [--tasks N]: run
+                                     the slices through GNU parallel
+  dflc sweep --merge OUT             merge OUT/points into the tables
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
@@ -187,7 +203,7 @@ public:
 
   std::optional<CommandLine> command() {
     CommandLine o;
-    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed"};
+    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed", "sweep"};
     for (size_t i = 0; i < args_.size(); ++i) {
       const std::string &a = args_[i];
       bool failed = false;
@@ -236,6 +252,38 @@ public:
       } else if (auto v = value(i, "--max-energy", failed)) {
         if (!(o.driver.maxEnergyPj = driver::parseEnergyBound(*v, error_)))
           return std::nullopt;
+      } else if (auto v = value(i, "--merge", failed)) {
+        o.mergeDir = *v;
+      } else if (auto v = value(i, "--jobs", failed)) {
+        auto n = integer(*v, 1, 4096, "--jobs needs an integer from 1 to 4096");
+        if (!n)
+          return std::nullopt;
+        o.jobs = static_cast<size_t>(*n);
+      } else if (auto v = value(i, "--tasks", failed)) {
+        auto n = integer(*v, 1, 100000, "--tasks needs an integer from 1 to 100000");
+        if (!n)
+          return std::nullopt;
+        o.tasks = static_cast<size_t>(*n);
+      } else if (auto v = value(i, "--slice", failed)) {
+        size_t slash = v->find('/');
+        auto n = slash == std::string::npos ? std::nullopt
+                                            : integer(v->substr(slash + 1), 1, 100000, "--slice needs I/N with 0 <= I < N");
+        auto k = n ? integer(v->substr(0, slash), 0, *n - 1, "--slice needs I/N with 0 <= I < N") : std::nullopt;
+        if (!k) {
+          error_ = "--slice needs I/N with 0 <= I < N, got '" + *v + "'";
+          return std::nullopt;
+        }
+        o.slice = static_cast<size_t>(*k), o.slices = static_cast<size_t>(*n);
+      } else if (a == "--progress") {
+        o.progress = true;
+      } else if (a == "--slurm") {
+        o.slurm = true;
+      } else if (a == "--submit") {
+        o.submit = true;
+      } else if (auto v = value(i, "--sbatch-option", failed)) {
+        o.sbatchOptions.push_back(*v);
+      } else if (auto v = value(i, "--parallel", failed)) {
+        o.sshLogins = *v;
       } else if (a == "--pareto") {
         o.driver.pareto = true;
       } else if (a == "--sim") {
@@ -283,7 +331,8 @@ public:
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
-                                "--sim", "--layers", "--seed",
+                                "--sim", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
+                                "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
       } else if (o.command.empty()) {
@@ -293,7 +342,7 @@ public:
             o.driver.files.push_back(a);
             continue;
           }
-          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt or embed)";
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt, embed or sweep)";
           return std::nullopt;
         }
         o.command = a;
@@ -313,6 +362,13 @@ private:
   static std::optional<std::string> misuse(const CommandLine &o) {
     if (o.command.empty())
       return "no command given";
+    bool sweepOption = !o.mergeDir.empty() || o.jobs || o.slices > 1 || o.progress || o.slurm || o.submit ||
+                       !o.sbatchOptions.empty() || o.tasks || !o.sshLogins.empty();
+    if (o.command != "sweep" && sweepOption)
+      return "--merge, --jobs, --slice, --progress, --slurm, --submit, --sbatch-option, --tasks and --parallel are "
+             "options of 'dflc sweep'";
+    if (o.command == "sweep")
+      return sweepMisuse(o);
     if (o.driver.files.empty())
       return "'dflc " + o.command + "' needs at least one FILE";
     if (o.command == "diff" && o.driver.files.size() != 2)
@@ -352,6 +408,30 @@ private:
       return "--batch is an option of compile, check, sim and show";
     if (o.inPlace && o.check)
       return "-i and --check cannot be combined";
+    return std::nullopt;
+  }
+
+  static std::optional<std::string> sweepMisuse(const CommandLine &o) {
+    if (!o.mergeDir.empty())
+      return o.driver.files.empty() && o.driver.outDir.empty() && !o.slurm && o.sshLogins.empty() && o.slices == 1
+                 ? std::nullopt
+                 : std::optional<std::string>("'dflc sweep --merge OUT' takes no other FILE or option");
+    if (o.driver.files.size() != 1)
+      return "'dflc sweep' takes one FILE, the sweep spec (or --merge OUT)";
+    if (o.driver.outDir.empty())
+      return "'dflc sweep' needs an output directory: -o OUT";
+    if (o.slurm && !o.sshLogins.empty())
+      return "--slurm and --parallel cannot be combined";
+    if ((o.submit || !o.sbatchOptions.empty()) && !o.slurm)
+      return "--submit and --sbatch-option are options of 'dflc sweep --slurm'";
+    if (o.tasks && !o.slurm && o.sshLogins.empty())
+      return "--tasks is an option of 'dflc sweep --slurm' and '--parallel'";
+    if (o.slices > 1 && (o.slurm || !o.sshLogins.empty()))
+      return "--slice runs one slice here; --slurm and --parallel run them all";
+    const driver::DriverOptions defaults;
+    if (o.driver.solver != defaults.solver || o.driver.objective != defaults.objective || o.driver.batch ||
+        o.driver.train || o.timeLimitGiven)
+      return "the sweep spec gives the solver, objectives, batches and time limit (docs/sweep.md)";
     return std::nullopt;
   }
 

@@ -26,6 +26,15 @@ struct CommandLine {
   bool sim = false;
   std::vector<std::string> simLayers;   // --layers a,b (empty: all)
   std::optional<uint64_t> seed;         // --seed N
+  // dflc sweep (docs/sweep.md)
+  std::string mergeDir;                 // --merge OUT
+  std::optional<size_t> jobs;           // --jobs N (default: the CPUs this process may use)
+  size_t slice = 0, slices = 1;         // --slice I/N
+  bool progress = false;                // --progress: also when stderr is no terminal
+  bool slurm = false, submit = false;   // --slurm [--submit]
+  std::vector<std::string> sbatchOptions;   // --sbatch-option OPT
+  std::optional<size_t> tasks;          // --tasks N: slices of --slurm and --parallel
+  std::string sshLogins;                // --parallel SSHLOGINS
   // dflc lsp
   bool litTest = false;
   std::string logFile;

@@ -15,15 +15,23 @@
 #include "support/Check.h"
 #include "support/DiagnosticRenderer.h"
 #include "support/Format.h"
+#include "sweep/Sweep.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace dfl::tools {
@@ -517,6 +525,155 @@ int runEmbed(const CommandLine &o, Compilation &c) {
   return c.hasErrors() ? kExitInvalid : kExitOk;
 }
 
+/// The path of the dflc running, for the commands a sweep hands to Slurm or GNU parallel.
+std::string selfPath() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "dflc" : p.string();
+}
+
+/// Runs `argv` and waits; its stdout in `out` if given (else inherited).
+/// The exit status, or -1 if it could not run.
+int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr) {
+  int fds[2];
+  if (out && pipe(fds) != 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (out)
+      dup2(fds[1], STDOUT_FILENO), close(fds[0]), close(fds[1]);
+    std::vector<char *> args;
+    for (const std::string &a : argv)
+      args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::cerr << "dflc: error: cannot run '" << argv[0] << "': " << std::strerror(errno) << "\n";
+    _exit(127);
+  }
+  if (out) {
+    close(fds[1]);
+    char buf[4096];
+    for (ssize_t n; pid > 0 && (n = read(fds[0], buf, sizeof buf)) > 0;)
+      out->append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0)
+    return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int mergeAndReport(const std::string &outDir) {
+  sweep::MergeSummary m;
+  if (!sweep::mergeSweep(outDir, m)) {
+    std::cerr << "dflc: error: " << m.error << "\n";
+    return kExitInvalid;
+  }
+  std::cout << "sweep: " << m.finished << " of " << m.points << " points finished";
+  if (m.failed)
+    std::cout << " (" << m.failed << " without a valid schedule: see their message)";
+  std::cout << "\nwrote " << joinList(m.written, ", ", " and ") << "\n";
+  if (m.finished < m.points)
+    std::cerr << "dflc: note: " << m.points - m.finished << " points have no result yet; run the sweep again to "
+              << "solve them\n";
+  return kExitOk;
+}
+
+/// dflc sweep: a design-space sweep, here, in slices, on Slurm or through GNU parallel.
+int runSweep(const CommandLine &o) {
+  if (!o.mergeDir.empty())
+    return mergeAndReport(o.mergeDir);
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
+  auto spec = sweep::readSweepSpec(o.driver.files[0], o.driver.includes, sm, diags);
+  printDiagnostics(o, sm, diags);
+  if (!spec)
+    return kExitInvalid;
+  std::vector<sweep::SweepPoint> points = sweep::sweepPoints(*spec);
+  size_t tasks = std::min(o.tasks.value_or(100), points.size());
+  if (o.slurm || !o.sshLogins.empty()) {
+    // The record first, so that the slices find OUT theirs (and a wrong OUT
+    // is refused here, not in every task).
+    std::string error;
+    if (!sweep::writeSpecRecord(*spec, points, o.driver.outDir, error)) {
+      std::cerr << "dflc: error: " << error << "\n";
+      return kExitInvalid;
+    }
+  }
+  if (o.slurm) {
+    std::filesystem::path out(o.driver.outDir);
+    std::string script = (out / "sweep.sbatch").string();
+    std::error_code ec;
+    std::filesystem::create_directories(out / "slurm", ec);   // sbatch opens the tasks' logs there
+    if (auto e = driver::writeOutputs({{script, sweep::slurmScript(selfPath(), o.driver.files[0], o.driver.outDir,
+                                                                   o.driver.includes, tasks, o.sbatchOptions)}})) {
+      std::cerr << "dflc: error: cannot write '" << e->path << "': " << e->reason << "\n";
+      return kExitInvalid;
+    }
+    std::cout << "wrote " << script << ": " << points.size() << " points in a job array of " << tasks << " tasks\n";
+    if (!o.submit) {
+      std::cout << "submit it with 'sbatch " << script << "', then run 'dflc sweep --merge " << o.driver.outDir
+                << "'\n";
+      return kExitOk;
+    }
+    std::string job, merge;
+    if (runProgram({"sbatch", "--parsable", script}, &job) != 0) {
+      std::cerr << "dflc: error: sbatch did not take " << script << "\n";
+      return kExitInvalid;
+    }
+    job = job.substr(0, job.find_first_of(";\n"));
+    std::string outAbs = std::filesystem::absolute(out).string();
+    if (runProgram({"sbatch", "--parsable", "--job-name=dflc-sweep-merge", "--dependency=afterany:" + job,
+                    "--output=" + outAbs + "/slurm/merge.out",
+                    "--wrap=exec '" + selfPath() + "' sweep --merge '" + outAbs + "'"},
+                   &merge) != 0) {
+      std::cerr << "dflc: error: sbatch did not take the merge job after job " << job << "\n";
+      return kExitInvalid;
+    }
+    merge = merge.substr(0, merge.find_first_of(";\n"));
+    std::cout << "submitted job array " << job << " and merge job " << merge << " (after it)\n";
+    return kExitOk;
+  }
+  if (!o.sshLogins.empty()) {
+    int status = runProgram(sweep::parallelCommand(selfPath(), o.driver.files[0], o.driver.outDir, o.driver.includes,
+                                                   tasks, o.sshLogins));
+    if (status != 0) {
+      std::cerr << "dflc: error: GNU parallel failed (exit " << status << ")\n";
+      return kExitInvalid;
+    }
+    return mergeAndReport(o.driver.outDir);
+  }
+  sweep::RunOptions ro{o.driver.outDir, o.driver.includes, 1, o.slice, o.slices, {}};
+  cpu_set_t cpus;
+  ro.jobs = o.jobs.value_or(sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1);
+  bool tty = isatty(STDERR_FILENO);
+  auto start = std::chrono::steady_clock::now();
+  if (tty || o.progress)
+    ro.progress = [&](size_t done, size_t all, size_t resumed) {
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double rate = done / std::max(s, 1e-9);
+      auto eta = static_cast<long>(std::lround((all - done) / std::max(rate, 1e-9)));
+      char etaText[32];
+      std::snprintf(etaText, sizeof etaText, "%ld:%02ld", eta / 60, eta % 60);
+      std::cerr << (tty ? "\r\033[K" : "") << "dflc sweep: " << done + resumed << "/" << all + resumed << " points"
+                << (resumed ? " (" + std::to_string(resumed) + " resumed)" : "") << ", "
+                << formatFixed(rate, 2) << " points/s, ETA " << etaText << (tty ? "" : "\n") << std::flush;
+      if (tty && done == all)
+        std::cerr << "\r\033[K";
+    };
+  sweep::RunSummary s;
+  if (!sweep::runPoints(*spec, points, ro, s)) {
+    std::cerr << "dflc: error: " << s.error << "\n";
+    return kExitInvalid;
+  }
+  if (o.slices > 1) {
+    std::cout << "slice " << o.slice << "/" << o.slices << ": " << s.points << " points, " << s.resumed
+              << " already finished, " << s.solved << " solved now\n";
+    return s.solved + s.resumed == s.points ? kExitOk : kExitInvalid;
+  }
+  return mergeAndReport(o.driver.outDir);
+}
+
 /// dflc lsp: the language server on stdio, with the driver's options.
 int runLsp(const CommandLine &o) {
   lsp::LspOptions lo;
@@ -548,6 +705,8 @@ int runCommand(const CommandLine &cl) {
     return listDiagnostics(cl.markdown);
   if (cl.command == "lsp")
     return runLsp(cl);
+  if (cl.command == "sweep")
+    return runSweep(cl);
   driver::PassTimer timer;
   int status;
   if (cl.command == "fmt") {
