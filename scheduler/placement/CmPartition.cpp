@@ -38,17 +38,17 @@ public:
       const Layer &l = net_.layers[q];
       const CmPartition &part = p_.partitions[static_cast<size_t>(partOf_[q])];
       int64_t offset = 0;   // concat: the operand's first output channel
-      for (size_t o = 0; o < l.operands.size(); ++o) {
-        const TensorRef &ref = l.operands[o];
-        if (!ref.isInput && partOf_[static_cast<size_t>(ref.index)] == partOf_[q])
-          continue;   // inside the partition: on the core already
+      for (const TensorRef &ref : l.operands) {
         TensorShape shape = ref.isInput ? net_.inputs[static_cast<size_t>(ref.index)].shape
                                         : net_.layers[static_cast<size_t>(ref.index)].ofmShape;
+        int64_t first = offset;
+        offset += shape.C;
+        if (!ref.isInput && partOf_[static_cast<size_t>(ref.index)] == partOf_[q])
+          continue;   // inside the partition: on the core already
         int producer = ref.isInput ? -1 - ref.index : ref.index;   // tensors of inputs are negative
         for (int64_t k = 0; k < shape.C; ++k)
-          for (int to : consumersOf(l, part, static_cast<int>(q), k, offset))
+          for (int to : consumersOf(l, part, static_cast<int>(q), k, first))
             add(producer, k, sourceOf(ref, k), to, shape.X * shape.Y);
-        offset += shape.C;
       }
     }
     // Network outputs: every tensor no layer reads leaves through the GCU.

@@ -160,10 +160,11 @@ private:
 
 /// Whether the first `edges` edges can be routed together (nullopt: a limit
 /// stopped the search first).
-std::optional<bool> routable(const Setup &s, size_t edges, const CmPlacementOptions &o) {
+std::optional<bool> routable(const Setup &s, size_t edges, uint64_t nodeLimit,
+                             std::chrono::steady_clock::time_point deadline) {
   auto *root = new PlacementSpace(s, edges, CmObjective::LongestRoute);
   Search::Options so;
-  LimitStop stop(o.nodeLimit, std::chrono::steady_clock::now() + o.timeLimit);
+  LimitStop stop(nodeLimit, deadline);
   so.stop = &stop;
   so.clone = false;
   DFS<PlacementSpace> dfs(root, so);
@@ -200,9 +201,12 @@ CmPlacement placeOnCores(const CmPartitioning &p, const CmHardware &hw, const Cm
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!best) {
     out.status = stopped ? CmPlacement::Status::NoneWithinLimit : CmPlacement::Status::Infeasible;
-    if (!stopped)   // the first edge that cannot join the routes before it
+    // The first edge that cannot join the routes before it, all the
+    // searches within one more time limit.
+    auto deadline = std::chrono::steady_clock::now() + options.timeLimit;
+    if (!stopped)
       for (size_t k = 1; k <= s.edges.size(); ++k)
-        if (auto ok = routable(s, k, options); ok && !*ok) {
+        if (auto ok = routable(s, k, options.nodeLimit, deadline); ok && !*ok) {
           out.blockingEdge = static_cast<int>(k - 1);
           break;
         }
