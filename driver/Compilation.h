@@ -14,7 +14,7 @@
 //                   W0703 at the time limit), for `dflc embed`
 //   placeOnCm       on a computational-memory chip (docs/cm.md), instead of
 //                   select and solve: partitions, crossbar tiles and their
-//                   cores (E1004-E1007); then writeFiles writes placement.*
+//                   cores (E1104-E1107); then writeFiles writes placement.*
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //

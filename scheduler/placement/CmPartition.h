@@ -18,7 +18,7 @@
 //
 // Before: an analyzed network and CM hardware. After: the partitions, their
 // tiles and the tile graph with words per image on every edge, or
-// diagnostics (E1004: a layer the crossbar cannot compute; E1005: a DPU
+// diagnostics (E1104: a layer the crossbar cannot compute; E1105: a DPU
 // operation the hardware does not list).
 #pragma once
 
@@ -64,7 +64,7 @@ struct CmPartitioning {
 };
 
 /// The partitions, tiles and tile graph of `net` on `hw`; nullopt after
-/// reporting E1004 or E1005.
+/// reporting E1104 or E1105.
 std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardware &hw, DiagnosticsEngine &diags);
 
 } // namespace dfl
