@@ -337,6 +337,75 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
                       " on " + model_.hardware[selected_->hardware].name + ")");
 }
 
+bool Compilation::targetsCm() const {
+  return model_.cmHardware.size() == 1 && model_.hardware.empty() && model_.schedules.empty();
+}
+
+const CmMapping &Compilation::cmMapping() const {
+  DFLC_CHECK(cmMapping_) << "no CM mapping: placeOnCm() did not succeed";
+  return *cmMapping_;
+}
+
+bool Compilation::placeOnCm(const CmPlacementOptions &options) {
+  enter(Stage::Analyzed, "place");
+  PassTimer::Scope time(timer_, "place");
+  stage_ = Stage::Checked;   // what writeFiles() follows
+  const CmHardware &hw = model_.cmHardware[0];
+  if (model_.networks.size() != 1) {
+    diags_.report({}, diag::err_compile_ambiguous)
+        << "the inputs declare " + std::to_string(model_.networks.size()) + " networks; give one";
+    return false;
+  }
+  const Network &net = model_.networks[0];
+  auto p = partitionForCm(net, hw, diags_);
+  if (!p)
+    return false;
+  if (p->tiles.size() > static_cast<size_t>(hw.cores)) {
+    std::vector<std::string> tiled;   // the partitions that take more than one core
+    for (const CmPartition &part : p->partitions)
+      if (part.tiles() > 1)
+        tiled.push_back("'" + net.layers[static_cast<size_t>(part.crossbarLayer)].name + "' " +
+                        std::to_string(part.rows) + " x " + std::to_string(part.cols) + " on " +
+                        std::to_string(part.rowTiles) + " x " + std::to_string(part.colTiles));
+    diags_.report(net.nameRange, diag::err_cm_cores_needed).note(hw.coresRange, diag::note_cm_cores_here)
+        << net.name << p->tiles.size() << hw.name << hw.cores
+        << std::to_string(p->partitions.size()) + " partitions" +
+               (tiled.empty() ? "" : ", of which " + joinList(tiled, ", ", " and ")) + " (crossbar " +
+               std::to_string(hw.xbarRows) + " x " + std::to_string(hw.xbarCols) + ")";
+    return false;
+  }
+  CmMapping m{std::move(*p), {}, options.objective};
+  m.placement = placeOnCores(m.partitioning, hw, options);
+  using Status = CmPlacement::Status;
+  if (m.placement.status == Status::Infeasible || m.placement.status == Status::NoneWithinLimit) {
+    std::string why;
+    auto name = [&](int t) {
+      if (t < 0)
+        return std::string(t == CmEdge::kGcuInput ? "the GCU input (core " + std::to_string(hw.inputCore) + ")"
+                                                  : "the GCU output (core " + std::to_string(hw.outputCore) + ")");
+      const CmTile &tile = m.partitioning.tiles[static_cast<size_t>(t)];
+      const CmPartition &part = m.partitioning.partitions[static_cast<size_t>(tile.partition)];
+      return "'" + net.layers[static_cast<size_t>(part.layers.front())].name + "'" +
+             (part.tiles() > 1 ? " tile " + std::to_string(tile.rowBlock) + "," + std::to_string(tile.colBlock) : "");
+    };
+    if (m.placement.status == Status::NoneWithinLimit)
+      why = "the search stopped at its limit (" + std::to_string(m.placement.nodes) + " nodes) before finding a placement";
+    else if (m.placement.blockingEdge >= 0) {
+      const CmEdge &e = m.partitioning.edges[static_cast<size_t>(m.placement.blockingEdge)];
+      why = "the edge from " + name(e.from) + " to " + name(e.to) + " (" + std::to_string(e.words) +
+            " words per image) has no route once the " + std::to_string(m.placement.blockingEdge) +
+            " edges before it are placed";
+    } else
+      why = "no assignment of " + std::to_string(m.partitioning.tiles.size()) + " tiles to " + std::to_string(hw.cores) +
+            " cores routes them all";
+    diags_.report(net.nameRange, diag::err_cm_no_route).note(hw.nameRange, diag::note_cm_hardware_here, hw.name)
+        << net.name << hw.name << why;
+    return false;
+  }
+  cmMapping_ = std::move(m);
+  return true;
+}
+
 bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
   enter(Stage::Solved, "write");
   DFLC_CHECK(solution_) << "writeOutputs() without a solution";

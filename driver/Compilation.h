@@ -12,6 +12,9 @@
 //   embed           every intrinsic the inputs declare into every
 //                   multiply-accumulate layer (E0702 if one cannot take it,
 //                   W0703 at the time limit), for `dflc embed`
+//   placeOnCm       on a computational-memory chip (docs/cm.md), instead of
+//                   select and solve: partitions, crossbar tiles and their
+//                   cores (E1104-E1107); then writeFiles writes placement.*
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
@@ -33,6 +36,7 @@
 #include "model/Model.h"
 #include "scheduler/IntrinsicEmbedding.h"
 #include "scheduler/ScheduleCheck.h"
+#include "scheduler/placement/CmPlacementReport.h"
 #include "scheduler/Solver.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
@@ -69,6 +73,14 @@ public:
   /// After analyze(): embeds; false if a layer could take no intrinsic.
   bool embed(const EmbeddingOptions &options = {});
   const std::vector<LayerEmbedding> &embeddings() const { return embeddings_; }
+  /// After analyze(): whether the inputs target a computational-memory chip
+  /// (one CM hardware, no other hardware, no schedule).
+  bool targetsCm() const;
+  /// After analyze(): partitions, tiles and places the only network on the
+  /// only CM hardware; false after reporting why not. Then writeFiles().
+  bool placeOnCm(const CmPlacementOptions &options = {});
+  /// After placeOnCm() returned true.
+  const CmMapping &cmMapping() const;
   /// Creates the output directory and writes the outputs; false with
   /// outputError() set if anything failed (then nothing changed). An output
   /// that is one of the inputs (same file, links followed) is refused first.
@@ -116,6 +128,7 @@ private:
   std::vector<LayerEmbedding> embeddings_;
   std::optional<Schedule> selected_;
   std::optional<Solution> solution_;
+  std::optional<CmMapping> cmMapping_;
   std::vector<std::string> outputPaths_;
   std::string outputError_;
   PassTimer timer_;

@@ -93,8 +93,12 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
     for (const ast::TopDecl &d : f.decls) {
       if (auto *n = std::get_if<ast::NetworkDecl>(&d); n && networks.define(n->name, "network", diags))
         model.networks.push_back(sema::analyzeNetwork(*n, diags, options.batch));
-      else if (auto *h = std::get_if<ast::HardwareDecl>(&d); h && hardware.define(h->name, "hardware", diags))
-        model.hardware.push_back(sema::analyzeHardware(*h, diags));
+      else if (auto *h = std::get_if<ast::HardwareDecl>(&d); h && hardware.define(h->name, "hardware", diags)) {
+        if (sema::isCmHardware(*h))
+          model.cmHardware.push_back(sema::analyzeCmHardware(*h, diags));
+        else
+          model.hardware.push_back(sema::analyzeHardware(*h, diags));
+      }
       else if (auto *i = std::get_if<ast::IntrinsicDecl>(&d); i && intrinsics.define(i->name, "intrinsic", diags))
         model.intrinsics.push_back(sema::analyzeIntrinsic(*i, diags));
     }

@@ -3,9 +3,12 @@
 #pragma once
 
 #include "frontend/Ast.h"
+#include "frontend/Units.h"
+#include "support/Format.h"
 #include "support/Diagnostics.h"
 #include "model/Model.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +39,63 @@ private:
   std::map<std::string, SourceRange> defs_;
 };
 
+/// Checks the properties of one block against the keys it allows.
+class PropertyTable {
+public:
+  PropertyTable(std::string where, std::vector<std::string> allowed, DiagnosticsEngine &diags)
+      : where_(std::move(where)), allowed_(std::move(allowed)), diags_(diags) {}
+
+  /// Returns the property if it is known and not a duplicate.
+  const ast::Property *accept(const ast::Property &p) {
+    if (std::find(allowed_.begin(), allowed_.end(), p.key.name) == allowed_.end()) {
+      diags_.report(p.key.range, diag::err_unknown_property)
+          << p.key.name << where_ << Suggestion{p.key.range, p.key.name, allowed_, "; expected " + joinList(allowed_, ", ")};
+      return nullptr;
+    }
+    auto [it, inserted] = seen_.emplace(p.key.name, p.key.range);
+    if (!inserted) {
+      diags_.report(p.key.range, diag::err_duplicate_property).note(it->second, diag::note_previous_use)
+          << p.key.name;
+      return nullptr;
+    }
+    return &p;
+  }
+  bool has(const std::string &key) const { return seen_.count(key) > 0; }
+
+private:
+  std::string where_;
+  std::vector<std::string> allowed_;
+  DiagnosticsEngine &diags_;
+  std::map<std::string, SourceRange> seen_;
+};
+
+/// The single value of a property, or reports E0405.
+inline const ast::Value *single(const ast::Property &p, DiagnosticsEngine &diags) {
+  if (p.values.size() != 1) {
+    // At the values after the first: they are the ones to remove.
+    diags.report({p.values[1].range.begin, p.values.back().range.end}, diag::err_value_count)
+        << p.key.name << "one value" << p.values.size();
+    return nullptr;
+  }
+  return &p.values[0];
+}
+
+inline std::optional<double> positiveQuantity(const ast::Property &p, QuantityKind kind, DiagnosticsEngine &diags,
+                                       bool allowZero = false) {
+  const ast::Value *v = single(p, diags);
+  if (!v)
+    return std::nullopt;
+  auto q = toQuantity(*v, kind, p.key.name, diags);
+  if (!q)
+    return std::nullopt;
+  if (q->value < 0 || (!allowZero && q->value == 0)) {
+    diags.report(v->range, diag::err_value_range) << p.key.name << (allowZero ? "non-negative" : "positive")
+                                                  << v->number + (v->unit.empty() ? "" : " " + v->unit);
+    return std::nullopt;
+  }
+  return q->value;
+}
+
 /// A value as a diagnostic quotes it: `4 pJ`, `2 x 2`, `'word'`.
 std::string valueText(const ast::Value &v);
 /// A positive integer from a quantity value (no unit), or reports E0210.
@@ -47,6 +107,10 @@ std::optional<bool> boolean(const ast::Value &v, const std::string &key, Diagnos
 /// `batch`, if given, replaces the batch the network declares (AnalyzeOptions::batch).
 Network analyzeNetwork(const ast::NetworkDecl &decl, DiagnosticsEngine &diags, std::optional<int64_t> batch = {});
 Hardware analyzeHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
+/// Whether a hardware declaration describes a computational-memory chip (it
+/// has a `core` block), and its analysis (docs/language.md, "CM accelerators").
+bool isCmHardware(const ast::HardwareDecl &decl);
+CmHardware analyzeCmHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
 Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, DiagnosticsEngine &diags);
 Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &diags);
 /// Gives every level with `intrinsic = NAME;` the named intrinsic's nest, or

@@ -1,10 +1,12 @@
 // The model: the checked meaning of a DFL program, the one vocabulary every
 // stage after the front end speaks. Network (a DAG of layers with loop bounds,
 // tensor shapes and MAC counts), Hardware (memory levels, MAC, NoC,
-// pipelining) and Schedule (segments; per layer, per level: tensor, stack and
-// update directives). Every node carries the source range it came from.
+// pipelining) or CmHardware (a computational-memory chip), and Schedule
+// (segments; per layer, per level: tensor, stack and update directives).
+// Every node carries the source range it came from.
 #pragma once
 
+#include "model/CmHardware.h"
 #include "model/Hardware.h"
 #include "model/Intrinsic.h"
 #include "model/Network.h"
@@ -17,6 +19,9 @@ namespace dfl {
 struct Model {
   std::vector<Network> networks;
   std::vector<Hardware> hardware;
+  /// Computational-memory chips: `hardware` declarations with a `core` block
+  /// (model/CmHardware.h); they share the hardware names.
+  std::vector<CmHardware> cmHardware;
   std::vector<Schedule> schedules;
   std::vector<Intrinsic> intrinsics;
 };

@@ -1,5 +1,6 @@
 #include "scheduler/IntrinsicEmbedding.h"
 
+#include "scheduler/GecodeLimitStop.h"
 #include "support/Check.h"
 
 #include <gecode/int.hh>
@@ -108,19 +109,6 @@ struct Setup {
       n *= static_cast<size_t>(in.dims[static_cast<size_t>(d)].extent);
     return n;
   }
-};
-
-/// Stops at a node count or a wall-clock deadline, whichever comes first.
-class LimitStop : public Search::Stop {
-public:
-  LimitStop(uint64_t nodes, std::chrono::steady_clock::time_point deadline) : nodes_(nodes), deadline_(deadline) {}
-  bool stop(const Search::Statistics &s, const Search::Options &) override {
-    return s.node > nodes_ || std::chrono::steady_clock::now() >= deadline_;
-  }
-
-private:
-  uint64_t nodes_;
-  std::chrono::steady_clock::time_point deadline_;
 };
 
 /// The CSP of §4.1: a variable per intrinsic node, valued in the operator's

@@ -313,8 +313,33 @@ int runSim(const CommandLine &o, Compilation &c) {
   return ok ? kExitOk : kExitInvalid;
 }
 
+/// `dflc compile` for a computational-memory chip: placement.json and .svg.
+int runCompileCm(const CommandLine &o, Compilation &c) {
+  CmPlacementOptions po;   // its own 2 s budget unless --time-limit is given
+  if (o.driver.timeLimitSeconds && *o.driver.timeLimitSeconds != driver::kDefaultTimeLimitSeconds)
+    po.timeLimit = std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000));
+  if (!c.placeOnCm(po)) {
+    printDiagnostics(o, c);
+    return kExitInvalid;
+  }
+  const Network &net = c.model().networks[0];
+  const CmHardware &hw = c.model().cmHardware[0];
+  const CmMapping &m = c.cmMapping();
+  if (!c.writeFiles({{"placement.json", cmPlacementJson(net, hw, m)}, {"placement.svg", cmPlacementSvg(net, hw, m)}})) {
+    printDiagnostics(o, c);
+    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    return kExitInvalid;
+  }
+  printDiagnostics(o, c);
+  std::cout << cmPlacementText(net, hw, m);
+  std::cout << wroteLine(c);
+  return kExitOk;
+}
+
 int runCompile(const CommandLine &o, Compilation &c) {
-  if (!(c.load() && c.analyze() && c.selectSchedule())) {
+  if (c.load() && c.analyze() && c.targetsCm())
+    return runCompileCm(o, c);
+  if (c.hasErrors() || !c.selectSchedule()) {
     printDiagnostics(o, c);
     return kExitInvalid;
   }

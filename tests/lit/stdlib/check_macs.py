@@ -197,6 +197,30 @@ net("resnet18", 1_814_073_344,
 
 
 # ---------------------------------------------------------------------------
+# ResNet-20 for CIFAR-10 (He et al., CVPR 2016, §4.2), 1x1 stride-2
+# projections where the shape changes (option B; see resnet20.dfl):
+#   conv1    32^2 * 16*3*9                                    =       442,368
+#   stage 1  32^2 * 6 * 16*16*9                               =    14,155,776
+#   stage 2  16^2 * (32*16*9 + 5*32*32*9 + 32*16)             =    13,107,200
+#   stage 3   8^2 * (64*32*9 + 5*64*64*9 + 64*32)             =    13,107,200
+#   fc10     64*10                                            =           640
+#   total                                                          40,813,184
+# Published: 40.8 M multiply-adds is the figure commonly given for ResNet-20
+# (the paper gives none); three significant digits: TOL 0.15% (half a unit).
+net("resnet20", 40_813_184,
+    32**2 * 16 * 3 * 9 + 32**2 * 6 * 16 * 16 * 9
+    + 16**2 * (32 * 16 * 9 + 5 * 32 * 32 * 9 + 32 * 16)
+    + 8**2 * (64 * 32 * 9 + 5 * 64 * 64 * 9 + 64 * 32) + 64 * 10,
+    40.8e6, 0.0015, "commonly published ResNet-20 (CIFAR-10) count: 40.8 M",
+    {"conv1": ("conv", 442_368),
+     "res3a_branch2a": ("conv", 16 * 16 * 32 * 16 * 9),      # 1,179,648
+     "res3a_branch1": ("conv", 16 * 16 * 32 * 16),            # 131,072
+     "res4c_branch2b": ("conv", 8 * 8 * 64 * 64 * 9),         # 2,359,296
+     "fc10": ("fc", 640)},
+    32)  # 21 conv + 9 add + pool + fc
+
+
+# ---------------------------------------------------------------------------
 # MobileNet v1 1.0-224. A separable block with output S x S, Cin -> Cout:
 #   dw S^2*Cin*9 + pw S^2*Cin*Cout.
 def separable(s, cin, cout):
