@@ -5,6 +5,9 @@ include(Antlr)
 
 include(Isl)
 
+# ONNX (the importer, frontend/OnnxImporter.h): libonnx and its protobuf.
+include(Onnx)
+
 # Gecode (constraint programming).
 include(Gecode)
 
