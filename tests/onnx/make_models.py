@@ -20,8 +20,12 @@ os.makedirs(OUT, exist_ok=True)
 
 
 class Graph:
+    """An ONNX graph being built, with its MACs counted from the layer shapes
+    (an independent count: the tests compare dflc's with it)."""
+
     def __init__(self, name):
         self.name, self.nodes, self.inits, self.inputs = name, [], [], []
+        self.macs = 0
 
     def input(self, name, shape):
         self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
@@ -47,7 +51,11 @@ class Graph:
         self.nodes.append(helper.make_node(op, inputs, [name + ":0"], name=name, **attrs, **kw))
         return name + ":0"
 
-    def conv(self, x, name, cin, k, r, stride=1, pad=0, group=1):
+    def conv(self, x, name, cin, k, r, stride=1, pad=0, group=1, hw=None):
+        """hw: the input's height = width, to count MACs: K·(C/group)·R·R·Ho·Wo."""
+        if hw:
+            out = (hw + 2 * pad - r) // stride + 1
+            self.macs += k * (cin // group) * r * r * out * out
         w = self.weight(name + "_W", [k, cin // group, r, r])
         return self.node("Conv", [x, w], name, kernel_shape=[r, r], strides=[stride, stride],
                          pads=[pad] * 4, group=group)
@@ -63,6 +71,8 @@ class Graph:
         m = helper.make_model(g, producer_name="dflc-tests",
                               opset_imports=[helper.make_opsetid("", opset)] + list(extra_opsets))
         onnx.save(m, os.path.join(OUT, file))
+        with open(os.path.join(OUT, file.replace(".onnx", ".macs")), "w") as f:
+            f.write(str(self.macs))
 
 
 def resnet50():
@@ -70,7 +80,8 @@ def resnet50():
     # first 1x1 conv; Caffe's layer names; pool1 with ceil rounding.
     g = Graph("resnet50")
     x = g.input("data", [1, 3, 224, 224])
-    x = g.conv(x, "conv1", 3, 64, 7, stride=2, pad=3)
+    x = g.conv(x, "conv1", 3, 64, 7, stride=2, pad=3, hw=224)   # -> 112
+    hw = 56   # pool1: ceil((112 - 3) / 2) + 1
     x = g.bn(x, "bn_conv1", 64)
     x = g.node("Relu", [x], "conv1_relu")
     x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
@@ -81,23 +92,25 @@ def resnet50():
             n = f"{stage}{'abcdef'[b]}"
             s = stride if b == 0 else 1
             if b == 0:
-                short = g.conv(x, f"res{n}_branch1", cin, out, 1, stride=s)
+                short = g.conv(x, f"res{n}_branch1", cin, out, 1, stride=s, hw=hw)
                 short = g.bn(short, f"bn{n}_branch1", out)
             else:
                 short = x
-            y = g.conv(x, f"res{n}_branch2a", cin, mid, 1, stride=s)
+            y = g.conv(x, f"res{n}_branch2a", cin, mid, 1, stride=s, hw=hw)
+            hw //= s
             y = g.bn(y, f"bn{n}_branch2a", mid)
             y = g.node("Relu", [y], f"res{n}_branch2a_relu")
-            y = g.conv(y, f"res{n}_branch2b", mid, mid, 3, pad=1)
+            y = g.conv(y, f"res{n}_branch2b", mid, mid, 3, pad=1, hw=hw)
             y = g.bn(y, f"bn{n}_branch2b", mid)
             y = g.node("Relu", [y], f"res{n}_branch2b_relu")
-            y = g.conv(y, f"res{n}_branch2c", mid, out, 1)
+            y = g.conv(y, f"res{n}_branch2c", mid, out, 1, hw=hw)
             y = g.bn(y, f"bn{n}_branch2c", out)
             x = g.node("Add", [short, y], f"res{n}")
             x = g.node("Relu", [x], f"res{n}_relu")
             cin = out
     x = g.node("AveragePool", [x], "pool5", kernel_shape=[7, 7], strides=[1, 1])
     x = g.node("Flatten", [x], "flatten", axis=1)
+    g.macs += 2048 * 1000
     x = g.node("Gemm", [x, g.weight("fc1000_W", [1000, 2048]), g.weight("fc1000_B", [1000])], "fc1000", transB=1)
     g.save("resnet50.onnx")
 
@@ -107,7 +120,8 @@ def mobilenet_v2():
     # names; symmetric padding 1 on the 3x3 convs (torchvision's).
     g = Graph("mobilenet_v2")
     x = g.input("data", [1, 3, 224, 224])
-    x = g.conv(x, "Conv1", 3, 32, 3, stride=2, pad=1)
+    x = g.conv(x, "Conv1", 3, 32, 3, stride=2, pad=1, hw=224)
+    hw = 112
     x = g.bn(x, "bn_Conv1", 32)
     six = g.const("six", 6.0)
     zero = g.const("zero", 0.0)
@@ -121,23 +135,25 @@ def mobilenet_v2():
             inp, mid = x, cin * t
             y = x
             if t != 1:
-                y = g.conv(y, p + "expand", cin, mid, 1)
+                y = g.conv(y, p + "expand", cin, mid, 1, hw=hw)
                 y = g.bn(y, p + "expand_BN", mid)
                 y = g.node("Clip", [y, zero, six], p + "expand_relu")
-            y = g.conv(y, p + "depthwise", mid, mid, 3, stride=stride, pad=1, group=mid)
+            y = g.conv(y, p + "depthwise", mid, mid, 3, stride=stride, pad=1, group=mid, hw=hw)
+            hw = (hw + 2 - 3) // stride + 1
             y = g.bn(y, p + "depthwise_BN", mid)
             y = g.node("Clip", [y, zero, six], p + "depthwise_relu")
-            y = g.conv(y, p + "project", mid, c, 1)
+            y = g.conv(y, p + "project", mid, c, 1, hw=hw)
             y = g.bn(y, p + "project_BN", c)
             if stride == 1 and cin == c:
                 y = g.node("Add", [inp, y], p + "add")
             x, cin, block = y, c, block + 1
-    x = g.conv(x, "Conv_1", 320, 1280, 1)
+    x = g.conv(x, "Conv_1", 320, 1280, 1, hw=hw)
     x = g.bn(x, "Conv_1_bn", 1280)
     x = g.node("Clip", [x, zero, six], "out_relu")
     x = g.node("GlobalAveragePool", [x], "global_average_pooling2d")
     x = g.node("Reshape", [x, g.const("flat", [1, 1280], np.int64)], "reshape")
     x = g.node("MatMul", [x, g.weight("predictions_W", [1280, 1000])], "predictions")
+    g.macs += 1280 * 1000
     g.node("Add", [x, g.weight("predictions_B", [1000])], "predictions_bias")
     g.save("mobilenet_v2.onnx")
 
@@ -154,6 +170,7 @@ def bert(layers, file):
     scale = g.const("sqrt_d", 8.0)
 
     def linear(x, name, cin, cout):
+        g.macs += L * cin * cout
         y = g.node("MatMul", [x, g.weight(name + "_W", [cin, cout])], name)
         return g.node("Add", [y, g.weight(name + "_B", [cout])], name + "_bias")
 
@@ -166,6 +183,7 @@ def bert(layers, file):
         k = g.node("Transpose", [g.node("Reshape", [k, heads], p + "k_heads")], p + "k_t", perm=[0, 2, 3, 1])
         v = g.node("Transpose", [g.node("Reshape", [v, heads], p + "v_heads")], p + "v_t", perm=[0, 2, 1, 3])
         s = g.node("MatMul", [q, k], p + "scores")
+        g.macs += 2 * A * L * L * D   # scores and context: per head L x L x D each
         s = g.node("Div", [s, scale], p + "scaled")
         s = g.node("Softmax", [s], p + "probs", axis=-1)
         c = g.node("MatMul", [s, v], p + "context")
