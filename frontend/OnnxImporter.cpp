@@ -3,6 +3,7 @@
 #include "frontend/Parser.h"
 #include "frontend/Printer.h"
 
+#include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -834,6 +835,12 @@ bool inferElementwise(onnx::GraphProto &g) {
   return !added.empty();
 }
 
+/// The first line of a library's message, without ONNX's "==> Context:" trailer.
+std::string firstLine(const std::string &what) {
+  std::string line = what.substr(0, what.find('\n'));
+  return printable(line.substr(0, line.find("==> Context")));
+}
+
 } // namespace
 
 bool isOnnxPath(const std::string &path) {
@@ -867,6 +874,20 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
     // shapes unknown; data propagation resolves computed Reshape shapes. The
     // element-wise ops of other domains (com.microsoft's Gelu) keep their
     // input's shape: given that, inference runs again past them.
+    // The checker first: Debian's libonnx 1.12 shape inference trusts its
+    // input (a Conv whose attributes are malformed crashes it); the node
+    // checker validates each node against its schema and throws instead.
+    // Nodes only: the graph checker also demands what exports often leave
+    // out (an output's shape), which inference is here to fill in.
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(model.ir_version()));
+    std::unordered_map<std::string, int> imports;
+    for (const onnx::OperatorSetIdProto &o : model.opset_import())
+      imports[o.domain()] = static_cast<int>(o.version());
+    ctx.set_opset_imports(imports);
+    onnx::checker::LexicalScopeContext scope;
+    for (const onnx::NodeProto &n : model.graph().node())
+      onnx::checker::check_node(n, ctx, scope);
     onnx::ShapeInferenceOptions options(false, 0, true);
     for (int pass = 0; pass <= model.graph().node_size(); ++pass) {
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
@@ -874,7 +895,7 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
         break;
     }
   } catch (const std::exception &e) {
-    diags.report(at, diag::err_onnx_malformed) << std::string("ONNX shape inference failed: ") + e.what();
+    diags.report(at, diag::err_onnx_malformed) << firstLine(e.what());
     return std::nullopt;
   }
   Importer importer(path, model);
