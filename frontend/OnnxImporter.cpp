@@ -835,6 +835,25 @@ bool inferElementwise(onnx::GraphProto &g) {
   return !added.empty();
 }
 
+/// What libonnx 1.12's shape inference divides by or indexes with unchecked
+/// (found by tests/fuzz/OnnxFuzzer.cpp: a zero stride crashed it): window
+/// attributes out of range, on any node. The reason, or empty.
+std::string unsafeForInference(const onnx::NodeProto &n) {
+  for (const onnx::AttributeProto &a : n.attribute()) {
+    const std::string &name = a.name();
+    bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+    if (!positive && name != "pads" && name != "group")
+      continue;
+    if (name == "group" ? a.i() < 1 : false)
+      return "attribute 'group' is " + std::to_string(a.i()) + "; it must be positive";
+    for (int64_t v : a.ints())
+      if (positive ? v < 1 : v < 0)
+        return "attribute '" + name + "' holds " + std::to_string(v) + "; it must be " +
+               (positive ? "positive" : "non-negative");
+  }
+  return "";
+}
+
 /// The first line of a library's message, without ONNX's "==> Context:" trailer.
 std::string firstLine(const std::string &what) {
   std::string line = what.substr(0, what.find('\n'));
@@ -888,6 +907,14 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
     onnx::checker::LexicalScopeContext scope;
     for (const onnx::NodeProto &n : model.graph().node())
       onnx::checker::check_node(n, ctx, scope);
+    bool unsafe = false;
+    for (const onnx::NodeProto &n : model.graph().node())
+      if (std::string why = unsafeForInference(n); !why.empty()) {
+        diags.report(at, diag::err_onnx_node) << nodeName(n) << n.op_type() << why;
+        unsafe = true;
+      }
+    if (unsafe)
+      return std::nullopt;
     onnx::ShapeInferenceOptions options(false, 0, true);
     for (int pass = 0; pass <= model.graph().node_size(); ++pass) {
       onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);

@@ -264,6 +264,9 @@ def small():
     g.node("Relu", [y], "after_t")   # downstream of a refused node: not reported again
     g.save("refused.onnx")
 
+    # A zero stride: libonnx 1.12's shape inference divides by it (the fuzzer's find).
+    conv_model("zero_stride.onnx", [1, 4, 16, 16], [8, 4, 3, 3], strides=[2, 0], auto_pad="SAME_LOWER")
+
     g = Graph("old")
     x = g.input("x", [1, 3, 8, 8])
     g.conv(x, "c", 3, 4, 1)
