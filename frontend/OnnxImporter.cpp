@@ -96,49 +96,38 @@ std::string identifier(const std::string &name) {
   return id;
 }
 
-/// The numbers of a constant tensor (any numeric type, raw or typed fields).
+/// Appends a tensor's numbers stored as T: its raw bytes if it has them,
+/// else its typed field. False if the raw bytes are not whole Ts.
+template <class T, class Field> bool appendValues(const onnx::TensorProto &t, const Field &typed, std::vector<double> &v) {
+  if (!t.has_raw_data()) {
+    for (auto x : typed)
+      v.push_back(static_cast<double>(x));
+    return true;
+  }
+  const std::string &raw = t.raw_data();
+  if (raw.size() % sizeof(T))
+    return false;
+  for (size_t i = 0; i < raw.size(); i += sizeof(T)) {
+    T x;
+    std::memcpy(&x, raw.data() + i, sizeof(T));
+    v.push_back(static_cast<double>(x));
+  }
+  return true;
+}
+
+/// The numbers of a constant tensor (float, double, int64 or int32).
 std::optional<std::vector<double>> valuesOf(const onnx::TensorProto &t) {
   std::vector<double> v;
-  auto fromRaw = [&](auto zero) -> bool {
-    using T = decltype(zero);
-    const std::string &raw = t.raw_data();
-    if (raw.size() % sizeof(T))
-      return false;
-    for (size_t i = 0; i < raw.size(); i += sizeof(T)) {
-      T x;
-      std::memcpy(&x, raw.data() + i, sizeof(T));
-      v.push_back(static_cast<double>(x));
-    }
-    return true;
-  };
-  bool raw = t.has_raw_data();
+  bool ok = false;
   switch (t.data_type()) {
-  case onnx::TensorProto::FLOAT:
-    if (raw ? !fromRaw(0.0f) : false)
-      return std::nullopt;
-    for (float x : t.float_data())
-      v.push_back(x);
-    break;
-  case onnx::TensorProto::DOUBLE:
-    if (raw ? !fromRaw(0.0) : false)
-      return std::nullopt;
-    for (double x : t.double_data())
-      v.push_back(x);
-    break;
-  case onnx::TensorProto::INT64:
-    if (raw ? !fromRaw(int64_t(0)) : false)
-      return std::nullopt;
-    for (int64_t x : t.int64_data())
-      v.push_back(static_cast<double>(x));
-    break;
-  case onnx::TensorProto::INT32:
-    if (raw ? !fromRaw(int32_t(0)) : false)
-      return std::nullopt;
-    for (int32_t x : t.int32_data())
-      v.push_back(x);
-    break;
-  default: return std::nullopt;
+  case onnx::TensorProto::FLOAT: ok = appendValues<float>(t, t.float_data(), v); break;
+  case onnx::TensorProto::DOUBLE: ok = appendValues<double>(t, t.double_data(), v); break;
+  case onnx::TensorProto::INT64: ok = appendValues<int64_t>(t, t.int64_data(), v); break;
+  case onnx::TensorProto::INT32: ok = appendValues<int32_t>(t, t.int32_data(), v); break;
+  default: break;
   }
+  if (!ok)
+    return std::nullopt;
   return v;
 }
 
@@ -391,6 +380,16 @@ private:
   Value &emit(const onnx::NodeProto &n, const std::string &text, Layout layout, std::vector<int64_t> shape,
               int64_t heads = 1, bool isLayer = true) {
     std::string want = !n.name().empty() ? n.name() : n.output(0);
+    // A size past DFL's integers (E0006) would make the text unparsable: the node is refused (visit()).
+    for (size_t i = 0; i < text.size();) {
+      size_t end = text.find_first_not_of("0123456789", i);
+      if (end == std::string::npos)
+        end = text.size();
+      bool inName = i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
+      if (end > i && !inName)
+        tooLarge_ |= end - i > 10 || std::stoll(text.substr(i, end - i)) > std::numeric_limits<int32_t>::max();
+      i = end == i ? i + 1 : end;
+    }
     Value v;
     v.kind = Value::Activation;
     v.name = uniqueName(want);
@@ -412,6 +411,14 @@ private:
   }
 
   std::optional<Refusal> visit(const onnx::NodeProto &n) {
+    tooLarge_ = false;
+    std::optional<Refusal> r = map(n);
+    if (!r && tooLarge_)
+      return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
+    return r;
+  }
+
+  std::optional<Refusal> map(const onnx::NodeProto &n) {
     const std::string &op = n.op_type();
     std::vector<const Value *> ins;
     bool poisoned = false, allConstant = true;
@@ -788,6 +795,7 @@ private:
   onnx::ModelProto &model_;
   int64_t opset_ = 0, batch_ = 1;
   int inputCount_ = 0, layers_ = 0;
+  bool tooLarge_ = false;   // the node being mapped emitted a number past int32
   std::map<std::string, std::vector<int64_t>> shapes_;
   std::map<std::string, Value> values_;
   std::set<std::string> used_;

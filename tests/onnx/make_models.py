@@ -267,6 +267,9 @@ def small():
     # A zero stride: libonnx 1.12's shape inference divides by it (the fuzzer's find).
     conv_model("zero_stride.onnx", [1, 4, 16, 16], [8, 4, 3, 3], strides=[2, 0], auto_pad="SAME_LOWER")
 
+    # 2^40 output channels: past DFL's largest integer, 2^31 - 1.
+    conv_model("huge.onnx", [1, 4, 16, 16], [2 ** 40, 4, 1, 1])
+
     g = Graph("old")
     x = g.input("x", [1, 3, 8, 8])
     g.conv(x, "c", 3, 4, 1)
