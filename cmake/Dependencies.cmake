@@ -5,6 +5,9 @@ include(Antlr)
 
 include(Isl)
 
+# ONNX (the importer, frontend/OnnxImporter.h): libonnx and its protobuf.
+include(Onnx)
+
 # Gecode (constraint programming).
 include(Gecode)
 
@@ -18,3 +21,6 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
+# The tests build their ONNX models with python3-onnx, a Debian package: the
+# system's python3, whatever interpreter came first above.
+find_program(ONNX_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)

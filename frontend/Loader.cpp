@@ -1,5 +1,6 @@
 #include "frontend/Loader.h"
 
+#include "frontend/OnnxImporter.h"
 #include "frontend/Parser.h"
 #include "support/Executable.h"
 
@@ -71,11 +72,30 @@ private:
     if (auto open = options_.openBuffers.find(key); open != options_.openBuffers.end())
       return push(key, sm_.addBuffer(path, open->second));
     std::string error;
+    if (isOnnxPath(path))
+      return enterOnnx(path, key, importedAt);
     if (auto id = sm_.loadFile(path, error))
       return push(key, *id);
     diags_.report(importedAt, diag::err_file_unreadable) << path << error;
     state_[key] = {0, true};
     return 0;
+  }
+
+  /// An ONNX model: its imported network's DFL text is the file's buffer
+  /// (frontend/OnnxImporter.h). 0 if it cannot be read or imported.
+  uint32_t enterOnnx(const std::string &path, const std::string &key, SourceRange importedAt) {
+    state_[key] = {0, true};
+    std::string error;
+    SourceManager bytes;   // read as loadFile reads: no FIFO, no device, at most kMaxFileBytes
+    std::optional<uint32_t> raw = bytes.loadFile(path, error);
+    if (!raw) {
+      diags_.report(importedAt, diag::err_file_unreadable) << path << error;
+      return 0;
+    }
+    std::optional<std::string> text = importOnnx(path, bytes.text(*raw), sm_, diags_);
+    if (!text)
+      return 0;
+    return push(key, sm_.addBuffer(path, std::move(*text)));
   }
 
   uint32_t push(const std::string &key, uint32_t id) {

@@ -26,7 +26,10 @@ const char *colorOf(Severity s) {
 
 void renderOne(std::ostream &os, const SourceManager &sm, const Diagnostic &d, bool color) {
   const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
-  if (d.range.valid()) {
+  bool opaque = d.range.valid() && sm.isOpaque(d.range.begin.file);
+  if (opaque) {
+    os << bold << sm.path(d.range.begin.file) << ": " << reset;   // a file that is not text: no line
+  } else if (d.range.valid()) {
     LineCol lc = sm.lineCol(d.range.begin);
     os << bold << sm.path(d.range.begin.file) << ":" << lc.line << ":" << lc.column << ": " << reset;
   } else {
@@ -36,7 +39,7 @@ void renderOne(std::ostream &os, const SourceManager &sm, const Diagnostic &d, b
   if (!d.code.empty())
     os << " [" << d.code << "]";
   os << reset << "\n";
-  if (!d.range.valid())
+  if (!d.range.valid() || opaque)
     return;
   // The source line, then a caret under the start and tildes to the end of the range (on this line).
   LineCol b = sm.lineCol(d.range.begin), e = sm.lineCol(d.range.end);
@@ -72,7 +75,9 @@ json jsonOf(const SourceManager &sm, const Diagnostic &d) {
   if (!d.code.empty())
     j["code"] = d.code;
   j["message"] = d.message;
-  if (d.range.valid()) {
+  if (d.range.valid() && sm.isOpaque(d.range.begin.file)) {
+    j["file"] = sm.path(d.range.begin.file);
+  } else if (d.range.valid()) {
     j["file"] = sm.path(d.range.begin.file);
     j["range"] = {{"start", position(sm, d.range.begin)}, {"end", position(sm, d.range.end)}};
   }

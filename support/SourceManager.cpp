@@ -19,6 +19,12 @@ uint32_t SourceManager::addBuffer(std::string path, std::string text) {
   return static_cast<uint32_t>(buffers_.size());
 }
 
+uint32_t SourceManager::addOpaqueBuffer(std::string path) {
+  uint32_t id = addBuffer(std::move(path), "");
+  buffers_.back().opaque = true;
+  return id;
+}
+
 std::string notRegularFileReason(unsigned mode) {
   if (S_ISREG(mode))
     return "";

@@ -40,6 +40,11 @@ class SourceManager {
 public:
   /// Adds a buffer and returns its id (never 0).
   uint32_t addBuffer(std::string path, std::string text);
+  /// Adds a buffer for a file that is not DFL text (an ONNX model): its
+  /// diagnostics are located by the file alone (`MODEL.onnx: error: ...`).
+  uint32_t addOpaqueBuffer(std::string path);
+  /// Whether `file` came from addOpaqueBuffer.
+  bool isOpaque(uint32_t file) const { return buffer(file).opaque; }
   /// The largest file loadFile() reads: 64 MiB (docs/cli.md, "Limits").
   static constexpr uint64_t kMaxFileBytes = uint64_t(64) << 20;
   /// Reads a regular file from disk. On failure returns nullopt and sets
@@ -65,6 +70,7 @@ private:
   struct Buffer {
     std::string path, text;
     std::vector<uint32_t> lineStarts;
+    bool opaque = false;
   };
   /// The buffer of an id addBuffer returned; any other id is our bug.
   const Buffer &buffer(uint32_t file) const {

@@ -1,5 +1,6 @@
 #include "tools/CommandLine.h"
 
+#include "frontend/OnnxImporter.h"
 #include "support/Diagnostics.h"
 
 #include <algorithm>
@@ -81,6 +82,10 @@ Usage:
                                      --parallel SSHLOGINS [--tasks N]: run
                                      the slices through GNU parallel
   dflc sweep --merge OUT             merge OUT/points into the tables
+  dflc import MODEL.onnx [-o NET.dfl]
+                                     write the network of an ONNX model as
+                                     canonical DFL (docs/onnx.md); any
+                                     command reads MODEL.onnx as that network
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
@@ -203,7 +208,7 @@ public:
 
   std::optional<CommandLine> command() {
     CommandLine o;
-    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed", "sweep"};
+    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed", "sweep", "import"};
     for (size_t i = 0; i < args_.size(); ++i) {
       const std::string &a = args_[i];
       bool failed = false;
@@ -337,12 +342,12 @@ public:
         return std::nullopt;
       } else if (o.command.empty()) {
         if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
-          if (a.size() > 4 && a.substr(a.size() - 4) == ".dfl") {
+          if ((a.size() > 4 && a.substr(a.size() - 4) == ".dfl") || isOnnxPath(a)) {
             o.command = "compile";   // the default mode: dflc NET HW -o OUT
             o.driver.files.push_back(a);
             continue;
           }
-          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt, embed or sweep)";
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt, embed, sweep or import)";
           return std::nullopt;
         }
         o.command = a;
@@ -371,6 +376,10 @@ private:
       return sweepMisuse(o);
     if (o.driver.files.empty())
       return "'dflc " + o.command + "' needs at least one FILE";
+    if (o.command == "import" && (o.driver.files.size() != 1 || !isOnnxPath(o.driver.files[0])))
+      return "'dflc import' takes one ONNX model, MODEL.onnx";
+    if (o.command == "import" && o.driver.batch)
+      return "--batch is an option of compile, check, sim and show";
     if (o.command == "diff" && o.driver.files.size() != 2)
       return "'dflc diff' takes two FILEs, A and B, a schedule in each";
     if (o.command != "show" && o.command != "embed" && o.json)
@@ -390,8 +399,8 @@ private:
     if ((o.command == "compile" || o.command == "sim") && o.driver.outDir.empty())
       return "'dflc " + o.command + "' needs an output directory: -o OUT";
     const driver::DriverOptions defaults;
-    if (o.command != "compile" && o.command != "sim" && !o.driver.outDir.empty())
-      return "-o is an option of 'dflc compile' and 'dflc sim'";
+    if (o.command != "compile" && o.command != "sim" && o.command != "import" && !o.driver.outDir.empty())
+      return "-o is an option of 'dflc compile', 'dflc sim' and 'dflc import'";
     if (o.command != "compile" && (o.driver.solver != defaults.solver ||
                                    o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
       return "--solver, --objective and --top-k are options of 'dflc compile'";

@@ -379,6 +379,32 @@ int runCompile(const CommandLine &o, Compilation &c) {
   return simOk ? kExitOk : kExitInvalid;
 }
 
+/// `dflc import MODEL.onnx [-o NET.dfl]`: the imported network, canonical
+/// DFL, checked by sema before anything is written (docs/onnx.md).
+int runImport(const CommandLine &o, Compilation &c) {
+  const std::string &model = o.driver.files.at(0);
+  c.load() && c.analyze();
+  printDiagnostics(o, c);
+  if (c.hasErrors())
+    return kExitInvalid;
+  const std::string &text = c.sources().text(c.roots().at(0));
+  const std::string &out = o.driver.outDir;
+  if (out.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  std::error_code ec;
+  if (std::filesystem::equivalent(out, model, ec)) {
+    std::cerr << "dflc: error: cannot write '" << out << "': it is the input '" << model << "'; choose another -o\n";
+    return kExitInvalid;
+  }
+  if (auto error = driver::writeOutputs({{out, text}})) {
+    std::cerr << "dflc: error: cannot write '" << error->path << "': " << error->reason << "\n";
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
 int runFmt(const CommandLine &o, driver::PassTimer &timer) {
   int status = kExitOk;
   for (const std::string &path : o.driver.files) {
@@ -749,6 +775,8 @@ int runCommand(const CommandLine &cl) {
         return runSim(cl, c);
       if (cl.command == "embed")
         return runEmbed(cl, c);
+      if (cl.command == "import")
+        return runImport(cl, c);
       DFLC_CHECK(cl.command == "compile") << "no command '" << cl.command << "'";
       return runCompile(cl, c);
     });

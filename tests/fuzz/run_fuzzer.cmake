@@ -7,8 +7,9 @@
 # fuzzer (the language server's framing and JSON-RPC) runs for
 # TRANSPORT_SECONDS (default 15), seeded with tests/fuzz/transport-seeds/; its
 # -malloc_limit_mb is far below a claimed 1 GiB Content-Length.
+# The ONNX importer's fuzzer runs before it (ONNX_SECONDS, below).
 #   cmake -DSRC=<source root> -DWORK=<dir> -DCXX=clang++-14 -DGENERATOR=Ninja
-#         -DSECONDS=30 -DJOBS=2 -P run_fuzzer.cmake
+#         -DSECONDS=30 -DJOBS=2 [-DPYTHON=/usr/bin/python3] -P run_fuzzer.cmake
 foreach(v SRC WORK CXX GENERATOR SECONDS JOBS)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_fuzzer.cmake: -D${v}=... is required")
@@ -51,6 +52,22 @@ message(STATUS "seed corpus: ${n} files")
 run(${WORK}/build/FrontendFuzzer -max_total_time=${SECONDS} -timeout=5 -rss_limit_mb=2048
     -dict=${SRC}/tests/fuzz/dfl.dict -artifact_prefix=${WORK}/artifacts/ -print_final_stats=1
     ${WORK}/corpus)
+
+# The ONNX importer, for ONNX_SECONDS (default 15), seeded with the models the
+# lit tests build (tests/onnx/make_models.py, run by PYTHON: python3 with
+# python3-onnx; without it the importer is fuzzed from an empty corpus).
+if(NOT DEFINED ONNX_SECONDS)
+  set(ONNX_SECONDS 15)
+endif()
+file(REMOVE_RECURSE ${WORK}/onnx-corpus)
+file(MAKE_DIRECTORY ${WORK}/onnx-corpus)
+if(DEFINED PYTHON)
+  run(${PYTHON} ${SRC}/tests/onnx/make_models.py ${WORK}/onnx-corpus)
+  file(GLOB _macs ${WORK}/onnx-corpus/*.macs)
+  file(REMOVE ${_macs})
+endif()
+run(${WORK}/build/OnnxFuzzer -max_total_time=${ONNX_SECONDS} -timeout=5 -rss_limit_mb=2048
+    -artifact_prefix=${WORK}/artifacts/onnx- -print_final_stats=1 ${WORK}/onnx-corpus)
 
 if(NOT DEFINED TRANSPORT_SECONDS)
   set(TRANSPORT_SECONDS 15)

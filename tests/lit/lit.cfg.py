@@ -12,6 +12,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dflc_build_root, "tests", "lit")
 
 config.substitutions.append(("%dflc", config.dflc))
+config.substitutions.append(("%onnxpython", config.onnx_python))   # with python3-onnx and numpy
 config.substitutions.append(("%python", config.python))
 # Where the dflc under test finds its stdlib: next to itself, <exe>/../share/dflc
 # (build/share/dflc/stdlib links to the source stdlib/). The tests rely on that

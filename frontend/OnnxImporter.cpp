@@ -1,0 +1,961 @@
+#include "frontend/OnnxImporter.h"
+
+#include "frontend/Parser.h"
+#include "frontend/Printer.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace dfl {
+namespace {
+
+/// The oldest default-domain opset read: 11 is where Clip's bounds became
+/// inputs and Pad/Resize took their current forms; older exports are rare.
+constexpr int64_t kMinOpset = 11;
+
+/// How an ONNX activation's axes are a DFL activation's [C, X, Y] (docs/onnx.md,
+/// "Layouts"). Every ONNX activation has the batch first.
+enum class Layout {
+  Image,      // [N, C, H, W]: C, X = W, Y = H
+  Vector,     // [N, C]: C
+  Flat,       // [N, C·H·W], an Image flattened (what fc reads anyway)
+  Seq,        // [N, L, C]: tokens along X
+  SeqHeads,   // [N, L, h, d]: a Seq split into h heads of d channels
+  Heads,      // [N, h, L, d]: the same, heads first (attention's Q, V)
+  HeadsT,     // [N, h, d, L]: keys transposed for Q·Kᵀ
+  Scores,     // [N, h, Lq, Lk]: a matmul's [h·Lk, X = Lq]
+};
+
+/// An ONNX value: an activation (a DFL name and a layout), a constant
+/// (initializer, Constant, or computed from constants only: weights, shapes,
+/// scalars), or poisoned (its producer was refused; users stay silent).
+struct Value {
+  enum Kind { Activation, Constant, Poisoned } kind = Poisoned;
+  std::string name;                              // DFL name (activations)
+  Layout layout = Layout::Image;
+  int64_t heads = 1;
+  std::vector<int64_t> shape;                    // ONNX shape, batch first
+  const onnx::TensorProto *tensor = nullptr;     // constants with data
+};
+
+/// The refusal of one node: its reason, reported with the node's name and op type.
+struct Refusal {
+  std::string reason;
+};
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+/// `s` for a comment: printable ASCII, anything else (a line break, a byte
+/// that is not UTF-8 text) as `?`.
+std::string printable(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out;
+}
+
+/// A node as messages name it: its name, or its first output's if it has none.
+std::string nodeName(const onnx::NodeProto &n) {
+  return !n.name().empty() || n.output_size() == 0 ? n.name() : n.output(0);
+}
+
+bool isKeyword(const std::string &s) {
+  static const std::set<std::string> words = {"import", "network", "batch",    "input",    "hardware", "schedule",
+                                              "for",    "on",      "segment",  "pipelined", "layer",   "tensor",
+                                              "stack",  "update",  "shr",      "repl",     "intrinsic"};
+  return words.count(s) > 0;
+}
+
+/// A DFL identifier for an ONNX name: other characters become `_`, a leading
+/// digit or a keyword gets a `_`.
+std::string identifier(const std::string &name) {
+  std::string id;
+  for (char c : name)
+    id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
+    id = "_" + id;
+  if (isKeyword(id))
+    id += "_";
+  return id;
+}
+
+/// Appends a tensor's numbers stored as T: its raw bytes if it has them,
+/// else its typed field. False if the raw bytes are not whole Ts.
+template <class T, class Field> bool appendValues(const onnx::TensorProto &t, const Field &typed, std::vector<double> &v) {
+  if (!t.has_raw_data()) {
+    for (auto x : typed)
+      v.push_back(static_cast<double>(x));
+    return true;
+  }
+  const std::string &raw = t.raw_data();
+  if (raw.size() % sizeof(T))
+    return false;
+  for (size_t i = 0; i < raw.size(); i += sizeof(T)) {
+    T x;
+    std::memcpy(&x, raw.data() + i, sizeof(T));
+    v.push_back(static_cast<double>(x));
+  }
+  return true;
+}
+
+/// The numbers of a constant tensor (float, double, int64 or int32).
+std::optional<std::vector<double>> valuesOf(const onnx::TensorProto &t) {
+  std::vector<double> v;
+  bool ok = false;
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT: ok = appendValues<float>(t, t.float_data(), v); break;
+  case onnx::TensorProto::DOUBLE: ok = appendValues<double>(t, t.double_data(), v); break;
+  case onnx::TensorProto::INT64: ok = appendValues<int64_t>(t, t.int64_data(), v); break;
+  case onnx::TensorProto::INT32: ok = appendValues<int32_t>(t, t.int32_data(), v); break;
+  default: break;
+  }
+  if (!ok)
+    return std::nullopt;
+  return v;
+}
+
+const onnx::AttributeProto *attribute(const onnx::NodeProto &n, const char *name) {
+  for (const onnx::AttributeProto &a : n.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+int64_t intAttr(const onnx::NodeProto &n, const char *name, int64_t dflt) {
+  const onnx::AttributeProto *a = attribute(n, name);
+  return a ? a->i() : dflt;
+}
+std::vector<int64_t> intsAttr(const onnx::NodeProto &n, const char *name, std::vector<int64_t> dflt) {
+  const onnx::AttributeProto *a = attribute(n, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+}
+std::string stringAttr(const onnx::NodeProto &n, const char *name, std::string dflt) {
+  const onnx::AttributeProto *a = attribute(n, name);
+  return a ? a->s() : dflt;
+}
+
+/// A plane window's attributes in ONNX order (H, W): kernel, strides,
+/// dilations and pads [hb, wb, he, we], `auto_pad` resolved.
+struct Window {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  bool ceil = false;
+};
+
+/// `auto_pad` SAME_*: the total padding that gives ⌈in / stride⌉ outputs,
+/// the odd one at the end (UPPER) or the beginning (LOWER), as ONNX says.
+void samePad(int64_t in, int64_t k, int64_t s, int64_t d, bool upper, int64_t &begin, int64_t &end) {
+  int64_t out = (in + s - 1) / s;
+  int64_t total = std::max<int64_t>(0, (out - 1) * s + (k - 1) * d + 1 - in);
+  begin = upper ? total / 2 : total - total / 2;
+  end = total - begin;
+}
+
+std::optional<Window> windowOf(const onnx::NodeProto &n, int64_t kh, int64_t kw, int64_t ih, int64_t iw,
+                               std::string &why) {
+  Window w;
+  w.kh = kh;
+  w.kw = kw;
+  auto strides = intsAttr(n, "strides", {1, 1}), dil = intsAttr(n, "dilations", {1, 1}),
+       pads = intsAttr(n, "pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) {
+    why = "only 2-D windows are supported (strides, dilations and pads of a 2-D plane)";
+    return std::nullopt;
+  }
+  w.sh = strides[0], w.sw = strides[1], w.dh = dil[0], w.dw = dil[1];
+  std::string autoPad = stringAttr(n, "auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    w.pt = pads[0], w.pl = pads[1], w.pb = pads[2], w.pr = pads[3];
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    bool upper = autoPad == "SAME_UPPER";
+    samePad(ih, kh, w.sh, w.dh, upper, w.pt, w.pb);
+    samePad(iw, kw, w.sw, w.dw, upper, w.pl, w.pr);
+  } else if (autoPad != "VALID") {
+    why = "auto_pad '" + autoPad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID";
+    return std::nullopt;
+  }
+  for (int64_t v : {w.kh, w.kw, w.sh, w.sw, w.dh, w.dw})
+    if (v < 1 || v > std::numeric_limits<int32_t>::max()) {
+      why = "kernel, strides and dilations must be positive integers";
+      return std::nullopt;
+    }
+  for (int64_t v : {w.pt, w.pl, w.pb, w.pr})
+    if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+      why = "pads must be non-negative integers";
+      return std::nullopt;
+    }
+  w.ceil = intAttr(n, "ceil_mode", 0) != 0;
+  return w;
+}
+
+/// `, R=kw, S=kh, stride=sw x sh, dilation=dw x dh, pad=l x t, r x b`: the
+/// window in DFL's order (X first; begin pair, then end pair), defaults left
+/// out; `dflc fmt` then prints each attribute in its shortest form.
+std::string windowArgs(const Window &w, bool strideAlways) {
+  std::string s = ", R=" + std::to_string(w.kw);
+  if (w.kh != w.kw)
+    s += ", S=" + std::to_string(w.kh);
+  if (strideAlways || w.sw != 1 || w.sh != 1)
+    s += ", stride=" + std::to_string(w.sw) + " x " + std::to_string(w.sh);
+  if (w.dw != 1 || w.dh != 1)
+    s += ", dilation=" + std::to_string(w.dw) + " x " + std::to_string(w.dh);
+  if (w.pl || w.pt || w.pr || w.pb)
+    s += ", pad=" + std::to_string(w.pl) + " x " + std::to_string(w.pt) + ", " + std::to_string(w.pr) + " x " +
+         std::to_string(w.pb);
+  if (w.ceil)
+    s += ", ceil=true";
+  return s;
+}
+
+class Importer {
+public:
+  Importer(const std::string &path, onnx::ModelProto &model) : path_(path), model_(model) {}
+
+  /// The network's DFL text, or the problems found (file-level or per node).
+  std::optional<std::string> run(std::vector<std::string> &fileErrors,
+                                 std::vector<std::pair<const onnx::NodeProto *, Refusal>> &refused) {
+    const onnx::GraphProto &g = model_.graph();
+    collectShapes(g);
+    for (const onnx::TensorProto &t : g.initializer()) {
+      Value v;
+      v.kind = Value::Constant;
+      v.tensor = &t;
+      v.shape.assign(t.dims().begin(), t.dims().end());
+      values_[t.name()] = v;
+    }
+    for (const onnx::ValueInfoProto &in : g.input()) {
+      if (values_.count(in.name()))
+        continue;   // an initializer listed as an input (IR version < 4)
+      std::string why;
+      if (!declareInput(in, why)) {
+        fileErrors.push_back("input '" + in.name() + "': " + why);
+        return std::nullopt;
+      }
+    }
+    for (const onnx::NodeProto &n : g.node()) {
+      std::optional<Refusal> r = visit(n);
+      if (r) {
+        refused.emplace_back(&n, *r);
+        for (const std::string &o : n.output())
+          values_[o] = Value{};
+      }
+    }
+    if (!refused.empty())
+      return std::nullopt;
+    if (layers_ == 0) {
+      fileErrors.push_back("the graph has no layer dflc maps (conv, matmul, pool, add, ...)");
+      return std::nullopt;
+    }
+    std::ostringstream out;
+    out << "// Imported from " << printable(std::filesystem::path(path_).filename().string())
+        << " by dflc import: ONNX graph '" << printable(g.name()) << "', opset " << opset_;
+    if (!model_.producer_name().empty())
+      out << ", produced by " << printable(model_.producer_name()) << (model_.producer_version().empty() ? "" : " ")
+          << printable(model_.producer_version());
+    out << ".\n";
+    std::string name = identifier(g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name());
+    out << "network " << name << " {\n  batch N = " << batch_ << ";\n" << inputs_ << body_ << "}\n";
+    return out.str();
+  }
+
+  void setOpset(int64_t v) { opset_ = v; }
+
+private:
+  void collectShapes(const onnx::GraphProto &g) {
+    auto add = [&](const onnx::ValueInfoProto &v) {
+      if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape())
+        return;
+      std::vector<int64_t> s;
+      for (const auto &d : v.type().tensor_type().shape().dim())
+        s.push_back(d.has_dim_value() ? d.dim_value() : -1);   // -1: symbolic (the batch) or unknown
+      shapes_[v.name()] = s;
+    };
+    for (const auto &v : g.input())
+      add(v);
+    for (const auto &v : g.value_info())
+      add(v);
+    for (const auto &v : g.output())
+      add(v);
+  }
+
+  /// The ONNX shape of a node's output, the batch resolved; nullopt if
+  /// shape inference left a dimension unknown.
+  std::optional<std::vector<int64_t>> outputShape(const std::string &name) {
+    auto it = shapes_.find(name);
+    if (it == shapes_.end() || it->second.empty())
+      return std::nullopt;
+    std::vector<int64_t> s = it->second;
+    if (s[0] < 0)
+      s[0] = batch_;
+    for (int64_t d : s)
+      if (d < 1)
+        return std::nullopt;
+    return s;
+  }
+
+  std::string uniqueName(const std::string &want) {
+    std::string id = identifier(want), name = id;
+    for (int i = 2; used_.count(name); ++i)
+      name = id + "_" + std::to_string(i);
+    used_.insert(name);
+    return name;
+  }
+
+  static bool dimOk(int64_t d) { return d >= 1 && d <= std::numeric_limits<int32_t>::max(); }
+
+  bool declareInput(const onnx::ValueInfoProto &in, std::string &why) {
+    auto it = shapes_.find(in.name());
+    if (it == shapes_.end() || it->second.empty()) {
+      why = "it has no tensor shape";
+      return false;
+    }
+    std::vector<int64_t> s = it->second;
+    int64_t n = s[0] > 0 ? s[0] : 1;   // a symbolic batch is 1
+    if (inputCount_++ && n != batch_) {
+      why = "its batch " + std::to_string(n) + " differs from the other inputs' " + std::to_string(batch_);
+      return false;
+    }
+    batch_ = n;
+    s[0] = n;
+    for (size_t i = 1; i < s.size(); ++i)
+      if (!dimOk(s[i])) {
+        why = "dimension " + std::to_string(i) + " of its shape is not a known positive integer";
+        return false;
+      }
+    Value v;
+    v.kind = Value::Activation;
+    v.name = uniqueName(in.name());
+    v.shape = s;
+    std::string dims;
+    if (s.size() == 4) {
+      v.layout = Layout::Image;
+      dims = "C=" + std::to_string(s[1]) + ", X=" + std::to_string(s[3]) + ", Y=" + std::to_string(s[2]);
+    } else if (s.size() == 3) {
+      v.layout = Layout::Seq;
+      dims = "C=" + std::to_string(s[2]) + ", X=" + std::to_string(s[1]);
+    } else if (s.size() == 2) {
+      v.layout = Layout::Vector;
+      dims = "C=" + std::to_string(s[1]);
+    } else {
+      why = "a rank-" + std::to_string(s.size()) +
+            " tensor is none of [N, C, H, W] (image), [N, L, C] (sequence), [N, C] (vector)";
+      return false;
+    }
+    inputs_ += "  input " + v.name + " [" + dims + "];  // ONNX input '" + printable(in.name()) + "' " + shapeText(s) + "\n";
+    values_[in.name()] = v;
+    return true;
+  }
+
+  /// The DFL [C, X, Y] of an activation, for messages and checks.
+  static std::string layoutName(const Value &v) {
+    switch (v.layout) {
+    case Layout::Image: return "[N, C, H, W] image";
+    case Layout::Vector: return "[N, C] vector";
+    case Layout::Flat: return "[N, C*H*W] flattened image";
+    case Layout::Seq: return "[N, L, C] sequence";
+    case Layout::SeqHeads: return "[N, L, heads, d] sequence";
+    case Layout::Heads: return "[N, heads, L, d] per-head";
+    case Layout::HeadsT: return "[N, heads, d, L] per-head transposed";
+    case Layout::Scores: return "[N, heads, L, L] attention-score";
+    }
+    return "";
+  }
+
+  /// Emits `name = text;` with the node's comment; the output is an activation.
+  Value &emit(const onnx::NodeProto &n, const std::string &text, Layout layout, std::vector<int64_t> shape,
+              int64_t heads = 1, bool isLayer = true) {
+    std::string want = !n.name().empty() ? n.name() : n.output(0);
+    // A size past DFL's integers (E0006) would make the text unparsable: the node is refused (visit()).
+    for (size_t i = 0; i < text.size();) {
+      size_t end = text.find_first_not_of("0123456789", i);
+      if (end == std::string::npos)
+        end = text.size();
+      bool inName = i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
+      if (end > i && !inName)
+        tooLarge_ |= end - i > 10 || std::stoll(text.substr(i, end - i)) > std::numeric_limits<int32_t>::max();
+      i = end == i ? i + 1 : end;
+    }
+    Value v;
+    v.kind = Value::Activation;
+    v.name = uniqueName(want);
+    v.layout = layout;
+    v.heads = heads;
+    v.shape = std::move(shape);
+    body_ += "  " + v.name + " = " + text + ";  // ONNX " + printable(n.op_type()) + " '" + printable(nodeName(n)) + "'\n";
+    layers_ += isLayer;
+    return values_[n.output(0)] = v;
+  }
+
+  /// The output keeps its input's DFL name with another layout (layout only).
+  void alias(const onnx::NodeProto &n, const Value &in, Layout layout, std::vector<int64_t> shape, int64_t heads) {
+    Value v = in;
+    v.layout = layout;
+    v.heads = heads;
+    v.shape = std::move(shape);
+    values_[n.output(0)] = v;
+  }
+
+  std::optional<Refusal> visit(const onnx::NodeProto &n) {
+    tooLarge_ = false;
+    std::optional<Refusal> r = map(n);
+    if (!r && tooLarge_)
+      return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
+    return r;
+  }
+
+  std::optional<Refusal> map(const onnx::NodeProto &n) {
+    const std::string &op = n.op_type();
+    std::vector<const Value *> ins;
+    bool poisoned = false, allConstant = true;
+    for (const std::string &name : n.input()) {
+      if (name.empty()) {   // an optional input left out
+        ins.push_back(nullptr);
+        continue;
+      }
+      auto it = values_.find(name);
+      if (it == values_.end())
+        return Refusal{"input '" + name + "' is produced by no earlier node, initializer or graph input"};
+      poisoned |= it->second.kind == Value::Poisoned;
+      allConstant &= it->second.kind == Value::Constant;
+      ins.push_back(&it->second);
+    }
+    if (n.output_size() == 0)
+      return Refusal{"it has no output"};
+    if (poisoned) {
+      for (const std::string &o : n.output())
+        values_[o] = Value{};
+      return std::nullopt;
+    }
+    if (op == "Constant") {
+      Value v;
+      v.kind = Value::Constant;
+      if (const onnx::AttributeProto *a = attribute(n, "value"); a && a->has_t()) {
+        v.tensor = &a->t();
+        v.shape.assign(a->t().dims().begin(), a->t().dims().end());
+      }
+      values_[n.output(0)] = v;
+      return std::nullopt;
+    }
+    // Shape computations: a node of constants only (or Shape, whose value
+    // shape inference knows) yields a constant: weights, shapes, scalars.
+    if (allConstant || op == "Shape") {
+      for (const std::string &o : n.output()) {
+        Value v;
+        v.kind = Value::Constant;
+        values_[o] = v;
+      }
+      return std::nullopt;
+    }
+    const Value *x = nullptr;   // the first activation operand
+    for (const Value *v : ins)
+      if (v && v->kind == Value::Activation) {
+        x = v;
+        break;
+      }
+    static const std::map<std::string, std::string> activations = {
+        {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Gelu", "gelu"}, {"FastGelu", "gelu"},
+        {"BiasGelu", "gelu"}, {"Softmax", "softmax"}, {"BatchNormalization", "batchnorm"},
+        {"LayerNormalization", "layernorm"}};
+    if (auto a = activations.find(op); a != activations.end())
+      return activation(n, *x, a->second);
+    if (op == "Clip")
+      return clip(n, ins);
+    if (op == "Identity" || op == "Dropout") {
+      alias(n, *x, x->layout, x->shape, x->heads);
+      return std::nullopt;
+    }
+    if (op == "Conv")
+      return conv(n, ins);
+    if (op == "MaxPool" || op == "AveragePool")
+      return pool(n, *x);
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool")
+      return globalPool(n, *x);
+    if (op == "Gemm")
+      return gemm(n, ins);
+    if (op == "MatMul")
+      return matmul(n, ins);
+    if (op == "Add" || op == "Sum" || op == "Mul" || op == "Sub" || op == "Div")
+      return eltwise(n, ins);
+    if (op == "Concat")
+      return concat(n, ins);
+    if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze")
+      return reshape(n, *x);
+    if (op == "Transpose")
+      return transpose(n, *x);
+    return Refusal{"not supported"};
+  }
+
+  std::optional<Refusal> needShape(const onnx::NodeProto &n, std::vector<int64_t> &s) {
+    auto got = outputShape(n.output(0));
+    if (!got)
+      return Refusal{"the shape of its output '" + n.output(0) + "' is unknown after ONNX shape inference"};
+    s = *got;
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> activation(const onnx::NodeProto &n, const Value &x, const std::string &dfl) {
+    if (dfl == "softmax" || dfl == "layernorm") {
+      // Over the channels: the last axis of a sequence or of scores, axis 1 of an image or vector.
+      int64_t rank = static_cast<int64_t>(x.shape.size());
+      int64_t axis = intAttr(n, "axis", dfl == "softmax" && opset_ < 13 ? 1 : -1);
+      if (axis < 0)
+        axis += rank;
+      bool channels = (x.layout == Layout::Image || x.layout == Layout::Vector) ? axis == 1
+                      : (x.layout == Layout::Seq || x.layout == Layout::Scores) ? axis == rank - 1
+                                                                                  : false;
+      if (!channels)
+        return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) +
+                       " tensor is not its channels, the only axis DFL's " + dfl + " normalizes"};
+    }
+    emit(n, dfl + "(" + x.name + ")", x.layout, x.shape, x.heads, false);
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> clip(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+    for (size_t i = 1; i < ins.size() && i < 3; ++i) {
+      if (!ins[i])
+        continue;
+      std::optional<std::vector<double>> v;
+      if (ins[i]->tensor)
+        v = valuesOf(*ins[i]->tensor);
+      if (ins[i]->kind != Value::Constant || !v || v->size() != 1)
+        return Refusal{"its bounds are not constant scalars"};
+      (i == 1 ? lo : hi) = (*v)[0];
+    }
+    if (lo == 0 && hi == 6)
+      return activation(n, *ins[0], "relu6");
+    if (lo == 0 && std::isinf(hi))
+      return activation(n, *ins[0], "relu");
+    std::ostringstream b;
+    b << "clipping to [" << lo << ", " << hi << "] is no DFL activation (relu clips to [0, inf), relu6 to [0, 6])";
+    return Refusal{b.str()};
+  }
+
+  std::optional<Refusal> conv(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    if (!ins[0] || ins[0]->kind != Value::Activation || ins[0]->layout != Layout::Image)
+      return Refusal{"its input is not an [N, C, H, W] image"};
+    const Value &x = *ins[0];
+    if (ins.size() < 2 || !ins[1] || ins[1]->kind != Value::Constant || ins[1]->shape.size() != 4)
+      return Refusal{"its weights are not a constant [K, C/group, kH, kW] tensor"};
+    const std::vector<int64_t> &w = ins[1]->shape;
+    int64_t groups = intAttr(n, "group", 1), c = x.shape[1], k = w[0];
+    if (groups < 1 || c % groups || k % groups || w[1] * groups != c)
+      return Refusal{"group " + std::to_string(groups) + " does not divide its " + std::to_string(c) +
+                     " input channels into the weights' " + std::to_string(w[1])};
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    std::string why;
+    auto win = windowOf(n, w[2], w[3], x.shape[2], x.shape[3], why);
+    if (!win)
+      return Refusal{why};
+    std::string text;
+    if (groups > 1 && groups == c && k == c)
+      text = "dwconv(" + x.name + windowArgs(*win, false) + ")";
+    else
+      text = "conv(" + x.name + ", K=" + std::to_string(k) + windowArgs(*win, false) +
+             (groups > 1 ? ", groups=" + std::to_string(groups) : "") + ")";
+    emit(n, text, Layout::Image, s);
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> pool(const onnx::NodeProto &n, const Value &x) {
+    if (x.kind != Value::Activation || x.layout != Layout::Image)
+      return Refusal{"its input is not an [N, C, H, W] image"};
+    if (n.output_size() > 1 && !n.output(1).empty())
+      return Refusal{"its Indices output has no DFL counterpart"};
+    auto k = intsAttr(n, "kernel_shape", {});
+    if (k.size() != 2)
+      return Refusal{"only 2-D pooling windows are supported"};
+    auto dil = intsAttr(n, "dilations", {1, 1});
+    if (dil != std::vector<int64_t>{1, 1})
+      return Refusal{"DFL pools have no dilation"};
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    std::string why;
+    auto win = windowOf(n, k[0], k[1], x.shape[2], x.shape[3], why);
+    if (!win)
+      return Refusal{why};
+    std::string op = n.op_type() == "MaxPool" ? "maxpool" : "avgpool";
+    emit(n, op + "(" + x.name + windowArgs(*win, true) + ")", Layout::Image, s);
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> globalPool(const onnx::NodeProto &n, const Value &x) {
+    if (x.kind != Value::Activation || x.layout != Layout::Image)
+      return Refusal{"its input is not an [N, C, H, W] image"};
+    Window w;
+    w.kh = x.shape[2];
+    w.kw = x.shape[3];
+    std::string op = n.op_type() == "GlobalMaxPool" ? "maxpool" : "avgpool";
+    emit(n, op + "(" + x.name + windowArgs(w, true) + ")", Layout::Image, {x.shape[0], x.shape[1], 1, 1});
+    return std::nullopt;
+  }
+
+  /// fc over a vector (or flattened image): Gemm, or MatMul by a constant.
+  std::optional<Refusal> gemm(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    if (ins.size() < 2 || !ins[0] || !ins[1] || ins[0]->kind != Value::Activation || ins[1]->kind != Value::Constant ||
+        ins[1]->shape.size() != 2)
+      return Refusal{"only an activation times constant [C, K] weights maps (to fc)"};
+    if (intAttr(n, "transA", 0))
+      return Refusal{"transA=1 multiplies the batch into the weights"};
+    const Value &x = *ins[0];
+    if (x.layout != Layout::Vector && x.layout != Layout::Flat)
+      return Refusal{"its input is a " + layoutName(x) + " tensor, not a [N, C] vector"};
+    int64_t k = ins[1]->shape[intAttr(n, "transB", 0) ? 0 : 1];
+    emit(n, "fc(" + x.name + ", K=" + std::to_string(k) + ")", Layout::Vector, {x.shape[0], k});
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> matmul(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    if (ins.size() != 2 || !ins[0] || !ins[1])
+      return Refusal{"it needs two operands"};
+    const Value &a = *ins[0], &b = *ins[1];
+    if (a.kind == Value::Activation && b.kind == Value::Constant) {
+      if (b.shape.size() != 2)
+        return Refusal{"its weights are not a [C, K] matrix"};
+      if (a.layout == Layout::Vector || a.layout == Layout::Flat)
+        return gemm(n, ins);
+      if (a.layout != Layout::Seq)
+        return Refusal{"its input is a " + layoutName(a) + " tensor, not a sequence or a vector"};
+      // A per-token linear layer: a 1x1 conv over the tokens (docs/onnx.md).
+      int64_t k = b.shape[1];
+      emit(n, "conv(" + a.name + ", K=" + std::to_string(k) + ", R=1)", Layout::Seq, {a.shape[0], a.shape[1], k});
+      return std::nullopt;
+    }
+    if (a.kind != Value::Activation || b.kind != Value::Activation)
+      return Refusal{"a constant first operand has no DFL layer"};
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    if (a.layout == Layout::Heads && b.layout == Layout::HeadsT && a.heads == b.heads) {
+      // scores = Q·Kᵀ per head: matmul(q, k, heads=h) is [h·Lk, X = Lq].
+      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + ")", Layout::Scores, s,
+           a.heads);
+      return std::nullopt;
+    }
+    if (a.layout == Layout::Scores && b.layout == Layout::Heads && a.heads == b.heads) {
+      // context = P·V per head: matmul(p, v, heads=h, transpose_b=true) is [h·d, X = Lq].
+      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + ", transpose_b=true)",
+           Layout::Heads, s, a.heads);
+      return std::nullopt;
+    }
+    return Refusal{"a " + layoutName(a) + " times a " + layoutName(b) +
+                   " tensor is neither attention's Q*K^T nor P*V per head"};
+  }
+
+  std::optional<Refusal> eltwise(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    std::vector<const Value *> acts;
+    for (const Value *v : ins)
+      if (v && v->kind == Value::Activation)
+        acts.push_back(v);
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    const Value &x = *acts[0];
+    if (acts.size() == 1) {
+      // By a constant (a bias, a scale): fused into the producer, no layer.
+      if (s != x.shape)
+        return Refusal{"broadcasting a " + shapeText(x.shape) + " activation to " + shapeText(s) +
+                       " moves data across the DFL axes"};
+      alias(n, x, x.layout, x.shape, x.heads);
+      return std::nullopt;
+    }
+    const std::string &op = n.op_type();
+    if (op == "Sub" || op == "Div")
+      return Refusal{"DFL has no element-wise " + std::string(op == "Sub" ? "subtraction" : "division") +
+                     " of two activations"};
+    for (const Value *v : acts)
+      if (v->shape != s || v->layout != x.layout)
+        return Refusal{"its operands differ in shape or layout (" + shapeText(v->shape) + " and " + shapeText(s) +
+                       "); DFL adds and multiplies activations of one shape"};
+    std::string text = (op == "Mul" ? "mul(" : "add(");
+    for (size_t i = 0; i < acts.size(); ++i)
+      text += (i ? ", " : "") + acts[i]->name;
+    emit(n, text + ")", x.layout, s, x.heads);
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> concat(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    const Value &x = *ins[0];
+    int64_t axis = intAttr(n, "axis", 1);
+    if (axis < 0)
+      axis += static_cast<int64_t>(s.size());
+    bool channels = (x.layout == Layout::Image && axis == 1) || (x.layout == Layout::Seq && axis == 2) ||
+                    (x.layout == Layout::Vector && axis == 1);
+    std::string text = "concat(";
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!ins[i] || ins[i]->kind != Value::Activation || ins[i]->layout != x.layout)
+        return Refusal{"its operands are not all activations of one layout"};
+      text += (i ? ", " : "") + ins[i]->name;
+    }
+    if (!channels)
+      return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) +
+                     " tensor is not its channels, the only axis DFL concatenates"};
+    emit(n, text + ")", x.layout, s);
+    return std::nullopt;
+  }
+
+  /// Flatten, Reshape, Squeeze, Unsqueeze: layout only when the new shape
+  /// keeps the DFL [C, X, Y] order of the data.
+  std::optional<Refusal> reshape(const onnx::NodeProto &n, const Value &x) {
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    const std::vector<int64_t> &i = x.shape;
+    if (s == i) {
+      alias(n, x, x.layout, s, x.heads);
+      return std::nullopt;
+    }
+    auto product = [](const std::vector<int64_t> &v, size_t from) {
+      int64_t p = 1;
+      for (size_t k = from; k < v.size(); ++k)
+        p *= v[k];
+      return p;
+    };
+    bool batchKept = !s.empty() && s[0] == i[0];
+    if (batchKept) {
+      bool imageLike = x.layout == Layout::Image || x.layout == Layout::Vector || x.layout == Layout::Flat;
+      if (imageLike && s.size() == 2 && s[1] == product(i, 1)) {
+        bool vector = x.layout == Layout::Vector || (i.size() == 4 && i[2] == 1 && i[3] == 1);
+        alias(n, x, vector ? Layout::Vector : Layout::Flat, s, 1);
+        return std::nullopt;
+      }
+      if (x.layout == Layout::Vector && s.size() == 4 && s[1] == i[1] && s[2] == 1 && s[3] == 1) {
+        alias(n, x, Layout::Image, s, 1);
+        return std::nullopt;
+      }
+      if (x.layout == Layout::Seq && s.size() == 4 && s[1] == i[1] && s[2] * s[3] == i[2]) {
+        alias(n, x, Layout::SeqHeads, s, s[2]);
+        return std::nullopt;
+      }
+      if (x.layout == Layout::SeqHeads && s.size() == 3 && s[1] == i[1] && s[2] == i[2] * i[3]) {
+        alias(n, x, Layout::Seq, s, 1);
+        return std::nullopt;
+      }
+    }
+    return Refusal{"reshaping a " + layoutName(x) + " tensor " + shapeText(i) + " to " + shapeText(s) +
+                   " moves data across the DFL axes"};
+  }
+
+  std::optional<Refusal> transpose(const onnx::NodeProto &n, const Value &x) {
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    std::vector<int64_t> perm = intsAttr(n, "perm", {});
+    using P = std::vector<int64_t>;
+    std::optional<Layout> to;
+    if (perm.empty() && x.shape.size() <= 1)
+      to = x.layout;
+    P id(x.shape.size());
+    for (size_t k = 0; k < id.size(); ++k)
+      id[k] = static_cast<int64_t>(k);
+    if (perm == id)
+      to = x.layout;
+    else if (x.layout == Layout::SeqHeads && perm == P{0, 2, 1, 3})
+      to = Layout::Heads;
+    else if (x.layout == Layout::SeqHeads && perm == P{0, 2, 3, 1})
+      to = Layout::HeadsT;
+    else if (x.layout == Layout::Heads && perm == P{0, 1, 3, 2})
+      to = Layout::HeadsT;
+    else if (x.layout == Layout::HeadsT && perm == P{0, 1, 3, 2})
+      to = Layout::Heads;
+    else if (x.layout == Layout::Heads && perm == P{0, 2, 1, 3})
+      to = Layout::SeqHeads;
+    else if (x.layout == Layout::HeadsT && perm == P{0, 3, 1, 2})
+      to = Layout::SeqHeads;
+    if (!to)
+      return Refusal{"permutation " + shapeText(perm) + " of a " + layoutName(x) +
+                     " tensor has no DFL layout (docs/onnx.md, \"Layouts\")"};
+    alias(n, x, *to, s, x.heads);
+    return std::nullopt;
+  }
+
+  const std::string &path_;
+  onnx::ModelProto &model_;
+  int64_t opset_ = 0, batch_ = 1;
+  int inputCount_ = 0, layers_ = 0;
+  bool tooLarge_ = false;   // the node being mapped emitted a number past int32
+  std::map<std::string, std::vector<int64_t>> shapes_;
+  std::map<std::string, Value> values_;
+  std::set<std::string> used_;
+  std::string inputs_, body_;
+};
+
+/// The ops of other domains than ONNX's that dflc maps as element-wise
+/// activations: their output has their input's shape.
+bool isForeignElementwise(const onnx::NodeProto &n) {
+  static const std::set<std::string> ops = {"Gelu", "FastGelu", "QuickGelu"};
+  return !n.domain().empty() && n.domain() != "ai.onnx" && ops.count(n.op_type()) && n.input_size() >= 1 &&
+         n.output_size() >= 1;
+}
+
+/// Gives each foreign element-wise op's output its input's inferred shape;
+/// whether any was new.
+bool inferElementwise(onnx::GraphProto &g) {
+  std::map<std::string, const onnx::ValueInfoProto *> known;
+  for (const auto *list : {&g.input(), &g.value_info(), &g.output()})
+    for (const onnx::ValueInfoProto &v : *list)
+      if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+        known[v.name()] = &v;
+  std::vector<onnx::ValueInfoProto> added;
+  for (const onnx::NodeProto &n : g.node()) {
+    if (!isForeignElementwise(n) || known.count(n.output(0)))
+      continue;
+    auto in = known.find(n.input(0));
+    if (in == known.end())
+      continue;
+    onnx::ValueInfoProto v = *in->second;
+    v.set_name(n.output(0));
+    added.push_back(v);
+  }
+  for (onnx::ValueInfoProto &v : added) {
+    // An output listed without a shape gets it in place; others join value_info.
+    bool listed = false;
+    for (onnx::ValueInfoProto &o : *g.mutable_output())
+      if (o.name() == v.name()) {
+        o = v;
+        listed = true;
+      }
+    if (!listed)
+      *g.add_value_info() = v;
+  }
+  return !added.empty();
+}
+
+/// What libonnx 1.12's shape inference divides by or indexes with unchecked
+/// (found by tests/fuzz/OnnxFuzzer.cpp: a zero stride crashed it): window
+/// attributes out of range, on any node. The reason, or empty.
+std::string unsafeForInference(const onnx::NodeProto &n) {
+  for (const onnx::AttributeProto &a : n.attribute()) {
+    const std::string &name = a.name();
+    bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+    if (!positive && name != "pads" && name != "group")
+      continue;
+    if (name == "group" ? a.i() < 1 : false)
+      return "attribute 'group' is " + std::to_string(a.i()) + "; it must be positive";
+    for (int64_t v : a.ints())
+      if (positive ? v < 1 : v < 0)
+        return "attribute '" + name + "' holds " + std::to_string(v) + "; it must be " +
+               (positive ? "positive" : "non-negative");
+  }
+  return "";
+}
+
+/// The first line of a library's message, without ONNX's "==> Context:" trailer.
+std::string firstLine(const std::string &what) {
+  std::string line = what.substr(0, what.find('\n'));
+  return printable(line.substr(0, line.find("==> Context")));
+}
+
+} // namespace
+
+bool isOnnxPath(const std::string &path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".onnx";
+}
+
+std::optional<std::string> importOnnx(const std::string &path, const std::string &bytes, SourceManager &sm,
+                                      DiagnosticsEngine &diags) {
+  uint32_t file = sm.addOpaqueBuffer(path);
+  SourceRange at{{file, 0}, {file, 0}};
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph()) {
+    diags.report(at, diag::err_onnx_malformed)
+        << (bytes.empty() ? "the file is empty" : "it is not an ONNX model protobuf (truncated or another format)");
+    return std::nullopt;
+  }
+  int64_t opset = -1;
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  int64_t newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  if (opset < kMinOpset || opset > newest) {
+    diags.report(at, diag::err_onnx_opset) << (opset < 0 ? std::string("none") : std::to_string(opset)) << kMinOpset
+                                           << newest;
+    return std::nullopt;
+  }
+  try {
+    // Non-strict: a node it cannot infer (an unknown domain's op) keeps its
+    // shapes unknown; data propagation resolves computed Reshape shapes. The
+    // element-wise ops of other domains (com.microsoft's Gelu) keep their
+    // input's shape: given that, inference runs again past them.
+    // The checker first: Debian's libonnx 1.12 shape inference trusts its
+    // input (a Conv whose attributes are malformed crashes it); the node
+    // checker validates each node against its schema and throws instead.
+    // Nodes only: the graph checker also demands what exports often leave
+    // out (an output's shape), which inference is here to fill in.
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(model.ir_version()));
+    std::unordered_map<std::string, int> imports;
+    for (const onnx::OperatorSetIdProto &o : model.opset_import())
+      imports[o.domain()] = static_cast<int>(o.version());
+    ctx.set_opset_imports(imports);
+    onnx::checker::LexicalScopeContext scope;
+    for (const onnx::NodeProto &n : model.graph().node())
+      onnx::checker::check_node(n, ctx, scope);
+    bool unsafe = false;
+    for (const onnx::NodeProto &n : model.graph().node())
+      if (std::string why = unsafeForInference(n); !why.empty()) {
+        diags.report(at, diag::err_onnx_node) << nodeName(n) << n.op_type() << why;
+        unsafe = true;
+      }
+    if (unsafe)
+      return std::nullopt;
+    onnx::ShapeInferenceOptions options(false, 0, true);
+    for (int pass = 0; pass <= model.graph().node_size(); ++pass) {
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+      if (!inferElementwise(*model.mutable_graph()))
+        break;
+    }
+  } catch (const std::exception &e) {
+    diags.report(at, diag::err_onnx_malformed) << firstLine(e.what());
+    return std::nullopt;
+  }
+  Importer importer(path, model);
+  importer.setOpset(opset);
+  std::vector<std::string> fileErrors;
+  std::vector<std::pair<const onnx::NodeProto *, Refusal>> refused;
+  std::optional<std::string> text;
+  try {
+    text = importer.run(fileErrors, refused);
+  } catch (const std::exception &e) {   // protobuf or the standard library on hostile input
+    fileErrors.push_back(e.what());
+  }
+  for (const std::string &e : fileErrors)
+    diags.report(at, diag::err_onnx_malformed) << e;
+  for (const auto &[node, r] : refused)
+    diags.report(at, diag::err_onnx_node) << nodeName(*node) << node->op_type() << r.reason;
+  if (!text)
+    return std::nullopt;
+  // Canonical form: the text as `dflc fmt` prints it.
+  SourceManager scratch;
+  DiagnosticsEngine scratchDiags(scratch);
+  uint32_t id = scratch.addBuffer(path, *text);
+  std::optional<ast::File> parsed = parseFile(id, scratch, scratchDiags);
+  DFLC_CHECK(parsed && !scratchDiags.hasErrors()) << "the DFL imported from " << path << " does not parse:\n" << *text;
+  return printFile(*parsed, scratch);
+}
+
+} // namespace dfl

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Usage: make_models.py OUT_DIR
+
+Builds the ONNX models the importer's tests read (tests/lit/onnx), with
+python3-onnx's helper API, no downloads: ResNet-50, MobileNet-v2 and a
+BERT-base encoder with the published architectures' shapes (their node names
+are the layer names of the stdlib's DFL versions, so the two can be compared
+layer by layer), one small model per operator and attribute combination, and
+models dflc must refuse. Weights are external data (dims only, as large
+exports store them): the importer reads their shapes, never their values."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1]
+os.makedirs(OUT, exist_ok=True)
+
+
+class Graph:
+    """An ONNX graph being built, with its MACs counted from the layer shapes
+    (an independent count: the tests compare dflc's with it)."""
+
+    def __init__(self, name):
+        self.name, self.nodes, self.inits, self.inputs = name, [], [], []
+        self.macs = 0
+
+    def input(self, name, shape):
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    def weight(self, name, dims):
+        """A constant whose data lives elsewhere (external data)."""
+        t = TensorProto()
+        t.name, t.data_type = name, TensorProto.FLOAT
+        t.dims.extend(dims)
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", "weights.bin"
+        self.inits.append(t)
+        return name
+
+    def const(self, name, values, dtype=np.float32):
+        self.inits.append(numpy_helper.from_array(np.array(values, dtype=dtype), name))
+        return name
+
+    def node(self, op, inputs, name, domain=None, **attrs):
+        kw = {"domain": domain} if domain else {}
+        self.nodes.append(helper.make_node(op, inputs, [name + ":0"], name=name, **attrs, **kw))
+        return name + ":0"
+
+    def conv(self, x, name, cin, k, r, stride=1, pad=0, group=1, hw=None):
+        """hw: the input's height = width, to count MACs: K·(C/group)·R·R·Ho·Wo."""
+        if hw:
+            out = (hw + 2 * pad - r) // stride + 1
+            self.macs += k * (cin // group) * r * r * out * out
+        w = self.weight(name + "_W", [k, cin // group, r, r])
+        return self.node("Conv", [x, w], name, kernel_shape=[r, r], strides=[stride, stride],
+                         pads=[pad] * 4, group=group)
+
+    def bn(self, x, name, c):
+        ws = [self.weight(f"{name}_{p}", [c]) for p in ("scale", "B", "mean", "var")]
+        return self.node("BatchNormalization", [x] + ws, name)
+
+    def save(self, file, opset=13, extra_opsets=()):
+        out = self.nodes[-1].output[0]
+        g = helper.make_graph(self.nodes, self.name, self.inputs,
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], self.inits)
+        m = helper.make_model(g, producer_name="dflc-tests",
+                              opset_imports=[helper.make_opsetid("", opset)] + list(extra_opsets))
+        onnx.save(m, os.path.join(OUT, file))
+        with open(os.path.join(OUT, file.replace(".onnx", ".macs")), "w") as f:
+            f.write(str(self.macs))
+
+
+def resnet50():
+    # He et al., CVPR 2016, Table 1 (50-layer), v1: stride 2 in each stage's
+    # first 1x1 conv; Caffe's layer names; pool1 with ceil rounding.
+    g = Graph("resnet50")
+    x = g.input("data", [1, 3, 224, 224])
+    x = g.conv(x, "conv1", 3, 64, 7, stride=2, pad=3, hw=224)   # -> 112
+    hw = 56   # pool1: ceil((112 - 3) / 2) + 1
+    x = g.bn(x, "bn_conv1", 64)
+    x = g.node("Relu", [x], "conv1_relu")
+    x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    cin = 64
+    for stage, blocks, mid, out, stride in ((2, 3, 64, 256, 1), (3, 4, 128, 512, 2),
+                                            (4, 6, 256, 1024, 2), (5, 3, 512, 2048, 2)):
+        for b in range(blocks):
+            n = f"{stage}{'abcdef'[b]}"
+            s = stride if b == 0 else 1
+            if b == 0:
+                short = g.conv(x, f"res{n}_branch1", cin, out, 1, stride=s, hw=hw)
+                short = g.bn(short, f"bn{n}_branch1", out)
+            else:
+                short = x
+            y = g.conv(x, f"res{n}_branch2a", cin, mid, 1, stride=s, hw=hw)
+            hw //= s
+            y = g.bn(y, f"bn{n}_branch2a", mid)
+            y = g.node("Relu", [y], f"res{n}_branch2a_relu")
+            y = g.conv(y, f"res{n}_branch2b", mid, mid, 3, pad=1, hw=hw)
+            y = g.bn(y, f"bn{n}_branch2b", mid)
+            y = g.node("Relu", [y], f"res{n}_branch2b_relu")
+            y = g.conv(y, f"res{n}_branch2c", mid, out, 1, hw=hw)
+            y = g.bn(y, f"bn{n}_branch2c", out)
+            x = g.node("Add", [short, y], f"res{n}")
+            x = g.node("Relu", [x], f"res{n}_relu")
+            cin = out
+    x = g.node("AveragePool", [x], "pool5", kernel_shape=[7, 7], strides=[1, 1])
+    x = g.node("Flatten", [x], "flatten", axis=1)
+    g.macs += 2048 * 1000
+    x = g.node("Gemm", [x, g.weight("fc1000_W", [1000, 2048]), g.weight("fc1000_B", [1000])], "fc1000", transB=1)
+    g.save("resnet50.onnx")
+
+
+def mobilenet_v2():
+    # Sandler et al., CVPR 2018, Table 2 (width 1.0, 224); Keras's layer
+    # names; symmetric padding 1 on the 3x3 convs (torchvision's).
+    g = Graph("mobilenet_v2")
+    x = g.input("data", [1, 3, 224, 224])
+    x = g.conv(x, "Conv1", 3, 32, 3, stride=2, pad=1, hw=224)
+    hw = 112
+    x = g.bn(x, "bn_Conv1", 32)
+    six = g.const("six", 6.0)
+    zero = g.const("zero", 0.0)
+    x = g.node("Clip", [x, zero, six], "Conv1_relu")
+    cin, block = 32, 0
+    for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+        for i in range(n):
+            stride = s if i == 0 else 1
+            p = "expanded_conv_" if block == 0 else f"block_{block}_"
+            inp, mid = x, cin * t
+            y = x
+            if t != 1:
+                y = g.conv(y, p + "expand", cin, mid, 1, hw=hw)
+                y = g.bn(y, p + "expand_BN", mid)
+                y = g.node("Clip", [y, zero, six], p + "expand_relu")
+            y = g.conv(y, p + "depthwise", mid, mid, 3, stride=stride, pad=1, group=mid, hw=hw)
+            hw = (hw + 2 - 3) // stride + 1
+            y = g.bn(y, p + "depthwise_BN", mid)
+            y = g.node("Clip", [y, zero, six], p + "depthwise_relu")
+            y = g.conv(y, p + "project", mid, c, 1, hw=hw)
+            y = g.bn(y, p + "project_BN", c)
+            if stride == 1 and cin == c:
+                y = g.node("Add", [inp, y], p + "add")
+            x, cin, block = y, c, block + 1
+    x = g.conv(x, "Conv_1", 320, 1280, 1, hw=hw)
+    x = g.bn(x, "Conv_1_bn", 1280)
+    x = g.node("Clip", [x, zero, six], "out_relu")
+    x = g.node("GlobalAveragePool", [x], "global_average_pooling2d")
+    x = g.node("Reshape", [x, g.const("flat", [1, 1280], np.int64)], "reshape")
+    x = g.node("MatMul", [x, g.weight("predictions_W", [1280, 1000])], "predictions")
+    g.macs += 1280 * 1000
+    g.node("Add", [x, g.weight("predictions_B", [1000])], "predictions_bias")
+    g.save("mobilenet_v2.onnx")
+
+
+def bert(layers, file):
+    # Devlin et al., NAACL 2019, BERT-base (H=768, A=12, FFN 3072), sequence
+    # 128, exported as Hugging Face's BertLayer is: MatMul + bias Add per
+    # linear, heads by Reshape/Transpose, scores scaled by 1/sqrt(64).
+    g = Graph("bert_base")
+    H, A, D, L, F = 768, 12, 64, 128, 3072
+    x = g.input("embeddings", [1, L, H])
+    heads = g.const("heads_shape", [1, L, A, D], np.int64)
+    merged = g.const("merged_shape", [1, L, H], np.int64)
+    scale = g.const("sqrt_d", 8.0)
+
+    def linear(x, name, cin, cout):
+        g.macs += L * cin * cout
+        y = g.node("MatMul", [x, g.weight(name + "_W", [cin, cout])], name)
+        return g.node("Add", [y, g.weight(name + "_B", [cout])], name + "_bias")
+
+    for i in range(layers):
+        p = f"layer{i}_"
+        q = linear(x, p + "query", H, H)
+        k = linear(x, p + "key", H, H)
+        v = linear(x, p + "value", H, H)
+        q = g.node("Transpose", [g.node("Reshape", [q, heads], p + "q_heads")], p + "q_t", perm=[0, 2, 1, 3])
+        k = g.node("Transpose", [g.node("Reshape", [k, heads], p + "k_heads")], p + "k_t", perm=[0, 2, 3, 1])
+        v = g.node("Transpose", [g.node("Reshape", [v, heads], p + "v_heads")], p + "v_t", perm=[0, 2, 1, 3])
+        s = g.node("MatMul", [q, k], p + "scores")
+        g.macs += 2 * A * L * L * D   # scores and context: per head L x L x D each
+        s = g.node("Div", [s, scale], p + "scaled")
+        s = g.node("Softmax", [s], p + "probs", axis=-1)
+        c = g.node("MatMul", [s, v], p + "context")
+        c = g.node("Transpose", [c], p + "c_t", perm=[0, 2, 1, 3])
+        c = g.node("Reshape", [c, merged], p + "c_merged")
+        a = linear(c, p + "attention_output", H, H)
+        a = g.node("Add", [a, x], p + "attention_add")
+        a = g.node("LayerNormalization", [a, g.weight(p + "ln1_g", [H]), g.weight(p + "ln1_b", [H])],
+                   p + "attention_layernorm", axis=-1)
+        f = linear(a, p + "intermediate", H, F)
+        f = g.node("Gelu", [f], p + "intermediate_gelu", domain="com.microsoft")
+        o = linear(f, p + "output", F, H)
+        o = g.node("Add", [o, a], p + "output_add")
+        x = g.node("LayerNormalization", [o, g.weight(p + "ln2_g", [H]), g.weight(p + "ln2_b", [H])],
+                   p + "output_layernorm", axis=-1)
+    g.save(file, opset=17, extra_opsets=[helper.make_opsetid("com.microsoft", 1)])
+
+
+def small():
+    """One model per operator and attribute combination (tests/lit/onnx/ops.test)."""
+    def conv_model(file, shape, w, **attrs):
+        g = Graph("m")
+        x = g.input("x", shape)
+        g.node("Conv", [x, g.weight("W", w)], "c", **attrs)
+        g.save(file)
+
+    conv_model("conv_groups.onnx", [1, 8, 16, 16], [16, 4, 3, 3], group=2, pads=[1, 1, 1, 1])
+    conv_model("conv_dw.onnx", [1, 8, 16, 16], [8, 1, 3, 3], group=8, pads=[1, 1, 1, 1], strides=[2, 2])
+    conv_model("conv_dilated.onnx", [1, 4, 32, 32], [8, 4, 3, 3], dilations=[2, 1])
+    conv_model("conv_peraxis.onnx", [1, 1, 161, 700], [32, 1, 5, 20], strides=[2, 8])
+    conv_model("conv_asym.onnx", [1, 4, 16, 16], [8, 4, 3, 3], pads=[0, 1, 2, 3])
+    conv_model("conv_same_upper.onnx", [1, 4, 16, 16], [8, 4, 3, 3], strides=[2, 2], auto_pad="SAME_UPPER")
+    conv_model("conv_same_lower.onnx", [1, 4, 16, 16], [8, 4, 3, 3], strides=[2, 2], auto_pad="SAME_LOWER")
+    conv_model("conv_valid.onnx", [1, 4, 16, 16], [8, 4, 3, 5], auto_pad="VALID")
+
+    g = Graph("pools")
+    x = g.input("x", [1, 8, 15, 15])
+    a = g.node("MaxPool", [x], "mp", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    b = g.node("AveragePool", [x], "ap", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    g.node("GlobalMaxPool", [g.node("Concat", [a, b], "cat", axis=1)], "gp")
+    g.save("pools.onnx")
+
+    g = Graph("eltwise")
+    x = g.input("x", [1, 4, 8, 8])
+    c1 = g.conv(x, "c1", 4, 4, 1)
+    c2 = g.conv(x, "c2", 4, 4, 1)
+    s = g.node("Sum", [c1, c2, x], "s")
+    m = g.node("Mul", [s, c1], "m")
+    m = g.node("Sigmoid", [m], "sig")
+    t = g.node("Tanh", [g.conv(m, "c3", 4, 4, 1)], "th")
+    t = g.node("Clip", [g.conv(t, "c4", 4, 4, 1), g.const("lo", 0.0)], "clip_relu")
+    t = g.node("Identity", [t], "id")
+    t = g.node("Unsqueeze", [g.node("Squeeze", [g.node("GlobalAveragePool", [t], "gap"),
+                                               g.const("axes", [2, 3], np.int64)], "sq"),
+                             g.const("axes2", [2, 3], np.int64)], "unsq")
+    g.node("Softmax", [g.node("Flatten", [t], "fl")], "sm", axis=1)
+    g.save("eltwise.onnx")
+
+    g = Graph("gemm")
+    x = g.input("x", [4, 2, 3, 3])
+    x = g.node("Flatten", [x], "fl")
+    g.node("Gemm", [x, g.weight("W", [18, 10]), g.weight("B", [10])], "fc")
+    g.save("gemm.onnx")
+
+    # Refused: one operator dflc cannot map, and a valid op on an unmappable layout.
+    g = Graph("resize")
+    x = g.input("x", [1, 3, 8, 8])
+    x = g.conv(x, "c", 3, 4, 3, pad=1)
+    g.node("Resize", [x, "", g.const("scales", [1, 1, 2, 2])], "Resize_231")
+    g.save("resize.onnx")
+
+    g = Graph("bad")
+    x = g.input("x", [1, 3, 8, 8])
+    x = g.conv(x, "c", 3, 4, 1)
+    y = g.node("Transpose", [x], "t", perm=[0, 2, 3, 1])
+    g.node("Clip", [x, g.const("lo", -1.0), g.const("hi", 1.0)], "hardtanh")
+    g.node("LeakyRelu", [x], "leaky")
+    g.node("Relu", [y], "after_t")   # downstream of a refused node: not reported again
+    g.save("refused.onnx")
+
+    # A zero stride: libonnx 1.12's shape inference divides by it (the fuzzer's find).
+    conv_model("zero_stride.onnx", [1, 4, 16, 16], [8, 4, 3, 3], strides=[2, 0], auto_pad="SAME_LOWER")
+
+    # 2^40 output channels: past DFL's largest integer, 2^31 - 1.
+    conv_model("huge.onnx", [1, 4, 16, 16], [2 ** 40, 4, 1, 1])
+
+    g = Graph("old")
+    x = g.input("x", [1, 3, 8, 8])
+    g.conv(x, "c", 3, 4, 1)
+    g.save("opset9.onnx", opset=9)
+
+
+resnet50()
+mobilenet_v2()
+bert(12, "bert_base.onnx")
+small()
