@@ -867,6 +867,10 @@ private:
       return smax(x, k(0));
     if (a == "relu6")
       return clamp(x, 0, 6 * 16);
+    if (a == "hardswish") {
+      Value *mid = div(b_.CreateMul(x, b_.CreateAdd(x, k(48))), 96);
+      return b_.CreateSelect(b_.CreateICmpSGE(x, k(48)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-48)), k(0), mid));
+    }
     if (a == "sigmoid")
       return clamp(b_.CreateAdd(div(x, 4), k(8)), 0, 16);
     if (a == "tanh")

@@ -354,6 +354,13 @@ Word activate(const std::string &a, Word x) {
     return std::max(x, 0);
   if (a == "relu6")
     return clamp(x, 0, 6 * 16);
+  if (a == "hardswish") {   // x·relu6(x + 3)/6 (MobileNetV3), written so that no product overflows
+    if (x >= 48)
+      return x;
+    if (x <= -48)
+      return 0;
+    return x * (x + 48) / 96;
+  }
   if (a == "sigmoid")   // hard sigmoid: 16·clamp(t/4 + 1/2, 0, 1) at t = x/16
     return clamp(x / 4 + 8, 0, 16);
   if (a == "tanh")   // hard tanh: 16·clamp(t, -1, 1)

@@ -468,7 +468,7 @@ private:
         break;
       }
     static const std::map<std::string, std::string> activations = {
-        {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Gelu", "gelu"}, {"FastGelu", "gelu"},
+        {"Relu", "relu"}, {"HardSwish", "hardswish"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Gelu", "gelu"}, {"FastGelu", "gelu"},
         {"BiasGelu", "gelu"}, {"Softmax", "softmax"}, {"BatchNormalization", "batchnorm"},
         {"LayerNormalization", "layernorm"}};
     if (auto a = activations.find(op); a != activations.end())

@@ -7,8 +7,8 @@
 namespace dfl {
 
 const std::vector<std::string> &activationNames() {
-  static const std::vector<std::string> names = {"relu", "relu6",     "sigmoid",   "tanh",    "gelu",
-                                                 "softmax", "batchnorm", "layernorm", "identity"};
+  static const std::vector<std::string> names = {"relu",    "relu6",     "hardswish", "sigmoid",  "tanh",
+                                                 "gelu",    "softmax",   "batchnorm", "layernorm", "identity"};
   return names;
 }
 

@@ -125,12 +125,13 @@ network net {
   p1 = maxpool(c1, R=2, stride=2, ceil=true);
   d1 = dwconv(c1, R=3, pad=1, dilation=1);
   a1 = avgpool(d1, R=2, stride=2);
+  h1 = hardswish(a1);
   s1 = add(c1, d1);
   r1 = relu(s1);
   m1 = mul(r1, c1);
   k1 = concat(m1, y);
   c2 = conv(k1, K=6, R=3, pad=2, dilation=2);
-  f1 = fc(a1, K=7);
+  f1 = fc(h1, K=7);
 }
 )";
 

@@ -234,13 +234,14 @@ def small():
     m = g.node("Mul", [s, c1], "m")
     m = g.node("Sigmoid", [m], "sig")
     t = g.node("Tanh", [g.conv(m, "c3", 4, 4, 1)], "th")
+    t = g.node("HardSwish", [t], "hs")
     t = g.node("Clip", [g.conv(t, "c4", 4, 4, 1), g.const("lo", 0.0)], "clip_relu")
     t = g.node("Identity", [t], "id")
     t = g.node("Unsqueeze", [g.node("Squeeze", [g.node("GlobalAveragePool", [t], "gap"),
                                                g.const("axes", [2, 3], np.int64)], "sq"),
                              g.const("axes2", [2, 3], np.int64)], "unsq")
     g.node("Softmax", [g.node("Flatten", [t], "fl")], "sm", axis=1)
-    g.save("eltwise.onnx")
+    g.save("eltwise.onnx", opset=14)   # HardSwish is opset 14
 
     g = Graph("gemm")
     x = g.input("x", [4, 2, 3, 3])

@@ -313,6 +313,13 @@ TEST(Reference, ActivationIntegerForms) {
   EXPECT_EQ(activate("relu6", 100), 96);   // 6.0
   EXPECT_EQ(activate("relu6", 50), 50);
   EXPECT_EQ(activate("relu6", -1), 0);
+  // hardswish t·relu6(t + 3)/6 at t = x/16: x·(x + 48)/96 between -48 and 48.
+  EXPECT_EQ(activate("hardswish", 16), 10);     // t = 1: 1·4/6 = 0.67; 16·64/96 = 10.67 -> 10
+  EXPECT_EQ(activate("hardswish", -24), -6);    // t = -1.5: -1.5·1.5/6 = -0.375 = -6/16
+  EXPECT_EQ(activate("hardswish", -16), -5);    // t = -1: -1/3; -16·32/96 = -5.33 -> -5
+  EXPECT_EQ(activate("hardswish", 48), 48);     // t = 3: 3·6/6 = 3
+  EXPECT_EQ(activate("hardswish", -48), 0);
+  EXPECT_EQ(activate("hardswish", 2147483647), 2147483647);   // no product formed
   EXPECT_EQ(activate("sigmoid", 0), 8);     // 0.5
   EXPECT_EQ(activate("sigmoid", -6), 7);    // trunc(-6/4) = -1, + 8
   EXPECT_EQ(activate("sigmoid", 40), 16);   // 10 + 8 clamped to 16
