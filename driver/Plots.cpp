@@ -198,7 +198,8 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
   double maxPj = chosen.energyPj, maxCycles = chosen.latencyCycles;
   for (const TradeoffPoint &p : evaluated)
     maxPj = std::max(maxPj, p.energyPj), maxCycles = std::max(maxCycles, p.latencyCycles);
-  auto [unit, scale] = energyUnit(maxPj);
+  const auto energy = energyUnit(maxPj);
+  const double scale = energy.second;   // not a structured binding: lambdas below capture it (clang 14)
   double topE = axisMax(maxPj / scale), topL = axisMax(maxCycles);
   auto x = [&](double cycles) { return kLeft + cycles / topL * kPlot; };
   auto y = [&](double pj) { return kTop + kHeight - pj / scale / topE * kHeight; };
@@ -223,7 +224,7 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
           "\" stroke=\"#333\"/>\n<line x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" +
           num(bottom) + "\" stroke=\"#333\"/>\n";
   body += text(kLeft + kPlot / 2, bottom + 36, "latency (cycles)", "text-anchor=\"middle\"");
-  body += text(16, kTop + kHeight / 2, std::string("energy (") + unit + ")",
+  body += text(16, kTop + kHeight / 2, std::string("energy (") + energy.first + ")",
                "text-anchor=\"middle\" transform=\"rotate(-90 16 " + num(kTop + kHeight / 2) + ")\"");
   for (const TradeoffPoint &p : evaluated)
     body += "<circle " + at(p) + " r=\"3\" fill=\"#999\" fill-opacity=\"0.6\" class=\"evaluated\" " + values(p) + "/>\n";

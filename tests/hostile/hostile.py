@@ -224,6 +224,11 @@ def listing(d):
     return sorted(os.listdir(d))
 
 
+def files_under(d):
+    """Every file below d (OUT/plots/... included), as paths relative to d."""
+    return sorted(os.path.relpath(os.path.join(root, n), d) for root, _, names in os.walk(d) for n in names)
+
+
 def output_is_directory(case):
     """OUT/report.json is a directory: exit 1, the previous schedule.dfl untouched, no
     temporary left (once exit 0, "wrote", one file replaced and a temporary left)."""
@@ -311,7 +316,7 @@ def determinism(case):
             rc, _, _ = case.run(["net.dfl", "hw.dfl", "-o", d, "--solver", solver, "--time-limit", "none"], 120)
             if rc != 0:
                 raise Failure("no schedule to compare: " + case.last)
-            outs.append({n: open(case.path(d, n), "rb").read() for n in listing(case.path(d))})
+            outs.append({n: open(case.path(d, n), "rb").read() for n in files_under(case.path(d))})
         if outs[0] != outs[1]:
             diff = [n for n in outs[0] if outs[0][n] != outs[1].get(n)]
             raise Failure("--solver %s wrote different bytes on two runs: %s" % (solver, diff))
