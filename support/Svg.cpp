@@ -19,7 +19,7 @@ std::string escape(const std::string &s) {
 std::string num(double v) { return formatFixed(v, 1); }
 
 double tickStep(double span) {
-  double raw = span / 5, p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  double raw = span / 5, p = std::pow(10.0, std::floor(std::log10(raw > 0 ? raw : 1e-9)));
   for (double m : {1.0, 2.0, 5.0, 10.0})
     if (m * p >= raw)
       return m * p;

@@ -2,6 +2,7 @@
 
 #include "driver/Compilation.h"
 #include "support/Format.h"
+#include "support/Svg.h"
 
 #include <nlohmann/json.hpp>
 
@@ -302,8 +303,7 @@ struct Axis {
   int digits;
   Axis(double min, double max) {
     double span = max > min ? max - min : std::max(std::abs(max), 1.0) * 0.1;
-    double raw = span / 5, p = std::pow(10.0, std::floor(std::log10(raw)));
-    step = raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+    step = svg::tickStep(span);
     lo = std::floor(min / step) * step, hi = std::ceil(max / step) * step;
     if (hi <= lo)
       hi = lo + step;
