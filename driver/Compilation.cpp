@@ -7,6 +7,7 @@
 #include "frontend/Sema.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/Report.h"
+#include "scheduler/SolverReport.h"
 #include "support/Check.h"
 #include "support/Format.h"
 
@@ -117,6 +118,9 @@ std::string reportJson(const std::string &checked, const Solution &solution, con
       report["solver"]["objectives_solved"].push_back(objectiveName(obj));
     report["solver"]["alternatives_evaluated"] = s.alternativesEvaluated;
   }
+  const Network &net = networkOf(model, solution.schedule);
+  report["solver"]["segment_choices"] = segmentChoicesJson(net, solution.segmentCosts);
+  report["solver"]["chains"] = chainsJson(net, solution, objectiveOf(o.objective), kChainsShown);
   if (s.limit != SolveLimit::None) {   // only then: unlimited reports stay as they were
     report["solver"]["status"] = "limit";
     report["solver"]["limit"] = solveLimitName(s.limit);
@@ -423,7 +427,7 @@ bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
   std::string checked = scheduleReportJson(model_, s, solution_->result);
   std::vector<OutputFile> plots = reportPlots(checked);
-  if (o.pareto) {
+  {   // the whole schedules the solver evaluated (with --pareto, under every objective)
     std::vector<TradeoffPoint> all, front;
     for (const Alternative &a : solution_->alternatives)
       all.push_back({a.energyPj, a.latencyCycles});

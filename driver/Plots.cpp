@@ -195,14 +195,19 @@ std::string utilization(const Json &r) {
 OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::vector<TradeoffPoint> &front,
                         TradeoffPoint chosen, const std::string &title) {
   constexpr double kHeight = 360, kLeft = 80;
-  double maxPj = chosen.energyPj, maxCycles = chosen.latencyCycles;
-  for (const TradeoffPoint &p : evaluated)
-    maxPj = std::max(maxPj, p.energyPj), maxCycles = std::max(maxCycles, p.latencyCycles);
+  double minPj = chosen.energyPj, maxPj = chosen.energyPj, minCycles = chosen.latencyCycles,
+         maxCycles = chosen.latencyCycles;
+  for (const TradeoffPoint &p : evaluated) {
+    minPj = std::min(minPj, p.energyPj), maxPj = std::max(maxPj, p.energyPj);
+    minCycles = std::min(minCycles, p.latencyCycles), maxCycles = std::max(maxCycles, p.latencyCycles);
+  }
   const auto energy = energyUnit(maxPj);
   const double scale = energy.second;   // not a structured binding: lambdas below capture it (clang 14)
-  double topE = axisMax(maxPj / scale), topL = axisMax(maxCycles);
-  auto x = [&](double cycles) { return kLeft + cycles / topL * kPlot; };
-  auto y = [&](double pj) { return kTop + kHeight - pj / scale / topE * kHeight; };
+  // The schedules a solve evaluates differ by percents: the axes span them, not zero up.
+  const svg::Axis ae(minPj / scale, maxPj / scale), al(minCycles, maxCycles);
+  const double bottom = kTop + kHeight;
+  auto x = [&](double cycles) { return al.at(cycles, kLeft, kLeft + kPlot); };
+  auto y = [&](double pj) { return ae.at(pj / scale, bottom, kTop); };
   auto at = [&](const TradeoffPoint &p) { return "cx=\"" + num(x(p.latencyCycles)) + "\" cy=\"" + num(y(p.energyPj)) + "\""; };
   auto values = [&](const TradeoffPoint &p) {
     return "data-pj=\"" + formatFixed(p.energyPj, 3) + "\" data-cycles=\"" + formatFixed(p.latencyCycles, 3) + "\"";
@@ -211,15 +216,14 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
                           "font-weight=\"bold\" font-size=\"14\"") +
                      text(10, 37, title + "; grey: evaluated, blue line: the front (none better in both), ring: chosen",
                           "font-size=\"11\" fill=\"#555\"");
-  // axes and grid: latency across, energy up
-  double bottom = kTop + kHeight;
-  for (double t = 0; t <= topL * (1 + 1e-9); t += svg::tickStep(topL))
+  // axes and grid: latency across, energy up, neither from zero
+  for (double t = al.lo; t <= al.hi + al.step / 2; t += al.step)
     body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x(t)) + "\" y2=\"" + num(bottom + 5) +
-            "\" stroke=\"#ddd\"/>\n" + text(x(t), bottom + 18, formatScaled(t), "font-size=\"11\" text-anchor=\"middle\"");
-  for (double e = 0; e <= topE * (1 + 1e-9); e += svg::tickStep(topE))
+            "\" stroke=\"#ddd\"/>\n" + text(x(t), bottom + 18, formatFixed(t, al.digits), "font-size=\"11\" text-anchor=\"middle\"");
+  for (double e = ae.lo; e <= ae.hi + ae.step / 2; e += ae.step)
     body += "<line x1=\"" + num(kLeft - 5) + "\" y1=\"" + num(y(e * scale)) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" +
             num(y(e * scale)) + "\" stroke=\"#ddd\"/>\n" +
-            text(kLeft - 8, y(e * scale) + 4, formatTrimmed(e, 3), "font-size=\"11\" text-anchor=\"end\"");
+            text(kLeft - 8, y(e * scale) + 4, formatFixed(e, ae.digits), "font-size=\"11\" text-anchor=\"end\"");
   body += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" + num(bottom) +
           "\" stroke=\"#333\"/>\n<line x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" +
           num(bottom) + "\" stroke=\"#333\"/>\n";

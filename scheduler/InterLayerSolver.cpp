@@ -1,6 +1,7 @@
 #include "scheduler/InterLayerSolver.h"
 
 #include "support/Check.h"
+#include "support/Format.h"
 
 #include <algorithm>
 #include <chrono>
@@ -597,20 +598,40 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
                                                                   InterLayerStats &stats) {
   const Network &net = network();
   SegmentOptions o;
-  if (static_cast<size_t>(j - i + 1) <= options_.maxTemporal)
+  const size_t length = static_cast<size_t>(j - i + 1);
+  auto backward = [&] {
+    for (int l = i; l <= j; ++l)
+      if (!net.layers[l].forwardOf.empty())
+        return true;
+    return false;
+  };
+  if (length <= options_.maxTemporal)
     o.temporal = temporalCost(i, j, stats);
+  if (!o.temporal)
+    o.temporalWhy = length > options_.maxTemporal ? "more than " + std::to_string(options_.maxTemporal) + " layers"
+                    : !hardware().temporalPipelining ? "the hardware does not allow it"
+                    : backward()                     ? "backward layers keep their tensors in DRAM"
+                                                     : "its intermediates do not fit in the node buffer";
   o.exact = o.temporal ? std::min(*o.temporal, singlesPj(i, j)) : singlesPj(i, j);
-  if (!spatialAllowed || static_cast<size_t>(j - i + 1) > options_.maxSpatial)
+  if (!spatialAllowed || length > options_.maxSpatial) {
+    o.spatialWhy = !spatialAllowed ? "the hardware does not allow it"
+                                   : "more than " + std::to_string(options_.maxSpatial) + " layers";
     return o;
-  bool eligible = true;
+  }
   for (int l = i; l <= j; ++l)
-    eligible &= net.layers[l].forwardOf.empty() &&
-                !(static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]);
-  if (!eligible)
+    if (static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]) {
+      o.spatialWhy = "'" + net.layers[l].name + "' has directives given";
+      return o;
+    }
+  if (backward()) {
+    o.spatialWhy = "backward layers keep their tensors in DRAM";
     return o;
+  }
   std::vector<int64_t> regions = allocateNodes(i, j);
-  if (regions.empty())
+  if (regions.empty()) {
+    o.spatialWhy = "more layers than nodes";
     return o;
+  }
   std::vector<std::pair<SpatialSegment, SchemeEstimate>> kept;
   for (SpatialSegment &sc : schemes(i, j, regions)) {
     ++stats.candidates;
@@ -619,8 +640,10 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
     else
       kept.push_back({std::move(sc), SchemeEstimate{}});
   }
-  if (kept.empty())
+  if (kept.empty()) {
+    o.spatialWhy = "no forwarding scheme fits the node buffers";
     return o;
+  }
   for (auto &[sc, est] : kept)
     est = estimate(sc);
   // Pareto pruning (KAPLA §IV-B): a scheme whose access counts and buffer
@@ -641,6 +664,8 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
   // alternative in its place, since real cost >= lower bound >= exact.
   if (options_.prune && options_.objective == Objective::Energy && lb >= o.exact) {
     stats.prunedBound += static_cast<int64_t>(kept.size());
+    o.spatialWhy = "its lower bound " + formatEnergy(lb) + " is no better than " +
+                   (o.temporal && *o.temporal < singlesPj(i, j) ? "the temporal segment" : "the layers one by one");
     return o;
   }
   o.spatialBound = lb;
@@ -677,41 +702,59 @@ const std::optional<std::vector<LayerScheduleModel>> &InterLayerSolver::solvedSe
   return solved_[{i, j}] = std::move(best);
 }
 
+SegmentCosts InterLayerSolver::costsOf(const Link &link, SegmentKind chosen) const {
+  const SegmentOptions &o = options(link.first, link.last);
+  SegmentCosts c{link.first, link.last, chosen, singlesPj(link.first, link.last), o.temporal, std::nullopt,
+                 o.spatialBound, o.temporalWhy, o.spatialWhy};
+  if (auto it = realPj_.find({link.first, link.last}); it != realPj_.end())
+    c.spatialPj = it->second;
+  else if (c.spatialWhy.empty())
+    c.spatialWhy = solved_.count({link.first, link.last}) ? "no scheme has a valid schedule"
+                                                          : "its lower bound kept it off the short list";
+  return c;
+}
+
 void InterLayerSolver::tryChain(const Chain &chain, InterLayerStats &stats) {
   if (budgetSpent() || std::find(seen_.begin(), seen_.end(), chain) != seen_.end())
     return;
   seen_.push_back(chain);
   ++stats.chains;
   Schedule s = base_;
+  std::vector<SegmentCosts> costs;
   for (const Link &link : chain) {
     Segment seg;
     for (int l = link.first; l <= link.last; ++l)
       seg.layers.push_back(l);
-    if (link.kind == SegmentKind::Spatial) {
+    SegmentKind kind = link.kind;
+    if (kind == SegmentKind::Spatial) {
       if (const auto &layers = solvedSegment(link.first, link.last, stats)) {
         for (const LayerScheduleModel &ls : *layers)
           s.layers[static_cast<size_t>(ls.layer)] = ls;
         seg.pipelined = true;
         s.segments.push_back(std::move(seg));
+        costs.push_back(costsOf(link, kind));
         continue;
       }
       // No valid schedule for it: the exact alternative takes its place.
       const SegmentOptions &o = options(link.first, link.last);
-      if (!o.temporal || *o.temporal > singlesPj(link.first, link.last))
-        continue;
+      kind = o.temporal && *o.temporal <= singlesPj(link.first, link.last) ? SegmentKind::Temporal
+                                                                           : SegmentKind::Single;
     }
-    if (link.kind != SegmentKind::Single) {
+    if (link.first < link.last)
+      costs.push_back(costsOf(link, kind));
+    if (kind != SegmentKind::Single) {
       useReserved(s, link.first, link.last);
       s.segments.push_back(std::move(seg));
     }
   }
   ScheduleResult res = analyzeSchedule(model_, s);
   if (options_.alternatives && res.valid && res.complete)
-    options_.alternatives->push_back({s, res.energyPj, res.latencyCycles, options_.objective});
+    options_.alternatives->push_back({s, res.energyPj, res.latencyCycles, options_.objective, costs});
   auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
   if (res.valid && res.complete && value(res) < value(bestResult_)) {
     bestSchedule_ = std::move(s);
     bestResult_ = std::move(res);
+    bestCosts_ = std::move(costs);
   }
 }
 
@@ -721,7 +764,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   const Hardware &hw = hardware();
   const int n = static_cast<int>(net.layers.size());
   const Level &nodes = hw.levels[hw.levels.size() - 2];
-  temporalLayers_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear();
+  temporalLayers_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear(), bestCosts_.clear();
   bestSchedule_ = base_;
   bestResult_ = baseResult_;
 

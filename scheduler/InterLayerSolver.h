@@ -30,12 +30,26 @@
 
 namespace dfl {
 
+/// Why a segment of a chain runs the way it does: the energy of each way the
+/// solver knew to run its layers (KAPLA §IV-B's alternatives), and for those
+/// it did not price, why not.
+struct SegmentCosts {
+  int first = 0, last = 0;               // network order
+  SegmentKind chosen = SegmentKind::Single;   // Single: the layers one by one
+  double layerByLayerPj = 0;             // each layer its own segment
+  std::optional<double> temporalPj;      // exact (the analysis'); none: see temporalWhy
+  std::optional<double> spatialPj;       // solved for real; none: see spatialBoundPj, spatialWhy
+  std::optional<double> spatialBoundPj;  // the lower bound, where the option survived pruning
+  std::string temporalWhy, spatialWhy;   // why there is no price
+};
+
 /// A whole schedule a solve evaluated, with its totals: what the energy-latency
 /// front and the constraints (SolverOptions) choose among.
 struct Alternative {
   Schedule schedule;
   double energyPj = 0, latencyCycles = 0;
   Objective foundBy = Objective::Energy;   // the objective of the solve that evaluated it
+  std::vector<SegmentCosts> segmentCosts;  // its segments of two or more layers
 };
 
 struct InterLayerOptions {
@@ -158,6 +172,9 @@ public:
                                         InterLayerStats &stats);
   /// A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
   void useReserved(Schedule &s, int first, int last) const;
+  /// The chosen schedule's segments of two or more layers, priced every way
+  /// (after solve; empty when the layer-wise schedule won).
+  const std::vector<SegmentCosts> &chosenCosts() const { return bestCosts_; }
 
 private:
   /// Per segment of 2.. layers: the exact alternative (temporal or one by
@@ -168,6 +185,7 @@ private:
     std::optional<double> spatialBound;
     bool wholeChannels = false;       // a surviving scheme forwards whole channels
     std::vector<SpatialSegment> schemes;
+    std::string temporalWhy, spatialWhy;   // why an option has no price
   };
 
   const Network &network() const;
@@ -193,6 +211,8 @@ private:
   /// Builds the chain's schedule, analyzes it and keeps it if valid and better
   /// than the best so far (each chain once).
   void tryChain(const Chain &chain, InterLayerStats &stats);
+  /// Segment `link` priced every way, as run as `chosen`.
+  SegmentCosts costsOf(const Link &link, SegmentKind chosen) const;
 
   const Model &model_;
   const Schedule &base_;
@@ -210,6 +230,7 @@ private:
   std::vector<Chain> seen_;                        // chains tried
   Schedule bestSchedule_;
   ScheduleResult bestResult_;
+  std::vector<SegmentCosts> bestCosts_;
 };
 
 } // namespace dfl

@@ -23,7 +23,9 @@ public:
     // 101,482 cycles, the EDP solve's 90,261).
     const bool allObjectives = options.objective != Objective::Energy;
     const bool sweep = options.constrained() || options.keepAlternatives || allObjectives;
-    auto first = solveFor(model, given, options, options.objective, sweep ? &alternatives : nullptr, failure);
+    auto first = solveFor(model, given, options, options.objective, &alternatives, failure);
+    if (first && !sweep)
+      first->alternatives = std::move(alternatives);
     if (!first || !sweep)
       return first;
     first->stats.objectivesSolved = {options.objective};
@@ -48,8 +50,7 @@ public:
     }
     first->stats.alternativesEvaluated = static_cast<int64_t>(alternatives.size());
     pickBest(model, options, alternatives, *first);
-    if (options.keepAlternatives)
-      first->alternatives = std::move(alternatives);
+    first->alternatives = std::move(alternatives);
     return first;
   }
 
@@ -83,6 +84,7 @@ private:
     if (!best)
       return;
     out.schedule = best->schedule;
+    out.segmentCosts = best->segmentCosts;
     out.result = analyzeSchedule(model, out.schedule);
   }
 
@@ -126,30 +128,32 @@ private:
       if (options.progress)
         options.progress(i + 1, net.layers.size());
     }
-    InterLayerOptions inter;
-    inter.objective = objective;
-    inter.alternatives = alternatives;
-    inter.intra = intra;
-    inter.topK = options.topK;
+    InterLayerOptions interOptions;
+    interOptions.objective = objective;
+    interOptions.alternatives = alternatives;
+    interOptions.intra = intra;
+    interOptions.topK = options.topK;
     if (!options.spatial)
-      inter.maxSpatial = 0;
-    inter.fixedLayers.assign(net.layers.size(), false);
+      interOptions.maxSpatial = 0;
+    interOptions.fixedLayers.assign(net.layers.size(), false);
     for (const LayerScheduleModel &ls : given.layers)
       if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
-        inter.fixedLayers[static_cast<size_t>(ls.layer)] = true;
+        interOptions.fixedLayers[static_cast<size_t>(ls.layer)] = true;
     if (!given.segments.empty())
-      solveUserSegments(model, given, inter, out);
+      solveUserSegments(model, given, interOptions, out);
     out.result = analyzeSchedule(model, out.schedule);
     out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (alternatives && out.result.valid && out.result.complete)
-      alternatives->push_back({out.schedule, out.result.energyPj, out.result.latencyCycles, objective});
+      alternatives->push_back({out.schedule, out.result.energyPj, out.result.latencyCycles, objective, {}});
     // Under a spent budget the layer-wise schedule is the best found.
     if (options.pipelining && given.segments.empty() && hw.levels.size() >= 2 && out.result.valid &&
         out.result.complete && !budget.exhausted()) {
       // Segment slicing and layer pipelining (KAPLA §IV-B).
-      auto [schedule, result] = InterLayerSolver(model, out.schedule, out.result, inter).solve(out.stats.interLayer);
+      InterLayerSolver inter(model, out.schedule, out.result, interOptions);
+      auto [schedule, result] = inter.solve(out.stats.interLayer);
       out.schedule = std::move(schedule);
       out.result = std::move(result);
+      out.segmentCosts = inter.chosenCosts();
       out.stats.candidates += out.stats.interLayer.intra.candidates;
       out.stats.rejected += out.stats.interLayer.intra.rejected;
     }

@@ -65,8 +65,12 @@ struct Solution {
   Schedule schedule;
   ScheduleResult result;
   SolverStats stats;
-  /// SolverOptions::keepAlternatives: every whole schedule evaluated.
+  /// Every whole schedule evaluated (the objective's solve; with
+  /// keepAlternatives, the constraints or another objective, theirs too).
   std::vector<Alternative> alternatives;
+  /// The schedule's segments of two or more layers, priced every way: why the
+  /// solver chose them (empty when layer by layer won or the user wrote them).
+  std::vector<SegmentCosts> segmentCosts;
 };
 
 /// Whether the totals meet the options' constraints.

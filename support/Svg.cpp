@@ -26,6 +26,15 @@ double tickStep(double span) {
   return 10 * p;
 }
 
+Axis::Axis(double min, double max) {
+  double span = max > min ? max - min : std::max(std::abs(max), 1.0) * 0.1;
+  step = tickStep(span);
+  lo = std::floor(min / step) * step, hi = std::ceil(max / step) * step;
+  if (hi <= lo)
+    hi = lo + step;
+  digits = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
+}
+
 const char *colour(size_t i) {
   static const char *const kColours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                                          "#edc948", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac"};

@@ -297,24 +297,11 @@ bool mergeSweep(const std::string &outDir, MergeSummary &summary) {
   return true;
 }
 
-/// Axis ticks: a 1-2-5 step giving about five over [lo, hi], widened to whole steps.
-struct Axis {
-  double lo, hi, step;
-  int digits;
-  Axis(double min, double max) {
-    double span = max > min ? max - min : std::max(std::abs(max), 1.0) * 0.1;
-    step = svg::tickStep(span);
-    lo = std::floor(min / step) * step, hi = std::ceil(max / step) * step;
-    if (hi <= lo)
-      hi = lo + step;
-    digits = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
-  }
-};
-
 std::string paretoSvg(const std::string &sweepJson) {
+  using svg::num;
   Json merged = Json::parse(sweepJson);
   struct Dot {
-    double latency, energy;   // cycles, uJ
+    double latency, energyPj;   // cycles, pJ
     bool front;
   };
   // One panel per workload (network and batch): energies of different
@@ -323,66 +310,65 @@ std::string paretoSvg(const std::string &sweepJson) {
   for (const Json &r : merged["rows"])
     if (r.contains("energy_pj"))
       groups[r.value("network_name", r["network"].get<std::string>()) + ", batch " + r["batch"].dump()].push_back(
-          {r["latency_cycles"], r["energy_pj"].get<double>() / 1e6, r["pareto"]});
+          {r["latency_cycles"], r["energy_pj"], r["pareto"]});
   const double W = 720, panelH = 300, left = 100, right = 45, top = 50, bottom = 50;
   double H = top + panelH * static_cast<double>(std::max<size_t>(groups.size(), 1));
   std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W
-    << " " << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\">Energy vs latency of the sweep's " << merged["finished"]
-    << " points</text>\n<text x=\"" << left
+  s << "<text x=\"" << num(left) << "\" y=\"22\" font-size=\"15\">Energy vs latency of the sweep's "
+    << merged["finished"] << " points</text>\n<text x=\"" << num(left)
     << "\" y=\"38\" fill=\"#555\">filled and joined: the Pareto front (lower is better on both axes)</text>\n";
   if (groups.empty())
-    s << "<text x=\"" << left << "\" y=\"" << top + 40 << "\">no point has a schedule</text>\n";
-  static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+    s << "<text x=\"" << num(left) << "\" y=\"" << num(top + 40) << "\">no point has a schedule</text>\n";
   size_t g = 0;
   for (auto &[name, dots] : groups) {
-    const char *colour = colours[g % std::size(colours)];
+    const char *colour = svg::colour(g);
     double y0 = top + panelH * static_cast<double>(g++) + 24, y1 = y0 + panelH - bottom - 24, x0 = left, x1 = W - right;
     auto [lx, hx] = std::minmax_element(dots.begin(), dots.end(), [](auto &a, auto &b) { return a.latency < b.latency; });
-    auto [ly, hy] = std::minmax_element(dots.begin(), dots.end(), [](auto &a, auto &b) { return a.energy < b.energy; });
-    Axis ax(lx->latency, hx->latency), ay(ly->energy, hy->energy);
-    auto X = [&](double v) { return x0 + (v - ax.lo) / (ax.hi - ax.lo) * (x1 - x0); };
-    auto Y = [&](double v) { return y1 - (v - ay.lo) / (ay.hi - ay.lo) * (y1 - y0); };
+    auto [ly, hy] = std::minmax_element(dots.begin(), dots.end(), [](auto &a, auto &b) { return a.energyPj < b.energyPj; });
+    svg::Axis ax(lx->latency, hx->latency), ay(ly->energyPj / 1e6, hy->energyPj / 1e6);   // energy in uJ
+    auto X = [&](double v) { return ax.at(v, x0, x1); };
+    auto Y = [&](double v) { return ay.at(v, y1, y0); };
+    auto at = [&](const Dot &d) {
+      return "cx=\"" + num(X(d.latency)) + "\" cy=\"" + num(Y(d.energyPj / 1e6)) + "\" data-pj=\"" + formatFixed(d.energyPj, 3) +
+             "\" data-cycles=\"" + formatFixed(d.latency, 3) + "\"";
+    };
     std::vector<Dot> front;
     for (const Dot &d : dots)
       if (d.front)
         front.push_back(d);
     std::sort(front.begin(), front.end(), [](const Dot &a, const Dot &b) { return a.latency < b.latency; });
     front.erase(std::unique(front.begin(), front.end(),
-                            [](const Dot &a, const Dot &b) { return a.latency == b.latency && a.energy == b.energy; }),
+                            [](const Dot &a, const Dot &b) { return a.latency == b.latency && a.energyPj == b.energyPj; }),
                 front.end());
-    s << "<text x=\"" << x0 << "\" y=\"" << y0 - 8 << "\" font-weight=\"bold\" fill=\"" << colour << "\">" << name
-      << "</text><text x=\"" << x1 << "\" y=\"" << y0 - 8 << "\" text-anchor=\"end\" fill=\"#555\">" << dots.size()
-      << " points; " << front.size() << " distinct on the front</text>\n";
+    s << "<text x=\"" << num(x0) << "\" y=\"" << num(y0 - 8) << "\" font-weight=\"bold\" fill=\"" << colour << "\">"
+      << svg::escape(name) << "</text><text x=\"" << num(x1) << "\" y=\"" << num(y0 - 8)
+      << "\" text-anchor=\"end\" fill=\"#555\">" << dots.size() << " points; " << front.size()
+      << " distinct on the front</text>\n";
     for (double v = ax.lo; v <= ax.hi + ax.step / 2; v += ax.step)
-      s << "<line x1=\"" << X(v) << "\" y1=\"" << y0 << "\" x2=\"" << X(v) << "\" y2=\"" << y1
-        << "\" stroke=\"#e4e4e4\"/><text x=\"" << X(v) << "\" y=\"" << y1 + 15 << "\" text-anchor=\"middle\">"
+      s << "<line x1=\"" << num(X(v)) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(X(v)) << "\" y2=\"" << num(y1)
+        << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(X(v)) << "\" y=\"" << num(y1 + 15) << "\" text-anchor=\"middle\">"
         << formatFixed(v, ax.digits) << "</text>\n";
     for (double v = ay.lo; v <= ay.hi + ay.step / 2; v += ay.step)
-      s << "<line x1=\"" << x0 << "\" y1=\"" << Y(v) << "\" x2=\"" << x1 << "\" y2=\"" << Y(v)
-        << "\" stroke=\"#e4e4e4\"/><text x=\"" << x0 - 6 << "\" y=\"" << Y(v) + 4 << "\" text-anchor=\"end\">"
-        << formatFixed(v, ay.digits) << "</text>\n";
-    s << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << x1 - x0 << "\" height=\"" << y1 - y0
-      << "\" fill=\"none\" stroke=\"#444\"/>\n<text x=\"" << (x0 + x1) / 2 << "\" y=\"" << y1 + 32
-      << "\" text-anchor=\"middle\">latency [cycles]</text>\n<text transform=\"translate(16 " << (y0 + y1) / 2
-      << ") rotate(-90)\" text-anchor=\"middle\">energy [uJ]</text>\n";
+      s << "<line x1=\"" << num(x0) << "\" y1=\"" << num(Y(v)) << "\" x2=\"" << num(x1) << "\" y2=\"" << num(Y(v))
+        << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(x0 - 6) << "\" y=\"" << num(Y(v) + 4)
+        << "\" text-anchor=\"end\">" << formatFixed(v, ay.digits) << "</text>\n";
+    s << "<rect x=\"" << num(x0) << "\" y=\"" << num(y0) << "\" width=\"" << num(x1 - x0) << "\" height=\""
+      << num(y1 - y0) << "\" fill=\"none\" stroke=\"#444\"/>\n<text x=\"" << num((x0 + x1) / 2) << "\" y=\""
+      << num(y1 + 32) << "\" text-anchor=\"middle\">latency [cycles]</text>\n<text transform=\"translate(16 "
+      << num((y0 + y1) / 2) << ") rotate(-90)\" text-anchor=\"middle\">energy [uJ]</text>\n";
     for (const Dot &d : dots)
       if (!d.front)
-        s << "<circle cx=\"" << X(d.latency) << "\" cy=\"" << Y(d.energy) << "\" r=\"3\" fill=\"none\" stroke=\""
-          << colour << "\" stroke-opacity=\"0.6\"/>\n";
+        s << "<circle " << at(d) << " r=\"3\" fill=\"none\" stroke=\"" << colour
+          << "\" stroke-opacity=\"0.6\" class=\"evaluated\"/>\n";
     s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\" points=\"";
     for (size_t i = 0; i < front.size(); ++i)   // a staircase: what the front guarantees between its points
-      s << (i ? " " + number(X(front[i].latency)) + "," + number(Y(front[i - 1].energy)) + " " : "")
-        << X(front[i].latency) << "," << Y(front[i].energy);
+      s << (i ? " " + num(X(front[i].latency)) + "," + num(Y(front[i - 1].energyPj / 1e6)) + " " : "") << num(X(front[i].latency))
+        << "," << num(Y(front[i].energyPj / 1e6));
     s << "\"/>\n";
     for (const Dot &d : front)
-      s << "<circle cx=\"" << X(d.latency) << "\" cy=\"" << Y(d.energy) << "\" r=\"4.5\" fill=\"" << colour
-        << "\"/>\n";
+      s << "<circle " << at(d) << " r=\"4.5\" fill=\"" << colour << "\" class=\"front\"/>\n";
   }
-  s << "</svg>\n";
-  return s.str();
+  return svg::document(W, H, s.str());
 }
 
 std::string slurmScript(const std::string &dflc, const std::string &spec, const std::string &outDir,

@@ -31,7 +31,10 @@ Usage:
                                      --max-energy E (pJ, nJ, uJ, mJ, J):
                                      the best schedule within the bounds,
                                      --pareto: also OUT/pareto.json, the
-                                     energy-latency front found
+                                     energy-latency front found,
+                                     -v, --verbose: also print why the
+                                     solver chose its segments (each priced
+                                     every way) and its best chains
   dflc sim FILE... -o OUT [options]  run a complete schedule (the FILEs hold
                                      it, with its network and hardware) in
                                      JIT-compiled kernels on seeded data;
@@ -291,6 +294,8 @@ public:
         o.sshLogins = *v;
       } else if (a == "--pareto") {
         o.driver.pareto = true;
+      } else if (a == "-v" || a == "--verbose") {
+        o.verbose = true;
       } else if (a == "--sim") {
         o.sim = true;
       } else if (auto v = value(i, "--layers", failed)) {
@@ -336,7 +341,7 @@ public:
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
-                                "--sim", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
+                                "--verbose", "--sim", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
                                 "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
@@ -404,6 +409,8 @@ private:
     if (o.command != "compile" && (o.driver.solver != defaults.solver ||
                                    o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
       return "--solver, --objective and --top-k are options of 'dflc compile'";
+    if (o.command != "compile" && o.verbose)
+      return "-v is an option of 'dflc compile'";
     if (o.command != "compile" && o.sim)
       return "--sim is an option of 'dflc compile' ('dflc sim' simulates a schedule you have)";
     bool simulates = o.command == "sim" || o.sim;

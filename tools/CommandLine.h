@@ -24,6 +24,7 @@ struct CommandLine {
   bool timeLimitGiven = false;     // --time-limit, even "none" (compile only)
   // dflc sim, and dflc compile --sim
   bool sim = false;
+  bool verbose = false;             // -v, --verbose (compile): why the solver chose its segments
   std::vector<std::string> simLayers;   // --layers a,b (empty: all)
   std::optional<uint64_t> seed;         // --seed N
   // dflc sweep (docs/sweep.md)

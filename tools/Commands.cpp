@@ -12,6 +12,7 @@
 #include "scheduler/LoopNestView.h"
 #include "scheduler/Report.h"
 #include "scheduler/ScheduleDiff.h"
+#include "scheduler/SolverReport.h"
 #include "support/Check.h"
 #include "support/DiagnosticRenderer.h"
 #include "support/Format.h"
@@ -373,6 +374,9 @@ int runCompile(const CommandLine &o, Compilation &c) {
     std::cerr << "dflc: note: time limit hit; writing the best schedule found\n";
   std::cout << scheduleReportText(c.model(), s.schedule, s.result);
   printSolverStats(o.driver.solver, s.stats);
+  if (o.verbose)
+    std::cout << solverChoicesText(networkOf(c.model(), s.schedule), hardwareOf(c.model(), s.schedule), s,
+                                   driver::objectiveOf(o.driver.objective), kChainsShown);
   if (o.driver.pareto)
     printFront(c.model(), s);
   std::cout << wroteLine(c);

@@ -2,15 +2,20 @@
 """all_stdlib.py DFLC STDLIB TMP: the solver's schedule of every stdlib network
 on every stdlib template is complete and valid when re-checked, and the
 re-check reports the solver's totals (the property the solver must keep);
-its plots draw the report's numbers (plots_match_report.py); the report is
-valid against docs/report.schema.json (validate_report.py)."""
+its plots draw the report's numbers (plots_match_report.py); its account of
+the solver's choices agrees with the schedule (check_solver_choices.py); the
+report is valid against docs/report.schema.json (validate_report.py); the
+loop-nest view shows every layer, and `dflc diff` of the schedule against a
+copy of itself runs and finds nothing that differs."""
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+from check_solver_choices import check as check_choices
 from plots_match_report import check as check_plots
 from validate_report import errors as schema_errors
 
@@ -38,7 +43,17 @@ for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl")) if no
         report = json.load(open(os.path.join(out, "report.json")))
         if not (checked["valid"] and checked["complete"]) or checked["totals"] != report["totals"]:
             failures.append(f"{name}: re-check differs from the solver's report")
+        loops = subprocess.run([dflc, "show", "--loops", os.path.join(out, "schedule.dfl")], capture_output=True, text=True)
+        shown = [l.split(":")[0][len("layer "):] for l in loops.stdout.splitlines() if l.startswith("layer ")]
+        if loops.returncode != 0 or shown != [l["name"] for l in report["layers"]]:
+            failures.append(f"{name}: show --loops exited {loops.returncode}, showed {len(shown)} layers")
+        shutil.copy(os.path.join(out, "schedule.dfl"), os.path.join(out, "again.dfl"))
+        d = subprocess.run([dflc, "diff", os.path.join(out, "schedule.dfl"), os.path.join(out, "again.dfl")],
+                           capture_output=True, text=True)
+        if d.returncode != 0 or "directives that differ (-: A's lines, +: B's)\n  (none)" not in d.stdout:
+            failures.append(f"{name}: diff against itself exited {d.returncode}: {d.stdout[-300:]}")
         failures += check_plots(out)
+        failures += check_choices(out)
         failures += [f"{name}: report.json: {e}" for e in schema_errors(schema, report)]
 print(f"{runs - len(failures)} of {runs} schedules valid")
 if failures:

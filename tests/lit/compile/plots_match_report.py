@@ -28,7 +28,7 @@ def check(out):
     names = report["plots"]
     base = ["plots/energy_by_layer.svg", "plots/energy_by_level.svg", "plots/utilization.svg"]
     pareto = os.path.join(out, "pareto.json")
-    if names != base + (["plots/tradeoff.svg"] if os.path.exists(pareto) else []):
+    if names != base + ["plots/tradeoff.svg"]:
         return [f"{out}: plots {names}"]
     files = {n: os.path.join(out, n) for n in names}
     for n, f in files.items():
@@ -70,32 +70,47 @@ def check(out):
         u, w = float(r.get("data-utilization")), float(r.get("width"))
         if not close(u, layers[r.get("data-layer")]["utilization"], 1e-6) or abs(w - 600 * u) > 0.051:
             errors.append(f"{out}: utilization of {r.get('data-layer')}: {u}, {w} px")
-    if os.path.exists(pareto):
-        errors += check_tradeoff(out, report, json.load(open(pareto)), files["plots/tradeoff.svg"])
+    errors += check_tradeoff(out, report, json.load(open(pareto)) if os.path.exists(pareto) else None,
+                             files["plots/tradeoff.svg"])
     return errors
 
 
 def check_tradeoff(out, report, pareto, svg):
-    """The front's points are pareto.json's, the ring is the report's totals,
-    and every evaluated point lies on or above-right of the front (none of
-    them dominates a front point)."""
+    """One point per whole schedule the solver evaluated (report.json's
+    solver.chains.evaluated); the front is pareto.json's (with --pareto) and
+    that of the drawn points; the shown chains are among them; the ring is
+    the report's totals."""
     errors = []
     circles = list(ET.parse(svg).getroot().iter(NS + "circle"))
     point = lambda c: (float(c.get("data-pj")), float(c.get("data-cycles")))
+    near = lambda a, b: close(a[0], b[0], 1e-9) and close(a[1], b[1], 1e-9)
     front = [point(c) for c in circles if c.get("class") == "front"]
-    want = [(p["energy_pj"], p["latency_cycles"]) for p in pareto["front"]]
-    if len(front) != len(want) or any(not (close(a[0], b[0], 1e-9) and close(a[1], b[1], 1e-9)) for a, b in zip(front, want)):
-        errors.append(f"{out}: tradeoff front {front} != pareto.json {want}")
-    chosen = [point(c) for c in circles if c.get("class") == "chosen"]
-    t = report["totals"]
-    if len(chosen) != 1 or not (close(chosen[0][0], t["energy_pj"], 1e-9) and close(chosen[0][1], t["latency_cycles"], 1e-9)):
-        errors.append(f"{out}: tradeoff chosen {chosen} != report totals")
     evaluated = [point(c) for c in circles if c.get("class") == "evaluated"]
-    if len(evaluated) != pareto["alternatives_evaluated"]:
-        errors.append(f"{out}: {len(evaluated)} evaluated points, pareto.json says {pareto['alternatives_evaluated']}")
+    chains = report["solver"]["chains"]
+    if pareto:
+        want = [(p["energy_pj"], p["latency_cycles"]) for p in pareto["front"]]
+        if len(front) != len(want) or any(not near(a, b) for a, b in zip(front, want)):
+            errors.append(f"{out}: tradeoff front {front} != pareto.json {want}")
+    # The front, recomputed from the drawn points (3 decimals: two points can
+    # tie there and not in the solver): each front point is an evaluated one,
+    # and every evaluated point is matched or beaten in both by a front point.
+    if any(not any(near(f, e) for e in evaluated) for f in front):
+        errors.append(f"{out}: a front point {front} is not an evaluated one")
+    for e in evaluated:
+        if not any(f[0] <= e[0] + 1e-3 and f[1] <= e[1] + 1e-3 for f in front):
+            errors.append(f"{out}: evaluated {e} is not matched or beaten by the front")
     for e in evaluated:
         if any(e[0] < f[0] - 1e-3 and e[1] < f[1] - 1e-3 for f in front):
             errors.append(f"{out}: evaluated {e} dominates a front point")
+    chosen = [point(c) for c in circles if c.get("class") == "chosen"]
+    t = report["totals"]
+    if len(chosen) != 1 or not near(chosen[0], (t["energy_pj"], t["latency_cycles"])):
+        errors.append(f"{out}: tradeoff chosen {chosen} != report totals")
+    if len(evaluated) != chains["evaluated"] or (pareto and len(evaluated) != pareto["alternatives_evaluated"]):
+        errors.append(f"{out}: {len(evaluated)} evaluated points, the report says {chains['evaluated']}")
+    for b in chains["best"]:
+        if not any(near(e, (b["energy_pj"], b["latency_cycles"])) for e in evaluated):
+            errors.append(f"{out}: chain {b['energy_pj']} pJ, {b['latency_cycles']} cycles not drawn")
     return errors
 
 
