@@ -2,6 +2,7 @@
 
 #include "lsp/Compilation.h"
 #include "lsp/Positions.h"
+#include "scheduler/Report.h"
 
 #include "support/Format.h"
 
@@ -93,12 +94,8 @@ std::string scheduleLevelHover(const Model &m, const Schedule &s, const LayerRes
   if (lv.capacityBytes)
     os << " of " << *lv.capacityBytes << " B (" << percent(double(r->occupancyBytes), double(*lv.capacityBytes)) << ")";
   os << "\n\nunits: " << r->units << " of " << lv.units() << " (array " << lv.rows << " x " << lv.cols << ")";
-  if (!r->trips.empty()) {
-    std::vector<std::string> trips;
-    for (int64_t t : r->trips)
-      trips.push_back(t ? std::to_string(t) : "?");   // 0: steps over an extent the solver picks
-    os << "\n\ntrip counts (innermost first): " << joinList(trips, ", ", ", ");
-  }
+  if (!r->trips.empty())
+    os << "\n\ntrip counts (innermost first): " << tripCountsText(r->trips);
   if (counted)
     os << "\n\nenergy: " << formatNumber(r->energyPj) << " pJ (" << percent(r->energyPj, lr.energyPj) << " of the layer)";
   else

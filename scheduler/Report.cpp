@@ -12,6 +12,13 @@
 #include <sstream>
 
 namespace dfl {
+std::string tripCountsText(const std::vector<int64_t> &trips) {
+  std::vector<std::string> out;
+  for (int64_t t : trips)
+    out.push_back(t ? std::to_string(t) : "?");
+  return joinList(out, ", ", ", ");
+}
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -147,17 +154,15 @@ std::string givenLevelsText(const Hardware &hw, const Layer &l, const LayerResul
     if (!lv.known)
       continue;
     const Level &level = hw.levels[i];
-    std::vector<std::string> tiles, trips;
+    std::vector<std::string> tiles;
     for (TensorRole role : l.roles())
       tiles.push_back(std::string(roleName(role)) + " " + std::to_string(lv.tiles[static_cast<size_t>(role)].words));
-    for (int64_t t : lv.trips)
-      trips.push_back(t ? std::to_string(t) : "?");
     os << "  " << level.name << ": tiles " << joinList(tiles, ", ", ", ") << " words; " << lv.occupancyBytes << " B";
     if (level.capacityBytes)
       os << " of " << *level.capacityBytes << " B";
     os << "; " << lv.units << " of " << level.units() << " units";
-    if (!trips.empty())
-      os << "; trips " << joinList(trips, ", ", ", ") << " (innermost first)";
+    if (!lv.trips.empty())
+      os << "; trips " << tripCountsText(lv.trips) << " (innermost first)";
     os << "\n";
   }
   return os.str();

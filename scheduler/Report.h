@@ -4,7 +4,9 @@
 
 #include "scheduler/Analysis.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dfl {
 
@@ -14,6 +16,10 @@ struct EnergyUnit {
   double pj;
 };
 EnergyUnit energyUnitFor(double largestPj);
+
+/// A level's trip counts, innermost first, comma-separated; 0 (an outermost
+/// update stepping over an extent the solver still picks) is "?".
+std::string tripCountsText(const std::vector<int64_t> &trips);
 
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &result);
 /// {"network", "hardware", "complete", "valid", "totals": {...}, "layers": [...], "segments": [...]}
