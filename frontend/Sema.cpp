@@ -13,6 +13,19 @@ std::string valueText(const ast::Value &v) {
                                               : "'" + v.text + "'";
 }
 
+void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequencyHz, DiagnosticsEngine &diags) {
+  if (p.key.name == "word") {
+    if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags)) {
+      if (*bytes * 8 > 64)
+        diags.report(p.values[0].range, diag::err_value_range) << "word" << "at most 64 bit" << valueText(p.values[0]);
+      else
+        wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
+    }
+  } else if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags)) {
+    frequencyHz = *hz;
+  }
+}
+
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
                                        DiagnosticsEngine &diags) {
   if (v.kind != ast::Value::Kind::Quantity || !v.isInteger || !v.unit.empty()) {
@@ -94,7 +107,9 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
       if (auto *n = std::get_if<ast::NetworkDecl>(&d); n && networks.define(n->name, "network", diags))
         model.networks.push_back(sema::analyzeNetwork(*n, diags, options.batch));
       else if (auto *h = std::get_if<ast::HardwareDecl>(&d); h && hardware.define(h->name, "hardware", diags)) {
-        if (sema::isCmHardware(*h))
+        if (sema::isDsaHardware(*h))
+          model.dsaHardware.push_back(sema::analyzeDsaHardware(*h, diags));
+        else if (sema::isCmHardware(*h))
           model.cmHardware.push_back(sema::analyzeCmHardware(*h, diags));
         else
           model.hardware.push_back(sema::analyzeHardware(*h, diags));
