@@ -40,6 +40,7 @@ public:
           diags_.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
       if (b.kind.name == "unit") {   // many, each named
         if (!b.name) {
+          unitErrors_ = true;
           diags_.report(b.kind.range, diag::err_block_name) << "a unit needs a name: `unit NAME { ... }`";
           continue;
         }
@@ -77,7 +78,7 @@ public:
     for (const char *req : {"core", "ddr"})
       if (!seen.count(req))
         diags_.report(decl_.name.range, diag::err_missing_property) << where << req;
-    if (unitNames.empty() || hw_.rate(DsaUnitKind::Matrix) > 0 || hw_.rate(DsaUnitKind::Vector) > 0)
+    if (!unitErrors_)   // a unit reported already may have been the missing kind
       for (DsaUnitKind k : {DsaUnitKind::Matrix, DsaUnitKind::Vector})
         if (hw_.rate(k) <= 0)
           diags_.report(decl_.name.range, diag::err_dsa_units) << hw_.name << dsaUnitKindName(k);
@@ -206,6 +207,8 @@ private:
       }
     if (ok)
       hw_.units.push_back(std::move(u));
+    else
+      unitErrors_ = true;
   }
 
   void ddr(const ast::HardwareBlock &b) {
@@ -221,6 +224,7 @@ private:
   DiagnosticsEngine &diags_;
   DsaHardware hw_;
   SourceRange gbRange_;
+  bool unitErrors_ = false;
   std::optional<Quantity> gbBandwidth_, ddrBandwidth_;
 };
 
