@@ -41,23 +41,8 @@ public:
       }
       const auto &b = std::get<ast::HardwareBlock>(item);
       static const std::vector<std::string> kinds = {"core", "dpu", "interconnect", "gcu"};
-      if (std::find(kinds.begin(), kinds.end(), b.kind.name) == kinds.end()) {
-        diags_.report(b.kind.range, diag::err_cm_block) << b.kind.name << hw_.name
-                                                        << Suggestion{b.kind.range, b.kind.name, kinds};
+      if (!knownBlock(b, kinds, diag::err_cm_block, hw_.name, diags_) || !onceUnnamed(b, seen, diags_))
         continue;
-      }
-      if (b.name) {
-        diags_.report(b.name->range, diag::err_block_name) << "a '" + b.kind.name + "' block takes no name";
-        continue;
-      }
-      if (auto [it, inserted] = seen.emplace(b.kind.name, b.kind.range); !inserted) {
-        diags_.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
-            << "block" << b.kind.name;
-        continue;
-      }
-      for (const ast::BlockItem &bi : b.items)
-        if (auto *d = std::get_if<ast::Directive>(&bi))
-          diags_.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
       if (b.kind.name == "core")
         core(b);
       else if (b.kind.name == "dpu")
@@ -293,12 +278,7 @@ private:
 
 } // namespace
 
-bool isCmHardware(const ast::HardwareDecl &decl) {
-  return std::any_of(decl.items.begin(), decl.items.end(), [](const ast::HardwareItem &item) {
-    const auto *b = std::get_if<ast::HardwareBlock>(&item);
-    return b && b->kind.name == "core";
-  });
-}
+bool isCmHardware(const ast::HardwareDecl &decl) { return hasBlock(decl, "core"); }
 
 CmHardware analyzeCmHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags) {
   return CmHardwareAnalysis(decl, diags).run();

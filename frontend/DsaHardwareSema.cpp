@@ -30,14 +30,8 @@ public:
       }
       const auto &b = std::get<ast::HardwareBlock>(item);
       static const std::vector<std::string> kinds = {"cluster", "core", "unit", "ddr"};
-      if (std::find(kinds.begin(), kinds.end(), b.kind.name) == kinds.end()) {
-        diags_.report(b.kind.range, diag::err_dsa_block) << b.kind.name << hw_.name
-                                                         << Suggestion{b.kind.range, b.kind.name, kinds};
+      if (!knownBlock(b, kinds, diag::err_dsa_block, hw_.name, diags_))
         continue;
-      }
-      for (const ast::BlockItem &bi : b.items)
-        if (auto *d = std::get_if<ast::Directive>(&bi))
-          diags_.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
       if (b.kind.name == "unit") {   // many, each named
         if (!b.name) {
           unitErrors_ = true;
@@ -52,15 +46,8 @@ public:
         unit(b);
         continue;
       }
-      if (b.name) {
-        diags_.report(b.name->range, diag::err_block_name) << "a '" + b.kind.name + "' block takes no name";
+      if (!onceUnnamed(b, seen, diags_))
         continue;
-      }
-      if (auto [it, inserted] = seen.emplace(b.kind.name, b.kind.range); !inserted) {
-        diags_.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
-            << "block" << b.kind.name;
-        continue;
-      }
       if (b.kind.name == "cluster")
         cluster(b);
       else if (b.kind.name == "core")
@@ -230,12 +217,7 @@ private:
 
 } // namespace
 
-bool isDsaHardware(const ast::HardwareDecl &decl) {
-  return std::any_of(decl.items.begin(), decl.items.end(), [](const ast::HardwareItem &item) {
-    const auto *b = std::get_if<ast::HardwareBlock>(&item);
-    return b && b->kind.name == "cluster";
-  });
-}
+bool isDsaHardware(const ast::HardwareDecl &decl) { return hasBlock(decl, "cluster"); }
 
 DsaHardware analyzeDsaHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags) {
   return DsaHardwareAnalysis(decl, diags).run();

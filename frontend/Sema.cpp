@@ -26,6 +26,31 @@ void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequenc
   }
 }
 
+bool knownBlock(const ast::HardwareBlock &b, const std::vector<std::string> &kinds, diag::ID unknownKind,
+                const std::string &hardware, DiagnosticsEngine &diags) {
+  if (std::find(kinds.begin(), kinds.end(), b.kind.name) == kinds.end()) {
+    diags.report(b.kind.range, unknownKind) << b.kind.name << hardware << Suggestion{b.kind.range, b.kind.name, kinds};
+    return false;
+  }
+  for (const ast::BlockItem &bi : b.items)
+    if (auto *d = std::get_if<ast::Directive>(&bi))
+      diags.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
+  return true;
+}
+
+bool onceUnnamed(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seen, DiagnosticsEngine &diags) {
+  if (b.name) {
+    diags.report(b.name->range, diag::err_block_name) << "a '" + b.kind.name + "' block takes no name";
+    return false;
+  }
+  if (auto [it, inserted] = seen.emplace(b.kind.name, b.kind.range); !inserted) {
+    diags.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
+        << "block" << b.kind.name;
+    return false;
+  }
+  return true;
+}
+
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
                                        DiagnosticsEngine &diags) {
   if (v.kind != ast::Value::Kind::Quantity || !v.isInteger || !v.unit.empty()) {

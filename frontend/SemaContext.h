@@ -114,9 +114,26 @@ inline std::optional<int64_t> wholeNumber(const ast::Property &p, DiagnosticsEng
   return static_cast<int64_t>(v->numeric);
 }
 
+/// Whether a hardware declaration has a block of `kind` (what tells a CM chip
+/// or a cluster/core DSA from a memory hierarchy).
+inline bool hasBlock(const ast::HardwareDecl &decl, const char *kind) {
+  return std::any_of(decl.items.begin(), decl.items.end(), [&](const ast::HardwareItem &item) {
+    const auto *b = std::get_if<ast::HardwareBlock>(&item);
+    return b && b->kind.name == kind;
+  });
+}
+
 /// `word` (at most 64 bit) or `frequency`, the top-level properties the
 /// CM and DSA templates share.
 void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequencyHz, DiagnosticsEngine &diags);
+
+/// The blocks of a CM or DSA template: `kinds` are the ones it knows (any
+/// other is reported as `unknownKind`: kind, hardware name, suggestion), and
+/// a block holds no dataflow directives (E0507).
+bool knownBlock(const ast::HardwareBlock &b, const std::vector<std::string> &kinds, diag::ID unknownKind,
+                const std::string &hardware, DiagnosticsEngine &diags);
+/// A block that appears once and takes no name: false after E0509 or E0201.
+bool onceUnnamed(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seen, DiagnosticsEngine &diags);
 
 /// A value as a diagnostic quotes it: `4 pJ`, `2 x 2`, `'word'`.
 std::string valueText(const ast::Value &v);

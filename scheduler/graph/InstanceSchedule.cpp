@@ -498,17 +498,27 @@ Plan scheduleGraphTurbo(const GraphView &g) {
   return p;
 }
 
+namespace {
+
+/// A baseline: the groups unsplit, in topological order, bound plainly, their
+/// outputs declared in `outputs` and spilled to DDR, no overlap.
+Plan baseline(const GraphView &g, std::string approach, const std::vector<std::vector<int>> &groups, Scope outputs) {
+  Plan p = planOf(g, std::move(approach), unsplit(g, groups));
+  p.order = orderBfs(p.instances);
+  p.orderKind = "topological";
+  p.spillTo = Scope::DDR;
+  bindPlainly(g, p, outputs);
+  evaluate(g, p);
+  return p;
+}
+
+} // namespace
+
 Plan scheduleLayerByLayer(const GraphView &g) {
   std::vector<std::vector<int>> groups;
   for (int l = 0; l < g.layers(); ++l)
     groups.push_back({l});
-  Plan p = planOf(g, "tvm", unsplit(g, groups));
-  p.order = orderBfs(p.instances);
-  p.orderKind = "topological";
-  p.spillTo = Scope::DDR;
-  bindPlainly(g, p, Scope::DDR);
-  evaluate(g, p);
-  return p;
+  return baseline(g, "tvm", groups, Scope::DDR);
 }
 
 Plan scheduleFusionOnly(const GraphView &g) {
@@ -527,13 +537,7 @@ Plan scheduleFusionOnly(const GraphView &g) {
     groupOf[static_cast<size_t>(l)] = static_cast<int>(groups.size());
     groups.push_back({l});
   }
-  Plan p = planOf(g, "astitch", unsplit(g, groups));
-  p.order = orderBfs(p.instances);
-  p.orderKind = "topological";
-  p.spillTo = Scope::DDR;
-  bindPlainly(g, p, Scope::LB);
-  evaluate(g, p);
-  return p;
+  return baseline(g, "astitch", groups, Scope::LB);
 }
 
 } // namespace dfl::graph
