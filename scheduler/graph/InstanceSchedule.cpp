@@ -423,9 +423,12 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
       cost.gbBytes += t.gbBytes + t.weightGbBytes;
       cost.computeCycles += t.matrix + t.vector;
     }
+    // With overlap the units and both DMA paths run at once; only the first
+    // layer's weights must arrive before any unit starts (their bytes are in
+    // the DMA totals already).
     const TaskCost &t0 = task[first];
     const double prologue = t0.weightGbBytes / gbRate + t0.weightDdrBytes / ddrRate;
-    cost.cycles += plan.overlap ? std::max({mat, vec, gb, ddr}) + prologue : serial;
+    cost.cycles += plan.overlap ? std::max({mat + prologue, vec + prologue, gb, ddr}) : serial;
     // Bookkeeping of what is live.
     for (auto it = live.begin(); it != live.end();)
       it = last[static_cast<size_t>(*it)] <= static_cast<int>(k) ? live.erase(it) : std::next(it);
