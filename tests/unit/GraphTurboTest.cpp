@@ -230,3 +230,67 @@ TEST(GraphTurbo, StdlibNetworksSchedule) {
     }
   }
 }
+
+namespace {
+
+/// One sub-graph per layer, unsplit, in topological order: the plans of the
+/// tests below, built the way the baselines build theirs.
+Plan layerPlan(const Fixture &f) {
+  Plan p;
+  for (int l = 0; l < f.g->layers(); ++l) {
+    SubGraph sg{{l}, {}};
+    sg.split.peakBytes = propagate(*f.g, {l}, f.g->outputBox(l)).peakBytes;
+    p.subGraphs.push_back(sg);
+  }
+  p.instances = splitInstances(*f.g, p.subGraphs);
+  p.order = orderBfs(p.instances);
+  return p;
+}
+
+} // namespace
+
+// Algorithm 4 and §3.5 on P = conv(x) read by A = add(P, x) and E = conv(P,
+// K=1), 2 cores, order P, A, E (visited in reverse). E's output [1,1,16,1]
+// binds plainly 1x1x2x1 (x across the cores), which cuts P along x:
+// bind[P] = 1x1x2x1. A's [1,8,16,1] binds 1x2x1x1 (k), which cuts P along its
+// channels: 1x2x1x1 ≠ bind[P], so P is declared in GB. P, not in LB, takes
+// its plain binding 1x2x1x1. Both edges then copy from GB (two copy ops, no
+// redistribution); A and E, the network's outputs, go to DDR.
+TEST(GraphTurbo, BindingMismatchDeclaresTheProducerInGb) {
+  Fixture f("network n { input x [C=8, X=16]; p = conv(x, K=8, R=1); a = add(p, x); e = conv(p, K=1, R=1); }\n" +
+            dsa(4096));
+  Plan plan = layerPlan(f);
+  ASSERT_EQ(plan.order, (std::vector<int>{0, 1, 2}));
+  bindAndConnect(*f.g, plan);
+  EXPECT_EQ(plan.instances[0].scope, Scope::GB);
+  EXPECT_EQ(plan.instances[0].binding, (std::vector<int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(plan.instances[1].binding, (std::vector<int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(plan.instances[2].binding, (std::vector<int64_t>{1, 1, 2, 1}));
+  EXPECT_EQ(plan.instances[1].scope, Scope::DDR);
+  EXPECT_EQ(plan.copyOps, 2);
+  EXPECT_EQ(plan.redistributionOps, 0);
+  EXPECT_EQ(plan.concatOps, 0);
+}
+
+// §4.3 on a = conv(x), b = conv(x), c = conv(x), p = add(b, c), d = add(a,
+// p), every tensor 64 B, the LB 2 x 96 = 192 B. Liveness in tasks: a 0→4,
+// b 1→3, c 2→3, p 3→4. At c (x + c = 128 B) a and b wait (128 B): 256 B >
+// 192, so one must go; a lives longest (4 tasks against b's 2) and is spilled
+// to the GB — by size they tie. Then p (b + c + p = 192 B) and d (a from the
+// GB: p + d + a = 192 B) fit: one spill in all.
+TEST(GraphTurbo, LongestLivenessIsSpilled) {
+  Fixture f("network n { input x [C=4, X=16]; a = conv(x, K=4, R=1); b = conv(x, K=4, R=1);\n"
+            "  c = conv(x, K=4, R=1); p = add(b, c); d = add(a, p); }\n" + dsa(96));
+  Plan plan = layerPlan(f);
+  ASSERT_EQ(plan.order, (std::vector<int>{0, 1, 2, 3, 4}));
+  for (Instance &in : plan.instances) {
+    in.binding = plainBinding(in.outBox, 2);
+    in.scope = in.consumers.empty() ? Scope::DDR : Scope::LB;
+  }
+  plan.spillTo = Scope::GB;
+  PlanCost cost = evaluate(*f.g, plan);
+  EXPECT_EQ(cost.spills, 1);
+  EXPECT_EQ(plan.instances[0].scope, Scope::GB);   // a
+  EXPECT_EQ(plan.instances[1].scope, Scope::LB);   // b
+  EXPECT_EQ(cost.peakLbBytes, 256);
+}
