@@ -91,6 +91,8 @@ int runShow(const CommandLine &o, Compilation &c) {
       std::cout << (first ? "" : "\n") << networkSummaryText(n), first = false;
     for (const Hardware &h : model.hardware)
       std::cout << (first ? "" : "\n") << hardwareSummaryText(h), first = false;
+    for (const DsaHardware &h : model.dsaHardware)
+      std::cout << (first ? "" : "\n") << dsaHardwareSummaryText(h), first = false;
   }
   return kExitOk;
 }
