@@ -20,12 +20,14 @@ const char *scopeName(Scope s) {
   return "?";
 }
 
-int64_t Instance::cores() const {
+int64_t coresOf(const std::vector<int64_t> &binding) {
   int64_t c = 1;
   for (int64_t b : binding)
     c *= b;
   return std::max<int64_t>(1, c);
 }
+
+int64_t Instance::cores() const { return coresOf(binding); }
 
 // ---- §3.3: instances and their order -------------------------------------------
 
@@ -249,13 +251,8 @@ void bindAndConnect(const GraphView &g, Plan &plan) {
         else if (*bj != *inferred)
           scope[static_cast<size_t>(j)] = Scope::GB;
       }
-    } else {   // line 16: the binding using more cores
-      Instance probe;
-      probe.binding = *bind[ui];
-      Instance plainProbe;
-      plainProbe.binding = plain;
-      if (plainProbe.cores() > probe.cores())
-        bind[ui] = plain;
+    } else if (coresOf(plain) > coresOf(*bind[ui])) {   // line 16: the binding using more cores
+      bind[ui] = plain;
     }
   }
   plan.concatOps = plan.copyOps = plan.redistributionOps = 0;

@@ -77,6 +77,8 @@ std::vector<int> orderDfs(const std::vector<Instance> &inst);
 /// The live activation bytes at the fullest step of `order` (an instance's
 /// working set plus the outputs still waiting for their consumers).
 int64_t peakLiveBytes(const std::vector<Instance> &inst, const std::vector<int> &order);
+/// The cores a binding uses: the product of its factors.
+int64_t coresOf(const std::vector<int64_t> &binding);
 /// A plain binding (Algorithm 4): cores 8, 4, 2, 1 (powers of two from the
 /// cluster's cores down) from the outermost dimension in, dividing each extent.
 std::vector<int64_t> plainBinding(const Box &b, int64_t cores);
