@@ -410,6 +410,42 @@ bool Compilation::placeOnCm(const CmPlacementOptions &options) {
   return true;
 }
 
+bool Compilation::targetsDsa() const {
+  return model_.dsaHardware.size() == 1 && model_.hardware.empty() && model_.cmHardware.empty() &&
+         model_.schedules.empty();
+}
+
+const graph::DsaComparison &Compilation::dsaSchedules() const {
+  DFLC_CHECK(dsaSchedules_) << "no DSA schedules: scheduleOnDsa() did not succeed";
+  return *dsaSchedules_;
+}
+
+bool Compilation::scheduleOnDsa() {
+  enter(Stage::Analyzed, "schedule");
+  PassTimer::Scope time(timer_, "schedule");
+  stage_ = Stage::Checked;   // what writeFiles() follows
+  const DsaHardware &hw = model_.dsaHardware[0];
+  if (model_.networks.size() != 1) {
+    diags_.report({}, diag::err_compile_ambiguous)
+        << "the inputs declare " + std::to_string(model_.networks.size()) + " networks; give one";
+    return false;
+  }
+  const Network &net = model_.networks[0];
+  std::string why;
+  if (net.layers.empty())
+    why = "it has no layers";
+  for (const Layer &l : net.layers)
+    if (why.empty() && l.output != TensorRole::Ofm)
+      why = "layer '" + l.name + "' is a backward layer; GraphTurbo schedules inference graphs (drop --train)";
+  if (!why.empty()) {
+    diags_.report(net.nameRange, diag::err_dsa_network).note(hw.nameRange, diag::note_cm_hardware_here, hw.name)
+        << net.name << hw.name << why;
+    return false;
+  }
+  dsaSchedules_ = graph::scheduleOnDsa(net, hw);
+  return true;
+}
+
 bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
   enter(Stage::Solved, "write");
   DFLC_CHECK(solution_) << "writeOutputs() without a solution";

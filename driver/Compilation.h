@@ -15,6 +15,9 @@
 //   placeOnCm       on a computational-memory chip (docs/cm.md), instead of
 //                   select and solve: partitions, crossbar tiles and their
 //                   cores (E1104-E1107); then writeFiles writes placement.*
+//   scheduleOnDsa   on a cluster/core DSA (docs/graphturbo.md), instead of
+//                   select and solve: GraphTurbo and its two baselines
+//                   (E1204); then writeFiles writes report.json
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
@@ -36,6 +39,7 @@
 #include "model/Model.h"
 #include "scheduler/IntrinsicEmbedding.h"
 #include "scheduler/ScheduleCheck.h"
+#include "scheduler/graph/GraphTurbo.h"
 #include "scheduler/placement/CmPlacementReport.h"
 #include "scheduler/Solver.h"
 #include "support/Diagnostics.h"
@@ -81,6 +85,15 @@ public:
   bool placeOnCm(const CmPlacementOptions &options = {});
   /// After placeOnCm() returned true.
   const CmMapping &cmMapping() const;
+  /// After analyze(): whether the inputs target a cluster/core DSA (one DSA
+  /// hardware, no other hardware, no schedule).
+  bool targetsDsa() const;
+  /// After analyze(): schedules the only network on the only DSA hardware
+  /// with GraphTurbo and the two baselines; false after reporting why not
+  /// (E1204). Then writeFiles().
+  bool scheduleOnDsa();
+  /// After scheduleOnDsa() returned true.
+  const graph::DsaComparison &dsaSchedules() const;
   /// Creates the output directory and writes the outputs; false with
   /// outputError() set if anything failed (then nothing changed). An output
   /// that is one of the inputs (same file, links followed) is refused first.
@@ -129,6 +142,7 @@ private:
   std::optional<Schedule> selected_;
   std::optional<Solution> solution_;
   std::optional<CmMapping> cmMapping_;
+  std::optional<graph::DsaComparison> dsaSchedules_;
   std::vector<std::string> outputPaths_;
   std::string outputError_;
   PassTimer timer_;

@@ -36,28 +36,13 @@ public:
     for (const ast::HardwareItem &item : decl_.items) {
       if (auto *p = std::get_if<ast::Property>(&item)) {
         if (auto *ok = top.accept(*p))
-          topProperty(*ok);
+          wordOrFrequency(*ok, hw_.wordBits, hw_.frequencyHz, diags_);
         continue;
       }
       const auto &b = std::get<ast::HardwareBlock>(item);
       static const std::vector<std::string> kinds = {"core", "dpu", "interconnect", "gcu"};
-      if (std::find(kinds.begin(), kinds.end(), b.kind.name) == kinds.end()) {
-        diags_.report(b.kind.range, diag::err_cm_block) << b.kind.name << hw_.name
-                                                        << Suggestion{b.kind.range, b.kind.name, kinds};
+      if (!knownBlock(b, kinds, diag::err_cm_block, hw_.name, diags_) || !onceUnnamed(b, seen, diags_))
         continue;
-      }
-      if (b.name) {
-        diags_.report(b.name->range, diag::err_block_name) << "a '" + b.kind.name + "' block takes no name";
-        continue;
-      }
-      if (auto [it, inserted] = seen.emplace(b.kind.name, b.kind.range); !inserted) {
-        diags_.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
-            << "block" << b.kind.name;
-        continue;
-      }
-      for (const ast::BlockItem &bi : b.items)
-        if (auto *d = std::get_if<ast::Directive>(&bi))
-          diags_.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
       if (b.kind.name == "core")
         core(b);
       else if (b.kind.name == "dpu")
@@ -81,36 +66,6 @@ public:
   }
 
 private:
-  void topProperty(const ast::Property &p) {
-    if (p.key.name == "word") {
-      if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags_)) {
-        if (*bytes * 8 > 64)
-          diags_.report(p.values[0].range, diag::err_value_range) << "word" << "at most 64 bit" << valueText(p.values[0]);
-        else
-          hw_.wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
-      }
-    } else if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags_)) {
-      hw_.frequencyHz = *hz;
-    }
-  }
-
-  /// A positive (or non-negative) whole number without a unit.
-  std::optional<int64_t> count(const ast::Property &p, bool allowZero = false) {
-    const ast::Value *v = single(p, diags_);
-    if (!v)
-      return std::nullopt;
-    if (v->kind != ast::Value::Kind::Quantity || !v->isInteger || !v->unit.empty()) {
-      diags_.report(v->range, diag::err_value_kind) << p.key.name << "a whole number without a unit";
-      return std::nullopt;
-    }
-    if (v->numeric < (allowZero ? 0 : 1) || v->numeric > 1e9) {
-      diags_.report(v->range, diag::err_value_range)
-          << p.key.name << (allowZero ? "from 0 to 10^9" : "from 1 to 10^9") << valueText(*v);
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(v->numeric);
-  }
-
   void core(const ast::HardwareBlock &b) {
     PropertyTable t("'core'", {"crossbar", "mvm_cycles", "mvm_energy", "sram"}, diags_);
     for (const ast::BlockItem &bi : b.items) {
@@ -130,7 +85,7 @@ private:
           hw_.xbarCols = v->cols;
         }
       } else if (p->key.name == "mvm_cycles") {
-        if (auto c = count(*p))
+        if (auto c = wholeNumber(*p, diags_))
           hw_.mvmCycles = *c;
       } else if (p->key.name == "mvm_energy") {
         if (auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true))
@@ -148,7 +103,7 @@ private:
     PropertyTable t("'dpu' (cycles per output element)", dpuOperations(), diags_);
     for (const ast::BlockItem &bi : b.items)
       if (const auto *p = std::get_if<ast::Property>(&bi); p && t.accept(*p))
-        if (auto c = count(*p, true))
+        if (auto c = wholeNumber(*p, diags_, true))
           hw_.dpuCycles[p->key.name] = *c;
   }
 
@@ -182,7 +137,7 @@ private:
       } else if (p->key.name == "cores") {
         cores = p;
       } else if (p->key.name == "hop_latency") {
-        if (auto c = count(*p))
+        if (auto c = wholeNumber(*p, diags_))
           hw_.hopCycles = *c;
       } else if (auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true)) {
         hw_.hopEnergyPj = *e;
@@ -323,12 +278,7 @@ private:
 
 } // namespace
 
-bool isCmHardware(const ast::HardwareDecl &decl) {
-  return std::any_of(decl.items.begin(), decl.items.end(), [](const ast::HardwareItem &item) {
-    const auto *b = std::get_if<ast::HardwareBlock>(&item);
-    return b && b->kind.name == "core";
-  });
-}
+bool isCmHardware(const ast::HardwareDecl &decl) { return hasBlock(decl, "core"); }
 
 CmHardware analyzeCmHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags) {
   return CmHardwareAnalysis(decl, diags).run();

@@ -13,6 +13,44 @@ std::string valueText(const ast::Value &v) {
                                               : "'" + v.text + "'";
 }
 
+void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequencyHz, DiagnosticsEngine &diags) {
+  if (p.key.name == "word") {
+    if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags)) {
+      if (*bytes * 8 > 64)
+        diags.report(p.values[0].range, diag::err_value_range) << "word" << "at most 64 bit" << valueText(p.values[0]);
+      else
+        wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
+    }
+  } else if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags)) {
+    frequencyHz = *hz;
+  }
+}
+
+bool knownBlock(const ast::HardwareBlock &b, const std::vector<std::string> &kinds, diag::ID unknownKind,
+                const std::string &hardware, DiagnosticsEngine &diags) {
+  if (std::find(kinds.begin(), kinds.end(), b.kind.name) == kinds.end()) {
+    diags.report(b.kind.range, unknownKind) << b.kind.name << hardware << Suggestion{b.kind.range, b.kind.name, kinds};
+    return false;
+  }
+  for (const ast::BlockItem &bi : b.items)
+    if (auto *d = std::get_if<ast::Directive>(&bi))
+      diags.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
+  return true;
+}
+
+bool onceUnnamed(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seen, DiagnosticsEngine &diags) {
+  if (b.name) {
+    diags.report(b.name->range, diag::err_block_name) << "a '" + b.kind.name + "' block takes no name";
+    return false;
+  }
+  if (auto [it, inserted] = seen.emplace(b.kind.name, b.kind.range); !inserted) {
+    diags.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
+        << "block" << b.kind.name;
+    return false;
+  }
+  return true;
+}
+
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
                                        DiagnosticsEngine &diags) {
   if (v.kind != ast::Value::Kind::Quantity || !v.isInteger || !v.unit.empty()) {
@@ -94,7 +132,9 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
       if (auto *n = std::get_if<ast::NetworkDecl>(&d); n && networks.define(n->name, "network", diags))
         model.networks.push_back(sema::analyzeNetwork(*n, diags, options.batch));
       else if (auto *h = std::get_if<ast::HardwareDecl>(&d); h && hardware.define(h->name, "hardware", diags)) {
-        if (sema::isCmHardware(*h))
+        if (sema::isDsaHardware(*h))
+          model.dsaHardware.push_back(sema::analyzeDsaHardware(*h, diags));
+        else if (sema::isCmHardware(*h))
           model.cmHardware.push_back(sema::analyzeCmHardware(*h, diags));
         else
           model.hardware.push_back(sema::analyzeHardware(*h, diags));

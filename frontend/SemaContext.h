@@ -96,6 +96,45 @@ inline std::optional<double> positiveQuantity(const ast::Property &p, QuantityKi
   return q->value;
 }
 
+/// A positive (or non-negative) whole number without a unit, at most 10^9,
+/// or reports E0403/E0404.
+inline std::optional<int64_t> wholeNumber(const ast::Property &p, DiagnosticsEngine &diags, bool allowZero = false) {
+  const ast::Value *v = single(p, diags);
+  if (!v)
+    return std::nullopt;
+  if (v->kind != ast::Value::Kind::Quantity || !v->isInteger || !v->unit.empty()) {
+    diags.report(v->range, diag::err_value_kind) << p.key.name << "a whole number without a unit";
+    return std::nullopt;
+  }
+  if (v->numeric < (allowZero ? 0 : 1) || v->numeric > 1e9) {
+    diags.report(v->range, diag::err_value_range)
+        << p.key.name << (allowZero ? "from 0 to 10^9" : "from 1 to 10^9") << v->number;
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(v->numeric);
+}
+
+/// Whether a hardware declaration has a block of `kind` (what tells a CM chip
+/// or a cluster/core DSA from a memory hierarchy).
+inline bool hasBlock(const ast::HardwareDecl &decl, const char *kind) {
+  return std::any_of(decl.items.begin(), decl.items.end(), [&](const ast::HardwareItem &item) {
+    const auto *b = std::get_if<ast::HardwareBlock>(&item);
+    return b && b->kind.name == kind;
+  });
+}
+
+/// `word` (at most 64 bit) or `frequency`, the top-level properties the
+/// CM and DSA templates share.
+void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequencyHz, DiagnosticsEngine &diags);
+
+/// The blocks of a CM or DSA template: `kinds` are the ones it knows (any
+/// other is reported as `unknownKind`: kind, hardware name, suggestion), and
+/// a block holds no dataflow directives (E0507).
+bool knownBlock(const ast::HardwareBlock &b, const std::vector<std::string> &kinds, diag::ID unknownKind,
+                const std::string &hardware, DiagnosticsEngine &diags);
+/// A block that appears once and takes no name: false after E0509 or E0201.
+bool onceUnnamed(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seen, DiagnosticsEngine &diags);
+
 /// A value as a diagnostic quotes it: `4 pJ`, `2 x 2`, `'word'`.
 std::string valueText(const ast::Value &v);
 /// A positive integer from a quantity value (no unit), or reports E0210.
@@ -111,6 +150,10 @@ Hardware analyzeHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags
 /// has a `core` block), and its analysis (docs/language.md, "CM accelerators").
 bool isCmHardware(const ast::HardwareDecl &decl);
 CmHardware analyzeCmHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
+/// Whether a hardware declaration describes a cluster/core DSA (it has a
+/// `cluster` block), and its analysis (docs/language.md, "Cluster/core DSAs").
+bool isDsaHardware(const ast::HardwareDecl &decl);
+DsaHardware analyzeDsaHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
 Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, DiagnosticsEngine &diags);
 Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &diags);
 /// Gives every level with `intrinsic = NAME;` the named intrinsic's nest, or

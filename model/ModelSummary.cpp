@@ -77,6 +77,22 @@ std::string networkSummaryText(const Network &net) {
   return os.str();
 }
 
+std::string dsaHardwareSummaryText(const DsaHardware &hw) {
+  std::ostringstream os;
+  os << "hardware " << hw.name << " (cluster/core DSA, word " << hw.wordBits << " bit, " << formatScaled(hw.frequencyHz)
+     << "Hz)\n";
+  os << "  " << hw.clusters << " clusters x " << hw.coresPerCluster << " cores; GB "
+     << formatBytes(static_cast<double>(hw.gbBytes)) << " per cluster, " << hw.gbBytesPerCycle << " B/cycle to LB; LB "
+     << formatBytes(static_cast<double>(hw.lbBytes)) << " per core";
+  if (hw.weightBufferBytes)
+    os << " (" << formatBytes(static_cast<double>(hw.weightBufferBytes)) << " for weights)";
+  os << "\n";
+  for (const DsaUnit &u : hw.units)
+    os << "  unit " << u.name << ": " << dsaUnitKindName(u.kind) << ", " << u.opsPerCycle << " per cycle per core\n";
+  os << "  ddr " << formatScaled(hw.ddrBytesPerSecond) << "B/s\n";
+  return os.str();
+}
+
 std::string hardwareSummaryText(const Hardware &hw) {
   std::ostringstream os;
   os << "hardware " << hw.name << " (word " << hw.wordBits << " bit";

@@ -11,6 +11,8 @@ namespace dfl {
 
 std::string networkSummaryText(const Network &net);
 std::string hardwareSummaryText(const Hardware &hw);
+/// A cluster/core DSA's clusters, cores, buffers, units and DDR.
+std::string dsaHardwareSummaryText(const DsaHardware &hw);
 /// {"networks": [...], "hardware": [...]} (see docs/cli.md), pretty-printed.
 std::string modelSummaryJson(const Model &model);
 

@@ -15,7 +15,10 @@ Usage:
   dflc [compile] NET HW [SCHED] -o OUT [options]
                                      fill in every directive SCHED leaves out
                                      (or schedule from scratch) and write
-                                     OUT/schedule.dfl and OUT/report.json
+                                     OUT/schedule.dfl and OUT/report.json;
+                                     on a cluster/core DSA (docs/graphturbo.md)
+                                     schedule with GraphTurbo beside its
+                                     baselines and write OUT/report.json
                                      --solver kapla|exhaustive|random,
                                      --objective energy|latency|edp,
                                      --top-k N: segment chains kept for

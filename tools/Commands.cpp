@@ -92,6 +92,8 @@ int runShow(const CommandLine &o, Compilation &c) {
       std::cout << (first ? "" : "\n") << networkSummaryText(n), first = false;
     for (const Hardware &h : model.hardware)
       std::cout << (first ? "" : "\n") << hardwareSummaryText(h), first = false;
+    for (const DsaHardware &h : model.dsaHardware)
+      std::cout << (first ? "" : "\n") << dsaHardwareSummaryText(h), first = false;
   }
   return kExitOk;
 }
@@ -337,9 +339,31 @@ int runCompileCm(const CommandLine &o, Compilation &c) {
   return kExitOk;
 }
 
+/// `dflc compile` for a cluster/core DSA: GraphTurbo and its baselines, report.json.
+int runCompileDsa(const CommandLine &o, Compilation &c) {
+  if (!c.scheduleOnDsa()) {
+    printDiagnostics(o, c);
+    return kExitInvalid;
+  }
+  const Network &net = c.model().networks[0];
+  const DsaHardware &hw = c.model().dsaHardware[0];
+  const graph::DsaComparison &s = c.dsaSchedules();
+  if (!c.writeFiles({{"report.json", graph::dsaReportJson(net, hw, s)}})) {
+    printDiagnostics(o, c);
+    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    return kExitInvalid;
+  }
+  printDiagnostics(o, c);
+  std::cout << graph::dsaReportText(net, hw, s);
+  std::cout << wroteLine(c);
+  return kExitOk;
+}
+
 int runCompile(const CommandLine &o, Compilation &c) {
   if (c.load() && c.analyze() && c.targetsCm())
     return runCompileCm(o, c);
+  if (c.analyzed() && !c.hasErrors() && c.targetsDsa())
+    return runCompileDsa(o, c);
   if (c.hasErrors() || !c.selectSchedule()) {
     printDiagnostics(o, c);
     return kExitInvalid;

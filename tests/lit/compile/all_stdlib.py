@@ -24,8 +24,9 @@ schema = json.load(open(os.path.join(stdlib, "..", "docs", "report.schema.json")
 failures = []
 runs = 0
 # The computational-memory templates (cm_*.dfl) take placements, not
-# schedules: tests/lit/cm checks them.
-for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl")) if not os.path.basename(h).startswith("cm_")):
+# schedules: tests/lit/cm checks them; the DSA templates (dsa_*.dfl)
+# GraphTurbo's plans: tests/lit/cli/dsa-compile.test.
+for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl")) if not os.path.basename(h).startswith(("cm_", "dsa_"))):
     for net in sorted(glob.glob(os.path.join(stdlib, "nets", "*.dfl"))):
         name = f"{os.path.basename(net)[:-4]}-on-{os.path.basename(hw)[:-4]}"
         out = os.path.join(tmp, name)

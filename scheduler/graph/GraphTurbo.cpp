@@ -1,0 +1,182 @@
+#include "scheduler/graph/GraphTurbo.h"
+
+#include "support/FiniteJson.h"
+#include "support/Format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <sstream>
+
+namespace dfl::graph {
+
+DsaComparison scheduleOnDsa(const Network &net, const DsaHardware &hw) {
+  DsaComparison c;
+  c.batch = net.batch;
+  c.clusterBatch = GraphView(net, hw).clusterBatch();
+  std::vector<int64_t> batches;   // 1, 2, 4, … and the whole share
+  for (int64_t b = 1; b < c.clusterBatch; b *= 2)
+    batches.push_back(b);
+  batches.push_back(c.clusterBatch);
+  auto best = [&](double &seconds, Plan (*schedule)(const GraphView &)) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::optional<Plan> out;
+    for (int64_t b : batches) {
+      GraphView g(net, hw, b);
+      Plan p = schedule(g);
+      p.clusterBatch = b;
+      p.iterations = (c.clusterBatch + b - 1) / b;
+      if (!out || p.totalCycles() < out->totalCycles())
+        out = std::move(p);
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return std::move(*out);
+  };
+  c.graphTurbo = best(c.seconds[0], scheduleGraphTurbo);
+  c.fusionOnly = best(c.seconds[1], scheduleFusionOnly);
+  c.layerByLayer = best(c.seconds[2], scheduleLayerByLayer);
+  return c;
+}
+
+double throughput(const Plan &p, const Network &net, const DsaHardware &hw) {
+  return p.totalCycles() > 0 ? static_cast<double>(net.batch) * hw.frequencyHz / p.totalCycles() : 0;
+}
+
+namespace {
+
+std::string bindingText(const std::vector<int64_t> &b) {
+  std::string s;
+  for (int64_t f : b)
+    s += (s.empty() ? "" : "x") + std::to_string(f);
+  return s;
+}
+
+nlohmann::ordered_json costJson(const Plan &p, const Network &net, const DsaHardware &hw, double seconds) {
+  const PlanCost &c = p.cost;
+  return {{"batch_per_iteration", p.clusterBatch},
+          {"iterations", p.iterations},
+          {"latency_cycles", p.totalCycles()},
+          {"latency_ms", p.totalCycles() / hw.frequencyHz * 1e3},
+          {"throughput_per_s", throughput(p, net, hw)},
+          {"compute_cycles", c.computeCycles},
+          {"ddr_bytes", c.ddrBytes},
+          {"gb_bytes", c.gbBytes},
+          {"tensors", {{"DDR", c.tensors[2]}, {"GB", c.tensors[1]}, {"LB", c.tensors[0]}}},
+          {"spills", c.spills},
+          {"peak_lb_bytes", c.peakLbBytes},
+          {"sub_graphs", p.subGraphs.size()},
+          {"instances", p.instances.size()},
+          {"scheduling_seconds", seconds}};
+}
+
+} // namespace
+
+std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c) {
+  const Plan &gt = c.graphTurbo;
+  nlohmann::ordered_json sgs = nlohmann::ordered_json::array();
+  for (const SubGraph &sg : gt.subGraphs) {
+    nlohmann::ordered_json layers = nlohmann::ordered_json::array(), info = nlohmann::ordered_json::array();
+    for (int l : sg.layers)
+      layers.push_back(net.layers[static_cast<size_t>(l)].name);
+    for (const Split &s : sg.split.info)
+      info.push_back({{"dim", s.dim}, {"ops", s.ops}, {"factor", s.factor}});
+    nlohmann::ordered_json best;
+    if (sg.split.best)
+      best = {{"dim", sg.split.best->dim}, {"ops", sg.split.best->ops}, {"factor", sg.split.best->factor}};
+    sgs.push_back({{"exit", net.layers[static_cast<size_t>(sg.exit())].name},
+                   {"layers", layers},
+                   {"peak_bytes", sg.split.peakBytes},
+                   {"split_info", info},
+                   {"best_split", best},
+                   {"recomputation_rejected_dims", sg.split.rejectedByRecomputation}});
+  }
+  nlohmann::ordered_json order = nlohmann::ordered_json::array();
+  for (int i : gt.order) {
+    const Instance &in = gt.instances[static_cast<size_t>(i)];
+    nlohmann::ordered_json from = nlohmann::ordered_json::array();
+    for (size_t k = 0; k < in.producers.size(); ++k) {
+      const Instance &p = gt.instances[static_cast<size_t>(in.producers[k])];
+      from.push_back({{"sub_graph", p.subGraph},
+                      {"instance", p.index},
+                      {"move", in.moves[k] == Move::Copy ? "copy" : in.moves[k] == Move::Redistribute ? "redistribute" : "none"}});
+    }
+    order.push_back({{"sub_graph", in.subGraph},
+                     {"instance", in.index},
+                     {"output_box", {in.outBox.lo, in.outBox.hi}},
+                     {"binding", in.binding},
+                     {"scope", scopeName(in.scope)},
+                     {"producers", from}});
+  }
+  nlohmann::ordered_json out = {
+      {"network", net.name},
+      {"hardware", hw.name},
+      {"batch", c.batch},
+      {"batch_per_cluster", c.clusterBatch},
+      {"clusters", hw.clusters},
+      {"cores_per_cluster", hw.coresPerCluster},
+      {"graphturbo",
+       {{"cost", costJson(gt, net, hw, c.seconds[0])},
+        {"order", gt.orderKind},
+        {"peak_lb_bytes_bfs", gt.peakLbBfs},
+        {"peak_lb_bytes_dfs", gt.peakLbDfs},
+        {"concat_ops", gt.concatOps},
+        {"copy_ops", gt.copyOps},
+        {"redistribution_ops", gt.redistributionOps},
+        {"sub_graphs", sgs},
+        {"instances", order}}},
+      {"astitch_like", {{"cost", costJson(c.fusionOnly, net, hw, c.seconds[1])}}},
+      {"tvm_like", {{"cost", costJson(c.layerByLayer, net, hw, c.seconds[2])}}},
+      {"speedup",
+       {{"over_tvm_like", c.layerByLayer.totalCycles() / gt.totalCycles()},
+        {"over_astitch_like", c.fusionOnly.totalCycles() / gt.totalCycles()}}},
+  };
+  return dumpReport(out);
+}
+
+std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaComparison &c) {
+  std::ostringstream os;
+  const Plan &gt = c.graphTurbo;
+  os << net.name << " on " << hw.name << ": batch " << c.batch << ", " << c.clusterBatch << " per cluster on "
+     << hw.clusters << " clusters x " << hw.coresPerCluster << " cores\n";
+  os << "graphturbo runs " << gt.clusterBatch << " per iteration, " << gt.iterations << " iteration"
+     << (gt.iterations == 1 ? "" : "s") << "\n";
+  os << "graphturbo: " << gt.subGraphs.size() << " sub-graphs, " << gt.instances.size() << " instances, order "
+     << gt.orderKind << " (peak LB " << formatBytes(static_cast<double>(gt.peakLbBfs)) << " bfs, "
+     << formatBytes(static_cast<double>(gt.peakLbDfs)) << " dfs); " << gt.concatOps << " concat, " << gt.copyOps
+     << " copy, " << gt.redistributionOps << " redistribution ops; " << gt.cost.spills << " spills\n";
+  for (size_t s = 0; s < gt.subGraphs.size(); ++s) {
+    const SubGraph &sg = gt.subGraphs[s];
+    int first = -1;
+    for (size_t i = 0; i < gt.instances.size() && first < 0; ++i)
+      if (gt.instances[i].subGraph == static_cast<int>(s))
+        first = static_cast<int>(i);
+    const Instance &in = gt.instances[static_cast<size_t>(first)];
+    os << "  sg" << s << " " << net.layers[static_cast<size_t>(sg.layers.front())].name;
+    if (sg.layers.size() > 1)
+      os << " .. " << net.layers[static_cast<size_t>(sg.exit())].name;
+    os << " (" << sg.layers.size() << " layers): ";
+    if (sg.split.best)
+      os << sg.split.best->factor << " instances along dim " << sg.split.best->dim;
+    else
+      os << "1 instance (no split fits LB)";
+    os << ", binding " << bindingText(in.binding) << ", output in " << scopeName(in.scope) << "\n";
+  }
+  os << "\n  approach      batch/iter  latency (ms)   throughput/s   speedup  tensors DDR/GB/LB  sub-graphs  time (s)\n";
+  auto row = [&](const char *name, const Plan &p, double seconds) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-13s %10lld %13.3f %14.1f %8.2fx %18s %11zu %9.3f\n", name,
+                  static_cast<long long>(p.clusterBatch), p.totalCycles() / hw.frequencyHz * 1e3, throughput(p, net, hw),
+                  c.layerByLayer.totalCycles() / p.totalCycles(),
+                  (std::to_string(p.cost.tensors[2]) + "/" + std::to_string(p.cost.tensors[1]) + "/" +
+                   std::to_string(p.cost.tensors[0])).c_str(),
+                  p.subGraphs.size(), seconds);
+    os << line;
+  };
+  row("tvm-like", c.layerByLayer, c.seconds[2]);
+  row("astitch-like", c.fusionOnly, c.seconds[1]);
+  row("graphturbo", gt, c.seconds[0]);
+  return os.str();
+}
+
+} // namespace dfl::graph

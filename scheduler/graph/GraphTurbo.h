@@ -1,0 +1,29 @@
+// Scheduling a network on a cluster/core DSA (docs/graphturbo.md): GraphTurbo
+// and its two baselines, side by side in one cost model, and their report
+// (report.json and the summary `dflc NET DSA_HW -o OUT` prints).
+#pragma once
+
+#include "scheduler/graph/InstanceSchedule.h"
+
+#include <string>
+
+namespace dfl::graph {
+
+struct DsaComparison {
+  Plan graphTurbo, fusionOnly, layerByLayer;   // GraphTurbo, AStitch-like, TVM-like
+  double seconds[3] = {0, 0, 0};               // scheduling wall time of each, in that order
+  int64_t batch = 1, clusterBatch = 1;
+};
+
+/// Runs the three schedulers on `net`, its batch split across the clusters;
+/// each with the samples a cluster runs at once that suit it best (§5.1: a
+/// power of two up to the cluster's share, looping over the share).
+DsaComparison scheduleOnDsa(const Network &net, const DsaHardware &hw);
+/// Samples per second: the batch over the time a cluster takes for its share.
+double throughput(const Plan &p, const Network &net, const DsaHardware &hw);
+
+std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c);
+/// The summary: sub-graphs, instances, order, scopes, latency and speedups.
+std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaComparison &c);
+
+} // namespace dfl::graph
