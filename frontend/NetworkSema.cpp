@@ -12,7 +12,7 @@ namespace dfl::sema {
 namespace {
 
 // Axes: `N` or `X x Y` (stride, dilation; positive); Pad: that or
-// `X x Y, X x Y` (begin, end; non-negative).
+// `X x Y, X x Y` (begin, end; non-negative); Axis: one of C, X, Y.
 enum class ParamKind { Int, Bool, Axes, Pad, Axis };
 struct ParamSpec {
   const char *name;
@@ -220,8 +220,7 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     // buffer (docs/directives.md §7): the nest is the pass over the elements.
     AffineExpr c = nest.addDim("c", out.C, {Dim::C, Dim::K});
     Plane p = plane(false);
-    if (l.type == LayerType::Concat || l.type == LayerType::Softmax || l.type == LayerType::LayerNorm ||
-        l.type == LayerType::Gelu) {
+    if (l.type != LayerType::Add && l.type != LayerType::Mul) {
       readConcatenated(n, c, p.x, p.y);
       nest.statement = l.type == LayerType::Softmax     ? Statement::Softmax
                        : l.type == LayerType::LayerNorm ? Statement::LayerNorm
