@@ -755,7 +755,8 @@ private:
       // The statement's operations (docs/directives.md §7): a concatenation's
       // copies are none; n operands take n - 1 additions or products.
       if (p_.statement != Statement::Copy && counters_) {
-        countAt(code_.counters.macs(), b_.CreateMul(points, c(std::max<int64_t>(1, ops(TensorRole::Ifm) - 1))));
+        const int64_t perPoint = p_.opsPerPoint ? p_.opsPerPoint : std::max<int64_t>(1, ops(TensorRole::Ifm) - 1);
+        countAt(code_.counters.macs(), b_.CreateMul(points, c(perPoint)));
         for (const PlanRole &r : p_.roles)
           if (r.present)
             count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
@@ -806,7 +807,12 @@ private:
             result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
           result = b_.CreateAdd(acc, result);
           break;
-        case Statement::Copy: result = b_.CreateAdd(acc, in); break;
+        case Statement::Copy:
+        case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
+        case Statement::LayerNorm: result = b_.CreateAdd(acc, in); break;
+        case Statement::Gelu:   // backward: dY alone (docs/simulator.md, "Training")
+          result = b_.CreateAdd(acc, out == TensorRole::Ofm ? gelu(in) : in);
+          break;
         case Statement::Mac: {
           // The product of the two roles not written.
           const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
@@ -842,6 +848,8 @@ private:
     emitLevel(outer, slots, c(0), top, topLo);
     // The residencies still open end: every unit of the outermost on-chip level writes back.
     forLoop(c(0), c(p_.levels[outer].units), [&](Value *u) { b_.CreateCall(evictFns_[outer], {slots, u}); });
+    if (p_.rows > 0)
+      normalizeRows();
     // Fused activations, on each final output as it leaves the chip.
     if (!p_.activations.empty()) {
       int out = code_.tensorSlot[idx(p_.output)];
@@ -853,6 +861,68 @@ private:
       });
     }
     ret();
+  }
+
+  /// GELU's integer form (docs/simulator.md): x·(x/4 + 8)/16 between −2.0 and 2.0.
+  Value *gelu(Value *x) {
+    auto k = [&](int32_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+    Value *mid = b_.CreateSDiv(b_.CreateMul(x, b_.CreateAdd(b_.CreateSDiv(x, k(4)), k(8))), k(16));
+    return b_.CreateSelect(b_.CreateICmpSGE(x, k(32)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-32)), k(0), mid));
+  }
+
+  /// A softmax's or layernorm's rows, normalized in the output as it leaves
+  /// the chip: the outermost on-chip level holds whole rows (E0826), and its
+  /// statistics pass reads the input there once more (docs/directives.md §7).
+  /// In 64 bits; the fixed-point forms of docs/simulator.md.
+  void normalizeRows() {
+    count(nOn() - 1, TensorRole::Ifm, kReads, c(p_.tensorWords(TensorRole::Ifm)));
+    const int out = code_.tensorSlot[idx(p_.output)];
+    const int64_t L = p_.rowLength, B = p_.rowStride;
+    llvm::BasicBlock &entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
+    llvm::IRBuilder<> at(&entry, entry.begin());
+    llvm::AllocaInst *acc = at.CreateAlloca(i64_), *acc2 = at.CreateAlloca(i64_);
+    forLoop(c(0), c(p_.rows), [&](Value *a) {
+      forLoop(c(0), c(B), [&](Value *bIndex) {
+        Value *base = b_.CreateAdd(b_.CreateMul(a, c(L * B)), bIndex);
+        auto word = [&](Value *j) { return b_.CreateAdd(base, b_.CreateMul(j, c(B))); };
+        auto value = [&](Value *j) { return b_.CreateSExt(load(out, word(j)), i64_); };
+        // Pass j over the row: acc := f(acc, v_j), from `init`.
+        auto fold = [&](llvm::AllocaInst *into, Value *init, const std::function<Value *(Value *, Value *)> &f) {
+          b_.CreateStore(init, into);
+          forLoop(c(0), c(L), [&](Value *j) { b_.CreateStore(f(b_.CreateLoad(i64_, into), value(j)), into); });
+          return b_.CreateLoad(i64_, into);
+        };
+        auto writeRow = [&](const std::function<Value *(Value *)> &f) {
+          forLoop(c(0), c(L), [&](Value *j) { store(out, word(j), b_.CreateTrunc(f(value(j)), i32_)); });
+        };
+        if (p_.statement == Statement::Softmax) {
+          Value *m = fold(acc, c(INT64_MIN), [&](Value *s, Value *v) { return smax(s, v); });
+          // e ≈ 2^16·exp(−(m − v)/16): t = 23·(m − v)/16, (2^16 >> ⌊t/16⌋)·(32 − t mod 16)/32.
+          auto exp = [&](Value *v) {
+            Value *t = b_.CreateSDiv(b_.CreateMul(b_.CreateSub(m, v), c(23)), c(16));
+            Value *q = smin(b_.CreateSDiv(t, c(16)), c(17));
+            return b_.CreateSDiv(b_.CreateMul(b_.CreateAShr(c(65536), q), b_.CreateSub(c(32), b_.CreateSRem(t, c(16)))),
+                                 c(32));
+          };
+          Value *sum = fold(acc2, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, exp(v)); });
+          writeRow([&](Value *v) { return b_.CreateSDiv(b_.CreateMul(c(16), exp(v)), sum); });
+        } else {
+          auto sat = [&](Value *v) { return smin(smax(v, c(-32768)), c(32767)); };
+          Value *mean = b_.CreateSDiv(fold(acc, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, sat(v)); }), c(L));
+          auto dev = [&](Value *v) { return b_.CreateSub(sat(v), mean); };
+          Value *variance = b_.CreateSDiv(
+              fold(acc2, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, b_.CreateMul(dev(v), dev(v))); }), c(L));
+          // ⌊√variance⌋ bit by bit (variance < 2^34, so the root < 2^17).
+          Value *root = c(0);
+          for (int bit = 17; bit-- > 0;) {
+            Value *tryRoot = b_.CreateOr(root, c(int64_t{1} << bit));
+            root = b_.CreateSelect(b_.CreateICmpSLE(b_.CreateMul(tryRoot, tryRoot), variance), tryRoot, root);
+          }
+          Value *sigma = smax(root, c(1));
+          writeRow([&](Value *v) { return b_.CreateSDiv(b_.CreateMul(c(16), dev(v)), sigma); });
+        }
+      });
+    });
   }
 
   /// A fused activation's integer form (docs/simulator.md): fixed point with
@@ -875,16 +945,8 @@ private:
       return clamp(b_.CreateAdd(div(x, 4), k(8)), 0, 16);
     if (a == "tanh")
       return clamp(x, -16, 16);
-    if (a == "gelu") {
-      Value *mid = div(b_.CreateMul(x, b_.CreateAdd(div(x, 4), k(8))), 16);
-      return b_.CreateSelect(b_.CreateICmpSGE(x, k(32)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-32)), k(0), mid));
-    }
-    if (a == "softmax")
-      return clamp(b_.CreateAdd(div(x, 8), k(8)), 0, 16);
     if (a == "batchnorm")
       return b_.CreateAdd(div(x, 2), k(1));
-    if (a == "layernorm")
-      return b_.CreateSub(div(x, 4), k(1));
     DFLC_UNREACHABLE("activation '" + a + "'");
   }
 

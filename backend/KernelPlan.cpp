@@ -55,6 +55,14 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   plan.activations = layer.activations;
   plan.identity = nest.statement == Statement::Max ? INT32_MIN : 0;
   plan.padding = plan.identity;
+  plan.opsPerPoint = Layer::opsPerElement(layer.type);
+  if (layer.normalizes() && layer.output == TensorRole::Ofm) {
+    // [A][L][B]: along C, the batch and groups outside the row, the plane inside.
+    const TensorShape &s = layer.ofmShape;
+    plan.rowLength = layer.rowLength();
+    plan.rowStride = layer.normAxis == Dim::C ? s.X * s.Y : layer.normAxis == Dim::Xo ? s.Y : 1;
+    plan.rows = net.batch * s.size() / (plan.rowLength * plan.rowStride);
+  }
   auto canon = [&](Dim d) { return plan.channelWise && d == Dim::K ? Dim::C : d; };
 
   plan.output = layer.output;

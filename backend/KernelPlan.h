@@ -91,6 +91,12 @@ struct KernelPlan {
   std::vector<PlanLevel> levels;  // the on-chip levels, innermost first
   std::string outermost;          // the outermost level's name (DRAM)
   std::vector<std::string> activations;
+  /// softmax, layernorm, gelu: the operations per point (Layer::opsPerElement);
+  /// 0 for the other statements.
+  int64_t opsPerPoint = 0;
+  /// softmax, layernorm forward: the output seen as [rows][rowLength][rowStride],
+  /// every row normalized as the output leaves the chip (docs/simulator.md).
+  int64_t rows = 0, rowLength = 0, rowStride = 0;
   int32_t identity = 0;           // the output's initial value: 0, or INT32_MIN for max
   int32_t padding = 0;            // the value the input's padding reads
 

@@ -217,6 +217,83 @@ const std::vector<Word> &readWeights(const Network &net, const Layer &fwd, const
   return read(store, weightName(fwd), weightExtent(fwd));
 }
 
+/// GELU in the fixed point: x times the hard sigmoid, x·(x/4 + 8)/16, which
+/// is x from 2.0 up and 0 from −2.0 down (so that no product overflows).
+Word gelu(Word x) {
+  if (x >= 32)
+    return x;
+  if (x <= -32)
+    return 0;
+  return x * (x / 4 + 8) / 16;
+}
+
+/// The rows a softmax or layernorm normalizes: its output seen as [A][L][B],
+/// L the row's words (along C within a group, X or Y), row (a, b) at
+/// a·L·B + b with stride B.
+struct Rows {
+  int64_t a, length, b;
+};
+Rows rowsOf(const Network &net, const Layer &l) {
+  const TensorShape &s = l.ofmShape;
+  if (l.normAxis == Dim::C)
+    return {net.batch * l.normGroups, s.C / l.normGroups, s.X * s.Y};
+  if (l.normAxis == Dim::Xo)
+    return {net.batch * s.C, s.X, s.Y};
+  return {net.batch * s.C * s.X, s.Y, 1};
+}
+
+/// softmax of one row in the fixed point (docs/simulator.md): with m the
+/// row's maximum and d = m − v ≥ 0, t = ⌊23·d/16⌋ ≈ d·log2(e) in 16ths of a
+/// power of two, e = (2^16 >> ⌊t/16⌋)·(32 − t mod 16)/32 ≈ 2^16·exp(−d/16),
+/// and out = ⌊16·e / Σe⌋.
+void softmaxRow(std::vector<int64_t> &row) {
+  const int64_t m = *std::max_element(row.begin(), row.end());
+  int64_t sum = 0;
+  for (int64_t &v : row) {
+    const int64_t t = (m - v) * 23 / 16, q = t / 16, f = t % 16;
+    v = q > 16 ? 0 : (int64_t{65536} >> q) * (32 - f) / 32;
+    sum += v;
+  }
+  for (int64_t &v : row)
+    v = 16 * v / sum;
+}
+
+/// layernorm of one row: the words saturated to 16 bits, mean μ = Σv / L and
+/// variance Σ(v − μ)² / L (division toward zero), σ = max(1, ⌊√variance⌋),
+/// out = 16·(v − μ) / σ; γ = 1 and β = 0.
+void layernormRow(std::vector<int64_t> &row) {
+  const int64_t n = static_cast<int64_t>(row.size());
+  int64_t sum = 0;
+  for (int64_t &v : row)
+    sum += v = std::clamp<int64_t>(v, -32768, 32767);
+  const int64_t mean = sum / n;
+  int64_t squares = 0;
+  for (int64_t v : row)
+    squares += (v - mean) * (v - mean);
+  const int64_t variance = squares / n;
+  int64_t sigma = 0;
+  while ((sigma + 1) * (sigma + 1) <= variance)
+    ++sigma;
+  sigma = std::max<int64_t>(sigma, 1);
+  for (int64_t &v : row)
+    v = 16 * (v - mean) / sigma;
+}
+
+/// Normalizes every row of a softmax's or layernorm's output in place.
+void normalizeRows(const Network &net, const Layer &l, std::vector<Word> &y) {
+  const Rows r = rowsOf(net, l);
+  std::vector<int64_t> row(static_cast<size_t>(r.length));
+  for (int64_t a = 0; a < r.a; ++a)
+    for (int64_t b = 0; b < r.b; ++b) {
+      const int64_t base = a * r.length * r.b + b;
+      for (int64_t j = 0; j < r.length; ++j)
+        row[static_cast<size_t>(j)] = y[static_cast<size_t>(base + j * r.b)];
+      l.type == LayerType::Softmax ? softmaxRow(row) : layernormRow(row);
+      for (int64_t j = 0; j < r.length; ++j)
+        y[static_cast<size_t>(base + j * r.b)] = static_cast<Word>(row[static_cast<size_t>(j)]);
+    }
+}
+
 Tensor filled(std::vector<int64_t> extent, Word value) {
   const int64_t size = elementCount(extent);
   return {std::move(extent), std::vector<Word>(static_cast<size_t>(size), value)};
@@ -267,6 +344,16 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     break;
   }
   case LayerType::Concat: out.data = readInput(net, l, store); break;
+  case LayerType::Gelu:
+    out.data = readInput(net, l, store);
+    for (Word &v : out.data)
+      v = gelu(v);
+    break;
+  case LayerType::Softmax:
+  case LayerType::LayerNorm:
+    out.data = readInput(net, l, store);
+    normalizeRows(net, l, out.data);
+    break;
   }
   for (const std::string &a : l.activations)
     for (Word &v : out.data)
@@ -296,7 +383,9 @@ void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<
 /// dX from dY: the forward relation with the ifm written (docs/simulator.md).
 void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store, TensorStore &out) {
   const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
-  if (fwd.type == LayerType::Mul) {   // Π over what is read: dY alone, to every operand
+  if (fwd.type == LayerType::Mul || Layer::opsPerElement(fwd.type) > 0) {
+    // Π over what is read, or a softmax's, layernorm's or gelu's relation
+    // read backward: dY alone, to every operand (docs/simulator.md, "Training").
     for (TensorRef op : fwd.operands)
       out.set(gradientName(operandName(net, op)), {activationExtent(net, operandShape(net, op)), dy});
     return;
@@ -365,19 +454,8 @@ Word activate(const std::string &a, Word x) {
     return clamp(x / 4 + 8, 0, 16);
   if (a == "tanh")   // hard tanh: 16·clamp(t, -1, 1)
     return clamp(x, -16, 16);
-  if (a == "gelu") {   // x·sigmoid(x)/16, written so that no product overflows
-    if (x >= 32)
-      return x;
-    if (x <= -32)
-      return 0;
-    return x * (x / 4 + 8) / 16;
-  }
-  if (a == "softmax")   // an element-wise stand-in: a hard sigmoid of half the slope
-    return clamp(x / 8 + 8, 0, 16);
   if (a == "batchnorm")   // the inference affine map with fixed γ = 1/2, β = 1
     return x / 2 + 1;
-  if (a == "layernorm")   // another fixed affine map: γ = 1/4, β = −1
-    return x / 4 - 1;
   DFLC_UNREACHABLE("activation '" + a + "'");
 }
 

@@ -17,7 +17,7 @@ constexpr int64_t kMaxCrossbarSide = int64_t(1) << 20;
 /// operators, the DPU layers, and `psum` (adding a tile's partial sums).
 std::vector<std::string> dpuOperations() {
   std::vector<std::string> ops = activationNames();
-  for (const char *op : {"add", "mul", "maxpool", "avgpool", "concat", "psum"})
+  for (const char *op : {"add", "mul", "maxpool", "avgpool", "concat", "softmax", "layernorm", "gelu", "psum"})
     ops.push_back(op);
   return ops;
 }

@@ -12,8 +12,8 @@ namespace dfl::sema {
 namespace {
 
 // Axes: `N` or `X x Y` (stride, dilation; positive); Pad: that or
-// `X x Y, X x Y` (begin, end; non-negative).
-enum class ParamKind { Int, Bool, Axes, Pad };
+// `X x Y, X x Y` (begin, end; non-negative); Axis: one of C, X, Y.
+enum class ParamKind { Int, Bool, Axes, Pad, Axis };
 struct ParamSpec {
   const char *name;
   ParamKind kind;
@@ -47,6 +47,9 @@ const std::vector<OpSpec> &opSpecs() {
         {"add", LayerType::Add, 2, -1, {}},
         {"mul", LayerType::Mul, 2, -1, {}},
         {"concat", LayerType::Concat, 2, -1, {}},
+        {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
+        {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
+        {"gelu", LayerType::Gelu, 1, 1, {}},
     };
   }();
   return specs;
@@ -208,12 +211,21 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
   }
   case LayerType::Add:
   case LayerType::Mul:
-  case LayerType::Concat: {
+  case LayerType::Concat:
+  case LayerType::Softmax:
+  case LayerType::LayerNorm:
+  case LayerType::Gelu: {
+    // Element by element; softmax and layernorm then normalize each row of
+    // the output (Layer::rowLength), which the schedule keeps whole in one
+    // buffer (docs/directives.md §7): the nest is the pass over the elements.
     AffineExpr c = nest.addDim("c", out.C, {Dim::C, Dim::K});
     Plane p = plane(false);
-    if (l.type == LayerType::Concat) {
+    if (l.type != LayerType::Add && l.type != LayerType::Mul) {
       readConcatenated(n, c, p.x, p.y);
-      nest.statement = Statement::Copy;
+      nest.statement = l.type == LayerType::Softmax     ? Statement::Softmax
+                       : l.type == LayerType::LayerNorm ? Statement::LayerNorm
+                       : l.type == LayerType::Gelu      ? Statement::Gelu
+                                                        : Statement::Copy;
     } else {
       for (TensorRef op : l.operands)
         nest.accesses.push_back({TensorRole::Ifm, tensorOf(op).first, {n, c, p.x, p.y}, activation(in), {}});
@@ -378,6 +390,7 @@ private:
     std::map<std::string, int64_t> ints;
     std::map<std::string, AxisValues> axes;
     std::map<std::string, bool> bools;
+    std::map<std::string, std::string> axisNames;
     std::map<std::string, SourceRange> paramRanges;
     std::vector<std::string> allowed;
     if (spec)
@@ -414,6 +427,16 @@ private:
         diags_.report(a.end->range, diag::err_parameter_value)
             << a.key.name << "one value" << valueText(a.value) + ", " + valueText(*a.end);
         ok = false;
+        continue;
+      }
+      if (ps->kind == ParamKind::Axis) {
+        if (a.value.kind == ast::Value::Kind::Word && (a.value.text == "C" || a.value.text == "X" || a.value.text == "Y")) {
+          axisNames[a.key.name] = a.value.text;
+        } else {
+          diags_.report(a.value.range, diag::err_parameter_value)
+              << a.key.name << "one of the axes C, X or Y" << valueText(a.value);
+          ok = false;
+        }
         continue;
       }
       if (ps->kind == ParamKind::Int) {
@@ -461,6 +484,8 @@ private:
     };
     auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
     Filter filter;
+    if (axisNames.count("axis"))
+      layer.normAxis = axisNames["axis"] == "C" ? Dim::C : axisNames["axis"] == "X" ? Dim::Xo : Dim::Yo;
     if (!inferShape(layer, l, param, window, pads, bools, filter)) {
       failed_.insert(l.name.name);
       return;
@@ -711,6 +736,24 @@ private:
         layer.ofmShape = first;
         layer.ops = static_cast<int64_t>(layer.operands.size() - 1) * first.size();
       }
+      break;
+    }
+    case LayerType::Softmax:
+    case LayerType::LayerNorm:
+    case LayerType::Gelu: {
+      TensorShape in = shapeOf(layer.operands[0]);
+      const int64_t perElement = Layer::opsPerElement(layer.type);
+      if (!fits(l, {{"ops", perElement}, {"C", in.C}, {"X", in.X}, {"Y", in.Y}}))
+        return false;
+      layer.normGroups = param("groups", 1);
+      if (layer.normGroups > 1 && (layer.normAxis != Dim::C || in.C % layer.normGroups != 0)) {
+        diags_.report(l.op.range, diag::err_norm_groups)
+            << layer.normGroups << l.name.name << (layer.normAxis != Dim::C ? "its axis is not C" : "it has C=" + std::to_string(in.C));
+        return false;
+      }
+      layer.ifmShape = in;
+      layer.ofmShape = in;
+      layer.ops = perElement * in.size();
       break;
     }
     }

@@ -467,12 +467,21 @@ private:
         x = v;
         break;
       }
-    static const std::map<std::string, std::string> activations = {
-        {"Relu", "relu"}, {"HardSwish", "hardswish"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Gelu", "gelu"}, {"FastGelu", "gelu"},
-        {"BiasGelu", "gelu"}, {"Softmax", "softmax"}, {"BatchNormalization", "batchnorm"},
-        {"LayerNormalization", "layernorm"}};
-    if (auto a = activations.find(op); a != activations.end())
-      return activation(n, *x, a->second);
+    // One table: an ONNX element-wise operator and the DFL operator it is,
+    // a fused activation or a layer of its own (docs/onnx.md).
+    struct Elementwise {
+      const char *dfl;
+      bool layer;
+    };
+    static const std::map<std::string, Elementwise> elementwise = {
+        {"Relu", {"relu", false}},         {"HardSwish", {"hardswish", false}},
+        {"Sigmoid", {"sigmoid", false}},   {"Tanh", {"tanh", false}},
+        {"BatchNormalization", {"batchnorm", false}},
+        {"Gelu", {"gelu", true}},          {"FastGelu", {"gelu", true}},
+        {"BiasGelu", {"gelu", true}},      {"Softmax", {"softmax", true}},
+        {"LayerNormalization", {"layernorm", true}}};
+    if (auto a = elementwise.find(op); a != elementwise.end())
+      return a->second.layer ? normalization(n, *x, a->second.dfl) : activation(n, *x, a->second.dfl);
     if (op == "Clip")
       return clip(n, ins);
     if (op == "Identity" || op == "Dropout") {
@@ -509,20 +518,42 @@ private:
   }
 
   std::optional<Refusal> activation(const onnx::NodeProto &n, const Value &x, const std::string &dfl) {
-    if (dfl == "softmax" || dfl == "layernorm") {
-      // Over the channels: the last axis of a sequence or of scores, axis 1 of an image or vector.
+    emit(n, dfl + "(" + x.name + ")", x.layout, x.shape, x.heads, false);
+    return std::nullopt;
+  }
+
+  /// gelu, softmax and layernorm: layers of their own. softmax normalizes
+  /// along C (per head of attention scores: groups=heads), X or Y; layernorm
+  /// along the channels, the last axis of a sequence or of scores.
+  std::optional<Refusal> normalization(const onnx::NodeProto &n, const Value &x, const std::string &dfl) {
+    std::string args;
+    if (dfl != "gelu") {
       int64_t rank = static_cast<int64_t>(x.shape.size());
       int64_t axis = intAttr(n, "axis", dfl == "softmax" && opset_ < 13 ? 1 : -1);
       if (axis < 0)
         axis += rank;
-      bool channels = (x.layout == Layout::Image || x.layout == Layout::Vector) ? axis == 1
-                      : (x.layout == Layout::Seq || x.layout == Layout::Scores) ? axis == rank - 1
-                                                                                  : false;
-      if (!channels)
-        return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) +
-                       " tensor is not its channels, the only axis DFL's " + dfl + " normalizes"};
+      // The DFL axis of the ONNX axis, "" if none (Layouts: an image's W is X, H is Y; a sequence's L is X).
+      std::string along = x.layout == Layout::Vector                                  ? (axis == 1 ? "C" : "")
+                          : x.layout == Layout::Image                                 ? (axis == 1   ? "C"
+                                                                                         : axis == 2 ? "Y"
+                                                                                         : axis == 3 ? "X"
+                                                                                                     : "")
+                          : x.layout == Layout::Seq || x.layout == Layout::Scores ? (axis == rank - 1 ? "C"
+                                                                                       : x.layout == Layout::Seq && axis == 1 ? "X"
+                                                                                                                               : "")
+                                                                                  : "";
+      // ONNX's LayerNormalization normalizes every axis from `axis` on: one DFL axis only if it is the last.
+      if (dfl == "layernorm" && (axis != rank - 1 || along != "C"))
+        along = "";
+      if (along.empty())
+        return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) + " tensor is no axis DFL's " + dfl +
+                       " normalizes along" + (dfl == "layernorm" ? " (layernorm: the channels, the last axis)" : "")};
+      if (along != "C")
+        args += ", axis=" + along;
+      if (x.layout == Layout::Scores && x.heads > 1)
+        args += ", groups=" + std::to_string(x.heads);
     }
-    emit(n, dfl + "(" + x.name + ")", x.layout, x.shape, x.heads, false);
+    emit(n, dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads);
     return std::nullopt;
   }
 

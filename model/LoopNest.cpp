@@ -53,6 +53,9 @@ const char *statementName(Statement s) {
   case Statement::Add: return "add";
   case Statement::Mul: return "mul";
   case Statement::Copy: return "copy";
+  case Statement::Gelu: return "gelu";
+  case Statement::Softmax: return "softmax";
+  case Statement::LayerNorm: return "layernorm";
   }
   return "?";
 }

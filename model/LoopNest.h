@@ -75,6 +75,9 @@ enum class Statement {
   Add,       // out = Σ operands
   Mul,       // out = Π operands
   Copy,      // out = in (concat)
+  Gelu,      // out = gelu(in)
+  Softmax,   // out = in, then each row normalized: exp(in − max) / Σ exp
+  LayerNorm, // out = in, then each row normalized: (in − mean) / σ
 };
 const char *statementName(Statement s);
 

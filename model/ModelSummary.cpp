@@ -39,9 +39,11 @@ std::string networkSummaryText(const Network &net) {
   os << "network " << net.name << " (batch N=" << net.batch << ")\n";
   for (const Input &in : net.inputs)
     os << "  input " << in.name << " " << shapeText(in.shape) << "\n";
-  size_t nameW = 5;
-  for (const Layer &l : net.layers)
+  size_t nameW = 5, typeW = 7;
+  for (const Layer &l : net.layers) {
     nameW = std::max(nameW, l.name.size());
+    typeW = std::max(typeW, std::string(layerTypeName(l.type)).size());
+  }
   std::vector<std::string> ifm, ofm;
   size_t ifmW = 3, ofmW = 3;
   for (const Layer &l : net.layers) {
@@ -50,13 +52,13 @@ std::string networkSummaryText(const Network &net) {
     ifmW = std::max(ifmW, ifm.back().size());
     ofmW = std::max(ofmW, ofm.back().size());
   }
-  os << "  " << padRight("layer", nameW) << "  " << padRight("type", 7) << "  " << padRight("ifm", ifmW) << "  "
+  os << "  " << padRight("layer", nameW) << "  " << padRight("type", typeW) << "  " << padRight("ifm", ifmW) << "  "
      << padRight("ofm", ofmW) << "  " << padLeft("wgt", 10) << "  " << padRight("loops N C K Xi Yi Xo Yo R S", 36) << "  "
      << padLeft("MACs", 14) << "\n";
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const Layer &l = net.layers[i];
     std::string type = layerTypeName(l.type);
-    os << "  " << padRight(l.name, nameW) << "  " << padRight(type, 7) << "  " << padRight(ifm[i], ifmW) << "  "
+    os << "  " << padRight(l.name, nameW) << "  " << padRight(type, typeW) << "  " << padRight(ifm[i], ifmW) << "  "
        << padRight(ofm[i], ofmW) << "  " << padLeft(l.hasWeights() ? std::to_string(l.wgtSize) : "-", 10) << "  "
        << padRight(boundsText(l.bounds), 36) << "  " << padLeft(std::to_string(l.macs * net.batch), 14);
     if (!l.activations.empty()) {
@@ -154,6 +156,10 @@ std::string modelSummaryJson(const Model &model) {
                     {"ops", l.ops * net.batch}};
       if (!l.activations.empty())
         layer["activations"] = l.activations;
+      if (l.normalizes())   // the rows a softmax or layernorm normalizes (docs/language.md)
+        layer["rows"] = {{"axis", l.normAxis == Dim::C ? "C" : l.normAxis == Dim::Xo ? "X" : "Y"},
+                         {"groups", l.normGroups},
+                         {"length", l.rowLength()}};
       if (!l.forwardOf.empty()) {
         layer["output"] = roleName(l.output);
         layer["forward_of"] = l.forwardOf;

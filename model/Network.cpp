@@ -7,8 +7,8 @@
 namespace dfl {
 
 const std::vector<std::string> &activationNames() {
-  static const std::vector<std::string> names = {"relu",    "relu6",     "hardswish", "sigmoid",  "tanh",
-                                                 "gelu",    "softmax",   "batchnorm", "layernorm", "identity"};
+  static const std::vector<std::string> names = {"relu", "relu6", "hardswish", "sigmoid", "tanh", "batchnorm",
+                                                 "identity"};
   return names;
 }
 
@@ -23,6 +23,9 @@ const char *layerTypeName(LayerType t) {
   case LayerType::Add: return "add";
   case LayerType::Mul: return "mul";
   case LayerType::Concat: return "concat";
+  case LayerType::Softmax: return "softmax";
+  case LayerType::LayerNorm: return "layernorm";
+  case LayerType::Gelu: return "gelu";
   }
   DFLC_UNREACHABLE("LayerType " + std::to_string(static_cast<int>(t)));
 }
@@ -64,8 +67,27 @@ bool Layer::channelWise() const {
   case LayerType::AvgPool:
   case LayerType::Add:
   case LayerType::Mul:
-  case LayerType::Concat: return true;
+  case LayerType::Concat:
+  case LayerType::Softmax:
+  case LayerType::LayerNorm:
+  case LayerType::Gelu: return true;
   default: return false;
+  }
+}
+
+int64_t Layer::rowLength() const {
+  if (!normalizes())
+    return 0;
+  return normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y;
+}
+
+int64_t Layer::opsPerElement(LayerType t) {
+  // docs/directives.md §7, "Normalizations and GELU": the float formulas' operations.
+  switch (t) {
+  case LayerType::Softmax: return 5;     // max, subtract, exp, sum, divide
+  case LayerType::LayerNorm: return 7;   // mean, subtract, square, variance, scale, gamma, beta
+  case LayerType::Gelu: return 9;        // x^3 (2), *0.044715, +x, *sqrt(2/pi), tanh, +1, *x, *0.5
+  default: return 0;
   }
 }
 

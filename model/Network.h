@@ -15,7 +15,7 @@ namespace dfl {
 
 // ---- network ----------------------------------------------------------------
 
-enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat };
+enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Gelu };
 const char *layerTypeName(LayerType t);
 /// The element-wise operators fused into their producer (docs/language.md).
 const std::vector<std::string> &activationNames();
@@ -56,6 +56,11 @@ struct Layer {
   bool ceilMode = false;
   bool transposeB = false;
   std::vector<std::string> activations;    // fused activations, in order
+  /// softmax, layernorm: the axis they normalize along (C, Xo for the width,
+  /// Yo for the height) and, along C, the groups of C/groups channels each
+  /// normalized on its own (a softmax over attention heads' scores).
+  Dim normAxis = Dim::C;
+  int64_t normGroups = 1;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.
@@ -75,6 +80,13 @@ struct Layer {
   std::vector<Dim> loopDims() const;
   /// One channel dimension (K is C): depthwise conv, pools and element-wise ops.
   bool channelWise() const;
+  /// softmax and layernorm: each output element depends on its whole row.
+  bool normalizes() const { return type == LayerType::Softmax || type == LayerType::LayerNorm; }
+  /// The words of one row a softmax or layernorm normalizes (0 for other layers).
+  int64_t rowLength() const;
+  /// The operations per element of the element-wise layers with their own
+  /// arithmetic (softmax, layernorm, gelu; docs/directives.md §7), else 0.
+  static int64_t opsPerElement(LayerType t);
 };
 
 struct Network {

@@ -46,6 +46,9 @@ void addBackwardLayers(Network &net) {
     case LayerType::MaxPool:
     case LayerType::AvgPool:
     case LayerType::Mul:
+    case LayerType::Softmax:
+    case LayerType::LayerNorm:
+    case LayerType::Gelu:
       if (needsDataGradient)
         backward("__dgrad", TensorRole::Ifm);
       break;

@@ -127,7 +127,8 @@ std::string shapeKey(const Layer &l) {
   const WindowAxis &x = l.window.x, &y = l.window.y;
   for (int64_t v : {l.groups, x.stride, x.dilation, x.padBegin, x.padEnd, y.stride, y.dilation, y.padBegin, y.padEnd,
                     int64_t{l.ceilMode}, int64_t{l.transposeB}, l.ifmShape.C,
-                    l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops})
+                    l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops,
+                    static_cast<int64_t>(l.normAxis), l.normGroups})
     k += "," + std::to_string(v);
   for (const std::string &a : l.activations)
     k += "," + a;
@@ -227,12 +228,15 @@ double InterLayerSolver::computePj(int first, int last) const {
     // The MACs, and their own accesses at level 0, which no schedule avoids
     // (LayerAnalysis: every role read once per MAC, the output also written).
     double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.operands.size()) : 1.0;
+    // Per point computed; a softmax, layernorm or gelu does several operations per point.
+    const int64_t perElement = Layer::opsPerElement(l.type);
+    const double points = perElement ? work / static_cast<double>(perElement) : work;
     const WordScale ws = hw.wordScale(l.output);
     double reads = 0, writes = 0;   // in `word`s
     for (TensorRole r : l.roles()) {
       const double width = ws.held[static_cast<size_t>(r)];
-      reads += (r == TensorRole::Ifm && r != l.output ? work * operands : work) * width;
-      writes += r == l.output ? work * width : 0;
+      reads += (r == TensorRole::Ifm && r != l.output ? points * operands : points) * width;
+      writes += r == l.output ? points * width : 0;
     }
     e += work * hw.macEnergyPj + reads * hw.levels[0].readEnergyPj + writes * hw.levels[0].writeEnergyPj;
   }

@@ -84,6 +84,8 @@ public:
         checkUnits(l);
         checkOccupancy(l);
         checkFixed(l);
+        if (l + 2 == nl)
+          checkRows(l);
       }
     // A known level is checked against the nearest known level outside it (the
     // outermost always is): what no completion of the levels between can fix
@@ -375,6 +377,23 @@ private:
                                    : std::string("no such stack")},
               {{fs.range, diag::note_fixed_here, {}}});
     }
+  }
+
+  // ---- §7 normalizations: whole rows -------------------------------------------------------
+  /// A softmax's or layernorm's rows are whole in the tiles of the outermost
+  /// on-chip level, whose buffer holds a row for the statistics pass and the
+  /// normalizing one (docs/directives.md §7, "Normalizations and GELU").
+  void checkRows(size_t l) {
+    if (!layer_.normalizes() || layer_.output != TensorRole::Ofm)
+      return;
+    const Dim axis = layer_.normAxis;
+    const int64_t row = layer_.rowLength(), have = at(result_.levels[l].extent, axis);
+    if (have % row == 0)
+      return;
+    const TensorDirective *t = tensorDirective(l, TensorRole::Ofm);
+    issue(t ? t->range : directives_[l]->range, diag::err_row_split,
+          {hw_.levels[l].name, layer_.name, dimName(axis), std::to_string(have), std::to_string(row),
+           layerTypeName(layer_.type)});
   }
 
   // ---- §4 coverage and trip counts ------------------------------------------------------------
@@ -1180,7 +1199,9 @@ private:
     // The MACs' own accesses at level 0, per point computed: the inputs read
     // (each operand of an add or mul once), the output read and written. An
     // n-operand add or mul does n - 1 operations per point (§6, §7).
-    const double points = result_.work / std::max(1.0, operands - 1);
+    const int64_t perElement = Layer::opsPerElement(layer_.type);
+    const double points = perElement ? result_.work / static_cast<double>(perElement)
+                                     : result_.work / std::max(1.0, operands - 1);
     LevelAccesses &pe = result_.levels[0].accesses;
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
@@ -1190,6 +1211,16 @@ private:
       } else {
         pe.reads[ri] += points * (r == TensorRole::Ifm ? operands : 1.0);
       }
+    }
+    // A softmax's or layernorm's statistics pass (max and exponent sum, or
+    // mean and variance, in one pass) reads its input once more out of the
+    // outermost on-chip level, which holds whole rows (checkRows, §7).
+    if (layer_.normalizes() && output == TensorRole::Ofm) {
+      const size_t row = nl - 2, ri = static_cast<size_t>(TensorRole::Ifm);
+      const double words = static_cast<double>(layer_.ifmShape.size() * net_.batch);
+      result_.levels[row].accesses.reads[ri] += words;
+      result_.levels[row].trafficWords += words;
+      result_.levels[row].trafficBytes += scale_.boundaryWords(ri, words, 0, false) * wordBytes;
     }
 
     countHops();

@@ -20,6 +20,9 @@ std::string dpuOpOf(const Layer &l) {
   case LayerType::MaxPool: return "maxpool";
   case LayerType::AvgPool: return "avgpool";
   case LayerType::Concat: return "concat";
+  case LayerType::Softmax: return "softmax";
+  case LayerType::LayerNorm: return "layernorm";
+  case LayerType::Gelu: return "gelu";
   default: return "";
   }
 }

@@ -114,7 +114,8 @@ hardware hw {
 }
 )";
 
-// Every layer kind the forward language has, with fused activations.
+// Every layer kind the forward language has, with fused activations; gelu,
+// softmax (per group of channels, along Y) and layernorm as layers.
 const char *const kLayers = R"(
 network net {
   batch N = 2;
@@ -132,6 +133,9 @@ network net {
   k1 = concat(m1, y);
   c2 = conv(k1, K=6, R=3, pad=2, dilation=2);
   f1 = fc(h1, K=7);
+  s2 = softmax(c2, groups=2);
+  x2 = softmax(c2, axis=Y);
+  l2 = layernorm(f1);
 }
 )";
 
@@ -222,8 +226,9 @@ network net {
   size_t backward = 0;
   for (const LayerSim &l : r.layers)
     backward += l.layer.find("__") != std::string::npos ? 1 : 0;
-  // c0: wgrad only (x is an input); d1, f1: dgrad and wgrad; p1, a1: dgrad: 1 + 4 + 2.
-  EXPECT_EQ(backward, 7u);
+  // c0: wgrad only (x is an input); d1, f1: dgrad and wgrad; p1, a1 and the
+  // gelu layer c1: dgrad: 1 + 4 + 3.
+  EXPECT_EQ(backward, 8u);
   expectSound(r, "training");
 }
 

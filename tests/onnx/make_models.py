@@ -243,6 +243,17 @@ def small():
     g.node("Softmax", [g.node("Flatten", [t], "fl")], "sm", axis=1)
     g.save("eltwise.onnx", opset=14)   # HardSwish is opset 14
 
+    # Softmax along an image's W (X) and H (Y); a LayerNormalization over an
+    # image's C, H and W (axis 1) is no DFL layernorm: refused.
+    g = Graph("norms")
+    x = g.conv(g.input("x", [1, 4, 8, 6]), "c", 4, 4, 1)
+    g.node("Softmax", [g.node("Softmax", [x], "sw", axis=3)], "sh", axis=2)
+    g.save("norms.onnx", opset=17)
+    g = Graph("ln_image")
+    x = g.conv(g.input("x", [1, 4, 8, 8]), "c", 4, 4, 1)
+    g.node("LayerNormalization", [x, g.weight("ln_g", [4, 8, 8]), g.weight("ln_b", [4, 8, 8])], "ln", axis=1)
+    g.save("ln_image.onnx", opset=17)
+
     g = Graph("gemm")
     x = g.input("x", [4, 2, 3, 3])
     x = g.node("Flatten", [x], "fl")

@@ -543,13 +543,13 @@ TEST(AnalysisTest, Conv1dThreeLevels) {
 TEST(AnalysisTest, Conv1dEnergyComponents) {
   // Conv1dTwoLevels' schedule on a template with every energy component
   // (docs/directives.md §7): split read/write energies, free REGF fills (the
-  // nn_dataflow accounting), an array bus, static energy and a fused GELU.
+  // nn_dataflow accounting), an array bus, static energy and a fused sigmoid.
   Case c{R"(
-network net { input x [C=2, X=8, Y=1]; l = conv(x, K=2, R=3, S=1); g = gelu(l); }
+network net { input x [C=2, X=8, Y=1]; l = conv(x, K=2, R=3, S=1); g = sigmoid(l); }
 hardware hw {
   word = 16 bit; frequency = 1 GHz; static_energy = 1 pJ;
   mac { energy = 1 pJ; }
-  activation { gelu = 0.5 pJ; relu = 9 pJ; }
+  activation { sigmoid = 0.5 pJ; relu = 9 pJ; }
   level REGF { capacity = 64 B; array = 4 x 4; read_energy = 1 pJ; write_energy = 2 pJ; fill_energy = 0 pJ;
                static_energy = 0.25 pJ; transfer = multicast; }
   level DRAM { read_energy = 100 pJ; write_energy = 200 pJ; bus_energy = 0.5 pJ; }
@@ -584,7 +584,7 @@ hardware hw {
   // 72 MACs / 4 PEs in use = 18 cycles (no bandwidth limits): 90 pJ.
   EXPECT_DOUBLE_EQ(lr.latencyCycles, 18);
   EXPECT_DOUBLE_EQ(lr.energyStaticPj, 90);
-  // Compute: 72 MACs at 1 pJ, and the GELU on each of the K2 * Xo6 = 12
+  // Compute: 72 MACs at 1 pJ, and the sigmoid on each of the K2 * Xo6 = 12
   // outputs at 0.5 pJ (relu is priced but not used): 78 pJ.
   EXPECT_DOUBLE_EQ(lr.energyMacPj, 78);
   // 78 + 360 + 9200 + 58 + 90.

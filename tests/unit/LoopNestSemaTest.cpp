@@ -279,7 +279,10 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
     break;
   case LayerType::Add:
   case LayerType::Mul:
-  case LayerType::Concat: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
+  case LayerType::Concat:
+  case LayerType::Softmax:
+  case LayerType::LayerNorm:
+  case LayerType::Gelu: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
   }
   at(b, Dim::Xi) = l.ifmShape.X;
   at(b, Dim::Yi) = l.ifmShape.Y;
@@ -338,6 +341,11 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
             EXPECT_EQ(pts * static_cast<int64_t>(l.nest.accessesOf(TensorRole::Ifm).size() - 1), l.ops * net.batch);
             break;
           case Statement::Copy: EXPECT_EQ(pts, l.ofmShape.size() * net.batch); break;
+          case Statement::Gelu:
+          case Statement::Softmax:
+          case Statement::LayerNorm:   // a point per element, each of several operations
+            EXPECT_EQ(pts * Layer::opsPerElement(l.type), l.ops * net.batch);
+            break;
           }
           // The window: the ifm's column index spans −pad .. windowSpan(Xo, R) − 1 − pad.
           const Access &ifm = *l.nest.accessesOf(TensorRole::Ifm).at(0);

@@ -80,7 +80,7 @@ TEST(NetworkSema, MatMulForAttention) {
     input k [C=64, X=16];
     input v [C=64, X=16];
     s = matmul(q, k, heads=4);
-    p = softmax(s);
+    p = softmax(s, groups=4);
     o = matmul(p, v, heads=4, transpose_b=true);
   })");
   ASSERT_EQ(c.diagnostics(), "");
@@ -91,9 +91,56 @@ TEST(NetworkSema, MatMulForAttention) {
   // context: Ca = 64 = 4 * 16; output [Cb=64, 16]; MACs = X*Y*Cb*Lb = 16*64*16 = 16384.
   EXPECT_EQ(layer(c, "o").ofmShape, (TensorShape{64, 16, 1}));
   EXPECT_EQ(layer(c, "o").macs, 16384);
-  // softmax fused into s.
-  EXPECT_EQ(layer(c, "s").activations, std::vector<std::string>{"softmax"});
-  EXPECT_EQ(c.model.networks[0].layers.size(), 2u);
+  // softmax is a layer of its own: per head (groups=4) over the 16 keys, a
+  // row of 64/4 = 16 channels; 5 operations per element (docs/directives.md
+  // §7): 5 * 64*16 = 5120.
+  const Layer &p = layer(c, "p");
+  EXPECT_EQ(p.type, LayerType::Softmax);
+  EXPECT_TRUE(layer(c, "s").activations.empty());
+  EXPECT_EQ(p.ofmShape, (TensorShape{64, 16, 1}));
+  EXPECT_EQ(p.rowLength(), 16);
+  EXPECT_EQ(p.macs, 0);
+  EXPECT_EQ(p.ops, 5120);
+  EXPECT_EQ(p.nest.statement, Statement::Softmax);
+  EXPECT_EQ(c.model.networks[0].layers.size(), 3u);
+}
+
+TEST(NetworkSema, NormalizationsAndGeluAreLayers) {
+  auto c = compile(R"(network n {
+    input x [C=6, X=4, Y=3];
+    sx = softmax(x, axis=X);
+    sy = softmax(x, axis=Y);
+    ln = layernorm(x);
+    gn = layernorm(x, groups=3);
+    g = gelu(x);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // Rows: along X the 4 positions, along Y the 3, layernorm the 6 channels,
+  // 3 groups of 2 channels; gelu has none. ops per element 5, 7, 9.
+  EXPECT_EQ(layer(c, "sx").rowLength(), 4);
+  EXPECT_EQ(layer(c, "sy").rowLength(), 3);
+  EXPECT_EQ(layer(c, "ln").rowLength(), 6);
+  EXPECT_EQ(layer(c, "gn").rowLength(), 2);
+  EXPECT_EQ(layer(c, "g").rowLength(), 0);
+  EXPECT_EQ(layer(c, "sx").ops, 5 * 72);
+  EXPECT_EQ(layer(c, "ln").ops, 7 * 72);
+  EXPECT_EQ(layer(c, "g").ops, 9 * 72);
+  EXPECT_TRUE(layer(c, "g").channelWise());
+  // The nest: one channel dim that is C and K, one ifm access, the ofm written.
+  EXPECT_EQ(layer(c, "g").nest.text(), "ofm g[n, c, xo, yo] <- gelu(ifm x[n, c, xo, yo])");
+}
+
+TEST(NetworkSema, NormalizationParameterErrors) {
+  auto c = compile(R"(network n {
+    input x [C=6, X=4];
+    a = softmax(x, axis=K);
+    b = softmax(x, axis=X, groups=2);
+    d = layernorm(x, groups=4);
+  })");
+  std::string d = c.diagnostics();
+  EXPECT_NE(d.find("E0210"), std::string::npos) << d;   // axis=K
+  EXPECT_NE(d.find("groups=2 of 'b' must divide its channels along axis C, but its axis is not C"), std::string::npos) << d;
+  EXPECT_NE(d.find("groups=4 of 'd' must divide its channels along axis C, but it has C=6"), std::string::npos) << d;
 }
 
 TEST(NetworkSema, ActivationSharedWithRawUseWarns) {
