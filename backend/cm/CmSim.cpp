@@ -393,7 +393,7 @@ private:
         size_t s = static_cast<size_t>(current[i]);
         const std::vector<CmWrites> &ws = ctl_.writes(static_cast<int>(i));
         for (size_t e : outEdges[i]) {
-          int64_t arrive = when - 1 + ctl_.hops(static_cast<int>(e)) * hw_.hopCycles;
+          int64_t arrive = std::max(when, when - 1 + ctl_.hops(static_cast<int>(e)) * hw_.hopCycles);
           if (const std::vector<int64_t> *els = find(ws, edges[e].tensor, s)) {
             std::vector<int64_t> &a = arrival_[static_cast<size_t>(edges[e].consumer)][edges[e].tensor];
             for (int64_t x : *els)
@@ -402,13 +402,13 @@ private:
           events.push({arrive, 1, 2 * e});
         }
         for (size_t e : in[i])
-          events.push({when - 1 + ctl_.hops(static_cast<int>(e)) * hw_.hopCycles, 1, 2 * e + 1});
+          events.push({std::max(when, when - 1 + ctl_.hops(static_cast<int>(e)) * hw_.hopCycles), 1, 2 * e + 1});
         for (const std::string &o : outputs)
           if (const std::vector<int64_t> *els = find(ws, o, s)) {
             const Layer &l = net_.layers[static_cast<size_t>(net_.findLayer(o))];
             for (int64_t x : *els) {
               int64_t &d = out_.imageDone[static_cast<size_t>(x / l.ofmShape.size())];
-              d = std::max(d, when - 1 + ctl_.hopsToOutput(static_cast<int>(i)) * hw_.hopCycles);
+              d = std::max({d, when, when - 1 + ctl_.hopsToOutput(static_cast<int>(i)) * hw_.hopCycles});
             }
           }
       }
