@@ -167,16 +167,6 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size
   seg.drainCycles = now - firstEnd;
 }
 
-/// The most words `n` consecutive steps hold.
-int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
-  int64_t window = 0, most = 0;
-  for (size_t i = 0; i < words.size(); ++i) {
-    window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);
-    most = std::max(most, window);
-  }
-  return most;
-}
-
 /// The segment's buffers from its dependences, then each region's LCU,
 /// JIT-compiled and run once: its trace.
 void deriveAndBuild(const PipelineDependences &deps, const PipelineOptions &options,

@@ -92,6 +92,7 @@ private:
           hw_.mvmEnergyPj = *e;
       } else if (auto bytes = positiveQuantity(*p, QuantityKind::Size, diags_)) {
         hw_.sramBytes = static_cast<int64_t>(*bytes);
+        hw_.sramRange = p->range;
       }
     }
     for (const char *req : {"crossbar", "sram"})

@@ -42,7 +42,7 @@ struct CmHardware {
   double hopEnergyPj = 0;                   // per word per link
   // ---- the GCU's ports: the cores its input and output attach to
   int inputCore = 0, outputCore = 0;
-  SourceRange range, nameRange, coresRange, inputRange, outputRange;
+  SourceRange range, nameRange, coresRange, inputRange, outputRange, sramRange;
 
   /// hops[i][j]: links on a shortest route from core i to core j (0 on the
   /// diagonal), or -1 if j cannot be reached from i.

@@ -3,6 +3,8 @@
 #include "backend/PipelineGantt.h"
 #include "backend/PipelineSim.h"
 #include "backend/SimReport.h"
+#include "backend/cm/CmSim.h"
+#include "backend/polyhedral/Isl.h"
 #include "backend/Simulator.h"
 #include "driver/Compilation.h"
 #include "frontend/Printer.h"
@@ -288,8 +290,12 @@ std::string wroteLine(const Compilation &c) {
          (plots ? " (" + std::to_string(plots) + " plots in " + plotDir + ")" : "") + "\n";
 }
 
+int runCompileCm(const CommandLine &o, Compilation &c, bool simulate);
+
 int runSim(const CommandLine &o, Compilation &c) {
-  c.load() && c.analyze() && c.checkSchedules();
+  if (c.load() && c.analyze() && c.targetsCm())
+    return runCompileCm(o, c, true);
+  c.hasErrors() || c.checkSchedules();
   printDiagnostics(o, c);
   if (c.hasErrors())
     return kExitInvalid;
@@ -316,8 +322,35 @@ int runSim(const CommandLine &o, Compilation &c) {
   return ok ? kExitOk : kExitInvalid;
 }
 
-/// `dflc compile` for a computational-memory chip: placement.json and .svg.
-int runCompileCm(const CommandLine &o, Compilation &c) {
+/// Whether every core's buffers fit its SRAM (docs/cm.md, "Buffers"); E1108 for each that does not.
+bool checkSram(const Network &net, const CmHardware &hw, const CmMapping &m, const cm::CmControl &ctl,
+               DiagnosticsEngine &diags) {
+  bool ok = true;
+  const sim::PipelineDependences &deps = ctl.dependences();
+  for (const cm::CmCoreMemory &mem : ctl.memory()) {
+    const cm::CmRegion &r = ctl.regions()[static_cast<size_t>(mem.region)];
+    if (r.core < 0 || mem.bytes <= hw.sramBytes)
+      continue;
+    std::vector<std::string> what;
+    for (const cm::CmBuffer &b : mem.buffers) {
+      const sim::EdgeDependences &e = deps.edges()[static_cast<size_t>(b.edge)];
+      what.push_back("'" + e.tensor + "' from " + ctl.regions()[static_cast<size_t>(e.producer)].name + " (" +
+                     std::to_string(b.steps) + " of its steps: " + std::to_string(b.words) + " words, " +
+                     std::to_string(b.bytes) + " bytes)");
+    }
+    const CmTile &t = m.partitioning.tiles[static_cast<size_t>(r.tile)];
+    const Layer &l = net.layers[static_cast<size_t>(m.partitioning.partitions[static_cast<size_t>(t.partition)].crossbarLayer)];
+    diags.report(l.nameRange, diag::err_cm_sram).note(hw.sramRange, diag::note_cm_sram_here)
+        << r.core << hw.name << "'" + r.name + "'" << mem.bytes << std::to_string(hw.sramBytes) + " bytes"
+        << joinList(what, ", ", " and ");
+    ok = false;
+  }
+  return ok;
+}
+
+/// `dflc compile` for a computational-memory chip: placement.json and .svg,
+/// the LCUs; `dflc sim` (`simulate`) also runs the chip: sim.json.
+int runCompileCm(const CommandLine &o, Compilation &c, bool simulate) {
   CmPlacementOptions po;   // its own 2 s budget unless --time-limit is given
   if (o.driver.timeLimitSeconds && *o.driver.timeLimitSeconds != driver::kDefaultTimeLimitSeconds)
     po.timeLimit = std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000));
@@ -328,15 +361,52 @@ int runCompileCm(const CommandLine &o, Compilation &c) {
   const Network &net = c.model().networks[0];
   const CmHardware &hw = c.model().cmHardware[0];
   const CmMapping &m = c.cmMapping();
-  if (!c.writeFiles({{"placement.json", cmPlacementJson(net, hw, m)}, {"placement.svg", cmPlacementSvg(net, hw, m)}})) {
+  std::vector<driver::OutputFile> files{{"placement.json", cmPlacementJson(net, hw, m)},
+                                        {"placement.svg", cmPlacementSvg(net, hw, m)}};
+  // The control: dependences, buffers and LCUs (docs/cm.md, "Control").
+  std::string why;
+  std::unique_ptr<cm::CmControl> ctl;
+  try {
+    ctl = cm::CmControl::build(net, hw, m, why, 2'000'000'000);
+  } catch (const isl::OperationLimit &e) {
+    why = std::string(e.what()) + ": the dependences are too large to derive";
+  }
+  std::optional<cm::CmSimResult> result;
+  cm::CmSimOptions so;
+  so.seed = o.seed.value_or(1);
+  if (ctl) {
+    DiagnosticsEngine diags(c.sources());
+    if (!checkSram(net, hw, m, *ctl, diags)) {
+      printDiagnostics(o, c);
+      printDiagnostics(o, c.sources(), diags);
+      return kExitInvalid;
+    }
+    if (simulate) {
+      result = cm::simulateCm(net, hw, m, *ctl, so);
+      files.push_back({"sim.json", cm::cmSimJson(net, hw, so, *result)});
+      for (const cm::CmCoreRun &r : result->cores)
+        files.push_back({"lcu/" + r.region + ".c", r.lcuC});
+    } else
+      for (size_t r = 0; r < ctl->regions().size(); ++r)
+        files.push_back({"lcu/" + ctl->regions()[r].name + ".c", ctl->lcuC(static_cast<int>(r))});
+  } else if (simulate) {
+    printDiagnostics(o, c);
+    std::cerr << "dflc: error: cannot simulate " << net.name << " on " << hw.name << ": " << why << "\n";
+    return kExitInvalid;
+  }
+  if (!c.writeFiles(files)) {
     printDiagnostics(o, c);
     std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;
   }
   printDiagnostics(o, c);
   std::cout << cmPlacementText(net, hw, m);
+  if (!ctl)
+    std::cout << "no LCUs: " << why << "\n";
+  if (result)
+    std::cout << cm::cmSimText(net, hw, *result);
   std::cout << wroteLine(c);
-  return kExitOk;
+  return !result || result->ok() ? kExitOk : kExitInvalid;
 }
 
 /// `dflc compile` for a cluster/core DSA: GraphTurbo and its baselines, report.json.
@@ -361,7 +431,7 @@ int runCompileDsa(const CommandLine &o, Compilation &c) {
 
 int runCompile(const CommandLine &o, Compilation &c) {
   if (c.load() && c.analyze() && c.targetsCm())
-    return runCompileCm(o, c);
+    return runCompileCm(o, c, false);
   if (c.analyzed() && !c.hasErrors() && c.targetsDsa())
     return runCompileDsa(o, c);
   if (c.hasErrors() || !c.selectSchedule()) {

@@ -126,6 +126,15 @@ std::vector<int64_t> wordsPerStep(const isl::Ctx &ctx, const StepSpace &s, const
 
 } // namespace
 
+int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
+  int64_t window = 0, most = 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);
+    most = std::max(most, window);
+  }
+  return most;
+}
+
 int64_t StepSpace::steps() const {
   int64_t n = 1;
   for (const PlanMove &u : updates)
@@ -214,43 +223,135 @@ PipelineDependences::PipelineDependences(std::vector<StepSpace> regions, unsigne
           isl::Map one = accessOfSteps(ctx, m.region[c].steps, *cs.nest, a);
           reads = reads ? isl::unite(reads, one) : one;
         }
-      if (!reads)
-        continue;
-      const Impl::Region &pr = m.region[p], &cr = m.region[c];
-      // RAW: the paper's K (read then last write), and L = lexmax over j' <= j.
-      isl::Map k = isl::check(isl::applyRange(reads, pr.lastWrite), "read ∘ last write");
-      isl::Map raw = isl::lexmax(isl::applyRange(isl::lexGe(cr.domain, isl::domain(k)), k));
-      // WAR: each element's last reader, per producer step, then lexmax over i' <= i.
-      isl::Map lastRead = isl::lexmax(isl::reverse(reads));
-      isl::Map q = isl::check(isl::applyRange(isl::reverse(pr.lastWrite), lastRead), "last write⁻¹ ∘ last read");
-      isl::Map war = isl::lexmax(isl::applyRange(isl::lexGe(pr.domain, isl::domain(q)), q));
-
-      EdgeDependences e;
-      e.tensor = tensor;
-      e.producer = static_cast<int>(p), e.consumer = static_cast<int>(c);
-      e.raw = isl::str(isl::check(raw, "the RAW relation"));
-      e.war = isl::str(isl::check(war, "the WAR relation"));
-      e.needs = tabulate(isl::lexmax(k), cs, ps);
-      e.rawWait = tabulate(raw, cs, ps);
-      e.lastReader = tabulate(isl::lexmax(q), ps, cs);
-      e.warWait = tabulate(war, ps, cs);
-      e.words = wordsPerStep(ctx, ps, pr.lastWrite);
-      for (int64_t i = 0, last = -1; i < static_cast<int64_t>(e.words.size()); ++i)
-        if (e.words[static_cast<size_t>(i)] > 0)
-          e.unitSteps = std::max(e.unitSteps, i - last), last = i;
-      m.edges.push_back(std::move(e));
-      m.edge.push_back({reads, raw, war});
+      if (reads)
+        m.addEdge(static_cast<int>(p), static_cast<int>(c), tensor, reads, m.region[p].lastWrite);
     }
+  m.computeDepths();
+  isl::checkLimit(ctx, "deriving the dependences");
+}
 
+PipelineDependences::PipelineDependences(const std::vector<AffineRegion> &regions, unsigned long maxOperations)
+    : impl_(std::make_unique<Impl>(maxOperations)) {
+  Impl &m = *impl_;
+  const isl::Ctx &ctx = m.ctx;
+  std::vector<std::vector<std::pair<std::string, isl::Map>>> lastWrites;
+  for (const AffineRegion &a : regions) {
+    StepSpace s;
+    s.layer = a.name;
+    for (int64_t n : a.counts) {
+      PlanMove u;
+      u.count = n;
+      s.updates.push_back(u);
+    }
+    m.regions.push_back(s);
+    std::vector<std::string> box;
+    for (size_t k = 0; k < a.counts.size(); ++k)
+      box.push_back("0 <= u" + std::to_string(k) + " < " + std::to_string(a.counts[k]));
+    Impl::Region r;
+    std::string tuple = m.tuple(static_cast<int>(m.regions.size() - 1));
+    r.domain = isl::readSet(ctx, "{ " + tuple + (box.empty() ? "" : " : " + join(box, " and ")) + " }");
+    lastWrites.emplace_back();
+    for (const auto &[tensor, text] : a.writes) {
+      isl::Map last = isl::check(isl::lexmax(isl::reverse(isl::intersectDomain(isl::readMap(ctx, text), r.domain))),
+                                 "the last writes");
+      if (!r.lastWrite)
+        r.lastWrite = last;
+      lastWrites.back().emplace_back(tensor, last);
+    }
+    m.region.push_back(std::move(r));
+  }
+  for (size_t c = 0; c < regions.size(); ++c)
+    for (const auto &[tensor, text] : regions[c].reads)
+      for (size_t p = 0; p < c; ++p)
+        for (const auto &[written, last] : lastWrites[p])
+          if (written == tensor)
+            m.addEdge(static_cast<int>(p), static_cast<int>(c), tensor,
+                      isl::intersectDomain(isl::readMap(ctx, text), m.region[c].domain), last);
+  m.computeDepths();
+  m.widenUntilLive();
+  isl::checkLimit(ctx, "deriving the dependences");
+}
+
+void PipelineDependences::Impl::widenUntilLive() {
+  size_t n = regions.size();
+  // A Kahn network with blocking reads (RAW) and blocking writes (WAR): its
+  // final state does not depend on timing, so one greedy untimed run decides
+  // whether the LCUs can deadlock.
+  auto blockedWar = [&](const EdgeDependences &e, int64_t step, const std::vector<int64_t> &done) {
+    return step >= e.slots() && done[static_cast<size_t>(e.consumer)] <= e.warWait[static_cast<size_t>(step - e.slots())];
+  };
+  for (;;) {
+    std::vector<int64_t> done(n, 0);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t r = 0; r < n; ++r)
+        for (; done[r] < regions[r].steps(); ++done[r], progress = true) {
+          int64_t j = done[r];
+          bool ready = std::all_of(edges.begin(), edges.end(), [&](const EdgeDependences &e) {
+            if (static_cast<size_t>(e.consumer) == r && done[static_cast<size_t>(e.producer)] <= e.rawWait[static_cast<size_t>(j)])
+              return false;
+            return !(static_cast<size_t>(e.producer) == r && blockedWar(e, j, done));
+          });
+          if (!ready)
+            break;
+        }
+    }
+    // Each producer stopped by a full buffer gets the least one that lets it step.
+    bool widened = false;
+    for (EdgeDependences &e : edges) {
+      int64_t j = done[static_cast<size_t>(e.producer)];
+      if (j >= regions[static_cast<size_t>(e.producer)].steps() || !blockedWar(e, j, done))
+        continue;
+      int64_t i = j - e.slots(), read = done[static_cast<size_t>(e.consumer)];
+      while (i >= 0 && e.warWait[static_cast<size_t>(i)] >= read)
+        --i;
+      e.depth += (j - i) - e.slots();
+      widened = true;
+    }
+    if (!widened)
+      return;   // live, or stuck on RAW alone (no buffer helps; the simulation reports it)
+  }
+}
+
+void PipelineDependences::Impl::addEdge(int p, int c, const std::string &tensor, const isl::Map &reads,
+                                        const isl::Map &lastWrite) {
+  const StepSpace &ps = regions[static_cast<size_t>(p)], &cs = regions[static_cast<size_t>(c)];
+  const Region &cr = region[static_cast<size_t>(c)], &pr = region[static_cast<size_t>(p)];
+  // RAW: the paper's K (read then last write), and L = lexmax over j' <= j.
+  isl::Map k = isl::check(isl::applyRange(reads, lastWrite), "read ∘ last write");
+  isl::Map raw = isl::lexmax(isl::applyRange(isl::lexGe(cr.domain, isl::domain(k)), k));
+  // WAR: each element's last reader, per producer step, then lexmax over i' <= i.
+  isl::Map lastRead = isl::lexmax(isl::reverse(reads));
+  isl::Map q = isl::check(isl::applyRange(isl::reverse(lastWrite), lastRead), "last write⁻¹ ∘ last read");
+  isl::Map war = isl::lexmax(isl::applyRange(isl::lexGe(pr.domain, isl::domain(q)), q));
+
+  EdgeDependences e;
+  e.tensor = tensor;
+  e.producer = p, e.consumer = c;
+  e.raw = isl::str(isl::check(raw, "the RAW relation"));
+  e.war = isl::str(isl::check(war, "the WAR relation"));
+  e.needs = tabulate(isl::lexmax(k), cs, ps);
+  e.rawWait = tabulate(raw, cs, ps);
+  e.lastReader = tabulate(isl::lexmax(q), ps, cs);
+  e.warWait = tabulate(war, ps, cs);
+  e.words = wordsPerStep(ctx, ps, lastWrite);
+  for (int64_t i = 0, last = -1; i < static_cast<int64_t>(e.words.size()); ++i)
+    if (e.words[static_cast<size_t>(i)] > 0)
+      e.unitSteps = std::max(e.unitSteps, i - last), last = i;
+  edges.push_back(std::move(e));
+  edge.push_back({reads, raw, war, lastWrite});
+}
+
+void PipelineDependences::Impl::computeDepths() {
   // Depth: what consumer c needs of every ancestor a by its step j, along
   // every path (RAW composed), then per edge the least buffer that keeps
   // the producer's WAR wait behind what the consumer needs of it.
-  size_t n = m.regions.size();
+  size_t n = regions.size();
   std::vector<std::vector<std::vector<int64_t>>> need(n, std::vector<std::vector<int64_t>>(n));
   for (size_t c = 0; c < n; ++c) {
     for (size_t a = 0; a < c; ++a)
-      need[c][a].assign(static_cast<size_t>(m.regions[c].steps()), -1);
-    for (const EdgeDependences &e : m.edges) {
+      need[c][a].assign(static_cast<size_t>(regions[c].steps()), -1);
+    for (const EdgeDependences &e : edges) {
       if (static_cast<size_t>(e.consumer) != c)
         continue;
       size_t q = static_cast<size_t>(e.producer);
@@ -264,13 +365,12 @@ PipelineDependences::PipelineDependences(std::vector<StepSpace> regions, unsigne
       }
     }
   }
-  for (EdgeDependences &e : m.edges) {
+  for (EdgeDependences &e : edges) {
     const std::vector<int64_t> &f = need[static_cast<size_t>(e.consumer)][static_cast<size_t>(e.producer)];
     for (size_t i = 0; i < e.warWait.size(); ++i)
       if (int64_t j = e.warWait[i]; j >= 0 && f[static_cast<size_t>(j)] >= 0)
         e.depth = std::max(e.depth, f[static_cast<size_t>(j)] - static_cast<int64_t>(i) + 1);
   }
-  isl::checkLimit(ctx, "deriving the dependences");
 }
 
 PipelineDependences::~PipelineDependences() = default;
@@ -301,7 +401,7 @@ std::string PipelineDependences::witness(int edge, int64_t consumerStep, int64_t
     return isl::readSet(m.ctx, "{ " + stepName(m.regions[static_cast<size_t>(r)]) + "[" + join(v) + "] }");
   };
   isl::Set read = isl::range(isl::intersectDomain(m.edge[static_cast<size_t>(edge)].reads, pointSet(e.consumer, consumerStep)));
-  isl::Map written = isl::reverse(m.region[static_cast<size_t>(e.producer)].lastWrite);
+  isl::Map written = isl::reverse(m.edge[static_cast<size_t>(edge)].lastWrite);
   isl::Set both(isl_set_intersect(read.copy(), isl::range(isl::intersectDomain(written, pointSet(e.producer, producerStep))).release()));
   if (!both || isl::isEmpty(both))
     return "";

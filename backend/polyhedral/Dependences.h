@@ -80,6 +80,21 @@ struct EdgeDependences {
   int64_t slots() const { return depth + unitSteps; }
 };
 
+/// A region given by its relations rather than a plan (the CM target's
+/// cores, backend/cm/CmControl.h): steps `NAME_step[u0, …]` over the box
+/// 0 <= u_k < counts[k], and per tensor, in isl text, the elements it
+/// finalizes `{ NAME_step[…] -> T[…] }` (at most once each) and those it
+/// reads.
+struct AffineRegion {
+  std::string name;
+  std::vector<int64_t> counts;
+  std::vector<std::pair<std::string, std::string>> writes, reads;   // tensor, relation
+};
+
+/// The most words `n` consecutive steps finalize (`words` per step): a
+/// buffer of n producer steps, in words.
+int64_t mostWords(const std::vector<int64_t> &words, int64_t n);
+
 class PipelineDependences {
 public:
   /// Regions in topological order; an edge wherever a region reads a
@@ -87,6 +102,10 @@ public:
   /// (isl_ctx_set_max_operations; 0: no limit) here and in the LCUs built
   /// on it; beyond, isl::OperationLimit (a std::runtime_error) is thrown.
   explicit PipelineDependences(std::vector<StepSpace> regions, unsigned long maxOperations = 0);
+  /// The same from affine regions, in topological order: an edge for every
+  /// tensor a later region reads that an earlier one writes. Their
+  /// StepSpaces carry the name and the counts alone (no nest).
+  explicit PipelineDependences(const std::vector<AffineRegion> &regions, unsigned long maxOperations = 0);
   ~PipelineDependences();
   PipelineDependences(const PipelineDependences &) = delete;
   PipelineDependences &operator=(const PipelineDependences &) = delete;
