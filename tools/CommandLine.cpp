@@ -47,7 +47,11 @@ Usage:
                                      OUT/sim.json and OUT/kernels/LAYER.ll
                                      --layers A,B: only these layers,
                                      --seed N: the data's seed (default 1);
-                                     `dflc NET HW -o OUT --sim` solves first
+                                     `dflc NET HW -o OUT --sim` solves first;
+                                     for a computational-memory chip (NET
+                                     CM_HW): place it, run its cores cycle
+                                     by cycle through their LCUs, write
+                                     OUT/sim.json (docs/cm.md)
   dflc embed NET HW [--json]         embed every intrinsic the FILEs declare
                                      into every multiply-accumulate layer
                                      (docs/embedding.md): per layer the
