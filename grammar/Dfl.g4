@@ -58,7 +58,8 @@ number : INT | FLOAT ;
 scheduleDecl : 'schedule' 'for' network=ID 'on' hardware=ID '{' scheduleItem* '}' ;
 
 scheduleItem
-  : 'segment' ID (',' ID)* pipelined='pipelined'? ';'     # segmentDecl
+  : 'segment' layers+=ID (',' layers+=ID)*
+    (pipelined='pipelined' | 'split' splitDim=ID 'by' instances=INT)? ';'   # segmentDecl
   | 'layer' name=ID '{' levelSchedule* '}'                # layerSchedule
   ;
 

@@ -64,10 +64,13 @@ std::string layoutDirective(const std::string &role, const DimValues &parts) {
   return "layout " + role + " " + shape(parts) + ";";
 }
 
-std::string segmentLine(const std::vector<std::string> &layers, bool pipelined) {
+std::string segmentLine(const std::vector<std::string> &layers, bool pipelined, const std::string &splitDim,
+                        int64_t instances) {
   std::string out = "segment ";
   for (size_t i = 0; i < layers.size(); ++i)
     out += (i ? ", " : "") + layers[i];
+  if (instances > 1)
+    out += " split " + splitDim + " by " + std::to_string(instances);
   return out + (pipelined ? " pipelined" : "") + ";";
 }
 
