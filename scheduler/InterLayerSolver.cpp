@@ -577,7 +577,7 @@ std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSpli
       if (e && (!best || *e < *best)) {
         best = e;
         split = splits[c];
-        splitLayers_[{i, j}] = std::move(layers);
+        splitLayers_[{i, j}] = {split, std::move(layers)};
       }
     }
   }
@@ -694,10 +694,10 @@ void InterLayerSolver::useReserved(Schedule &s, int i, int j) const {
 }
 
 void InterLayerSolver::useSplit(Schedule &s, Segment &seg, int i, int j) const {
-  const SegmentOptions &o = options(i, j);
-  seg.splitDim = o.split.dim;
-  seg.instances = o.split.instances;
-  for (const LayerScheduleModel &ls : splitLayers_.at({i, j}))
+  const auto &[split, layers] = splitLayers_.at({i, j});
+  seg.splitDim = split.dim;
+  seg.instances = split.instances;
+  for (const LayerScheduleModel &ls : layers)
     s.layers[static_cast<size_t>(ls.layer)] = ls;
 }
 

@@ -251,7 +251,8 @@ private:
   std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
   // One solve's state.
   std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> temporalLayers_;   // temporal segments' re-solved layers
-  std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> splitLayers_;      // split segments' layers (all)
+  /// Segments split into instances: the split priced and its layers (all).
+  std::map<std::pair<int, int>, std::pair<InstanceSplit, std::vector<LayerScheduleModel>>> splitLayers_;
   std::map<std::pair<int, int>, SegmentOptions> segments_;
   std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved_;   // spatial segments
   std::map<std::pair<int, int>, double> realPj_;   // solved spatial segments: their layers' energy
