@@ -566,6 +566,8 @@ std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSpli
                                                       InterLayerStats &stats) {
   std::optional<double> best;
   why.clear();
+  // Every batch tile: ResNet-50 at batch 64 splits segments in chunks of 1,
+  // of 8 and of the whole batch (docs/solver.md, "Instances").
   for (int64_t t : temporalTiles()) {
     std::vector<InstanceSplit> splits = splitFor(i, j, std::min(t, network().batch), why);
     // The SplitInfo count and the next: more instances leave the layers more room.
