@@ -142,10 +142,10 @@ std::string solverChoicesText(const Network &net, const Hardware &hw, const Solu
          << "\n";
       if (!c.temporalPj)
         os << "      no temporal price: " << c.temporalWhy << "\n";
-      if (!c.instancesPj)
-        os << "      no instances price: " << c.instancesWhy << "\n";
       if (!c.spatialPj)
         os << "      no spatial price: " << c.spatialWhy << "\n";
+      if (!c.instancesPj)
+        os << "      no instances price: " << c.instancesWhy << "\n";
     }
   }
   std::vector<const Alternative *> chains = bestChains(solution, objective, best);
