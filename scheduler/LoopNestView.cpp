@@ -2,6 +2,7 @@
 
 #include "support/Format.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace dfl {
@@ -28,7 +29,8 @@ class LoopPrinter {
 public:
   LoopPrinter(const Network &net, const Hardware &hw, std::ostringstream &os) : net_(net), hw_(hw), os_(os) {}
 
-  void layer(const LayerScheduleModel *ls, const LayerResult &lr) {
+  /// `split`: the segment split into instances the layer runs in (null: none).
+  void layer(const LayerScheduleModel *ls, const LayerResult &lr, const SegmentResult *split) {
     const Layer &layer = net_.layers[static_cast<size_t>(lr.layer)];
     os_ << "\nlayer " << layer.name << ": " << layerTypeName(layer.type) << ", "
         << formatScaled(lr.work) << (layer.macs ? " MACs" : " ops") << "\n";
@@ -36,6 +38,13 @@ public:
     depth_ = 1;
     line(hw_.levels[nl - 1].name + "  " + extent(layer.bounds, layer), "");
     ++depth_;
+    if (split) {
+      // One instance after the other (docs/directives.md §9); the levels
+      // below are the largest piece's.
+      line("for instance along " + std::string(dimName(split->splitDim)),
+           "x" + std::to_string(split->instances) + "  largest piece " + extent(lr.levels[nl - 1].extent, layer));
+      ++depth_;
+    }
     for (size_t l = nl - 1; l-- > 0;) {
       const LevelDirectives *d = nullptr;
       if (ls)
@@ -111,7 +120,11 @@ std::string scheduleLoopsText(const Model &model, const Schedule &schedule, cons
     for (const LayerScheduleModel &m : schedule.layers)
       if (m.layer == lr.layer)
         ls = &m;
-    LoopPrinter(net, hw, os).layer(ls, lr);
+    const SegmentResult *split = nullptr;
+    for (const SegmentResult &seg : result.segments)
+      if (seg.instances > 1 && std::find(seg.layers.begin(), seg.layers.end(), lr.layer) != seg.layers.end())
+        split = &seg;
+    LoopPrinter(net, hw, os).layer(ls, lr, split);
   }
   return os.str();
 }
