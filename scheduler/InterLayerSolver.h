@@ -8,9 +8,11 @@
 // costs, where a segment is a single layer, a temporal segment (exact cost,
 // the analysis' own: over the whole batch, or in batch chunks with its layers
 // re-solved to walk the batch outermost; layers that leave its intermediates
-// too little node buffer are re-solved with a reserve for them) or
-// a spatially pipelined segment (node regions in proportion to work; its
-// schemes — matched forwarding granularities at the top level, batch tile x
+// too little node buffer are re-solved with a reserve for them), the same
+// split into instances where its intermediates crowd the node buffers
+// (GraphTurbo's instances, scheduler/Instances.h: exact, each layer solved on
+// its largest piece) or a spatially pipelined segment (node regions in
+// proportion to work; its schemes — matched forwarding granularities at the top level, batch tile x
 // channel split — after a conservative validity check and Pareto pruning of
 // their estimated per-tensor access counts; ranked by a safe lower bound).
 // The short list is then solved for real — the intra-layer solver on each
