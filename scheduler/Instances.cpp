@@ -34,12 +34,22 @@ std::string uncuttable(const Layer &l, Dim dim) {
     return "'" + l.name + "' (" + layerTypeName(l.type) + ") has no " + dimName(dim) + " positions of its own";
   if (l.normalizes() && l.normAxis == dim)
     return "'" + l.name + "' normalizes along " + dimName(dim);
-  int along = 0;
+  int loops = 0;
   for (const IterDim &d : l.nest.dims)
     if (std::find(d.kapla.begin(), d.kapla.end(), dim) != d.kapla.end())
-      along += d.kapla.size() == 1 ? 1 : 2;
-  if (along != 1)
+      loops += d.kapla.size() == 1 ? 1 : 2;
+  if (loops != 1)
     return "'" + l.name + "' has no loop over " + dimName(dim) + " alone";
+  // What instanceLayer cuts: work in proportion to the output positions, and
+  // inputs read through the layer's window along the axis.
+  const int64_t extent = along(l.ofmShape, dim);
+  if (extent < 1 || l.macs % extent || l.ops % extent)
+    return "'" + l.name + "' does not work in proportion to its " + dimName(dim) + " positions";
+  const size_t axis = tensorIndex(dim);
+  for (const Access &a : l.nest.accesses)
+    if (a.role == TensorRole::Ifm &&
+        (a.index.size() <= axis || a.index[axis].constant != -l.window.along(dim).padBegin))
+      return "'" + l.name + "' reads an input off its window along " + dimName(dim);
   return "";
 }
 
@@ -125,8 +135,6 @@ Layer instanceLayer(const Layer &l, Dim dim, Span s) {
     }
     if (acc.role != TensorRole::Ifm)
       continue;
-    DFLC_CHECK(acc.index[axis].constant == -a.padBegin || a.padBegin == 0)
-        << "layer '" << l.name << "': an input indexed off its window";
     acc.extent[axis] = in.size();
     acc.index[axis].constant = -pad;
   }
@@ -135,8 +143,6 @@ Layer instanceLayer(const Layer &l, Dim dim, Span s) {
   p.window = v.window;
   along(p.ifmShape, dim) = in.size();
   along(p.ofmShape, dim) = s.size();
-  DFLC_CHECK(l.macs % outExtent == 0 && l.ops % outExtent == 0)
-      << "layer '" << l.name << "': work not proportional to its " << dimName(dim) << " positions";
   p.macs = l.macs / outExtent * s.size();
   p.ops = l.ops / outExtent * s.size();
   return p;

@@ -47,7 +47,8 @@ Span instanceInputSpan(const Layer &l, Dim dim, Span s);
 /// Layer `l` cut to span `s` of its output along `dim`: its nest (the output
 /// and every input indexed from the piece's origin, the input clipped to the
 /// rows the piece reads, the rest padding), the bounds, window and shapes
-/// derived from it, and its work per sample.
+/// derived from it, and its work per sample. Only for a layer of a segment
+/// instanceSplitRefusal accepts.
 Layer instanceLayer(const Layer &l, Dim dim, Span s);
 
 /// A layer's distinct pieces over a segment's instances, and how many
