@@ -197,7 +197,7 @@ std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaCo
     if (sg.split.best)
       os << sg.split.best->factor << " instances along dim " << sg.split.best->dim;
     else
-      os << "1 instance (no split fits LB)";
+      os << (sg.split.info.empty() ? "1 instance (no split fits LB)" : "1 instance (not split)");
     os << ", binding " << bindingText(in.binding) << ", output in " << scopeName(in.scope) << "\n";
   }
   os << "\n  approach      batch/iter  latency (ms)   throughput/s   speedup  tensors DDR/GB/LB  sub-graphs  time (s)\n";
