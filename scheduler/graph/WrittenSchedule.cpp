@@ -1,6 +1,7 @@
 #include "scheduler/graph/WrittenSchedule.h"
 
 #include "model/DflSyntax.h"
+#include "support/Check.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -32,6 +33,7 @@ std::optional<std::vector<SubGraph>> writtenSubGraphs(const GraphView &g, const 
     if (spec.splitDim) {
       const size_t d = static_cast<size_t>(*spec.splitDim);
       const Box whole = g.outputBox(sg.exit());
+      DFLC_CHECK(d < whole.lo.size()) << "a split along dimension " << d << " of an output of " << whole.lo.size();
       const int64_t extent = whole.hi[d] - whole.lo[d];
       if (extent % spec.factor != 0) {
         issues.push_back(issue(diag::err_dsa_split, spec.splitRange,
@@ -131,6 +133,8 @@ bool writtenBindings(const GraphView &g, const DsaSchedule &s, Plan &p, const st
                                                                        : nullptr;
     const DsaInstanceSpec *scopeBy = a.own && a.own->scope ? a.own : a.all && a.all->scope ? a.all : nullptr;
     in.binding = bindBy ? bindBy->binding : plainBinding(in.outBox, cores);
+    DFLC_CHECK(in.binding.size() == in.outBox.lo.size())
+        << "a binding of " << in.binding.size() << " dimensions for an output of " << in.outBox.lo.size();
     in.declared = in.scope = scopeBy ? *scopeBy->scope : in.consumers.empty() ? Scope::DDR : Scope::LB;
     auto report = [&](const DsaInstanceSpec *by, SourceRange at, const char *what, const std::string &why) {
       if (reported.insert(by).second)
