@@ -120,7 +120,8 @@ std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaCo
     nlohmann::ordered_json best;
     if (sg.split.best)
       best = {{"dim", sg.split.best->dim}, {"ops", sg.split.best->ops}, {"factor", sg.split.best->factor}};
-    sgs.push_back({{"exit", net.layers[static_cast<size_t>(sg.exit())].name},
+    sgs.push_back({{"name", gt.subGraphName(sgs.size())},
+                   {"exit", net.layers[static_cast<size_t>(sg.exit())].name},
                    {"layers", layers},
                    {"peak_bytes", sg.split.peakBytes},
                    {"split_info", info},
@@ -190,7 +191,7 @@ std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaCo
       if (gt.instances[i].subGraph == static_cast<int>(s))
         first = static_cast<int>(i);
     const Instance &in = gt.instances[static_cast<size_t>(first)];
-    os << "  sg" << s << " " << net.layers[static_cast<size_t>(sg.layers.front())].name;
+    os << "  " << gt.subGraphName(s) << " " << net.layers[static_cast<size_t>(sg.layers.front())].name;
     if (sg.layers.size() > 1)
       os << " .. " << net.layers[static_cast<size_t>(sg.exit())].name;
     os << " (" << sg.layers.size() << " layers): ";

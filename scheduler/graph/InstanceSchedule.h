@@ -55,6 +55,11 @@ struct PlanCost {
 struct Plan {
   std::string approach;             // "graphturbo", "astitch", "tvm"
   std::vector<SubGraph> subGraphs;  // in execution order of their exits
+  /// The sub-graphs' names where a written schedule gave them (empty: `sgK`).
+  std::vector<std::string> subGraphNames;
+  std::string subGraphName(size_t k) const {
+    return k < subGraphNames.size() ? subGraphNames[k] : "sg" + std::to_string(k);
+  }
   std::vector<Instance> instances;
   std::vector<int> order;           // instance ids, in execution order
   std::string orderKind;            // "bfs", "dfs" or "topological"

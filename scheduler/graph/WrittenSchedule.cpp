@@ -214,12 +214,13 @@ std::optional<Plan> planFromSchedule(const GraphView &g, const DsaSchedule &s, s
     set.group();
     p.subGraphs = set.subGraphs();
     for (size_t k = 0; k < p.subGraphs.size(); ++k)
-      names.push_back("sg" + std::to_string(k));
+      names.push_back(p.subGraphName(k));
   } else {
     auto sgs = writtenSubGraphs(g, s, names, specOf, issues);
     if (!sgs)
       return std::nullopt;
     p.subGraphs = std::move(*sgs);
+    p.subGraphNames = names;
   }
   std::vector<int> planOf(specOf.size());
   for (size_t k = 0; k < specOf.size(); ++k)
@@ -262,7 +263,7 @@ DsaSchedule scheduleOf(const Plan &p) {
   for (size_t k = 0; k < p.subGraphs.size(); ++k) {
     const SubGraph &sg = p.subGraphs[k];
     DsaSubGraphSpec spec;
-    spec.name = "sg" + std::to_string(k);
+    spec.name = p.subGraphName(k);
     spec.layers = sg.layers;
     if (sg.split.best) {
       spec.splitDim = sg.split.best->dim;

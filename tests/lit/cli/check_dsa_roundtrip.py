@@ -6,7 +6,7 @@ DFL"), checked independently of dflc:
 
 1. SCHEDULE_DFL (what `dflc NET DSA_HW -o OUT` wrote) says what REPORT_JSON
    (the compile's report) describes: its samples per iteration, every
-   sub-graph's layers in order and its number of instances (the split's F,
+   sub-graph's name and layers in order and its number of instances (the split's F,
    1 without one), the order (bfs or dfs), and every instance's binding, read
    from the `instance SG[*]` and `instance SG[I]` items with the specific one
    first.
@@ -51,7 +51,7 @@ for m in re.finditer(r"subgraph\s+(\w+)\s*=\s*([\w\s,]+?)\s*(;|\{([^}]*)\})", te
         s = re.search(r"split\s+(\w+)\s+by\s+(\d+)\s*;", m.group(4))
         factor = int(s.group(2)) if s else 1
     subgraphs.append((m.group(1), layers, factor))
-if [s[1] for s in subgraphs] != [sg["layers"] for sg in gt["sub_graphs"]]:
+if [s[:2] for s in subgraphs] != [(sg["name"], sg["layers"]) for sg in gt["sub_graphs"]]:
     fail("the sub-graphs written are not the report's")
 count = {}
 for inst in gt["instances"]:
