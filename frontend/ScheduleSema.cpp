@@ -294,10 +294,28 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
       continue;
     }
     if (!std::holds_alternative<ast::LayerSchedule>(item)) {
-      const SourceRange r = std::visit([](const auto &i) { return i.range; }, item);
-      diags.report(r, diag::err_dsa_schedule_item)
-          << "this item belongs to schedules on a cluster/core DSA; hardware '" + hw.name +
-                 "' is a memory hierarchy, whose schedules take segment and layer items";
+      // The generic items of a schedule on a DSA: a DSA keyword, or a misspelt one of ours.
+      const ast::Ident kind = std::visit(
+          [](const auto &i) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(i)>, ast::Property>)
+              return i.key;
+            else if constexpr (std::is_same_v<std::decay_t<decltype(i)>, ast::SegmentDecl>)
+              return ast::Ident{"segment", i.range};
+            else if constexpr (std::is_same_v<std::decay_t<decltype(i)>, ast::LayerSchedule>)
+              return i.layer;
+            else
+              return i.kind;
+          },
+          item);
+      static const std::vector<std::string> dsaItems = {"batch_per_iteration", "subgraph", "order", "instance"};
+      if (std::find(dsaItems.begin(), dsaItems.end(), kind.name) != dsaItems.end())
+        diags.report(kind.range, diag::err_dsa_schedule_item)
+            << "'" + kind.name + "' belongs to schedules on a cluster/core DSA; hardware '" + hw.name +
+                   "' is a memory hierarchy, whose schedules take segment and layer items";
+      else
+        diags.report(kind.range, diag::err_dsa_schedule_item)
+            << "unknown schedule item '" + kind.name + "'" + didYouMean(kind.name, {"segment", "layer"}) +
+                   " (a schedule on a memory hierarchy takes segment and layer items)";
       continue;
     }
     const auto &ls = std::get<ast::LayerSchedule>(item);
