@@ -3,6 +3,8 @@
 
 #include "backend/Jit.h"
 #include "backend/Reference.h"
+#include "scheduler/Instances.h"
+#include "scheduler/LayerAnalysis.h"
 #include "support/Check.h"
 
 #include <algorithm>
@@ -34,6 +36,119 @@ void forwardOnChip(const Network &net, int li, const std::vector<int> &segment, 
     KernelCounts::Role &out = dram[static_cast<size_t>(output)];
     out.writes = out.reads;
   }
+}
+
+/// The segment split into instances layer li runs in, and li's place in it (null: none).
+const SegmentResult *splitSegmentOf(const ScheduleResult &a, int li, size_t &k) {
+  for (const SegmentResult &seg : a.segments)
+    if (seg.instances > 1)
+      if (auto it = std::find(seg.layers.begin(), seg.layers.end(), li); it != seg.layers.end()) {
+        k = static_cast<size_t>(it - seg.layers.begin());
+        return &seg;
+      }
+  return nullptr;
+}
+
+/// Of a row-major tensor, positions [s.lo, s.hi) along `axis`.
+Tensor sliceAxis(const Tensor &t, size_t axis, Span s) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < t.extent.size(); ++d)
+    (d < axis ? outer : inner) *= d == axis ? 1 : t.extent[d];
+  Tensor out{t.extent, {}};
+  out.extent[axis] = s.size();
+  out.data.reserve(static_cast<size_t>(outer * s.size() * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    auto from = t.data.begin() + (o * t.extent[axis] + s.lo) * inner;
+    out.data.insert(out.data.end(), from, from + s.size() * inner);
+  }
+  return out;
+}
+
+/// `piece` written into `into` at position `at` along `axis` (the inverse of sliceAxis).
+void placeAxis(Tensor &into, const Tensor &piece, size_t axis, int64_t at) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < into.extent.size(); ++d)
+    (d < axis ? outer : inner) *= d == axis ? 1 : into.extent[d];
+  const int64_t rows = piece.extent[axis];
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(piece.data.begin() + o * rows * inner, rows * inner,
+                into.data.begin() + (o * into.extent[axis] + at) * inner);
+}
+
+void addCounts(KernelCounts &sum, const KernelCounts &c) {
+  sum.levels.resize(std::max(sum.levels.size(), c.levels.size()));
+  for (size_t l = 0; l < c.levels.size(); ++l)
+    for (size_t r = 0; r < kNumRoles; ++r) {
+      sum.levels[l][r].reads += c.levels[l][r].reads;
+      sum.levels[l][r].writes += c.levels[l][r].writes;
+      sum.levels[l][r].same += c.levels[l][r].same;
+    }
+  sum.macs += c.macs;
+  for (size_t r = 0; r < kNumRoles; ++r)
+    for (const auto &[tensor, reads] : c.dramReads[r])
+      sum.dramReads[r][tensor] += reads;
+}
+
+/// A layer of a segment split into instances runs as its pieces
+/// (scheduler/Instances.h): per instance, the piece's own kernel on the
+/// rows (columns) of its inputs it reads, its output placed where it belongs
+/// (a halo two pieces compute is written twice, equal). Its output and its
+/// counts summed over the pieces are what the checks see.
+KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, size_t k, const Hardware &hw,
+                       const LayerScheduleModel &ls, const TensorStore &store, const Tensor &want, Jit &jit,
+                       const SimOptions &options, LayerSim &sim) {
+  const Layer &layer = net.layers[static_cast<size_t>(li)];
+  const size_t axis = seg.splitDim == Dim::Yo ? 3 : 2;
+  Tensor full{want.extent, std::vector<Word>(want.data.size(), 0)};
+  KernelResult out;
+  struct Compiled {
+    Layer piece;
+    KernelPlan plan;
+    CompiledKernel kernel;
+  };
+  std::vector<std::unique_ptr<Compiled>> compiled;   // one per distinct piece
+  for (const std::vector<Span> &spans : instanceSpans(net, seg.layers, seg.splitDim, seg.instances)) {
+    const Span s = spans[k];
+    Layer piece = instanceLayer(layer, seg.splitDim, s);
+    auto it = std::find_if(compiled.begin(), compiled.end(), [&](const auto &c) {
+      return c->piece.bounds == piece.bounds && c->piece.window == piece.window && c->piece.ifmShape == piece.ifmShape;
+    });
+    if (it == compiled.end()) {
+      Network alone;
+      alone.name = net.name;
+      alone.batch = net.batch;
+      alone.layers = {piece};
+      std::vector<Issue> issues;
+      const LayerResult analysis = analyzeLayer(alone, 0, hw, &ls, issues);
+      std::string why;
+      std::optional<KernelPlan> plan = planKernel(alone, 0, hw, ls, analysis, why);
+      if (!plan) {
+        sim.skipped = why;
+        return out;
+      }
+      CompiledKernel kernel = jit.compile(*plan, KernelOptions{true, options.fault});
+      if (int64_t bytes = kernelBytes(kernel); bytes > options.memoryLimitBytes)
+        throw MemoryError{layer.name, bytes};
+      sim.compileMs += kernel.compileMs;
+      compiled.push_back(std::make_unique<Compiled>(Compiled{std::move(piece), std::move(*plan), std::move(kernel)}));
+      it = compiled.end() - 1;
+    }
+    const Compiled &c = **it;
+    // Its inputs: the positions the piece reads of each; the weights whole.
+    TensorStore inputs;
+    const Span in = instanceInputSpan(layer, seg.splitDim, s);
+    for (const Access &a : c.piece.nest.accesses)
+      if (a.role != layer.output && !inputs.contains(a.tensor))
+        inputs.set(a.tensor, a.role == TensorRole::Ifm ? sliceAxis(store.at(a.tensor), axis, in) : store.at(a.tensor));
+    KernelResult run = runKernel(c.plan, c.kernel, inputs);
+    Tensor part{want.extent, std::move(run.output)};
+    part.extent[axis] = s.size();
+    placeAxis(full, part, axis, s.lo);
+    addCounts(out.counts, run.counts);
+    out.runMs += run.runMs;
+  }
+  out.output = std::move(full.data);
+  return out;
 }
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
@@ -107,27 +222,40 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
       LayerSim sim;
       sim.layer = layer.name;
       std::string why;
+      size_t k = 0;
+      const SegmentResult *split = directives[li] ? splitSegmentOf(analysis, static_cast<int>(li), k) : nullptr;
       std::optional<KernelPlan> plan =
-          directives[li] ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
-                         : std::nullopt;
-      if (!plan) {
+          directives[li] && !split
+              ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
+              : std::nullopt;
+      std::optional<KernelResult> run;
+      if (split) {
+        run = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store, outputs.at(layer.name), jit,
+                        options, sim);
+        if (!sim.skipped.empty())
+          run.reset();
+      } else if (!plan) {
         sim.skipped = why.empty() ? "no directives" : why;
       } else {
-        CompiledKernel k = jit.compile(*plan, KernelOptions{true, options.fault});
-        if (int64_t bytes = kernelBytes(k); bytes > options.memoryLimitBytes)
+        CompiledKernel kernel = jit.compile(*plan, KernelOptions{true, options.fault});
+        if (int64_t bytes = kernelBytes(kernel); bytes > options.memoryLimitBytes)
           throw MemoryError{layer.name, bytes};
-        KernelResult run = runKernel(*plan, k, store);
+        run = runKernel(*plan, kernel, store);
+        sim.compileMs = kernel.compileMs;
+        sim.ir = std::move(kernel.ir);
+      }
+      if (run) {
+        // What the layer writes: its own tensor forward, a gradient backward.
+        const Tensor &want = outputs.at(plan ? plan->role(plan->output).tensor() : layer.name);
         for (const SegmentResult &seg : analysis.segments)
-          forwardOnChip(net, static_cast<int>(li), seg.layers, plan->output, run.counts);
-        sim.compileMs = k.compileMs, sim.runMs = run.runMs;
-        sim.ir = std::move(k.ir);
-        const Tensor &want = outputs.at(plan->role(plan->output).tensor());
-        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run.output)});
+          forwardOnChip(net, static_cast<int>(li), seg.layers, layer.output, run->counts);
+        sim.runMs = run->runMs;
+        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run->output)});
         sim.outputEqual = !m;
         if (m)
           sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
         sim.exactClaimed = analysis.layers[li].exactCounts;
-        compareCounts(run.counts, analysis.layers[li], sim);
+        compareCounts(run->counts, analysis.layers[li], sim);
       }
       result.layers.push_back(std::move(sim));
       ++done;

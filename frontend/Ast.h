@@ -127,6 +127,8 @@ struct HardwareDecl {
 struct SegmentDecl {
   std::vector<Ident> layers;
   bool pipelined = false;
+  std::optional<Ident> splitDim;   // `split DIM by N`: run in N instances
+  IntLit instances;
   SourceRange range;
 };
 struct LevelSchedule {

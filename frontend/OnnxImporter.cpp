@@ -76,13 +76,6 @@ std::string nodeName(const onnx::NodeProto &n) {
   return !n.name().empty() || n.output_size() == 0 ? n.name() : n.output(0);
 }
 
-bool isKeyword(const std::string &s) {
-  static const std::set<std::string> words = {"import", "network", "batch",    "input",    "hardware", "schedule",
-                                              "for",    "on",      "segment",  "pipelined", "layer",   "tensor",
-                                              "stack",  "update",  "shr",      "repl",     "intrinsic"};
-  return words.count(s) > 0;
-}
-
 /// A DFL identifier for an ONNX name: other characters become `_`, a leading
 /// digit or a keyword gets a `_`.
 std::string identifier(const std::string &name) {

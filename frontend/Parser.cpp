@@ -7,6 +7,7 @@
 #include "support/Format.h"
 
 #include <cctype>
+#include <set>
 #include <charconv>
 #include <limits>
 
@@ -387,9 +388,13 @@ private:
     for (auto *item : ctx->scheduleItem()) {
       if (auto *seg = dynamic_cast<DflParser::SegmentDeclContext *>(item)) {
         ast::SegmentDecl d;
-        for (auto *id : seg->ID())
+        for (auto *id : seg->layers)
           d.layers.push_back(ident(id));
         d.pipelined = seg->pipelined != nullptr;
+        if (seg->splitDim) {
+          d.splitDim = ident(seg->splitDim);
+          d.instances = integer(seg->instances);
+        }
         d.range = range(seg);
         s.items.push_back(std::move(d));
       } else if (auto *ls = dynamic_cast<DflParser::LayerScheduleContext *>(item)) {
@@ -563,6 +568,20 @@ std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
   if (built.imports.empty() && built.decls.empty())
     diags.report({{fileId, 0}, {fileId, 0}}, diag::warn_empty_file);
   return built;
+}
+
+bool isKeyword(const std::string &word) {
+  static const std::set<std::string> words = [] {
+    std::set<std::string> out;
+    antlr4::ANTLRInputStream none("");
+    DflLexer lexer(&none);
+    const antlr4::dfa::Vocabulary &v = lexer.getVocabulary();
+    for (size_t t = 1; t <= v.getMaxTokenType(); ++t)
+      if (std::string lit = v.getLiteralName(t); lit.size() > 2 && std::isalpha(static_cast<unsigned char>(lit[1])))
+        out.insert(lit.substr(1, lit.size() - 2));   // 'segment' -> segment
+    return out;
+  }();
+  return words.count(word) > 0;
 }
 
 } // namespace dfl

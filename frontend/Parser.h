@@ -14,4 +14,7 @@ namespace dfl {
 std::optional<ast::File> parseFile(uint32_t fileId, const SourceManager &sm,
                                    DiagnosticsEngine &diags);
 
+/// Whether `word` is one of the grammar's keywords (no identifier may be).
+bool isKeyword(const std::string &word);
+
 } // namespace dfl

@@ -262,7 +262,8 @@ private:
         std::vector<std::string> layers;
         for (const Ident &i : seg->layers)
           layers.push_back(i.name);
-        line(seg->range, syntax::segmentLine(layers, seg->pipelined));
+        line(seg->range, syntax::segmentLine(layers, seg->pipelined, seg->splitDim ? seg->splitDim->name : "",
+                                             seg->splitDim ? seg->instances.value : 1));
         continue;
       }
       if (auto *p = std::get_if<Property>(&item)) {

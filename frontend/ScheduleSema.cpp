@@ -280,6 +280,20 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
       Segment out;
       out.pipelined = seg->pipelined;
       out.range = seg->range;
+      if (seg->splitDim) {
+        // Which pieces fit the network is the analysis' to say (E0827 there too).
+        out.splitRange = {seg->splitDim->range.begin, seg->instances.range.end};
+        std::optional<Dim> d = parseDim(seg->splitDim->name);
+        if (!d || (*d != Dim::Xo && *d != Dim::Yo))
+          diags.report(seg->splitDim->range, diag::err_instance_split)
+              << std::to_string(seg->instances.value) << seg->splitDim->name
+              << "instances are pieces of the output's rows (Yo) or columns (Xo)";
+        else if (seg->instances.value < 2)
+          diags.report(seg->instances.range, diag::err_instance_split)
+              << std::to_string(seg->instances.value) << seg->splitDim->name << "a split needs 2 instances or more";
+        else
+          out.splitDim = *d, out.instances = seg->instances.value;
+      }
       for (const ast::Ident &id : seg->layers) {
         int idx = layerIndex(id);
         if (idx < 0)

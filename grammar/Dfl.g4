@@ -58,10 +58,11 @@ number : INT | FLOAT ;
 scheduleDecl : 'schedule' 'for' network=ID 'on' hardware=ID '{' scheduleItem* '}' ;
 
 scheduleItem
-  : 'segment' ID (',' ID)* pipelined='pipelined'? ';'     # segmentDecl
+  : 'segment' layers+=ID (',' layers+=ID)*
+    (pipelined='pipelined' | 'split' splitDim=ID 'by' instances=INT)? ';'   # segmentDecl
   | 'layer' name=ID '{' levelSchedule* '}'                # layerSchedule
   // The items of a schedule on a cluster/core DSA (GraphTurbo). Their
-  // keywords (`subgraph`, `order`, `instance`; `split`, `bind`, `scope`) are
+  // keywords (`subgraph`, `order`, `instance`; `bind`, `scope`) are
   // identifiers checked by sema, so they stay usable as names elsewhere:
   //   batch_per_iteration = 8;
   //   subgraph sg3 = a, b, c { split X by 56; }
@@ -75,9 +76,10 @@ scheduleItem
 
 instanceRef : subGraph=ID ('[' (index=INT | all='*') ']')? ;
 
-// `split X by 56;`, `bind N 8, C 2;`, `scope GB;`
-graphDirective : kind=ID (graphArg (',' graphArg)*)? ';' ;
-graphArg : first=ID second=ID? amount=INT? ;
+// `split X by 56;`, `bind N 8, C 2;`, `scope GB;` (`split` and `by` are
+// keywords of a segment's split too).
+graphDirective : kind=(ID | 'split') (graphArg (',' graphArg)*)? ';' ;
+graphArg : first=ID second=(ID | 'by')? amount=INT? ;
 
 levelSchedule : level=ID '{' directive* '}' ;
 

@@ -71,8 +71,10 @@ std::string layoutDirective(const std::string &role, const DimValues &parts) {
   return "layout " + role + " " + shape(parts) + ";";
 }
 
-std::string segmentLine(const std::vector<std::string> &layers, bool pipelined) {
-  return "segment " + commaList(layers) + (pipelined ? " pipelined" : "") + ";";
+std::string segmentLine(const std::vector<std::string> &layers, bool pipelined, const std::string &splitDim,
+                        int64_t instances) {
+  return "segment " + commaList(layers) + (instances > 1 ? " split " + splitDim + " by " + std::to_string(instances) : "") +
+         (pipelined ? " pipelined" : "") + ";";
 }
 
 std::string importLine(const std::string &path) { return "import " + quoted(path) + ";"; }

@@ -48,7 +48,9 @@ std::string updateDirective(const DimValues &steps);
 /// `layout ifm [N=2, C=2];`
 std::string layoutDirective(const std::string &role, const DimValues &parts);
 /// `segment a, b pipelined;`
-std::string segmentLine(const std::vector<std::string> &layers, bool pipelined);
+/// `instances` > 1: the segment runs split along `splitDim` (docs/directives.md §9, "Instances").
+std::string segmentLine(const std::vector<std::string> &layers, bool pipelined, const std::string &splitDim = "",
+                        int64_t instances = 1);
 /// `import "PATH";`
 std::string importLine(const std::string &path);
 /// `KEY = VALUE;`: a property (`batch_per_iteration = 8;`).

@@ -14,6 +14,12 @@ namespace dfl {
 struct Segment {
   std::vector<int> layers;   // indices into Network::layers
   bool pipelined = false;
+  /// A temporal segment run in `instances` pieces of its last layer's output
+  /// along `splitDim` (Xo or Yo), one after the other (docs/directives.md §9,
+  /// "Instances"); 1: not split.
+  Dim splitDim = Dim::Yo;
+  int64_t instances = 1;
+  SourceRange splitRange;
   SourceRange range;
 };
 

@@ -43,7 +43,7 @@ std::string printSegment(const Network &net, const Segment &segment) {
         << "segment layer " << l << " of " << net.name << "'s " << net.layers.size();
     layers.push_back(net.layers[static_cast<size_t>(l)].name);
   }
-  return syntax::segmentLine(layers, segment.pipelined);
+  return syntax::segmentLine(layers, segment.pipelined, dimName(segment.splitDim), segment.instances);
 }
 
 std::vector<std::string> printDirectives(const LevelDirectives &level) {

@@ -105,6 +105,8 @@ struct SegmentResult {
   bool pipelined = false;
   bool userGiven = false;
   int chunks = 1;               // forwarding granularity (pipelined); batch chunks (temporal, §9)
+  Dim splitDim = Dim::Yo;       // temporal: run in `instances` pieces along it (§9, "Instances")
+  int64_t instances = 1;
   double latencyCycles = 0;
   double energyPj = 0;
 };
@@ -143,10 +145,16 @@ struct TemporalRoom {
 
 /// The room temporal segment `layers` (network order) needs, each layer with
 /// its directives and result: its batch chunks are the top-level batch steps
-/// if every layer walks the batch outermost there in the same steps.
+/// if every layer walks the batch outermost there in the same steps. Split
+/// into instances (`split`: its dim and count), the room of the instance
+/// whose intermediates are largest.
+struct InstanceSplit {
+  Dim dim = Dim::Yo;
+  int64_t instances = 1;
+};
 TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                           const std::vector<const LayerScheduleModel *> &schedules,
-                          const std::vector<const LayerResult *> &results);
+                          const std::vector<const LayerResult *> &results, InstanceSplit split = {});
 
 /// The energy of level l's buffer accesses (docs/directives.md §7): reads and
 /// writes at their energies, fills and write-backs at the fill energy,

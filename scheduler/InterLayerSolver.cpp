@@ -1,5 +1,6 @@
 #include "scheduler/InterLayerSolver.h"
 
+#include "scheduler/Instances.h"
 #include "support/Check.h"
 #include "support/Format.h"
 
@@ -429,7 +430,7 @@ int64_t InterLayerSolver::reserveLevel(int64_t bytes, int64_t above) const {
 }
 
 const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int64_t reserve, int64_t batchTile,
-                                                                      InterLayerStats &stats) {
+                                                                      InterLayerStats &stats, const Layer *shape) {
   const Network &net = network();
   const Hardware &hw = hardware();
   IntraLayerOptions o = options_.intra;
@@ -443,15 +444,25 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
     at(o.fixedTopStack, Dim::N) = 1;
     o.topBatchOutermost = true;
   }
-  std::string key = shapeKey(net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve) + "/n" +
-                    std::to_string(batchTile);
+  std::string key = shapeKey(shape ? *shape : net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve) +
+                    "/n" + std::to_string(batchTile);
   if (o.search == IntraLayerSearch::Random)
     key += "/" + std::to_string(x);   // its seed depends on the layer
   auto it = reserveMemo_.find(key);
   if (it == reserveMemo_.end()) {
-    ++(reserve ? stats.reserveSolves : stats.chunkSolves);
     SolveFailure why;
-    it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
+    if (shape) {
+      // The piece as a network's only layer: the solver reads nothing else.
+      ++stats.pieceSolves;
+      Network alone;
+      alone.name = net.name;
+      alone.batch = net.batch;
+      alone.layers = {*shape};
+      it = reserveMemo_.emplace(key, solveLayer(alone, 0, hw, nullptr, o, stats.intra, why)).first;
+    } else {
+      ++(reserve ? stats.reserveSolves : stats.chunkSolves);
+      it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
+    }
   }
   return it->second;   // solved for a layer of this shape: the caller sets its index
 }
@@ -473,7 +484,7 @@ const LayerScheduleModel &InterLayerSolver::layerwise(int l) const {
   DFLC_UNREACHABLE("the layer-wise schedule has no layer " + std::to_string(l));
 }
 
-std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerStats &stats) {
+std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerStats &stats, bool *reservedOut) {
   const Network &net = network();
   if (!hardware().temporalPipelining)
     return std::nullopt;
@@ -487,7 +498,7 @@ std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerSta
       break;
     bool r = false;
     std::vector<LayerScheduleModel> layers;
-    std::optional<double> e = temporalVariant(i, j, t, layers, r, stats);
+    std::optional<double> e = temporalVariant(i, j, t, {}, layers, r, stats);
     if (e && (!best || *e < *best)) {
       best = e;
       reserved = r;
@@ -495,10 +506,87 @@ std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerSta
     }
   }
   stats.temporalReserved += reserved;
+  if (reservedOut)
+    *reservedOut = reserved;
   return best;
 }
 
-std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t batchTile,
+std::vector<InstanceSplit> InterLayerSolver::splitFor(int i, int j, int64_t samples, std::string &why) const {
+  const Network &net = network();
+  const Hardware &hw = hardware();
+  const Level &nodes = hw.levels[hw.levels.size() - 2];
+  std::vector<int> layers;
+  for (int l = i; l <= j; ++l)
+    layers.push_back(l);
+  const Layer &exit = net.layers[static_cast<size_t>(j)];
+  // Half the node buffers for the intermediates, half for the layers' tiles
+  // (GraphTurbo keeps part of its local buffer for weights likewise).
+  const int64_t room = nodes.capacityBytes.value_or(0) * nodes.units() / 2;
+  std::vector<InstanceSplit> best;
+  for (Dim d : {Dim::Yo, Dim::Xo}) {
+    const int64_t extent = d == Dim::Yo ? exit.ofmShape.Y : exit.ofmShape.X;
+    if (std::string refusal = instanceSplitRefusal(net, layers, d); !refusal.empty()) {
+      why = refusal;
+      continue;
+    }
+    std::vector<InstanceSplit> counts;
+    for (int64_t f = 2; f <= extent; ++f)
+      if (extent % f == 0 && instanceSplitRefusal(net, layers, d, f).empty())
+        counts.push_back({d, f});
+    // SplitInfo: the first count whose largest instance's intermediates fit.
+    size_t first = 0;
+    for (; first < counts.size(); ++first) {
+      int64_t most = 0;
+      for (const std::vector<Span> &spans : instanceSpans(net, layers, d, counts[first].instances)) {
+        int64_t words = 0;
+        for (size_t k = 0; k + 1 < layers.size(); ++k) {
+          const Layer &l = net.layers[static_cast<size_t>(layers[k])];
+          words += l.ofmShape.size() / (d == Dim::Yo ? l.ofmShape.Y : l.ofmShape.X) * spans[k].size();
+        }
+        most = std::max(most, words);
+      }
+      if (!nodes.capacityBytes || hw.bytesOf(most * samples, hw.dataBits(TensorRole::Ofm)) <= room)
+        break;
+    }
+    if (first == counts.size()) {
+      why = "no split along " + std::string(dimName(d)) + " brings its intermediates within half the node buffer";
+      continue;
+    }
+    counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(first));
+    // Eq. (1): every layer is cut either way, so fewer instances, then the outer dim.
+    if (best.empty() || counts.front().instances < best.front().instances)
+      best = std::move(counts);
+  }
+  if (!best.empty())
+    why.clear();
+  return best;
+}
+
+std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSplit &split, std::string &why,
+                                                      InterLayerStats &stats) {
+  std::optional<double> best;
+  why.clear();
+  for (int64_t t : temporalTiles()) {
+    std::vector<InstanceSplit> splits = splitFor(i, j, std::min(t, network().batch), why);
+    // The SplitInfo count and the next: more instances leave the layers more room.
+    for (size_t c = 0; c < std::min<size_t>(2, splits.size()) && !budgetSpent(); ++c) {
+      ++stats.splitsTried;
+      bool r = false;
+      std::vector<LayerScheduleModel> layers;
+      std::optional<double> e = temporalVariant(i, j, t, splits[c], layers, r, stats);
+      if (e && (!best || *e < *best)) {
+        best = e;
+        split = splits[c];
+        splitLayers_[{i, j}] = {split, std::move(layers)};
+      }
+    }
+  }
+  if (!best && why.empty())
+    why = "no split has a valid schedule";
+  return best;
+}
+
+std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t batchTile, InstanceSplit split,
                                                         std::vector<LayerScheduleModel> &replaced, bool &reserved,
                                                         InterLayerStats &stats) {
   const Network &net = network();
@@ -510,22 +598,39 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   // own for the whole batch, else solved to walk the batch in chunks (the
   // user's directives are kept as written: the analysis then says whether
   // they walk it so).
+  // Split into instances, each layer runs as its pieces: solved on the
+  // largest, its result the sum over all (scheduler/Instances.h).
+  const bool pieces = split.instances > 1;
   std::vector<int> layers(n);
+  std::vector<LayerPieces> piecesOf(pieces ? n : 0);
+  std::vector<LayerResult> summed(n);
   std::vector<const LayerScheduleModel *> scheds(n);
   std::vector<const LayerResult *> res(n);
   std::vector<int64_t> reserveOf(n, 0);
+  for (size_t k = 0; k < n; ++k)
+    layers[k] = i + static_cast<int>(k);
+  // Layer k with these directives: false if some piece breaks them.
+  auto runWith = [&](size_t k, const LayerScheduleModel &ls, const LayerResult &alone) {
+    scheds[k] = &ls;
+    res[k] = &alone;
+    if (!pieces)
+      return true;
+    std::vector<Issue> issues;
+    summed[k] = analyzePieces(net, layers[k], piecesOf[k], hw, &ls, issues);
+    res[k] = &summed[k];
+    return issues.empty() && summed[k].complete;
+  };
+  auto solveWith = [&](size_t k, int64_t reserve) {
+    const auto &sol = solveAlone(layers[k], reserve, whole ? 0 : batchTile, stats,
+                                 pieces ? &piecesOf[k].pieces.front() : nullptr);
+    return sol && runWith(k, sol->schedule, sol->result);
+  };
   for (size_t k = 0; k < n; ++k) {
-    const int l = i + static_cast<int>(k);
-    layers[k] = l;
-    scheds[k] = &layerwise(l);
-    res[k] = &baseResult_.layers[l];
-    if (whole || fixed(l))
-      continue;
-    const auto &sol = solveAlone(l, 0, batchTile, stats);
-    if (!sol)
+    const int l = layers[k];
+    if (pieces)
+      piecesOf[k] = layerPieces(net, layers, split.dim, split.instances, k);
+    if ((fixed(l) || (whole && !pieces)) ? !runWith(k, layerwise(l), baseResult_.layers[l]) : !solveWith(k, 0))
       return std::nullopt;
-    scheds[k] = &sol->schedule;
-    res[k] = &sol->result;
   }
   // Room for the intermediates (E0819, the analysis' temporalRoom): the
   // layers that leave too little are re-solved with a reserve for them,
@@ -533,7 +638,7 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   // round or two settles it).
   int64_t reserve = 0;
   for (int round = 0;; ++round) {
-    TemporalRoom room = temporalRoom(net, hw, layers, scheds, res);
+    TemporalRoom room = temporalRoom(net, hw, layers, scheds, res, split);
     if (room.fits())
       break;
     if (round == 3 || budgetSpent())
@@ -546,13 +651,8 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
       const LevelResult &lr = res[k]->levels[top];
       if (lr.occupancyBytes * lr.units <= free || reserveOf[k] >= reserve)
         continue;   // leaves the room already, or as much as this reserve would
-      if (fixed(layers[k]))
+      if (fixed(layers[k]) || !solveWith(k, reserve))
         return std::nullopt;   // the user's directives are kept as written
-      const auto &sol = solveAlone(layers[k], reserve, whole ? 0 : batchTile, stats);
-      if (!sol)
-        return std::nullopt;
-      scheds[k] = &sol->schedule;
-      res[k] = &sol->result;
       reserveOf[k] = reserve;
     }
   }
@@ -562,6 +662,8 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   s.network = base_.network;
   s.hardware = base_.hardware;
   Segment seg;
+  seg.splitDim = split.dim;
+  seg.instances = split.instances;
   std::vector<LayerResult> results(net.layers.size());
   for (size_t k = 0; k < n; ++k) {
     s.layers.push_back(*scheds[k]);
@@ -578,7 +680,7 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   replaced.clear();
   for (size_t k = 0; k < n; ++k) {
     e += r.layers[static_cast<size_t>(layers[k])].energyPj;
-    if (scheds[k] != &layerwise(layers[k]))
+    if (pieces || scheds[k] != &layerwise(layers[k]))
       replaced.push_back(s.layers[k]);
   }
   reserved = std::any_of(reserveOf.begin(), reserveOf.end(), [](int64_t v) { return v > 0; });
@@ -589,6 +691,18 @@ void InterLayerSolver::useReserved(Schedule &s, int i, int j) const {
   if (auto it = temporalLayers_.find({i, j}); it != temporalLayers_.end())
     for (const LayerScheduleModel &ls : it->second)
       s.layers[static_cast<size_t>(ls.layer)] = ls;
+}
+
+void InterLayerSolver::useSplit(Schedule &s, Segment &seg, int i, int j) const {
+  const auto &[split, layers] = splitLayers_.at({i, j});
+  seg.splitDim = split.dim;
+  seg.instances = split.instances;
+  for (const LayerScheduleModel &ls : layers)
+    s.layers[static_cast<size_t>(ls.layer)] = ls;
+}
+
+std::optional<double> InterLayerSolver::SegmentOptions::bestTemporal() const {
+  return splitWins() ? instances : temporal;
 }
 
 double InterLayerSolver::singlesPj(int i, int j) const {
@@ -609,14 +723,25 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
         return true;
     return false;
   };
+  bool reserved = false;
   if (length <= options_.maxTemporal)
-    o.temporal = temporalCost(i, j, stats);
+    o.temporal = temporalCost(i, j, stats, &reserved);
   if (!o.temporal)
     o.temporalWhy = length > options_.maxTemporal ? "more than " + std::to_string(options_.maxTemporal) + " layers"
                     : !hardware().temporalPipelining ? "the hardware does not allow it"
                     : backward()                     ? "backward layers keep their tensors in DRAM"
                                                      : "its intermediates do not fit in the node buffer";
-  o.exact = o.temporal ? std::min(*o.temporal, singlesPj(i, j)) : singlesPj(i, j);
+  // Split into instances where the intermediates crowd the node buffers: a
+  // split pays recomputed halos and weights fetched per instance, so it can
+  // only win where the whole segment does not fit or leaves its layers too
+  // little room (KAPLA-style pruning; measured in docs/solver.md).
+  if (!o.temporal && !o.temporalWhy.starts_with("its intermediates"))
+    o.instancesWhy = o.temporalWhy;
+  else if (o.temporal && !reserved)
+    o.instancesWhy = "the whole segment fits without a reserve";
+  else
+    o.instances = instancesCost(i, j, o.split, o.instancesWhy, stats);
+  o.exact = std::min(o.bestTemporal().value_or(singlesPj(i, j)), singlesPj(i, j));
   if (!spatialAllowed || length > options_.maxSpatial) {
     o.spatialWhy = !spatialAllowed ? "the hardware does not allow it"
                                    : "more than " + std::to_string(options_.maxSpatial) + " layers";
@@ -669,7 +794,9 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
   if (options_.prune && options_.objective == Objective::Energy && lb >= o.exact) {
     stats.prunedBound += static_cast<int64_t>(kept.size());
     o.spatialWhy = "its lower bound " + formatEnergy(lb) + " is no better than " +
-                   (o.temporal && *o.temporal < singlesPj(i, j) ? "the temporal segment" : "the layers one by one");
+                   (o.bestTemporal() && *o.bestTemporal() < singlesPj(i, j)
+                        ? (o.splitWins() ? "the segment split into instances" : "the temporal segment")
+                        : "the layers one by one");
     return o;
   }
   o.spatialBound = lb;
@@ -686,7 +813,7 @@ const InterLayerSolver::SegmentOptions &InterLayerSolver::options(int i, int j) 
   return it->second;
 }
 
-std::optional<double> InterLayerSolver::exactTemporal(int i, int j) const { return options(i, j).temporal; }
+std::optional<double> InterLayerSolver::exactTemporal(int i, int j) const { return options(i, j).bestTemporal(); }
 
 const std::optional<std::vector<LayerScheduleModel>> &InterLayerSolver::solvedSegment(int i, int j,
                                                                                       InterLayerStats &stats) {
@@ -709,7 +836,7 @@ const std::optional<std::vector<LayerScheduleModel>> &InterLayerSolver::solvedSe
 SegmentCosts InterLayerSolver::costsOf(const Link &link, SegmentKind chosen) const {
   const SegmentOptions &o = options(link.first, link.last);
   SegmentCosts c{link.first, link.last, chosen, singlesPj(link.first, link.last), o.temporal, std::nullopt,
-                 o.spatialBound, o.temporalWhy, o.spatialWhy};
+                 o.spatialBound, o.temporalWhy, o.spatialWhy, o.instances, o.split, o.instancesWhy};
   if (auto it = realPj_.find({link.first, link.last}); it != realPj_.end())
     c.spatialPj = it->second;
   else if (c.spatialWhy.empty())
@@ -741,15 +868,19 @@ void InterLayerSolver::tryChain(const Chain &chain, InterLayerStats &stats) {
       }
       // No valid schedule for it: the exact alternative takes its place.
       const SegmentOptions &o = options(link.first, link.last);
-      kind = o.temporal && *o.temporal <= singlesPj(link.first, link.last) ? SegmentKind::Temporal
-                                                                           : SegmentKind::Single;
+      kind = o.bestTemporal() && *o.bestTemporal() <= singlesPj(link.first, link.last) ? SegmentKind::Temporal
+                                                                                       : SegmentKind::Single;
+    }
+    if (kind == SegmentKind::Temporal && options(link.first, link.last).splitWins()) {
+      kind = SegmentKind::Instances;
+      useSplit(s, seg, link.first, link.last);
+    } else if (kind == SegmentKind::Temporal) {
+      useReserved(s, link.first, link.last);
     }
     if (link.first < link.last)
       costs.push_back(costsOf(link, kind));
-    if (kind != SegmentKind::Single) {
-      useReserved(s, link.first, link.last);
+    if (kind != SegmentKind::Single)
       s.segments.push_back(std::move(seg));
-    }
   }
   ScheduleResult res = analyzeSchedule(model_, s);
   if (options_.alternatives && res.valid && res.complete)
@@ -768,7 +899,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   const Hardware &hw = hardware();
   const int n = static_cast<int>(net.layers.size());
   const Level &nodes = hw.levels[hw.levels.size() - 2];
-  temporalLayers_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear(), bestCosts_.clear();
+  temporalLayers_.clear(), splitLayers_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear(), bestCosts_.clear();
   bestSchedule_ = base_;
   bestResult_ = baseResult_;
 

@@ -41,6 +41,9 @@ struct SegmentCosts {
   std::optional<double> spatialPj;       // solved for real; none: see spatialBoundPj, spatialWhy
   std::optional<double> spatialBoundPj;  // the lower bound, where the option survived pruning
   std::string temporalWhy, spatialWhy;   // why there is no price
+  std::optional<double> instancesPj;     // temporal, split into instances (exact); none: see instancesWhy
+  InstanceSplit split;                   // the split priced
+  std::string instancesWhy;
 };
 
 /// A whole schedule a solve evaluated, with its totals: what the energy-latency
@@ -75,6 +78,8 @@ struct InterLayerStats {
   int64_t temporalReserved = 0;   // temporal segments kept only by re-solving layers with a reserve
   int64_t reserveSolves = 0;   // layer solves with a node-buffer reserve (memoized per shape and reserve)
   int64_t chunkSolves = 0;     // layer solves walking the batch in a temporal segment's chunks, no reserve
+  int64_t pieceSolves = 0;     // layer solves on a piece of a segment split into instances
+  int64_t splitsTried = 0;     // instance splits of temporal segments costed
   IntraLayerStats intra;       // the intra-layer solves of spatial segments and with reserves
   double estimateSeconds = 0, shortListSeconds = 0;
 };
@@ -148,8 +153,9 @@ public:
   /// walking the batch outermost at the top level in chunks of `batchTile`
   /// (a temporal segment's batch chunks, docs/directives.md §9): nullopt if
   /// impossible. Memoized by shape: the schedule's `layer` is the first such layer's.
+  /// `shape`: a piece of layer x to solve instead (scheduler/Instances.h).
   const std::optional<IntraLayerSolution> &solveAlone(int x, int64_t reserve, int64_t batchTile,
-                                                      InterLayerStats &stats);
+                                                      InterLayerStats &stats, const Layer *shape = nullptr);
   /// The batch tiles temporal segments are tried with: the whole batch (the
   /// layers' own schedules) first, then the smaller batchTiles().
   std::vector<int64_t> temporalTiles() const;
@@ -157,21 +163,37 @@ public:
   /// Temporal segment first..last (docs/directives.md §9), exact: the least
   /// energy of its variants (temporalVariant) over temporalTiles(); the
   /// chosen variant's re-solved layers are kept for useReserved.
-  std::optional<double> temporalCost(int first, int last, InterLayerStats &stats);
+  std::optional<double> temporalCost(int first, int last, InterLayerStats &stats, bool *reserved = nullptr);
+  /// Temporal segment first..last split into instances (docs/directives.md
+  /// §9, "Instances"), exact: for each batch tile, the split SplitInfo picks
+  /// (splitFor) and the next larger count, each a temporalVariant; the
+  /// cheapest, with its split and layers kept for useSplit. None, and `why`,
+  /// when no split is possible or valid.
+  std::optional<double> instancesCost(int first, int last, InstanceSplit &split, std::string &why,
+                                      InterLayerStats &stats);
+  /// GraphTurbo's SplitInfo and Eq. (1) in this cost model: per dim (Yo, Xo),
+  /// the fewest instances that divide the output and bring the largest
+  /// instance's intermediates (`samples` of them) within half the node
+  /// buffers; the dim with fewer, Yo on a tie. The counts from there up, or
+  /// none if no split is possible (`why`).
+  std::vector<InstanceSplit> splitFor(int first, int last, int64_t samples, std::string &why) const;
   /// The segment with the whole batch at once (`batchTile` = the batch: the
   /// layers as solved alone) or in batch chunks of `batchTile` (each layer
-  /// solved to walk the batch outermost in them). When the intermediates do
+  /// solved to walk the batch outermost in them); with `split`, run in its
+  /// instances, each layer solved on its largest piece. When the intermediates do
   /// not fit beside the layers' tiles (E0819), the layers that leave too little
   /// room are re-solved with a reserve for them (KAPLA §IV-C: the intra-layer
   /// solver checks the constraints of the inter-layer scheme). Its energy is
   /// the analysis' (analyzeSegments), so the chain it goes into costs the
   /// same; `replaced` gets the layers whose schedules differ from the
   /// layer-wise ones, `reserved` whether a reserve was needed.
-  std::optional<double> temporalVariant(int first, int last, int64_t batchTile,
+  std::optional<double> temporalVariant(int first, int last, int64_t batchTile, InstanceSplit split,
                                         std::vector<LayerScheduleModel> &replaced, bool &reserved,
                                         InterLayerStats &stats);
   /// A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
   void useReserved(Schedule &s, int first, int last) const;
+  /// The same for the segment split into instances; its split goes to `seg`.
+  void useSplit(Schedule &s, Segment &seg, int first, int last) const;
   /// The chosen schedule's segments of two or more layers, priced every way
   /// (after solve; empty when the layer-wise schedule won).
   const std::vector<SegmentCosts> &chosenCosts() const { return bestCosts_; }
@@ -181,11 +203,16 @@ private:
   /// one) and, where allowed, the spatial option's lower bound and schemes.
   struct SegmentOptions {
     std::optional<double> temporal;   // the temporal segment's exact cost, if it may be one
-    double exact = 0;                 // min(temporal, the layers one by one)
+    std::optional<double> instances;  // the same split into instances (split)
+    InstanceSplit split;
+    double exact = 0;                 // min(temporal, instances, the layers one by one)
+    /// The cheaper temporal way: split into instances or not (none: neither).
+    std::optional<double> bestTemporal() const;
+    bool splitWins() const { return instances && (!temporal || *instances < *temporal); }
     std::optional<double> spatialBound;
     bool wholeChannels = false;       // a surviving scheme forwards whole channels
     std::vector<SpatialSegment> schemes;
-    std::string temporalWhy, spatialWhy;   // why an option has no price
+    std::string temporalWhy, spatialWhy, instancesWhy;   // why an option has no price
   };
 
   const Network &network() const;
@@ -224,6 +251,8 @@ private:
   std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
   // One solve's state.
   std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> temporalLayers_;   // temporal segments' re-solved layers
+  /// Segments split into instances: the split priced and its layers (all).
+  std::map<std::pair<int, int>, std::pair<InstanceSplit, std::vector<LayerScheduleModel>>> splitLayers_;
   std::map<std::pair<int, int>, SegmentOptions> segments_;
   std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved_;   // spatial segments
   std::map<std::pair<int, int>, double> realPj_;   // solved spatial segments: their layers' energy

@@ -32,9 +32,9 @@ struct Move {
 
 class LayerAnalyzer {
 public:
-  LayerAnalyzer(const Network &net, int layerIndex, const Hardware &hw, const LayerScheduleModel *ls,
-                std::vector<Issue> &issues)
-      : net_(net), layer_(net.layers[layerIndex]), hw_(hw), ls_(ls), issues_(issues), scale_(hw.wordScale(layer_.output)) {
+  LayerAnalyzer(const Network &net, const Layer &layer, int layerIndex, const Hardware &hw,
+                const LayerScheduleModel *ls, std::vector<Issue> &issues)
+      : net_(net), layer_(layer), hw_(hw), ls_(ls), issues_(issues), scale_(hw.wordScale(layer_.output)) {
     result_.layer = layerIndex;
     channelWise_ = layer_.channelWise();
     wgtPerSample_ = wgtIndexedByN(layer_.nest);
@@ -1481,7 +1481,12 @@ double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccess
 
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
                          std::vector<Issue> &issues) {
-  return LayerAnalyzer(net, layer, hw, schedule, issues).run();
+  return LayerAnalyzer(net, net.layers[static_cast<size_t>(layer)], layer, hw, schedule, issues).run();
+}
+
+LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
+                         const LayerScheduleModel *schedule, std::vector<Issue> &issues) {
+  return LayerAnalyzer(net, shape, layer, hw, schedule, issues).run();
 }
 
 } // namespace dfl

@@ -9,5 +9,9 @@ namespace dfl {
 /// Appends the layer's validity problems to `issues`.
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
                          std::vector<Issue> &issues);
+/// The same for `shape` standing in for layer `layer` of `net` (a piece of
+/// it: scheduler/Instances.h).
+LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
+                         const LayerScheduleModel *schedule, std::vector<Issue> &issues);
 
 } // namespace dfl

@@ -56,22 +56,28 @@ std::string dominant(const Network &net, const ScheduleResult &r, double LayerRe
 /// how busy the PEs are.
 std::string storyText(const Network &net, const ScheduleResult &r, EnergyUnit unit) {
   std::ostringstream os;
-  size_t spatial = 0, temporal = 0;
+  size_t spatial = 0, temporal = 0, split = 0;
   for (const SegmentResult &s : r.segments) {
     if (s.pipelined)
       ++spatial;
     else if (s.layers.size() > 1)
-      ++temporal;
+      ++temporal, split += s.instances > 1;
   }
   const size_t single = r.segments.size() - spatial - temporal;
-  os << "segments: " << spatial << " spatially pipelined, " << temporal << " temporal, " << single << " of one layer\n";
+  os << "segments: " << spatial << " spatially pipelined, " << temporal << " temporal"
+     << (split ? " (" + std::to_string(split) + " split into instances)" : std::string()) << ", " << single
+     << " of one layer\n";
   for (size_t i = 0; i < r.segments.size(); ++i) {
     const SegmentResult &s = r.segments[i];
     if (s.layers.size() < 2)
       continue;
     std::string names = net.layers[static_cast<size_t>(s.layers.front())].name + " .. " +
                         net.layers[static_cast<size_t>(s.layers.back())].name;
-    os << "  " << padRight(std::to_string(i), 4) << padRight(s.pipelined ? "spatial" : "temporal", 10)
+    const std::string kind = s.pipelined        ? "spatial"
+                             : s.instances > 1 ? "temporal, " + std::string(dimName(s.splitDim)) + "/" +
+                                                     std::to_string(s.instances)
+                                               : "temporal";
+    os << "  " << padRight(std::to_string(i), 4) << padRight(kind, 10) << " "
        << padRight(names + " (" + std::to_string(s.layers.size()) + " layers)", 44) << " "
        << padLeft(formatFixed(s.energyPj / unit.pj, 3), 12) << " " << unit.name << " "
        << padLeft(formatFixed(s.latencyCycles, 0), 12) << " cycles\n";
@@ -342,6 +348,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
     segments.push_back({{"layers", names},
                         {"pipelined", s.pipelined},
                         {"chunks", s.chunks},
+                        {"split", s.instances > 1 ? json{{"dim", dimName(s.splitDim)}, {"instances", s.instances}}
+                                                  : json(nullptr)},
                         {"latency_cycles", s.latencyCycles},
                         {"energy_pj", s.energyPj}});
   }

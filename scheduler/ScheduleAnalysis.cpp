@@ -1,6 +1,7 @@
 // The schedule-level half of the analysis: segments, inter-layer forwarding
 // and pipelining, totals (docs/directives.md §9).
 #include "scheduler/Analysis.h"
+#include "scheduler/Instances.h"
 #include "scheduler/IntrinsicUnits.h"
 #include "scheduler/LayerAnalysis.h"
 #include "scheduler/SegmentLatency.h"
@@ -50,11 +51,25 @@ public:
     std::map<int, const LayerScheduleModel *> byLayer;
     for (const LayerScheduleModel &ls : s_.layers)
       byLayer[ls.layer] = &ls;
+    // Layers of a segment split into instances run as their pieces.
+    std::map<int, std::pair<const Segment *, size_t>> split;
+    for (const Segment &seg : s_.segments)
+      if (splits(seg))
+        for (size_t k = 0; k < seg.layers.size(); ++k)
+          split[seg.layers[k]] = {&seg, k};
     for (size_t i = 0; i < net_.layers.size(); ++i) {
       auto it = byLayer.find(static_cast<int>(i));
-      r_.layers.push_back(analyzeLayer(net_, static_cast<int>(i), hw_, it == byLayer.end() ? nullptr : it->second,
-                                       r_.issues));
-      checkIntrinsicUnit(i, it == byLayer.end() ? nullptr : it->second);
+      const LayerScheduleModel *given = it == byLayer.end() ? nullptr : it->second;
+      if (auto sp = split.find(static_cast<int>(i)); sp != split.end()) {
+        const Segment &seg = *sp->second.first;
+        r_.layers.push_back(analyzePieces(net_, static_cast<int>(i),
+                                          layerPieces(net_, sorted(seg.layers), seg.splitDim, seg.instances,
+                                                      sp->second.second),
+                                          hw_, given, r_.issues));
+      } else {
+        r_.layers.push_back(analyzeLayer(net_, static_cast<int>(i), hw_, given, r_.issues));
+      }
+      checkIntrinsicUnit(i, given);
     }
     return runSegments();
   }
@@ -67,6 +82,17 @@ public:
   }
 
 private:
+  static std::vector<int> sorted(std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+  /// Whether `seg` runs split into instances as written (else E0827, checkSegments).
+  bool splits(const Segment &seg) const {
+    return seg.instances > 1 && !seg.pipelined &&
+           instanceSplitRefusal(net_, sorted(seg.layers), seg.splitDim, seg.instances).empty();
+  }
+
   ScheduleResult runSegments() {
     buildSegments();
     checkSegments();
@@ -135,6 +161,12 @@ private:
       std::sort(sr.layers.begin(), sr.layers.end());
       sr.pipelined = seg.pipelined;
       sr.userGiven = true;
+      if (splits(seg))
+        sr.splitDim = seg.splitDim, sr.instances = seg.instances;
+      else if (seg.instances > 1)
+        issue(seg.splitRange, diag::err_instance_split,
+              {std::to_string(seg.instances), dimName(seg.splitDim),
+               instanceSplitRefusal(net_, sr.layers, seg.splitDim, seg.instances)});
       ranges_.push_back(seg.range);
       r_.segments.push_back(sr);
     }
@@ -290,7 +322,7 @@ private:
         !net_.readOutside(p, [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); })) {
       size_t out = static_cast<size_t>(prod.output);
       LevelAccesses &pd = pr.levels[nl - 1].accesses;
-      double w = std::min(pd.writes[out], static_cast<double>(prod.ofmShape.size() * net_.batch));
+      double w = std::min(pd.writes[out], outputWords(seg, p));
       pd.writes[out] -= w;
       dropDramEnergy(pr, w * ps.data[out] * dram.writeEnergyPj);
       dropHops(pr, w * pr.dramWriteHops[out], ps.data[out]);
@@ -311,6 +343,21 @@ private:
       cr.energyNocPj += wide * distance * hw_.nocHopEnergyPj;
       cr.energyPj += wide * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// The words layer p of `seg` writes as its output over the segment's
+  /// run: its tensor, or the sum of its pieces' (halos twice) when split.
+  double outputWords(const SegmentResult &seg, int p) const {
+    const Layer &l = net_.layers[static_cast<size_t>(p)];
+    double words = static_cast<double>(l.ofmShape.size() * net_.batch);
+    if (seg.instances <= 1)
+      return words;
+    const size_t k = static_cast<size_t>(std::find(seg.layers.begin(), seg.layers.end(), p) - seg.layers.begin());
+    const double extent = static_cast<double>(seg.splitDim == Dim::Yo ? l.ofmShape.Y : l.ofmShape.X);
+    double positions = 0;
+    for (const std::vector<Span> &spans : instanceSpans(net_, seg.layers, seg.splitDim, seg.instances))
+      positions += static_cast<double>(spans[k].size());
+    return words / extent * positions;
   }
 
   /// Removes energy of DRAM accesses from a layer's outermost level and total.
@@ -384,7 +431,7 @@ private:
       schedules.push_back(scheduleOf(l));
       results.push_back(&r_.layers[l]);
     }
-    const TemporalRoom room = temporalRoom(net_, hw_, seg.layers, schedules, results);
+    const TemporalRoom room = temporalRoom(net_, hw_, seg.layers, schedules, results, {seg.splitDim, seg.instances});
     seg.chunks = static_cast<int>(room.chunks);
     const bool ok = room.fits();
     if (!ok) {
@@ -394,6 +441,8 @@ private:
           names.push_back("'" + net_.layers[l].name + "'");
       std::string kept = joinList(names, ", ", " and ");
       std::string tiles = formatBytes(static_cast<double>(room.largest + room.held));
+      if (seg.instances > 1)
+        kept += " (of one of " + std::to_string(seg.instances) + " instances)";
       if (room.chunks > 1) {
         kept += " (one of " + std::to_string(room.chunks) + " batch chunks)";
         tiles += " (" + formatBytes(static_cast<double>(room.held)) + " of them held across the chunks)";
@@ -527,7 +576,7 @@ ScheduleResult analyzeSegments(const Model &model, const Schedule &schedule, std
 
 TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                           const std::vector<const LayerScheduleModel *> &schedules,
-                          const std::vector<const LayerResult *> &results) {
+                          const std::vector<const LayerResult *> &results, InstanceSplit split) {
   TemporalRoom room;
   const size_t top = hw.levels.size() - 2;
   const Level &lv = hw.levels[top];
@@ -542,6 +591,25 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
   if (step > 0 && step < net.batch)
     room.chunks = (net.batch + step - 1) / step;
   const int64_t samples = room.chunks > 1 ? step : net.batch;
+  // Split into instances: the intermediates of the instance that keeps the most.
+  std::vector<int64_t> kept(layers.size(), 0);
+  if (split.instances > 1) {
+    int64_t most = -1;
+    for (const std::vector<Span> &spans : instanceSpans(net, layers, split.dim, split.instances)) {
+      std::vector<int64_t> words(layers.size(), 0);
+      int64_t all = 0;
+      for (size_t k = 0; k < layers.size(); ++k) {
+        const Layer &l = net.layers[static_cast<size_t>(layers[k])];
+        words[k] = l.ofmShape.size() / (split.dim == Dim::Yo ? l.ofmShape.Y : l.ofmShape.X) * spans[k].size();
+        all += net.readBy(layers[k], layers) ? words[k] : 0;
+      }
+      if (all > most)
+        most = all, kept = words;
+    }
+  } else {
+    for (size_t k = 0; k < layers.size(); ++k)
+      kept[k] = net.layers[static_cast<size_t>(layers[k])].ofmShape.size();
+  }
   for (size_t k = 0; k < layers.size(); ++k) {
     const Layer &layer = net.layers[static_cast<size_t>(layers[k])];
     const LevelResult &lr = results[k]->levels[top];
@@ -555,8 +623,7 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
     room.held += held;
     room.largest = std::max(room.largest, std::max<int64_t>(0, lr.occupancyBytes * lr.units - held));
     if (net.readBy(layers[k], layers))
-      room.intermediates += hw.bytesOf(layer.ofmShape.size() * samples,
-                                       hw.dataBits(TensorRole::Ofm));
+      room.intermediates += hw.bytesOf(kept[k] * samples, hw.dataBits(TensorRole::Ofm));
   }
   return room;
 }

@@ -13,7 +13,9 @@
 
 namespace dfl {
 
-enum class SegmentKind { Single, Temporal, Spatial };
+/// Instances: a temporal segment split into instances (docs/directives.md §9);
+/// the DP prices it as Temporal, the chain built from it says which ran.
+enum class SegmentKind { Single, Temporal, Spatial, Instances };
 
 /// One segment of a chain: layers first..last as one kind.
 struct Link {

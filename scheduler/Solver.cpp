@@ -1,5 +1,7 @@
 #include "scheduler/Solver.h"
 
+#include "scheduler/Instances.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -165,7 +167,8 @@ private:
 
   /// A pipelined segment the user wrote constrains its layers like one the
   /// inter-layer solver picks: node regions by work and a matched forwarding
-  /// granularity (the best of those tried). Layers with user directives, and
+  /// granularity (the best of those tried); one split into instances, like the
+  /// inter-layer solver's, by pieces. Layers with user directives, and
   /// segments that are not a run of consecutive layers, stay as solved alone;
   /// the analysis then reports what the user's segment breaks.
   static void solveUserSegments(const Model &model, const Schedule &given, const InterLayerOptions &inter,
@@ -180,12 +183,26 @@ private:
       return;
     InterLayerSolver solver(model, layerwise, layerwiseResult, inter);
     for (const Segment &seg : given.segments) {
-      if (!seg.pipelined || seg.layers.size() < 2)
+      if ((!seg.pipelined && seg.instances < 2) || seg.layers.empty())
         continue;
       auto [lo, hi] = std::minmax_element(seg.layers.begin(), seg.layers.end());
       if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size() ||
           std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; }))
         continue;
+      if (!seg.pipelined) {
+        // Split into instances: each layer solved on its largest piece, with
+        // room for one instance's intermediates.
+        std::vector<LayerScheduleModel> layers;
+        bool reserved = false;
+        std::vector<int> range(seg.layers.begin(), seg.layers.end());
+        std::sort(range.begin(), range.end());
+        if (instanceSplitRefusal(networkOf(model, given), range, seg.splitDim, seg.instances).empty() &&
+            solver.temporalVariant(*lo, *hi, networkOf(model, given).batch, {seg.splitDim, seg.instances}, layers,
+                                   reserved, out.stats.interLayer))
+          for (const LayerScheduleModel &ls : layers)
+            out.schedule.layers[static_cast<size_t>(ls.layer)] = ls;
+        continue;
+      }
       std::vector<int64_t> nodes = solver.allocateNodes(*lo, *hi);
       if (nodes.empty())
         continue;
@@ -262,8 +279,11 @@ std::vector<Segment> segmentsOf(const Schedule &s, size_t layers) {
         listed[static_cast<size_t>(l)] = true;
   out = s.segments;
   for (size_t l = 0; l < layers; ++l)
-    if (!listed[l])
-      out.push_back(Segment{{static_cast<int>(l)}, false, {}});
+    if (!listed[l]) {
+      Segment one;
+      one.layers = {static_cast<int>(l)};
+      out.push_back(one);
+    }
   auto first = [](const Segment &seg) { return seg.layers.empty() ? 0 : *std::min_element(seg.layers.begin(), seg.layers.end()); };
   std::stable_sort(out.begin(), out.end(), [&](const Segment &a, const Segment &b) { return first(a) < first(b); });
   return out;

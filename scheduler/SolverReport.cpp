@@ -3,6 +3,7 @@
 #include "support/Format.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace dfl {
@@ -43,6 +44,18 @@ std::vector<Segment> multiLayerSegments(const Network &net, const Schedule &s) {
   return out;
 }
 
+/// A segment's kind as the schedule runs it.
+SegmentKind kindOf(const Segment &seg) {
+  return seg.pipelined ? SegmentKind::Spatial : seg.instances > 1 ? SegmentKind::Instances : SegmentKind::Temporal;
+}
+
+json splitJson(Dim dim, int64_t instances) {
+  return instances > 1 ? json{{"dim", dimName(dim)}, {"instances", instances}} : json(nullptr);
+}
+
+/// `Yo/4`: a split as the tables show it.
+std::string splitText(const InstanceSplit &s) { return std::string(dimName(s.dim)) + "/" + std::to_string(s.instances); }
+
 std::string span(const Network &net, int first, int last) {
   return net.layers[static_cast<size_t>(first)].name + " .. " + net.layers[static_cast<size_t>(last)].name;
 }
@@ -53,6 +66,7 @@ const char *segmentKindName(SegmentKind kind) {
   switch (kind) {
   case SegmentKind::Spatial: return "spatial";
   case SegmentKind::Temporal: return "temporal";
+  case SegmentKind::Instances: return "instances";
   case SegmentKind::Single: break;
   }
   return "layer_by_layer";
@@ -68,9 +82,13 @@ json segmentChoicesJson(const Network &net, const std::vector<SegmentCosts> &cos
                 {"layer_by_layer_pj", c.layerByLayerPj},
                 {"temporal_pj", priceOrNull(c.temporalPj)},
                 {"spatial_pj", priceOrNull(c.spatialPj)},
-                {"spatial_bound_pj", priceOrNull(c.spatialBoundPj)}};
+                {"spatial_bound_pj", priceOrNull(c.spatialBoundPj)},
+                {"instances_pj", priceOrNull(c.instancesPj)},
+                {"split", c.instancesPj ? splitJson(c.split.dim, c.split.instances) : json(nullptr)}};
     if (!c.temporalPj)
       row["temporal_why"] = c.temporalWhy;
+    if (!c.instancesPj)
+      row["instances_why"] = c.instancesWhy;
     if (!c.spatialPj)
       row["spatial_why"] = c.spatialWhy;
     out.push_back(std::move(row));
@@ -85,7 +103,8 @@ json chainsJson(const Network &net, const Solution &solution, Objective objectiv
     for (const Segment &seg : multiLayerSegments(net, a->schedule))
       segments.push_back({{"first", net.layers[static_cast<size_t>(seg.layers.front())].name},
                           {"last", net.layers[static_cast<size_t>(seg.layers.back())].name},
-                          {"kind", seg.pipelined ? "spatial" : "temporal"}});
+                          {"kind", segmentKindName(kindOf(seg))},
+                          {"split", splitJson(seg.splitDim, seg.instances)}});
     chains.push_back({{"energy_pj", a->energyPj},
                       {"latency_cycles", a->latencyCycles},
                       {"found_by", objectiveName(a->foundBy)},
@@ -111,7 +130,7 @@ std::string solverChoicesText(const Network &net, const Hardware &hw, const Solu
     width += 2;
     os << "segment choices: the energy of each way to run the segment's layers\n"
        << "  " << padRight("segment", width) << padRight("chosen", 16) << padLeft("layer by layer", 16)
-       << padLeft("temporal", 14) << padLeft("spatial", 16) << "\n";
+       << padLeft("temporal", 14) << padLeft("spatial", 16) << padLeft("instances", 24) << "\n";
     for (const SegmentCosts &c : solution.segmentCosts) {
       std::string name = nameOf(c);
       std::string spatial = c.spatialPj ? formatEnergy(*c.spatialPj)
@@ -119,9 +138,12 @@ std::string solverChoicesText(const Network &net, const Hardware &hw, const Solu
                                                : std::string("-");
       os << "  " << padRight(name, width) << padRight(segmentKindName(c.chosen), 16)
          << padLeft(formatEnergy(c.layerByLayerPj), 16) << padLeft(energy(c.temporalPj), 14) << padLeft(spatial, 16)
+         << padLeft(c.instancesPj ? energy(c.instancesPj) + " (" + splitText(c.split) + ")" : std::string("-"), 24)
          << "\n";
       if (!c.temporalPj)
         os << "      no temporal price: " << c.temporalWhy << "\n";
+      if (!c.instancesPj)
+        os << "      no instances price: " << c.instancesWhy << "\n";
       if (!c.spatialPj)
         os << "      no spatial price: " << c.spatialWhy << "\n";
     }
@@ -133,14 +155,14 @@ std::string solverChoicesText(const Network &net, const Hardware &hw, const Solu
      << "     " << padLeft("energy", 12) << "  " << padLeft("latency", 10) << "  segments of two or more layers"
      << " (report.json lists them)\n";
   for (const Alternative *a : chains) {
-    size_t spatial = 0, temporal = 0, layers = 0;
+    std::map<SegmentKind, size_t> count;
+    size_t layers = 0;
     for (const Segment &seg : multiLayerSegments(net, a->schedule))
-      ++(seg.pipelined ? spatial : temporal), layers += seg.layers.size();
+      ++count[kindOf(seg)], layers += seg.layers.size();
     std::vector<std::string> kinds;
-    if (temporal)
-      kinds.push_back(std::to_string(temporal) + " temporal");
-    if (spatial)
-      kinds.push_back(std::to_string(spatial) + " spatial");
+    for (SegmentKind k : {SegmentKind::Temporal, SegmentKind::Instances, SegmentKind::Spatial})
+      if (count[k])
+        kinds.push_back(std::to_string(count[k]) + " " + segmentKindName(k));
     os << (isChosen(*a, solution) ? "  *  " : "     ") << padLeft(formatEnergy(a->energyPj), 12) << "  "
        << padLeft(formatFixed(a->latencyCycles / hw.frequencyHz * 1e3, 3) + " ms", 10) << "  "
        << (kinds.empty() ? "none"

@@ -176,7 +176,8 @@ void printSolverStats(const std::string &solver, const SolverStats &s) {
             << s.interLayer.prunedBound << " by the lower bound; " << s.interLayer.skippedByEstimate
             << " schemes skipped by their estimate; " << s.interLayer.temporalReserved
             << " temporal segments fit by reserving node buffer (" << s.interLayer.reserveSolves
-            << " layer re-solves)\n";
+            << " layer re-solves); " << s.interLayer.splitsTried << " instance splits costed ("
+            << s.interLayer.pieceSolves << " piece solves)\n";
 }
 
 /// --pareto's table: pareto.json's front, by latency ascending.

@@ -25,6 +25,7 @@ TEST(DflSyntax, Directives) {
 TEST(DflSyntax, LinesAndBlocks) {
   EXPECT_EQ(syntax::segmentLine({"a", "b"}, true), "segment a, b pipelined;");
   EXPECT_EQ(syntax::segmentLine({"c"}, false), "segment c;");
+  EXPECT_EQ(syntax::segmentLine({"a", "b"}, false, "Yo", 4), "segment a, b split Yo by 4;");
   EXPECT_EQ(syntax::importLine("nets/a \"b\".dfl"), "import \"nets/a \\\"b\\\".dfl\";");
   EXPECT_EQ(syntax::scheduleHeader("net", "hw"), "schedule for net on hw");
   EXPECT_EQ(syntax::layerHeader("c1"), "layer c1");
@@ -84,7 +85,14 @@ TEST(ScheduleWriter, PrintsEachConstruct) {
   EXPECT_EQ(printDirective(StackDirective{{}, 1, {}}), "stack repl 1;");
   EXPECT_EQ(printDirective(StackDirective{{{Dim::Xo, 2}}, 3, {}}), "stack Xo += 2 repl 3;");
   EXPECT_EQ(printDirective(UpdateDirective{{{Dim::C, 3}, {Dim::K, 2}}, {}}), "update C += 3, K += 2;");
-  EXPECT_EQ(printSegment(t.net, Segment{{0}, true, {}}), "segment c pipelined;");
+  Segment seg;
+  seg.layers = {0};
+  seg.pipelined = true;
+  EXPECT_EQ(printSegment(t.net, seg), "segment c pipelined;");
+  seg.pipelined = false;
+  seg.splitDim = Dim::Xo;
+  seg.instances = 7;
+  EXPECT_EQ(printSegment(t.net, seg), "segment c split Xo by 7;");
 
   LevelDirectives gbuf;
   gbuf.level = 1;

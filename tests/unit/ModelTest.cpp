@@ -94,7 +94,10 @@ TEST(ScheduleWriter, PrintsDirectivesInCanonicalForm) {
   Schedule s;
   s.network = 0;
   s.hardware = 0;
-  s.segments.push_back({{0, 1}, true, {}});
+  Segment both;
+  both.layers = {0, 1};
+  both.pipelined = true;
+  s.segments.push_back(both);
   LevelDirectives d;
   d.level = 0;
   TensorDirective t;

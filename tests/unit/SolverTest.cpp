@@ -203,14 +203,15 @@ std::unique_ptr<Loaded> loadStdlib(const std::string &net, const std::string &hw
 
 /// The layer-wise solution (every layer alone on all nodes, no segments): the
 /// context the inter-layer solver starts from.
+/// Every layer solved alone on all nodes, no segments (the inter-layer
+/// solver's starting point).
 Solution layerwise(const Model &model) {
-  Schedule s = fresh();
   SolverOptions o;
-  o.topK = 1;
-  Solution sol = solve(model, s, "kapla");
-  sol.schedule.segments.clear();
-  sol.result = analyzeSchedule(model, sol.schedule);
-  return sol;
+  o.pipelining = false;
+  SolveFailure failure;
+  auto s = makeSolver("kapla", 5000000)->solve(model, fresh(), o, failure);
+  EXPECT_TRUE(s.has_value()) << failure;
+  return s ? *s : Solution{};
 }
 
 Solution solveWith(const Model &model, SolverOptions o) {
@@ -979,6 +980,44 @@ TEST(InterLayer, TemporalCostIsTheAnalysis) {
       EXPECT_GT(chunked, 0);   // batch chunks were among them
     }
   }
+}
+
+TEST(InterLayer, SplitCostIsTheAnalysis) {
+  // The same for segments split into instances: the energy instancesCost
+  // returns is what analyzeSchedule charges the layers it runs them with,
+  // split as it says. VGG-16 at batch 1: its first stages' intermediates
+  // (224 x 224 x 64 words) do not fit the chip whole, so splits are priced.
+  StdlibModel m = loadStdlib("vgg16", "eyeriss_multinode", 1);
+  Solution base = layerwise(m.model);
+  ASSERT_TRUE(base.result.valid && base.result.complete);
+  InterLayerSolver inter(m.model, base.schedule, base.result, InterLayerOptions{});
+  int costed = 0;
+  for (int i = 0; i < 7; ++i)
+    for (int j = i + 1; j < 7 && j - i < 3; ++j) {
+      InterLayerStats stats;
+      InstanceSplit split;
+      std::string why;
+      std::optional<double> cost = inter.instancesCost(i, j, split, why, stats);
+      if (!cost)
+        continue;
+      EXPECT_TRUE(why.empty());
+      Schedule s = base.schedule;
+      Segment seg;
+      for (int l = i; l <= j; ++l)
+        seg.layers.push_back(l);
+      inter.useSplit(s, seg, i, j);
+      EXPECT_EQ(seg.splitDim, split.dim);
+      EXPECT_EQ(seg.instances, split.instances);
+      s.segments = {seg};
+      ScheduleResult r = analyzeSchedule(m.model, s);
+      ASSERT_TRUE(r.valid && r.complete) << "segment " << i << ".." << j;
+      double e = 0;
+      for (int l = i; l <= j; ++l)
+        e += r.layers[static_cast<size_t>(l)].energyPj;
+      EXPECT_NEAR(*cost, e, 1e-9 * e) << "segment " << i << ".." << j;
+      ++costed;
+    }
+  EXPECT_GT(costed, 0);
 }
 
 TEST(InterLayer, TemporalSegmentInBatchChunks) {
