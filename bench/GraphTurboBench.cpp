@@ -2,12 +2,18 @@
 // side in one run (docs/graphturbo.md): throughput of the layer-by-layer
 // baseline (every result through DDR, TVM-like), of fusion without instances
 // (AStitch-like) and of GraphTurbo, the speedups, the tensors per buffer scope
-// (the paper's Table 3) and the scheduling time. Each model is loaded and
-// scheduled through the driver, as `dflc NET HW --batch B -o OUT` runs it.
+// (the paper's Table 3) and the scheduling time; beside GraphTurbo's, the
+// time to rebuild its plan from the schedule it writes (what `dflc check`
+// of OUT/schedule.dfl runs) and whether the rebuilt plan costs the same. Each
+// model is loaded and scheduled through the driver, as `dflc NET HW --batch B
+// -o OUT` runs it.
 //
 // Usage: dflc_graphturbo_bench HW.dfl NET.dfl:BATCH...   (bench/run_graphturbo_bench.sh)
 #include "driver/Compilation.h"
+#include "scheduler/graph/WrittenSchedule.h"
 
+#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -21,8 +27,8 @@ int main(int argc, char **argv) {
   }
   std::printf("| model | batch | TVM-like /s | AStitch-like /s | GraphTurbo /s | vs TVM-like | vs AStitch-like "
               "| DDR (TVM/AS/GT) | GB (TVM/AS/GT) | LB (TVM/AS/GT) | GT batch/iter | GT sub-graphs | GT instances "
-              "| scheduling s (TVM/AS/GT) |\n");
-  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | --- |\n");
+              "| scheduling s (TVM/AS/GT) | GT re-check s | same numbers |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | --- | ---: | --- |\n");
   int failures = 0;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
@@ -44,12 +50,23 @@ int main(int argc, char **argv) {
       return std::to_string(plans[0]->cost.tensors[scope]) + "/" + std::to_string(plans[1]->cost.tensors[scope]) + "/" +
              std::to_string(plans[2]->cost.tensors[scope]);
     };
-    std::printf("| %s | %lld | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s | %s | %s | %lld | %zu | %zu | %.3f/%.3f/%.3f |\n",
+    const graph::GraphView g(net, hw, s.graphTurbo.clusterBatch);
+    std::vector<Issue> issues;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto again = graph::planFromSchedule(g, graph::scheduleOf(s.graphTurbo), issues);
+    const double recheck = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const bool same = again && issues.empty() && again->cost.cycles == s.graphTurbo.cost.cycles &&
+                      std::equal(std::begin(again->cost.tensors), std::end(again->cost.tensors),
+                                 std::begin(s.graphTurbo.cost.tensors));
+    failures += !same;
+    std::printf("| %s | %lld | %.1f | %.1f | %.1f | %.2fx | %.2fx | %s | %s | %s | %lld | %zu | %zu | %.3f/%.3f/%.3f "
+                "| %.3f | %s |\n",
                 net.name.c_str(), static_cast<long long>(net.batch), graph::throughput(*plans[0], net, hw),
                 graph::throughput(*plans[1], net, hw), graph::throughput(*plans[2], net, hw),
                 plans[0]->totalCycles() / plans[2]->totalCycles(), plans[1]->totalCycles() / plans[2]->totalCycles(),
                 scopes(2).c_str(), scopes(1).c_str(), scopes(0).c_str(), static_cast<long long>(plans[2]->clusterBatch),
-                plans[2]->subGraphs.size(), plans[2]->instances.size(), s.seconds[2], s.seconds[1], s.seconds[0]);
+                plans[2]->subGraphs.size(), plans[2]->instances.size(), s.seconds[2], s.seconds[1], s.seconds[0],
+                recheck, same ? "yes" : "NO");
   }
   return failures ? 1 : 0;
 }

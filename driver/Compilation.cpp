@@ -8,6 +8,7 @@
 #include "model/ScheduleWriter.h"
 #include "scheduler/Report.h"
 #include "scheduler/SolverReport.h"
+#include "scheduler/graph/WrittenSchedule.h"
 #include "support/Check.h"
 #include "support/Format.h"
 
@@ -207,12 +208,17 @@ bool Compilation::checkSchedules() {
   PassTimer::Scope time(timer_, "check");
   // E0820 only if no FILE declares a schedule (an imported one is context).
   const std::vector<uint32_t> &roots = files_.roots;
-  bool any = std::any_of(model_.schedules.begin(), model_.schedules.end(), [&](const Schedule &s) {
-    return std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end();
-  });
+  auto declared = [&](const auto &s) { return std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end(); };
+  bool any = std::any_of(model_.schedules.begin(), model_.schedules.end(), declared) ||
+             std::any_of(model_.dsaSchedules.begin(), model_.dsaSchedules.end(), declared);
   if (!any && options_.requireSchedule)
     diags_.report({}, diag::err_no_schedule) << joinList(options_.files, ", ", " and ");
   checked_ = dfl::checkSchedules(model_, roots, diags_);
+  if (!diags_.hasErrors())   // sema's errors leave a DSA schedule incomplete
+    for (size_t i = 0; i < model_.dsaSchedules.size(); ++i)
+      if (declared(model_.dsaSchedules[i]))
+        if (auto c = checkDsaSchedule(model_.dsaSchedules[i]))
+          checkedDsa_.emplace_back(i, std::move(*c));
   stage_ = Stage::Checked;
   return !diags_.hasErrors();
 }
@@ -415,6 +421,43 @@ bool Compilation::targetsDsa() const {
          model_.schedules.empty();
 }
 
+std::string Compilation::dsaNetworkError(const Network &net) {
+  if (net.layers.empty())
+    return "it has no layers";
+  for (const Layer &l : net.layers)
+    if (l.output != TensorRole::Ofm)
+      return "layer '" + l.name + "' is a backward layer; GraphTurbo schedules inference graphs (drop --train)";
+  return "";
+}
+
+std::optional<graph::DsaComparison> Compilation::checkDsaSchedule(const DsaSchedule &s) {
+  const Network &net = model_.networks[static_cast<size_t>(s.network)];
+  const DsaHardware &hw = model_.dsaHardware[static_cast<size_t>(s.hardware)];
+  if (std::string why = dsaNetworkError(net); !why.empty()) {
+    diags_.report(net.nameRange, diag::err_dsa_network).note(hw.nameRange, diag::note_cm_hardware_here, hw.name)
+        << net.name << hw.name << why;
+    return std::nullopt;
+  }
+  std::vector<Issue> issues;
+  auto c = graph::checkOnDsa(net, hw, s, issues);
+  reportIssues(issues, diags_);
+  return c;
+}
+
+std::string Compilation::dsaScheduleText() const {
+  const graph::DsaComparison &c = dsaSchedules();
+  const Network &net = model_.networks[0];
+  const DsaHardware &hw = model_.dsaHardware[0];
+  std::vector<std::string> imports;
+  for (const std::string &f : options_.files)
+    imports.push_back(importPath(f, options_.outDir));
+  return writeDsaSchedule(net, hw, graph::scheduleOf(c.graphTurbo), imports,
+                          "The GraphTurbo schedule of " + net.name + " on " + hw.name + " at batch " +
+                              std::to_string(net.batch) + ", written by dflc " + kVersion + ".\n" +
+                              "`dflc check --batch " + std::to_string(net.batch) +
+                              " schedule.dfl` rebuilds the plan from it with the same numbers.");
+}
+
 const graph::DsaComparison &Compilation::dsaSchedules() const {
   DFLC_CHECK(dsaSchedules_) << "no DSA schedules: scheduleOnDsa() did not succeed";
   return *dsaSchedules_;
@@ -430,14 +473,17 @@ bool Compilation::scheduleOnDsa() {
         << "the inputs declare " + std::to_string(model_.networks.size()) + " networks; give one";
     return false;
   }
+  if (model_.dsaSchedules.size() > 1) {
+    diags_.report(model_.dsaSchedules[1].range, diag::err_compile_ambiguous)
+        << "the inputs hold " + std::to_string(model_.dsaSchedules.size()) + " schedules; give one";
+    return false;
+  }
+  if (!model_.dsaSchedules.empty()) {   // the written schedule, completed by GraphTurbo's rules
+    dsaSchedules_ = checkDsaSchedule(model_.dsaSchedules[0]);
+    return dsaSchedules_.has_value() && !diags_.hasErrors();
+  }
   const Network &net = model_.networks[0];
-  std::string why;
-  if (net.layers.empty())
-    why = "it has no layers";
-  for (const Layer &l : net.layers)
-    if (why.empty() && l.output != TensorRole::Ofm)
-      why = "layer '" + l.name + "' is a backward layer; GraphTurbo schedules inference graphs (drop --train)";
-  if (!why.empty()) {
+  if (std::string why = dsaNetworkError(net); !why.empty()) {
     diags_.report(net.nameRange, diag::err_dsa_network).note(hw.nameRange, diag::note_cm_hardware_here, hw.name)
         << net.name << hw.name << why;
     return false;

@@ -86,14 +86,22 @@ public:
   /// After placeOnCm() returned true.
   const CmMapping &cmMapping() const;
   /// After analyze(): whether the inputs target a cluster/core DSA (one DSA
-  /// hardware, no other hardware, no schedule).
+  /// hardware, no other hardware, no memory-hierarchy schedule).
   bool targetsDsa() const;
   /// After analyze(): schedules the only network on the only DSA hardware
-  /// with GraphTurbo and the two baselines; false after reporting why not
-  /// (E1204). Then writeFiles().
+  /// with GraphTurbo and the two baselines — as the inputs' DSA schedule says
+  /// where they hold one, GraphTurbo's rules for what it leaves out — false
+  /// after reporting why not (E1204, E1208-E1210). Then writeFiles().
   bool scheduleOnDsa();
   /// After scheduleOnDsa() returned true.
   const graph::DsaComparison &dsaSchedules() const;
+  /// After scheduleOnDsa() returned true: its GraphTurbo plan as a DFL
+  /// schedule importing the FILEs, for OUT/schedule.dfl (docs/graphturbo.md).
+  std::string dsaScheduleText() const;
+  /// After checkSchedules(): every DSA schedule the FILEs declare, rebuilt
+  /// and evaluated (index into model().dsaSchedules, the comparison); one
+  /// that is not valid is left out (its errors are reported).
+  const std::vector<std::pair<size_t, graph::DsaComparison>> &checkedDsa() const { return checkedDsa_; }
   /// Creates the output directory and writes the outputs; false with
   /// outputError() set if anything failed (then nothing changed). An output
   /// that is one of the inputs (same file, links followed) is refused first.
@@ -142,7 +150,13 @@ private:
   std::optional<Schedule> selected_;
   std::optional<Solution> solution_;
   std::optional<CmMapping> cmMapping_;
+  /// The reason `net` cannot be scheduled on a DSA (E1204's), or "".
+  static std::string dsaNetworkError(const Network &net);
+  /// checkOnDsa for the schedule `s`, its issues reported.
+  std::optional<graph::DsaComparison> checkDsaSchedule(const DsaSchedule &s);
+
   std::optional<graph::DsaComparison> dsaSchedules_;
+  std::vector<std::pair<size_t, graph::DsaComparison>> checkedDsa_;
   std::vector<std::string> outputPaths_;
   std::string outputError_;
   PassTimer timer_;

@@ -141,7 +141,50 @@ struct LayerSchedule {
   std::vector<LevelSchedule> levels;
   SourceRange range;
 };
-using ScheduleItem = std::variant<SegmentDecl, LayerSchedule>;
+// The items of a schedule on a cluster/core DSA (docs/language.md, "Schedules
+// on a cluster/core DSA"). Their keywords are identifiers, checked by sema.
+/// `sg3[5]`, `sg3[*]` (all), or a bare word (`bfs` in `order bfs;`).
+struct InstanceRef {
+  Ident subGraph;
+  std::optional<IntLit> index;
+  bool all = false;
+  SourceRange range;
+};
+/// One argument of a graph directive: `X by 56`, `N 8`, `GB`.
+struct GraphArg {
+  Ident first;
+  std::optional<Ident> second;
+  std::optional<IntLit> amount;
+  SourceRange range;
+};
+/// `split X by 56;`, `bind N 8, C 2;`, `scope GB;`
+struct GraphDirective {
+  Ident kind;
+  std::vector<GraphArg> args;
+  SourceRange range;
+};
+/// `subgraph NAME = L1, L2 { directives }` (or `;` without a block).
+struct SubGraphDecl {
+  Ident kind, name;
+  std::vector<Ident> layers;
+  std::vector<GraphDirective> directives;
+  bool block = false;
+  SourceRange range;
+};
+/// `order dfs;`, `order sg0[0], sg0[1];`
+struct OrderDecl {
+  Ident kind;
+  std::vector<InstanceRef> instances;
+  SourceRange range;
+};
+/// `instance sg3[*] { directives }`
+struct InstanceDecl {
+  Ident kind;
+  InstanceRef instance;
+  std::vector<GraphDirective> directives;
+  SourceRange range;
+};
+using ScheduleItem = std::variant<SegmentDecl, LayerSchedule, Property, SubGraphDecl, OrderDecl, InstanceDecl>;
 
 struct ScheduleDecl {
   Ident network, hardware;

@@ -410,9 +410,52 @@ private:
           l.levels.push_back(std::move(level));
         }
         s.items.push_back(std::move(l));
+      } else if (auto *p = dynamic_cast<DflParser::SchedulePropertyContext *>(item)) {
+        s.items.push_back(property(p->property()));
+      } else if (auto *g = dynamic_cast<DflParser::SubGraphDeclContext *>(item)) {
+        ast::SubGraphDecl d{ident(g->kind), ident(g->name), {}, {}, g->getStop()->getText() == "}", range(g)};
+        auto ids = g->ID();
+        for (size_t i = 2; i < ids.size(); ++i)
+          d.layers.push_back(ident(ids[i]));
+        for (auto *gd : g->graphDirective())
+          d.directives.push_back(graphDirective(gd));
+        s.items.push_back(std::move(d));
+      } else if (auto *o = dynamic_cast<DflParser::OrderDeclContext *>(item)) {
+        ast::OrderDecl d{ident(o->kind), {}, range(o)};
+        for (auto *r : o->instanceRef())
+          d.instances.push_back(instanceRef(r));
+        s.items.push_back(std::move(d));
+      } else if (auto *in = dynamic_cast<DflParser::InstanceDeclContext *>(item)) {
+        ast::InstanceDecl d{ident(in->kind), instanceRef(in->instanceRef()), {}, range(in)};
+        for (auto *gd : in->graphDirective())
+          d.directives.push_back(graphDirective(gd));
+        s.items.push_back(std::move(d));
       }
     }
     return s;
+  }
+
+  ast::InstanceRef instanceRef(DflParser::InstanceRefContext *ctx) {
+    ast::InstanceRef r;
+    r.subGraph = ident(ctx->subGraph);
+    if (ctx->index)
+      r.index = integer(ctx->index);
+    r.all = ctx->all != nullptr;
+    r.range = range(ctx);
+    return r;
+  }
+
+  ast::GraphDirective graphDirective(DflParser::GraphDirectiveContext *ctx) {
+    ast::GraphDirective d{ident(ctx->kind), {}, range(ctx)};
+    for (auto *a : ctx->graphArg()) {
+      ast::GraphArg arg{ident(a->first), std::nullopt, std::nullopt, range(a)};
+      if (a->second)
+        arg.second = ident(a->second);
+      if (a->amount)
+        arg.amount = integer(a->amount);
+      d.args.push_back(std::move(arg));
+    }
+    return d;
   }
 
   ast::Access access(DflParser::AccessContext *ctx) {

@@ -187,6 +187,18 @@ private:
            " x " + std::to_string(end->second);
   }
 
+  static std::string instanceRef(const InstanceRef &r) {
+    return syntax::instanceRef(r.subGraph.name, r.index ? std::optional<int64_t>(r.index->value) : std::nullopt, r.all);
+  }
+
+  static std::string graphDirective(const GraphDirective &d) {
+    std::vector<std::string> args;
+    for (const GraphArg &a : d.args)
+      args.push_back(syntax::graphArg(a.first.name, a.second ? std::optional<std::string>(a.second->name) : std::nullopt,
+                                      a.amount ? std::optional<int64_t>(a.amount->value) : std::nullopt));
+    return syntax::graphDirective(d.kind.name, args);
+  }
+
   std::string property(const Property &p) const {
     return p.key.name + " = " + join(p.values, [this](const Value &v) { return value(v); }) + ";";
   }
@@ -252,6 +264,39 @@ private:
           layers.push_back(i.name);
         line(seg->range, syntax::segmentLine(layers, seg->pipelined, seg->splitDim ? seg->splitDim->name : "",
                                              seg->splitDim ? seg->instances.value : 1));
+        continue;
+      }
+      if (auto *p = std::get_if<Property>(&item)) {
+        line(p->range, property(*p));
+        continue;
+      }
+      if (auto *g = std::get_if<SubGraphDecl>(&item)) {
+        std::vector<std::string> layers;
+        for (const Ident &i : g->layers)
+          layers.push_back(i.name);
+        const std::string header = syntax::subGraphHeader(g->name.name, layers, g->kind.name);
+        if (!g->block) {
+          line(g->range, header + ";");
+          continue;
+        }
+        open(g->range.begin.offset, (g->layers.empty() ? g->name : g->layers.back()).range.end.offset, header);
+        for (const GraphDirective &d : g->directives)
+          line(d.range, graphDirective(d));
+        close(g->range);
+        continue;
+      }
+      if (auto *o = std::get_if<OrderDecl>(&item)) {
+        std::vector<std::string> refs;
+        for (const InstanceRef &r : o->instances)
+          refs.push_back(instanceRef(r));
+        line(o->range, syntax::orderLine(refs, o->kind.name));
+        continue;
+      }
+      if (auto *in = std::get_if<InstanceDecl>(&item)) {
+        open(in->range.begin.offset, in->instance.range.end.offset, syntax::instanceHeader(instanceRef(in->instance), in->kind.name));
+        for (const GraphDirective &d : in->directives)
+          line(d.range, graphDirective(d));
+        close(in->range);
         continue;
       }
       const auto &l = std::get<LayerSchedule>(item);

@@ -121,6 +121,34 @@ std::vector<std::pair<Dim, int64_t>> roleSizes(const ast::Directive &d, TensorRo
 
 } // namespace
 
+int scheduledLayer(const Network &net, const ast::Ident &id, DiagnosticsEngine &diags) {
+  int idx = net.findLayer(id.name);
+  if (idx < 0) {
+    std::vector<std::string> layers;
+    for (const Layer &l : net.layers)
+      layers.push_back(l.name);
+    auto closest = closestName(id.name, layers);
+    std::string hint = closest ? "; did you mean '" + *closest + "'?" : "";
+    auto alias = net.names.find(id.name);
+    if (alias != net.names.end())
+      hint = alias->second.isInput ? "; it is an input of network '" + net.name + "', not a layer"
+                                   : "; it is an activation fused into layer '" +
+                                         net.layers[alias->second.index].name + "'";
+    // A backward layer's name without --train (TrainingGraph.h names them L__dgrad, L__wgrad).
+    size_t sep = id.name.rfind("__");
+    bool training = std::any_of(net.layers.begin(), net.layers.end(),
+                                [](const Layer &l) { return l.name.find("__") != std::string::npos; });
+    if (sep != std::string::npos && !training && net.findLayer(id.name.substr(0, sep)) >= 0 &&
+        (id.name.substr(sep) == "__dgrad" || id.name.substr(sep) == "__wgrad"))
+      hint = "; backward layers exist only with --train";
+    auto d = diags.report(id.range, diag::err_unknown_name);
+    d << "layer" << id.name << hint;
+    if (closest && hint.starts_with("; did you mean"))
+      d.fixit(id.range, *closest);
+  }
+  return idx;
+}
+
 void checkLayouts(std::vector<LayoutDirective> &layouts, const Hardware &hw, int level, DiagnosticsEngine &diags) {
   const std::string top = hw.levels.empty() ? "" : hw.levels.back().name;
   const int64_t channels = hw.memoryChannels.empty() ? 4 : static_cast<int64_t>(hw.memoryChannels.size());
@@ -244,30 +272,7 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
   const Network &net = model.networks[s.network];
   const Hardware &hw = model.hardware[s.hardware];
 
-  auto layerIndex = [&](const ast::Ident &id) {
-    int idx = net.findLayer(id.name);
-    if (idx < 0) {
-      auto closest = closestName(id.name, names(net.layers));
-      std::string hint = closest ? "; did you mean '" + *closest + "'?" : "";
-      auto alias = net.names.find(id.name);
-      if (alias != net.names.end())
-        hint = alias->second.isInput ? "; it is an input of network '" + net.name + "', not a layer"
-                                     : "; it is an activation fused into layer '" +
-                                           net.layers[alias->second.index].name + "'";
-      // A backward layer's name without --train (TrainingGraph.h names them L__dgrad, L__wgrad).
-      size_t sep = id.name.rfind("__");
-      bool training = std::any_of(net.layers.begin(), net.layers.end(),
-                                  [](const Layer &l) { return l.name.find("__") != std::string::npos; });
-      if (sep != std::string::npos && !training && net.findLayer(id.name.substr(0, sep)) >= 0 &&
-          (id.name.substr(sep) == "__dgrad" || id.name.substr(sep) == "__wgrad"))
-        hint = "; backward layers exist only with --train";
-      auto d = diags.report(id.range, diag::err_unknown_name);
-      d << "layer" << id.name << hint;
-      if (closest && hint.starts_with("; did you mean"))
-        d.fixit(id.range, *closest);
-    }
-    return idx;
-  };
+  auto layerIndex = [&](const ast::Ident &id) { return scheduledLayer(net, id, diags); };
 
   std::map<int, SourceRange> inSegment, scheduled;
   for (const ast::ScheduleItem &item : decl.items) {
@@ -300,6 +305,31 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
         out.layers.push_back(idx);
       }
       s.segments.push_back(out);
+      continue;
+    }
+    if (!std::holds_alternative<ast::LayerSchedule>(item)) {
+      // The generic items of a schedule on a DSA: a DSA keyword, or a misspelt one of ours.
+      const ast::Ident kind = std::visit(
+          [](const auto &i) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(i)>, ast::Property>)
+              return i.key;
+            else if constexpr (std::is_same_v<std::decay_t<decltype(i)>, ast::SegmentDecl>)
+              return ast::Ident{"segment", i.range};
+            else if constexpr (std::is_same_v<std::decay_t<decltype(i)>, ast::LayerSchedule>)
+              return i.layer;
+            else
+              return i.kind;
+          },
+          item);
+      static const std::vector<std::string> dsaItems = {"batch_per_iteration", "subgraph", "order", "instance"};
+      if (std::find(dsaItems.begin(), dsaItems.end(), kind.name) != dsaItems.end())
+        diags.report(kind.range, diag::err_dsa_schedule_item)
+            << "'" + kind.name + "' belongs to schedules on a cluster/core DSA; hardware '" + hw.name +
+                   "' is a memory hierarchy, whose schedules take segment and layer items";
+      else
+        diags.report(kind.range, diag::err_dsa_schedule_item)
+            << "unknown schedule item '" + kind.name + "'" + didYouMean(kind.name, {"segment", "layer"}) +
+                   " (a schedule on a memory hierarchy takes segment and layer items)";
       continue;
     }
     const auto &ls = std::get<ast::LayerSchedule>(item);

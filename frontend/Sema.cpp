@@ -148,8 +148,15 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
       addBackwardLayers(n);
   for (const ast::File &f : files)
     for (const ast::TopDecl &d : f.decls)
-      if (auto *s = std::get_if<ast::ScheduleDecl>(&d))
-        model.schedules.push_back(sema::analyzeSchedule(*s, model, diags));
+      if (auto *s = std::get_if<ast::ScheduleDecl>(&d)) {
+        auto dsa = std::find_if(model.dsaHardware.begin(), model.dsaHardware.end(),
+                                [&](const DsaHardware &h) { return h.name == s->hardware.name; });
+        if (dsa != model.dsaHardware.end())
+          model.dsaSchedules.push_back(sema::analyzeDsaSchedule(
+              *s, model, static_cast<int>(dsa - model.dsaHardware.begin()), diags));
+        else
+          model.schedules.push_back(sema::analyzeSchedule(*s, model, diags));
+      }
   return model;
 }
 

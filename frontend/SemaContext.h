@@ -155,6 +155,12 @@ CmHardware analyzeCmHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &d
 bool isDsaHardware(const ast::HardwareDecl &decl);
 DsaHardware analyzeDsaHardware(const ast::HardwareDecl &decl, DiagnosticsEngine &diags);
 Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, DiagnosticsEngine &diags);
+/// A schedule on the cluster/core DSA `model.dsaHardware[hardware]`
+/// (docs/language.md, "Schedules on a cluster/core DSA").
+DsaSchedule analyzeDsaSchedule(const ast::ScheduleDecl &decl, const Model &model, int hardware, DiagnosticsEngine &diags);
+/// The index of the layer a schedule names, or -1 after E0202 with a hint
+/// (a close name, an input, a fused activation, a backward layer without --train).
+int scheduledLayer(const Network &net, const ast::Ident &id, DiagnosticsEngine &diags);
 Intrinsic analyzeIntrinsic(const ast::IntrinsicDecl &decl, DiagnosticsEngine &diags);
 /// Gives every level with `intrinsic = NAME;` the named intrinsic's nest, or
 /// reports E0705 (no such intrinsic) or E0706 (it does not fit the level).

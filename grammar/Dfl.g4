@@ -61,7 +61,25 @@ scheduleItem
   : 'segment' layers+=ID (',' layers+=ID)*
     (pipelined='pipelined' | 'split' splitDim=ID 'by' instances=INT)? ';'   # segmentDecl
   | 'layer' name=ID '{' levelSchedule* '}'                # layerSchedule
+  // The items of a schedule on a cluster/core DSA (GraphTurbo). Their
+  // keywords (`subgraph`, `order`, `instance`; `bind`, `scope`) are
+  // identifiers checked by sema, so they stay usable as names elsewhere:
+  //   batch_per_iteration = 8;
+  //   subgraph sg3 = a, b, c { split X by 56; }
+  //   order dfs;   order sg0[0], sg0[1];
+  //   instance sg3[*] { bind N 8; scope GB; }
+  | property                                              # scheduleProperty
+  | kind=ID name=ID '=' ID (',' ID)* ('{' graphDirective* '}' | ';')   # subGraphDecl
+  | kind=ID instanceRef (',' instanceRef)* ';'            # orderDecl
+  | kind=ID instanceRef '{' graphDirective* '}'           # instanceDecl
   ;
+
+instanceRef : subGraph=ID ('[' (index=INT | all='*') ']')? ;
+
+// `split X by 56;`, `bind N 8, C 2;`, `scope GB;` (`split` and `by` are
+// keywords of a segment's split too).
+graphDirective : kind=(ID | 'split') (graphArg (',' graphArg)*)? ';' ;
+graphArg : first=ID second=(ID | 'by')? amount=INT? ;
 
 levelSchedule : level=ID '{' directive* '}' ;
 

@@ -42,6 +42,9 @@ void indexFile(const ast::File &file, std::vector<Occurrence> &out) {
         if (auto *seg = std::get_if<ast::SegmentDecl>(&item))
           for (const ast::Ident &l : seg->layers)
             add(K::Tensor, l, false, s->network.name, "", s->range);
+        if (auto *sg = std::get_if<ast::SubGraphDecl>(&item))   // a schedule on a DSA
+          for (const ast::Ident &l : sg->layers)
+            add(K::Tensor, l, false, s->network.name, "", s->range);
         if (auto *ls = std::get_if<ast::LayerSchedule>(&item)) {
           add(K::Tensor, ls->layer, false, s->network.name, "", s->range);
           for (const ast::LevelSchedule &lv : ls->levels)

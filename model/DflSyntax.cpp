@@ -14,6 +14,13 @@ std::string joinPairs(const DimValues &dims, const char *between) {
   return out;
 }
 
+std::string commaList(const std::vector<std::string> &items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + items[i];
+  return out;
+}
+
 } // namespace
 
 std::string indentation(int depth) { return std::string(2 * static_cast<size_t>(depth > 0 ? depth : 0), ' '); }
@@ -66,15 +73,36 @@ std::string layoutDirective(const std::string &role, const DimValues &parts) {
 
 std::string segmentLine(const std::vector<std::string> &layers, bool pipelined, const std::string &splitDim,
                         int64_t instances) {
-  std::string out = "segment ";
-  for (size_t i = 0; i < layers.size(); ++i)
-    out += (i ? ", " : "") + layers[i];
-  if (instances > 1)
-    out += " split " + splitDim + " by " + std::to_string(instances);
-  return out + (pipelined ? " pipelined" : "") + ";";
+  return "segment " + commaList(layers) + (instances > 1 ? " split " + splitDim + " by " + std::to_string(instances) : "") +
+         (pipelined ? " pipelined" : "") + ";";
 }
 
 std::string importLine(const std::string &path) { return "import " + quoted(path) + ";"; }
+
+std::string propertyLine(const std::string &key, const std::string &value) { return key + " = " + value + ";"; }
+
+std::string instanceRef(const std::string &subGraph, std::optional<int64_t> index, bool all) {
+  return subGraph + (all ? "[*]" : index ? "[" + std::to_string(*index) + "]" : "");
+}
+
+std::string subGraphHeader(const std::string &name, const std::vector<std::string> &layers, const std::string &kind) {
+  return kind + " " + name + " = " + commaList(layers);
+}
+
+std::string orderLine(const std::vector<std::string> &refs, const std::string &kind) {
+  return kind + " " + commaList(refs) + ";";
+}
+
+std::string instanceHeader(const std::string &ref, const std::string &kind) { return kind + " " + ref; }
+
+std::string graphArg(const std::string &first, const std::optional<std::string> &second,
+                     std::optional<int64_t> amount) {
+  return first + (second ? " " + *second : "") + (amount ? " " + std::to_string(*amount) : "");
+}
+
+std::string graphDirective(const std::string &kind, const std::vector<std::string> &args) {
+  return kind + (args.empty() ? "" : " " + commaList(args)) + ";";
+}
 
 std::string scheduleHeader(const std::string &network, const std::string &hardware) {
   return "schedule for " + network + " on " + hardware;

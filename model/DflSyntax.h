@@ -53,6 +53,25 @@ std::string segmentLine(const std::vector<std::string> &layers, bool pipelined, 
                         int64_t instances = 1);
 /// `import "PATH";`
 std::string importLine(const std::string &path);
+/// `KEY = VALUE;`: a property (`batch_per_iteration = 8;`).
+std::string propertyLine(const std::string &key, const std::string &value);
+
+// The items of a schedule on a cluster/core DSA (docs/language.md).
+/// `sg3[5]`, `sg3[*]` (index nullopt), or the bare word.
+std::string instanceRef(const std::string &subGraph, std::optional<int64_t> index, bool all);
+/// `subgraph NAME = a, b` (a block header, or a line with `;` after it).
+/// The keyword is `kind` (the AST printer keeps what was written).
+std::string subGraphHeader(const std::string &name, const std::vector<std::string> &layers,
+                           const std::string &kind = "subgraph");
+/// `order a, b;` with instance references or one word.
+std::string orderLine(const std::vector<std::string> &refs, const std::string &kind = "order");
+/// `instance REF`
+std::string instanceHeader(const std::string &ref, const std::string &kind = "instance");
+/// One argument of a graph directive: `X by 56`, `N 8`, `GB`.
+std::string graphArg(const std::string &first, const std::optional<std::string> &second,
+                     std::optional<int64_t> amount);
+/// `KIND a, b;`: `split X by 56;`, `bind N 8, C 2;`, `scope GB;`.
+std::string graphDirective(const std::string &kind, const std::vector<std::string> &args);
 
 /// Block headers, without the ` {`: `schedule for NET on HW`, `layer NAME`;
 /// a level block's header is the level's name alone.

@@ -9,6 +9,7 @@
 
 #include "model/CmHardware.h"
 #include "model/DsaHardware.h"
+#include "model/DsaSchedule.h"
 #include "model/Hardware.h"
 #include "model/Intrinsic.h"
 #include "model/Network.h"
@@ -28,6 +29,8 @@ struct Model {
   /// (model/DsaHardware.h), scheduled by GraphTurbo (docs/graphturbo.md).
   std::vector<DsaHardware> dsaHardware;
   std::vector<Schedule> schedules;
+  /// Schedules on a cluster/core DSA (model/DsaSchedule.h).
+  std::vector<DsaSchedule> dsaSchedules;
   std::vector<Intrinsic> intrinsics;
 };
 

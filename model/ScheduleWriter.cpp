@@ -77,6 +77,70 @@ std::string printLayerBlock(const Network &net, const Hardware &hw, const LayerS
   return syntax::block(depth, syntax::layerHeader(net.layers[static_cast<size_t>(layer.layer)].name), body);
 }
 
+namespace {
+
+/// The header comment and the imports of a written schedule.
+std::string preamble(const std::vector<std::string> &imports, const std::string &headerComment) {
+  std::ostringstream os;
+  std::istringstream comment(headerComment);
+  for (std::string line; std::getline(comment, line);)
+    os << "// " << line << "\n";
+  for (const std::string &imp : imports)
+    os << syntax::importLine(imp) << "\n";
+  return os.str();
+}
+
+} // namespace
+
+std::string writeDsaSchedule(const Network &net, const DsaHardware &hw, const DsaSchedule &schedule,
+                             const std::vector<std::string> &imports, const std::string &headerComment) {
+  constexpr int item = syntax::kScheduleItemDepth;
+  std::string body;
+  if (schedule.batchPerIteration > 0)
+    body += syntax::line(item, syntax::propertyLine("batch_per_iteration", std::to_string(schedule.batchPerIteration)));
+  for (const DsaSubGraphSpec &sg : schedule.subGraphs) {
+    std::vector<std::string> layers;
+    for (int l : sg.layers)
+      layers.push_back(net.layers.at(static_cast<size_t>(l)).name);
+    const std::string header = syntax::subGraphHeader(sg.name, layers);
+    if (!sg.splitDim)
+      body += syntax::line(item, header + ";");
+    else
+      body += syntax::block(item, header,
+                            syntax::line(item + 1, syntax::graphDirective(
+                                                       "split", {syntax::graphArg(kDsaTensorDims[*sg.splitDim], "by",
+                                                                                  sg.factor)})));
+  }
+  using Order = DsaSchedule::Order;
+  if (schedule.order == Order::Bfs || schedule.order == Order::Dfs)
+    body += syntax::line(item, syntax::orderLine({schedule.order == Order::Bfs ? "bfs" : "dfs"}));
+  else if (schedule.order == Order::Listed) {
+    std::vector<std::string> refs;
+    for (const auto &[sg, index] : schedule.listed)
+      refs.push_back(syntax::instanceRef(schedule.subGraphs.at(static_cast<size_t>(sg)).name, index, false));
+    body += syntax::line(item, syntax::orderLine(refs));
+  }
+  for (const DsaInstanceSpec &in : schedule.instances) {
+    std::string lines;
+    if (!in.binding.empty()) {
+      std::vector<std::string> args;
+      for (size_t d = 0; d < in.binding.size(); ++d)
+        if (in.binding[d] > 1)
+          args.push_back(syntax::graphArg(kDsaTensorDims[d], std::nullopt, in.binding[d]));
+      if (args.empty())
+        args.push_back(syntax::graphArg(kDsaTensorDims[0], std::nullopt, 1));
+      lines += syntax::line(item + 1, syntax::graphDirective("bind", args));
+    }
+    if (in.scope)
+      lines += syntax::line(item + 1, syntax::graphDirective("scope", {dsaScopeName(*in.scope)}));
+    const std::string ref =
+        syntax::instanceRef(schedule.subGraphs.at(static_cast<size_t>(in.subGraph)).name, in.index, !in.index);
+    body += syntax::block(item, syntax::instanceHeader(ref), lines);
+  }
+  return preamble(imports, headerComment) + "\n" +
+         syntax::block(syntax::kScheduleDepth, syntax::scheduleHeader(net.name, hw.name), body);
+}
+
 std::string writeSchedule(const Model &model, const Schedule &schedule, const std::vector<std::string> &imports,
                           const std::string &headerComment) {
   DFLC_CHECK(schedule.network >= 0 && static_cast<size_t>(schedule.network) < model.networks.size())
@@ -86,11 +150,7 @@ std::string writeSchedule(const Model &model, const Schedule &schedule, const st
   const Network &net = model.networks[static_cast<size_t>(schedule.network)];
   const Hardware &hw = model.hardware[static_cast<size_t>(schedule.hardware)];
   std::ostringstream os;
-  std::istringstream comment(headerComment);
-  for (std::string line; std::getline(comment, line);)
-    os << "// " << line << "\n";
-  for (const std::string &imp : imports)
-    os << syntax::importLine(imp) << "\n";
+  os << preamble(imports, headerComment);
   std::string body;
   for (const Segment &seg : schedule.segments)
     body += syntax::line(syntax::kScheduleItemDepth, printSegment(net, seg));

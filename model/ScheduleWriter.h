@@ -17,6 +17,13 @@ namespace dfl {
 std::string writeSchedule(const Model &model, const Schedule &schedule, const std::vector<std::string> &imports,
                           const std::string &headerComment);
 
+/// A schedule on a cluster/core DSA (model/DsaSchedule.h), in the same form:
+/// `batch_per_iteration`, the sub-graphs in order, the order, the instance
+/// items; a binding as its factors above 1 (`bind N 1;` for one core), a scope
+/// where one is given.
+std::string writeDsaSchedule(const Network &net, const DsaHardware &hw, const DsaSchedule &schedule,
+                             const std::vector<std::string> &imports, const std::string &headerComment);
+
 /// One directive, without indentation or line break: `tensor ifm [C=2];`
 /// (the dimensions the directive gives, in the role's order; `shr` if above 1),
 /// `stack K += 1 repl 2;` (`repl` if above 1 or without shifts), `update C += 2;`.

@@ -133,10 +133,18 @@ int runCheck(const CommandLine &o, Compilation &c) {
   const Model &model = c.model();
   if (o.format == "text") {
     printDiagnostics(o, c);
-    if (!c.hasErrors())
+    if (!c.hasErrors()) {
       for (size_t i = 0; i < results.size(); ++i)
         std::cout << (i ? "\n" : "")
                   << scheduleReportText(model, model.schedules[results[i].schedule], results[i].result);
+      for (size_t i = 0; i < c.checkedDsa().size(); ++i) {
+        const auto &[k, cmp] = c.checkedDsa()[i];
+        const DsaSchedule &s = model.dsaSchedules[k];
+        std::cout << (i || !results.empty() ? "\n" : "")
+                  << graph::dsaReportText(model.networks[static_cast<size_t>(s.network)],
+                                          model.dsaHardware[static_cast<size_t>(s.hardware)], cmp);
+      }
+    }
   } else if (o.format == "sarif") {
     std::cout << renderSarif(c.sources(), c.diagnostics().diagnostics());
   } else {
@@ -145,6 +153,15 @@ int runCheck(const CommandLine &o, Compilation &c) {
     for (const CheckedSchedule &r : results)
       out["schedules"].push_back(
           nlohmann::ordered_json::parse(scheduleReportJson(model, model.schedules[r.schedule], r.result)));
+    if (!model.dsaSchedules.empty()) {   // only then: other reports stay as they were
+      out["dsa_schedules"] = nlohmann::ordered_json::array();
+      for (const auto &[k, cmp] : c.checkedDsa()) {
+        const DsaSchedule &s = model.dsaSchedules[k];
+        out["dsa_schedules"].push_back(nlohmann::ordered_json::parse(
+            graph::dsaReportJson(model.networks[static_cast<size_t>(s.network)],
+                                 model.dsaHardware[static_cast<size_t>(s.hardware)], cmp)));
+      }
+    }
     std::cout << out.dump(2) << "\n";
   }
   return failed ? kExitInvalid : kExitOk;
@@ -419,7 +436,8 @@ int runCompileDsa(const CommandLine &o, Compilation &c) {
   const Network &net = c.model().networks[0];
   const DsaHardware &hw = c.model().dsaHardware[0];
   const graph::DsaComparison &s = c.dsaSchedules();
-  if (!c.writeFiles({{"report.json", graph::dsaReportJson(net, hw, s)}})) {
+  if (!c.writeFiles({{"report.json", graph::dsaReportJson(net, hw, s, "schedule.dfl")},
+                     {"schedule.dfl", c.dsaScheduleText()}})) {
     printDiagnostics(o, c);
     std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;

@@ -1,5 +1,7 @@
 #include "scheduler/graph/GraphTurbo.h"
 
+#include "scheduler/graph/WrittenSchedule.h"
+
 #include "support/FiniteJson.h"
 #include "support/Format.h"
 
@@ -11,31 +13,64 @@
 
 namespace dfl::graph {
 
-DsaComparison scheduleOnDsa(const Network &net, const DsaHardware &hw) {
+namespace {
+
+/// The samples a cluster may run at once: 1, 2, 4, … and its whole share (§5.1).
+std::vector<int64_t> batchesToTry(int64_t share) {
+  std::vector<int64_t> batches;
+  for (int64_t b = 1; b < share; b *= 2)
+    batches.push_back(b);
+  batches.push_back(share);
+  return batches;
+}
+
+/// `schedule` at every batch to try, the fastest kept; its wall time in `seconds`.
+Plan fastest(const Network &net, const DsaHardware &hw, int64_t share, double &seconds,
+             Plan (*schedule)(const GraphView &)) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::optional<Plan> out;
+  for (int64_t b : batchesToTry(share)) {
+    GraphView g(net, hw, b);
+    Plan p = schedule(g);
+    p.clusterBatch = b;
+    p.iterations = (share + b - 1) / b;
+    if (!out || p.totalCycles() < out->totalCycles())
+      out = std::move(p);
+  }
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::move(*out);
+}
+
+DsaComparison withBaselines(const Network &net, const DsaHardware &hw) {
   DsaComparison c;
   c.batch = net.batch;
   c.clusterBatch = GraphView(net, hw).clusterBatch();
-  std::vector<int64_t> batches;   // 1, 2, 4, … and the whole share
-  for (int64_t b = 1; b < c.clusterBatch; b *= 2)
-    batches.push_back(b);
-  batches.push_back(c.clusterBatch);
-  auto best = [&](double &seconds, Plan (*schedule)(const GraphView &)) {
-    auto t0 = std::chrono::steady_clock::now();
-    std::optional<Plan> out;
-    for (int64_t b : batches) {
-      GraphView g(net, hw, b);
-      Plan p = schedule(g);
-      p.clusterBatch = b;
-      p.iterations = (c.clusterBatch + b - 1) / b;
-      if (!out || p.totalCycles() < out->totalCycles())
-        out = std::move(p);
-    }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return std::move(*out);
-  };
-  c.graphTurbo = best(c.seconds[0], scheduleGraphTurbo);
-  c.fusionOnly = best(c.seconds[1], scheduleFusionOnly);
-  c.layerByLayer = best(c.seconds[2], scheduleLayerByLayer);
+  c.fusionOnly = fastest(net, hw, c.clusterBatch, c.seconds[1], scheduleFusionOnly);
+  c.layerByLayer = fastest(net, hw, c.clusterBatch, c.seconds[2], scheduleLayerByLayer);
+  return c;
+}
+
+} // namespace
+
+DsaComparison scheduleOnDsa(const Network &net, const DsaHardware &hw) {
+  DsaComparison c = withBaselines(net, hw);
+  c.graphTurbo = fastest(net, hw, c.clusterBatch, c.seconds[0], scheduleGraphTurbo);
+  return c;
+}
+
+std::optional<DsaComparison> checkOnDsa(const Network &net, const DsaHardware &hw, const DsaSchedule &written,
+                                        std::vector<Issue> &issues) {
+  DsaComparison c = withBaselines(net, hw);
+  auto t0 = std::chrono::steady_clock::now();
+  const int64_t b = written.batchPerIteration > 0 ? written.batchPerIteration : c.clusterBatch;
+  GraphView g(net, hw, b);
+  auto plan = planFromSchedule(g, written, issues);
+  if (!plan)
+    return std::nullopt;
+  c.graphTurbo = std::move(*plan);
+  c.graphTurbo.clusterBatch = b;
+  c.graphTurbo.iterations = (c.clusterBatch + b - 1) / b;
+  c.seconds[0] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return c;
 }
 
@@ -72,7 +107,8 @@ nlohmann::ordered_json costJson(const Plan &p, const Network &net, const DsaHard
 
 } // namespace
 
-std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c) {
+std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c,
+                          const std::string &scheduleFile) {
   const Plan &gt = c.graphTurbo;
   nlohmann::ordered_json sgs = nlohmann::ordered_json::array();
   for (const SubGraph &sg : gt.subGraphs) {
@@ -84,7 +120,8 @@ std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaCo
     nlohmann::ordered_json best;
     if (sg.split.best)
       best = {{"dim", sg.split.best->dim}, {"ops", sg.split.best->ops}, {"factor", sg.split.best->factor}};
-    sgs.push_back({{"exit", net.layers[static_cast<size_t>(sg.exit())].name},
+    sgs.push_back({{"name", gt.subGraphName(sgs.size())},
+                   {"exit", net.layers[static_cast<size_t>(sg.exit())].name},
                    {"layers", layers},
                    {"peak_bytes", sg.split.peakBytes},
                    {"split_info", info},
@@ -131,6 +168,8 @@ std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaCo
        {{"over_tvm_like", c.layerByLayer.totalCycles() / gt.totalCycles()},
         {"over_astitch_like", c.fusionOnly.totalCycles() / gt.totalCycles()}}},
   };
+  if (!scheduleFile.empty())
+    out["schedule"] = scheduleFile;
   return dumpReport(out);
 }
 
@@ -152,14 +191,14 @@ std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaCo
       if (gt.instances[i].subGraph == static_cast<int>(s))
         first = static_cast<int>(i);
     const Instance &in = gt.instances[static_cast<size_t>(first)];
-    os << "  sg" << s << " " << net.layers[static_cast<size_t>(sg.layers.front())].name;
+    os << "  " << gt.subGraphName(s) << " " << net.layers[static_cast<size_t>(sg.layers.front())].name;
     if (sg.layers.size() > 1)
       os << " .. " << net.layers[static_cast<size_t>(sg.exit())].name;
     os << " (" << sg.layers.size() << " layers): ";
     if (sg.split.best)
       os << sg.split.best->factor << " instances along dim " << sg.split.best->dim;
     else
-      os << "1 instance (no split fits LB)";
+      os << (sg.split.info.empty() ? "1 instance (no split fits LB)" : "1 instance (not split)");
     os << ", binding " << bindingText(in.binding) << ", output in " << scopeName(in.scope) << "\n";
   }
   os << "\n  approach      batch/iter  latency (ms)   throughput/s   speedup  tensors DDR/GB/LB  sub-graphs  time (s)\n";

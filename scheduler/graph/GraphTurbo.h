@@ -3,7 +3,12 @@
 // (report.json and the summary `dflc NET DSA_HW -o OUT` prints).
 #pragma once
 
+#include "model/DsaSchedule.h"
+#include "scheduler/Analysis.h"
 #include "scheduler/graph/InstanceSchedule.h"
+
+#include <optional>
+#include <vector>
 
 #include <string>
 
@@ -19,10 +24,18 @@ struct DsaComparison {
 /// each with the samples a cluster runs at once that suit it best (§5.1: a
 /// power of two up to the cluster's share, looping over the share).
 DsaComparison scheduleOnDsa(const Network &net, const DsaHardware &hw);
+/// The comparison for a schedule written in DFL (`dflc check`): GraphTurbo's
+/// plan rebuilt from `written` (planFromSchedule, its samples per iteration
+/// or else the cluster's whole share), the baselines as scheduleOnDsa's;
+/// nullopt if the schedule is not valid (the reasons in `issues`).
+std::optional<DsaComparison> checkOnDsa(const Network &net, const DsaHardware &hw, const DsaSchedule &written,
+                                        std::vector<Issue> &issues);
 /// Samples per second: the batch over the time a cluster takes for its share.
 double throughput(const Plan &p, const Network &net, const DsaHardware &hw);
 
-std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c);
+/// `scheduleFile` (if not empty): where the schedule was written, relative to the report.
+std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c,
+                          const std::string &scheduleFile = "");
 /// The summary: sub-graphs, instances, order, scopes, latency and speedups.
 std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaComparison &c);
 

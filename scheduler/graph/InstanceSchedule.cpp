@@ -11,15 +11,6 @@
 
 namespace dfl::graph {
 
-const char *scopeName(Scope s) {
-  switch (s) {
-  case Scope::LB: return "LB";
-  case Scope::GB: return "GB";
-  case Scope::DDR: return "DDR";
-  }
-  return "?";
-}
-
 int64_t coresOf(const std::vector<int64_t> &binding) {
   int64_t c = 1;
   for (int64_t b : binding)
@@ -229,7 +220,7 @@ private:
 
 } // namespace
 
-void bindAndConnect(const GraphView &g, Plan &plan) {
+void bindCores(const GraphView &g, Plan &plan) {
   auto &inst = plan.instances;
   const int64_t cores = g.hw().coresPerCluster;
   BindingInference infer(g, plan);
@@ -255,11 +246,16 @@ void bindAndConnect(const GraphView &g, Plan &plan) {
       bind[ui] = plain;
     }
   }
-  plan.concatOps = plan.copyOps = plan.redistributionOps = 0;
   for (size_t i = 0; i < inst.size(); ++i) {
     inst[i].binding = *bind[i];
-    inst[i].scope = inst[i].consumers.empty() ? Scope::DDR : scope[i];   // a network output goes to DDR
+    inst[i].declared = inst[i].scope = inst[i].consumers.empty() ? Scope::DDR : scope[i];   // a network output goes to DDR
   }
+}
+
+void connect(const GraphView &g, Plan &plan) {
+  auto &inst = plan.instances;
+  BindingInference infer(g, plan);
+  plan.concatOps = plan.copyOps = plan.redistributionOps = 0;
   for (size_t i = 0; i < inst.size(); ++i) {
     std::map<int, int> perSubGraph;
     for (size_t k = 0; k < inst[i].producers.size(); ++k) {
@@ -267,7 +263,7 @@ void bindAndConnect(const GraphView &g, Plan &plan) {
       ++perSubGraph[inst[static_cast<size_t>(j)].subGraph];
       auto needed = infer(static_cast<int>(i), j, inst[i].binding);
       Move &m = inst[i].moves[k];
-      if (inst[static_cast<size_t>(j)].scope != Scope::LB)
+      if (inst[static_cast<size_t>(j)].declared != Scope::LB)
         m = Move::Copy;
       else if (!needed || *needed != inst[static_cast<size_t>(j)].binding)
         m = Move::Redistribute;
@@ -277,6 +273,11 @@ void bindAndConnect(const GraphView &g, Plan &plan) {
     for (const auto &[sg, n] : perSubGraph)
       plan.concatOps += n > 1;
   }
+}
+
+void bindAndConnect(const GraphView &g, Plan &plan) {
+  bindCores(g, plan);
+  connect(g, plan);
 }
 
 // ---- §4.3-4.4: allocation, spilling, latency -----------------------------------
@@ -289,8 +290,10 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
   const int64_t lbCap = hw.clusterLbBytes();
   PlanCost cost;
   std::vector<int> last(inst.size());
-  for (size_t i = 0; i < inst.size(); ++i)
+  for (size_t i = 0; i < inst.size(); ++i) {
     last[i] = lastUse(inst[i], pos);
+    inst[i].scope = inst[i].declared;
+  }
   std::set<int> live;           // outputs still waiting for consumers
   std::vector<char> sgWeightsStaged(plan.subGraphs.size(), 0);
   auto residentBytes = [&](Scope s, const std::vector<int> &except) {
@@ -465,30 +468,23 @@ std::vector<SubGraph> unsplit(const GraphView &g, const std::vector<std::vector<
 void bindPlainly(const GraphView &g, Plan &p, Scope scope) {
   for (Instance &in : p.instances) {
     in.binding = plainBinding(in.outBox, g.hw().coresPerCluster);
-    in.scope = in.consumers.empty() ? Scope::DDR : scope;
+    in.declared = in.scope = in.consumers.empty() ? Scope::DDR : scope;
   }
 }
 
 } // namespace
 
-Plan scheduleGraphTurbo(const GraphView &g) {
-  SubGraphSet set(g);
-  set.group();
-  Plan p = planOf(g, "graphturbo", set.subGraphs());
+Plan betterOrder(const GraphView &g, Plan p, void (*bind)(const GraphView &, Plan &)) {
   std::vector<int> bfs = orderBfs(p.instances), dfs = orderDfs(p.instances);
   p.peakLbBfs = peakLiveBytes(p.instances, bfs);
   p.peakLbDfs = peakLiveBytes(p.instances, dfs);
-  p.overlap = true;
-  p.spillTo = Scope::GB;
-  // The better of the two orders (§3.3): the lower peak LB use; where both
-  // overflow the LB, what their spills cost decides.
   Plan other = p;
   p.order = bfs;
   p.orderKind = "bfs";
   other.order = dfs;
   other.orderKind = "dfs";
   for (Plan *q : {&p, &other}) {
-    bindAndConnect(g, *q);
+    bind(g, *q);
     evaluate(g, *q);
   }
   const int64_t lb = g.hw().clusterLbBytes();
@@ -496,6 +492,15 @@ Plan scheduleGraphTurbo(const GraphView &g) {
   if (dfsFits != bfsFits ? dfsFits : (dfsFits ? p.peakLbDfs < p.peakLbBfs : other.cost.cycles < p.cost.cycles))
     return other;
   return p;
+}
+
+Plan scheduleGraphTurbo(const GraphView &g) {
+  SubGraphSet set(g);
+  set.group();
+  Plan p = planOf(g, "graphturbo", set.subGraphs());
+  p.overlap = true;
+  p.spillTo = Scope::GB;
+  return betterOrder(g, std::move(p), bindAndConnect);
 }
 
 namespace {

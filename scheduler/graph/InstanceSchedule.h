@@ -7,6 +7,7 @@
 // are plans of the same kind, costed by the same model (docs/graphturbo.md).
 #pragma once
 
+#include "model/DsaSchedule.h"
 #include "scheduler/graph/SubGraphs.h"
 
 #include <string>
@@ -14,8 +15,8 @@
 
 namespace dfl::graph {
 
-enum class Scope { LB, GB, DDR };
-const char *scopeName(Scope s);
+using Scope = DsaScope;
+inline const char *scopeName(Scope s) { return dsaScopeName(s); }
 /// The data movement op §3.5 puts on an edge between instances: none, a
 /// copy (GB to LB: the producer's output is declared in GB) or a
 /// redistribution between cores (the bindings differ).
@@ -30,7 +31,8 @@ struct Instance {
   std::vector<int> producers, consumers;   // instances; redundant edges removed (§3.3)
   std::vector<Move> moves;                 // per producer (§3.5)
   std::vector<int64_t> binding;            // cores per output dimension (Algorithm 4)
-  Scope scope = Scope::LB;                 // where its output is declared (Algorithm 4, then §4.3)
+  Scope declared = Scope::LB;              // where its output is declared (Algorithm 4)
+  Scope scope = Scope::LB;                 // where it lives: declared, then §4.3's spills (evaluate)
   int64_t cores() const;
 };
 
@@ -53,6 +55,11 @@ struct PlanCost {
 struct Plan {
   std::string approach;             // "graphturbo", "astitch", "tvm"
   std::vector<SubGraph> subGraphs;  // in execution order of their exits
+  /// The sub-graphs' names where a written schedule gave them (empty: `sgK`).
+  std::vector<std::string> subGraphNames;
+  std::string subGraphName(size_t k) const {
+    return k < subGraphNames.size() ? subGraphNames[k] : "sg" + std::to_string(k);
+  }
   std::vector<Instance> instances;
   std::vector<int> order;           // instance ids, in execution order
   std::string orderKind;            // "bfs", "dfs" or "topological"
@@ -82,9 +89,18 @@ int64_t coresOf(const std::vector<int64_t> &binding);
 /// A plain binding (Algorithm 4): cores 8, 4, 2, 1 (powers of two from the
 /// cluster's cores down) from the outermost dimension in, dividing each extent.
 std::vector<int64_t> plainBinding(const Box &b, int64_t cores);
-/// Algorithm 4 and §3.5: bindings and scopes, then the concat, copy and redistribution ops.
+/// Algorithm 4: every instance's binding and declared scope, in reverse order.
+void bindCores(const GraphView &g, Plan &plan);
+/// §3.5: the concat, copy and redistribution ops the bindings and scopes imply.
+void connect(const GraphView &g, Plan &plan);
+/// Algorithm 4, then §3.5.
 void bindAndConnect(const GraphView &g, Plan &plan);
-/// §4.3 and §4.4: allocation with longest-liveness spilling and the latency.
+/// The better of BFS and DFS (§3.3) for `plan`'s instances, each bound by
+/// `bind` and evaluated: the lower peak LB use; where both overflow the LB,
+/// the lower latency after spilling. Sets both orders' peaks.
+Plan betterOrder(const GraphView &g, Plan plan, void (*bind)(const GraphView &, Plan &));
+/// §4.3 and §4.4: allocation with longest-liveness spilling and the latency
+/// (every output starting from its declared scope).
 PlanCost evaluate(const GraphView &g, Plan &plan);
 
 /// GraphTurbo, end to end: Algorithm 2, instances, the better of BFS and DFS

@@ -142,6 +142,27 @@ TEST(DflServer, OpenBufferTakesPrecedenceOverDisk) {
   fs::remove_all(dir);
 }
 
+// A schedule on a cluster/core DSA: the scheduler's checks reach the editor
+// like `dflc check`'s (c1's output is 6 wide: 4 does not divide it, E1208 at
+// the split, line 8, characters 20-33), and a sub-graph's layer goes to its
+// definition (line 5, characters 2-4).
+TEST(DflServer, DsaScheduleDiagnosticsAndDefinitions) {
+  Published pub;
+  DflServer::Options options{{}, false, pub.callback()};
+  options.driver.includes = {dfl::test::kStdlibRoot};
+  DflServer server(options);
+  std::string text = std::string("import \"stdlib/hw/dsa_4x8.dfl\";\n") + kGoodNet +
+                     "schedule for n on dsa_4x8 {\n  subgraph s = c1 { split X by 4; }\n}\n";
+  server.addDocument("file:///nonexistent/dsa.dfl", text, 1);
+  auto p = pub.last("file:///nonexistent/dsa.dfl");
+  ASSERT_EQ(p.diagnostics.size(), 1u);
+  EXPECT_EQ(p.diagnostics[0].code, "E1208");
+  EXPECT_EQ(p.diagnostics[0].range, (Range{{7, 20}, {7, 33}}));
+  auto defs = server.findDefinition("file:///nonexistent/dsa.dfl", {7, 15});
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_EQ(defs[0].range, (Range{{4, 2}, {4, 4}}));
+}
+
 TEST(DflServer, AnyContentIsSafe) {
   Published pub;
   DflServer::Options options{{}, false, pub.callback()};

@@ -285,7 +285,7 @@ TEST(GraphTurbo, LongestLivenessIsSpilled) {
   ASSERT_EQ(plan.order, (std::vector<int>{0, 1, 2, 3, 4}));
   for (Instance &in : plan.instances) {
     in.binding = plainBinding(in.outBox, 2);
-    in.scope = in.consumers.empty() ? Scope::DDR : Scope::LB;
+    in.declared = in.consumers.empty() ? Scope::DDR : Scope::LB;
   }
   plan.spillTo = Scope::GB;
   PlanCost cost = evaluate(*f.g, plan);

@@ -38,6 +38,12 @@ async function grammar() {
   has('      tensor ifm [N=1, C=3, Xi=3, Yi=1];', 'tensor:keyword.control.directive.dfl');
   has('      tensor ifm [N=1, C=3, Xi=3, Yi=1];', 'ifm:variable.language.role.dfl');
   has('      tensor ifm [N=1, C=3, Xi=3, Yi=1];', 'Xi:variable.parameter.dimension.dfl');
+  // A schedule on a cluster/core DSA.
+  has('  subgraph sg0 = conv1, pool1 {', 'subgraph:keyword.other.dfl');
+  has('    split X by 56;', 'split:keyword.control.directive.dfl');
+  has('  order dfs;', 'dfs:constant.language.dfl');
+  has('  instance sg0[*] {', 'instance:keyword.other.dfl');
+  has('    scope GB;', 'GB:constant.language.dfl');
   has('      stack Yo += 1, Yi += 1 repl 8;', 'repl:keyword.control.directive.dfl');
   has('  level REGF { capacity = 64 B; }', 'REGF:entity.name.section.dfl');
   has('  level REGF { capacity = 64 B; }', 'B:keyword.other.unit.dfl');

@@ -40,15 +40,21 @@ def mutants(report):
         yield what, r
 
 
-if __name__ == "__main__" and sys.argv[1] == "--mutants":
-    schema, report = (json.load(open(p)) for p in sys.argv[2:4])
+def check_mutants(schema, report, mutants):
+    """Prints how many of the (what, edited copy) pairs the schema rejects and
+    the ones it accepts; returns the exit status (1 if any is accepted)."""
     assert not errors(schema, report), "the report itself must be valid"
-    accepted = [what for what, r in mutants(report) if not errors(schema, r)]
-    total = len(list(mutants(report)))
-    print(f"{total - len(accepted)} of {total} mutants rejected")
+    edits = list(mutants(report))
+    accepted = [what for what, r in edits if not errors(schema, r)]
+    print(f"{len(edits) - len(accepted)} of {len(edits)} mutants rejected")
     for what in accepted:
         print(f"  accepted: {what}")
-    sys.exit(1 if accepted else 0)
+    return 1 if accepted else 0
+
+
+if __name__ == "__main__" and sys.argv[1] == "--mutants":
+    schema, report = (json.load(open(p)) for p in sys.argv[2:4])
+    sys.exit(check_mutants(schema, report, mutants))
 
 if __name__ == "__main__":
     schema = json.load(open(sys.argv[1]))
