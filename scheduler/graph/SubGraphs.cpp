@@ -160,22 +160,33 @@ void SubGraphSet::rebuildOwners() {
       owner_[static_cast<size_t>(l)] = static_cast<int>(s);
 }
 
+namespace {
+
+/// Sorted, without repeats (a vector: Algorithm 2's sweeps ask millions of times).
+std::vector<int> distinct(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+} // namespace
+
 std::vector<int> SubGraphSet::producers(int s) const {
-  std::set<int> out;
+  std::vector<int> out;
   for (int l : sgs_[static_cast<size_t>(s)].layers)
     for (int p : g_.producers(l))
       if (of(p) != s)
-        out.insert(of(p));
-  return {out.begin(), out.end()};
+        out.push_back(of(p));
+  return distinct(std::move(out));
 }
 
 std::vector<int> SubGraphSet::consumers(int s) const {
-  std::set<int> out;
+  std::vector<int> out;
   for (int l : sgs_[static_cast<size_t>(s)].layers)
     for (int c : g_.consumers(l))
       if (of(c) != s)
-        out.insert(of(c));
-  return {out.begin(), out.end()};
+        out.push_back(of(c));
+  return distinct(std::move(out));
 }
 
 bool SubGraphSet::tryMerge(const std::vector<int> &members, const std::function<bool(const SplitResult &)> &allowed) {
