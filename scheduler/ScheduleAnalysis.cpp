@@ -52,11 +52,15 @@ public:
     for (const LayerScheduleModel &ls : s_.layers)
       byLayer[ls.layer] = &ls;
     // Layers of a segment split into instances run as their pieces.
+    // Each layer with its place in its segment in network order (as written
+    // the order is free).
     std::map<int, std::pair<const Segment *, size_t>> split;
     for (const Segment &seg : s_.segments)
-      if (splits(seg))
-        for (size_t k = 0; k < seg.layers.size(); ++k)
-          split[seg.layers[k]] = {&seg, k};
+      if (splits(seg)) {
+        const std::vector<int> order = sorted(seg.layers);
+        for (size_t k = 0; k < order.size(); ++k)
+          split[order[k]] = {&seg, k};
+      }
     for (size_t i = 0; i < net_.layers.size(); ++i) {
       auto it = byLayer.find(static_cast<int>(i));
       const LayerScheduleModel *given = it == byLayer.end() ? nullptr : it->second;
