@@ -38,17 +38,6 @@ void forwardOnChip(const Network &net, int li, const std::vector<int> &segment, 
   }
 }
 
-/// The segment split into instances layer li runs in, and li's place in it (null: none).
-const SegmentResult *splitSegmentOf(const ScheduleResult &a, int li, size_t &k) {
-  for (const SegmentResult &seg : a.segments)
-    if (seg.instances > 1)
-      if (auto it = std::find(seg.layers.begin(), seg.layers.end(), li); it != seg.layers.end()) {
-        k = static_cast<size_t>(it - seg.layers.begin());
-        return &seg;
-      }
-  return nullptr;
-}
-
 /// Of a row-major tensor, positions [s.lo, s.hi) along `axis`.
 Tensor sliceAxis(const Tensor &t, size_t axis, Span s) {
   int64_t outer = 1, inner = 1;
@@ -110,9 +99,7 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
   for (const std::vector<Span> &spans : instanceSpans(net, seg.layers, seg.splitDim, seg.instances)) {
     const Span s = spans[k];
     Layer piece = instanceLayer(layer, seg.splitDim, s);
-    auto it = std::find_if(compiled.begin(), compiled.end(), [&](const auto &c) {
-      return c->piece.bounds == piece.bounds && c->piece.window == piece.window && c->piece.ifmShape == piece.ifmShape;
-    });
+    auto it = std::find_if(compiled.begin(), compiled.end(), [&](const auto &c) { return samePiece(c->piece, piece); });
     if (it == compiled.end()) {
       Network alone;
       alone.name = net.name;

@@ -116,6 +116,27 @@ std::vector<std::vector<Span>> instanceSpans(const Network &net, const std::vect
   return out;
 }
 
+int64_t pieceOutputWords(const Layer &l, Dim dim, Span s) {
+  return l.ofmShape.size() / along(l.ofmShape, dim) * s.size();
+}
+
+std::vector<int64_t> largestInstanceOutputs(const Network &net, const std::vector<int> &layers, Dim dim,
+                                            int64_t count) {
+  std::vector<int64_t> largest(layers.size(), 0);
+  int64_t most = -1;
+  for (const std::vector<Span> &spans : instanceSpans(net, layers, dim, count)) {
+    std::vector<int64_t> words(layers.size(), 0);
+    int64_t kept = 0;
+    for (size_t k = 0; k < layers.size(); ++k) {
+      words[k] = pieceOutputWords(net.layers[static_cast<size_t>(layers[k])], dim, spans[k]);
+      kept += net.readBy(layers[k], layers) ? words[k] : 0;
+    }
+    if (kept > most)
+      most = kept, largest = std::move(words);
+  }
+  return largest;
+}
+
 Layer instanceLayer(const Layer &l, Dim dim, Span s) {
   const size_t axis = tensorIndex(dim);
   const WindowAxis &a = l.window.along(dim);
@@ -148,12 +169,16 @@ Layer instanceLayer(const Layer &l, Dim dim, Span s) {
   return p;
 }
 
+bool samePiece(const Layer &a, const Layer &b) {
+  return a.bounds == b.bounds && a.window == b.window && a.ifmShape == b.ifmShape;
+}
+
 LayerPieces layerPieces(const Network &net, const std::vector<int> &layers, Dim dim, int64_t count, size_t k) {
   const Layer &l = net.layers[static_cast<size_t>(layers[k])];
   LayerPieces out;
   for (const std::vector<Span> &spans : instanceSpans(net, layers, dim, count)) {
     Layer p = instanceLayer(l, dim, spans[k]);
-    auto same = [&](const Layer &q) { return q.bounds == p.bounds && q.window == p.window && q.ifmShape == p.ifmShape; };
+    auto same = [&](const Layer &q) { return samePiece(q, p); };
     if (auto it = std::find_if(out.pieces.begin(), out.pieces.end(), same); it != out.pieces.end())
       ++out.counts[static_cast<size_t>(it - out.pieces.begin())];
     else
@@ -246,6 +271,16 @@ LayerResult analyzePieces(const Network &net, int layer, const LayerPieces &p, c
     addPiece(sum, r, static_cast<double>(i == 0 ? p.counts[0] - 1 : p.counts[i]));
   }
   return sum;
+}
+
+const SegmentResult *splitSegmentOf(const ScheduleResult &r, int layer, size_t &k) {
+  for (const SegmentResult &seg : r.segments)
+    if (seg.instances > 1)
+      if (auto it = std::find(seg.layers.begin(), seg.layers.end(), layer); it != seg.layers.end()) {
+        k = static_cast<size_t>(it - seg.layers.begin());
+        return &seg;
+      }
+  return nullptr;
 }
 
 } // namespace dfl

@@ -44,12 +44,24 @@ std::vector<std::vector<Span>> instanceSpans(const Network &net, const std::vect
 /// clipped to the input.
 Span instanceInputSpan(const Layer &l, Dim dim, Span s);
 
+/// The words per sample of layer `l`'s output positions `s` along `dim`.
+int64_t pieceOutputWords(const Layer &l, Dim dim, Span s);
+
+/// Per layer of the segment (in `layers` order), pieceOutputWords in the
+/// instance whose intermediates — the outputs read inside the segment — are
+/// largest: what E0819 and SplitInfo size.
+std::vector<int64_t> largestInstanceOutputs(const Network &net, const std::vector<int> &layers, Dim dim,
+                                            int64_t count);
+
 /// Layer `l` cut to span `s` of its output along `dim`: its nest (the output
 /// and every input indexed from the piece's origin, the input clipped to the
 /// rows the piece reads, the rest padding), the bounds, window and shapes
 /// derived from it, and its work per sample. Only for a layer of a segment
 /// instanceSplitRefusal accepts.
 Layer instanceLayer(const Layer &l, Dim dim, Span s);
+
+/// Whether two pieces of a layer are the same layer (one analysis, one kernel).
+bool samePiece(const Layer &a, const Layer &b);
 
 /// A layer's distinct pieces over a segment's instances, and how many
 /// instances compute each; the largest (most work) first.
@@ -65,5 +77,9 @@ LayerPieces layerPieces(const Network &net, const std::vector<int> &layers, Dim 
 /// units and occupancy are the largest piece's: what the buffers hold at once.
 LayerResult analyzePieces(const Network &net, int layer, const LayerPieces &p, const Hardware &hw,
                           const LayerScheduleModel *schedule, std::vector<Issue> &issues);
+
+/// The segment split into instances that layer `layer` runs in, and its place
+/// `k` there (a segment's layers are in network order); null if none.
+const SegmentResult *splitSegmentOf(const ScheduleResult &r, int layer, size_t &k);
 
 } // namespace dfl

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
 #include <map>
 
 namespace dfl {
@@ -536,15 +537,9 @@ std::vector<InstanceSplit> InterLayerSolver::splitFor(int i, int j, int64_t samp
     // SplitInfo: the first count whose largest instance's intermediates fit.
     size_t first = 0;
     for (; first < counts.size(); ++first) {
-      int64_t most = 0;
-      for (const std::vector<Span> &spans : instanceSpans(net, layers, d, counts[first].instances)) {
-        int64_t words = 0;
-        for (size_t k = 0; k + 1 < layers.size(); ++k) {
-          const Layer &l = net.layers[static_cast<size_t>(layers[k])];
-          words += l.ofmShape.size() / (d == Dim::Yo ? l.ofmShape.Y : l.ofmShape.X) * spans[k].size();
-        }
-        most = std::max(most, words);
-      }
+      // Every layer but the last is read inside: its output is an intermediate.
+      const std::vector<int64_t> words = largestInstanceOutputs(net, layers, d, counts[first].instances);
+      const int64_t most = std::accumulate(words.begin(), words.end() - 1, int64_t{0});
       if (!nodes.capacityBytes || hw.bytesOf(most * samples, hw.dataBits(TensorRole::Ofm)) <= room)
         break;
     }

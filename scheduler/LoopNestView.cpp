@@ -1,8 +1,9 @@
 #include "scheduler/LoopNestView.h"
 
+#include "scheduler/Instances.h"
+
 #include "support/Format.h"
 
-#include <algorithm>
 #include <sstream>
 
 namespace dfl {
@@ -120,11 +121,8 @@ std::string scheduleLoopsText(const Model &model, const Schedule &schedule, cons
     for (const LayerScheduleModel &m : schedule.layers)
       if (m.layer == lr.layer)
         ls = &m;
-    const SegmentResult *split = nullptr;
-    for (const SegmentResult &seg : result.segments)
-      if (seg.instances > 1 && std::find(seg.layers.begin(), seg.layers.end(), lr.layer) != seg.layers.end())
-        split = &seg;
-    LoopPrinter(net, hw, os).layer(ls, lr, split);
+    size_t k = 0;
+    LoopPrinter(net, hw, os).layer(ls, lr, splitSegmentOf(result, lr.layer, k));
   }
   return os.str();
 }

@@ -353,15 +353,13 @@ private:
   /// run: its tensor, or the sum of its pieces' (halos twice) when split.
   double outputWords(const SegmentResult &seg, int p) const {
     const Layer &l = net_.layers[static_cast<size_t>(p)];
-    double words = static_cast<double>(l.ofmShape.size() * net_.batch);
     if (seg.instances <= 1)
-      return words;
+      return static_cast<double>(l.ofmShape.size() * net_.batch);
     const size_t k = static_cast<size_t>(std::find(seg.layers.begin(), seg.layers.end(), p) - seg.layers.begin());
-    const double extent = static_cast<double>(seg.splitDim == Dim::Yo ? l.ofmShape.Y : l.ofmShape.X);
-    double positions = 0;
+    double words = 0;
     for (const std::vector<Span> &spans : instanceSpans(net_, seg.layers, seg.splitDim, seg.instances))
-      positions += static_cast<double>(spans[k].size());
-    return words / extent * positions;
+      words += static_cast<double>(pieceOutputWords(l, seg.splitDim, spans[k]) * net_.batch);
+    return words;
   }
 
   /// Removes energy of DRAM accesses from a layer's outermost level and total.
@@ -597,23 +595,11 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
   const int64_t samples = room.chunks > 1 ? step : net.batch;
   // Split into instances: the intermediates of the instance that keeps the most.
   std::vector<int64_t> kept(layers.size(), 0);
-  if (split.instances > 1) {
-    int64_t most = -1;
-    for (const std::vector<Span> &spans : instanceSpans(net, layers, split.dim, split.instances)) {
-      std::vector<int64_t> words(layers.size(), 0);
-      int64_t all = 0;
-      for (size_t k = 0; k < layers.size(); ++k) {
-        const Layer &l = net.layers[static_cast<size_t>(layers[k])];
-        words[k] = l.ofmShape.size() / (split.dim == Dim::Yo ? l.ofmShape.Y : l.ofmShape.X) * spans[k].size();
-        all += net.readBy(layers[k], layers) ? words[k] : 0;
-      }
-      if (all > most)
-        most = all, kept = words;
-    }
-  } else {
+  if (split.instances > 1)
+    kept = largestInstanceOutputs(net, layers, split.dim, split.instances);
+  else
     for (size_t k = 0; k < layers.size(); ++k)
       kept[k] = net.layers[static_cast<size_t>(layers[k])].ofmShape.size();
-  }
   for (size_t k = 0; k < layers.size(); ++k) {
     const Layer &layer = net.layers[static_cast<size_t>(layers[k])];
     const LevelResult &lr = results[k]->levels[top];
