@@ -8,7 +8,6 @@
 namespace dfl::sim {
 namespace {
 
-constexpr Dim kIndependent[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
 
 bool movesWindow(const LoopNest &nest, const AffineExpr &e, Dim out, Dim win) {
   for (auto [dim, coefficient] : e.terms)
@@ -22,7 +21,7 @@ bool movesWindow(const LoopNest &nest, const AffineExpr &e, Dim out, Dim win) {
 
 std::vector<Dim> KernelPlan::independentDims() const {
   std::vector<Dim> out;
-  for (Dim d : kIndependent)
+  for (Dim d : kIndependentDims)
     if (!(channelWise && d == Dim::K))
       out.push_back(d);
   return out;

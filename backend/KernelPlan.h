@@ -11,7 +11,7 @@
 #pragma once
 
 #include "model/Model.h"
-#include "scheduler/Analysis.h"
+#include "scheduler/analysis/Analysis.h"
 
 #include <array>
 #include <cstdint>

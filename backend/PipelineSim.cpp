@@ -6,7 +6,7 @@
 #include "backend/lcu/Lcu.h"
 #include "backend/polyhedral/Dependences.h"
 #include "backend/polyhedral/Isl.h"
-#include "scheduler/Analysis.h"
+#include "scheduler/analysis/Analysis.h"
 #include "support/Check.h"
 #include "support/FiniteJson.h"
 #include "support/Format.h"

@@ -1,6 +1,7 @@
 #include "backend/Reference.h"
 
 #include "support/Check.h"
+#include "support/IntMath.h"
 
 #include <algorithm>
 #include <limits>
@@ -45,7 +46,6 @@ struct Filter {
 
 Filter windowOf(const Layer &l) { return {at(l.bounds, Dim::R), at(l.bounds, Dim::S), l.window.x, l.window.y}; }
 
-int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 /// The outputs o in [0, outputs) whose input index o·stride + offset lies in
 /// [0, extent): [first, first + count).

@@ -3,8 +3,8 @@
 
 #include "backend/Jit.h"
 #include "backend/Reference.h"
-#include "scheduler/Instances.h"
-#include "scheduler/LayerAnalysis.h"
+#include "scheduler/analysis/Instances.h"
+#include "scheduler/analysis/LayerAnalysis.h"
 #include "support/Check.h"
 
 #include <algorithm>
@@ -79,7 +79,7 @@ void addCounts(KernelCounts &sum, const KernelCounts &c) {
 }
 
 /// A layer of a segment split into instances runs as its pieces
-/// (scheduler/Instances.h): per instance, the piece's own kernel on the
+/// (scheduler/analysis/Instances.h): per instance, the piece's own kernel on the
 /// rows (columns) of its inputs it reads, its output placed where it belongs
 /// (a halo two pieces compute is written twice, equal). Its output and its
 /// counts summed over the pieces are what the checks see.

@@ -10,7 +10,7 @@
 //
 // Usage: dflc_embed_bench DEEPBENCH.csv INTRINSICS.dfl   (bench/run_embed_bench.sh)
 #include "driver/Compilation.h"
-#include "scheduler/IntrinsicEmbedding.h"
+#include "scheduler/embedding/IntrinsicEmbedding.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,11 +6,11 @@
 //
 // Usage: dflc_pipeline_bench HW.dfl NET.dfl... [--batch N] [--regions]
 // (--regions: per region its steps and, simulated and modelled
-// (scheduler/SegmentLatency.h), when its first step starts and its last ends.)
+// (scheduler/analysis/SegmentLatency.h), when its first step starts and its last ends.)
 #include "backend/PipelineSim.h"
 #include "driver/Compilation.h"
 #include "model/Schedule.h"
-#include "scheduler/SegmentLatency.h"
+#include "scheduler/analysis/SegmentLatency.h"
 
 #include <chrono>
 #include <cstdio>

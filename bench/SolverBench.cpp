@@ -15,8 +15,8 @@
 //   per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
 //   exhaustive search's energy, whether it proved optimality, candidates, time.
 #include "driver/Compilation.h"
-#include "scheduler/IntraLayerSolver.h"
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/IntraLayerSolver.h"
+#include "scheduler/kapla/Solver.h"
 
 #include <chrono>
 #include <cstdio>

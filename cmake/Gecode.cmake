@@ -1,5 +1,5 @@
 # Gecode (constraint programming) as dflc::gecode: the intrinsic embedding's
-# solver (scheduler/IntrinsicEmbedding.cpp). Shared by the main build
+# solver (scheduler/embedding/IntrinsicEmbedding.cpp). Shared by the main build
 # (Dependencies.cmake) and the fuzzers' (tests/fuzz/CMakeLists.txt), which
 # link Debian's GCC-built libraries uninstrumented, like the ANTLR runtime.
 if(TARGET dflc::gecode)

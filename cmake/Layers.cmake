@@ -4,10 +4,12 @@
 # so a target sees a layer's headers only if it links that layer: a wrong-way
 # include ("frontend/Ast.h" from scheduler/) fails to build.
 
-# dflc_layer(TARGET FOLDER): TARGET is the library of FOLDER.
+# dflc_layer(TARGET FOLDER): TARGET is the library of FOLDER, which may be a
+# subfolder ("scheduler/kapla": its headers are "scheduler/kapla/X.h").
 function(dflc_layer target folder)
   set(root ${DFLC_INCLUDE_ROOTS}/${folder})
-  file(MAKE_DIRECTORY ${root})
+  get_filename_component(parent ${root}/${folder} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
   if(NOT IS_SYMLINK ${root}/${folder})
     file(CREATE_LINK ${DFLC_ROOT}/${folder} ${root}/${folder} SYMBOLIC)
   endif()

@@ -37,11 +37,11 @@
 
 #include "frontend/Loader.h"
 #include "model/Model.h"
-#include "scheduler/IntrinsicEmbedding.h"
-#include "scheduler/ScheduleCheck.h"
+#include "scheduler/embedding/IntrinsicEmbedding.h"
+#include "scheduler/analysis/ScheduleCheck.h"
 #include "scheduler/graph/GraphTurbo.h"
 #include "scheduler/placement/CmPlacementReport.h"
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/Solver.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 

@@ -1,6 +1,6 @@
 #include "driver/DriverOptions.h"
 
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/Solver.h"
 #include "support/Check.h"
 #include "support/Diagnostics.h"
 

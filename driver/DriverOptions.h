@@ -4,7 +4,7 @@
 // the same diagnostics in every client (docs/design.md, "The driver").
 #pragma once
 
-#include "scheduler/IntraLayerSolver.h"
+#include "scheduler/kapla/IntraLayerSolver.h"
 
 #include <cstddef>
 #include <map>
@@ -50,7 +50,7 @@ struct DriverOptions {
   std::string objective = "energy";    // energy, latency or edp
   size_t topK = 4;                     // segment chains the inter-layer DP keeps
   /// --time-limit: seconds the solve may take; then the best schedule found
-  /// (scheduler/SolveBudget.h). nullopt: no limit (`--time-limit none`).
+  /// (scheduler/kapla/SolveBudget.h). nullopt: no limit (`--time-limit none`).
   /// Every solve has one unless a client says otherwise (docs/solver.md,
   /// "Solving under a budget").
   std::optional<double> timeLimitSeconds = kDefaultTimeLimitSeconds;

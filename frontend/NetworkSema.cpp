@@ -1,6 +1,7 @@
 // Network analysis: names, operators, parameters and layer shape inference
 // (docs/language.md, "Operators and shape formulas").
 #include "frontend/SemaContext.h"
+#include "support/IntMath.h"
 
 #include <array>
 #include <algorithm>
@@ -79,8 +80,6 @@ struct Factor {
   int64_t value;
 };
 
-int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
 /// A layer's filter window (1 x 1 for the operators without one).
 struct Filter {

@@ -7,7 +7,7 @@
 
 #include "model/DflSyntax.h"
 #include "model/ScheduleWriter.h"
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/Solver.h"
 
 #include <algorithm>
 #include <chrono>

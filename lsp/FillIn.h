@@ -18,7 +18,7 @@
 // computation); a request for a newer one stops the stale solve and waits for
 // it to end before solving, and one for an older text (read before an edit
 // another request has seen) gives up. A solve stops when its time limit passes (the
-// best schedule found; scheduler/SolveBudget.h), when it is stale, when every
+// best schedule found; scheduler/kapla/SolveBudget.h), when it is stale, when every
 // request waiting for it was cancelled, or at stopAll (exit).
 #pragma once
 

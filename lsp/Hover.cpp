@@ -2,7 +2,7 @@
 
 #include "lsp/Compilation.h"
 #include "lsp/Positions.h"
-#include "scheduler/Report.h"
+#include "scheduler/analysis/Report.h"
 
 #include "support/Format.h"
 

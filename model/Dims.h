@@ -25,6 +25,10 @@ using DimVector = std::array<int64_t, kNumDims>;
 inline int64_t &at(DimVector &v, Dim d) { return v[static_cast<size_t>(d)]; }
 inline int64_t at(const DimVector &v, Dim d) { return v[static_cast<size_t>(d)]; }
 
+/// The independent dims, every loop of a layer's nest once (KAPLA §3): the
+/// input window dims Xi and Yi are derived from Xo+R and Yo+S.
+constexpr Dim kIndependentDims[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+
 /// The input window dims, derived from an output and a filter dim: Xi and Yi.
 inline bool isInputWindow(Dim d) { return d == Dim::Xi || d == Dim::Yi; }
 /// The dims along the width (x axis): Xi, Xo and R; Yi, Yo and S run along the height.

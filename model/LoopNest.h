@@ -168,7 +168,7 @@ int64_t windowTaps(int64_t span, int64_t outputs, int64_t stride, int64_t dilati
 /// coordinate it folds into (its first KAPLA dim; K is C in a channel-wise
 /// layer): (coordinate / divisor) mod extent, the first-added dim of a
 /// coordinate the most significant. The kernels' plans, the dependences and
-/// the segment latency model (scheduler/SegmentLatency.h) read steps through it.
+/// the segment latency model (scheduler/analysis/SegmentLatency.h) read steps through it.
 struct IterDimFold {
   Dim from = Dim::N;
   int64_t divisor = 1, extent = 1;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "model/DsaSchedule.h"
-#include "scheduler/Analysis.h"
+#include "scheduler/analysis/Analysis.h"
 #include "scheduler/graph/InstanceSchedule.h"
 
 #include <optional>

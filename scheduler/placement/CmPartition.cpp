@@ -1,6 +1,7 @@
 #include "scheduler/placement/CmPartition.h"
 
 #include "support/Check.h"
+#include "support/IntMath.h"
 
 #include <algorithm>
 #include <map>
@@ -10,7 +11,6 @@
 namespace dfl {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The DPU operation a layer runs, or "" for a crossbar layer.
 std::string dpuOpOf(const Layer &l) {

@@ -1,6 +1,6 @@
 #include "scheduler/placement/CmPlacement.h"
 
-#include "scheduler/GecodeLimitStop.h"
+#include "scheduler/embedding/GecodeLimitStop.h"
 #include "support/Check.h"
 
 #include <gecode/int.hh>

@@ -25,7 +25,7 @@ StepSpace rowSteps(const Layer &layer, int64_t rows = 1, bool perSample = false)
   s.nest = &layer.nest;
   s.output = layer.output;
   bool channelWise = layer.channelWise();
-  for (Dim d : {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S})
+  for (Dim d : kIndependentDims)
     if (!(channelWise && d == Dim::K))
       s.dims.push_back(d);
   s.bounds = layer.bounds;

@@ -7,8 +7,8 @@
 #include "TestUtil.h"
 
 #include "backend/Reference.h"
-#include "scheduler/EmbeddingTransform.h"
-#include "scheduler/IntrinsicEmbedding.h"
+#include "scheduler/embedding/EmbeddingTransform.h"
+#include "scheduler/embedding/IntrinsicEmbedding.h"
 
 #include <gtest/gtest.h>
 

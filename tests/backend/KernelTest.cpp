@@ -6,8 +6,8 @@
 // solver's; and kernels broken on purpose, which must be caught.
 #include "backend/Simulator.h"
 #include "model/ScheduleWriter.h"
-#include "scheduler/Analysis.h"
-#include "scheduler/Solver.h"
+#include "scheduler/analysis/Analysis.h"
+#include "scheduler/kapla/Solver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

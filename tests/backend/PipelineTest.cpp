@@ -4,7 +4,7 @@
 // check must catch, and the solver's pipelined segments, which must run
 // without a violation.
 #include "backend/PipelineSim.h"
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/Solver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

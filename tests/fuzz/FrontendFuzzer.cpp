@@ -14,7 +14,7 @@
 #include "frontend/Parser.h"
 #include "frontend/Printer.h"
 #include "model/ModelSummary.h"
-#include "scheduler/Report.h"
+#include "scheduler/analysis/Report.h"
 #include "support/DiagnosticRenderer.h"
 
 #include <cstdint>

@@ -1,2 +1,2 @@
 // Must not build: the model depends on support/ alone (cmake/Layers.cmake).
-#include "scheduler/Analysis.h"
+#include "scheduler/analysis/Analysis.h"

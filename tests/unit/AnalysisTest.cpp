@@ -4,7 +4,7 @@
 // directives define, keeps each buffer's contents as a set of tensor elements,
 // and counts fills, multicast reads, same-level transfers and partial-sum
 // read-modify-writes at every boundary. A few numbers are also derived by hand.
-#include "scheduler/Analysis.h"
+#include "scheduler/analysis/Analysis.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

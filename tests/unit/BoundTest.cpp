@@ -4,8 +4,8 @@
 // the directives of levels >= l only. Checked on stdlib layers of every kind:
 // for valid complete plans, replacing the levels below m by other valid
 // completions leaves every term b >= m unchanged.
-#include "scheduler/IntraLayerSolver.h"
-#include "scheduler/LayerAnalysis.h"
+#include "scheduler/kapla/IntraLayerSolver.h"
+#include "scheduler/analysis/LayerAnalysis.h"
 #include "frontend/Loader.h"
 #include "frontend/Sema.h"
 #include "TestUtil.h"
@@ -42,7 +42,7 @@ std::unique_ptr<Loaded> load(const std::string &net, const std::string &hw, int6
 LayerScheduleModel completeBelow(const Layer &layer, const LayerScheduleModel &plan, const LevelResult &levelM, int m,
                                  bool reversed) {
   LayerScheduleModel s = plan;
-  std::vector<Dim> dims = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+  std::vector<Dim> dims(std::begin(kIndependentDims), std::end(kIndependentDims));
   if (reversed)
     std::reverse(dims.begin(), dims.end());
   for (LevelDirectives &d : s.levels) {

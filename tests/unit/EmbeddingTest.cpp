@@ -1,10 +1,10 @@
-// Intrinsic embedding (scheduler/IntrinsicEmbedding.h): small operators whose
+// Intrinsic embedding (scheduler/embedding/IntrinsicEmbedding.h): small operators whose
 // embeddings are derived by hand in the comments, and every candidate re-run
 // as its transformed nest against a direct evaluation written here.
 #include "TestUtil.h"
 
-#include "scheduler/EmbeddingTransform.h"
-#include "scheduler/IntrinsicEmbedding.h"
+#include "scheduler/embedding/EmbeddingTransform.h"
+#include "scheduler/embedding/IntrinsicEmbedding.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Instance-split temporal segments (scheduler/Instances.h, docs/directives.md
+// Instance-split temporal segments (scheduler/analysis/Instances.h, docs/directives.md
 // §9 "Instances"): the spans each instance computes, the piece of a layer,
 // and what cannot be split — derived by hand in the comments.
-#include "scheduler/Instances.h"
+#include "scheduler/analysis/Instances.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

@@ -3,9 +3,9 @@
 // search's tiles at and above that level are multiples of the layer's unit
 // tensors; a 1x1 conv with K and C multiples of 16 uses VTA's GEMM fully; a
 // given level that breaks the unit is E0825; the property's own errors.
-#include "scheduler/IntrinsicUnits.h"
-#include "scheduler/ScheduleCheck.h"
-#include "scheduler/Solver.h"
+#include "scheduler/analysis/IntrinsicUnits.h"
+#include "scheduler/analysis/ScheduleCheck.h"
+#include "scheduler/kapla/Solver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,6 @@ using dfl::test::compile;
 
 namespace {
 
-constexpr Dim kIndependent[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
 
 // Two convs around a pool on a 4 x 4 array computing a 1 x 4 x 4 GEMM. b's
 // K = 6 is not a multiple of 4: its embedding pads (a partial last call).
@@ -84,7 +83,7 @@ TEST(IntrinsicScheduling, EverySearchTilesInMultiplesOfTheUnit) {
           level0 = &d;
       ASSERT_TRUE(level0);
       int64_t calls = 1;
-      for (Dim dim : kIndependent) {
+      for (Dim dim : kIndependentDims) {
         const int64_t unit = at(u->unit, dim), bound = at(layer.bounds, dim);
         calls *= unit;
         // The intrinsic's level: its units cover whole calls.
@@ -119,7 +118,7 @@ network n { input x [C=48, X=7, Y=7]; a = conv(x, K=32, R=1); }
   EXPECT_EQ(u->embedding.macsMin, 32 * 48 * 7 * 7);
   EXPECT_DOUBLE_EQ(u->embedding.utilization(), 1.0);
   int64_t calls = 1;
-  for (Dim dim : kIndependent)
+  for (Dim dim : kIndependentDims)
     calls *= at(u->unit, dim);
   EXPECT_EQ(calls, 256);
   SolveFailure why;

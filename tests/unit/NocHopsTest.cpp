@@ -1,6 +1,6 @@
 // The NoC hops between the memory channels and the nodes (docs/directives.md
 // §6 "NoC"), on small meshes derived by hand.
-#include "scheduler/NocHops.h"
+#include "scheduler/analysis/NocHops.h"
 
 #include <gtest/gtest.h>
 

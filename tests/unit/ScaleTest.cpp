@@ -1,8 +1,8 @@
 // Issue 20: work that scales with the structure, not with the values: the
 // solver's blocked sizes, the layer lookup, the default solve budget.
 #include "driver/DriverOptions.h"
-#include "scheduler/LayerAnalysis.h"
-#include "scheduler/TilingSpace.h"
+#include "scheduler/analysis/LayerAnalysis.h"
+#include "scheduler/kapla/TilingSpace.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

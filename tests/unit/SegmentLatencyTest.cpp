@@ -1,9 +1,9 @@
 // The latency of a pipelined segment (docs/directives.md §8,
-// scheduler/SegmentLatency.h) on segments whose timelines are derived by
+// scheduler/analysis/SegmentLatency.h) on segments whose timelines are derived by
 // hand in the comments: a consumer whose first step needs the producer's
 // last one, and two independent branches joined by an add.
-#include "scheduler/Analysis.h"
-#include "scheduler/SegmentLatency.h"
+#include "scheduler/analysis/Analysis.h"
+#include "scheduler/analysis/SegmentLatency.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
 // The solver: exhaustive is optimal in the space, KAPLA stays close to it,
 // user-written levels survive verbatim, and the same input gives the same result.
-#include "scheduler/InterLayerSolver.h"
+#include "scheduler/kapla/InterLayerSolver.h"
 #include "frontend/Loader.h"
 #include "model/ScheduleWriter.h"
-#include "scheduler/SegmentChains.h"
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/SegmentChains.h"
+#include "scheduler/kapla/Solver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

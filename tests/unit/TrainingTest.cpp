@@ -1,6 +1,6 @@
 // Training: the backward graph, and a weight-gradient layer's accesses.
-#include "scheduler/Analysis.h"
-#include "scheduler/IntraLayerSolver.h"
+#include "scheduler/analysis/Analysis.h"
+#include "scheduler/kapla/IntraLayerSolver.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

@@ -1,0 +1,17 @@
+// Internal to the scheduler: the per-layer half of analyzeSchedule.
+#pragma once
+
+#include "scheduler/analysis/Analysis.h"
+
+namespace dfl {
+
+/// Analyzes one layer's directives (schedule may be null: nothing given).
+/// Appends the layer's validity problems to `issues`.
+LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
+                         std::vector<Issue> &issues);
+/// The same for `shape` standing in for layer `layer` of `net` (a piece of
+/// it: scheduler/analysis/Instances.h).
+LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
+                         const LayerScheduleModel *schedule, std::vector<Issue> &issues);
+
+} // namespace dfl

@@ -1,0 +1,130 @@
+#include "scheduler/analysis/LoopNestView.h"
+
+#include "scheduler/analysis/Instances.h"
+
+#include "support/Format.h"
+
+#include <sstream>
+
+namespace dfl {
+namespace {
+
+/// `Yo += 2, Yi += 2`: the dims a directive moves together.
+std::string steps(const std::vector<std::pair<Dim, int64_t>> &s) {
+  std::string out;
+  for (const auto &[d, n] : s)
+    out += (out.empty() ? "" : ", ") + std::string(dimName(d)) + " += " + std::to_string(n);
+  return out;
+}
+
+/// `N=1 C=37 ...`: the dims of an extent the layer has (bound above 1).
+std::string extent(const DimVector &e, const Layer &layer) {
+  std::string out;
+  for (size_t d = 0; d < kNumDims; ++d)
+    if (layer.bounds[d] > 1)
+      out += (out.empty() ? "" : " ") + std::string(dimName(static_cast<Dim>(d))) + "=" + std::to_string(e[d]);
+  return out.empty() ? "1" : out;
+}
+
+class LoopPrinter {
+public:
+  LoopPrinter(const Network &net, const Hardware &hw, std::ostringstream &os) : net_(net), hw_(hw), os_(os) {}
+
+  /// `split`: the segment split into instances the layer runs in (null: none).
+  void layer(const LayerScheduleModel *ls, const LayerResult &lr, const SegmentResult *split) {
+    const Layer &layer = net_.layers[static_cast<size_t>(lr.layer)];
+    os_ << "\nlayer " << layer.name << ": " << layerTypeName(layer.type) << ", "
+        << formatScaled(lr.work) << (layer.macs ? " MACs" : " ops") << "\n";
+    const size_t nl = hw_.levels.size();
+    depth_ = 1;
+    line(hw_.levels[nl - 1].name + "  " + extent(layer.bounds, layer), "");
+    ++depth_;
+    if (split) {
+      // One instance after the other (docs/directives.md §9); the levels
+      // below are the largest piece's.
+      line("for instance along " + std::string(dimName(split->splitDim)),
+           "x" + std::to_string(split->instances) + "  largest piece " + extent(lr.levels[nl - 1].extent, layer));
+      ++depth_;
+    }
+    for (size_t l = nl - 1; l-- > 0;) {
+      const LevelDirectives *d = nullptr;
+      if (ls)
+        for (const LevelDirectives &ld : ls->levels)
+          if (ld.level == static_cast<int>(l))
+            d = &ld;
+      const LevelResult &r = lr.levels[l];
+      if (!d || !r.known) {
+        // A partial schedule: the levels inside still show what they hold.
+        line(hw_.levels[l].name + "  (not given)", "");
+        ++depth_;
+        continue;
+      }
+      // Updates walk the stacked tiles through the level outside, outermost
+      // first; their trip counts need that level's tile.
+      const bool outerKnown = l + 2 == nl || lr.levels[l + 1].known;
+      for (size_t i = d->updates.size(); i-- > 0;) {
+        line("for " + steps(d->updates[i].steps),
+             outerKnown && i < r.trips.size() ? "x" + std::to_string(r.trips[i]) : "x?");
+        ++depth_;
+      }
+      for (const StackDirective &s : d->stacks) {
+        line("par " + steps(s.shifts), "x" + std::to_string(s.repl));
+        ++depth_;
+      }
+      line(hw_.levels[l].name + "  " + extent(r.extent, layer), holds(l, r, layer));
+      ++depth_;
+    }
+    // The innermost level's units compute their tiles, a point a cycle.
+    line(layer.macs ? "MAC" : "op", "");
+  }
+
+private:
+  /// `ifm 592, wgt 296, ofm 16 words: 1.8 KiB of 128 KiB (1.4 %)`.
+  std::string holds(size_t l, const LevelResult &r, const Layer &layer) const {
+    std::string out;
+    for (TensorRole role : layer.roles()) {
+      const TileResult &t = r.tiles[static_cast<size_t>(role)];
+      out += (out.empty() ? "" : ", ") + std::string(roleName(role)) + " " + formatNumber(static_cast<double>(t.words));
+      if (t.shr > 1)
+        out += "/" + std::to_string(t.shr);
+    }
+    out += " words: " + formatBytes(static_cast<double>(r.occupancyBytes));
+    if (const auto &cap = hw_.levels[l].capacityBytes)
+      out += " of " + formatBytes(static_cast<double>(*cap)) + " (" +
+             formatFixed(100.0 * static_cast<double>(r.occupancyBytes) / static_cast<double>(*cap), 1) + " %)";
+    if (hw_.levels[l].units() > 1)
+      out += ", " + std::to_string(r.units) + " of " + std::to_string(hw_.levels[l].units()) + " units";
+    return out;
+  }
+
+  void line(const std::string &loop, const std::string &note) {
+    std::string s = std::string(2 * depth_, ' ') + loop;
+    os_ << (note.empty() ? s : padRight(s, 44) + "  " + note) << "\n";
+  }
+
+  const Network &net_;
+  const Hardware &hw_;
+  std::ostringstream &os_;
+  size_t depth_ = 1;
+};
+
+} // namespace
+
+std::string scheduleLoopsText(const Model &model, const Schedule &schedule, const ScheduleResult &result) {
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
+  std::ostringstream os;
+  os << "schedule for " << net.name << " on " << hw.name
+     << ": loops outermost first (for: a level's update, par: its stack over units; x: trip count, ?: unknown)\n";
+  for (const LayerResult &lr : result.layers) {
+    const LayerScheduleModel *ls = nullptr;
+    for (const LayerScheduleModel &m : schedule.layers)
+      if (m.layer == lr.layer)
+        ls = &m;
+    size_t k = 0;
+    LoopPrinter(net, hw, os).layer(ls, lr, splitSegmentOf(result, lr.layer, k));
+  }
+  return os.str();
+}
+
+} // namespace dfl

@@ -1,0 +1,379 @@
+#include "scheduler/analysis/Report.h"
+
+#include "scheduler/analysis/IntrinsicUnits.h"
+
+#include "support/FiniteJson.h"
+#include "support/Format.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace dfl {
+std::string tripCountsText(const std::vector<int64_t> &trips) {
+  std::vector<std::string> out;
+  for (int64_t t : trips)
+    out.push_back(t ? std::to_string(t) : "?");
+  return joinList(out, ", ", ", ");
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string cell(std::string s, size_t w, bool right = true) {
+  return right ? padLeft(std::move(s), w) : padRight(std::move(s), w);
+}
+
+/// A double that is an exact count prints as an integer: diffs stay stable.
+json count(double v) {
+  if (std::fabs(v - std::round(v)) < 1e-6 && std::fabs(v) < 9e15)
+    return static_cast<int64_t>(std::llround(v));
+  return v;
+}
+
+/// The layers that take the largest shares of `total`, largest first, while
+/// they add up to half of it (at most three): `fc1 57.1 %, fc2 25.0 %`.
+std::string dominant(const Network &net, const ScheduleResult &r, double LayerResult::*of, double total) {
+  std::vector<const LayerResult *> order;
+  for (const LayerResult &lr : r.layers)
+    order.push_back(&lr);
+  std::stable_sort(order.begin(), order.end(), [&](auto *x, auto *y) { return x->*of > y->*of; });
+  std::string out;
+  double sum = 0;
+  for (size_t i = 0; i < order.size() && i < 3 && sum < total / 2 && total > 0; ++i) {
+    sum += order[i]->*of;
+    out += (out.empty() ? "" : ", ") + net.layers[static_cast<size_t>(order[i]->layer)].name + " " +
+           formatFixed(100 * (order[i]->*of) / total, 1) + " %";
+  }
+  return out;
+}
+
+/// What a complete schedule comes to (docs/cli.md, `dflc check`): its
+/// segments and their kind, the layers that dominate energy and latency, and
+/// how busy the PEs are.
+std::string storyText(const Network &net, const ScheduleResult &r, EnergyUnit unit) {
+  std::ostringstream os;
+  size_t spatial = 0, temporal = 0, split = 0;
+  for (const SegmentResult &s : r.segments) {
+    if (s.pipelined)
+      ++spatial;
+    else if (s.layers.size() > 1)
+      ++temporal, split += s.instances > 1;
+  }
+  const size_t single = r.segments.size() - spatial - temporal;
+  os << "segments: " << spatial << " spatially pipelined, " << temporal << " temporal"
+     << (split ? " (" + std::to_string(split) + " split into instances)" : std::string()) << ", " << single
+     << " of one layer\n";
+  for (size_t i = 0; i < r.segments.size(); ++i) {
+    const SegmentResult &s = r.segments[i];
+    if (s.layers.size() < 2)
+      continue;
+    std::string names = net.layers[static_cast<size_t>(s.layers.front())].name + " .. " +
+                        net.layers[static_cast<size_t>(s.layers.back())].name;
+    const std::string kind = s.pipelined        ? "spatial"
+                             : s.instances > 1 ? "temporal, " + std::string(dimName(s.splitDim)) + "/" +
+                                                     std::to_string(s.instances)
+                                               : "temporal";
+    os << "  " << padRight(std::to_string(i), 4) << padRight(kind, 10) << " "
+       << padRight(names + " (" + std::to_string(s.layers.size()) + " layers)", 44) << " "
+       << padLeft(formatFixed(s.energyPj / unit.pj, 3), 12) << " " << unit.name << " "
+       << padLeft(formatFixed(s.latencyCycles, 0), 12) << " cycles\n";
+  }
+  double latency = 0;
+  for (const LayerResult &lr : r.layers)
+    latency += lr.latencyCycles;
+  os << "energy mostly in: " << dominant(net, r, &LayerResult::energyPj, r.energyPj) << "\n";
+  os << "time mostly in: " << dominant(net, r, &LayerResult::latencyCycles, latency) << " (of the layers' own latencies)\n";
+  // Utilization: per layer, and over the whole run weighted by time.
+  std::vector<double> util;
+  double busy = 0;
+  for (const LayerResult &lr : r.layers) {
+    util.push_back(lr.utilization);
+    busy += lr.utilization * lr.latencyCycles;
+  }
+  std::sort(util.begin(), util.end());
+  if (!util.empty())
+    os << "PE utilization: median layer " << formatFixed(50 * (util[(util.size() - 1) / 2] + util[util.size() / 2]), 1)
+       << " %, time-weighted "
+       << formatFixed(latency > 0 ? 100 * busy / latency : 0, 1) << " %\n";
+  return os.str();
+}
+
+/// "C=16, K=16": the unit's dims above 1.
+std::string unitText(const DimVector &unit) {
+  std::string out;
+  for (Dim d : kIndependentDims)
+    if (at(unit, d) > 1)
+      out += (out.empty() ? "" : ", ") + std::string(dimName(d)) + "=" + std::to_string(at(unit, d));
+  return out.empty() ? "1" : out;
+}
+
+/// The embedding a layer is scheduled with (docs/embedding.md,
+/// "Intrinsic-aware scheduling"), as JSON: null without an intrinsic.
+json embeddingJson(const Layer &l, const Hardware &hw) {
+  auto u = intrinsicUnitFor(l, hw);
+  if (!u)
+    return nullptr;
+  json j = {{"name", u->intrinsic}, {"level", hw.levels[static_cast<size_t>(u->level)].name}, {"embedded", u->embedded}};
+  if (!u->embedded) {
+    j["reason"] = u->reason;
+    return j;
+  }
+  json unit = json::object();
+  for (Dim d : kIndependentDims)
+    unit[dimName(d)] = at(u->unit, d);
+  j["model"] = embeddingModelName(u->embedding.model);
+  j["operands_swapped"] = u->embedding.operandsSwapped;
+  j["mapping"] = u->transform.dimMapping;
+  j["unit"] = unit;
+  j["utilization"] = u->embedding.utilization();
+  j["macs"] = u->embedding.macs;
+  j["macs_min"] = u->embedding.macsMin;
+  return j;
+}
+
+} // namespace
+
+EnergyUnit energyUnitFor(double largestPj) {
+  if (largestPj < 1e4)
+    return {"pJ", 1};
+  if (largestPj < 1e7)
+    return {"nJ", 1e3};
+  if (largestPj < 1e10)
+    return {"uJ", 1e6};
+  return {"mJ", 1e9};
+}
+
+namespace {
+
+/// The numbers of the levels a partial layer's schedule gives that do not
+/// depend on the levels left to the solver: tiles, occupancy, stacked units and
+/// trip counts (an outermost update's steps over an extent still to be chosen
+/// are unknown, "?"). Accesses and energy need every level.
+std::string givenLevelsText(const Hardware &hw, const Layer &l, const LayerResult &lr) {
+  std::ostringstream os;
+  for (size_t i = 0; i + 1 < lr.levels.size(); ++i) {
+    const LevelResult &lv = lr.levels[i];
+    if (!lv.known)
+      continue;
+    const Level &level = hw.levels[i];
+    std::vector<std::string> tiles;
+    for (TensorRole role : l.roles())
+      tiles.push_back(std::string(roleName(role)) + " " + std::to_string(lv.tiles[static_cast<size_t>(role)].words));
+    os << "  " << level.name << ": tiles " << joinList(tiles, ", ", ", ") << " words; " << lv.occupancyBytes << " B";
+    if (level.capacityBytes)
+      os << " of " << *level.capacityBytes << " B";
+    os << "; " << lv.units << " of " << level.units() << " units";
+    if (!lv.trips.empty())
+      os << "; trips " << tripCountsText(lv.trips) << " (innermost first)";
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace
+
+std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
+  std::ostringstream os;
+  os << "schedule for " << net.name << " on " << hw.name << ": "
+     << (r.valid ? (r.complete ? "valid" : "valid so far, incomplete") : "INVALID") << "\n";
+  size_t nameW = 5;
+  for (const Layer &l : net.layers)
+    nameW = std::max(nameW, l.name.size());
+  double largest = r.energyPj;
+  for (const LayerResult &lr : r.layers)
+    largest = std::max(largest, lr.energyPj);
+  EnergyUnit unit = energyUnitFor(largest);
+  auto uj = [&](double pj) { return formatFixed(pj / unit.pj, 3); };
+  std::string u = std::string("[") + unit.name + "]";
+  os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("MAC", 10);
+  for (const Level &lv : hw.levels)
+    os << "  " << cell(lv.name, 10);
+  os << "  " << cell("NoC", 10) << "  " << cell("bus", 10) << "  " << cell("static", 10) << "  " << cell("cycles", 12) << "  " << cell("bound", 7) << "  " << cell("util", 6)
+     << "\n";
+  os << cell("", nameW, false) << "  " << cell(u, 12) << "  " << cell(u, 10);
+  for (size_t i = 0; i < hw.levels.size(); ++i)
+    os << "  " << cell(u, 10);
+  os << "  " << cell(u, 10) << "  " << cell(u, 10) << "  " << cell(u, 10) << "  " << cell("", 12) << "  " << cell("", 7) << "  " << cell("[%]", 6) << "\n";
+  for (const LayerResult &lr : r.layers) {
+    const Layer &l = net.layers[lr.layer];
+    os << cell(l.name, nameW, false);
+    if (!lr.complete || !lr.valid || lr.levels.empty()) {
+      os << "  " << cell(lr.valid ? "incomplete" : "invalid", 12) << "\n";
+      if (lr.valid)
+        os << givenLevelsText(hw, l, lr);
+      continue;
+    }
+    os << "  " << cell(uj(lr.energyPj), 12) << "  " << cell(uj(lr.energyMacPj), 10);
+    for (const LevelResult &lv : lr.levels)
+      os << "  " << cell(uj(lv.energyPj), 10);
+    os << "  " << cell(uj(lr.energyNocPj), 10) << "  " << cell(uj(lr.energyBusPj), 10) << "  "
+       << cell(uj(lr.energyStaticPj), 10) << "  " << cell(formatFixed(lr.latencyCycles, 0), 12) << "  "
+       << cell(lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name, 7) << "  "
+       << cell(formatFixed(lr.utilization * 100, 1), 6) << "\n";
+  }
+  if (r.complete && r.valid) {
+    os << cell("total", nameW, false) << "  " << cell(uj(r.energyPj), 12) << "  " << cell(uj(r.energyMacPj), 10);
+    for (double e : r.energyLevelPj)
+      os << "  " << cell(uj(e), 10);
+    os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(uj(r.energyBusPj), 10) << "  "
+       << cell(uj(r.energyStaticPj), 10) << "  " << cell(formatFixed(r.latencyCycles, 0), 12) << "\n";
+    os << "energy " << formatEnergy(r.energyPj) << ", latency " << formatFixed(r.latencyCycles, 0) << " cycles ("
+       << formatFixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
+       << r.segments.size() << " segments\n";
+    os << storyText(net, r, unit);
+  }
+  if (int level = intrinsicLevel(hw); level >= 0) {
+    const Level &lv = hw.levels[static_cast<size_t>(level)];
+    os << "intrinsic " << lv.intrinsic << " at level " << lv.name << " (" << lv.rows << " x " << lv.cols
+       << " units, one call per step):\n";
+    for (const LayerResult &lr : r.layers) {
+      const Layer &l = net.layers[lr.layer];
+      auto u = intrinsicUnitFor(l, hw);
+      os << "  " << cell(l.name, nameW, false) << "  ";
+      if (!u->embedded) {
+        os << "not embedded (" << u->reason << "): 1-element tiles\n";
+        continue;
+      }
+      os << joinList(u->transform.dimMapping, "; ", "; ") << "; unit [" << unitText(u->unit) << "]; utilization "
+         << formatFixed(100 * u->embedding.utilization(), 1) << " %\n";
+    }
+  }
+  return os.str();
+}
+
+std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
+  json layers = json::array();
+  for (const LayerResult &lr : r.layers) {
+    const Layer &l = net.layers[lr.layer];
+    json j = {{"name", l.name}, {"complete", lr.complete}, {"valid", lr.valid}};
+    if (!lr.missing.empty())
+      j["missing"] = lr.missing;
+    if (json e = embeddingJson(l, hw); !e.is_null())
+      j["intrinsic"] = e;
+    if (lr.complete && lr.valid) {
+      json levels = json::array();
+      for (const LevelResult &lv : lr.levels) {
+        json tiles = json::object();
+        for (TensorRole role : l.roles()) {
+          const TileResult &t = lv.tiles[static_cast<size_t>(role)];
+          if (!t.present)
+            continue;
+          tiles[roleName(role)] = {{"words", t.words},        {"shr", t.shr}, {"distinct_words", t.distinctWords},
+                                   {"copies", count(t.rep)},  {"loads", count(t.loads)},
+                                   {"words_per_unit", count(t.wordsPerUnit)}};
+        }
+        json acc = json::object();
+        for (TensorRole role : l.roles()) {
+          size_t ri = static_cast<size_t>(role);
+          acc[roleName(role)] = {{"reads", count(lv.accesses.reads[ri])},
+                                 {"writes", count(lv.accesses.writes[ri])},
+                                 {"same_level", count(lv.accesses.sameLevel[ri])},
+                                 {"fills", count(lv.accesses.fills[ri])},
+                                 {"write_backs", count(lv.accesses.writeBacks[ri])}};
+        }
+        json extent = json::object();
+        for (size_t d = 0; d < kNumDims; ++d)
+          extent[dimName(static_cast<Dim>(d))] = lv.extent[d];
+        levels.push_back({{"level", hw.levels[lv.level].name},
+                          {"extent", extent},
+                          {"units", hw.chipUnits(static_cast<size_t>(lv.level))},
+                          {"stacked", lv.units},
+                          {"units_in_use", lv.unitsInUse},
+                          {"trip_counts", lv.trips},
+                          {"occupancy_bytes", lv.occupancyBytes},
+                          {"capacity_bytes", hw.levels[lv.level].capacityBytes
+                                                 ? json(*hw.levels[lv.level].capacityBytes)
+                                                 : json(nullptr)},
+                          {"tiles", tiles},
+                          {"accesses", acc},
+                          {"traffic_words", count(lv.trafficWords)},
+                          {"traffic_bytes", count(lv.trafficBytes)},
+                          {"cycles", lv.cycles},
+                          {"energy_pj", lv.energyPj},
+                          {"neighbor_energy_pj", lv.neighborEnergyPj},
+                          {"bus_energy_pj", lv.busEnergyPj},
+                          {"remote_reads", count(lv.remoteReads)},
+                          {"remote_energy_pj", lv.remoteEnergyPj}});
+      }
+      j["work"] = count(lr.work);
+      j["energy_pj"] = {{"total", lr.energyPj},
+                        {"mac", lr.energyMacPj},
+                        {"noc", lr.energyNocPj},
+                        {"bus", lr.energyBusPj},
+                        {"static", lr.energyStaticPj}};
+      j["noc_hops"] = lr.hops;
+      j["latency_cycles"] = lr.latencyCycles;
+      j["compute_cycles"] = lr.computeCycles;
+      j["bound_by"] = lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name;
+      j["utilization"] = lr.utilization;
+      j["levels"] = levels;
+    } else if (lr.valid) {
+      // What the given levels of a partial layer fix (givenLevelsText).
+      json given = json::array();
+      for (size_t i = 0; i + 1 < lr.levels.size(); ++i) {
+        const LevelResult &lv = lr.levels[i];
+        if (!lv.known)
+          continue;
+        json tiles = json::object(), trips = json::array();
+        for (TensorRole role : l.roles())
+          tiles[roleName(role)] = {{"words", lv.tiles[static_cast<size_t>(role)].words}};
+        for (int64_t t : lv.trips)
+          trips.push_back(t ? json(t) : json(nullptr));
+        given.push_back({{"level", hw.levels[i].name},
+                         {"units", hw.chipUnits(i)},
+                         {"stacked", lv.units},
+                         {"trip_counts", trips},
+                         {"occupancy_bytes", lv.occupancyBytes},
+                         {"capacity_bytes", hw.levels[i].capacityBytes ? json(*hw.levels[i].capacityBytes)
+                                                                      : json(nullptr)},
+                         {"tiles", tiles}});
+      }
+      j["given_levels"] = given;
+    }
+    layers.push_back(j);
+  }
+  json segments = json::array();
+  for (const SegmentResult &s : r.segments) {
+    json names = json::array();
+    for (int l : s.layers)
+      names.push_back(net.layers[l].name);
+    segments.push_back({{"layers", names},
+                        {"pipelined", s.pipelined},
+                        {"chunks", s.chunks},
+                        {"split", s.instances > 1 ? json{{"dim", dimName(s.splitDim)}, {"instances", s.instances}}
+                                                  : json(nullptr)},
+                        {"latency_cycles", s.latencyCycles},
+                        {"energy_pj", s.energyPj}});
+  }
+  json levelEnergy = json::object();
+  for (size_t l = 0; l < hw.levels.size() && l < r.energyLevelPj.size(); ++l)
+    levelEnergy[hw.levels[l].name] = r.energyLevelPj[l];
+  json out = {{"network", net.name},
+              {"hardware", hw.name},
+              {"batch", net.batch},
+              {"complete", r.complete},
+              {"valid", r.valid},
+              {"units", {{"energy", "pJ"}, {"latency", "cycles"}, {"accesses", "words"}}},
+              {"totals",
+               {{"energy_pj", r.energyPj},
+                {"mac_pj", r.energyMacPj},
+                {"levels_pj", levelEnergy},
+                {"noc_pj", r.energyNocPj},
+                {"bus_pj", r.energyBusPj},
+                {"static_pj", r.energyStaticPj},
+                {"latency_cycles", r.latencyCycles},
+                {"latency_seconds", r.latencyCycles / hw.frequencyHz}}},
+              {"segments", segments},
+              {"layers", layers}};
+  return dumpReport(out);
+}
+
+} // namespace dfl

@@ -1,0 +1,28 @@
+// The results of analyzeSchedule for people (a per-layer table: energy
+// breakdown, latency, utilization, with explicit units) and for programs (JSON).
+#pragma once
+
+#include "scheduler/analysis/Analysis.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+/// One energy unit per table, chosen from its largest figure so the numbers stay readable.
+struct EnergyUnit {
+  const char *name;
+  double pj;
+};
+EnergyUnit energyUnitFor(double largestPj);
+
+/// A level's trip counts, innermost first, comma-separated; 0 (an outermost
+/// update stepping over an extent the solver still picks) is "?".
+std::string tripCountsText(const std::vector<int64_t> &trips);
+
+std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &result);
+/// {"network", "hardware", "complete", "valid", "totals": {...}, "layers": [...], "segments": [...]}
+std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &result);
+
+} // namespace dfl

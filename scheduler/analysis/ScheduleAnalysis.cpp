@@ -1,0 +1,631 @@
+// The schedule-level half of the analysis: segments, inter-layer forwarding
+// and pipelining, totals (docs/directives.md §9).
+#include "scheduler/analysis/Analysis.h"
+#include "scheduler/analysis/Instances.h"
+#include "scheduler/analysis/IntrinsicUnits.h"
+#include "scheduler/analysis/LayerAnalysis.h"
+#include "scheduler/analysis/SegmentLatency.h"
+#include "support/Check.h"
+#include "support/Format.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace dfl {
+namespace {
+
+/// The step of the top-level update that walks the batch outermost: 0 if no
+/// update there moves N (the whole batch at once); -1 if one does, but not
+/// alone or with an update outside it that iterates (the layer cannot stop
+/// between two batch chunks).
+int64_t outerBatchStep(const LayerScheduleModel *schedule, size_t top, const std::vector<int64_t> &trips) {
+  const LevelDirectives *ld = nullptr;
+  if (schedule)
+    for (const LevelDirectives &d : schedule->levels)
+      if (d.level == static_cast<int>(top))
+        ld = &d;
+  if (!ld)
+    return 0;
+  int64_t step = 0;
+  for (size_t u = 0; u < ld->updates.size(); ++u) {
+    const auto &steps = ld->updates[u].steps;
+    bool movesN = std::any_of(steps.begin(), steps.end(), [](auto &s) { return s.first == Dim::N; });
+    if (movesN) {
+      if (step || steps.size() != 1)
+        return -1;
+      step = steps[0].second;
+    } else if (step && u < trips.size() && trips[u] > 1) {
+      return -1;
+    }
+  }
+  return step;
+}
+
+class ScheduleAnalyzer {
+public:
+  ScheduleAnalyzer(const Model &model, const Schedule &s)
+      : s_(s), net_(networkOf(model, s)), hw_(hardwareOf(model, s)) {}
+
+  ScheduleResult run() {
+    std::map<int, const LayerScheduleModel *> byLayer;
+    for (const LayerScheduleModel &ls : s_.layers)
+      byLayer[ls.layer] = &ls;
+    // Layers of a segment split into instances run as their pieces.
+    // Each layer with its place in its segment in network order (as written
+    // the order is free).
+    std::map<int, std::pair<const Segment *, size_t>> split;
+    for (const Segment &seg : s_.segments)
+      if (splits(seg)) {
+        const std::vector<int> order = sorted(seg.layers);
+        for (size_t k = 0; k < order.size(); ++k)
+          split[order[k]] = {&seg, k};
+      }
+    for (size_t i = 0; i < net_.layers.size(); ++i) {
+      auto it = byLayer.find(static_cast<int>(i));
+      const LayerScheduleModel *given = it == byLayer.end() ? nullptr : it->second;
+      if (auto sp = split.find(static_cast<int>(i)); sp != split.end()) {
+        const Segment &seg = *sp->second.first;
+        r_.layers.push_back(analyzePieces(net_, static_cast<int>(i),
+                                          layerPieces(net_, sorted(seg.layers), seg.splitDim, seg.instances,
+                                                      sp->second.second),
+                                          hw_, given, r_.issues));
+      } else {
+        r_.layers.push_back(analyzeLayer(net_, static_cast<int>(i), hw_, given, r_.issues));
+      }
+      checkIntrinsicUnit(i, given);
+    }
+    return runSegments();
+  }
+
+  /// The schedule-level half on the layers' results given.
+  ScheduleResult run(std::vector<LayerResult> layers) {
+    DFLC_CHECK(layers.size() == net_.layers.size()) << "one result per layer";
+    r_.layers = std::move(layers);
+    return runSegments();
+  }
+
+private:
+  static std::vector<int> sorted(std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+  /// Whether `seg` runs split into instances as written (else E0827, checkSegments).
+  bool splits(const Segment &seg) const {
+    return seg.instances > 1 && !seg.pipelined &&
+           instanceSplitRefusal(net_, sorted(seg.layers), seg.splitDim, seg.instances).empty();
+  }
+
+  ScheduleResult runSegments() {
+    buildSegments();
+    checkSegments();
+    totals();
+    return std::move(r_);
+  }
+
+  void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
+    r_.issues.push_back({id, range, std::move(args), std::move(notes)});
+  }
+
+  /// E0825: on hardware whose level computes an intrinsic, a given level
+  /// there must cover multiples of the unit tensors of the layer's embedding
+  /// along every dim the intrinsic takes (or the whole dim, its last call
+  /// partial): its units compute one call at a time (docs/embedding.md,
+  /// "Intrinsic-aware scheduling"). The span is the tile stacked by the
+  /// level's stacks. A level left to the solver gets the unit by construction.
+  void checkIntrinsicUnit(size_t layer, const LayerScheduleModel *given) {
+    const int level = intrinsicLevel(hw_);
+    if (level < 0)
+      return;
+    const LevelDirectives *d = nullptr;
+    if (given)
+      for (const LevelDirectives &x : given->levels)
+        if (x.level == level && !x.empty())
+          d = &x;
+    if (!d && !hw_.levels[static_cast<size_t>(level)].fixed.empty())
+      d = &hw_.levels[static_cast<size_t>(level)].fixed;
+    LayerResult &lr = r_.layers.back();
+    if (!d || lr.levels.size() <= static_cast<size_t>(level) || !lr.levels[static_cast<size_t>(level)].known)
+      return;
+    const Layer &l = net_.layers[layer];
+    auto u = intrinsicUnitFor(l, hw_);
+    if (!u || !u->embedded)
+      return;
+    for (Dim dim : kIndependentDims) {
+      const int64_t unit = at(u->unit, dim), bound = at(l.bounds, dim);
+      if (unit <= 1)
+        continue;
+      int64_t span = at(lr.levels[static_cast<size_t>(level)].extent, dim);
+      for (const StackDirective &st : d->stacks)
+        for (auto [sd, shift] : st.shifts)
+          if (sd == dim)
+            span += shift * (st.repl - 1);
+      span = std::min(span, bound);
+      if (span % unit == 0 || span == bound)
+        continue;
+      const Level &lv = hw_.levels[static_cast<size_t>(level)];
+      issue(d->range, diag::err_intrinsic_tile,
+            {lv.name, l.name, dimName(dim), std::to_string(span), std::to_string(unit), u->intrinsic,
+             joinList(u->transform.dimMapping, "; ", "; ")},
+            {{lv.intrinsicRange, diag::note_level_intrinsic, {lv.name, u->intrinsic}}});
+      lr.valid = false;
+      return;   // one per layer: the first dim that breaks the unit
+    }
+  }
+
+  /// User segments, plus one segment per unsegmented layer, ordered by first layer.
+  void buildSegments() {
+    std::vector<int> segmentOf(net_.layers.size(), -1);
+    for (const Segment &seg : s_.segments) {
+      if (seg.layers.empty())
+        continue;
+      SegmentResult sr;
+      sr.layers = seg.layers;
+      std::sort(sr.layers.begin(), sr.layers.end());
+      sr.pipelined = seg.pipelined;
+      sr.userGiven = true;
+      if (splits(seg))
+        sr.splitDim = seg.splitDim, sr.instances = seg.instances;
+      else if (seg.instances > 1)
+        issue(seg.splitRange, diag::err_instance_split,
+              {std::to_string(seg.instances), dimName(seg.splitDim),
+               instanceSplitRefusal(net_, sr.layers, seg.splitDim, seg.instances)});
+      ranges_.push_back(seg.range);
+      r_.segments.push_back(sr);
+    }
+    for (size_t i = 0; i < r_.segments.size(); ++i)
+      for (int l : r_.segments[i].layers)
+        segmentOf[l] = static_cast<int>(i);
+    for (size_t l = 0; l < net_.layers.size(); ++l)
+      if (segmentOf[l] < 0) {
+        SegmentResult sr;
+        sr.layers = {static_cast<int>(l)};
+        r_.segments.push_back(sr);
+        ranges_.push_back(net_.layers[l].nameRange);
+      }
+    std::vector<size_t> order(r_.segments.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return r_.segments[a].layers[0] < r_.segments[b].layers[0]; });
+    std::vector<SegmentResult> segs;
+    std::vector<SourceRange> ranges;
+    for (size_t i : order) {
+      segs.push_back(r_.segments[i]);
+      ranges.push_back(ranges_[i]);
+    }
+    r_.segments = std::move(segs);
+    ranges_ = std::move(ranges);
+  }
+
+  void checkSegments() {
+    std::vector<int> position(net_.layers.size(), -1);
+    for (size_t i = 0; i < r_.segments.size(); ++i)
+      for (int l : r_.segments[i].layers)
+        position[l] = static_cast<int>(i);
+    // §9: no layer may use a producer that runs in a later segment.
+    for (size_t i = 0; i < r_.segments.size(); ++i)
+      for (int l : r_.segments[i].layers)
+        for (const TensorRef &op : net_.layers[l].operands)
+          if (!op.isInput && position[op.index] > static_cast<int>(i))
+            issue(ranges_[i], diag::err_segment_order,
+                  {"segments are not in topological order: layer '" + net_.layers[l].name + "' uses '" +
+                   net_.layers[op.index].name + "', which runs in a later segment"},
+                  {{net_.layers[op.index].nameRange, diag::note_producer_here, {net_.layers[op.index].name}}});
+
+    const size_t nl = hw_.levels.size();
+    if (nl < 2)
+      return;
+    const size_t top = nl - 2;   // the level whose units are the nodes
+    const Level &nodes = hw_.levels[top];
+    for (size_t i = 0; i < r_.segments.size(); ++i) {
+      SegmentResult &seg = r_.segments[i];
+      if (seg.layers.size() < 2)
+        continue;
+      if (seg.pipelined && !hw_.spatialPipelining)
+        issue(ranges_[i], diag::err_pipelining_disabled, {"spatial", hw_.name});
+      if (!seg.pipelined && !hw_.temporalPipelining)
+        issue(ranges_[i], diag::err_pipelining_disabled, {"temporal", hw_.name});
+      auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid; };
+      bool complete = std::all_of(seg.layers.begin(), seg.layers.end(), known);
+      if (seg.pipelined) {
+        // A layer not yet scheduled needs at least one unit: a segment with more
+        // layers than units is rejected before any solver runs.
+        int64_t used = 0;
+        std::string parts;
+        for (int l : seg.layers) {
+          int64_t units = known(l) ? r_.layers[l].levels[top].units : 1;
+          used += units;
+          parts += (parts.empty() ? "" : " + ") + std::string(known(l) ? "" : "at least ") + std::to_string(units) +
+                   " for '" + net_.layers[l].name + "'";
+        }
+        if (used > nodes.units())
+          issue(ranges_[i], diag::err_segment_nodes,
+                {std::to_string(used), nodes.name, std::to_string(nodes.units()), parts},
+                {{nodes.arrayRange.valid() ? nodes.arrayRange : nodes.nameRange, diag::note_array_here,
+                  {nodes.name, std::to_string(nodes.rows) + " x " + std::to_string(nodes.cols)}}});
+      }
+      if (!complete)
+        continue;
+      for (int c : seg.layers) {
+        // Each producer once per consumer (add(a, a) reads a twice, in one fill);
+        // the consumer's DRAM fills as the layer analysis counted them.
+        std::vector<int> producers;
+        for (const TensorRef &op : net_.layers[c].operands)
+          if (!op.isInput && std::find(seg.layers.begin(), seg.layers.end(), op.index) != seg.layers.end() &&
+              std::find(producers.begin(), producers.end(), op.index) == producers.end())
+            producers.push_back(op.index);
+        const LevelAccesses fills = r_.layers[c].levels[nl - 1].accesses;
+        for (int p : producers)
+          forward(seg, i, p, c, fills);
+      }
+    }
+  }
+
+  /// An intermediate tensor of a segment: checks matching granularity (pipelined)
+  /// or on-chip capacity (temporal), and removes its DRAM traffic.
+  void forward(SegmentResult &seg, size_t segIndex, int p, int c, const LevelAccesses &fills) {
+    const size_t nl = hw_.levels.size(), top = nl - 2;
+    const Layer &prod = net_.layers[p], &cons = net_.layers[c];
+    LayerResult &pr = r_.layers[p], &cr = r_.layers[c];
+    const LevelResult &pt = pr.levels[top], &ct = cr.levels[top];
+    if (seg.pipelined) {
+      // Matched granularity: the producer's top-level ofm tile is the consumer's ifm tile.
+      bool concat = cons.operands.size() > 1;
+      std::string why;
+      if (at(pt.extent, Dim::N) != at(ct.extent, Dim::N))
+        why = "the producer's top-level tile has N=" + std::to_string(at(pt.extent, Dim::N)) +
+              " and the consumer's N=" + std::to_string(at(ct.extent, Dim::N));
+      else if (!concat && at(pt.extent, Dim::K) != at(ct.extent, Dim::C))
+        why = "the producer's top-level ofm tile has K=" + std::to_string(at(pt.extent, Dim::K)) +
+              " but the consumer's ifm tile has C=" + std::to_string(at(ct.extent, Dim::C));
+      // ... and the same top-level update steps along them (KAPLA §III-B:
+      // update(K += 24) vs update(C += 24)), so chunks are consumed as produced.
+      if (why.empty())
+        for (auto [pd, cd] : {std::pair{Dim::N, Dim::N}, std::pair{Dim::K, Dim::C}}) {
+          if (pd == Dim::K && concat)
+            continue;
+          std::vector<int64_t> ps = topSteps(p, pd), cs = topSteps(c, cd);
+          if (ps != cs) {
+            why = "at level " + hw_.levels[top].name + " the producer walks " + dimName(pd) + " " +
+                  stepList(ps) + " and the consumer walks " + dimName(cd) + " " + stepList(cs);
+            break;
+          }
+        }
+      if (!why.empty()) {
+        issue(ranges_[segIndex], diag::err_forward_mismatch, {prod.name, cons.name, why},
+              {{prod.nameRange, diag::note_producer_here, {prod.name}}});
+        return;
+      }
+      // Forwarding granularity: the producer's outermost top-level loop that moves its ofm.
+      const std::vector<int64_t> &trips = pt.trips;
+      seg.chunks = std::max<int>(seg.chunks, trips.empty() ? 1 : static_cast<int>(trips.back()));
+    } else if (!temporalFits(seg, segIndex)) {
+      return;
+    }
+    // The consumer's fill comes from chip: all of it, halo included (its
+    // padding is no DRAM read either, §6), whatever the producer wrote.
+    LevelAccesses &cd = cr.levels[nl - 1].accesses;
+    const Level &dram = hw_.levels[nl - 1];
+    // Forwarded words are finished data: their widths in `word`s (WordScale).
+    const WordScale cs = hw_.wordScale(cons.output), ps = hw_.wordScale(prod.output);
+    double words = 0, wide = 0;   // the words forwarded; in `word`s
+    for (TensorRole r : cons.roles()) {
+      size_t ri = static_cast<size_t>(r);
+      double w = r == cons.output ? 0.0 : fills.reads[ri] * operandShare(cons, prod.name, r);
+      cd.reads[ri] -= w;
+      dropDramEnergy(cr, w * cs.data[ri] * dram.readEnergyPj);
+      dropHops(cr, w * cr.dramReadHops[ri], cs.data[ri]);
+      words += w;
+      wide += w * cs.data[ri];
+    }
+    // The producer's final write-back goes, once, unless a layer outside the
+    // segment still reads the tensor from DRAM (its partial sums stay).
+    if (writebackDropped_.insert(p).second &&
+        !net_.readOutside(p, [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); })) {
+      size_t out = static_cast<size_t>(prod.output);
+      LevelAccesses &pd = pr.levels[nl - 1].accesses;
+      double w = std::min(pd.writes[out], outputWords(seg, p));
+      pd.writes[out] -= w;
+      dropDramEnergy(pr, w * ps.data[out] * dram.writeEnergyPj);
+      dropHops(pr, w * pr.dramWriteHops[out], ps.data[out]);
+    }
+    // The consumer's nodes read those words out of the producer's node
+    // buffers (remote reads; nn_dataflow's remote_gbuf_access).
+    LevelResult &node = cr.levels[top];
+    const double remotePj = wide * hw_.levels[top].remoteEnergyPj;
+    node.remoteReads += words;
+    node.remoteEnergyPj += remotePj;
+    node.energyPj += remotePj;
+    cr.energyPj += remotePj;
+    if (seg.pipelined) {
+      // Forwarded between the producer's and the consumer's regions on the mesh:
+      // these hops replace the DRAM ones dropped above (§6 NoC).
+      double distance = regionDistance(seg, p, c);
+      cr.hops += words * distance;
+      cr.energyNocPj += wide * distance * hw_.nocHopEnergyPj;
+      cr.energyPj += wide * distance * hw_.nocHopEnergyPj;
+    }
+  }
+
+  /// The words layer p of `seg` writes as its output over the segment's
+  /// run: its tensor, or the sum of its pieces' (halos twice) when split.
+  double outputWords(const SegmentResult &seg, int p) const {
+    const Layer &l = net_.layers[static_cast<size_t>(p)];
+    if (seg.instances <= 1)
+      return static_cast<double>(l.ofmShape.size() * net_.batch);
+    const size_t k = static_cast<size_t>(std::find(seg.layers.begin(), seg.layers.end(), p) - seg.layers.begin());
+    double words = 0;
+    for (const std::vector<Span> &spans : instanceSpans(net_, seg.layers, seg.splitDim, seg.instances))
+      words += static_cast<double>(pieceOutputWords(l, seg.splitDim, spans[k]) * net_.batch);
+    return words;
+  }
+
+  /// Removes energy of DRAM accesses from a layer's outermost level and total.
+  void dropDramEnergy(LayerResult &lr, double pj) const {
+    lr.levels.back().energyPj -= pj;
+    lr.energyPj -= pj;
+  }
+
+  /// Removes NoC hops of words `width` `word`s wide (and their energy) from a
+  /// layer's totals.
+  void dropHops(LayerResult &lr, double hops, double width) const {
+    lr.hops -= hops;
+    lr.energyNocPj -= hops * width * hw_.nocHopEnergyPj;
+    lr.energyPj -= hops * width * hw_.nocHopEnergyPj;
+  }
+
+  /// The part of a layer's role-r fill that reads `tensor`: its accesses to it
+  /// over all of role r's (model/LoopNest.h), by the accessed tensors' words;
+  /// 1/n of an n-operand add, C_i/ΣC of a concatenation.
+  static double operandShare(const Layer &l, const std::string &tensor, TensorRole r) {
+    double mine = 0, all = 0;
+    for (const Access *a : l.nest.accessesOf(r)) {
+      double words = 1;
+      for (int64_t e : a->extent)
+        words *= static_cast<double>(e);
+      all += words;
+      if (a->tensor == tensor)
+        mine += words;
+    }
+    return all > 0 ? mine / all : 0.0;
+  }
+
+  /// The steps along `d` of layer l's updates at the top on-chip level,
+  /// innermost first. For a channel-wise layer K is C.
+  std::vector<int64_t> topSteps(int l, Dim d) const {
+    const size_t top = hw_.levels.size() - 2;
+    const Layer &layer = net_.layers[l];
+    bool channelWise = layer.channelWise();
+    std::vector<int64_t> out;
+    for (const LayerScheduleModel &ls : s_.layers)
+      if (ls.layer == l)
+        for (const LevelDirectives &ld : ls.levels)
+          if (ld.level == static_cast<int>(top))
+            for (const UpdateDirective &u : ld.updates)
+              for (auto [dim, step] : u.steps)
+                if (dim == d || (channelWise && (d == Dim::K || d == Dim::C) && (dim == Dim::K || dim == Dim::C)))
+                  out.push_back(step);
+    return out;
+  }
+
+  static std::string stepList(const std::vector<int64_t> &steps) {
+    if (steps.empty())
+      return "whole (no update moves it)";
+    std::string out;
+    for (int64_t s : steps)
+      out += (out.empty() ? "in steps of " : ", then ") + std::to_string(s);
+    return out;
+  }
+
+  /// Temporal segment (§9): every intermediate tensor stays in the on-chip
+  /// buffers while the segment's layers run, so all of them together must fit
+  /// in what the layers' tiles leave free (temporalRoom: one batch chunk of
+  /// them when the layers walk the batch outermost in the same chunks).
+  /// Checked (and reported) once.
+  bool temporalFits(SegmentResult &seg, size_t segIndex) {
+    if (auto it = temporalChecked_.find(segIndex); it != temporalChecked_.end())
+      return it->second;
+    std::vector<const LayerScheduleModel *> schedules;
+    std::vector<const LayerResult *> results;
+    for (int l : seg.layers) {
+      schedules.push_back(scheduleOf(l));
+      results.push_back(&r_.layers[l]);
+    }
+    const TemporalRoom room = temporalRoom(net_, hw_, seg.layers, schedules, results, {seg.splitDim, seg.instances});
+    seg.chunks = static_cast<int>(room.chunks);
+    const bool ok = room.fits();
+    if (!ok) {
+      std::vector<std::string> names;
+      for (int l : seg.layers)
+        if (net_.readBy(l, seg.layers))
+          names.push_back("'" + net_.layers[l].name + "'");
+      std::string kept = joinList(names, ", ", " and ");
+      std::string tiles = formatBytes(static_cast<double>(room.largest + room.held));
+      if (seg.instances > 1)
+        kept += " (of one of " + std::to_string(seg.instances) + " instances)";
+      if (room.chunks > 1) {
+        kept += " (one of " + std::to_string(room.chunks) + " batch chunks)";
+        tiles += " (" + formatBytes(static_cast<double>(room.held)) + " of them held across the chunks)";
+      }
+      const Level &lv = hw_.levels[hw_.levels.size() - 2];
+      issue(ranges_[segIndex], diag::err_intermediate_overflow,
+            {kept, formatBytes(static_cast<double>(room.intermediates)), lv.name,
+             formatBytes(static_cast<double>(std::max<int64_t>(0, room.all - room.largest - room.held))),
+             formatBytes(static_cast<double>(room.all)), tiles});
+    }
+    temporalChecked_[segIndex] = ok;
+    return ok;
+  }
+
+  const LayerScheduleModel *scheduleOf(int l) const {
+    for (const LayerScheduleModel &ls : s_.layers)
+      if (ls.layer == l)
+        return &ls;
+    return nullptr;
+  }
+
+  /// Manhattan distance between region centres, regions placed row-major in segment order.
+  double regionDistance(const SegmentResult &seg, int p, int c) const {
+    const size_t top = hw_.levels.size() - 2;
+    const Level &nodes = hw_.levels[top];
+    int64_t start = 0, ps = 0, cs = 0;
+    for (int l : seg.layers) {
+      if (l == p)
+        ps = start;
+      if (l == c)
+        cs = start;
+      start += r_.layers[l].levels[top].units;
+    }
+    auto centre = [&](int64_t first, int64_t n) {
+      double r = 0, col = 0;
+      for (int64_t i = first; i < first + n; ++i)
+        r += static_cast<double>(i / nodes.cols), col += static_cast<double>(i % nodes.cols);
+      return std::pair{r / static_cast<double>(n), col / static_cast<double>(n)};
+    };
+    auto [pr, pc] = centre(ps, std::max<int64_t>(1, r_.layers[p].levels[top].units));
+    auto [cr, cc] = centre(cs, std::max<int64_t>(1, r_.layers[c].levels[top].units));
+    return std::abs(pr - cr) + std::abs(pc - cc);
+  }
+
+  void totals() {
+    r_.complete = std::all_of(r_.layers.begin(), r_.layers.end(), [](auto &l) { return l.complete; });
+    r_.valid = r_.issues.empty();
+    r_.energyLevelPj.assign(hw_.levels.size(), 0);
+    for (SegmentResult &seg : r_.segments) {
+      double sum = 0, slowest = 0;
+      for (int l : seg.layers) {
+        const LayerResult &lr = r_.layers[l];
+        seg.energyPj += lr.energyPj;
+        sum += lr.latencyCycles;
+        slowest = std::max(slowest, lr.latencyCycles);
+      }
+      seg.latencyCycles = seg.pipelined ? pipelinedLatency(seg, sum, slowest) : sum;
+      r_.latencyCycles += seg.latencyCycles;
+      if (seg.pipelined && sum > 0) {
+        // The layers overlap: the chip leaks for the segment's time, not the
+        // sum of theirs; each layer keeps its share.
+        double chip = hw_.chipStaticEnergyPj() * seg.latencyCycles;
+        for (int l : seg.layers) {
+          LayerResult &lr = r_.layers[l];
+          double share = chip * lr.latencyCycles / sum;
+          lr.energyPj += share - lr.energyStaticPj;
+          seg.energyPj += share - lr.energyStaticPj;
+          lr.energyStaticPj = share;
+        }
+      }
+    }
+    for (const LayerResult &lr : r_.layers) {
+      r_.energyPj += lr.energyPj;
+      r_.energyMacPj += lr.energyMacPj;
+      r_.energyNocPj += lr.energyNocPj;
+      r_.energyBusPj += lr.energyBusPj;
+      r_.energyStaticPj += lr.energyStaticPj;
+      for (size_t l = 0; l < lr.levels.size(); ++l)
+        r_.energyLevelPj[l] += lr.levels[l].energyPj;
+    }
+  }
+
+  /// §8: the critical path through the segment's layers, each edge's fill
+  /// and drain from the two regions' step orders (scheduler/analysis/SegmentLatency.h);
+  /// with a layer not known yet, perfect overlap in the segment's chunks.
+  double pipelinedLatency(const SegmentResult &seg, double sum, double slowest) const {
+    auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid && scheduleOf(l); };
+    if (seg.layers.size() > 1 && hw_.levels.size() >= 2 && std::all_of(seg.layers.begin(), seg.layers.end(), known)) {
+      std::vector<const LayerScheduleModel *> schedules;
+      std::vector<const LayerResult *> results;
+      for (int l : seg.layers) {
+        schedules.push_back(scheduleOf(l));
+        results.push_back(&r_.layers[l]);
+      }
+      return pipelinedTiming(net_, hw_, seg.layers, schedules, results).cycles;
+    }
+    double k = seg.chunks;
+    return sum / k + (k - 1) * slowest / k;
+  }
+
+  const Schedule &s_;
+  const Network &net_;
+  const Hardware &hw_;
+  ScheduleResult r_;
+  std::vector<SourceRange> ranges_;   // per segment: where it was written (or its layer)
+  std::map<size_t, bool> temporalChecked_;
+  std::set<int> writebackDropped_;   // producers whose DRAM write-back a segment dropped
+};
+
+} // namespace
+
+const Network &networkOf(const Model &model, const Schedule &schedule) {
+  DFLC_CHECK(schedule.network >= 0 && static_cast<size_t>(schedule.network) < model.networks.size())
+      << "the schedule names no network of the model (" << schedule.network << ")";
+  return model.networks[static_cast<size_t>(schedule.network)];
+}
+
+const Hardware &hardwareOf(const Model &model, const Schedule &schedule) {
+  DFLC_CHECK(schedule.hardware >= 0 && static_cast<size_t>(schedule.hardware) < model.hardware.size())
+      << "the schedule names no hardware of the model (" << schedule.hardware << ")";
+  return model.hardware[static_cast<size_t>(schedule.hardware)];
+}
+
+ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule) {
+  return ScheduleAnalyzer(model, schedule).run();
+}
+
+ScheduleResult analyzeSegments(const Model &model, const Schedule &schedule, std::vector<LayerResult> layers) {
+  return ScheduleAnalyzer(model, schedule).run(std::move(layers));
+}
+
+TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,
+                          const std::vector<const LayerScheduleModel *> &schedules,
+                          const std::vector<const LayerResult *> &results, InstanceSplit split) {
+  TemporalRoom room;
+  const size_t top = hw.levels.size() - 2;
+  const Level &lv = hw.levels[top];
+  room.bounded = lv.capacityBytes.has_value();
+  room.all = lv.capacityBytes.value_or(0) * lv.units();
+  // Batch chunks: every layer walks the batch outermost in the same steps.
+  int64_t step = 0;
+  for (size_t k = 0; k < layers.size(); ++k) {
+    int64_t s = outerBatchStep(schedules[k], top, results[k]->levels[top].trips);
+    step = k == 0 || s == step ? s : -1;
+  }
+  if (step > 0 && step < net.batch)
+    room.chunks = (net.batch + step - 1) / step;
+  const int64_t samples = room.chunks > 1 ? step : net.batch;
+  // Split into instances: the intermediates of the instance that keeps the most.
+  std::vector<int64_t> kept(layers.size(), 0);
+  if (split.instances > 1)
+    kept = largestInstanceOutputs(net, layers, split.dim, split.instances);
+  else
+    for (size_t k = 0; k < layers.size(); ++k)
+      kept[k] = net.layers[static_cast<size_t>(layers[k])].ofmShape.size();
+  for (size_t k = 0; k < layers.size(); ++k) {
+    const Layer &layer = net.layers[static_cast<size_t>(layers[k])];
+    const LevelResult &lr = results[k]->levels[top];
+    // Chunk after chunk each layer runs again: what it reads once (no
+    // top-level update moves it: its weights, typically) stays meanwhile.
+    int64_t held = 0;
+    if (room.chunks > 1)
+      for (TensorRole r : layer.roles())
+        if (const TileResult &t = lr.tiles[static_cast<size_t>(r)]; t.present && t.loads <= 1)
+          held += hw.bytesOf((t.words + t.shr - 1) / t.shr, hw.heldBits(r, layer.output)) * lr.units;   // as its occupancy counts it (§5)
+    room.held += held;
+    room.largest = std::max(room.largest, std::max<int64_t>(0, lr.occupancyBytes * lr.units - held));
+    if (net.readBy(layers[k], layers))
+      room.intermediates += hw.bytesOf(kept[k] * samples, hw.dataBits(TensorRole::Ofm));
+  }
+  return room;
+}
+
+void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags) {
+  for (const Issue &i : issues) {
+    DiagnosticBuilder b = diags.report(i.range, i.id);
+    for (const std::string &a : i.args)
+      b << a;
+    for (const Issue::Note &n : i.notes)
+      b.noteArgs(n.range, n.id, n.args);
+  }
+}
+
+} // namespace dfl

@@ -1,0 +1,57 @@
+#include "scheduler/kapla/IntraLayerSolver.h"
+
+#include "scheduler/kapla/BranchAndBound.h"
+#include "scheduler/kapla/KaplaDescent.h"
+#include "scheduler/kapla/RandomSearch.h"
+#include "support/Check.h"
+
+namespace dfl {
+
+const char *objectiveName(Objective o) {
+  switch (o) {
+  case Objective::Energy: return "energy";
+  case Objective::Latency: return "latency";
+  case Objective::EDP: return "edp";
+  }
+  DFLC_UNREACHABLE("objective " + std::to_string(static_cast<int>(o)));
+}
+
+double objectiveValue(Objective o, double energyPj, double latencyCycles) {
+  switch (o) {
+  case Objective::Energy: return energyPj;
+  case Objective::Latency: return latencyCycles;
+  case Objective::EDP: return energyPj * latencyCycles;
+  }
+  DFLC_UNREACHABLE("objective " + std::to_string(static_cast<int>(o)));
+}
+
+std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
+                                             const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                             IntraLayerStats &stats, SolveFailure &why) {
+  DFLC_CHECK(layer >= 0 && static_cast<size_t>(layer) < net.layers.size())
+      << "layer " << layer << " of network '" << net.name << "'";
+  if (hw.levels.size() < 2) {
+    why = SolveFailure{};
+    why.reason = SolveFailure::Reason::SingleLevel;
+    why.layer = layer;
+    why.layerName = net.layers[static_cast<size_t>(layer)].name;
+    why.hardwareName = hw.name;
+    return std::nullopt;
+  }
+  switch (options.search) {
+  case IntraLayerSearch::Exhaustive: {
+    intra::BranchAndBound search(net, layer, hw, given, options, stats);
+    return search.finish(search.exhaustive(why), why);
+  }
+  case IntraLayerSearch::Random: {
+    intra::RandomSearch search(net, layer, hw, given, options, stats);
+    return search.finish(search.randomSearch(why), why);
+  }
+  case IntraLayerSearch::Kapla: break;
+  }
+  DFLC_CHECK(options.search == IntraLayerSearch::Kapla) << "search " << static_cast<int>(options.search);
+  intra::KaplaDescent search(net, layer, hw, given, options, stats);
+  return search.finish(search.kaplaSearch(why), why);
+}
+
+} // namespace dfl

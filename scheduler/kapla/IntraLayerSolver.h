@@ -1,0 +1,95 @@
+// KAPLA's intra-layer solver (paper §IV-C): bottom-up over the memory levels,
+// from the PE's unit tensors up; at each level a stacking pass (spread tiles
+// over the level's units) then a caching pass (enlarge the tile each buffer
+// holds), each step enlarging one dimension to its next blocked size — the one
+// that most reduces the currently most-accessed tensor's accesses (ties by the
+// second) — until the level's units or capacity are used up; over a few loop
+// orders. Every candidate is scored by the same analysis `dflc check` runs, so
+// what the solver returns checks with identical numbers.
+//
+// Levels the user (or the hardware) fixed are kept verbatim.
+//
+// The parts (internal to scheduler/, namespace dfl::intra): the space
+// (TilingSpace.h), the objective every candidate is scored by
+// (LayerObjective.h), and the searches — KAPLA's descent (KaplaDescent.h),
+// the exhaustive branch and bound (BranchAndBound.h), random sampling
+// (RandomSearch.h). solveLayer picks one by IntraLayerOptions::search.
+#pragma once
+
+#include "scheduler/analysis/Analysis.h"
+#include "scheduler/kapla/SolveBudget.h"
+#include "scheduler/kapla/SolveFailure.h"
+
+#include <optional>
+#include <string>
+
+namespace dfl {
+
+enum class Objective { Energy, Latency, EDP };
+const char *objectiveName(Objective o);
+double objectiveValue(Objective o, double energyPj, double latencyCycles);
+
+enum class IntraLayerSearch {
+  Kapla,        // stacking/caching cost descent (KAPLA §IV-C)
+  Exhaustive,   // every blocked tiling, stack factor and loop order; safe branch and bound
+  Random,       // uniform samples of the same space (like Timeloop's random mapper)
+};
+
+struct IntraLayerOptions {
+  Objective objective = Objective::Energy;
+  IntraLayerSearch search = IntraLayerSearch::Kapla;
+  /// Exhaustive: stop after this many candidates (0: no limit) and return the best so far.
+  /// Random: the number of samples.
+  int64_t maxCandidates = 0;
+  uint64_t seed = 1;   // Random: fixed, so runs are reproducible
+  /// Units of the second-outermost level (the nodes) the layer may use; 0: all.
+  int64_t maxNodes = 0;
+  /// Per-node tile sizes the second-outermost level must have (0: free): the
+  /// matched forwarding granularity of a spatially pipelined segment
+  /// (docs/directives.md §9, E0814). Channel-wise layers take `C` for `K`.
+  DimVector fixedTopTile{};
+  /// Per-dim stack factor the second-outermost level must have where
+  /// fixedTopTile is set (0: free). 1 along a forwarded channel dim cut into
+  /// chunks: the region walks the chunks one by one on both ends, so the
+  /// producer's and the consumer's update steps match (E0814).
+  DimVector fixedTopStack{};
+  /// The second-outermost level walks the batch outermost (its `N` update
+  /// last, whatever the loop order): a layer of a temporal segment run in
+  /// batch chunks (docs/directives.md §9) stops between two chunks.
+  bool topBatchOutermost = false;
+  /// Exhaustive: start from KAPLA's solution as the incumbent (off only to
+  /// test that the bound alone finds the same optimum).
+  bool seedWithKapla = true;
+  /// Bytes of each node's buffer (the second-outermost level) the layer may
+  /// not use: room kept for a temporal segment's intermediates (E0819). All
+  /// searches see that level's capacity less this.
+  int64_t reservedTopBytes = 0;
+  /// The solve's budget (null: none). Every candidate scored is counted; a
+  /// search stops where it scores them once a limit is reached and it holds
+  /// a valid schedule (at once when cancelled), returning the best scored.
+  BudgetMeter *budget = nullptr;
+};
+
+struct IntraLayerStats {
+  int64_t candidates = 0;   // schedules evaluated
+  int64_t rejected = 0;     // of which invalid
+  bool capped = false;      // exhaustive search hit maxCandidates
+  bool provedOptimal = false;   // exhaustive search finished: its result is the optimum of the space
+  int64_t prunedByBound = 0;    // exhaustive: subtrees cut by the lower bound
+  bool limited = false;         // a search stopped at the solve budget (IntraLayerOptions::budget)
+};
+
+struct IntraLayerSolution {
+  LayerScheduleModel schedule;   // every level below the outermost
+  LayerResult result;
+};
+
+/// Solves one layer. `given` holds the directives the user wrote for it (may be
+/// null); a level given there is kept as written. Returns nullopt with `why`
+/// set when no valid schedule was found (which level, what does not fit; or
+/// that the budget ran out first).
+std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
+                                             const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                             IntraLayerStats &stats, SolveFailure &why);
+
+} // namespace dfl

@@ -1,0 +1,374 @@
+#include "scheduler/kapla/KaplaDescent.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace dfl::intra {
+
+std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
+  // Exact tiles first (every level divides its enclosing tile): all runs, as
+  // before partial tiles. Then with partial last tiles: the exact result
+  // polished in the larger space, and the greedy in it — one run under the
+  // energy objective (the finer steps cost time, and energy gains little from
+  // busy arrays), all runs under latency and EDP (docs/solver.md, "Partial
+  // tiles"). The best is kept: never worse than the exact space's.
+  uneven_ = false;
+  Plan evenPlan;
+  std::optional<IntraLayerSolution> result = descentRuns(why, true, &evenPlan);
+  uneven_ = true;
+  auto keep = [&](std::optional<IntraLayerSolution> sol) {
+    if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
+                               objectiveValue(options_.objective, result->result.energyPj,
+                                              result->result.latencyCycles)))
+      result = std::move(sol);
+  };
+  if (result) {
+    polish(evenPlan);
+    keep(evaluate(evenPlan));
+  }
+  SolveFailure ignored;
+  keep(descentRuns(result ? ignored : why, options_.objective != Objective::Energy, nullptr));
+  return result;
+}
+
+std::optional<IntraLayerSolution> KaplaDescent::descentRuns(SolveFailure &why, bool allRuns, Plan *bestPlan) {
+  std::optional<Plan> best[2];
+  double bestValue[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  for (bool perOrder : {false, true})
+    for (PassOrder order : {PassOrder::StackCache, PassOrder::CacheStack, PassOrder::StackCacheStack}) {
+      if ((perOrder && order == PassOrder::StackCache) || (!allRuns && (perOrder || order != PassOrder::StackCache)))
+        continue;
+      Plan plan = initialPlan();
+      const Score *sol = descend(order, perOrder, plan, why);
+      if (sol && sol->value < bestValue[perOrder]) {
+        bestValue[perOrder] = sol->value;
+        best[perOrder] = std::move(plan);
+      }
+    }
+  std::optional<IntraLayerSolution> result;
+  for (auto &b : best) {
+    if (!b)
+      continue;
+    polish(*b);
+    auto sol = evaluate(*b);
+    if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
+                               objectiveValue(options_.objective, result->result.energyPj,
+                                              result->result.latencyCycles))) {
+      result = std::move(sol);
+      if (bestPlan)
+        *bestPlan = *b;
+    }
+  }
+  return result;
+}
+
+const Score *KaplaDescent::descend(PassOrder order, bool perOrder, Plan &plan, SolveFailure &why) {
+  const size_t nl = hw_.levels.size();
+  for (size_t l = 0; l + 1 < nl; ++l) {
+    if (stopping())
+      return nullptr;
+    decided_ = l;
+    if (l > 0)
+      for (size_t i = 0; i < kND; ++i)
+        plan.levels[l].tile[i] = unitBelow(plan, l, i);
+    if (fixedLevel(l)) {
+      absorbFixed(plan, l);
+      continue;
+    }
+    applyForced(plan, l);
+    if (!fits(plan, l)) {
+      why = failure(SolveFailure::Reason::DoesNotFit);
+      why.level = static_cast<int>(l);
+      why.levelName = hw_.levels[l].name;
+      why.neededBytes = occupancy(plan, l);
+      why.availableBytes = *capacity(l);
+      if (l > 0 && fixedLevel(l - 1))
+        why.directive = givenLevel(l - 1)->range;   // the given level below sets the smallest tiles
+      return nullptr;
+    }
+    if (perOrder) {
+      std::optional<Plan> bestLevel;
+      double bestValue = std::numeric_limits<double>::infinity();
+      for (size_t o = 0; o < loopOrders().size(); ++o) {
+        Plan q = plan;
+        q.levels[l].order = o;
+        if (order != PassOrder::CacheStack)
+          stack(q, l);
+        cache(q, l);
+        if (order != PassOrder::StackCache)
+          stack(q, l);
+        if (const Score *sol = scored(q); sol && sol->value < bestValue)
+          bestValue = sol->value, bestLevel = std::move(q);
+      }
+      if (bestLevel)
+        plan = std::move(*bestLevel);
+      pickOrders(plan);
+      continue;
+    }
+    if (order != PassOrder::CacheStack)
+      stack(plan, l);
+    pickOrders(plan);
+    cache(plan, l);
+    pickOrders(plan);
+    if (order != PassOrder::StackCache) {
+      stack(plan, l);
+      pickOrders(plan);
+    }
+  }
+  decided_ = nl;
+  auto *best = scored(plan);
+  if (!best) {
+    why = failure(SolveFailure::Reason::NoneFound);
+    explain(plan, why);
+  }
+  return best;
+}
+
+void KaplaDescent::pickOrders(Plan &p) {
+  for (size_t l = 0; l < p.levels.size(); ++l) {
+    if (p.levels[l].fixed || stopping())
+      continue;
+    size_t bestOrder = p.levels[l].order;
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t o = 0; o < loopOrders().size(); ++o) {
+      p.levels[l].order = o;
+      if (const Score *sol = scored(p); sol && sol->value < best)
+        best = sol->value, bestOrder = o;
+    }
+    p.levels[l].order = bestOrder;
+  }
+}
+
+void KaplaDescent::polish(Plan &p) {
+  decided_ = p.levels.size();
+  auto current = scored(p);
+  if (!current)
+    return;
+  double now = current->value;
+  for (int round = 0; round < 64 && !stopping(); ++round) {
+    std::optional<Plan> bestMove;
+    double bestValue = now;
+    // Keeps q if it is valid and strictly better than the best move so far.
+    auto consider = [&](const Plan &q) {
+      if (stopping())
+        return;
+      const Score *sol = scored(q);
+      if (!sol)
+        return;
+      double value = sol->value;
+      if (value < bestValue * (1 - 1e-12)) {
+        bestValue = value;
+        bestMove = q;
+      }
+    };
+    for (size_t l = 0; l < p.levels.size(); ++l) {
+      if (p.levels[l].fixed)
+        continue;
+      for (size_t i = 0; i < kND; ++i)
+        for (int kind = 0; kind < 7; ++kind) {
+          Plan q = p;
+          auto &lp = q.levels[l];
+          if (kind == 6) {
+            jump(q, l, i, consider);
+            continue;
+          }
+          if (kind >= 4) {
+            // Coupled move: grow this level's tile (4) or stack factor (5)
+            // one blocked step and enlarge the levels above just enough to
+            // stay blocked — a single-dim move cannot leave a minimum where
+            // the next level's tile pins this one.
+            if (lift(q, l, i, kind == 5))
+              consider(q);
+            continue;
+          }
+          int64_t &x = kind < 2 ? lp.tile[i] : lp.repl[i];
+          int64_t v = x;
+          if (kind < 2) {   // the neighbouring blocked size that keeps the plan blocked
+            const auto &sizes = blockedSizes(unitBelow(q, l, i), limit(l, i), uneven_);
+            v = 0;
+            for (size_t k = 0; k < sizes.size(); ++k) {
+              int64_t s = kind == 0 ? sizes[k] : sizes[sizes.size() - 1 - k];
+              if ((kind == 0 ? s > x : s < x) && blockedOk(q, l, i, s, lp.repl[i])) {
+                v = s;
+                break;
+              }
+            }
+          } else {
+            v = neighbourRepl(q, l, i, kind == 2);
+          }
+          if (v < 1 || v > bound_[i] || v == x)
+            continue;
+          x = v;
+          if (arrayFits(q, l) && fits(q, l))
+            consider(q);
+        }
+    }
+    if (!bestMove)
+      return;
+    p = *bestMove;
+    pickOrders(p);
+    const Score *sol = scored(p);
+    now = sol ? sol->value : bestValue;
+  }
+}
+
+template <class F>
+void KaplaDescent::jump(const Plan &p, size_t l, size_t i, F &&consider) {
+  const auto &lp = p.levels[l];
+  int64_t top = 0;
+  for (int64_t t : blockedSizes(unitBelow(p, l, i), limit(l, i), uneven_))
+    if (blockedOk(p, l, i, t, lp.repl[i]))
+      top = t;
+  if (top <= lp.tile[i])
+    return;
+  Plan q = p;
+  q.levels[l].tile[i] = top;
+  if (!arrayFits(q, l))
+    return;
+  if (fits(q, l)) {
+    consider(q);
+    return;
+  }
+  for (size_t j = 0; j < kND; ++j) {
+    if (j == i)
+      continue;
+    Plan r = q;
+    const auto &sizes = blockedSizes(unitBelow(r, l, j), limit(l, j), uneven_);
+    for (auto s = sizes.rbegin(); s != sizes.rend(); ++s) {
+      int64_t v = *s;
+      if (v >= q.levels[l].tile[j] || !blockedOk(r, l, j, v, r.levels[l].repl[j]))
+        continue;
+      r.levels[l].tile[j] = v;
+      if (fits(r, l)) {
+        consider(r);
+        break;
+      }
+    }
+  }
+}
+
+int64_t KaplaDescent::neighbourRepl(const Plan &q, size_t l, size_t i, bool up) const {
+  const auto &lp = q.levels[l];
+  const int64_t x = lp.repl[i], tile = lp.tile[i];
+  if (bound_[i] <= kEveryStepLimit) {   // every factor: what the descent always did here
+    int64_t v = x;
+    do
+      v += up ? 1 : -1;
+    while (v >= 1 && v <= bound_[i] && !blockedOk(q, l, i, tile, v));
+    return v;
+  }
+  // A large dim: the factors that make the array tile a blocked size of the
+  // enclosing tile over this tile (a bounded set), not every integer up to
+  // the dim (a batch of 2^31 made this loop run 2^31 times).
+  int64_t best = 0;
+  for (int64_t s : blockedSizes(tile, enclosingTile(q, l, i), uneven_)) {
+    const int64_t v = replFor(s, tile);
+    if ((up ? v > x && (!best || v < best) : v < x && v > best) && blockedOk(q, l, i, tile, v))
+      best = v;
+  }
+  return best;
+}
+
+bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
+  auto &lp = q.levels[l];
+  if (stacking) {
+    int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], limit(l, i), uneven_);
+    if (!next)
+      return false;
+    lp.repl[i] = replFor(next, lp.tile[i]);
+  } else {
+    int64_t unit = unitBelow(q, l, i);
+    int64_t next = nextBlocked(lp.tile[i], unit, limit(l, i), uneven_);
+    if (!next)
+      return false;
+    lp.tile[i] = next;
+  }
+  for (size_t m = l + 1; m < q.levels.size(); ++m) {
+    if (q.levels[m].fixed)
+      return false;
+    int64_t unit = q.levels[m - 1].tile[i] * q.levels[m - 1].repl[i];
+    int64_t &t = q.levels[m].tile[i];
+    if ((t % unit == 0 || (uneven_ && t == limit(m, i))) && covers(q.levels[m - 1].tile[i], q.levels[m - 1].repl[i], t))
+      break;
+    const int64_t grown = std::max(unit, (t + unit - 1) / unit * unit);   // the smallest multiple >= t
+    t = uneven_ ? std::min(grown, limit(m, i)) : grown;   // uneven: the whole limit, over-covered by a partial tile
+  }
+  for (size_t m = l; m < q.levels.size(); ++m)
+    if (!q.levels[m].fixed && (!blockedOk(q, m, i, q.levels[m].tile[i], q.levels[m].repl[i]) ||
+                               !arrayFits(q, m) || !fits(q, m)))
+      return false;
+  return true;
+}
+
+void KaplaDescent::grow(Plan &p, size_t l, bool stacking) {
+  for (int guard = 0; guard < 256 && !stopping(); ++guard) {
+    auto current = scored(p);
+    if (!current)
+      return;
+    // Tensors by current accesses at this level's boundary, most accessed first.
+    const std::array<double, kNumRoles> acc = current->accesses[l + 1];
+    std::vector<size_t> ranked{0, 1, 2};
+    std::sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) { return acc[a] > acc[b]; });
+
+    struct Candidate {
+      Plan plan;
+      std::array<double, kNumRoles> acc;
+      double objective;
+    };
+    std::vector<Candidate> cands;
+    for (size_t i = 0; i < kND; ++i) {
+      Plan q = p;
+      auto &lp = q.levels[l];
+      int64_t whole = limit(l, i);
+      if (stacking) {
+        int64_t next = nextBlocked(lp.tile[i] * lp.repl[i], lp.tile[i], whole, uneven_);
+        if (!next || stackBarred(l, i, replFor(next, lp.tile[i])))
+          continue;
+        lp.repl[i] = replFor(next, lp.tile[i]);
+        if (!arrayFits(q, l))
+          continue;
+      } else {
+        // The tiles that split the share of one stacked unit, ceil(whole / repl).
+        int64_t unit = unitBelow(p, l, i);
+        int64_t share = (whole + lp.repl[i] - 1) / lp.repl[i];
+        int64_t next = forcedAt(l, i) ? 0 : nextBlocked(lp.tile[i], unit, share, uneven_);
+        if (!next || !covers(next, lp.repl[i], whole) || (!uneven_ && whole % lp.repl[i]))
+          continue;
+        lp.tile[i] = next;
+      }
+      if (!fits(q, l))
+        continue;
+      if (stopping())
+        return;
+      const Score *sol = scored(q);
+      if (!sol)
+        continue;
+      cands.push_back(Candidate{q, sol->accesses[l + 1], sol->value});
+    }
+    // Cost descent: only steps that improve the objective (stacking may also keep it
+    // equal: it buys parallelism); among them KAPLA's choice — the one that helps the
+    // most accessed tensor most, ties broken by the second, then by the objective.
+    double now = current->value;
+    std::erase_if(cands, [&](const Candidate &c) {
+      return stacking ? c.objective > now * (1 + 1e-12) : c.objective >= now * (1 - 1e-12);
+    });
+    if (cands.empty())
+      return;
+    auto better = [&](const Candidate &a, const Candidate &b) {
+      for (size_t r : ranked) {
+        if (a.acc[r] < b.acc[r] * (1 - 1e-9))
+          return true;
+        if (b.acc[r] < a.acc[r] * (1 - 1e-9))
+          return false;
+      }
+      return a.objective < b.objective;
+    };
+    const Candidate *best = &cands[0];
+    for (const Candidate &c : cands)
+      if (better(c, *best))
+        best = &c;
+    p = best->plan;
+  }
+}
+
+} // namespace dfl::intra

@@ -1,0 +1,76 @@
+// KAPLA's intra-layer descent (paper §IV-C; docs/solver.md): bottom-up over
+// the levels, a stacking and a caching pass per level, each step growing the
+// dim that most reduces the most accessed tensor's accesses; several pass
+// orders, per loop order and not, each best plan polished by local descent.
+#pragma once
+
+#include "scheduler/kapla/LayerObjective.h"
+
+namespace dfl::intra {
+
+class KaplaDescent : public LayerObjective {
+public:
+  using LayerObjective::LayerObjective;
+
+  /// KAPLA's descent. The greedy is myopic; a few runs of it cost little and
+  /// catch its worst misses: the three orders of its passes, with each level's
+  /// loop order chosen after every pass; and two of them again with each
+  /// level's passes run under each of its loop orders in turn (Algorithm 1;
+  /// stack-cache adds nothing there). The best plan of each kind is polished by
+  /// local descent, the better result kept — so the result is never worse than
+  /// the first kind alone. The runs share most candidates (scored() memoizes).
+  std::optional<IntraLayerSolution> kaplaSearch(SolveFailure &why);
+
+protected:
+  enum class PassOrder { StackCache, CacheStack, StackCacheStack };
+
+  /// The runs and polish above in the space as it stands (exact or uneven
+  /// tiles): all of them, or only the first (stack-cache, orders after the
+  /// passes); `bestPlan`, if given, receives the plan of the result.
+  std::optional<IntraLayerSolution> descentRuns(SolveFailure &why, bool allRuns, Plan *bestPlan);
+
+  /// One bottom-up run of the stacking and caching passes. With `perOrder`, a
+  /// level's passes run once under each of its loop orders (KAPLA's Algorithm
+  /// 1), the best result kept; the order decides which tensor is the most
+  /// accessed and so which dims the passes grow (a weight-gradient layer's
+  /// output stays put only with N innermost). Otherwise the orders are chosen
+  /// after each pass.
+  const Score *descend(PassOrder order, bool perOrder, Plan &plan, SolveFailure &why);
+
+  /// Chooses each free level's loop order, innermost level first.
+  void pickOrders(Plan &p);
+
+  /// Local descent after the passes: move any free level's tile or stack factor
+  /// along one dim one blocked size up or down; take the best move that
+  /// improves the objective; repeat until none does.
+  void polish(Plan &p);
+
+  /// Plateau move: level l's tile along dim i to its largest blocked size
+  /// (the whole dim where it divides), with one other dim's tile shrunk to
+  /// the largest blocked size that makes the level fit again. A dim whose
+  /// reuse appears only once the tile covers it whole (the ifm of a 1x1 conv
+  /// stays put across K only with all of C) gains nothing from the single
+  /// steps before that, so the greedy and the one-step moves never cross to it.
+  template <class F>
+  void jump(const Plan &p, size_t l, size_t i, F &&consider);
+
+  /// Grows level l's tile (or stack factor) along dim i to its next blocked
+  /// size, then each level above to the smallest tile that is a multiple of
+  /// the array tile below it; false if the result is not blocked or does not fit.
+  bool lift(Plan &q, size_t l, size_t i, bool stacking) const;
+
+  /// The stack factor next to level l's along dim i (up: the next larger)
+  /// that keeps the plan blocked; 0 (or out of range) if none. Every integer
+  /// is tried up to kEveryStepLimit units, a bounded set above.
+  int64_t neighbourRepl(const Plan &q, size_t l, size_t i, bool up) const;
+
+  void stack(Plan &p, size_t l) { grow(p, l, true); }
+
+  void cache(Plan &p, size_t l) { grow(p, l, false); }
+
+  /// Repeatedly enlarges one dim by one blocked step (stacking: the stack factor;
+  /// caching: the tile), choosing by KAPLA's rule, while the result stays valid.
+  void grow(Plan &p, size_t l, bool stacking);
+};
+
+} // namespace dfl::intra

@@ -1,0 +1,34 @@
+#include "scheduler/kapla/SolveFailure.h"
+
+#include "support/Check.h"
+
+#include <ostream>
+
+namespace dfl {
+
+std::string SolveFailure::describe() const {
+  const std::string layerQuoted = "layer '" + layerName + "'";
+  switch (reason) {
+  case Reason::SingleLevel: return "hardware '" + hardwareName + "' has a single level";
+  case Reason::DoesNotFit:
+    return layerQuoted + " does not fit level " + levelName + ": even its smallest tiles need " +
+           std::to_string(neededBytes) + " B of " + std::to_string(availableBytes) + " B";
+  case Reason::NoneFound:
+    return "no valid schedule found for " + layerQuoted +
+           (constraint.empty() ? "" : "; the closest completion breaks: " + constraint);
+  case Reason::NoneAmongSamples:
+    return "no valid schedule among " + std::to_string(samples) + " random samples for " + layerQuoted;
+  case Reason::GivenInvalid:
+    return "the given directives of " + layerQuoted + " leave nothing to choose and are not valid";
+  case Reason::NoneWithinLimit:
+    return limit == SolveLimit::Cancelled
+               ? "the solve was cancelled before a valid schedule was found for " + layerQuoted
+               : std::string("no valid schedule found for ") + layerQuoted + " within the " +
+                     (limit == SolveLimit::Time ? "time limit" : "candidate limit");
+  }
+  DFLC_UNREACHABLE("failure reason " + std::to_string(static_cast<int>(reason)));
+}
+
+std::ostream &operator<<(std::ostream &os, const SolveFailure &failure) { return os << failure.describe(); }
+
+} // namespace dfl

@@ -1,0 +1,306 @@
+#include "scheduler/kapla/Solver.h"
+
+#include "scheduler/analysis/Instances.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace dfl {
+namespace {
+
+/// User segments are kept; every other layer is its own segment, solved with
+/// all nodes by the intra-layer search: KAPLA's stacking/caching descent, or
+/// the exhaustive yardstick.
+class LayerwiseSolver : public Solver {
+public:
+  explicit LayerwiseSolver(IntraLayerSearch search, int64_t cap = 0) : search_(search), cap_(cap) {}
+
+  std::optional<Solution> solve(const Model &model, const Schedule &given, const SolverOptions &options,
+                                SolveFailure &failure) override {
+    std::vector<Alternative> alternatives;
+    // A latency or EDP solve also solves for the other objectives and keeps
+    // the best by its own: the per-layer searches score a layer's own
+    // latency, not its segment's pipelined one (SegmentLatency), and another
+    // objective's schedule is sometimes faster (MLP: the latency solve alone
+    // 101,482 cycles, the EDP solve's 90,261).
+    const bool allObjectives = options.objective != Objective::Energy;
+    const bool sweep = options.constrained() || options.keepAlternatives || allObjectives;
+    auto first = solveFor(model, given, options, options.objective, &alternatives, failure);
+    if (first && !sweep)
+      first->alternatives = std::move(alternatives);
+    if (!first || !sweep)
+      return first;
+    first->stats.objectivesSolved = {options.objective};
+    // The other objectives' solves add alternatives: for the front, or where
+    // the objective's own best breaks a constraint.
+    const bool met = meetsConstraints(options, first->result.energyPj, first->result.latencyCycles);
+    for (Objective o : {Objective::Energy, Objective::Latency, Objective::EDP}) {
+      const bool wanted = options.keepAlternatives || !met || allObjectives;
+      if (o == options.objective || !wanted || first->stats.limit != SolveLimit::None)
+        continue;
+      SolveFailure ignored;   // the layers that failed under one objective fail under all
+      auto other = solveFor(model, given, options, o, &alternatives, ignored);
+      if (!other)
+        continue;
+      first->stats.objectivesSolved.push_back(o);
+      first->stats.candidates += other->stats.candidates;
+      first->stats.rejected += other->stats.rejected;
+      first->stats.seconds += other->stats.seconds;
+      first->stats.layerSeconds += other->stats.layerSeconds;
+      if (other->stats.limit != SolveLimit::None)
+        first->stats.limit = other->stats.limit, first->stats.status = SolveStatus::Feasible;
+    }
+    first->stats.alternativesEvaluated = static_cast<int64_t>(alternatives.size());
+    pickBest(model, options, alternatives, *first);
+    first->alternatives = std::move(alternatives);
+    return first;
+  }
+
+private:
+  /// Among the solve's schedule and the alternatives, the best by the
+  /// objective that meets the constraints: another objective's solve may
+  /// find what this one's heuristic missed. If none meets them, the closest
+  /// (status Unmet).
+  static void pickBest(const Model &model, const SolverOptions &options, const std::vector<Alternative> &alternatives,
+                       Solution &out) {
+    const Alternative *best = nullptr;   // null: the solve's own schedule
+    bool found = meetsConstraints(options, out.result.energyPj, out.result.latencyCycles);
+    double bestValue = objectiveValue(options.objective, out.result.energyPj, out.result.latencyCycles);
+    for (const Alternative &a : alternatives) {
+      if (!meetsConstraints(options, a.energyPj, a.latencyCycles))
+        continue;
+      double v = objectiveValue(options.objective, a.energyPj, a.latencyCycles);
+      if (!found || v < bestValue)
+        best = &a, bestValue = v, found = true;
+    }
+    if (!found) {   // the closest, ties by the objective
+      out.stats.status = SolveStatus::Unmet;
+      double bestExcess = 0;
+      for (const Alternative &a : alternatives) {
+        double x = constraintExcess(options, a.energyPj, a.latencyCycles);
+        double v = objectiveValue(options.objective, a.energyPj, a.latencyCycles);
+        if (!best || x < bestExcess || (x == bestExcess && v < bestValue))
+          best = &a, bestExcess = x, bestValue = v;
+      }
+    }
+    if (!best)
+      return;
+    out.schedule = best->schedule;
+    out.segmentCosts = best->segmentCosts;
+    out.result = analyzeSchedule(model, out.schedule);
+  }
+
+  /// One solve under `objective`: every layer alone, then (pipelining) the
+  /// inter-layer step. Each whole schedule scored goes to `alternatives`.
+  std::optional<Solution> solveFor(const Model &model, const Schedule &given, const SolverOptions &options,
+                                   Objective objective, std::vector<Alternative> *alternatives,
+                                   SolveFailure &failure) {
+    auto start = std::chrono::steady_clock::now();
+    const Network &net = networkOf(model, given);
+    const Hardware &hw = hardwareOf(model, given);
+    BudgetMeter budget(options.budget);
+    Solution out;
+    out.schedule.network = given.network;
+    out.schedule.hardware = given.hardware;
+    out.schedule.range = given.range;
+    out.schedule.segments = given.segments;
+    IntraLayerOptions intra;
+    intra.objective = objective;
+    intra.search = search_;
+    intra.maxCandidates = cap_;
+    intra.budget = &budget;
+    // The user's block of each layer (the last one written), found once: not
+    // a search of every block per layer.
+    std::vector<const LayerScheduleModel *> userOf(net.layers.size(), nullptr);
+    for (const LayerScheduleModel &ls : given.layers)
+      if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
+        userOf[static_cast<size_t>(ls.layer)] = &ls;
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+      const LayerScheduleModel *user = userOf[i];
+      IntraLayerStats stats;
+      auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, failure);
+      out.stats.candidates += stats.candidates;
+      out.stats.rejected += stats.rejected;
+      out.stats.cappedLayers += stats.capped ? 1 : 0;
+      out.stats.provedLayers += stats.provedOptimal ? 1 : 0;
+      out.stats.limitedLayers += stats.limited ? 1 : 0;
+      if (!sol)
+        return std::nullopt;
+      out.schedule.layers.push_back(std::move(sol->schedule));
+      if (options.progress)
+        options.progress(i + 1, net.layers.size());
+    }
+    InterLayerOptions interOptions;
+    interOptions.objective = objective;
+    interOptions.alternatives = alternatives;
+    interOptions.intra = intra;
+    interOptions.topK = options.topK;
+    if (!options.spatial)
+      interOptions.maxSpatial = 0;
+    interOptions.fixedLayers.assign(net.layers.size(), false);
+    for (const LayerScheduleModel &ls : given.layers)
+      if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
+        interOptions.fixedLayers[static_cast<size_t>(ls.layer)] = true;
+    if (!given.segments.empty())
+      solveUserSegments(model, given, interOptions, out);
+    out.result = analyzeSchedule(model, out.schedule);
+    out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (alternatives && out.result.valid && out.result.complete)
+      alternatives->push_back({out.schedule, out.result.energyPj, out.result.latencyCycles, objective, {}});
+    // Under a spent budget the layer-wise schedule is the best found.
+    if (options.pipelining && given.segments.empty() && hw.levels.size() >= 2 && out.result.valid &&
+        out.result.complete && !budget.exhausted()) {
+      // Segment slicing and layer pipelining (KAPLA §IV-B).
+      InterLayerSolver inter(model, out.schedule, out.result, interOptions);
+      auto [schedule, result] = inter.solve(out.stats.interLayer);
+      out.schedule = std::move(schedule);
+      out.result = std::move(result);
+      out.segmentCosts = inter.chosenCosts();
+      out.stats.candidates += out.stats.interLayer.intra.candidates;
+      out.stats.rejected += out.stats.interLayer.intra.rejected;
+    }
+    out.stats.limit = budget.hit();
+    out.stats.status = out.stats.limit == SolveLimit::None ? SolveStatus::Complete : SolveStatus::Feasible;
+    out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  /// A pipelined segment the user wrote constrains its layers like one the
+  /// inter-layer solver picks: node regions by work and a matched forwarding
+  /// granularity (the best of those tried); one split into instances, like the
+  /// inter-layer solver's, by pieces. Layers with user directives, and
+  /// segments that are not a run of consecutive layers, stay as solved alone;
+  /// the analysis then reports what the user's segment breaks.
+  static void solveUserSegments(const Model &model, const Schedule &given, const InterLayerOptions &inter,
+                                Solution &out) {
+    const Hardware &hw = hardwareOf(model, given);
+    if (hw.levels.size() < 2)
+      return;
+    Schedule layerwise = out.schedule;
+    layerwise.segments.clear();
+    ScheduleResult layerwiseResult = analyzeSchedule(model, layerwise);
+    if (!layerwiseResult.valid || !layerwiseResult.complete)
+      return;
+    InterLayerSolver solver(model, layerwise, layerwiseResult, inter);
+    for (const Segment &seg : given.segments) {
+      if ((!seg.pipelined && seg.instances < 2) || seg.layers.empty())
+        continue;
+      auto [lo, hi] = std::minmax_element(seg.layers.begin(), seg.layers.end());
+      if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size() ||
+          std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; }))
+        continue;
+      if (!seg.pipelined) {
+        // Split into instances: each layer solved on its largest piece, with
+        // room for one instance's intermediates.
+        std::vector<LayerScheduleModel> layers;
+        bool reserved = false;
+        std::vector<int> range(seg.layers.begin(), seg.layers.end());
+        std::sort(range.begin(), range.end());
+        if (instanceSplitRefusal(networkOf(model, given), range, seg.splitDim, seg.instances).empty() &&
+            solver.temporalVariant(*lo, *hi, networkOf(model, given).batch, {seg.splitDim, seg.instances}, layers,
+                                   reserved, out.stats.interLayer))
+          for (const LayerScheduleModel &ls : layers)
+            out.schedule.layers[static_cast<size_t>(ls.layer)] = ls;
+        continue;
+      }
+      std::vector<int64_t> nodes = solver.allocateNodes(*lo, *hi);
+      if (nodes.empty())
+        continue;
+      auto best = solver.solveSpatialBest(solver.schemes(*lo, *hi, nodes), out.stats.interLayer);
+      if (best)
+        for (int l : seg.layers)
+          out.schedule.layers[static_cast<size_t>(l)] = best->first.layers[static_cast<size_t>(l)];
+    }
+  }
+
+  IntraLayerSearch search_;
+  int64_t cap_;
+};
+
+struct Entry {
+  const char *name;
+  std::unique_ptr<Solver> (*make)(int64_t cap);
+};
+
+const Entry kSolvers[] = {
+    {"kapla", [](int64_t) { return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Kapla)); }},
+    // By default at most 200000 candidates per layer: beyond that, the best found (reported as capped).
+    {"exhaustive",
+     [](int64_t cap) {
+       return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Exhaustive, cap ? cap : 200000));
+     }},
+    // 2000 uniform samples per layer, fixed seed.
+    {"random",
+     [](int64_t cap) {
+       return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Random, cap ? cap : 2000));
+     }},
+};
+
+} // namespace
+
+bool meetsConstraints(const SolverOptions &o, double energyPj, double latencyCycles) {
+  return constraintExcess(o, energyPj, latencyCycles) <= 1;
+}
+
+double constraintExcess(const SolverOptions &o, double energyPj, double latencyCycles) {
+  double excess = 0;
+  if (o.maxLatencyCycles)
+    excess = std::max(excess, latencyCycles / *o.maxLatencyCycles);
+  if (o.maxEnergyPj)
+    excess = std::max(excess, energyPj / *o.maxEnergyPj);
+  return excess;
+}
+
+std::vector<Alternative> energyLatencyFront(const std::vector<Alternative> &alternatives) {
+  std::vector<std::vector<double>> points;
+  for (const Alternative &a : alternatives)
+    points.push_back({a.energyPj, a.latencyCycles});
+  std::vector<Alternative> front;
+  for (size_t i : paretoFront(points)) {
+    const Alternative &a = alternatives[i];
+    bool seen = std::any_of(front.begin(), front.end(), [&](const Alternative &f) {
+      return f.energyPj == a.energyPj && f.latencyCycles == a.latencyCycles;
+    });
+    if (!seen)   // equal totals dominate neither: the first found stands for them
+      front.push_back(a);
+  }
+  std::stable_sort(front.begin(), front.end(), [](const Alternative &a, const Alternative &b) {
+    return a.latencyCycles < b.latencyCycles;
+  });
+  return front;
+}
+
+std::vector<Segment> segmentsOf(const Schedule &s, size_t layers) {
+  std::vector<Segment> out;
+  std::vector<bool> listed(layers, false);
+  for (const Segment &seg : s.segments)
+    for (int l : seg.layers)
+      if (l >= 0 && static_cast<size_t>(l) < layers)
+        listed[static_cast<size_t>(l)] = true;
+  out = s.segments;
+  for (size_t l = 0; l < layers; ++l)
+    if (!listed[l]) {
+      Segment one;
+      one.layers = {static_cast<int>(l)};
+      out.push_back(one);
+    }
+  auto first = [](const Segment &seg) { return seg.layers.empty() ? 0 : *std::min_element(seg.layers.begin(), seg.layers.end()); };
+  std::stable_sort(out.begin(), out.end(), [&](const Segment &a, const Segment &b) { return first(a) < first(b); });
+  return out;
+}
+
+std::vector<std::string> solverNames() {
+  std::vector<std::string> names;
+  for (const Entry &e : kSolvers)
+    names.push_back(e.name);
+  return names;
+}
+
+std::unique_ptr<Solver> makeSolver(const std::string &name, int64_t cap) {
+  for (const Entry &e : kSolvers)
+    if (name == e.name)
+      return e.make(cap);
+  return nullptr;
+}
+
+} // namespace dfl

@@ -1,0 +1,343 @@
+#include "scheduler/kapla/TilingSpace.h"
+
+#include "scheduler/analysis/IntrinsicUnits.h"
+
+#include "support/Check.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace dfl::intra {
+
+const std::vector<std::array<Dim, kND>> &loopOrders() {
+  static const std::vector<std::array<Dim, kND>> orders = {
+      {Dim::R, Dim::S, Dim::C, Dim::Xo, Dim::Yo, Dim::K, Dim::N},
+      {Dim::N, Dim::Xo, Dim::Yo, Dim::R, Dim::S, Dim::C, Dim::K},
+      {Dim::K, Dim::R, Dim::S, Dim::C, Dim::Xo, Dim::Yo, Dim::N},
+  };
+  return orders;
+}
+
+TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
+                         const IntraLayerOptions &options)
+    : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options) {
+  for (size_t i = 0; i < kND; ++i)
+    bound_[i] = at(layer_.bounds, kIndependentDims[i]);
+  if (layer_.channelWise())
+    bound_[index(Dim::K)] = 1;   // K is C: only C is tiled
+  top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
+  for (size_t i = 0; i < kND; ++i) {
+    forced_[i] = at(options.fixedTopTile, kIndependentDims[i]);
+    forcedStack_[i] = forced_[i] ? at(options.fixedTopStack, kIndependentDims[i]) : 0;
+  }
+  if (layer_.channelWise())
+    forced_[index(Dim::K)] = forcedStack_[index(Dim::K)] = 0;
+  // A softmax's or layernorm's top-level tile holds whole rows (E0826,
+  // docs/directives.md §7): one row along its axis, unless the inter-layer
+  // scheme forces a tile there already (a multiple of the row, or the
+  // analysis refuses the scheme).
+  if (layer_.normalizes() && layer_.output == TensorRole::Ofm && !forced_[index(layer_.normAxis)])
+    forced_[index(layer_.normAxis)] = layer_.rowLength();
+  // Intrinsic-aware: the intrinsic's level stacks exactly the unit tensors
+  // (one call per step over its units), so every array tile there and every
+  // tile above is a multiple of the unit. A layer it does not embed keeps
+  // 1-element tiles.
+  if (auto u = intrinsicUnitFor(layer_, hw); u && u->embedded) {
+    intrinsicLevel_ = u->level;
+    for (size_t i = 0; i < kND; ++i)
+      unitRepl_[i] = at(u->unit, kIndependentDims[i]);
+  }
+  // A level given above bounds the tiles below it (its own tile, at most the
+  // layer's): a completion steps inside what the user wrote.
+  Plan fixed = initialPlan();
+  givenAbove_.assign(fixed.levels.size(), {});
+  std::array<int64_t, kND> above{};
+  for (size_t l = fixed.levels.size(); l-- > 0;) {
+    givenAbove_[l] = above;
+    if (fixedLevel(l)) {
+      absorbFixed(fixed, l);
+      for (size_t i = 0; i < kND; ++i)
+        above[i] = std::min(fixed.levels[l].tile[i], bound_[i]);
+    }
+  }
+}
+
+Plan TilingSpace::initialPlan() const {
+  Plan plan;
+  plan.levels.resize(hw_.levels.size() - 1);
+  for (size_t l = 0; l < plan.levels.size(); ++l) {
+    plan.levels[l].tile.fill(1);
+    for (size_t i = 0; i < kND; ++i)
+      plan.levels[l].repl[i] = initialRepl(l, i);
+  }
+  return plan;
+}
+
+Plan TilingSpace::minimalPlan() {
+  Plan p = initialPlan();
+  for (size_t l = 0; l < p.levels.size(); ++l) {
+    if (fixedLevel(l)) {
+      absorbFixed(p, l);
+      continue;
+    }
+    for (size_t i = 0; i < kND; ++i)
+      p.levels[l].tile[i] = unitBelow(p, l, i);
+  }
+  return p;
+}
+
+void TilingSpace::applyForced(Plan &p, size_t l) const {
+  if (l != top_ || p.levels[l].fixed)
+    return;
+  for (size_t i = 0; i < kND; ++i)
+    if (forced_[i])
+      p.levels[l].tile[i] = forced_[i];
+}
+
+int64_t TilingSpace::unitBelow(const Plan &p, size_t l, size_t i) {
+  return l == 0 ? 1 : p.levels[l - 1].tile[i] * p.levels[l - 1].repl[i];
+}
+
+int64_t TilingSpace::enclosingTile(const Plan &p, size_t l, size_t i) const {
+  return l + 1 < p.levels.size() ? p.levels[l + 1].tile[i] : bound_[i];
+}
+
+bool TilingSpace::stackBarred(size_t l, size_t i, int64_t repl) const {
+  return (l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i]) ||
+         (static_cast<int>(l) == intrinsicLevel_ && unitRepl_[i] != 0 && repl != unitRepl_[i]);
+}
+
+size_t TilingSpace::index(Dim d) {
+  for (size_t i = 0; i < kND; ++i)
+    if (kIndependentDims[i] == d)
+      return i;
+  DFLC_UNREACHABLE("dim " + std::to_string(static_cast<int>(d)) + " is not an independent dim of the tiling space");
+}
+
+const LevelDirectives *TilingSpace::givenLevel(size_t l) const {
+  if (given_)
+    for (const LevelDirectives &d : given_->levels)
+      if (d.level == static_cast<int>(l) && !d.empty())
+        return &d;
+  if (!hw_.levels[l].fixed.empty())
+    return &hw_.levels[l].fixed;
+  return nullptr;
+}
+
+void TilingSpace::absorbFixed(Plan &p, size_t l) {
+  const LevelDirectives &d = *givenLevel(l);
+  auto &lp = p.levels[l];
+  lp.fixed = true;
+  for (const TensorDirective &t : d.tensors)
+    for (size_t i = 0; i < kND; ++i) {
+      Dim dim = kIndependentDims[i];
+      int64_t v = at(t.sizes, dim);
+      if (layer_.channelWise() && dim == Dim::C && !v)
+        v = at(t.sizes, Dim::K);
+      if (v)
+        lp.tile[i] = v;
+    }
+  if (!layer_.hasWeights())
+    for (size_t i : {index(Dim::R), index(Dim::S)})
+      lp.tile[i] = 1;
+  lp.repl.fill(1);
+  for (const StackDirective &s : d.stacks)
+    for (auto [dim, shift] : s.shifts) {
+      Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
+      if (isInputWindow(c))
+        continue;
+      size_t i = index(c);
+      if (shift == lp.tile[i] * lp.repl[i])
+        lp.repl[i] *= s.repl;
+    }
+}
+
+bool TilingSpace::blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int64_t repl) const {
+  if (tile < 1 || repl < 1)
+    return false;
+  const int64_t unit = unitBelow(p, l, i), whole = limit(l, i), array = tile * repl;
+  if ((tile % unit && tile != whole) || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
+    return false;
+  if (!uneven_ && (tile % unit || whole % array || (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)))
+    return false;
+  if (l > 0 && !covers(p.levels[l - 1].tile[i], p.levels[l - 1].repl[i], tile))
+    return false;
+  if (l + 1 < p.levels.size()) {
+    int64_t next = p.levels[l + 1].tile[i];
+    return covers(tile, repl, next) && (next % array == 0 || next == whole);
+  }
+  return covers(tile, repl, bound_[i]);
+}
+
+const std::vector<int64_t> &TilingSpace::blockedSizes(int64_t unit, int64_t whole, bool uneven) {
+  // Memoized (never erased: callers iterate one list while asking for others):
+  // the searches ask for the same few (unit, whole) pairs again and again.
+  thread_local std::map<std::tuple<int64_t, int64_t, bool>, std::vector<int64_t>> memo;
+  auto [it, fresh] = memo.try_emplace({unit, whole, uneven});
+  std::vector<int64_t> &sizes = it->second;
+  if (!fresh)
+    return sizes;
+  const int64_t n = (whole + unit - 1) / unit;
+  // Steps of `unit` per tile, each below n (n itself is `whole`, added last).
+  std::vector<int64_t> steps;
+  if (n <= kEveryStepLimit) {
+    for (int64_t k = n; k >= 2; --k)   // ceil(n/k) grows as k falls
+      steps.push_back((n + k - 1) / k);
+  } else {
+    // A bounded set that does not grow with n (docs/solver.md, "Blocked
+    // sizes"): the tiles covering n in few steps, the few-unit tiles, the
+    // powers of two and the tiles covering n in a power of two of steps, and
+    // the divisors with a cofactor or a factor up to kDivisorSearch.
+    for (int64_t k = 2; k <= kFewSteps; ++k)
+      steps.push_back((n + k - 1) / k), steps.push_back(k);
+    steps.push_back(1);
+    for (int64_t p = 2; p < n; p *= 2)
+      steps.push_back(p), steps.push_back((n + p - 1) / p);
+    for (int64_t d = 1; d <= kDivisorSearch && d * d <= n; ++d)
+      if (n % d == 0)
+        steps.push_back(d), steps.push_back(n / d);
+    std::erase_if(steps, [&](int64_t s) { return s >= n; });
+    std::sort(steps.begin(), steps.end());
+  }
+  for (int64_t k : steps)
+    if (int64_t s = unit * k; (uneven || whole % s == 0) && (sizes.empty() || s != sizes.back()))
+      sizes.push_back(s);
+  if ((uneven || whole % unit == 0) && (sizes.empty() || sizes.back() != whole))
+    sizes.push_back(whole);
+  return sizes;
+}
+
+int64_t TilingSpace::unitsOf(const Plan::LevelPlan &lp) {
+  int64_t u = 1;
+  for (int64_t r : lp.repl)
+    u *= r;
+  return u;
+}
+
+bool TilingSpace::fitsPartial(const Plan &p, size_t l) const {
+  auto cap = capacity(l);
+  return !cap || occupancy(p, l) <= *cap;
+}
+
+std::optional<int64_t> TilingSpace::capacity(size_t l) const {
+  const Level &lv = hw_.levels[l];
+  if (!lv.capacityBytes)
+    return std::nullopt;
+  return l == top_ ? *lv.capacityBytes - options_.reservedTopBytes : *lv.capacityBytes;
+}
+
+int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
+  const auto &t = p.levels[l].tile;
+  auto v = [&](Dim d) { return t[index(d)]; };
+  int64_t c = v(Dim::C), k = layer_.channelWise() ? v(Dim::C) : v(Dim::K);
+  switch (r) {
+  case TensorRole::Ifm: return v(Dim::N) * c * windowIn(Dim::Xi, v(Dim::Xo), v(Dim::R)) * windowIn(Dim::Yi, v(Dim::Yo), v(Dim::S));
+  case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
+  case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
+  }
+  DFLC_UNREACHABLE("role " + std::to_string(static_cast<int>(r)));
+}
+
+int64_t TilingSpace::occupancy(const Plan &p, size_t l) const {
+  int64_t bytes = 0;
+  for (TensorRole r : layer_.roles())
+    bytes += hw_.bytesOf(tileWords(p, l, r), hw_.heldBits(r, layer_.output));
+  return bytes;
+}
+
+bool TilingSpace::fits(const Plan &p, size_t l) const {
+  if (!fitsPartial(p, l))
+    return false;
+  if (l + 2 < hw_.levels.size() && capacity(l + 1)) {
+    Plan q = p;
+    for (size_t i = 0; i < kND; ++i)
+      q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
+    if (occupancy(q, l + 1) > *capacity(l + 1))
+      return false;
+  }
+  return true;
+}
+
+int64_t TilingSpace::unitsAllowed(size_t l) const {
+  int64_t u = hw_.levels[l].units();
+  if (l + 2 == hw_.levels.size() && options_.maxNodes > 0)
+    u = std::min(u, options_.maxNodes);
+  return u;
+}
+
+bool TilingSpace::arrayFits(const Plan &p, size_t l) const {
+  std::vector<int64_t> repls;
+  for (int64_t r : p.levels[l].repl)
+    if (r > 1)
+      repls.push_back(r);
+  const Level &lv = hw_.levels[l];
+  return stacksFit(repls, lv.rows, lv.cols, unitsAllowed(l));
+}
+
+int64_t TilingSpace::nextBlocked(int64_t current, int64_t unit, int64_t whole, bool uneven) {
+  for (int64_t m : blockedSizes(unit, whole, uneven))
+    if (m > current)
+      return m;
+  return 0;
+}
+
+LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
+  if (const LevelDirectives *g = p.levels[l].fixed ? givenLevel(l) : nullptr) {
+    LevelDirectives d = *g;
+    d.level = static_cast<int>(l);
+    return d;
+  }
+  const auto &lp = p.levels[l];
+  LevelDirectives d;
+  d.level = static_cast<int>(l);
+  auto v = [&](Dim dim) { return lp.tile[index(dim)]; };
+  for (TensorRole r : layer_.roles()) {
+    TensorDirective t;
+    t.role = r;
+    for (Dim dim : roleDims(r)) {
+      Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
+      int64_t size = dim == Dim::Xi   ? windowIn(Dim::Xi, v(Dim::Xo), v(Dim::R))
+                     : dim == Dim::Yi ? windowIn(Dim::Yi, v(Dim::Yo), v(Dim::S))
+                                      : v(c);
+      if (layer_.channelWise() && r == TensorRole::Wgt && dim == Dim::K)
+        continue;   // dwconv weights: [C, R, S]
+      at(t.sizes, dim) = size;
+    }
+    d.tensors.push_back(t);
+  }
+  auto moveOf = [&](Dim dim, int64_t amount) {
+    std::vector<std::pair<Dim, int64_t>> m{{dim, amount}};
+    if (dim == Dim::Xo)
+      m.push_back({Dim::Xi, amount * layer_.window.x.stride});
+    if (dim == Dim::Yo)
+      m.push_back({Dim::Yi, amount * layer_.window.y.stride});
+    if (dim == Dim::R)
+      m.push_back({Dim::Xi, amount * layer_.window.x.dilation});
+    if (dim == Dim::S)
+      m.push_back({Dim::Yi, amount * layer_.window.y.dilation});
+    return m;
+  };
+  for (size_t i = 0; i < kND; ++i)
+    if (lp.repl[i] > 1) {
+      StackDirective s;
+      s.shifts = moveOf(kIndependentDims[i], lp.tile[i]);
+      s.repl = lp.repl[i];
+      d.stacks.push_back(s);
+    }
+  std::array<Dim, kND> order = loopOrders()[lp.order];
+  if (l == top_ && options_.topBatchOutermost)
+    std::stable_partition(order.begin(), order.end(), [](Dim dim) { return dim != Dim::N; });
+  for (Dim dim : order) {
+    size_t i = index(dim);
+    int64_t step = lp.tile[i] * lp.repl[i];
+    if (step < enclosingTile(p, l, i)) {
+      UpdateDirective u;
+      u.steps = moveOf(dim, step);
+      d.updates.push_back(u);
+    }
+  }
+  return d;
+}
+
+} // namespace dfl::intra
