@@ -1,6 +1,7 @@
 #include "scheduler/kapla/TilingSpace.h"
 
 #include "scheduler/analysis/IntrinsicUnits.h"
+#include "scheduler/analysis/NocHops.h"
 
 #include "support/Check.h"
 
