@@ -223,6 +223,22 @@ bool Compilation::checkSchedules() {
   return !diags_.hasErrors();
 }
 
+bool Compilation::selectPair() {
+  enter(Stage::Checked, "select");
+  if (checked_.size() != 2) {
+    diags_.report({}, diag::err_run_schedule_count) << checked_.size() << "diff" << "compares two, one in each FILE";
+    return false;
+  }
+  const Schedule &a = model_.schedules[static_cast<size_t>(checked_[0].schedule)];
+  const Schedule &b = model_.schedules[static_cast<size_t>(checked_[1].schedule)];
+  if (a.network != b.network || a.hardware != b.hardware) {
+    auto what = [&](const Schedule &s) { return networkOf(model_, s).name + " on " + hardwareOf(model_, s).name; };
+    diags_.report(b.range, diag::err_diff_pair) << what(a) << what(b);
+    return false;
+  }
+  return true;
+}
+
 bool Compilation::embed(const EmbeddingOptions &options) {
   enter(Stage::Analyzed, "embed");
   PassTimer::Scope time(timer_, "embed");

@@ -18,6 +18,12 @@
 //   scheduleOnDsa   on a cluster/core DSA (docs/graphturbo.md), instead of
 //                   select and solve: GraphTurbo and its two baselines
 //                   (E1204); then writeFiles writes report.json
+//   simulate        after solve or checkSchedules (`dflc sim`, `--sim`): the
+//                   pipelined segments' isl dependences and LCUs (E0824),
+//                   then every layer in JIT kernels against the reference
+//                   (E1301-E1304); the outcome and its files in simulation()
+//   controlCm       after placeOnCm: the chip's dependences, buffers (E1108)
+//                   and LCUs, and with `simulate` its run (E1305)
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
@@ -34,6 +40,7 @@
 #include "driver/DriverOptions.h"
 #include "driver/OutputWriter.h"
 #include "driver/PassTimer.h"
+#include "driver/Simulation.h"
 
 #include "frontend/Loader.h"
 #include "model/Model.h"
@@ -65,6 +72,9 @@ public:
   bool analyze();
   bool checkSchedules();
   bool selectSchedule();
+  /// After checkSchedules() (`dflc diff`): whether the FILEs hold two schedules,
+  /// of one network on one hardware template (else E1301, E1306).
+  bool selectPair();
   /// `progress` (may be empty) is called with (layers done, layers in all).
   /// Throws InternalError if the solver returns an invalid schedule and the
   /// user gave no segment that could explain it.
@@ -85,6 +95,16 @@ public:
   bool placeOnCm(const CmPlacementOptions &options = {});
   /// After placeOnCm() returned true.
   const CmMapping &cmMapping() const;
+  /// After solve() (its solution) or checkSchedules() (the one complete
+  /// schedule the FILEs declare): runs it (docs/simulator.md); false after
+  /// reporting why it cannot run. Failed checks are the outcome, not errors:
+  /// simulation().ok().
+  bool simulate(sim::SimOptions options);
+  /// After placeOnCm() returned true: the chip's control (docs/cm.md) and, if
+  /// `simulate`, its run; false after reporting why not.
+  bool controlCm(bool simulate, uint64_t seed);
+  /// After simulate() or controlCm() returned true.
+  const Simulation &simulation() const;
   /// After analyze(): whether the inputs target a cluster/core DSA (one DSA
   /// hardware, no other hardware, no memory-hierarchy schedule).
   bool targetsDsa() const;
@@ -150,6 +170,10 @@ private:
   std::optional<Schedule> selected_;
   std::optional<Solution> solution_;
   std::optional<CmMapping> cmMapping_;
+  std::optional<Simulation> simulation_;
+  /// simulate()'s schedule: the solution, else the one complete checked
+  /// schedule (E1301, E1302 if there is none).
+  const Schedule *scheduleToRun();
   /// The reason `net` cannot be scheduled on a DSA (E1204's), or "".
   static std::string dsaNetworkError(const Network &net);
   /// checkOnDsa for the schedule `s`, its issues reported.

@@ -101,24 +101,13 @@ int runShow(const CommandLine &o, Compilation &c) {
 }
 
 int runDiff(const CommandLine &o, Compilation &c) {
-  c.load() && c.analyze() && c.checkSchedules();
+  c.load() && c.analyze() && c.checkSchedules() && c.selectPair();
   printDiagnostics(o, c);
   if (c.hasErrors())
     return kExitInvalid;
   const std::vector<CheckedSchedule> &checked = c.checked();
   const Model &model = c.model();
-  if (checked.size() != 2) {
-    std::cerr << "dflc: error: the inputs hold " << checked.size()
-              << " schedules; 'dflc diff' compares two, one in each FILE\n";
-    return kExitInvalid;
-  }
   const Schedule &a = model.schedules[checked[0].schedule], &b = model.schedules[checked[1].schedule];
-  if (a.network != b.network || a.hardware != b.hardware) {
-    auto what = [&](const Schedule &s) { return networkOf(model, s).name + " on " + hardwareOf(model, s).name; };
-    std::cerr << "dflc: error: A schedules " << what(a) << " and B " << what(b)
-              << "; 'dflc diff' compares two schedules of one network on one hardware template\n";
-    return kExitInvalid;
-  }
   std::cout << scheduleDiffText(model, a, checked[0].result, c.sources().path(a.range.begin.file), b,
                                 checked[1].result, c.sources().path(b.range.begin.file));
   return kExitOk;
@@ -204,83 +193,27 @@ void printFront(const Model &model, const Solution &s) {
   std::cout << "(* the schedule written)\n";
 }
 
-/// Simulates `s` (dflc sim, dflc compile --sim): prints the table and sets
-/// `files` to OUT's sim.json and kernels; false after an error is printed.
-bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model &model, const Schedule &s,
-                      std::vector<driver::OutputFile> &files, bool &ok) {
-  const Network &net = networkOf(model, s);
+/// Runs the schedule to run (dflc sim, dflc compile --sim) in the driver's
+/// simulate stage, with progress on a terminal; false after its errors.
+bool simulate(const CommandLine &o, Compilation &c) {
   sim::SimOptions so;
   so.seed = o.seed.value_or(1);
   so.layers = o.simLayers;
-  for (const std::string &name : so.layers)
-    if (net.findLayer(name) < 0) {
-      std::vector<std::string> names;
-      for (const Layer &l : net.layers)
-        names.push_back(l.name);
-      std::cerr << "dflc: error: --layers: network '" << net.name << "' has no layer '" << name << "'"
-                << didYouMean(name, names) << "\n";
-      return false;
-    }
-  // Pipelined segments run region against region through their LCUs; first,
-  // as it is quick and can refuse the schedule before the kernels run.
-  std::optional<sim::PipelineResult> pipe;
-  if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
-    pipe = sim::simulatePipelines(model, s);
-    // A segment the user wrote must leave each consumer room for what its
-    // dependences hold (docs/simulator.md, "Buffers"); the solver's report
-    // their numbers in pipeline.json.
-    DiagnosticsEngine diags(sm);
-    for (const sim::SegmentRun &g : pipe->segments)
-      for (const sim::RegionRun &r : g.regions) {
-        std::vector<std::string> what;
-        int64_t need = 0;
-        for (const sim::BufferRun &b : g.buffers)
-          if (b.consumer == r.layer) {
-            need += b.neededWords;
-            what.push_back("'" + b.tensor + "' (" + std::to_string(b.minSteps) + " of its steps: " +
-                           std::to_string(b.neededWords) + " words)");
-          }
-        if (g.userGiven && need > r.roomWords())
-          diags.report(g.range, diag::err_segment_buffer) << joinList(what, ", ", " and ") << r.layer << need
-                                                          << r.level << r.nodes << r.roomWords() << r.capacityWords
-                                                          << r.otherTileWords;
-      }
-    if (diags.hasErrors()) {
-      printDiagnostics(o, sm, diags);
-      return false;
-    }
-  }
   if (isatty(STDERR_FILENO))
     so.progress = [&](size_t done, size_t all, const std::string &layer) {
-      std::cerr << "\r\033[Kdflc: simulating " << net.name << ": " << done << "/" << all << " layers"
+      std::cerr << "\r\033[Kdflc: simulating: " << done << "/" << all << " layers"
                 << (layer.empty() ? "" : " (" + layer + ")") << std::flush;
       if (done == all)
         std::cerr << "\r\033[K";
     };
-  sim::SimResult result;
-  try {
-    result = sim::simulate(model, s, so);
-  } catch (const sim::MemoryError &e) {
-    std::cerr << "dflc: error: simulating layer '" << e.layer << "' needs " << e.bytes << " bytes, more than the "
-              << so.memoryLimitBytes << " a simulation may take; simulate a smaller batch (--batch) or other layers "
-              << "(--layers)\n";
-    return false;
-  }
-  files.push_back({"sim.json", sim::simJson(net, hardwareOf(model, s), so, result)});
-  for (auto &[name, ir] : sim::kernelFiles(result))
-    files.push_back({"kernels/" + name, ir});
-  std::cout << sim::simTable(result);
-  ok = result.ok();
-  if (pipe) {
-    files.push_back({"pipeline.json", sim::pipelineJson(*pipe)});
-    files.push_back({"pipeline.svg", sim::pipelineSvg(*pipe)});
-    for (const sim::SegmentRun &g : pipe->segments)
-      for (const sim::RegionRun &r : g.regions)
-        files.push_back({"lcu/" + r.layer + ".c", r.lcuC});
-    std::cout << "\n" << sim::pipelineTable(*pipe);
-    ok = ok && pipe->ok();
-  }
-  return true;
+  return c.simulate(so);
+}
+
+/// The simulation's tables: the kernels', then the pipelines'.
+void printSimulation(const driver::Simulation &run) {
+  std::cout << sim::simTable(*run.kernels);
+  if (run.pipelines)
+    std::cout << "\n" << sim::pipelineTable(*run.pipelines);
 }
 
 /// "wrote A, B and C": the outputs, a simulation's kernels as one item.
@@ -313,57 +246,18 @@ int runCompileCm(const CommandLine &o, Compilation &c, bool simulate);
 int runSim(const CommandLine &o, Compilation &c) {
   if (c.load() && c.analyze() && c.targetsCm())
     return runCompileCm(o, c, true);
-  c.hasErrors() || c.checkSchedules();
-  printDiagnostics(o, c);
-  if (c.hasErrors())
-    return kExitInvalid;
-  const std::vector<CheckedSchedule> &checked = c.checked();
-  if (checked.size() != 1) {
-    std::cerr << "dflc: error: the inputs hold " << checked.size() << " schedules; 'dflc sim' runs one\n";
-    return kExitInvalid;
-  }
-  if (!checked[0].result.complete) {
-    std::cerr << "dflc: error: the schedule is incomplete; 'dflc sim' runs complete schedules ('dflc NET HW SCHED "
-                 "-o OUT --sim' fills it in first)\n";
-    return kExitInvalid;
-  }
-  std::vector<driver::OutputFile> files;
-  bool ok = false;
-  if (!simulateSchedule(o, c.sources(), c.model(), c.model().schedules[static_cast<size_t>(checked[0].schedule)], files,
-                        ok))
-    return kExitInvalid;
-  if (!c.writeFiles(files)) {
+  bool ran = !c.hasErrors() && c.checkSchedules() && simulate(o, c);
+  if (ran && !c.writeFiles(c.simulation().files)) {
+    printDiagnostics(o, c);
     std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;
   }
+  printDiagnostics(o, c);
+  if (!ran)
+    return kExitInvalid;
+  printSimulation(c.simulation());
   std::cout << wroteLine(c);
-  return ok ? kExitOk : kExitInvalid;
-}
-
-/// Whether every core's buffers fit its SRAM (docs/cm.md, "Buffers"); E1108 for each that does not.
-bool checkSram(const Network &net, const CmHardware &hw, const CmMapping &m, const cm::CmControl &ctl,
-               DiagnosticsEngine &diags) {
-  bool ok = true;
-  const sim::PipelineDependences &deps = ctl.dependences();
-  for (const cm::CmCoreMemory &mem : ctl.memory()) {
-    const cm::CmRegion &r = ctl.regions()[static_cast<size_t>(mem.region)];
-    if (r.core < 0 || mem.bytes <= hw.sramBytes)
-      continue;
-    std::vector<std::string> what;
-    for (const cm::CmBuffer &b : mem.buffers) {
-      const sim::EdgeDependences &e = deps.edges()[static_cast<size_t>(b.edge)];
-      what.push_back("'" + e.tensor + "' from " + ctl.regions()[static_cast<size_t>(e.producer)].name + " (" +
-                     std::to_string(b.steps) + " of its steps: " + std::to_string(b.words) + " words, " +
-                     std::to_string(b.bytes) + " bytes)");
-    }
-    const CmTile &t = m.partitioning.tiles[static_cast<size_t>(r.tile)];
-    const Layer &l = net.layers[static_cast<size_t>(m.partitioning.partitions[static_cast<size_t>(t.partition)].crossbarLayer)];
-    diags.report(l.nameRange, diag::err_cm_sram).note(hw.sramRange, diag::note_cm_sram_here)
-        << r.core << hw.name << "'" + r.name + "'" << mem.bytes << std::to_string(hw.sramBytes) + " bytes"
-        << joinList(what, ", ", " and ");
-    ok = false;
-  }
-  return ok;
+  return c.simulation().ok() ? kExitOk : kExitInvalid;
 }
 
 /// `dflc compile` for a computational-memory chip: placement.json and .svg,
@@ -372,59 +266,26 @@ int runCompileCm(const CommandLine &o, Compilation &c, bool simulate) {
   CmPlacementOptions po;   // its own 2 s budget unless --time-limit is given
   if (o.driver.timeLimitSeconds && *o.driver.timeLimitSeconds != driver::kDefaultTimeLimitSeconds)
     po.timeLimit = std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000));
-  if (!c.placeOnCm(po)) {
+  if (!c.placeOnCm(po) || !c.controlCm(simulate, o.seed.value_or(1))) {
     printDiagnostics(o, c);
     return kExitInvalid;
   }
-  const Network &net = c.model().networks[0];
-  const CmHardware &hw = c.model().cmHardware[0];
-  const CmMapping &m = c.cmMapping();
-  std::vector<driver::OutputFile> files{{"placement.json", cmPlacementJson(net, hw, m)},
-                                        {"placement.svg", cmPlacementSvg(net, hw, m)}};
-  // The control: dependences, buffers and LCUs (docs/cm.md, "Control").
-  std::string why;
-  std::unique_ptr<cm::CmControl> ctl;
-  try {
-    ctl = cm::CmControl::build(net, hw, m, why, 2'000'000'000);
-  } catch (const isl::OperationLimit &e) {
-    why = std::string(e.what()) + ": the dependences are too large to derive";
-  }
-  std::optional<cm::CmSimResult> result;
-  cm::CmSimOptions so;
-  so.seed = o.seed.value_or(1);
-  if (ctl) {
-    DiagnosticsEngine diags(c.sources());
-    if (!checkSram(net, hw, m, *ctl, diags)) {
-      printDiagnostics(o, c);
-      printDiagnostics(o, c.sources(), diags);
-      return kExitInvalid;
-    }
-    if (simulate) {
-      result = cm::simulateCm(net, hw, m, *ctl, so);
-      files.push_back({"sim.json", cm::cmSimJson(net, hw, so, *result)});
-      for (const cm::CmCoreRun &r : result->cores)
-        files.push_back({"lcu/" + r.region + ".c", r.lcuC});
-    } else
-      for (size_t r = 0; r < ctl->regions().size(); ++r)
-        files.push_back({"lcu/" + ctl->regions()[r].name + ".c", ctl->lcuC(static_cast<int>(r))});
-  } else if (simulate) {
-    printDiagnostics(o, c);
-    std::cerr << "dflc: error: cannot simulate " << net.name << " on " << hw.name << ": " << why << "\n";
-    return kExitInvalid;
-  }
-  if (!c.writeFiles(files)) {
+  const driver::Simulation &run = c.simulation();
+  if (!c.writeFiles(run.files)) {
     printDiagnostics(o, c);
     std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;
   }
   printDiagnostics(o, c);
-  std::cout << cmPlacementText(net, hw, m);
-  if (!ctl)
-    std::cout << "no LCUs: " << why << "\n";
-  if (result)
-    std::cout << cm::cmSimText(net, hw, *result);
+  const Network &net = c.model().networks[0];
+  const CmHardware &hw = c.model().cmHardware[0];
+  std::cout << cmPlacementText(net, hw, c.cmMapping());
+  if (!run.cmControlSkipped.empty())
+    std::cout << "no LCUs: " << run.cmControlSkipped << "\n";
+  if (run.cm)
+    std::cout << cm::cmSimText(net, hw, *run.cm);
   std::cout << wroteLine(c);
-  return !result || result->ok() ? kExitOk : kExitInvalid;
+  return run.ok() ? kExitOk : kExitInvalid;
 }
 
 /// `dflc compile` for a cluster/core DSA: GraphTurbo and its baselines, report.json.
@@ -470,13 +331,13 @@ int runCompile(const CommandLine &o, Compilation &c) {
     printDiagnostics(o, c);
     return kExitInvalid;
   }
-  std::vector<driver::OutputFile> simFiles;
-  bool simOk = true;
-  if (o.sim && !simulateSchedule(o, c.sources(), c.model(), c.solution().schedule, simFiles, simOk)) {
+  if (o.sim && !simulate(o, c)) {
     printDiagnostics(o, c);
     return kExitInvalid;
   }
-  if (!c.writeOutputs(simFiles)) {
+  if (o.sim)   // before the report, as the run comes before the write
+    printSimulation(c.simulation());
+  if (!c.writeOutputs(o.sim ? c.simulation().files : std::vector<driver::OutputFile>{})) {
     printDiagnostics(o, c);
     std::cerr << "dflc: error: " << c.outputError() << "\n";
     return kExitInvalid;
@@ -493,7 +354,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
   if (o.driver.pareto)
     printFront(c.model(), s);
   std::cout << wroteLine(c);
-  return simOk ? kExitOk : kExitInvalid;
+  return !o.sim || c.simulation().ok() ? kExitOk : kExitInvalid;
 }
 
 /// `dflc import MODEL.onnx [-o NET.dfl]`: the imported network, canonical

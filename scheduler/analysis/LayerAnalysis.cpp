@@ -1398,23 +1398,7 @@ private:
     for (size_t l = 0; l + 1 < nl; ++l)
       allPes *= hw_.levels[l].units();
     result_.utilization = static_cast<double>(pes) / static_cast<double>(allPes) / paddedWork();
-    result_.latencyCycles = result_.computeCycles;
-    result_.bindingLevel = -1;
-    for (size_t l = 1; l < nl; ++l) {
-      const Level &lv = hw_.levels[l];
-      LevelResult &lr = result_.levels[l];
-      if (!lv.bandwidthBytesPerCycle)
-        continue;
-      lr.cycles = lr.trafficBytes /
-                  (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, lr.unitsInUse)));
-      if (lr.cycles > result_.latencyCycles) {
-        result_.latencyCycles = lr.cycles;
-        result_.bindingLevel = static_cast<int>(l);
-      }
-    }
-    // §7 static energy: the whole chip leaks while the layer runs, used or idle.
-    result_.energyStaticPj = hw_.chipStaticEnergyPj() * result_.latencyCycles;
-    result_.energyPj += result_.energyStaticPj;
+    settleLatency(hw_, result_);
   }
 
   const Network &net_;
@@ -1486,6 +1470,28 @@ LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, cons
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues) {
   return LayerAnalyzer(net, shape, layer, hw, schedule, issues).run();
+}
+
+void settleLatency(const Hardware &hw, LayerResult &lr) {
+  // §8 latency: compute vs. the traffic across each level's boundary, per unit of bandwidth.
+  lr.latencyCycles = lr.computeCycles;
+  lr.bindingLevel = -1;
+  for (size_t l = 1; l < hw.levels.size() && l < lr.levels.size(); ++l) {
+    const Level &lv = hw.levels[l];
+    LevelResult &level = lr.levels[l];
+    if (!lv.bandwidthBytesPerCycle)
+      continue;
+    level.cycles = level.trafficBytes /
+                   (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, level.unitsInUse)));
+    if (level.cycles > lr.latencyCycles) {
+      lr.latencyCycles = level.cycles;
+      lr.bindingLevel = static_cast<int>(l);
+    }
+  }
+  // §7 static energy: the whole chip leaks while the layer runs, used or idle.
+  const double leak = hw.chipStaticEnergyPj() * lr.latencyCycles;
+  lr.energyPj += leak - lr.energyStaticPj;
+  lr.energyStaticPj = leak;
 }
 
 } // namespace dfl

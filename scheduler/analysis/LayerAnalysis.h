@@ -14,4 +14,10 @@ LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, cons
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues);
 
+/// §8: a layer's latency (the longer of its compute cycles and each level's
+/// traffic at that level's bandwidth), its binding level, and the static energy
+/// the chip leaks meanwhile (energyPj adjusted). Run again on a layer whose
+/// traffic a segment changes: words kept on chip cross no DRAM boundary.
+void settleLatency(const Hardware &hw, LayerResult &lr);
+
 } // namespace dfl

@@ -320,6 +320,7 @@ private:
       words += w;
       wide += w * cs.data[ri];
     }
+    dropDramTraffic(seg, c, words, wide);
     // The producer's final write-back goes, once, unless a layer outside the
     // segment still reads the tensor from DRAM (its partial sums stay).
     if (writebackDropped_.insert(p).second &&
@@ -330,6 +331,7 @@ private:
       pd.writes[out] -= w;
       dropDramEnergy(pr, w * ps.data[out] * dram.writeEnergyPj);
       dropHops(pr, w * pr.dramWriteHops[out], ps.data[out]);
+      dropDramTraffic(seg, p, w, w * ps.data[out]);
     }
     // The consumer's nodes read those words out of the producer's node
     // buffers (remote reads; nn_dataflow's remote_gbuf_access).
@@ -366,6 +368,40 @@ private:
   void dropDramEnergy(LayerResult &lr, double pj) const {
     lr.levels.back().energyPj -= pj;
     lr.energyPj -= pj;
+  }
+
+  /// Removes `words` (`wide` in `word`s) from what layer l moves across the
+  /// DRAM boundary, and its latency with them (§8: the bandwidth carries the
+  /// words the energy counts). A split layer's latency is its pieces' sum: if
+  /// DRAM binds it, the cycles saved come off down to what else binds (exact
+  /// when every piece binds alike, as pieces alike but for halos do).
+  void dropDramTraffic(const SegmentResult &seg, int l, double words, double wide) {
+    LayerResult &lr = r_.layers[static_cast<size_t>(l)];
+    LevelResult &dram = lr.levels.back();
+    dram.trafficWords -= words;
+    dram.trafficBytes -= wide * static_cast<double>(hw_.wordBytes());
+    if (seg.instances <= 1) {
+      settleLatency(hw_, lr);
+      return;
+    }
+    const double before = dram.cycles;
+    const bool dramBound = lr.bindingLevel == static_cast<int>(lr.levels.size()) - 1;
+    LayerResult settled = lr;
+    settleLatency(hw_, settled);   // its levels' cycles; its latency the pieces' max, not their sum
+    const double saved = before - settled.levels.back().cycles;
+    double floor = lr.computeCycles;
+    for (size_t k = 1; k + 1 < lr.levels.size(); ++k)
+      floor = std::max(floor, settled.levels[k].cycles);
+    dram.cycles = settled.levels.back().cycles;
+    if (!dramBound)
+      return;
+    const double latency = std::max(floor, lr.latencyCycles - saved);
+    const double leak = hw_.chipStaticEnergyPj() * latency;
+    lr.energyPj += leak - lr.energyStaticPj;
+    lr.energyStaticPj = leak;
+    lr.latencyCycles = latency;
+    if (dram.cycles < floor)
+      lr.bindingLevel = settled.bindingLevel;
   }
 
   /// Removes NoC hops of words `width` `word`s wide (and their energy) from a

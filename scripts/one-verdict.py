@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""One verdict over the stdlib (issue "one pipeline, one verdict").
+
+For every stdlib network on every stdlib memory-hierarchy template, inference
+and --train:
+  batch 1:  `dflc NET HW -o OUT --sim` exits 0: every layer simulated equal to
+            the reference (or skipped with its reason), every pipelined
+            segment's LCUs run with 0 RAW/WAR violations;
+  batch 64: the solver's schedule re-checks (`dflc check OUT/schedule.dfl`)
+            with the same energy and latency, and its pipelined segments run
+            in the pipeline simulator (`dflc sim --layers` of those layers) with
+            0 violations.
+Prints one line per case and a summary; --json FILE writes the details.
+Runs each dflc under a per-case timeout (a case that times out is reported as
+such, not as a pass). Cases run one after the other unless --jobs is given.
+
+  scripts/one-verdict.py --dflc build/tools/dflc [--nets mlp,alexnet] [--hw eyeriss_multinode]
+                         [--modes inference,train] [--batches 1,64] [--timeout 1800] [--jobs 1]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEMORY_HIERARCHY = ["eyeriss_multinode", "eyeriss_multinode_4x4", "edge_systolic", "vta_gemm"]
+
+
+def run(argv, timeout):
+    start = time.monotonic()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out after %d s" % timeout, time.monotonic() - start
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def pipelined_segments(report):
+    return [s["layers"] for s in report.get("segments", []) if s.get("pipelined")]
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def case(dflc, net, hw, train, batch, timeout, work):
+    name = "%s on %s%s, batch %d" % (net, hw, " --train" if train else "", batch)
+    out = os.path.join(work, "%s-%s-%s-b%d" % (net, hw, "train" if train else "inf", batch))
+    base = [dflc, os.path.join(ROOT, "stdlib/nets/%s.dfl" % net), os.path.join(ROOT, "stdlib/hw/%s.dfl" % hw),
+            "-o", out, "--batch", str(batch)] + (["--train"] if train else [])
+    result = {"case": name, "ok": False, "seconds": 0.0, "problems": [], "skipped_layers": []}
+    if batch == 1:
+        code, _, err, secs = run(base + ["--sim"], timeout)
+        result["seconds"] = secs
+        if code != 0:
+            result["problems"].append("compile --sim exit %s: %s" % (code, err.strip().splitlines()[-1:] or ""))
+            return result
+        sim = load(os.path.join(out, "sim.json"))
+        result["skipped_layers"] = [(l["layer"], l["skipped"]) for l in sim.get("layers", []) if l.get("skipped")]
+        if os.path.exists(os.path.join(out, "pipeline.json")):
+            pipe = load(os.path.join(out, "pipeline.json"))
+            for s in pipe.get("segments", []):
+                if s.get("violations") or s.get("violations_not_listed") or s.get("error"):
+                    result["problems"].append("segment %s: %s" % (s.get("layers"), s.get("error") or s["violations"][:1]))
+        result["ok"] = not result["problems"]
+        return result
+    code, _, err, secs = run(base, timeout)
+    result["seconds"] = secs
+    if code != 0:
+        result["problems"].append("compile exit %s: %s" % (code, err.strip().splitlines()[-1:] or ""))
+        return result
+    report = load(os.path.join(out, "report.json"))
+    code, stdout, err, secs = run([dflc, "check", "--format", "json", os.path.join(out, "schedule.dfl"), "--batch",
+                                   str(batch)] + (["--train"] if train else []), timeout)
+    result["seconds"] += secs
+    if code != 0:
+        result["problems"].append("re-check exit %s: %s" % (code, err.strip().splitlines()[-1:] or ""))
+        return result
+    again = json.loads(stdout)["schedules"][0]
+    for key in ("energy_pj", "latency_cycles"):
+        if not close(report["totals"][key], again["totals"][key]):
+            result["problems"].append("re-check %s %s, the compile's %s" % (key, again["totals"][key], report["totals"][key]))
+    for layers in pipelined_segments(report):
+        sim_out = out + "-sim-" + layers[0]
+        code, _, err, secs = run([dflc, "sim", os.path.join(out, "schedule.dfl"), "--batch", str(batch), "--layers",
+                                  ",".join(layers), "-o", sim_out] + (["--train"] if train else []), timeout)
+        result["seconds"] += secs
+        if code != 0:
+            result["problems"].append("sim --layers %s exit %s: %s" % (",".join(layers), code,
+                                                                        err.strip().splitlines()[-1:] or ""))
+    result["ok"] = not result["problems"]
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dflc", default=os.path.join(ROOT, "build/tools/dflc"))
+    ap.add_argument("--nets", default=",".join(sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "stdlib/nets")))))
+    ap.add_argument("--hw", default=",".join(MEMORY_HIERARCHY))
+    ap.add_argument("--modes", default="inference,train")
+    ap.add_argument("--batches", default="1,64")
+    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--json")
+    ap.add_argument("--work", help="output directories (default: a temporary one, removed)")
+    a = ap.parse_args()
+    work = a.work or tempfile.mkdtemp(prefix="dflc-verdict-")
+    cases = [(n, h, m == "train", int(b)) for n in a.nets.split(",") for h in a.hw.split(",")
+             for m in a.modes.split(",") for b in a.batches.split(",")]
+    start = time.monotonic()
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = [pool.submit(case, a.dflc, n, h, t, b, a.timeout, work) for n, h, t, b in cases]
+        for f in futures:
+            r = f.result()
+            results.append(r)
+            print("%-4s %-60s %7.1f s  %s" % ("ok" if r["ok"] else "FAIL", r["case"], r["seconds"],
+                                               "; ".join(r["problems"])), flush=True)
+    failed = [r for r in results if not r["ok"]]
+    print("%d of %d cases hold the verdict in %.0f s" % (len(results) - len(failed), len(results),
+                                                         time.monotonic() - start))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
