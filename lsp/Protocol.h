@@ -64,7 +64,7 @@ struct ServerSettings {
   std::optional<std::vector<std::string>> includePaths;   // -I dirs (replace the command line's)
   std::optional<int64_t> batch;                        // check as `dflc check --batch N`: 1 to 2^63 - 1
   std::optional<double> timeLimit;                     // seconds a request's solve may take: (0, 1e6]
-  std::vector<std::string> errors;                     // one per field left out
+  std::vector<std::string> errors = {};                // one per field left out
 };
 struct InitializeParams {
   std::optional<std::string> rootUri;

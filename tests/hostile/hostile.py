@@ -415,7 +415,10 @@ class Server:
     def diagnostics(self, uri, version, seconds=20):
         """The codes of the next publishDiagnostics of URI at VERSION."""
         while True:
-            m = self.read(seconds)
+            try:
+                m = self.read(seconds)
+            except Failure:
+                raise Failure("no diagnostics of %s version %s within %.0f s" % (uri, version, seconds * self.case.slow))
             if m is None:
                 raise Failure("the server closed the stream before publishing %s version %s" % (uri, version))
             if "method" in m:
