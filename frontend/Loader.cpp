@@ -78,6 +78,7 @@ private:
       return push(key, *id);
     diags_.report(importedAt, diag::err_file_unreadable) << path << error;
     state_[key] = {0, true};
+    loaded_.missed.insert(key);
     return 0;
   }
 
@@ -89,6 +90,7 @@ private:
     SourceManager bytes;   // read as loadFile reads: no FIFO, no device, at most kMaxFileBytes
     std::optional<uint32_t> raw = bytes.loadFile(path, error);
     if (!raw) {
+      loaded_.missed.insert(key);
       diags_.report(importedAt, diag::err_file_unreadable) << path << error;
       return 0;
     }
@@ -133,8 +135,10 @@ private:
       // directory or FIFO there is reported by enter(), not skipped.
       std::error_code ec;
       std::string key = canonicalKey(c);
-      if (!fs::exists(c, ec) && !options_.openBuffers.count(key))
+      if (!fs::exists(c, ec) && !options_.openBuffers.count(key)) {
+        loaded_.missed.insert(key);
         continue;
+      }
       if (auto it = state_.find(key); it != state_.end() && !it->second.done) {
         // An import of a file still being loaded closes a cycle.
         auto from = std::find_if(frames_.begin(), frames_.end(), [&](const Frame &f) { return f.key == key; });

@@ -10,6 +10,7 @@
 #include "support/Diagnostics.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,11 @@ struct LoadedFiles {
   std::vector<ast::File> files;
   /// Buffer ids of the files named on the command line, in order (0 if unreadable).
   std::vector<uint32_t> roots;
+  /// Canonical paths looked at and not read: every candidate of an import
+  /// tried before the one found (or all, if none was), and files that could
+  /// not be read. A file appearing there changes the load (the language server
+  /// re-checks on it).
+  std::set<std::string> missed;
 };
 
 struct LoadOptions {

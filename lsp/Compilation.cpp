@@ -23,6 +23,8 @@ std::shared_ptr<Compilation> compile(const std::string &path, const std::string 
   }
   for (uint32_t id = 1; id <= c->sm.bufferCount(); ++id)
     c->deps.insert(canonicalPath(c->sm.path(id)));
+  // A missing import is a dependency too: created on disk, it is read.
+  c->deps.insert(c->run.files().missed.begin(), c->run.files().missed.end());
   return c;
 }
 

@@ -31,7 +31,7 @@ struct Compilation {
   const ast::File *rootAst = nullptr;
   bool analyzed = false;
   std::vector<Occurrence> index;
-  std::set<std::string> deps;   // canonical paths of every file read
+  std::set<std::string> deps;   // canonical paths of every file read or looked for (LoadedFiles::missed)
   uint64_t generation = 0;
 };
 

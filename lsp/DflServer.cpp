@@ -37,8 +37,13 @@ struct DflServer::Impl {
                     std::lock_guard<std::mutex> lock(gate->mutex);
                     if (gate->open && publish)
                       publish(p);
+                  },
+                  [gate = gate, report = o.internalError](const std::string &what) {
+                    std::lock_guard<std::mutex> lock(gate->mutex);
+                    if (gate->open && report)
+                      report(what);
                   }),
-        tasks(o.background) {}
+        fillIn(o.makeSolver), tasks(o.background) {}
   ~Impl() { tasks.joinAll(); }   // (none left once abandoned) before the documents they read
   std::vector<CodeAction> codeActions(const std::string &uri, Range range,
                                       const std::shared_ptr<std::atomic<bool>> &cancelled);
@@ -130,17 +135,11 @@ std::vector<InlayHint> DflServer::inlayHints(const std::string &uri, Range range
   return c ? lsp::inlayHints(*c, range) : std::vector<InlayHint>{};
 }
 
-bool DflServer::configure(const ServerSettings &settings, std::string &error) {
-  if (settings.solver)
-    if (auto e = driver::solverNameError(*settings.solver))
-      return error = *e, false;
-  if (settings.objective)
-    if (auto e = driver::objectiveNameError(*settings.objective))
-      return error = *e, false;
-  if (settings.batch && *settings.batch < 1)
-    return error = "batch must be a positive integer, got " + std::to_string(*settings.batch), false;
-  if (settings.timeLimit && !(*settings.timeLimit > 0 && *settings.timeLimit <= 1e6))
-    return error = "timeLimit must be a number of seconds above 0 and at most 1e6", false;
+void DflServer::configure(const ServerSettings &settings) {
+  // The settings reader (from_json, Protocol.cpp) left out every wrong field.
+  DFLC_CHECK(!settings.solver || !driver::solverNameError(*settings.solver)) << "an unvalidated solver";
+  DFLC_CHECK(!settings.objective || !driver::objectiveNameError(*settings.objective)) << "an unvalidated objective";
+  DFLC_CHECK(!settings.batch || *settings.batch >= 1) << "an unvalidated batch";
   driver::DriverOptions o = impl_->documents.options();
   if (settings.timeLimit)
     o.timeLimitSeconds = settings.timeLimit;
@@ -156,7 +155,6 @@ bool DflServer::configure(const ServerSettings &settings, std::string &error) {
   // Training, the batch and the include roots change what a check reports: every open
   // document is checked again. The solver and objective only change the code action.
   impl_->documents.setOptions(std::move(o), recheck);
-  return true;
 }
 
 std::vector<CodeAction> DflServer::Impl::codeActions(const std::string &uri, Range range,
@@ -177,16 +175,25 @@ std::vector<CodeAction> DflServer::codeActions(const std::string &uri, Range ran
 }
 
 void DflServer::codeActionsAsync(const std::string &uri, Range range, std::shared_ptr<std::atomic<bool>> cancelled,
-                                 std::function<void(const std::vector<CodeAction> &)> done) {
-  impl_->tasks.start([impl = impl_, uri, range, cancelled, done] {
+                                 std::function<void(const std::vector<CodeAction> &)> done,
+                                 std::function<void(const std::string &)> failed) {
+  impl_->tasks.start([impl = impl_, uri, range, cancelled, done, failed] {
     std::vector<CodeAction> actions;
+    std::optional<std::string> error;
     try {
       actions = impl->codeActions(uri, range, cancelled);
-    } catch (const std::exception &) {
-      // An internal error in the solver: no action rather than a dead server.
+    } catch (const std::exception &e) {
+      error = std::string("textDocument/codeAction: ") + e.what();
+    } catch (...) {
+      error = "textDocument/codeAction: an exception that is not a std::exception";
     }
     std::lock_guard<std::mutex> lock(impl->gate->mutex);
-    if (impl->gate->open && (!cancelled || !*cancelled))
+    if (!impl->gate->open)
+      return;
+    // Our bug is reported even if the request was cancelled meanwhile: it is not a cancellation.
+    if (error)
+      failed(*error);
+    else if (!cancelled || !*cancelled)
       done(actions);
   });
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "driver/DriverOptions.h"
+#include "lsp/FillIn.h"      // SolverFactory
 #include "lsp/Positions.h"   // uriToPath, pathToUri
 #include "lsp/Protocol.h"
 
@@ -42,6 +43,11 @@ public:
     /// The time limit of a solve a request starts (the code action): the best
     /// schedule found by then (docs/lsp.md, "Limits").
     double requestTimeLimitSeconds = kDefaultRequestTimeLimitSeconds;
+    /// Our bug in a check (off any request): said to the user (LSPServer:
+    /// window/showMessage and the log) besides the diagnostic saying so.
+    std::function<void(const std::string &)> internalError = nullptr;
+    /// The code action's solver by name (null: scheduler/Solver.h's makeSolver; tests: one that fails).
+    SolverFactory makeSolver = nullptr;
   };
   explicit DflServer(Options options);
   ~DflServer();
@@ -70,13 +76,15 @@ public:
   std::vector<CodeAction> codeActions(const std::string &uri, Range range,
                                       const std::shared_ptr<std::atomic<bool>> &cancelled = nullptr);
   /// codeActions off the caller's thread (with `background`; else inline); `done`
-  /// gets the actions unless the request was cancelled first.
+  /// gets the actions unless the request was cancelled first; `failed` gets an
+  /// internal error (an exception: our bug, never reported as a cancellation).
   void codeActionsAsync(const std::string &uri, Range range, std::shared_ptr<std::atomic<bool>> cancelled,
-                        std::function<void(const std::vector<CodeAction> &)> done);
-  /// Applies the editor's settings: the solver and objective the code action
-  /// uses, training and the include roots (these re-check every open
-  /// document). False (nothing changed) with `error` set if a name is unknown.
-  bool configure(const ServerSettings &settings, std::string &error);
+                        std::function<void(const std::vector<CodeAction> &)> done,
+                        std::function<void(const std::string &)> failed);
+  /// Applies the editor's settings, validated (from_json leaves out a wrong
+  /// field): the solver, objective and time limit the code action uses,
+  /// training, the batch and the include roots (these re-check every open document).
+  void configure(const ServerSettings &settings);
 
   /// Blocks until every scheduled check has been published and every async
   /// code action answered (tests).

@@ -9,8 +9,10 @@
 namespace dfl::lsp {
 
 DocumentStore::DocumentStore(driver::DriverOptions options, bool background,
-                             std::function<void(const PublishDiagnosticsParams &)> publish)
-    : options_(std::move(options)), background_(background), publish_(std::move(publish)) {
+                             std::function<void(const PublishDiagnosticsParams &)> publish,
+                             std::function<void(const std::string &)> internalError)
+    : options_(std::move(options)), background_(background), publish_(std::move(publish)),
+      internalError_(std::move(internalError)) {
   if (background_)
     worker_ = std::thread([this] { run(); });
 }
@@ -95,6 +97,7 @@ bool DocumentStore::checkOne(std::unique_lock<std::mutex> &lock) {
   lock.unlock();
   std::shared_ptr<Compilation> c;
   PublishDiagnosticsParams params{uri, version, {}};
+  std::optional<std::string> internal;
   try {
     if (text.size() > kMaxDocumentBytes)
       params.diagnostics = {tooLarge(text.size())};
@@ -103,9 +106,16 @@ bool DocumentStore::checkOne(std::unique_lock<std::mutex> &lock) {
     for (const dfl::Diagnostic &d : diagnosticsOf(c.get()))
       params.diagnostics.push_back(toLspDiagnostic(*c, d));
   } catch (const std::exception &e) {
+    internal = e.what();
+  } catch (...) {
+    internal = "an exception that is not a std::exception";
+  }
+  if (internal) {
     Diagnostic d;
-    d.message = std::string("internal compiler error: ") + e.what();
+    d.message = "internal compiler error: " + *internal;
     params.diagnostics = {d};
+    if (internalError_)
+      internalError_("checking " + path + ": " + *internal);
   }
   lock.lock();
   it = docs_.find(uri);

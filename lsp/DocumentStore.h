@@ -37,8 +37,10 @@ public:
 
   /// `options`: how every document is checked (the driver's; files and open
   /// buffers are set per check).
+  /// `internalError` (may be null): our bug in a check, said besides the diagnostic.
   DocumentStore(driver::DriverOptions options, bool background,
-                std::function<void(const PublishDiagnosticsParams &)> publish);
+                std::function<void(const PublishDiagnosticsParams &)> publish,
+                std::function<void(const std::string &)> internalError = nullptr);
   ~DocumentStore();
   DocumentStore(const DocumentStore &) = delete;
   DocumentStore &operator=(const DocumentStore &) = delete;
@@ -85,6 +87,7 @@ private:
   driver::DriverOptions options_;
   bool background_;
   std::function<void(const PublishDiagnosticsParams &)> publish_;
+  std::function<void(const std::string &)> internalError_;
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::map<std::string, Document> docs_;   // by URI

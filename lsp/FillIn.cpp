@@ -8,6 +8,7 @@
 #include "model/DflSyntax.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/kapla/Solver.h"
+#include "support/Check.h"
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +30,7 @@ public:
     size_t lineStart = offset;
     while (lineStart > 0 && (text[lineStart - 1] == ' ' || text[lineStart - 1] == '\t'))
       --lineStart;
-    if (lineStart == 0 || text[lineStart - 1] == '\n')
+    if (lineStart == 0 || text[lineStart - 1] == '\n' || text[lineStart - 1] == '\r')
       add(lineStart, lineStart, lines);
     else
       add(offset, offset, "\n" + lines + syntax::indentation(depth));
@@ -177,6 +178,8 @@ private:
 
 } // namespace
 
+FillIn::FillIn(SolverFactory makeSolver) : makeSolver_(std::move(makeSolver)) {}
+
 std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::shared_ptr<const Compilation> &c,
                                         const std::string &uri, Range range,
                                         const std::shared_ptr<std::atomic<bool>> &cancelled,
@@ -208,7 +211,12 @@ std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::
       try {
         all = solve(*c, uri, *flight, cancelled, solverName, objective, timeLimitSeconds, stopped);
       } catch (...) {
-        stopped = true;
+        // Our bug, not a cancellation: the flight ends, then every request waiting for it rethrows.
+        lock.lock();
+        flight->error = std::current_exception();
+        flights_.erase(uri);
+        flightEnded_.notify_all();
+        throw;
       }
       lock.lock();
       flights_.erase(uri);
@@ -234,6 +242,8 @@ std::vector<CodeAction> FillIn::actions(std::vector<CodeAction> out, const std::
     });
     if (same)
       --flight->waiters;
+    if (same && flight->error)
+      std::rethrow_exception(flight->error);
   }
   lock.unlock();
   for (const ScopedAction &a : all)
@@ -274,7 +284,9 @@ std::vector<FillIn::ScopedAction> FillIn::solve(const Compilation &c, const std:
         flight.stop = true;
     };
     SolveFailure failure;
-    std::optional<Solution> solution = makeSolver(solverName)->solve(c.model, s, so, failure);
+    std::unique_ptr<Solver> solver = makeSolver_ ? makeSolver_(solverName) : makeSolver(solverName);
+    DFLC_CHECK(solver) << "no solver '" << solverName << "'";
+    std::optional<Solution> solution = solver->solve(c.model, s, so, failure);
     if ((solution ? solution->stats.limit : failure.limit) == SolveLimit::Cancelled) {
       stopped = true;
       return {};

@@ -27,6 +27,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,17 +37,28 @@
 #include <utility>
 #include <vector>
 
+namespace dfl {
+class Solver;
+}
+
 namespace dfl::lsp {
 
 struct Compilation;
 
+/// A solver by a name the settings validated (scheduler/Solver.h's makeSolver).
+using SolverFactory = std::function<std::unique_ptr<Solver>(const std::string &)>;
+
 class FillIn {
 public:
+  /// `makeSolver` null: scheduler/Solver.h's.
+  explicit FillIn(SolverFactory makeSolver = nullptr);
+
   /// `out` (the actions found so far) followed by the fill-in actions of `c`
   /// whose schedule or layer block overlaps `range`, solved with `solverName`
   /// and `objective` (names the driver validated) within `timeLimitSeconds`.
   /// `cancelled` (may be null) ends the request: then `out` alone (the solve
-  /// goes on while another request waits for it).
+  /// goes on while another request waits for it). An exception in the solve
+  /// (our bug) reaches every request waiting for it, never as a cancellation.
   std::vector<CodeAction> actions(std::vector<CodeAction> out, const std::shared_ptr<const Compilation> &c,
                                   const std::string &uri, Range range,
                                   const std::shared_ptr<std::atomic<bool>> &cancelled, const std::string &solverName,
@@ -66,11 +79,13 @@ private:
     uint64_t generation = 0;   // of the text solved
     std::atomic<bool> stop{false};   // the solver's cancel flag
     std::atomic<int> waiters{0};     // other requests waiting for it, not cancelled
+    std::exception_ptr error;        // what the solve threw (set before it ends)
   };
   std::vector<ScopedAction> solve(const Compilation &c, const std::string &uri, Flight &flight,
                                   const std::shared_ptr<std::atomic<bool>> &cancelled, const std::string &solverName,
                                   const std::string &objective, double timeLimitSeconds, bool &stopped);
 
+  SolverFactory makeSolver_;
   std::mutex mutex_;
   std::condition_variable flightEnded_;
   std::map<std::string, std::shared_ptr<Flight>> flights_;   // by URI: the document's one solve

@@ -12,7 +12,8 @@ public:
       : transport_(transport), version_(options.version),
         server_({options.driver, !options.litTest,
                  [this](const PublishDiagnosticsParams &p) { transport_.notify("textDocument/publishDiagnostics", p); },
-                 options.requestTimeLimitSeconds}) {
+                 options.requestTimeLimitSeconds,
+                 [this](const std::string &what) { transport_.reportInternalError(what); }}) {
     // `shutdown` answers once the diagnostics are published and the code
     // actions answered (each solve is bounded by the request time limit).
     transport_.onShutdown([this, limit = options.requestTimeLimitSeconds] {
@@ -77,13 +78,21 @@ private:
     return server_.inlayHints(p.textDocument.uri, p.range);
   }
   // The solver runs off this loop; $/cancelRequest stops it (Transport).
+  // An internal error is InternalError (-32603), reported, never a cancellation.
   void onCodeAction(const CodeActionParams &p, Reply<std::vector<CodeAction>> reply) {
-    server_.codeActionsAsync(p.textDocument.uri, p.range, reply.cancelled(), reply);
+    server_.codeActionsAsync(p.textDocument.uri, p.range, reply.cancelled(), reply,
+                             [reply](const std::string &what) { reply.fail(what); });
   }
   void onDidChangeConfiguration(const DidChangeConfigurationParams &p) { configure(p.settings); }
+  /// `initialize` and didChangeConfiguration alike: each wrong field (left out
+  /// by the settings reader) is reported and ignored, the rest applies.
   void configure(const ServerSettings &settings) {
-    if (std::string error; !server_.configure(settings, error))
+    for (const std::string &error : settings.errors) {
+      transport_.log("settings: " + error);
       transport_.notify("window/showMessage", ShowMessageParams{MessageType::Error, "dflc: " + error});
+      transport_.notify("window/logMessage", ShowMessageParams{MessageType::Error, "dflc: " + error});
+    }
+    server_.configure(settings);
   }
 
   Transport &transport_;

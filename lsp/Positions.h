@@ -14,7 +14,8 @@
 
 namespace dfl::lsp {
 
-/// file:///a%20b/c.dfl <-> /a b/c.dfl
+/// file:///a%20b/c.dfl <-> /a b/c.dfl. A file URI is read per RFC 8089: an empty
+/// or `localhost` authority is this machine, the path is percent-decoded.
 std::string uriToPath(const std::string &uri);
 std::string pathToUri(const std::string &path);
 
@@ -24,7 +25,8 @@ Range toLspRange(const SourceManager &sm, SourceRange r);
 /// The range in its file, named by the file's canonical path as a URI.
 Location toLocation(const SourceManager &sm, SourceRange r);
 
-/// The inverse, for positions the client sends: a byte offset into `text`, clamped.
+/// The inverse, for positions the client sends: a byte offset into `text`,
+/// clamped; `\n`, `\r\n` and a lone `\r` each end a line (LSP, "Text Documents").
 size_t offsetAt(const std::string &text, Position p);
 
 /// True if the byte `offset` of `file` lies in `r` (either end included).

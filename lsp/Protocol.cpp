@@ -1,6 +1,10 @@
 #include "lsp/ProtocolJson.h"
 
+#include "driver/DriverOptions.h"
+
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 
 namespace dfl::lsp {
 
@@ -30,21 +34,86 @@ void from_json(const json &j, TextDocumentContentChangeEvent &v) {
     v.range = j["range"].get<Range>();
   j.at("text").get_to(v.text);
 }
+namespace {
+
+/// A setting's value as the messages quote it: its JSON, cut short.
+std::string quoted(const json &j) {
+  constexpr size_t kShown = 60;
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > kShown ? text.substr(0, kShown) + "..." : text;
+}
+
+/// One field of the settings: `read` gives its value or an error saying what it must be.
+template <class T, class Read>
+void readSetting(const json &j, const char *name, std::optional<T> &field, std::vector<std::string> &errors,
+                 Read read) {
+  if (!j.contains(name) || j[name].is_null())
+    return;   // absent: keeps its value
+  std::string must;
+  if (std::optional<T> value = read(j[name], must))
+    field = std::move(value);
+  else   // `must` says what it must be, or (a name) what is wrong with it
+    errors.push_back("setting '" + std::string(name) + "': " + must +
+                     (must.rfind("must", 0) == 0 ? ", got " + quoted(j[name]) : "") + "; ignored");
+}
+
+/// A solver's or objective's name (`what`); a long one is not echoed whole.
+std::optional<std::string> nameOf(const json &j, std::string &must, const char *what,
+                                  std::optional<std::string> (*nameError)(const std::string &)) {
+  if (!j.is_string() || j.get_ref<const std::string &>().size() > 64)
+    return must = std::string("must be ") + what, std::nullopt;
+  if (auto e = nameError(j.get<std::string>()))
+    return must = *e, std::nullopt;
+  return j.get<std::string>();
+}
+
+} // namespace
+
+// The one validator of the editor's settings, for initializationOptions and
+// didChangeConfiguration alike: never throws; a wrong field is left absent
+// and explained in `errors` (docs/lsp.md, "Configuration").
 void from_json(const json &j, ServerSettings &v) {
   if (!j.is_object())
     return;   // null, or settings of another shape: nothing for dflc
-  if (j.contains("solver"))
-    v.solver = j["solver"].get<std::string>();
-  if (j.contains("objective"))
-    v.objective = j["objective"].get<std::string>();
-  if (j.contains("train"))
-    v.train = j["train"].get<bool>();
-  if (j.contains("batch"))
-    v.batch = j["batch"].get<int64_t>();
-  if (j.contains("includePaths"))
-    v.includePaths = j["includePaths"].get<std::vector<std::string>>();
-  if (j.contains("timeLimit"))
-    v.timeLimit = j["timeLimit"].get<double>();
+  auto &errors = v.errors;
+  readSetting(j, "solver", v.solver, errors,
+              [](const json &x, std::string &must) { return nameOf(x, must, "a solver's name", driver::solverNameError); });
+  readSetting(j, "objective", v.objective, errors,
+              [](const json &x, std::string &must) { return nameOf(x, must, "an objective's name", driver::objectiveNameError); });
+  readSetting(j, "train", v.train, errors, [](const json &x, std::string &must) -> std::optional<bool> {
+    if (!x.is_boolean())
+      return must = "must be true or false", std::nullopt;
+    return x.get<bool>();
+  });
+  // An integer from 1 to 2^63 - 1, as `--batch` (driver::parseBatch): not 1.5, not 2^63.
+  readSetting(j, "batch", v.batch, errors, [](const json &x, std::string &must) -> std::optional<int64_t> {
+    must = "must be an integer from 1 to 2^63 - 1";
+    if (x.is_number_unsigned())
+      return x.get<uint64_t>() >= 1 && x.get<uint64_t>() <= uint64_t(INT64_MAX) ? std::optional(x.get<int64_t>())
+                                                                                : std::nullopt;
+    if (x.is_number_integer() && x.get<int64_t>() >= 1)
+      return x.get<int64_t>();
+    return std::nullopt;
+  });
+  readSetting(j, "includePaths", v.includePaths, errors,
+              [](const json &x, std::string &must) -> std::optional<std::vector<std::string>> {
+                must = "must be an array of directory names (strings)";
+                if (!x.is_array())
+                  return std::nullopt;
+                std::vector<std::string> dirs;
+                for (const json &d : x) {
+                  if (!d.is_string() || d.get<std::string>().find('\0') != std::string::npos)
+                    return std::nullopt;
+                  dirs.push_back(d.get<std::string>());
+                }
+                return dirs;
+              });
+  readSetting(j, "timeLimit", v.timeLimit, errors, [](const json &x, std::string &must) -> std::optional<double> {
+    must = "must be a number of seconds above 0 and at most 1e6";
+    if (!x.is_number() || !(x.get<double>() > 0 && x.get<double>() <= 1e6))
+      return std::nullopt;
+    return x.get<double>();
+  });
 }
 void from_json(const json &j, InitializeParams &v) {
   if (!j.is_object())

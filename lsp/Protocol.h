@@ -54,13 +54,17 @@ struct TextDocumentContentChangeEvent {
 
 /// The settings of `dflc lsp` an editor gives (docs/lsp.md, "Configuration"):
 /// in `initializationOptions`, and in `settings.dfl` (or `settings`) of
-/// workspace/didChangeConfiguration. An absent field keeps its value.
+/// workspace/didChangeConfiguration. An absent (or null) field keeps its value.
+/// Both are read by one validator (from_json, Protocol.cpp): a field of the
+/// wrong type, out of its range or naming no solver or objective is left
+/// absent and explained in `errors`; the others apply.
 struct ServerSettings {
-  std::optional<std::string> solver, objective;        // the code action's
+  std::optional<std::string> solver, objective;        // the code action's; known names
   std::optional<bool> train;                           // check as `dflc check --train`
   std::optional<std::vector<std::string>> includePaths;   // -I dirs (replace the command line's)
-  std::optional<int64_t> batch;                        // check as `dflc check --batch N`
-  std::optional<double> timeLimit;                     // seconds a request's solve may take
+  std::optional<int64_t> batch;                        // check as `dflc check --batch N`: 1 to 2^63 - 1
+  std::optional<double> timeLimit;                     // seconds a request's solve may take: (0, 1e6]
+  std::vector<std::string> errors = {};                // one per field left out
 };
 struct InitializeParams {
   std::optional<std::string> rootUri;
@@ -175,7 +179,8 @@ struct CodeAction {
   bool preferred = false;                      // a quick fix the editor may apply on its own ("fix all")
 };
 
-enum class MessageType { Error = 1, Warning = 2, Info = 3 };
+enum class MessageType { Error = 1, Warning = 2, Info = 3, Log = 4 };
+/// window/showMessage and window/logMessage.
 struct ShowMessageParams {
   MessageType type = MessageType::Info;
   std::string message;

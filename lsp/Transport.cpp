@@ -80,6 +80,22 @@ void Transport::replyLater(const json &id, const json &result) {
   send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
 }
 
+void Transport::replyErrorLater(const json &id, ErrorCode code, const std::string &message) {
+  {
+    std::lock_guard<std::mutex> lock(pendingMutex_);
+    if (!pending_.erase(id.dump()))
+      return;
+  }
+  replyError(id, code, message);
+}
+
+void Transport::reportInternalError(const std::string &what) {
+  std::string message = "dflc: internal error: " + what + " (please report it)";
+  log(message);
+  notify("window/showMessage", ShowMessageParams{MessageType::Error, message});
+  notify("window/logMessage", ShowMessageParams{MessageType::Error, message});
+}
+
 void Transport::replyError(const json &id, ErrorCode code, const std::string &message) {
   send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", static_cast<int>(code)}, {"message", message}}}});
 }
@@ -140,7 +156,9 @@ void Transport::handle(const std::string &text) {
       log(std::string("invalid params for ") + method + ": " + e.what());
     } catch (const std::exception &e) {
       // A notification has no reply to carry the error; the server goes on.
-      log(std::string("internal error in ") + method + ": " + e.what());
+      reportInternalError(method + ": " + e.what());
+    } catch (...) {
+      reportInternalError(method + ": an exception that is not a std::exception");
     }
     return;
   }
@@ -172,7 +190,13 @@ void Transport::handle(const std::string &text) {
       code = ErrorCode::InvalidParams;
       error = std::string("invalid params for ") + method + ": " + e.what();
     } catch (const std::exception &e) {
-      error = std::string("internal error: ") + e.what();
+      error = method + ": " + e.what();
+    } catch (...) {
+      error = method + ": an exception that is not a std::exception";
+    }
+    if (code == ErrorCode::InternalError) {
+      reportInternalError(error);
+      error = "internal error: " + error;
     }
     {
       std::lock_guard<std::mutex> lock(pendingMutex_);
@@ -192,7 +216,11 @@ void Transport::handle(const std::string &text) {
   } catch (const LspError &e) {
     return replyError(id, e.code, e.message);
   } catch (const std::exception &e) {
-    return replyError(id, ErrorCode::InternalError, std::string("internal error: ") + e.what());
+    reportInternalError(method + ": " + e.what());
+    return replyError(id, ErrorCode::InternalError, "internal error: " + method + ": " + e.what());
+  } catch (...) {
+    reportInternalError(method + ": an exception that is not a std::exception");
+    return replyError(id, ErrorCode::InternalError, "internal error: " + method);
   }
   if (method == "initialize")
     initialized_ = true;

@@ -10,7 +10,9 @@
 // malformed JSON → ParseError; a message that is not a request
 // or notification → InvalidRequest; unknown method → MethodNotFound; params
 // that do not decode → InvalidParams; a request before `initialize` →
-// ServerNotInitialized. `notify` may be called from any thread.
+// ServerNotInitialized; an exception from a handler (our bug) → InternalError,
+// reported to the user as well (reportInternalError). `notify` may be called
+// from any thread.
 #pragma once
 
 #include "lsp/MessageReader.h"
@@ -75,6 +77,11 @@ public:
   void notify(const std::string &method, const json &params);
   /// The answer to an async request; dropped if it was cancelled or answered.
   void replyLater(const json &id, const json &result);
+  /// An async request's error reply (InternalError); dropped likewise.
+  void replyErrorLater(const json &id, ErrorCode code, const std::string &message);
+  /// Our bug, said to the user: window/showMessage (Error) and
+  /// window/logMessage, and the --log file. Never a cancellation.
+  void reportInternalError(const std::string &what);
   void log(const std::string &line);
 
   /// Reads and dispatches messages until `exit` or the end of the input, then
@@ -108,6 +115,11 @@ public:
   Reply(Transport *transport, json id, CancelFlag cancelled)
       : transport_(transport), id_(std::move(id)), cancelled_(std::move(cancelled)) {}
   void operator()(const R &result) const { transport_->replyLater(id_, toJson(result)); }
+  /// An internal error while answering: reported, and the request's reply is InternalError (-32603).
+  void fail(const std::string &what) const {
+    transport_->reportInternalError(what);
+    transport_->replyErrorLater(id_, ErrorCode::InternalError, "internal error: " + what);
+  }
   const CancelFlag &cancelled() const { return cancelled_; }
 
 private:

@@ -22,10 +22,13 @@ struct Handlers {
   void didOpen(const DidOpenTextDocumentParams &) {}
   void didChange(const DidChangeTextDocumentParams &) {}
   void configure(const DidChangeConfigurationParams &) {}
-  // Answered on the spot, or left pending (cancelled or dropped at the end).
+  // Answered on the spot, failed as an internal error would, or left pending
+  // (cancelled or dropped at the end).
   void codeAction(const CodeActionParams &p, Reply<std::vector<CodeAction>> reply) {
     if (p.range.start.line % 2 == 0)
       reply({});
+    else if (p.range.start.line % 4 == 1)
+      reply.fail("fuzz: an internal error");
   }
 };
 

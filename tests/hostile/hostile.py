@@ -333,6 +333,7 @@ class Server:
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.buf = b""
         self.next_id = 100
+        self.seen = []   # notifications read while waiting for something else
 
     def send_raw(self, data):
         self.p.stdin.write(data)
@@ -373,15 +374,6 @@ class Server:
                     return None
                 self.buf += chunk
 
-    def reply(self, rid, seconds):
-        """The response to request RID (skipping notifications and other responses)."""
-        while True:
-            m = self.read(seconds)
-            if m is None:
-                raise Failure("the server closed the stream before answering request %s" % rid)
-            if m.get("id") == rid and "method" not in m:
-                return m
-
     def expect_error(self, codes, seconds=10):
         """An error response with id null and a code in CODES (JSON-RPC 2.0, "Response object")."""
         while True:
@@ -398,10 +390,49 @@ class Server:
         rid = self.request("textDocument/documentSymbol", {"textDocument": {"uri": "file:///none.dfl"}})
         return self.reply(rid, seconds)
 
-    def initialize(self):
-        rid = self.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
-        self.reply(rid, 20)
+    def initialize(self, options=None):
+        """initialize (with OPTIONS as initializationOptions): its reply, after the
+        notifications sent before it (self.seen)."""
+        params = {"processId": None, "rootUri": None, "capabilities": {}}
+        if options is not None:
+            params["initializationOptions"] = options
+        rid = self.request("initialize", params)
+        r = self.reply(rid, 20)
         self.notify("initialized", {})
+        return r
+
+    def reply(self, rid, seconds):
+        """The response to request RID; the notifications before it go to self.seen."""
+        while True:
+            m = self.read(seconds)
+            if m is None:
+                raise Failure("the server closed the stream before answering request %s" % rid)
+            if m.get("id") == rid and "method" not in m:
+                return m
+            if "method" in m:
+                self.seen.append(m)
+
+    def diagnostics(self, uri, version, seconds=20):
+        """The codes of the next publishDiagnostics of URI at VERSION."""
+        while True:
+            try:
+                m = self.read(seconds)
+            except Failure:
+                raise Failure("no diagnostics of %s version %s within %.0f s" % (uri, version, seconds * self.case.slow))
+            if m is None:
+                raise Failure("the server closed the stream before publishing %s version %s" % (uri, version))
+            if "method" in m:
+                self.seen.append(m)
+            p = m.get("params") or {}
+            if m.get("method") == "textDocument/publishDiagnostics" and p.get("uri") == uri and \
+                    p.get("version") == version:
+                return [d.get("code") for d in p["diagnostics"]]
+
+    def messages(self, method):
+        """The messages of the notifications METHOD seen so far (and forgets them)."""
+        out = [m["params"]["message"] for m in self.seen if m.get("method") == method]
+        self.seen = [m for m in self.seen if m.get("method") != method]
+        return out
 
     def finish(self, seconds=10):
         """shutdown + exit: the process must end within SECONDS, cleanly and sanitizer-clean."""
@@ -522,10 +553,89 @@ def lsp_code_actions(case):
     s.finish(10)
 
 
+def lsp_cr_line_endings(case):
+    """Lines ending in `\r` alone (LSP: `\r`, `\n` and `\r\n` are line breaks): an
+    incremental edit at line 3 lands there (once at the end of the file), so the
+    server's text stays the editor's."""
+    s = Server(case)
+    s.initialize()
+    uri = "file://" + case.path("cr.dfl")
+    text = "network n {\r  batch N = 1;\r  input d [C=3, X=8, Y=8];\r  c1 = cnov(d, K=4, R=3);\r}\r"
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "dfl", "version": 1, "text": text}})
+    if s.diagnostics(uri, 1) != ["E0203"]:
+        raise Failure("the misspelt operator of a \\r document is not E0203 alone")
+    # `  c1 = cnov(`: cnov at characters 7-11 of line 3.
+    rng = {"start": {"line": 3, "character": 7}, "end": {"line": 3, "character": 11}}
+    s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                        "contentChanges": [{"range": rng, "text": "conv"}]})
+    codes = s.diagnostics(uri, 2)
+    if codes:
+        raise Failure("after replacing cnov by conv on line 3 the server still reports %s" % codes)
+    s.finish()
+
+
+def lsp_missing_import_restored(case):
+    """A missing import created on disk (didChangeWatchedFiles, Created) is read:
+    the E0101 goes (once the failed load recorded no dependency and it stayed)."""
+    s = Server(case)
+    s.initialize()
+    uri = "file://" + case.path("s.dfl")
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "dfl", "version": 1,
+                                                       "text": 'import "net.dfl";\n'}})
+    if s.diagnostics(uri, 1) != ["E0101"]:
+        raise Failure("a missing import is not E0101")
+    case.write("net.dfl", NET)
+    s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": "file://" + case.path("net.dfl"), "type": 1}]})
+    codes = s.diagnostics(uri, 1)
+    if codes:
+        raise Failure("the import restored on disk still gives %s" % codes)
+    s.finish()
+
+
+def lsp_bad_settings(case):
+    """Mistyped initializationOptions ("train": "yes", batch 2^63) are reported and
+    ignored, and initialize succeeds (once: InvalidParams, then -32002 for every
+    request); batch 1.5 in didChangeConfiguration likewise."""
+    s = Server(case)
+    r = s.initialize({"train": "yes", "batch": 2 ** 63, "solver": 7})
+    if "result" not in r:
+        raise Failure("initialize with mistyped options failed: %s" % r)
+    shown = s.messages("window/showMessage")
+    logged = s.messages("window/logMessage")
+    for field in ("'train'", "'batch'", "'solver'"):
+        if not any(field in m for m in shown) or not any(field in m for m in logged):
+            raise Failure("the wrong %s setting was not shown and logged: %s" % (field, shown))
+    if any("-9223372036854775808" in m for m in shown):
+        raise Failure("batch 2^63 was read as a negative number: %s" % shown)
+    if "result" not in s.alive():
+        raise Failure("a request after initialize was refused")
+    s.notify("workspace/didChangeConfiguration", {"settings": {"dfl": {"batch": 1.5}}})
+    r = s.alive()
+    if "result" not in r or not any("'batch'" in m and "1.5" in m for m in s.messages("window/showMessage")):
+        raise Failure("batch 1.5 was not reported")
+    s.finish()
+
+
+def lsp_localhost_uri(case):
+    """file://localhost/ABS is the local file ABS (RFC 8089; once a relative path):
+    its import beside it on disk is found."""
+    case.write("net.dfl", NET)
+    s = Server(case)
+    s.initialize()
+    uri = "file://localhost" + case.path("s.dfl")
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "dfl", "version": 1,
+                                                       "text": 'import "net.dfl";\n'}})
+    codes = s.diagnostics(uri, 1)
+    if codes:
+        raise Failure("a document opened as file://localhost/... does not find its import: %s" % codes)
+    s.finish()
+
+
 CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers, long_identifiers,
          overflowing_arrays, not_files, output_is_directory, planted_symlinks, odd_input_names,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,
-         lsp_oversize_message, lsp_large_document, lsp_code_actions]
+         lsp_oversize_message, lsp_large_document, lsp_code_actions, lsp_cr_line_endings,
+         lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]
 
 
 def main():
