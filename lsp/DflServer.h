@@ -46,7 +46,7 @@ public:
     /// Our bug in a check (off any request): said to the user (LSPServer:
     /// window/showMessage and the log) besides the diagnostic saying so.
     std::function<void(const std::string &)> internalError = nullptr;
-    /// The code action's solver by name (null: scheduler/Solver.h's makeSolver; tests: one that fails).
+    /// The code action's solver by name (null: scheduler/kapla/Solver.h's makeSolver; tests: one that fails).
     SolverFactory makeSolver = nullptr;
   };
   explicit DflServer(Options options);

@@ -45,12 +45,12 @@ namespace dfl::lsp {
 
 struct Compilation;
 
-/// A solver by a name the settings validated (scheduler/Solver.h's makeSolver).
+/// A solver by a name the settings validated (scheduler/kapla/Solver.h's makeSolver).
 using SolverFactory = std::function<std::unique_ptr<Solver>(const std::string &)>;
 
 class FillIn {
 public:
-  /// `makeSolver` null: scheduler/Solver.h's.
+  /// `makeSolver` null: scheduler/kapla/Solver.h's.
   explicit FillIn(SolverFactory makeSolver = nullptr);
 
   /// `out` (the actions found so far) followed by the fill-in actions of `c`

@@ -4,7 +4,7 @@
 #include "lsp/DflServer.h"
 #include "TestUtil.h"
 
-#include "scheduler/Solver.h"
+#include "scheduler/kapla/Solver.h"
 #include "support/Check.h"
 
 #include <gtest/gtest.h>
