@@ -292,6 +292,25 @@ bool Compilation::selectSchedule() {
   // Sema resolves a schedule's names or reports an error, which stops before here.
   DFLC_CHECK(selected_->network >= 0 && selected_->hardware >= 0)
       << "a schedule without a network or hardware passed analysis without errors";
+  if (!model_.schedules.empty()) {
+    // A FILE that declares networks (or hardware) of which the schedule names
+    // none is not compiled: an error, not a silent substitution (docs/cli.md).
+    auto unused = [&](const auto &decls, int selected, const char *kind) {
+      for (size_t f = 0; f < files_.roots.size(); ++f) {
+        auto in = [&](const auto &d) { return d.range.begin.file == files_.roots[f] && files_.roots[f] != 0; };
+        auto first = std::find_if(decls.begin(), decls.end(), in);
+        if (first == decls.end() || in(decls[static_cast<size_t>(selected)]))
+          continue;
+        diags_.report(first->nameRange, diag::err_input_not_compiled)
+                .note(selected_->range, diag::note_schedule_here)
+            << kind << first->name << sm_.path(files_.roots[f]) << decls[static_cast<size_t>(selected)].name;
+      }
+    };
+    unused(model_.networks, selected_->network, "network");
+    unused(model_.hardware, selected_->hardware, "hardware");
+    if (diags_.hasErrors())
+      return false;
+  }
   // The directives the user wrote must be valid on their own.
   reportIssues(analyzeSchedule(model_, *selected_).issues, diags_);
   return !diags_.hasErrors();

@@ -83,16 +83,8 @@ private:
     return b ? std::optional<int64_t>(static_cast<int64_t>(*b)) : std::nullopt;
   }
 
-  /// A positive count up to `max`.
-  std::optional<int64_t> upTo(const ast::Property &p, int64_t max) {
-    auto n = wholeNumber(p, diags_);
-    if (n && *n > max) {
-      diags_.report(p.values[0].range, diag::err_value_range)
-          << p.key.name << "from 1 to " + std::to_string(max) << valueText(p.values[0]);
-      return std::nullopt;
-    }
-    return n;
-  }
+  /// A positive count up to `max`: the range its diagnostic states is the real one.
+  std::optional<int64_t> upTo(const ast::Property &p, int64_t max) { return wholeNumber(p, diags_, false, max); }
 
   void cluster(const ast::HardwareBlock &b) {
     PropertyTable t("'cluster'", {"count", "cores", "gb", "gb_bandwidth"}, diags_);

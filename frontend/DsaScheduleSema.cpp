@@ -90,18 +90,13 @@ private:
   }
 
   void batchPerIteration(const ast::Property &p, const DsaHardware &hw) {
-    auto b = wholeNumber(p, diags_);
+    const int64_t clusters = std::max<int64_t>(hw.clusters, 1);   // 0 after an error in the hardware
+    const int64_t share = (net_->batch + clusters - 1) / clusters;
+    auto b = wholeNumber(p, diags_, false, share,
+                         ", the samples each of the " + std::to_string(hw.clusters) +
+                             " clusters runs of the batch of " + std::to_string(net_->batch));
     if (!b)
       return;
-    const int64_t share = (net_->batch + hw.clusters - 1) / hw.clusters;
-    if (*b > share) {
-      diags_.report(p.values[0].range, diag::err_value_range)
-          << "batch_per_iteration"
-          << "from 1 to " + std::to_string(share) + ", the samples each of the " + std::to_string(hw.clusters) +
-                 " clusters runs of the batch of " + std::to_string(net_->batch)
-          << p.values[0].number;
-      return;
-    }
     s_.batchPerIteration = *b;
     s_.batchRange = p.range;
   }

@@ -132,10 +132,12 @@ private:
       candidates = {fs::path(imp.path)};
     for (const fs::path &c : candidates) {
       // The first candidate that exists is the import, whatever it is: a
-      // directory or FIFO there is reported by enter(), not skipped.
+      // directory or FIFO there is reported by enter(), not skipped; so is
+      // one whose status cannot be read (a symlink loop, a directory without
+      // search permission): enter() names the real reason, not "cannot find".
       std::error_code ec;
       std::string key = canonicalKey(c);
-      if (!fs::exists(c, ec) && !options_.openBuffers.count(key)) {
+      if (!fs::exists(c, ec) && !ec && !options_.openBuffers.count(key)) {
         loaded_.missed.insert(key);
         continue;
       }

@@ -580,9 +580,15 @@ private:
     // Per axis: o = ⌊(i + padBegin + padEnd − dilation·(taps − 1) − 1) / stride⌋ + 1.
     auto window = [&](const TensorShape &in, int64_t R, int64_t S, const Window &w,
                       bool ceil) -> std::optional<std::pair<int64_t, int64_t>> {
+      // With ceil, the last windows may start in the end padding (or past
+      // the input): they read nothing and are dropped, as Caffe, PyTorch and
+      // ONNX do (docs/language.md): window o starts at o·stride − padBegin,
+      // which must be below the input's size.
       auto out = [&](int64_t size, int64_t win, const WindowAxis &a) {
         int64_t span = size + a.padBegin + a.padEnd - a.dilation * (win - 1) - 1;
-        return (ceil ? ceilDiv(span, a.stride) : floorDiv(span, a.stride)) + 1;
+        if (!ceil)
+          return floorDiv(span, a.stride) + 1;
+        return std::min(ceilDiv(span, a.stride), floorDiv(size + a.padBegin - 1, a.stride)) + 1;
       };
       int64_t xo = out(in.X, R, w.x), yo = out(in.Y, S, w.y);
       if (xo < 1 || yo < 1) {

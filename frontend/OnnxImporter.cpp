@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -122,6 +123,117 @@ std::optional<std::vector<double>> valuesOf(const onnx::TensorProto &t) {
   if (!ok)
     return std::nullopt;
   return v;
+}
+
+/// External data (docs/onnx.md, "How a model is read"): a tensor's
+/// `location` is a file relative to the model's directory, never outside it,
+/// read as the loader reads a source (regular files only, at most
+/// kMaxFileBytes), and the files read for one model at most that in all: the
+/// values read are shapes and bounds, never weights.
+class ExternalData {
+public:
+  explicit ExternalData(const std::string &modelPath) : dir_(std::filesystem::path(modelPath).parent_path()) {}
+
+  static std::string entry(const onnx::TensorProto &t, const char *key) {
+    for (const onnx::StringStringEntryProto &e : t.external_data())
+      if (e.key() == key)
+        return e.value();
+    return "";
+  }
+
+  /// Why `t`'s external data cannot be where it says (empty if it can).
+  static std::string badLocation(const onnx::TensorProto &t) {
+    std::string location = entry(t, "location");
+    if (location.empty())
+      return "it names no location";
+    std::filesystem::path p(location);
+    bool up = std::any_of(p.begin(), p.end(), [](const std::filesystem::path &c) { return c == ".."; });
+    if (p.is_absolute() || p.has_root_name() || up)
+      return "location '" + printable(location) +
+             "' leaves the model's directory (an absolute path or '..'); external data lies beside the model";
+    return "";
+  }
+
+  /// Reads `t`'s external bytes into its raw data; empty, or why not.
+  std::string load(onnx::TensorProto &t) {
+    if (std::string why = badLocation(t); !why.empty())
+      return why;
+    uint64_t at[2] = {0, 0};   // offset, length
+    const char *keys[2] = {"offset", "length"};
+    for (int k = 0; k < 2; ++k) {
+      std::string v = entry(t, keys[k]);
+      if (v.empty())
+        continue;
+      if (std::from_chars(v.data(), v.data() + v.size(), at[k]).ptr != v.data() + v.size())
+        return std::string("its ") + keys[k] + " '" + printable(v) + "' is not a whole number of bytes";
+    }
+    const bool hasLength = !entry(t, "length").empty();
+    const std::string file = (dir_ / entry(t, "location")).string();
+    auto it = files_.find(file);
+    if (it == files_.end()) {
+      SourceManager sm;
+      std::string error;
+      std::optional<uint32_t> id = sm.loadFile(file, error);
+      if (id && (read_ += sm.text(*id).size()) > SourceManager::kMaxFileBytes)
+        error = "the external data read for this model would exceed " +
+                std::to_string(SourceManager::kMaxFileBytes >> 20) + " MiB";
+      it = files_.emplace(file, error.empty() ? sm.text(*id) : "").first;
+      if (!error.empty())
+        unreadable_[file] = "cannot read '" + printable(file) + "': " + error;
+    }
+    if (auto bad = unreadable_.find(file); bad != unreadable_.end())
+      return bad->second;
+    const std::string &bytes = it->second;
+    const uint64_t offset = at[0], length = hasLength ? at[1] : bytes.size() - std::min<uint64_t>(offset, bytes.size());
+    if (offset > bytes.size() || length > bytes.size() - offset)
+      return "offset " + std::to_string(offset) + (hasLength ? " and length " + std::to_string(length) : "") +
+             " pass the end of '" + printable(file) + "' (" + std::to_string(bytes.size()) + " bytes)";
+    t.set_raw_data(bytes.substr(offset, length));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+    return "";
+  }
+
+private:
+  std::filesystem::path dir_;
+  std::map<std::string, std::string> files_;        // by path: many tensors share one file
+  std::map<std::string, std::string> unreadable_;   // and why a file could not be read
+  uint64_t read_ = 0;                               // bytes of every file read
+};
+
+bool isExternal(const onnx::TensorProto &t) { return t.data_location() == onnx::TensorProto::EXTERNAL; }
+
+/// Resolves the model's external data against its directory: every location
+/// must stay inside it; the tensors whose values are read (Constant nodes,
+/// integer initializers: shapes and axes, Clip's bounds) are loaded, weights
+/// are not (only their dims are read). False after reporting E0113.
+bool resolveExternalData(onnx::ModelProto &model, const std::string &path, SourceRange at,
+                         DiagnosticsEngine &diags) {
+  onnx::GraphProto &g = *model.mutable_graph();
+  std::set<std::string> read;
+  for (const onnx::NodeProto &n : g.node())
+    if (n.op_type() == "Clip")
+      for (int i = 1; i < n.input_size(); ++i)
+        read.insert(n.input(i));
+  ExternalData data(path);
+  bool ok = true;
+  auto resolve = [&](onnx::TensorProto &t, bool load) {
+    if (!isExternal(t))
+      return;
+    std::string why = load ? data.load(t) : ExternalData::badLocation(t);
+    if (!why.empty()) {
+      diags.report(at, diag::err_onnx_external) << printable(t.name()) << why;
+      ok = false;
+    }
+  };
+  for (onnx::TensorProto &t : *g.mutable_initializer())
+    resolve(t, t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::INT32 ||
+                   read.count(t.name()));
+  for (onnx::NodeProto &n : *g.mutable_node())
+    for (onnx::AttributeProto &a : *n.mutable_attribute())
+      if (a.has_t())
+        resolve(*a.mutable_t(), n.op_type() == "Constant");
+  return ok;
 }
 
 const onnx::AttributeProto *attribute(const onnx::NodeProto &n, const char *name) {
@@ -920,6 +1032,8 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
                                            << newest;
     return std::nullopt;
   }
+  if (!resolveExternalData(model, path, at, diags))
+    return std::nullopt;
   try {
     // Non-strict: a node it cannot infer (an unknown domain's op) keeps its
     // shapes unknown; data propagation resolves computed Reshape shapes. The
@@ -931,6 +1045,7 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
     // Nodes only: the graph checker also demands what exports often leave
     // out (an output's shape), which inference is here to fill in.
     onnx::checker::CheckerContext ctx;
+    ctx.set_model_dir(std::filesystem::path(path).parent_path().string());   // not the working directory
     ctx.set_ir_version(static_cast<int>(model.ir_version()));
     std::unordered_map<std::string, int> imports;
     for (const onnx::OperatorSetIdProto &o : model.opset_import())

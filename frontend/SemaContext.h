@@ -96,9 +96,11 @@ inline std::optional<double> positiveQuantity(const ast::Property &p, QuantityKi
   return q->value;
 }
 
-/// A positive (or non-negative) whole number without a unit, at most 10^9,
-/// or reports E0403/E0404.
-inline std::optional<int64_t> wholeNumber(const ast::Property &p, DiagnosticsEngine &diags, bool allowZero = false) {
+/// A positive (or non-negative) whole number without a unit, at most `max`
+/// (10^9 unless a property has a tighter limit), or reports E0403/E0404 with
+/// the range it takes (and `why`, what the limit is).
+inline std::optional<int64_t> wholeNumber(const ast::Property &p, DiagnosticsEngine &diags, bool allowZero = false,
+                                          int64_t max = 1'000'000'000, const std::string &why = "") {
   const ast::Value *v = single(p, diags);
   if (!v)
     return std::nullopt;
@@ -106,9 +108,10 @@ inline std::optional<int64_t> wholeNumber(const ast::Property &p, DiagnosticsEng
     diags.report(v->range, diag::err_value_kind) << p.key.name << "a whole number without a unit";
     return std::nullopt;
   }
-  if (v->numeric < (allowZero ? 0 : 1) || v->numeric > 1e9) {
+  if (v->numeric < (allowZero ? 0 : 1) || v->numeric > static_cast<double>(max)) {
+    std::string limit = max == 1'000'000'000 ? "10^9" : std::to_string(max);
     diags.report(v->range, diag::err_value_range)
-        << p.key.name << (allowZero ? "from 0 to 10^9" : "from 1 to 10^9") << v->number;
+        << p.key.name << std::string(allowZero ? "from 0 to " : "from 1 to ") + limit + why << v->number;
     return std::nullopt;
   }
   return static_cast<int64_t>(v->numeric);

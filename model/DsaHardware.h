@@ -8,6 +8,7 @@
 
 #include "support/SourceManager.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,7 +37,7 @@ struct DsaHardware {
   double gbBytesPerCycle = 1;       // GB <-> LB, per cluster
   int64_t lbBytes = 0;              // per core
   int64_t weightBufferBytes = 0;    // of each LB, kept for promoting weights (§2.2)
-  double ddrBytesPerSecond = 1e9;   // DDR <-> GB, shared by every cluster
+  double ddrBytesPerSecond = 1e9;   // DDR <-> GB, shared by the clusters at work
   std::vector<DsaUnit> units;       // per core
   SourceRange range, nameRange;
 
@@ -45,9 +46,10 @@ struct DsaHardware {
   double rate(DsaUnitKind k) const;
   /// The LB a cluster's cores hold for activations (weights' buffer excluded).
   int64_t clusterLbBytes() const { return (lbBytes - weightBufferBytes) * coresPerCluster; }
-  /// One cluster's share of the DDR bandwidth, in bytes per cycle.
-  double ddrBytesPerCyclePerCluster() const {
-    return ddrBytesPerSecond / frequencyHz / static_cast<double>(clusters);
+  /// One cluster's share of the DDR bandwidth, in bytes per cycle, when
+  /// `active` of the clusters run (an idle cluster takes no share).
+  double ddrBytesPerCyclePerCluster(int64_t active) const {
+    return ddrBytesPerSecond / frequencyHz / static_cast<double>(std::clamp<int64_t>(active, 1, clusters));
   }
 };
 

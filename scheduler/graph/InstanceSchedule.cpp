@@ -286,7 +286,7 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
   const DsaHardware &hw = g.hw();
   auto &inst = plan.instances;
   const std::vector<int> pos = positions(plan.order);
-  const double gbRate = hw.gbBytesPerCycle, ddrRate = hw.ddrBytesPerCyclePerCluster();
+  const double gbRate = hw.gbBytesPerCycle, ddrRate = g.ddrBytesPerCycle();
   const int64_t lbCap = hw.clusterLbBytes();
   PlanCost cost;
   std::vector<int> last(inst.size());

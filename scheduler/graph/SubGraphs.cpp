@@ -119,12 +119,12 @@ SplitResult splitInfo(const GraphView &g, const std::vector<int> &layers) {
       const DsaHardware &hw = g.hw();
       double cost = static_cast<double>(extra.inputBytes) / hw.gbBytesPerCycle +
                     static_cast<double>(extra.weightBytes) /
-                        (weightsStaged(g, layers) ? hw.gbBytesPerCycle : hw.ddrBytesPerCyclePerCluster());
+                        (weightsStaged(g, layers) ? hw.gbBytesPerCycle : g.ddrBytesPerCycle());
       for (const auto &[l, points] : extra.points)
         cost += static_cast<double>(points) * cyclesPerPoint(g, l);
       double saved = 2.0 * static_cast<double>(g.bytes(exitBox)) / hw.gbBytesPerCycle;
       for (size_t k = 0; k + 1 < layers.size(); ++k)
-        saved += 2.0 * static_cast<double>(g.bytes(whole.output.at(layers[k]))) / hw.ddrBytesPerCyclePerCluster();
+        saved += 2.0 * static_cast<double>(g.bytes(whole.output.at(layers[k]))) / g.ddrBytesPerCycle();
       if (cost > saved) {
         r.rejectedByRecomputation.push_back(static_cast<int>(d));
         continue;

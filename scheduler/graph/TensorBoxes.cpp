@@ -64,6 +64,12 @@ Box piece(const Box &box, size_t d, int64_t parts, int64_t i) {
   return b;
 }
 
+int64_t GraphView::activeClusters() const {
+  const int64_t clusters = std::max<int64_t>(hw_.clusters, 1), batch = std::max<int64_t>(net_.batch, 1);
+  const int64_t share = (batch + clusters - 1) / clusters;
+  return (batch + share - 1) / share;
+}
+
 GraphView::GraphView(const Network &net, const DsaHardware &hw, int64_t clusterBatch) : net_(net), hw_(hw) {
   clusterBatch_ = clusterBatch > 0 ? clusterBatch : (net.batch + hw.clusters - 1) / hw.clusters;
   for (size_t i = 0; i < net.inputs.size(); ++i)

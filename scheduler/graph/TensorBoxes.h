@@ -44,6 +44,12 @@ public:
   /// Samples a cluster runs at once: at most ⌈batch / clusters⌉ (the paper's
   /// data parallelism across clusters, §2.1; fewer loop over its share, §5.1).
   int64_t clusterBatch() const { return clusterBatch_; }
+  /// The clusters with samples to run, ⌈batch / ⌈batch / clusters⌉⌉: batch 1
+  /// keeps one busy however many there are.
+  int64_t activeClusters() const;
+  /// This cluster's share of the DDR bandwidth, in bytes per cycle: the
+  /// active clusters share it, the idle ones take none.
+  double ddrBytesPerCycle() const { return hw_.ddrBytesPerCyclePerCluster(activeClusters()); }
   /// The cluster's share of layer l's output tensor: the whole tensor, the
   /// batch dimension cut to clusterBatch().
   Box outputBox(int l) const;

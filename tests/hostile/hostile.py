@@ -6,7 +6,7 @@ diagnostic, a clean protocol error or a correct result, and leave the file
 system as documented (docs/limits.md). Run it on the sanitized build
 (tests/fuzz) to catch what does not crash outright:
 
-    hostile.py --dflc PATH/TO/dflc --work DIR [--slow F] [--small] [-k SUBSTRING]
+    hostile.py --dflc PATH/TO/dflc --work DIR [--slow F] [--small] [--onnx-python PY] [-k SUBSTRING]
 
 --slow multiplies every time bound (ASan and UBSan at -O1 run a few times
 slower); --small runs smaller instances of the cases that test an algorithm
@@ -55,6 +55,7 @@ class Case:
         self.dflc = args.dflc
         self.slow = args.slow
         self.small = args.small
+        self.onnx_python = args.onnx_python
         self.dir = os.path.join(args.work, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
@@ -216,6 +217,65 @@ def not_files(case):
     # The same through an import.
     case.write("imports_fifo.dfl", 'import "fifo.dfl";\n' + NET)
     case.diagnosed(["show", "imports_fifo.dfl"], 10, mentions="fifo.dfl")
+
+
+def symlink_loop_import(case):
+    """An import through a symlink loop: E0005 with the real reason, ELOOP (once "cannot
+    find imported file", as if it did not exist)."""
+    os.symlink("loop2.dfl", case.path("loop.dfl"))
+    os.symlink("loop.dfl", case.path("loop2.dfl"))
+    case.write("net.dfl", 'import "loop.dfl";\n' + NET)
+    err = case.diagnosed(["show", "net.dfl"], 10, mentions="Too many levels of symbolic links")
+    if "cannot find" in err:
+        raise Failure("the loop is reported as a missing file: " + case.last)
+
+
+def onnx_external_data(case):
+    """ONNX external data: read beside the model from any working directory (once the
+    working directory's file of that name); a location leaving the model's directory, a
+    FIFO and a symlink to /dev/zero in its place are refused with E0113, never opened, never
+    a blocking read."""
+    models = case.path("models")
+    subprocess.run([case.onnx_python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "onnx",
+                                                   "make_external.py"), models], check=True)
+    # A decoy where the working directory would have found it: Clip(-1, 1) would be refused.
+    with open(case.path("bounds.bin"), "wb") as f:
+        f.write(b"\x00\x00\x80\xbf\x00\x00\x80\x3f")
+    rc, out, _ = case.finishes(["import", os.path.join("models", "relu6.onnx")], 20)
+    if rc != 0 or "relu6(" not in out:
+        raise Failure("the bounds beside the model were not read: " + case.last)
+    for model in ["absolute", "parent", "missing", "past_end"]:
+        case.diagnosed(["import", os.path.join("models", model + ".onnx")], 20, mentions=r"E0113")
+    os.remove(os.path.join(models, "bounds.bin"))
+    os.mkfifo(os.path.join(models, "bounds.bin"))
+    case.diagnosed(["import", os.path.join("models", "relu6.onnx")], 10,
+                   mentions=r"is a FIFO, not a regular file.*E0113")
+    os.remove(os.path.join(models, "bounds.bin"))
+    os.symlink("/dev/zero", os.path.join(models, "bounds.bin"))
+    case.diagnosed(["import", os.path.join("models", "relu6.onnx")], 10,
+                   mentions=r"is a character device, not a regular file.*E0113")
+
+
+def dsa_limits_stated(case):
+    """`cores = 0` on a DSA: the diagnostic states the real range, 1 to 1024 (once 10^9)."""
+    case.write("dsa.dfl", "hardware d { word = 16 bit; frequency = 1 GHz;\n"
+               "  cluster { count = 1; cores = 0; gb = 1 MiB; gb_bandwidth = 16 B/cycle; }\n"
+               "  core { lb = 4 KiB; }\n  unit m { kind = matrix; rate = 8; }\n"
+               "  unit v { kind = vector; rate = 8; }\n  ddr { bandwidth = 10 GB/s; }\n}\n")
+    case.diagnosed(["show", "dsa.dfl"], 10, mentions=r"'cores' must be from 1 to 1024, got 0")
+
+
+def schedule_other_network(case):
+    """`dflc other.dfl hw.dfl sched.dfl` where the schedule is for another network: E0828,
+    nothing written (once the schedule's network compiled, other.dfl silently unused)."""
+    case.write("net.dfl", NET)
+    case.write("hw.dfl", HW)
+    case.write("other.dfl", NET.replace("network tiny", "network other"))
+    case.write("sched.dfl", 'import "net.dfl";\nimport "hw.dfl";\nschedule for tiny on tinyhw {\n}\n')
+    case.diagnosed(["other.dfl", "hw.dfl", "sched.dfl", "-o", "out", "--time-limit", "20"], 60,
+                   mentions=r"network 'other'.*E0828")
+    if os.path.exists(case.path("out")):
+        raise Failure("out/ was written: %s" % files_under(case.path("out")))
 
 
 # --- Outputs ------------------------------------------------------------------------------
@@ -632,7 +692,8 @@ def lsp_localhost_uri(case):
 
 
 CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers, long_identifiers,
-         overflowing_arrays, not_files, output_is_directory, planted_symlinks, odd_input_names,
+         overflowing_arrays, not_files, symlink_loop_import, onnx_external_data, dsa_limits_stated,
+         schedule_other_network, output_is_directory, planted_symlinks, odd_input_names,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,
          lsp_oversize_message, lsp_large_document, lsp_code_actions, lsp_cr_line_endings,
          lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]
@@ -645,6 +706,8 @@ def main():
     ap.add_argument("--slow", type=float, default=1.0, help="multiply every time bound")
     ap.add_argument("--small", action="store_true",
                     help="smaller instances where a case tests an algorithm, not memory safety")
+    ap.add_argument("--onnx-python", default=sys.executable,
+                    help="a Python with the onnx package, to build ONNX models (default: this one)")
     ap.add_argument("-k", default="", help="run only the cases whose name contains this")
     args = ap.parse_args()
     args.dflc = os.path.abspath(args.dflc)

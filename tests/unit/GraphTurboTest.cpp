@@ -62,9 +62,11 @@ TEST(DsaHardware, StdlibTemplate) {
   EXPECT_EQ(hw.lbBytes, 64 * 1024);     // 64 KB L1
   EXPECT_EQ(hw.gbBytes, 8 << 20);       // 8 MB LLB
   EXPECT_DOUBLE_EQ(hw.ddrBytesPerSecond, 136e9);
-  // 8 cores x (64 KiB - 16 KiB weight buffer); 136 GB/s over 4 clusters at 1 GHz.
+  // 8 cores x (64 KiB - 16 KiB weight buffer); 136 GB/s at 1 GHz over the
+  // clusters at work: 34 B/cycle each when all 4 run, 136 when one does.
   EXPECT_EQ(hw.clusterLbBytes(), 8 * 48 * 1024);
-  EXPECT_DOUBLE_EQ(hw.ddrBytesPerCyclePerCluster(), 34.0);
+  EXPECT_DOUBLE_EQ(hw.ddrBytesPerCyclePerCluster(4), 34.0);
+  EXPECT_DOUBLE_EQ(hw.ddrBytesPerCyclePerCluster(1), 136.0);
   EXPECT_DOUBLE_EQ(hw.rate(DsaUnitKind::Matrix), 512);
   EXPECT_DOUBLE_EQ(hw.rate(DsaUnitKind::Vector), 16 + 128);
 }
@@ -293,4 +295,36 @@ TEST(GraphTurbo, LongestLivenessIsSpilled) {
   EXPECT_EQ(plan.instances[0].scope, Scope::GB);   // a
   EXPECT_EQ(plan.instances[1].scope, Scope::LB);   // b
   EXPECT_EQ(cost.peakLbBytes, 256);
+}
+
+// The DDR bandwidth is shared by the clusters at work, not by every cluster
+// (issue 33: ResNet-50 at batch 1 took 1.455 ms on one cluster, 7.346 ms on
+// 16). a = conv(x, K=4, R=1) on x [C=4, X=16], 8-bit words, d clusters of
+// the dsa() cluster (2 cores, 4096 B LB each: everything fits), DDR 1 GB/s
+// at 1 GHz: 1 B/cycle in all, r = 1/active per cluster, active = ⌈N/⌈N/d⌉⌉.
+// One instance of the cluster's n = ⌈N/d⌉ samples on both cores, no overlap:
+// 256·n MACs at 4 x 2 per cycle = 32·n cycles; weights 16 B, staged (2 x 16
+// <= 1 MiB): DDR -> GB 16/r, GB -> LB 16/8 = 2; x in from DDR and a out to
+// DDR, 64·n B each. So 2 + 16/r + max(32·n, 128·n/r) cycles:
+//   d = 1, N = 1: r = 1                 2 + 16 + max(32, 128)  = 146
+//   d = 4, N = 1: one active, r = 1     146 (578 when all 4 shared it)
+//   d = 4, N = 2: two active, r = 1/2   2 + 32 + max(32, 256)  = 290
+//   d = 4, N = 4: four active, r = 1/4  2 + 64 + max(32, 512)  = 578
+//   d = 4, N = 5: n = 2, three active   2 + 48 + max(64, 768)  = 818
+TEST(GraphTurbo, DdrBandwidthIsSharedByActiveClustersOnly) {
+  struct Case {
+    int clusters, batch;
+    double cycles;
+  };
+  for (Case k : {Case{1, 1, 146}, Case{4, 1, 146}, Case{4, 2, 290}, Case{4, 4, 578}, Case{4, 5, 818}}) {
+    std::string hw = dsa(4096);
+    hw.replace(hw.find("count = 1;"), 10, "count = " + std::to_string(k.clusters) + ";");
+    Fixture f("network n { batch N = " + std::to_string(k.batch) +
+              "; input x [C=4, X=16]; a = conv(x, K=4, R=1); }\n" + hw);
+    Plan plan = layerPlan(f);
+    ASSERT_EQ(plan.instances.size(), 1u);
+    plan.instances[0].binding = plainBinding(plan.instances[0].outBox, 2);
+    plan.instances[0].declared = Scope::DDR;
+    EXPECT_DOUBLE_EQ(evaluate(*f.g, plan).cycles, k.cycles) << k.clusters << " clusters, batch " << k.batch;
+  }
 }

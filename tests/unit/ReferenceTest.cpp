@@ -249,17 +249,19 @@ TEST(Reference, MaxPoolCeilModeReadsMinusInfinityPastTheInput) {
   // All negative, so a 0 for the missing element would show.
   s.set("x", {{1, 1, 4, 1}, {-5, -3, -9, -7}});
   EXPECT_EQ(run(net, "p", s), (std::vector<Word>{-3, -7}));
-  // 4 x 4, pad 1: Xo = ceil((4 + 2 - 2) / 3) + 1 = 3, windows x in [-1, 0],
-  // [2, 3], [5, 6]: the last lies wholly past the input, so its max is of
-  // nothing but padding: −∞ = INT32_MIN. y[i][j] = -(4i + j + 1), so a
-  // window's max is at its smallest inside i and j:
+  // 4 x 4, pad 1: ceil((4 + 2 - 2) / 3) + 1 = 3 windows, x in [-1, 0],
+  // [2, 3], [5, 6]; the last starts at 5, past the input, and is dropped as
+  // Caffe drops it ((3 - 1)·3 = 6 >= 4 + 1): Xo = 2 (once it was kept, its
+  // max of nothing −∞). y[i][j] = -(4i + j + 1), so a window's max is at
+  // its smallest inside i and j:
   //   (0,0) {0}x{0}: -1    (0,1) {0}x{2,3}: -3    (1,0) {2,3}x{0}: -9
-  //   (1,1) {2,3}x{2,3}: -11                        row or column 2: −∞
+  //   (1,1) {2,3}x{2,3}: -11
   std::vector<Word> y;
   for (int i = 0; i < 16; ++i)
     y.push_back(-(i + 1));
   s.set("y", {{1, 1, 4, 4}, y});
-  EXPECT_EQ(run(net, "q", s), (std::vector<Word>{-1, -3, kMin, -9, -11, kMin, kMin, kMin, kMin}));
+  EXPECT_EQ(net.layers[static_cast<size_t>(net.findLayer("q"))].ofmShape.X, 2);
+  EXPECT_EQ(run(net, "q", s), (std::vector<Word>{-1, -3, -9, -11}));
 }
 
 TEST(Reference, AvgPoolSumsTruncatedTerms) {
