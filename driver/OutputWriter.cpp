@@ -318,6 +318,10 @@ std::optional<OutputDir> OutputDir::open(const std::string &path, Lock lock, Out
       missing.push_back(d.string());
     fs::create_directories(dir, ec);
     out.created_.assign(missing.rbegin(), missing.rend());
+    if (struct stat st {}; ec && ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      error = {path, "is " + whatItIs(st.st_mode) + ", not a directory"};
+      return std::nullopt;
+    }
     if (ec) {
       error = {path, "cannot create the directory: " + ec.message()};
       return std::nullopt;   // ~OutputDir removes what was made
