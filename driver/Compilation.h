@@ -136,7 +136,7 @@ public:
   /// After writeOutputs() returned true: the paths written, in order.
   const std::vector<std::string> &outputPaths() const { return outputPaths_; }
   /// After openOutputs() or writeOutputs() returned false: what failed
-  /// (E1301 "cannot write 'OUT/report.json': ...", or E1302 if OUT is locked).
+  /// (E1401 "cannot write 'OUT/report.json': ...", or E1402 if OUT is locked).
   const OutputError &outputError() const { return outputError_; }
   const PassTimer &timer() const { return timer_; }
 

@@ -102,7 +102,7 @@ private:
 /// must exist. No lock: one file replaced by one rename cannot be mixed.
 std::optional<OutputError> writeFile(const std::string &path, const std::string &text);
 
-/// `error` as its diagnostic: E1302 if OUT is locked, else E1301.
+/// `error` as its diagnostic: E1402 if OUT is locked, else E1401.
 void reportOutputError(DiagnosticsEngine &diags, const OutputError &error);
 
 } // namespace dfl::driver

@@ -63,8 +63,8 @@ void printDiagnostics(const CommandLine &o, const Compilation &c) {
   printDiagnostics(o, c.sources(), c.diagnostics());
 }
 
-/// An output that could not be written (E1301) or an OUT another run holds
-/// (E1302), as its diagnostic alone.
+/// An output that could not be written (E1401) or an OUT another run holds
+/// (E1402), as its diagnostic alone.
 void printOutputError(const CommandLine &o, const SourceManager &sm, const driver::OutputError &error) {
   DiagnosticsEngine diags(sm);
   driver::reportOutputError(diags, error);
