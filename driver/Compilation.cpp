@@ -569,47 +569,31 @@ bool Compilation::writeFiles(const std::vector<OutputFile> &files) {
   return write(files);
 }
 
+bool Compilation::openOutputs() {
+  if (!out_)
+    out_ = OutputDir::open(options_.outDir, OutputDir::Lock::Exclusive, outputError_);
+  return out_.has_value();
+}
+
 bool Compilation::write(const std::vector<OutputFile> &files) {
   PassTimer::Scope time(timer_, "write");
-  std::vector<OutputFile> outputs;
-  for (const OutputFile &f : files)
-    outputs.push_back({(fs::path(options_.outDir) / f.path).string(), f.text});
   // Before anything is written: an output over an input would make the next
   // run read what this one wrote (a schedule importing itself).
-  for (const OutputFile &f : outputs)
-    if (std::string input = inputAt(f.path, sm_); !input.empty()) {
-      outputError_ = "cannot write '" + f.path + "': it is the input '" + input + "'; choose another -o";
-      return false;
-    }
-  // The directories this write creates, outermost first: a failed write
-  // removes them again (those still empty), leaving nothing behind.
-  std::vector<fs::path> made;
-  auto unmake = [&] {
-    std::error_code ignored;
-    for (auto d = made.rbegin(); d != made.rend(); ++d)
-      fs::remove(*d, ignored);   // an empty directory only
-  };
-  std::error_code ec;
-  for (const OutputFile &f : outputs) {
-    const fs::path dir = fs::path(f.path).parent_path();
-    std::vector<fs::path> missing;
-    for (fs::path d = dir; !d.empty() && !fs::exists(fs::symlink_status(d, ec)); d = d.parent_path())
-      missing.push_back(d);
-    fs::create_directories(dir, ec);
-    made.insert(made.end(), missing.rbegin(), missing.rend());
-    if (ec) {
-      outputError_ = "cannot create output directory '" + dir.string() + "': " + ec.message();
-      unmake();
+  for (const OutputFile &f : files) {
+    std::string path = (fs::path(options_.outDir) / f.path).string();
+    if (std::string input = inputAt(path, sm_); !input.empty()) {
+      outputError_ = {path, "it is the input '" + input + "'; choose another -o"};
       return false;
     }
   }
-  if (auto error = ::dfl::driver::writeOutputs(outputs)) {
-    outputError_ = "cannot write '" + error->path + "': " + error->reason;
-    unmake();
+  if (!openOutputs())
+    return false;
+  if (auto error = out_->write(files)) {
+    outputError_ = *error;
     return false;
   }
-  for (const OutputFile &f : outputs)
-    outputPaths_.push_back(f.path);
+  for (const OutputFile &f : files)
+    outputPaths_.push_back(out_->shown(f.path));
   return true;
 }
 

@@ -122,9 +122,16 @@ public:
   /// and evaluated (index into model().dsaSchedules, the comparison); one
   /// that is not valid is left out (its errors are reported).
   const std::vector<std::pair<size_t, graph::DsaComparison>> &checkedDsa() const { return checkedDsa_; }
-  /// Creates the output directory and writes the outputs; false with
-  /// outputError() set if anything failed (then nothing changed). An output
-  /// that is one of the inputs (same file, links followed) is refused first.
+  /// Opens the output directory (creating it) and locks it for the rest of
+  /// the compilation (driver/OutputWriter.h); false with outputError() set if
+  /// it cannot be opened or another run holds it. The write stages call it if
+  /// the client did not; a client that writes calls it first, so that the lock
+  /// covers the whole run. A directory it created is removed again at the end
+  /// if nothing was written into it.
+  bool openOutputs();
+  /// Writes the outputs into the output directory; false with outputError()
+  /// set if anything failed (then nothing changed). An output that is one of
+  /// the inputs (same file, links followed) is refused first.
   /// `extra` files (paths relative to the output directory, e.g. the
   /// simulator's) are written with them, all or nothing.
   bool writeOutputs(const std::vector<OutputFile> &extra = {});
@@ -148,9 +155,9 @@ public:
   const Solution &solution() const;
   /// After writeOutputs() returned true: the paths written, in order.
   const std::vector<std::string> &outputPaths() const { return outputPaths_; }
-  /// After writeOutputs() returned false: what failed, as a sentence
-  /// ("cannot write 'OUT/report.json': ...").
-  const std::string &outputError() const { return outputError_; }
+  /// After openOutputs() or writeOutputs() returned false: what failed
+  /// (E1401 "cannot write 'OUT/report.json': ...", or E1402 if OUT is locked).
+  const OutputError &outputError() const { return outputError_; }
   const PassTimer &timer() const { return timer_; }
 
 private:
@@ -181,8 +188,9 @@ private:
 
   std::optional<graph::DsaComparison> dsaSchedules_;
   std::vector<std::pair<size_t, graph::DsaComparison>> checkedDsa_;
+  std::optional<OutputDir> out_;
   std::vector<std::string> outputPaths_;
-  std::string outputError_;
+  OutputError outputError_;
   PassTimer timer_;
   Stage stage_ = Stage::Created;
 };

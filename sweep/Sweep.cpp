@@ -1,6 +1,7 @@
 #include "sweep/Sweep.h"
 
 #include "driver/Compilation.h"
+#include "support/Check.h"
 #include "support/Format.h"
 #include "support/Svg.h"
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
@@ -99,18 +101,25 @@ void solvePoint(const SweepSpec &spec, const SweepPoint &p, const RunOptions &op
         error = d.message + " [" + d.code + "]";
     out["message"] = error.empty() ? "no valid schedule" : error;
   }
-  driver::writeOutputs({{pointPath(options.outDir, p.id), out.dump(1) + "\n"}});
+  if (auto e = options.out->write({{"points/" + p.id + ".json", out.dump(1) + "\n"}}))
+    std::cerr << "dflc: error: cannot write '" << e->path << "': " << e->reason << "\n";   // the point stays unsolved
 }
 
 } // namespace
 
-bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const std::string &outDir,
+bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const driver::OutputDir &out,
                      std::string &error) {
+  const std::string &outDir = out.path();
   std::string path = (fs::path(outDir) / "spec.json").string();
   Json ids = Json::array();
   for (const SweepPoint &p : points)
     ids.push_back(p.id);
   std::string text = Json{{"spec", spec.text}, {"points", ids}}.dump(1) + "\n";
+  // Entered on every run (made if absent): a link planted at OUT/points is refused, never followed.
+  if (auto e = out.makeDirectory("points")) {
+    error = "cannot write '" + e->path + "': " + e->reason;
+    return false;
+  }
   auto old = readText(path);
   if (old && *old == text)
     return true;   // a slice of the same sweep, or a resume
@@ -121,13 +130,7 @@ bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &point
       return false;
     }
   }
-  std::error_code ec;
-  fs::create_directories(fs::path(outDir) / "points", ec);
-  if (ec) {
-    error = "cannot create output directory '" + (fs::path(outDir) / "points").string() + "': " + ec.message();
-    return false;
-  }
-  if (auto e = driver::writeOutputs({{path, text}})) {
+  if (auto e = out.write({{"spec.json", text}})) {
     error = "cannot write '" + e->path + "': " + e->reason;
     return false;
   }
@@ -173,7 +176,8 @@ std::string sliceCommand(const std::string &dflc, const std::string &spec, const
 
 bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, const RunOptions &options,
                RunSummary &summary) {
-  if (!writeSpecRecord(spec, points, options.outDir, summary.error))
+  DFLC_CHECK(options.out) << "runPoints() without an open OUT";
+  if (!writeSpecRecord(spec, points, *options.out, summary.error))
     return false;
   std::vector<const SweepPoint *> todo;
   for (const SweepPoint &p : points) {
@@ -231,7 +235,8 @@ bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, con
   return true;
 }
 
-bool mergeSweep(const std::string &outDir, MergeSummary &summary) {
+bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary) {
+  const std::string &outDir = out.path();
   std::string specPath = (fs::path(outDir) / "spec.json").string();
   auto specText = readText(specPath);
   Json record = specText ? Json::parse(*specText, nullptr, false) : Json();
@@ -285,15 +290,13 @@ bool mergeSweep(const std::string &outDir, MergeSummary &summary) {
                  {"units", {{"energy", "pJ"}, {"latency", "cycles"}}},
                  {"rows", rows}};
   std::string json = merged.dump(1) + "\n";
-  std::vector<driver::OutputFile> files = {{(fs::path(outDir) / "sweep.csv").string(), csv},
-                                           {(fs::path(outDir) / "sweep.json").string(), json},
-                                           {(fs::path(outDir) / "pareto.svg").string(), paretoSvg(json)}};
-  if (auto e = driver::writeOutputs(files)) {
+  std::vector<driver::OutputFile> files = {{"sweep.csv", csv}, {"sweep.json", json}, {"pareto.svg", paretoSvg(json)}};
+  if (auto e = out.write(files)) {
     summary.error = "cannot write '" + e->path + "': " + e->reason;
     return false;
   }
   for (const driver::OutputFile &f : files)
-    summary.written.push_back(f.path);
+    summary.written.push_back(out.shown(f.path));
   return true;
 }
 

@@ -11,6 +11,7 @@
 // cluster, give the same bytes.
 #pragma once
 
+#include "driver/OutputWriter.h"
 #include "sweep/SweepSpec.h"
 
 #include <functional>
@@ -26,6 +27,9 @@ struct RunOptions {
   size_t slice = 0, slices = 1;        // this run solves the points with index % slices == slice
   /// Called after each point finished here: (done here, to do here, resumed).
   std::function<void(size_t, size_t, size_t)> progress;
+  /// OUT, opened and locked by the caller (shared by the slices of one sweep);
+  /// every file goes through it (driver/OutputWriter.h).
+  const driver::OutputDir *out = nullptr;
 };
 
 struct RunSummary {
@@ -39,7 +43,7 @@ struct RunSummary {
 /// OUT/spec.json: the spec's text and its points' ids, in order, which
 /// --merge reads; false with `error` set if OUT holds another spec's sweep
 /// or cannot be written.
-bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const std::string &outDir,
+bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const driver::OutputDir &out,
                      std::string &error);
 
 /// Writes OUT/spec.json (refusing an OUT that holds another spec's sweep) and
@@ -55,7 +59,7 @@ struct MergeSummary {
 
 /// OUT/points/*.json into OUT/sweep.csv, OUT/sweep.json and OUT/pareto.svg,
 /// all or nothing.
-bool mergeSweep(const std::string &outDir, MergeSummary &summary);
+bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary);
 
 /// The energy-latency plot of the merged rows (sweep.json's "points"): each
 /// workload (network and batch) its own panel, its Pareto front joined.

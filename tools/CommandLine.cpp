@@ -239,6 +239,8 @@ public:
         o.driver.timePasses = true;
       } else if (a == "--debug-internal-error") {
         o.driver.debugSkipAnalysis = true;
+      } else if (a == "--debug-wait-after-lock") {
+        o.debugWaitAfterLock = true;
       } else if (auto v = value(i, "-o", failed)) {
         o.driver.outDir = *v;
       } else if (auto v = value(i, "--top-k", failed)) {
@@ -402,6 +404,8 @@ private:
       return "--train is an option of compile, check and show";
     if (o.command != "check" && o.command != "compile" && o.driver.debugSkipAnalysis)
       return "--debug-internal-error is an option of check and compile";
+    if (o.command != "compile" && o.command != "sim" && o.debugWaitAfterLock)
+      return "--debug-wait-after-lock is an option of compile and sim";
     if (o.command != "show" && o.loops)
       return "--loops is an option of 'dflc show'";
     if (o.loops && o.json)

@@ -38,6 +38,7 @@ struct CommandLine {
   std::string sshLogins;                // --parallel SSHLOGINS
   // dflc lsp
   bool litTest = false;
+  bool debugWaitAfterLock = false;  // --debug-wait-after-lock (compile, sim): read stdin to its end once OUT is locked
   std::string logFile;
 };
 

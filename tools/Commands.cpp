@@ -63,6 +63,16 @@ void printDiagnostics(const CommandLine &o, const Compilation &c) {
   printDiagnostics(o, c.sources(), c.diagnostics());
 }
 
+/// An output that could not be written (E1401) or an OUT another run holds
+/// (E1402), as its diagnostic alone.
+void printOutputError(const CommandLine &o, const SourceManager &sm, const driver::OutputError &error) {
+  DiagnosticsEngine diags(sm);
+  driver::reportOutputError(diags, error);
+  printDiagnostics(o, sm, diags);
+}
+
+void printOutputError(const CommandLine &o, const Compilation &c) { printOutputError(o, c.sources(), c.outputError()); }
+
 /// Runs `body` on `c`; an internal error first prints the diagnostics so far
 /// (what led to it), then goes on to main().
 template <class F> int guarded(const CommandLine &o, const Compilation &c, F body) {
@@ -243,13 +253,31 @@ std::string wroteLine(const Compilation &c) {
 
 int runCompileCm(const CommandLine &o, Compilation &c, bool simulate);
 
+/// Opens and locks OUT for the whole run (docs/cli.md, "How outputs are
+/// written"); false after saying why not.
+bool lockOutputs(const CommandLine &o, Compilation &c) {
+  if (!c.openOutputs()) {
+    printOutputError(o, c);
+    return false;
+  }
+  if (o.debugWaitAfterLock) {   // tests/lit/compile/outputs-lock.test: a run that holds OUT until told
+    std::cerr << "dflc: holding " << o.driver.outDir << std::endl;
+    std::string ignored;
+    while (std::getline(std::cin, ignored)) {
+    }
+  }
+  return true;
+}
+
 int runSim(const CommandLine &o, Compilation &c) {
+  if (!lockOutputs(o, c))
+    return kExitInvalid;
   if (c.load() && c.analyze() && c.targetsCm())
     return runCompileCm(o, c, true);
   bool ran = !c.hasErrors() && c.checkSchedules() && simulate(o, c);
   if (ran && !c.writeFiles(c.simulation().files)) {
     printDiagnostics(o, c);
-    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    printOutputError(o, c);
     return kExitInvalid;
   }
   printDiagnostics(o, c);
@@ -273,7 +301,7 @@ int runCompileCm(const CommandLine &o, Compilation &c, bool simulate) {
   const driver::Simulation &run = c.simulation();
   if (!c.writeFiles(run.files)) {
     printDiagnostics(o, c);
-    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    printOutputError(o, c);
     return kExitInvalid;
   }
   printDiagnostics(o, c);
@@ -300,7 +328,7 @@ int runCompileDsa(const CommandLine &o, Compilation &c) {
   if (!c.writeFiles({{"report.json", graph::dsaReportJson(net, hw, s, "schedule.dfl")},
                      {"schedule.dfl", c.dsaScheduleText()}})) {
     printDiagnostics(o, c);
-    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    printOutputError(o, c);
     return kExitInvalid;
   }
   printDiagnostics(o, c);
@@ -310,6 +338,8 @@ int runCompileDsa(const CommandLine &o, Compilation &c) {
 }
 
 int runCompile(const CommandLine &o, Compilation &c) {
+  if (!lockOutputs(o, c))
+    return kExitInvalid;
   if (c.load() && c.analyze() && c.targetsCm())
     return runCompileCm(o, c, false);
   if (c.analyzed() && !c.hasErrors() && c.targetsDsa())
@@ -339,7 +369,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
     printSimulation(c.simulation());
   if (!c.writeOutputs(o.sim ? c.simulation().files : std::vector<driver::OutputFile>{})) {
     printDiagnostics(o, c);
-    std::cerr << "dflc: error: " << c.outputError() << "\n";
+    printOutputError(o, c);
     return kExitInvalid;
   }
   printDiagnostics(o, c);
@@ -373,11 +403,11 @@ int runImport(const CommandLine &o, Compilation &c) {
   }
   std::error_code ec;
   if (std::filesystem::equivalent(out, model, ec)) {
-    std::cerr << "dflc: error: cannot write '" << out << "': it is the input '" << model << "'; choose another -o\n";
+    printOutputError(o, c.sources(), {out, "it is the input '" + model + "'; choose another -o"});
     return kExitInvalid;
   }
-  if (auto error = driver::writeOutputs({{out, text}})) {
-    std::cerr << "dflc: error: cannot write '" << error->path << "': " << error->reason << "\n";
+  if (auto error = driver::writeFile(out, text)) {
+    printOutputError(o, c.sources(), *error);
     return kExitInvalid;
   }
   return kExitOk;
@@ -410,8 +440,8 @@ int runFmt(const CommandLine &o, driver::PassTimer &timer) {
       // Through a symbolic link to the file it names: the link stays a link.
       std::error_code ec;
       std::string real = std::filesystem::canonical(path, ec).string();
-      if (auto error = driver::writeOutputs({{ec ? path : real, text}})) {
-        std::cerr << "dflc: error: cannot write '" << path << "': " << error->reason << "\n";
+      if (auto error = driver::writeFile(ec ? path : real, text)) {
+        printOutputError(o, c.sources(), {path, error->reason});
         status = kExitInvalid;
       }
     } else {
@@ -592,9 +622,21 @@ int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr)
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int mergeAndReport(const std::string &outDir) {
+/// OUT of a sweep, opened and locked (shared by the slices of one sweep,
+/// which write into it at once; exclusive for any other run); nullopt after
+/// saying why not.
+std::optional<driver::OutputDir> openSweepOutput(const CommandLine &o, const std::string &path,
+                                                 driver::OutputDir::Lock lock) {
+  driver::OutputError error;
+  auto out = driver::OutputDir::open(path, lock, error);
+  if (!out)
+    printOutputError(o, SourceManager(), error);
+  return out;
+}
+
+int mergeAndReport(const driver::OutputDir &out) {
   sweep::MergeSummary m;
-  if (!sweep::mergeSweep(outDir, m)) {
+  if (!sweep::mergeSweep(out, m)) {
     std::cerr << "dflc: error: " << m.error << "\n";
     return kExitInvalid;
   }
@@ -610,8 +652,11 @@ int mergeAndReport(const std::string &outDir) {
 
 /// dflc sweep: a design-space sweep, here, in slices, on Slurm or through GNU parallel.
 int runSweep(const CommandLine &o) {
-  if (!o.mergeDir.empty())
-    return mergeAndReport(o.mergeDir);
+  using Lock = driver::OutputDir::Lock;
+  if (!o.mergeDir.empty()) {
+    auto out = openSweepOutput(o, o.mergeDir, Lock::Exclusive);
+    return out ? mergeAndReport(*out) : kExitInvalid;
+  }
   SourceManager sm;
   DiagnosticsEngine diags(sm);
   auto spec = sweep::readSweepSpec(o.driver.files[0], o.driver.includes, sm, diags);
@@ -620,11 +665,15 @@ int runSweep(const CommandLine &o) {
     return kExitInvalid;
   std::vector<sweep::SweepPoint> points = sweep::sweepPoints(*spec);
   size_t tasks = std::min(o.tasks.value_or(100), points.size());
+  // Locked while this process writes; released before the slices it starts run.
+  std::optional<driver::OutputDir> output = openSweepOutput(o, o.driver.outDir, o.slices > 1 ? Lock::Shared : Lock::Exclusive);
+  if (!output)
+    return kExitInvalid;
   if (o.slurm || !o.sshLogins.empty()) {
     // The record first, so that the slices find OUT theirs (and a wrong OUT
     // is refused here, not in every task).
     std::string error;
-    if (!sweep::writeSpecRecord(*spec, points, o.driver.outDir, error)) {
+    if (!sweep::writeSpecRecord(*spec, points, *output, error)) {
       std::cerr << "dflc: error: " << error << "\n";
       return kExitInvalid;
     }
@@ -632,13 +681,15 @@ int runSweep(const CommandLine &o) {
   if (o.slurm) {
     std::filesystem::path out(o.driver.outDir);
     std::string script = (out / "sweep.sbatch").string();
-    std::error_code ec;
-    std::filesystem::create_directories(out / "slurm", ec);   // sbatch opens the tasks' logs there
-    if (auto e = driver::writeOutputs({{script, sweep::slurmScript(selfPath(), o.driver.files[0], o.driver.outDir,
-                                                                   o.driver.includes, tasks, o.sbatchOptions)}})) {
-      std::cerr << "dflc: error: cannot write '" << e->path << "': " << e->reason << "\n";
+    auto e = output->makeDirectory("slurm");   // sbatch opens the tasks' logs there
+    if (!e)
+      e = output->write({{"sweep.sbatch", sweep::slurmScript(selfPath(), o.driver.files[0], o.driver.outDir,
+                                                          o.driver.includes, tasks, o.sbatchOptions)}});
+    if (e) {
+      printOutputError(o, SourceManager(), *e);
       return kExitInvalid;
     }
+    output.reset();
     std::cout << "wrote " << script << ": " << points.size() << " points in a job array of " << tasks << " tasks\n";
     if (!o.submit) {
       std::cout << "submit it with 'sbatch " << script << "', then run 'dflc sweep --merge " << o.driver.outDir
@@ -664,15 +715,17 @@ int runSweep(const CommandLine &o) {
     return kExitOk;
   }
   if (!o.sshLogins.empty()) {
+    output.reset();
     int status = runProgram(sweep::parallelCommand(selfPath(), o.driver.files[0], o.driver.outDir, o.driver.includes,
                                                    tasks, o.sshLogins));
     if (status != 0) {
       std::cerr << "dflc: error: GNU parallel failed (exit " << status << ")\n";
       return kExitInvalid;
     }
-    return mergeAndReport(o.driver.outDir);
+    output = openSweepOutput(o, o.driver.outDir, Lock::Exclusive);
+    return output ? mergeAndReport(*output) : kExitInvalid;
   }
-  sweep::RunOptions ro{o.driver.outDir, o.driver.includes, 1, o.slice, o.slices, {}};
+  sweep::RunOptions ro{o.driver.outDir, o.driver.includes, 1, o.slice, o.slices, {}, &*output};
   cpu_set_t cpus;
   ro.jobs = o.jobs.value_or(sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1);
   bool tty = isatty(STDERR_FILENO);
@@ -700,7 +753,7 @@ int runSweep(const CommandLine &o) {
               << " already finished, " << s.solved << " solved now\n";
     return s.solved + s.resumed == s.points ? kExitOk : kExitInvalid;
   }
-  return mergeAndReport(o.driver.outDir);
+  return mergeAndReport(*output);
 }
 
 /// dflc lsp: the language server on stdio, with the driver's options.

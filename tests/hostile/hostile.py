@@ -319,6 +319,59 @@ def planted_symlinks(case):
         raise Failure("a planted symlink was followed: victim.txt changed")
 
 
+def snapshot(d):
+    """Every entry below d, with a file's text and a link's target: what must not change."""
+    out = {}
+    for root, dirs, names in os.walk(d):
+        for n in dirs + names:
+            p = os.path.join(root, n)
+            out[os.path.relpath(p, d)] = (os.readlink(p) if os.path.islink(p) else
+                                          open(p, "rb").read() if os.path.isfile(p) else "dir")
+    return out
+
+
+def planted_output_entries(case):
+    """A symbolic link at OUT/plots, OUT/kernels (sim), OUT/lcu (a CM chip), OUT/points
+    (sweep), OUT/report.json or OUT/schedule.dfl, and a FIFO at OUT/report.json (once the
+    links were followed and the files behind them overwritten, exit 0): exit 1 with a
+    diagnostic naming the entry, nothing outside OUT changed, no output written."""
+    case.write("net.dfl", NET)
+    case.write("hw.dfl", HW)
+    case.write("outside/victim.txt", "keep me\n")
+    case.write("outside/plots/energy.svg", "keep me\n")
+    case.write("spec.json", json.dumps({"hardware": os.path.abspath(case.path("hw.dfl")),
+                                        "networks": [os.path.abspath(case.path("net.dfl"))],
+                                        "set": {"GBUF.capacity": ["16 KiB"]}, "time_limit": 20}))
+    # A complete schedule to simulate: the compile's own.
+    case.finishes(["net.dfl", "hw.dfl", "-o", "sched", "--time-limit", "20"], 60)
+    compile_ = ["net.dfl", "hw.dfl", "-o", "out", "--time-limit", "20"]
+    cm_inputs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit", "cm", "Inputs")
+    cm = [os.path.join(cm_inputs, "fig2.dfl"), os.path.join(cm_inputs, "mesh.dfl"), "-o", "out"]   # 3 LCUs
+    outside = case.path("outside")
+    for name, target, argv in [
+        ("plots", outside, compile_),
+        ("report.json", os.path.join(outside, "victim.txt"), compile_),
+        ("schedule.dfl", os.path.join(outside, "victim.txt"), compile_),
+        ("report.json", None, compile_),   # a FIFO
+        ("kernels", outside, ["sim", "sched/schedule.dfl", "-o", "out"]),
+        ("lcu", outside, cm),
+        ("points", outside, ["sweep", "spec.json", "-o", "out", "--jobs", "1"]),
+    ]:
+        before = snapshot(outside)
+        shutil.rmtree(case.path("out"), ignore_errors=True)
+        os.mkdir(case.path("out"))
+        if target:
+            os.symlink(target, case.path("out", name))
+        else:
+            os.mkfifo(case.path("out", name))
+        case.diagnosed(argv, 120, mentions=re.escape(os.path.join("out", name)) + r"': is a (symbolic link|FIFO), not a")
+        if snapshot(outside) != before:
+            raise Failure("a file outside OUT changed (%s planted at out/%s): %s" % (
+                "a link" if target else "a FIFO", name, case.last))
+        if listing(case.path("out")) != [name]:
+            raise Failure("left in out/ beside %s: %s" % (name, listing(case.path("out"))))
+
+
 def odd_input_names(case):
     """Input names with a quote, a backslash and a line break: the written schedule imports
     them by escaped paths and re-checks."""
@@ -693,7 +746,7 @@ def lsp_localhost_uri(case):
 
 CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers, long_identifiers,
          overflowing_arrays, not_files, symlink_loop_import, onnx_external_data, dsa_limits_stated,
-         schedule_other_network, output_is_directory, planted_symlinks, odd_input_names,
+         schedule_other_network, output_is_directory, planted_symlinks, planted_output_entries, odd_input_names,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,
          lsp_oversize_message, lsp_large_document, lsp_code_actions, lsp_cr_line_endings,
          lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]
