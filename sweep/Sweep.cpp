@@ -81,6 +81,17 @@ Fault recordFault(const Json &r) {
   return std::nullopt;
 }
 
+/// OUT/spec.json as writeSpecRecord wrote it; nullopt after reporting.
+std::optional<LocatedJson> readSpecRecord(const std::string &path, SourceManager &sm, DiagnosticsEngine &diags) {
+  auto record = readRecord(path, sm, diags);
+  if (record)
+    if (auto fault = recordFault(record->value)) {
+      diags.report(record->at(fault->first), diag::err_sweep_record) << fault->second;
+      return std::nullopt;
+    }
+  return record;
+}
+
 /// Why a point's file is not the result solvePoint writes for point `index`
 /// with id `id`.
 Fault pointFault(const Json &p, size_t index, const std::string &id) {
@@ -236,13 +247,9 @@ bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &point
     ids.push_back(p.id);
   std::string text = Json{{"spec", spec.text}, {"points", ids}}.dump(1) + "\n";
   if (!absent(path)) {
-    auto old = readRecord(path, sm, diags);
+    auto old = readSpecRecord(path, sm, diags);
     if (!old)
       return false;
-    if (auto fault = recordFault(old->value)) {
-      diags.report(old->at(fault->first), diag::err_sweep_record) << fault->second;
-      return false;
-    }
     if (old->value["spec"] != spec.text) {
       error = "'" + outDir + "' holds the results of another sweep spec (" + path + "); choose another -o";
       return false;
@@ -354,13 +361,9 @@ bool mergeSweep(const std::string &outDir, MergeSummary &summary, SourceManager 
     summary.error = "'" + outDir + "' holds no sweep: " + specPath + " is missing";
     return false;
   }
-  auto record = readRecord(specPath, sm, diags);
+  auto record = readSpecRecord(specPath, sm, diags);
   if (!record)
     return false;
-  if (auto fault = recordFault(record->value)) {
-    diags.report(record->at(fault->first), diag::err_sweep_record) << fault->second;
-    return false;
-  }
   Json rows = Json::array();
   std::vector<std::string> keys;   // the settings' columns, in the spec's order
   bool bad = false;
