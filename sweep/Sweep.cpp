@@ -574,8 +574,10 @@ ParallelRun parallelCommand(const std::string &dflc, const std::string &spec, co
     run.argv.insert(run.argv.end(), {"--env", name});
     return " \"$" + name + "\"";
   };
-  std::string command = "exec" + value(dflc) + " sweep" + value(fs::absolute(spec).string()) + " -o" +
-                        value(fs::absolute(outDir).string());
+  // One statement each: the variables are numbered in the order of the words.
+  std::string command = "exec" + value(dflc);
+  command += " sweep" + value(fs::absolute(spec).string());
+  command += " -o" + value(fs::absolute(outDir).string());
   for (const std::string &i : includes)
     command += " -I" + value(fs::absolute(i).string());
   run.argv.push_back(command + " --slice {}/" + std::to_string(tasks) + " --jobs 1");
