@@ -251,7 +251,7 @@ bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &point
     if (!old)
       return false;
     if (old->value["spec"] != spec.text) {
-      error = "'" + outDir + "' holds the results of another sweep spec (" + path + "); choose another -o";
+      diags.report({}, diag::err_sweep_other_spec) << outDir << path;
       return false;
     }
     if (sm.text(old->file) == text)
@@ -358,7 +358,7 @@ bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, con
 bool mergeSweep(const std::string &outDir, MergeSummary &summary, SourceManager &sm, DiagnosticsEngine &diags) {
   std::string specPath = (fs::path(outDir) / "spec.json").string();
   if (absent(specPath)) {
-    summary.error = "'" + outDir + "' holds no sweep: " + specPath + " is missing";
+    diags.report({}, diag::err_sweep_no_record) << outDir << specPath;
     return false;
   }
   auto record = readSpecRecord(specPath, sm, diags);
