@@ -4,8 +4,7 @@
 #include "support/Check.h"
 #include "support/Format.h"
 #include "support/Svg.h"
-
-#include <nlohmann/json.hpp>
+#include "sweep/SweepJson.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,30 +28,166 @@ namespace fs = std::filesystem;
 namespace dfl::sweep {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 std::string pointPath(const std::string &outDir, const std::string &id) {
   return (fs::path(outDir) / "points" / (id + ".json")).string();
 }
 
-std::optional<std::string> readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+/// Whether nothing is at `path` (a point not solved yet, an OUT with no sweep).
+bool absent(const std::string &path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
-/// A point's result file, or nullopt if it is absent or not whole.
-std::optional<Json> readPoint(const std::string &path) {
-  auto text = readText(path);
-  if (!text)
+/// A file a sweep wrote and reads back, read as the loader reads its inputs
+/// (a regular file of at most 64 MiB: never a FIFO or a device) into `sm`,
+/// with its values' places; nullopt after reporting.
+std::optional<LocatedJson> readRecord(const std::string &path, SourceManager &sm, DiagnosticsEngine &diags) {
+  std::string error;
+  auto file = sm.loadFile(path, error);
+  if (!file) {
+    diags.report({}, diag::err_file_unreadable) << path << error;
     return std::nullopt;
-  Json j = Json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("status"))
-    return std::nullopt;
-  return j;
+  }
+  return parseLocated(*file, sm, diags, diag::err_sweep_record, diag::err_sweep_record);
+}
+
+/// A JSON value in a diagnostic, cut short.
+std::string shown(const Json &v) {
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+using Fault = std::optional<std::pair<std::string, std::string>>;   // a JSON pointer and what is wrong there
+
+/// Why OUT/spec.json is not what writeSpecRecord writes.
+Fault recordFault(const Json &r) {
+  if (!r.is_object())
+    return {{"", "OUT/spec.json is an object {\"spec\": \"...\", \"points\": [\"ID\", ...]}"}};
+  for (auto &[k, v] : r.items())
+    if (k != "spec" && k != "points")
+      return {{LocatedJson::key(k), "unknown key \"" + k + "\" (OUT/spec.json has \"spec\" and \"points\")"}};
+  if (!r.contains("spec") || !r["spec"].is_string())
+    return {{r.contains("spec") ? "/spec" : "", "\"spec\" is the sweep spec's text"}};
+  if (!r.contains("points") || !r["points"].is_array())
+    return {{r.contains("points") ? "/points" : "", "\"points\" is the list of the points' ids"}};
+  const Json &ids = r["points"];
+  if (ids.size() > kMaxSweepPoints)
+    return {{"/points", "a sweep has at most " + std::to_string(kMaxSweepPoints) + " points, this lists " +
+                            std::to_string(ids.size())}};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    // An id names a file under OUT/points: 16 hex digits, never a path.
+    const Json &id = ids[i];
+    if (!id.is_string() || id.get<std::string>().size() != 16 ||
+        id.get<std::string>().find_first_not_of("0123456789abcdef") != std::string::npos)
+      return {{"/points/" + std::to_string(i), "a point's id is 16 hexadecimal digits, got " + shown(id)}};
+  }
+  return std::nullopt;
+}
+
+/// OUT/spec.json as writeSpecRecord wrote it; nullopt after reporting.
+std::optional<LocatedJson> readSpecRecord(const std::string &path, SourceManager &sm, DiagnosticsEngine &diags) {
+  auto record = readRecord(path, sm, diags);
+  if (record)
+    if (auto fault = recordFault(record->value)) {
+      diags.report(record->at(fault->first), diag::err_sweep_record) << fault->second;
+      return std::nullopt;
+    }
+  return record;
+}
+
+/// Why a point's file is not the result solvePoint writes for point `index`
+/// with id `id`.
+Fault pointFault(const Json &p, size_t index, const std::string &id) {
+  if (!p.is_object())
+    return {{"", "a point's result is a JSON object"}};
+  auto isString = [](const Json &v) { return v.is_string(); };
+  auto isCount = [](const Json &v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); };
+  auto isAmount = [](const Json &v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0; };
+  auto isSettings = [](const Json &v) {
+    return v.is_object() && std::all_of(v.begin(), v.end(), [](const Json &e) { return e.is_string(); });
+  };
+  if (!p.contains("status") || !p["status"].is_string())
+    return {{p.contains("status") ? "/status" : "", "\"status\" is \"ok\", \"limit\" or \"failed\""}};
+  std::string status = p["status"].get<std::string>();
+  if (status != "ok" && status != "limit" && status != "failed")
+    return {{"/status", "\"status\" is \"ok\", \"limit\" or \"failed\", got " + shown(p["status"])}};
+  bool solved = status != "failed";
+  // Always there; there when solved, else not; there when failed, else not;
+  // there when solved, maybe when failed (a point that was analyzed).
+  enum When { Always, Solved, Failed, Analyzed };
+  struct Field {
+    const char *key;
+    std::function<bool(const Json &)> ok;
+    const char *what;
+    When when;
+  };
+  const std::vector<Field> fields = {
+      {"index", isCount, "the point's index", Always},
+      {"id", isString, "the point's id", Always},
+      {"hardware", isString, "a path", Always},
+      {"network", isString, "a path", Always},
+      {"settings", isSettings, "an object of DFL values as strings", Always},
+      {"objective", isString, "an objective's name", Always},
+      {"status", isString, "a string", Always},
+      {"network_name", isString, "a name", Analyzed},
+      {"hardware_name", isString, "a name", Analyzed},
+      {"batch", isCount, "a batch size", Analyzed},
+      {"energy_pj", isAmount, "a finite non-negative number", Solved},
+      {"latency_cycles", isAmount, "a finite non-negative number", Solved},
+      {"latency_s", isAmount, "a finite non-negative number", Solved},
+      {"segments", isCount, "a count", Solved},
+      {"message", isString, "a string", Failed},
+  };
+  for (auto &[k, v] : p.items()) {
+    auto f = std::find_if(fields.begin(), fields.end(), [&](const Field &f) { return f.key == k; });
+    if (f == fields.end())
+      return {{LocatedJson::key(k), "unknown key \"" + k + "\""}};
+    if ((f->when == Solved && !solved) || (f->when == Failed && solved))
+      return {{LocatedJson::key(k), "\"" + k + "\" does not go with \"status\": \"" + status + "\""}};
+    if (!f->ok(v))
+      return {{LocatedJson::key(k), "\"" + k + "\" is " + f->what + ", got " + shown(v)}};
+  }
+  for (const Field &f : fields)
+    if ((f.when == Always || (solved ? f.when != Failed : f.when == Failed)) && !p.contains(f.key))
+      return {{"", std::string("\"") + f.key + "\" is missing"}};
+  if (p["index"] != index)
+    return {{"/index", "this is point " + std::to_string(index) + ", not " + shown(p["index"])}};
+  if (p["id"] != id)
+    return {{"/id", "this is point " + id + ", not " + shown(p["id"])}};
+  return std::nullopt;
+}
+
+enum class Found { Absent, Done, Bad };
+
+/// Point `index`'s result in OUT/points/ID.json, into `result` if given. Bad
+/// after reporting why the file there is not one (located in it, in `sm`).
+Found readPoint(const std::string &outDir, size_t index, const std::string &id, Json *result, SourceManager &sm,
+                DiagnosticsEngine &diags) {
+  std::string path = pointPath(outDir, id);
+  if (absent(path))
+    return Found::Absent;
+  // Read into a SourceManager of its own, so that a resume over 10^5 points
+  // holds one at a time; a bad one is read again into `sm` to be reported.
+  SourceManager own;
+  DiagnosticsEngine quiet(own);
+  std::string error;
+  auto file = own.loadFile(path, error);
+  if (!file) {
+    diags.report({}, diag::err_file_unreadable) << path << error;
+    return Found::Bad;
+  }
+  if (auto j = parseLocated(*file, own, quiet, diag::err_sweep_record, diag::err_sweep_record);
+      j && !pointFault(j->value, index, id)) {
+    if (result)
+      *result = std::move(j->value);
+    return Found::Done;
+  }
+  uint32_t again = sm.addBuffer(path, own.text(*file));
+  if (auto j = parseLocated(again, sm, diags, diag::err_sweep_record, diag::err_sweep_record))
+    if (auto fault = pointFault(j->value, index, id))
+      diags.report(j->at(fault->first), diag::err_sweep_record)
+          << fault->second + "; remove the file to solve the point again";
+  return Found::Bad;
 }
 
 /// Solves one point through the driver and writes its result; in a worker process.
@@ -108,7 +244,7 @@ void solvePoint(const SweepSpec &spec, const SweepPoint &p, const RunOptions &op
 } // namespace
 
 bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const driver::OutputDir &out,
-                     std::string &error) {
+                     SourceManager &sm, DiagnosticsEngine &diags, std::string &error) {
   const std::string &outDir = out.path();
   std::string path = (fs::path(outDir) / "spec.json").string();
   Json ids = Json::array();
@@ -120,15 +256,16 @@ bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &point
     error = "cannot write '" + e->path + "': " + e->reason;
     return false;
   }
-  auto old = readText(path);
-  if (old && *old == text)
-    return true;   // a slice of the same sweep, or a resume
-  if (old) {
-    Json j = Json::parse(*old, nullptr, false);
-    if (j.is_discarded() || !j.contains("spec") || j["spec"] != spec.text) {
-      error = "'" + outDir + "' holds the results of another sweep spec (" + path + "); choose another -o";
+  if (!absent(path)) {
+    auto old = readSpecRecord(path, sm, diags);
+    if (!old)
+      return false;
+    if (old->value["spec"] != spec.text) {
+      diags.report({}, diag::err_sweep_other_spec) << outDir << path;
       return false;
     }
+    if (sm.text(old->file) == text)
+      return true;   // a slice of the same sweep, or a resume
   }
   if (auto e = out.write({{"spec.json", text}})) {
     error = "cannot write '" + e->path + "': " + e->reason;
@@ -155,40 +292,27 @@ std::string csvField(const std::string &s) {
   return q + "\"";
 }
 
-std::string shellQuote(const std::string &s) {
-  std::string q = "'";
-  for (char c : s)
-    q += c == '\'' ? "'\\''" : std::string(1, c);
-  return q + "'";
-}
-
-/// The command line a slice runs, quoted for a shell.
-std::string sliceCommand(const std::string &dflc, const std::string &spec, const std::string &outDir,
-                         const std::vector<std::string> &includes) {
-  std::string cmd = shellQuote(dflc) + " sweep " + shellQuote(fs::absolute(spec).string()) + " -o " +
-                    shellQuote(fs::absolute(outDir).string());
-  for (const std::string &i : includes)
-    cmd += " -I " + shellQuote(fs::absolute(i).string());
-  return cmd;
-}
-
 } // namespace
 
 bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, const RunOptions &options,
-               RunSummary &summary) {
+               RunSummary &summary, SourceManager &sm, DiagnosticsEngine &diags) {
   DFLC_CHECK(options.out) << "runPoints() without an open OUT";
-  if (!writeSpecRecord(spec, points, *options.out, summary.error))
+  if (!writeSpecRecord(spec, points, *options.out, sm, diags, summary.error))
     return false;
   std::vector<const SweepPoint *> todo;
+  bool bad = false;
   for (const SweepPoint &p : points) {
     if (p.index % options.slices != options.slice)
       continue;
     ++summary.points;
-    if (readPoint(pointPath(options.outDir, p.id)))
-      ++summary.resumed;
-    else
+    Found f = readPoint(options.outDir, p.index, p.id, nullptr, sm, diags);
+    summary.resumed += f == Found::Done;
+    bad |= f == Found::Bad;
+    if (f == Found::Absent)
       todo.push_back(&p);
   }
+  if (bad)   // reported: not solved again over a file dflc did not write
+    return false;
   std::map<pid_t, const SweepPoint *> running;
   size_t next = 0, done = 0;
   pid_t parent = getpid();
@@ -198,13 +322,14 @@ bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, con
     auto it = running.find(pid);
     if (pid <= 0 || it == running.end())
       return;
-    auto result = readPoint(pointPath(options.outDir, it->second->id));
+    Json result;
+    Found f = readPoint(options.outDir, it->second->index, it->second->id, &result, sm, diags);
     ++done;
     // A worker that died without a result (killed, crashed) leaves the point
     // to the next run; one that wrote "failed" has a final answer.
-    if (!result || (*result)["status"] == "failed")
+    if (f != Found::Done || result["status"] == "failed")
       ++summary.failed;
-    summary.solved += result.has_value();
+    summary.solved += f == Found::Done;
     running.erase(it);
     if (options.progress)
       options.progress(done, todo.size(), summary.resumed);
@@ -235,29 +360,36 @@ bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, con
   return true;
 }
 
-bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary) {
+bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary, SourceManager &sm, DiagnosticsEngine &diags) {
   const std::string &outDir = out.path();
   std::string specPath = (fs::path(outDir) / "spec.json").string();
-  auto specText = readText(specPath);
-  Json record = specText ? Json::parse(*specText, nullptr, false) : Json();
-  if (!specText || record.is_discarded() || !record.contains("points")) {
-    summary.error = "'" + outDir + "' holds no sweep: " + specPath + (specText ? " is not a sweep's record" : " is missing");
+  if (absent(specPath)) {
+    diags.report({}, diag::err_sweep_no_record) << outDir << specPath;
     return false;
   }
+  auto record = readSpecRecord(specPath, sm, diags);
+  if (!record)
+    return false;
   Json rows = Json::array();
   std::vector<std::string> keys;   // the settings' columns, in the spec's order
-  for (const Json &id : record["points"]) {
+  bool bad = false;
+  const Json &ids = record->value["points"];
+  for (size_t i = 0; i < ids.size(); ++i) {
     ++summary.points;
-    auto p = readPoint(pointPath(outDir, id.get<std::string>()));
-    if (!p)
+    Json p;
+    Found f = readPoint(outDir, i, ids[i].get<std::string>(), &p, sm, diags);
+    bad |= f == Found::Bad;
+    if (f != Found::Done)
       continue;
     ++summary.finished;
-    summary.failed += (*p)["status"] == "failed";
-    for (auto &[k, v] : (*p)["settings"].items())
+    summary.failed += p["status"] == "failed";
+    for (auto &[k, v] : p["settings"].items())
       if (std::find(keys.begin(), keys.end(), k) == keys.end())
         keys.push_back(k);
-    rows.push_back(*p);
+    rows.push_back(std::move(p));
   }
+  if (bad)
+    return false;
   // The energy-latency front of each workload (network and batch): the rows
   // no other row of it beats in both.
   for (Json &r : rows) {
@@ -374,34 +506,91 @@ std::string paretoSvg(const std::string &sweepJson) {
   return svg::document(W, H, s.str());
 }
 
-std::string slurmScript(const std::string &dflc, const std::string &spec, const std::string &outDir,
-                        const std::vector<std::string> &includes, size_t tasks,
-                        const std::vector<std::string> &sbatchOptions) {
-  std::string out = fs::absolute(outDir).string();
-  std::string s = "#!/bin/bash\n"
-                  "# dflc sweep as a Slurm job array: task I of " + std::to_string(tasks) +
-                  " solves the points whose index is I modulo " + std::to_string(tasks) +
-                  "\n# and writes OUT/points/ID.json; then `dflc sweep --merge OUT` (docs/sweep.md).\n"
-                  "#SBATCH --job-name=dflc-sweep\n"
-                  "#SBATCH --array=0-" + std::to_string(tasks - 1) + "\n"
-                  "#SBATCH --output=" + out + "/slurm/%A_%a.out\n";
-  for (const std::string &o : sbatchOptions)
-    s += "#SBATCH " + o + "\n";
-  return s + "exec " + sliceCommand(dflc, spec, outDir, includes) + " --slice \"$SLURM_ARRAY_TASK_ID/" +
-         std::to_string(tasks) + "\" --jobs \"${SLURM_CPUS_PER_TASK:-1}\"\n";
+std::vector<std::string> sliceArgv(const std::string &dflc, const std::string &spec, const std::string &outDir,
+                                   const std::vector<std::string> &includes) {
+  std::vector<std::string> argv = {dflc, "sweep", fs::absolute(spec).string(), "-o", fs::absolute(outDir).string()};
+  for (const std::string &i : includes) {
+    argv.push_back("-I");
+    argv.push_back(fs::absolute(i).string());
+  }
+  return argv;
 }
 
-std::vector<std::string> parallelCommand(const std::string &dflc, const std::string &spec, const std::string &outDir,
-                                         const std::vector<std::string> &includes, size_t tasks,
-                                         const std::string &sshLogins) {
-  // One slice a job, one worker a slice: parallel fills each host's cores.
-  std::vector<std::string> argv = {"parallel", "--will-cite", "--halt", "now,fail=1", "--sshlogin", sshLogins,
-                                   sliceCommand(dflc, spec, outDir, includes) + " --slice {}/" +
-                                       std::to_string(tasks) + " --jobs 1",
-                                   ":::"};
+std::string argvFile(const std::vector<std::string> &argv) {
+  std::string text;
+  for (const std::string &a : argv)
+    text += a + '\0';
+  return text;
+}
+
+namespace {
+
+/// The head of a job script: its #SBATCH lines, the user's last.
+std::string sbatchHead(const std::string &what, const std::vector<std::string> &lines,
+                       const std::vector<std::string> &sbatchOptions) {
+  std::string s = "#!/bin/bash\n" + what +
+                  "# Submit it from OUT (cd OUT && sbatch FILE): the job runs in the directory it is\n"
+                  "# submitted from and reads its command from sweep.argv there, NUL-separated, so\n"
+                  "# no path is written in this script for a shell to parse.\n";
+  for (const std::string &l : lines)
+    s += "#SBATCH " + l + "\n";
+  for (const std::string &o : sbatchOptions)
+    s += "#SBATCH " + o + "\n";
+  return s + "if [ ! -f sweep.argv ]; then\n"
+             "  echo \"dflc sweep: no sweep.argv in $PWD: submit the job from the sweep's output directory\" >&2\n"
+             "  exit 2\n"
+             "fi\n"
+             "mapfile -d '' -t command < sweep.argv\n";
+}
+
+} // namespace
+
+bool sbatchOptionFits(const std::string &option) { return option.find_first_of("\n\r") == std::string::npos; }
+
+std::string slurmScript(size_t tasks, const std::vector<std::string> &sbatchOptions) {
+  std::string n = std::to_string(tasks);
+  return sbatchHead("# dflc sweep as a Slurm job array: task I of " + n +
+                        " solves the points whose index is I modulo " + n +
+                        "\n# and writes OUT/points/ID.json; then `dflc sweep --merge OUT` (docs/sweep.md).\n",
+                    {"--job-name=dflc-sweep", "--array=0-" + std::to_string(tasks - 1), "--output=slurm/%A_%a.out"},
+                    sbatchOptions) +
+         "exec \"${command[@]}\" --slice \"$SLURM_ARRAY_TASK_ID/" + n + "\" --jobs \"${SLURM_CPUS_PER_TASK:-1}\"\n";
+}
+
+std::string slurmMergeScript(const std::vector<std::string> &sbatchOptions) {
+  return sbatchHead("# The merge of a dflc sweep's job array: `dflc sweep --merge OUT` (docs/sweep.md);\n"
+                    "# `dflc sweep --slurm --submit` submits it to run after the array.\n",
+                    {"--job-name=dflc-sweep-merge", "--output=slurm/merge.out"}, sbatchOptions) +
+         "exec \"${command[0]}\" sweep --merge \"$PWD\"\n";
+}
+
+ParallelRun parallelCommand(const std::string &dflc, const std::string &spec, const std::string &outDir,
+                            const std::vector<std::string> &includes, size_t tasks, const std::string &sshLogins) {
+  // GNU parallel expands {}, {1}, {=perl=} in its command and hands it to a
+  // shell: the paths reach the jobs as environment variables (--env sends
+  // them to other hosts) named by a command of fixed text; only the slice
+  // numbers are parallel's arguments.
+  ParallelRun run;
+  run.argv = {"parallel", "--will-cite", "--halt", "now,fail=1", "--sshlogin", sshLogins};
+  auto value = [&](const std::string &v) {
+    std::string name = "DFLC_SWEEP_" + std::to_string(run.env.size());
+    run.env.push_back({name, v});
+    run.argv.insert(run.argv.end(), {"--env", name});
+    return " \"$" + name + "\"";
+  };
+  // One statement each: the variables are numbered in the order of the words.
+  std::string command = "exec" + value(dflc);
+  command += " sweep" + value(fs::absolute(spec).string());
+  command += " -o" + value(fs::absolute(outDir).string());
+  for (const std::string &i : includes)
+    command += " -I" + value(fs::absolute(i).string());
+  run.argv.push_back(command + " --slice {}/" + std::to_string(tasks) + " --jobs 1");
+  run.argv.push_back(":::");
   for (size_t t = 0; t < tasks; ++t)
-    argv.push_back(std::to_string(t));
-  return argv;
+    run.argv.push_back(std::to_string(t));
+  // The local shell parallel runs the command with: POSIX quoting whatever the user's $SHELL.
+  run.env.push_back({"PARALLEL_SHELL", "/bin/sh"});
+  return run;
 }
 
 } // namespace dfl::sweep

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dfl::sweep {
@@ -40,16 +41,21 @@ struct RunSummary {
   std::string error;     // OUT could not be written (then false is returned)
 };
 
+// Every file a sweep reads back from OUT (spec.json, points/ID.json) is read
+// as the loader reads inputs (a regular file of at most 64 MiB) and checked
+// value by value: one dflc did not write this way is reported to `diags`,
+// located in it (E0005, E1006), and false is returned.
+
 /// OUT/spec.json: the spec's text and its points' ids, in order, which
 /// --merge reads; false with `error` set if OUT holds another spec's sweep
-/// or cannot be written.
+/// or cannot be written, or after reporting a spec.json dflc did not write.
 bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const driver::OutputDir &out,
-                     std::string &error);
+                     SourceManager &sm, DiagnosticsEngine &diags, std::string &error);
 
 /// Writes OUT/spec.json (refusing an OUT that holds another spec's sweep) and
 /// solves the slice's unfinished points.
 bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, const RunOptions &options,
-               RunSummary &summary);
+               RunSummary &summary, SourceManager &sm, DiagnosticsEngine &diags);
 
 struct MergeSummary {
   size_t points = 0, finished = 0, failed = 0;
@@ -59,23 +65,45 @@ struct MergeSummary {
 
 /// OUT/points/*.json into OUT/sweep.csv, OUT/sweep.json and OUT/pareto.svg,
 /// all or nothing.
-bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary);
+bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary, SourceManager &sm, DiagnosticsEngine &diags);
 
 /// The energy-latency plot of the merged rows (sweep.json's "points"): each
 /// workload (network and batch) its own panel, its Pareto front joined.
 std::string paretoSvg(const std::string &sweepJson);
 
-/// A Slurm batch script running `tasks` slices of the sweep as a job array,
-/// each `dflc sweep SPEC -o OUT --slice $SLURM_ARRAY_TASK_ID/tasks`, all paths
-/// absolute. `sbatchOptions` become #SBATCH lines.
-std::string slurmScript(const std::string &dflc, const std::string &spec, const std::string &outDir,
-                        const std::vector<std::string> &includes, size_t tasks,
-                        const std::vector<std::string> &sbatchOptions);
+// Running slices elsewhere. No path or other value of the user's is written
+// into a string that a shell, sbatch or GNU parallel parses: the Slurm jobs
+// read their command from OUT/sweep.argv, GNU parallel's jobs from the
+// environment.
 
-/// The argv of GNU parallel running `tasks` slices over `sshLogins`
-/// (parallel's --sshlogin list; ":" is this machine).
-std::vector<std::string> parallelCommand(const std::string &dflc, const std::string &spec, const std::string &outDir,
-                                         const std::vector<std::string> &includes, size_t tasks,
-                                         const std::string &sshLogins);
+/// The command a slice runs, less its --slice and --jobs: `dflc sweep SPEC
+/// -o OUT [-I DIR]...`, every path absolute.
+std::vector<std::string> sliceArgv(const std::string &dflc, const std::string &spec, const std::string &outDir,
+                                   const std::vector<std::string> &includes);
+
+/// `argv` NUL-separated (OUT/sweep.argv), as bash's `mapfile -d ''` reads it.
+std::string argvFile(const std::vector<std::string> &argv);
+
+/// OUT/sweep.sbatch: a Slurm job array of `tasks` slices, each running
+/// sweep.argv's command with `--slice $SLURM_ARRAY_TASK_ID/tasks`, in the
+/// directory it is submitted from (OUT; logs in OUT/slurm/). `sbatchOptions`
+/// become #SBATCH lines.
+std::string slurmScript(size_t tasks, const std::vector<std::string> &sbatchOptions);
+
+/// OUT/merge.sbatch: `dflc sweep --merge OUT` as a Slurm job, run from OUT.
+std::string slurmMergeScript(const std::vector<std::string> &sbatchOptions);
+
+/// Whether an sbatch option can be an #SBATCH line: it holds no line break.
+bool sbatchOptionFits(const std::string &option);
+
+/// GNU parallel running `tasks` slices over `sshLogins` (parallel's
+/// --sshlogin list; ":" is this machine): its argv, and the environment it
+/// needs, which carries every path.
+struct ParallelRun {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+ParallelRun parallelCommand(const std::string &dflc, const std::string &spec, const std::string &outDir,
+                            const std::vector<std::string> &includes, size_t tasks, const std::string &sshLogins);
 
 } // namespace dfl::sweep

@@ -3,80 +3,19 @@
 #include "driver/Compilation.h"
 #include "frontend/Parser.h"
 #include "support/Format.h"
-
-#include <nlohmann/json.hpp>
+#include "sweep/SweepJson.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace fs = std::filesystem;
 
 namespace dfl::sweep {
 namespace {
-
-using Json = nlohmann::ordered_json;
-
-/// Where each value of a valid JSON text is, by JSON pointer ("/set/GBUF.capacity/1"):
-/// nlohmann keeps no positions, and a diagnostic needs the value's.
-class JsonLocator {
-public:
-  explicit JsonLocator(const std::string &text) : t_(text) { value(""); }
-  std::map<std::string, std::pair<uint32_t, uint32_t>> ranges;
-
-private:
-  void space() {
-    while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_])))
-      ++i_;
-  }
-  std::string string() {   // at '"'; returns the raw text between the quotes
-    size_t begin = ++i_;
-    while (i_ < t_.size() && t_[i_] != '"')
-      i_ += t_[i_] == '\\' ? 2 : 1;
-    return t_.substr(begin, i_++ - begin);
-  }
-  static std::string escape(std::string key) {   // RFC 6901
-    std::string out;
-    for (char c : key)
-      out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-    return out;
-  }
-  void value(const std::string &pointer) {
-    space();
-    auto begin = static_cast<uint32_t>(i_);
-    if (t_[i_] == '{' || t_[i_] == '[') {
-      bool object = t_[i_++] == '{';
-      for (size_t n = 0;; ++n) {
-        space();
-        if (t_[i_] == '}' || t_[i_] == ']')
-          break;
-        std::string key = std::to_string(n);
-        if (object) {
-          key = escape(string());
-          space();
-          ++i_;   // ':'
-        }
-        value(pointer + "/" + key);
-        space();
-        if (t_[i_] == ',')
-          ++i_;
-      }
-      ++i_;
-    } else if (t_[i_] == '"') {
-      string();
-    } else {
-      while (i_ < t_.size() && !std::strchr(",]} \t\r\n", t_[i_]))
-        ++i_;
-    }
-    ranges[pointer] = {begin, static_cast<uint32_t>(i_)};
-  }
-  const std::string &t_;
-  size_t i_ = 0;
-};
 
 /// FNV-1a, 64 bits: a point's id, stable across machines and runs.
 uint64_t fnv1a(const std::string &s, uint64_t h = 1469598103934665603ull) {
@@ -121,38 +60,32 @@ public:
     }
     file_ = *id;
     spec_.text = sm_.text(file_);
-    Json j;
-    try {
-      j = Json::parse(spec_.text);
-    } catch (const Json::parse_error &e) {
-      auto at = static_cast<uint32_t>(std::min<size_t>(e.byte ? e.byte - 1 : 0, spec_.text.size()));
-      std::string what = e.what();
-      what = what.substr(what.find(": ", what.find("parse error")) + 2);   // after nlohmann's "[json.exception...] parse error at line L, column C"
-      diags_.report({{file_, at}, {file_, at}}, diag::err_sweep_json) << what;
+    auto parsed = parseLocated(file_, sm_, diags_, diag::err_sweep_json, diag::err_sweep_spec);
+    if (!parsed)
       return false;
-    }
-    ranges_ = JsonLocator(spec_.text).ranges;
+    json_ = std::move(*parsed);
+    const Json &j = json_.value;
     if (!j.is_object())
       return fail("", "a sweep spec is a JSON object: {\"hardware\": ..., \"networks\": [...], ...}");
     static const std::vector<std::string> keys = {"hardware", "networks", "set",   "batch",
                                                   "objective", "solver",  "time_limit"};
     for (auto &[key, v] : j.items())
       if (std::find(keys.begin(), keys.end(), key) == keys.end())
-        return fail("/" + key, "unknown key '" + key + "'" + didYouMean(key, keys) +
-                                   " (expected hardware, networks, set, batch, objective, solver or time_limit)");
+        return fail(LocatedJson::key(key), "unknown key '" + key + "'" + didYouMean(key, keys) +
+                                               " (expected hardware, networks, set, batch, objective, solver or time_limit)");
     for (const char *key : {"hardware", "networks"})
       if (!j.contains(key))
         return fail("", std::string("a sweep spec needs \"") + key + "\"");
+    // The point count before anything per value is done: files are read and
+    // every value compiled only for a sweep of a size that can run.
     return strings(j, "hardware", spec_.hardware) && strings(j, "networks", spec_.networks) && options(j) &&
-           files(spec_.hardware, "hardware", spec_.hardwarePaths, spec_.hardwareTexts) &&
-           files(spec_.networks, "networks", spec_.networkPaths, spec_.networkTexts) && overrides(j) && inputs();
+           overrides(j) && pointCount() && files(spec_.hardware, "hardware", spec_.hardwarePaths, spec_.hardwareTexts) &&
+           files(spec_.networks, "networks", spec_.networkPaths, spec_.networkTexts) && inputs();
   }
 
 private:
-  SourceRange at(const std::string &pointer) {
-    auto r = ranges_.at(pointer);
-    return {{file_, r.first}, {file_, r.second}};
-  }
+  SourceRange at(const std::string &pointer) const { return json_.at(pointer); }
+  bool has(const std::string &pointer) const { return json_.ranges.count(pointer) != 0; }
   bool fail(const std::string &pointer, const std::string &message) {
     diags_.report(at(pointer), diag::err_sweep_spec) << message;
     return false;
@@ -168,10 +101,10 @@ private:
       out = v.get<std::vector<std::string>>();
     else
       return fail(p, "\"" + key + "\" is a string or a non-empty list of strings");
+    std::set<std::string> seen;
     for (size_t i = 0; i < out.size(); ++i)
-      for (size_t k = 0; k < i; ++k)
-        if (out[k] == out[i])
-          return fail(p + "/" + std::to_string(i), "'" + out[i] + "' is listed twice in \"" + key + "\"");
+      if (!seen.insert(out[i]).second)
+        return fail(p + "/" + std::to_string(i), "'" + out[i] + "' is listed twice in \"" + key + "\"");
     return true;
   }
 
@@ -226,7 +159,7 @@ private:
     roots.insert(roots.end(), includes_.begin(), includes_.end());
     appendDefaultSearchRoots(roots);
     for (size_t i = 0; i < written.size(); ++i) {
-      std::string p = "/" + key + (ranges_.count("/" + key + "/0") ? "/" + std::to_string(i) : "");
+      std::string p = "/" + key + (has("/" + key + "/0") ? "/" + std::to_string(i) : "");
       std::string found;
       for (const std::string &root : roots) {
         fs::path candidate = fs::path(written[i]).is_absolute() ? fs::path(written[i]) : fs::path(root) / written[i];
@@ -257,18 +190,17 @@ private:
     if (!set.is_object())
       return fail("/set", "\"set\" is an object: {\"LEVEL.property\": [\"value\", ...], ...}");
     for (auto &[key, values] : set.items()) {
-      std::string p = "/set/" + key;   // keys with '/' or '~' are no property's
-      if (!ranges_.count(p))
-        return fail("/set", "'" + key + "' is no property of a hardware template");
+      std::string p = "/set" + LocatedJson::key(key);
       Override o{key, {}};
       if (!values.is_array() || values.empty())
         return fail(p, "the values of '" + key + "' are a non-empty list of DFL values, e.g. [\"64 KiB\", \"128 KiB\"]");
+      std::set<std::string> seen;
       for (size_t i = 0; i < values.size(); ++i) {
         const Json &v = values[i];
         if (!v.is_string() && !v.is_number())
           return fail(p + "/" + std::to_string(i), "a value is DFL text (\"64 KiB\", \"8 x 8\") or a number");
         std::string text = v.is_string() ? v.get<std::string>() : v.dump();
-        if (std::find(o.values.begin(), o.values.end(), text) != o.values.end())
+        if (!seen.insert(text).second)
           return fail(p + "/" + std::to_string(i), "'" + text + "' is listed twice for '" + key + "'");
         o.values.push_back(text);
       }
@@ -277,11 +209,42 @@ private:
     return true;
   }
 
+  /// The product's size, refused above kMaxSweepPoints: its points, their
+  /// ids in OUT/spec.json and the merged table are all held at once.
+  bool pointCount() {
+    std::vector<std::pair<std::string, size_t>> factors = {{"hardware", spec_.hardware.size()},
+                                                           {"networks", spec_.networks.size()}};
+    for (const Override &o : spec_.overrides)
+      factors.push_back({"/set" + LocatedJson::key(o.key), o.values.size()});
+    factors.push_back({"batch", spec_.batches.size()});
+    factors.push_back({"objective", spec_.objectives.size()});
+    unsigned __int128 points = 1;   // at most 2^64 per factor, at most a few million factors in a 64 MiB spec
+    std::string product;
+    size_t largest = 0;
+    for (size_t f = 0; f < factors.size(); ++f) {
+      points = std::min<unsigned __int128>(points * factors[f].second, ~uint64_t(0));
+      product += (f ? " x " : "") + std::to_string(factors[f].second);
+      if (factors[f].second > factors[largest].second)
+        largest = f;
+    }
+    if (points <= kMaxSweepPoints)
+      return true;
+    std::string pointer = factors[largest].first[0] == '/' ? factors[largest].first : "/" + factors[largest].first;
+    if (!has(pointer))
+      pointer = "";
+    if (product.size() > 200)
+      product = product.substr(0, 200) + " ...";
+    diags_.report(at(pointer), diag::err_sweep_too_large)
+        << (points >= ~uint64_t(0) ? "more than 2^64" : formatNumber(static_cast<double>(points)))
+        << "hardware x networks x set values x batches x objectives = " + product << formatNumber(kMaxSweepPoints);
+    return false;
+  }
+
   /// Every hardware template and every override value, alone, through the
   /// template's sema; every network with the first template.
   bool inputs() {
     for (size_t h = 0; h < spec_.hardware.size(); ++h) {
-      std::string p = "/hardware" + std::string(ranges_.count("/hardware/0") ? "/" + std::to_string(h) : "");
+      std::string p = "/hardware" + std::string(has("/hardware/0") ? "/" + std::to_string(h) : "");
       driver::Compilation c(driverOptions({spec_.hardwarePaths[h]}));
       if (!(c.load() && c.analyze()))
         return failInput(p, "hardware", spec_.hardware[h], firstError(c));
@@ -291,11 +254,12 @@ private:
       for (const Override &o : spec_.overrides)
         for (size_t i = 0; i < o.values.size(); ++i) {
           std::string error;
-          SourceRange where = at("/set/" + o.key + "/" + std::to_string(i));
+          std::string p = "/set" + LocatedJson::key(o.key);
+          SourceRange where = at(p + "/" + std::to_string(i));
           auto text = hardwareVariant(spec_.hardwarePaths[h], spec_.hardwareTexts[h], {Override{o.key, {}}},
                                       {o.values[i]}, error);
           if (!text) {
-            diags_.report(at("/set/" + o.key), diag::err_sweep_spec) << error;
+            diags_.report(at(p), diag::err_sweep_spec) << error;
             return false;
           }
           driver::DriverOptions vo = driverOptions({spec_.hardwarePaths[h]});
@@ -308,7 +272,7 @@ private:
         }
     }
     for (size_t n = 0; n < spec_.networks.size(); ++n) {
-      std::string p = "/networks" + std::string(ranges_.count("/networks/0") ? "/" + std::to_string(n) : "");
+      std::string p = "/networks" + std::string(has("/networks/0") ? "/" + std::to_string(n) : "");
       driver::Compilation c(driverOptions({spec_.networkPaths[n], spec_.hardwarePaths[0]}));
       if (!(c.load() && c.analyze()))
         return failInput(p, "network", spec_.networks[n], firstError(c));
@@ -333,7 +297,7 @@ private:
   SourceManager &sm_;
   DiagnosticsEngine &diags_;
   uint32_t file_ = 0;
-  std::map<std::string, std::pair<uint32_t, uint32_t>> ranges_;
+  LocatedJson json_;
 };
 
 } // namespace

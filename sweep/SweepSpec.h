@@ -53,6 +53,11 @@ struct SweepPoint {
   std::string objective;
 };
 
+/// The most points a sweep may have (docs/limits.md): its points, their ids
+/// in OUT/spec.json and the merged table are held in memory at once. Checked
+/// before the product is expanded (E1005).
+constexpr uint64_t kMaxSweepPoints = 100000;
+
 /// Reads and checks the spec at `path`; nullopt after reporting to `diags`
 /// (whose source manager holds the spec). `includes`: the -I dirs, searched
 /// after the spec's directory and before DFLC_PATH and the stdlib.

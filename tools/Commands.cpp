@@ -591,9 +591,11 @@ std::string selfPath() {
   return ec ? "dflc" : p.string();
 }
 
-/// Runs `argv` and waits; its stdout in `out` if given (else inherited).
-/// The exit status, or -1 if it could not run.
-int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr) {
+/// Runs `argv` and waits; its stdout in `out` if given (else inherited), with
+/// `env` added to the environment, in `dir` if given. The exit status, or -1
+/// if it could not run.
+int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr,
+               const std::vector<std::pair<std::string, std::string>> &env = {}, const std::string &dir = "") {
   int fds[2];
   if (out && pipe(fds) != 0)
     return -1;
@@ -601,6 +603,12 @@ int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr)
   if (pid == 0) {
     if (out)
       dup2(fds[1], STDOUT_FILENO), close(fds[0]), close(fds[1]);
+    for (const auto &[name, value] : env)
+      setenv(name.c_str(), value.c_str(), 1);
+    if (!dir.empty() && chdir(dir.c_str()) != 0) {
+      std::cerr << "dflc: error: cannot enter '" << dir << "': " << std::strerror(errno) << "\n";
+      _exit(127);
+    }
     std::vector<char *> args;
     for (const std::string &a : argv)
       args.push_back(const_cast<char *>(a.c_str()));
@@ -622,9 +630,7 @@ int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr)
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/// OUT of a sweep, opened and locked (shared by the slices of one sweep,
-/// which write into it at once; exclusive for any other run); nullopt after
-/// saying why not.
+/// OUT opened and locked for a sweep's writes (docs/cli.md, "How outputs are written").
 std::optional<driver::OutputDir> openSweepOutput(const CommandLine &o, const std::string &path,
                                                  driver::OutputDir::Lock lock) {
   driver::OutputError error;
@@ -634,10 +640,21 @@ std::optional<driver::OutputDir> openSweepOutput(const CommandLine &o, const std
   return out;
 }
 
-int mergeAndReport(const driver::OutputDir &out) {
+/// The job id `sbatch --parsable` printed ("ID" or "ID;CLUSTER"), or "" if it printed none.
+std::string sbatchJobId(const std::string &printed) {
+  std::string id = printed.substr(0, printed.find_first_of(";\n"));
+  return !id.empty() && id.find_first_not_of("0123456789") == std::string::npos ? id : "";
+}
+
+int mergeAndReport(const CommandLine &o, const driver::OutputDir &out) {
+  SourceManager sm;
+  DiagnosticsEngine diags(sm);
   sweep::MergeSummary m;
-  if (!sweep::mergeSweep(out, m)) {
-    std::cerr << "dflc: error: " << m.error << "\n";
+  bool merged = sweep::mergeSweep(out, m, sm, diags);
+  printDiagnostics(o, sm, diags);
+  if (!merged) {
+    if (!m.error.empty())
+      std::cerr << "dflc: error: " << m.error << "\n";
     return kExitInvalid;
   }
   std::cout << "sweep: " << m.finished << " of " << m.points << " points finished";
@@ -650,19 +667,68 @@ int mergeAndReport(const driver::OutputDir &out) {
   return kExitOk;
 }
 
+/// dflc sweep --slurm: OUT/sweep.sbatch, OUT/merge.sbatch and the command
+/// they run, OUT/sweep.argv, written through `output`, which is then released
+/// (the tasks share OUT); with --submit, both jobs submitted from OUT.
+int runSlurm(const CommandLine &o, std::optional<driver::OutputDir> &output, size_t points, size_t tasks) {
+  std::filesystem::path out(o.driver.outDir);
+  std::string script = (out / "sweep.sbatch").string();
+  std::string argv = sweep::argvFile(sweep::sliceArgv(selfPath(), o.driver.files[0], o.driver.outDir, o.driver.includes));
+  auto e = output->makeDirectory("slurm");   // sbatch opens the tasks' logs there
+  if (!e)
+    e = output->write({{"sweep.argv", argv},
+                       {"sweep.sbatch", sweep::slurmScript(tasks, o.sbatchOptions)},
+                       {"merge.sbatch", sweep::slurmMergeScript(o.sbatchOptions)}});
+  if (e) {
+    printOutputError(o, SourceManager(), *e);
+    return kExitInvalid;
+  }
+  output.reset();
+  std::cout << "wrote " << script << ": " << points << " points in a job array of " << tasks << " tasks\n";
+  if (!o.submit) {
+    std::cout << "submit it with 'sbatch sweep.sbatch' from " << o.driver.outDir << ", then run 'dflc sweep --merge "
+              << o.driver.outDir << "'\n";
+    return kExitOk;
+  }
+  // From OUT: the jobs run there and find sweep.argv; no path is an argument.
+  std::string outAbs = std::filesystem::absolute(out).string(), printed;
+  if (runProgram({"sbatch", "--parsable", "sweep.sbatch"}, &printed, {}, outAbs) != 0 || sbatchJobId(printed).empty()) {
+    std::cerr << "dflc: error: sbatch did not take " << script << "\n";
+    return kExitInvalid;
+  }
+  std::string job = sbatchJobId(printed);
+  printed.clear();
+  if (runProgram({"sbatch", "--parsable", "--dependency=afterany:" + job, "merge.sbatch"}, &printed, {}, outAbs) != 0 ||
+      sbatchJobId(printed).empty()) {
+    std::cerr << "dflc: error: sbatch did not take the merge job after job " << job << "\n";
+    return kExitInvalid;
+  }
+  std::cout << "submitted job array " << job << " and merge job " << sbatchJobId(printed) << " (after it)\n";
+  return kExitOk;
+}
+
 /// dflc sweep: a design-space sweep, here, in slices, on Slurm or through GNU parallel.
 int runSweep(const CommandLine &o) {
   using Lock = driver::OutputDir::Lock;
   if (!o.mergeDir.empty()) {
     auto out = openSweepOutput(o, o.mergeDir, Lock::Exclusive);
-    return out ? mergeAndReport(*out) : kExitInvalid;
+    return out ? mergeAndReport(o, *out) : kExitInvalid;
   }
   SourceManager sm;
   DiagnosticsEngine diags(sm);
-  auto spec = sweep::readSweepSpec(o.driver.files[0], o.driver.includes, sm, diags);
-  printDiagnostics(o, sm, diags);
-  if (!spec)
+  // An option that would break out of its #SBATCH line, before anything is written.
+  for (const std::string &option : o.sbatchOptions)
+    if (!sweep::sbatchOptionFits(option)) {
+      std::string shown;
+      for (char c : option)
+        shown += c == '\n' ? "\\n" : c == '\r' ? "\\r" : std::string(1, c);
+      diags.report({}, diag::err_sweep_sbatch_option) << shown;
+    }
+  auto spec = diags.hasErrors() ? std::nullopt : sweep::readSweepSpec(o.driver.files[0], o.driver.includes, sm, diags);
+  if (!spec) {
+    printDiagnostics(o, sm, diags);
     return kExitInvalid;
+  }
   std::vector<sweep::SweepPoint> points = sweep::sweepPoints(*spec);
   size_t tasks = std::min(o.tasks.value_or(100), points.size());
   // Locked while this process writes; released before the slices it starts run.
@@ -673,57 +739,26 @@ int runSweep(const CommandLine &o) {
     // The record first, so that the slices find OUT theirs (and a wrong OUT
     // is refused here, not in every task).
     std::string error;
-    if (!sweep::writeSpecRecord(*spec, points, *output, error)) {
-      std::cerr << "dflc: error: " << error << "\n";
+    if (!sweep::writeSpecRecord(*spec, points, *output, sm, diags, error)) {
+      printDiagnostics(o, sm, diags);
+      if (!error.empty())
+        std::cerr << "dflc: error: " << error << "\n";
       return kExitInvalid;
     }
   }
-  if (o.slurm) {
-    std::filesystem::path out(o.driver.outDir);
-    std::string script = (out / "sweep.sbatch").string();
-    auto e = output->makeDirectory("slurm");   // sbatch opens the tasks' logs there
-    if (!e)
-      e = output->write({{"sweep.sbatch", sweep::slurmScript(selfPath(), o.driver.files[0], o.driver.outDir,
-                                                          o.driver.includes, tasks, o.sbatchOptions)}});
-    if (e) {
-      printOutputError(o, SourceManager(), *e);
-      return kExitInvalid;
-    }
-    output.reset();
-    std::cout << "wrote " << script << ": " << points.size() << " points in a job array of " << tasks << " tasks\n";
-    if (!o.submit) {
-      std::cout << "submit it with 'sbatch " << script << "', then run 'dflc sweep --merge " << o.driver.outDir
-                << "'\n";
-      return kExitOk;
-    }
-    std::string job, merge;
-    if (runProgram({"sbatch", "--parsable", script}, &job) != 0) {
-      std::cerr << "dflc: error: sbatch did not take " << script << "\n";
-      return kExitInvalid;
-    }
-    job = job.substr(0, job.find_first_of(";\n"));
-    std::string outAbs = std::filesystem::absolute(out).string();
-    if (runProgram({"sbatch", "--parsable", "--job-name=dflc-sweep-merge", "--dependency=afterany:" + job,
-                    "--output=" + outAbs + "/slurm/merge.out",
-                    "--wrap=exec '" + selfPath() + "' sweep --merge '" + outAbs + "'"},
-                   &merge) != 0) {
-      std::cerr << "dflc: error: sbatch did not take the merge job after job " << job << "\n";
-      return kExitInvalid;
-    }
-    merge = merge.substr(0, merge.find_first_of(";\n"));
-    std::cout << "submitted job array " << job << " and merge job " << merge << " (after it)\n";
-    return kExitOk;
-  }
+  if (o.slurm)
+    return runSlurm(o, output, points.size(), tasks);
   if (!o.sshLogins.empty()) {
     output.reset();
-    int status = runProgram(sweep::parallelCommand(selfPath(), o.driver.files[0], o.driver.outDir, o.driver.includes,
-                                                   tasks, o.sshLogins));
+    sweep::ParallelRun run = sweep::parallelCommand(selfPath(), o.driver.files[0], o.driver.outDir, o.driver.includes,
+                                                    tasks, o.sshLogins);
+    int status = runProgram(run.argv, nullptr, run.env);
     if (status != 0) {
       std::cerr << "dflc: error: GNU parallel failed (exit " << status << ")\n";
       return kExitInvalid;
     }
     output = openSweepOutput(o, o.driver.outDir, Lock::Exclusive);
-    return output ? mergeAndReport(*output) : kExitInvalid;
+    return output ? mergeAndReport(o, *output) : kExitInvalid;
   }
   sweep::RunOptions ro{o.driver.outDir, o.driver.includes, 1, o.slice, o.slices, {}, &*output};
   cpu_set_t cpus;
@@ -744,8 +779,11 @@ int runSweep(const CommandLine &o) {
         std::cerr << "\r\033[K";
     };
   sweep::RunSummary s;
-  if (!sweep::runPoints(*spec, points, ro, s)) {
-    std::cerr << "dflc: error: " << s.error << "\n";
+  bool ran = sweep::runPoints(*spec, points, ro, s, sm, diags);
+  printDiagnostics(o, sm, diags);
+  if (!ran) {
+    if (!s.error.empty())
+      std::cerr << "dflc: error: " << s.error << "\n";
     return kExitInvalid;
   }
   if (o.slices > 1) {
@@ -753,7 +791,7 @@ int runSweep(const CommandLine &o) {
               << " already finished, " << s.solved << " solved now\n";
     return s.solved + s.resumed == s.points ? kExitOk : kExitInvalid;
   }
-  return mergeAndReport(*output);
+  return mergeAndReport(o, *output);
 }
 
 /// dflc lsp: the language server on stdio, with the driver's options.

@@ -70,13 +70,13 @@ class Case:
             f.write(text)
         return p
 
-    def run(self, argv, seconds, stdin=None):
+    def run(self, argv, seconds, stdin=None, env=None):
         """Runs dflc ARGV within SECONDS (times --slow); returns (status, stdout, stderr)."""
         limit = seconds * self.slow
         cmd = [self.dflc] + argv
         t0 = time.monotonic()
         try:
-            p = subprocess.run(cmd, cwd=self.dir, input=stdin, capture_output=True, timeout=limit)
+            p = subprocess.run(cmd, cwd=self.dir, input=stdin, capture_output=True, timeout=limit, env=env)
         except subprocess.TimeoutExpired:
             raise Failure("no answer within %.0f s: %s" % (limit, " ".join(cmd)))
         out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
@@ -435,6 +435,218 @@ def determinism(case):
             raise Failure("--solver %s wrote different bytes on two runs: %s" % (solver, diff))
 
 
+# --- Sweeps: Slurm, GNU parallel and the files a sweep reads back ---------------------------
+
+SWEEP = {"hardware": "hw.dfl", "networks": "net.dfl", "set": {"GBUF.capacity": ["16 KiB", "32 KiB"]},
+         "time_limit": 20}
+INJECT = "'$(touch PWNED)'"   # ran when a path was put in single quotes unescaped
+
+# sbatch's stand-in: runs each job at once, as Slurm would (--wrap through `sh -c`, a script
+# with bash, once per --array index, in the directory it is submitted from), prints a job id.
+FAKE_SBATCH = r"""#!/usr/bin/env python3
+import os, re, subprocess, sys
+state = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
+job = 1 + (len(open(state).read().split()) if os.path.exists(state) else 0)
+with open(state, "a") as f:
+    f.write("%d\n" % job)
+opts, args = {}, sys.argv[1:]
+while args and args[0].startswith("-"):
+    k, _, v = args.pop(0).partition("=")
+    opts[k] = v
+if args:   # the script's #SBATCH lines; the command line wins
+    for line in open(args[0]):
+        m = re.match(r"#SBATCH\s+(\S+)", line)
+        if m:
+            k, _, v = m.group(1).partition("=")
+            opts.setdefault(k, v)
+tasks = [None]
+if "--array" in opts:
+    lo, hi = opts["--array"].split("-")
+    tasks = list(range(int(lo), int(hi) + 1))
+for t in tasks:
+    env = dict(os.environ, SLURM_JOB_ID=str(job))
+    if t is not None:
+        env.update(SLURM_ARRAY_JOB_ID=str(job), SLURM_ARRAY_TASK_ID=str(t))
+    out = opts.get("--output", "slurm-%j.out").replace("%A", str(job)).replace("%a", str(t)).replace("%j", str(job))
+    cmd = ["sh", "-c", opts["--wrap"]] if "--wrap" in opts else ["bash"] + args
+    with open(out, "w") as f:
+        subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
+print(job if "--parsable" in opts else "Submitted batch job %d" % job)
+"""
+
+
+def sweep_inputs(case, where="."):
+    """NET and HW beside the case's spec, SWEEP, written in WHERE; the spec's path."""
+    case.write("net.dfl", NET)
+    case.write("hw.dfl", HW)
+    os.makedirs(case.path(where), exist_ok=True)
+    spec = dict(SWEEP, hardware=case.path("hw.dfl"), networks=case.path("net.dfl"))
+    return case.write(os.path.join(where, "spec.json"), json.dumps(spec))
+
+
+def no_command_ran(case):
+    for root, _, names in os.walk(case.dir):
+        if "PWNED" in names:
+            raise Failure("a command in a path ran (%s): %s" % (os.path.join(root, "PWNED"), case.last))
+
+
+def merged(case, out, points):
+    """OUT/sweep.json counts POINTS points, all finished."""
+    try:
+        j = json.load(open(os.path.join(case.dir, out, "sweep.json")))
+    except OSError as e:
+        raise Failure("no merged table in %r (%s): %s" % (out, e, case.last))
+    if (j["points"], j["finished"]) != (points, points):
+        raise Failure("%r merged %d of %d points, not %d: %s" % (out, j["finished"], j["points"], points, case.last))
+
+
+def sweep_slurm_injection(case):
+    """OUT, the spec's directory and an -I dir holding a quote and a command substitution (OUT
+    also a line break), through --slurm --submit with an sbatch that runs --wrap with sh -c
+    (the merge job once ran `--wrap=exec 'dflc' sweep --merge 'OUT'`): no command runs, no path
+    is in the job scripts, the slices and the merge land in OUT."""
+    spec = sweep_inputs(case, "s" + INJECT)
+    inc = case.path("i" + INJECT)
+    os.mkdir(inc)
+    sbatch = case.write("bin/sbatch", FAKE_SBATCH)
+    os.chmod(sbatch, 0o755)
+    env = dict(os.environ, PATH=case.path("bin") + os.pathsep + os.environ.get("PATH", ""))
+    for out in ["o" + INJECT, "o\n" + INJECT]:
+        rc, _, _ = case.run(["sweep", spec, "-o", out, "-I", inc, "--slurm", "--submit", "--tasks", "2"], 120, env=env)
+        no_command_ran(case)
+        if rc != 0:
+            raise Failure("the sweep was not submitted: " + case.last)
+        merged(case, out, 2)
+        for script in ["sweep.sbatch", "merge.sbatch"]:
+            if "PWNED" in open(case.path(out, script)).read():
+                raise Failure("a path is written in %s: %s" % (script, case.last))
+
+
+def sweep_sbatch_line_break(case):
+    """--sbatch-option with a line break would add a line of the user's choosing to the job
+    script: E1007, and nothing written."""
+    spec = sweep_inputs(case)
+    case.diagnosed(["sweep", spec, "-o", "out", "--slurm", "--sbatch-option", "--time=10\ntouch PWNED"], 30,
+                   mentions=r"\[E1007\]")
+    if os.path.exists(case.path("out")):
+        raise Failure("OUT was written: %s" % files_under(case.path("out")))
+
+
+def sweep_parallel_injection(case):
+    """GNU parallel's replacement strings ({}, {1}, {=perl=}) in OUT, the spec's directory and an
+    -I dir (they once sent the slices to x_0_out and x_1_out, or ran the Perl): parallel
+    expands none, no command runs, the slices land in OUT."""
+    if not shutil.which("parallel"):
+        raise Failure("GNU parallel is not installed (scripts/install-deps.sh)")
+    spec = sweep_inputs(case, "s{1}{}")
+    inc = case.path('i{=system("touch PWNED")=}')
+    os.mkdir(inc)
+    for out in ["x_{1}_out", 'x_{=system("touch PWNED")=}', "x_{}" + INJECT + "\n"]:
+        before = listing(case.dir)
+        rc, _, _ = case.run(["sweep", spec, "-o", out, "-I", inc, "--parallel", ":", "--tasks", "2"], 120)
+        no_command_ran(case)
+        if rc != 0:
+            raise Failure("the sweep through GNU parallel failed: " + case.last)
+        merged(case, out, 2)
+        made = sorted(set(listing(case.dir)) - set(before))
+        if made != [out]:
+            raise Failure("the sweep made %s, not only %r" % (made, out))
+
+
+def sweep_point_count(case):
+    """A spec of 10^8 points (once 40 s and bad_alloc): E1005 with the count, up front."""
+    case.write("net.dfl", NET)
+    case.write("hw.dfl", HW)
+    case.write("big.json", json.dumps({"hardware": "hw.dfl", "networks": "net.dfl", "set": {
+        "GBUF.capacity": ["%d KiB" % (i + 1) for i in range(10000)],
+        "DRAM.bandwidth": ["%d GB/s" % (i + 1) for i in range(10000)]}}))
+    case.diagnosed(["sweep", "big.json", "-o", "out"], 10, mentions=r"100000000 points.*\[E1005\]")
+    if os.path.exists(case.path("out")):
+        raise Failure("OUT was written")
+
+
+def sweep_spec_json(case):
+    """Spec keys as JSON may write them: escaped (once map::at) and after a UTF-8 BOM, read as
+    JSON reads them; a repeated key, 10^5 nested brackets and a `set` key with '/' and '~'
+    are located diagnostics."""
+    sweep_inputs(case)
+    case.write("escaped.json", '\ufeff{"hardw\\u0061re": "hw.dfl", "n\\u0065tworks": "net.dfl", '
+                               '"set": {"GBUF.c\\u0061pacity": ["16 KiB"]}, "time_limit": 20}')
+    rc, out, _ = case.run(["sweep", "escaped.json", "-o", "out"], 120)
+    if rc != 0 or "sweep: 1 of 1 points finished" not in out:
+        raise Failure("the escaped spec did not run: " + case.last)
+    case.write("twice.json", '{"hardware": "hw.dfl", "networks": "net.dfl", "hardware": "net.dfl"}')
+    case.diagnosed(["sweep", "twice.json", "-o", "out2"], 10, mentions=r"twice.json:1:\d+: .*twice")
+    case.write("deep.json", '{"hardware": "hw.dfl", "networks": "net.dfl", "set": ' + "[" * 100000 + "]" * 100000 + "}")
+    case.diagnosed(["sweep", "deep.json", "-o", "out2"], 10, mentions=r"deep.json:1:\d+: .*nested")
+    case.write("slash.json", '{"hardware": "hw.dfl", "networks": "net.dfl", "set": {"GBUF/x~1.capacity": ["1 KiB"]}}')
+    case.diagnosed(["sweep", "slash.json", "-o", "out2"], 30, mentions=r"slash.json:1:\d+: ")
+    if os.path.exists(case.path("out2")):
+        raise Failure("OUT was written for a bad spec")
+
+
+def sweep_bad_records(case):
+    """What a sweep reads back from OUT, planted: wrong JSON types (once type_error.302), ids
+    that are paths, another point's result, a FIFO and /dev/zero at a point's file and at
+    spec.json. `--merge` and a resume each give a located diagnostic in bounded time."""
+    spec = sweep_inputs(case)
+    rc, _, _ = case.run(["sweep", spec, "-o", "good"], 120)
+    if rc != 0:
+        raise Failure("no sweep to corrupt: " + case.last)
+    points = sorted(os.listdir(case.path("good", "points")))
+    record = json.load(open(case.path("good", "spec.json")))
+
+    def point(i, **change):
+        def plant(d):
+            p = os.path.join(d, "points", points[i])
+            j = json.load(open(p))
+            j.update(change)
+            with open(p, "w") as f:
+                json.dump(j, f)
+        return plant
+
+    def replace(name, how):
+        def plant(d):
+            p = os.path.join(d, name)
+            os.remove(p)
+            how(p)
+        return plant
+
+    def spec_json(**change):
+        def plant(d):
+            with open(os.path.join(d, "spec.json"), "w") as f:
+                json.dump(dict(record, **change), f)
+        return plant
+
+    def swapped(d):
+        a, b = (os.path.join(d, "points", n) for n in points)
+        os.rename(a, a + ".tmp")
+        os.rename(b, a)
+        os.rename(a + ".tmp", b)
+
+    plants = {
+        "energy as text": point(0, energy_pj="x"),
+        "settings as numbers": point(0, settings={"GBUF.capacity": 3}),
+        "a list": replace(os.path.join("points", points[0]), lambda p: open(p, "w").write("[]")),
+        "a FIFO point": replace(os.path.join("points", points[0]), os.mkfifo),
+        "/dev/zero point": replace(os.path.join("points", points[1]), lambda p: os.symlink("/dev/zero", p)),
+        "swapped points": swapped,
+        "ids as numbers": spec_json(points=[1, 2]),
+        "an id that is a path": spec_json(points=["../../../../../../etc/passwd", record["points"][1]]),
+        "spec as a number": spec_json(spec=3),
+        "a FIFO spec.json": replace("spec.json", os.mkfifo),
+        "/dev/zero spec.json": replace("spec.json", lambda p: os.symlink("/dev/zero", p)),
+    }
+    for n, (what, plant) in enumerate(plants.items()):
+        d = "bad%d" % n
+        shutil.copytree(case.path("good"), case.path(d))
+        plant(case.path(d))
+        for argv in (["sweep", "--merge", d], ["sweep", spec, "-o", d]):
+            err = case.diagnosed(argv, 30, mentions=r"\[E(0005|1006)\]")
+            if "spec.json" not in err and "points/" not in err:
+                raise Failure("%s: the diagnostic names no file of OUT: %s" % (what, case.last))
+
+
 # --- The language server ----------------------------------------------------------------------
 
 class Server:
@@ -750,6 +962,8 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,
          lsp_oversize_message, lsp_large_document, lsp_code_actions, lsp_cr_line_endings,
          lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]
+CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
+          sweep_spec_json, sweep_bad_records]
 
 
 def main():

@@ -1,10 +1,13 @@
-// sweep/: a point's hardware variant, the points' order and ids.
+// sweep/: a point's hardware variant, the points' order and ids, and the
+// commands handed to Slurm and GNU parallel.
 #include "driver/Compilation.h"
 #include "frontend/Loader.h"
+#include "sweep/Sweep.h"
 #include "sweep/SweepSpec.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace dfl;
@@ -96,6 +99,47 @@ TEST(SweepPoints, AnEditedInputGivesNewIds) {
   std::vector<SweepPoint> before = sweepPoints(spec()), after = sweepPoints(edited);
   EXPECT_EQ(before[0].id, after[0].id);     // network a: unchanged
   EXPECT_NE(before[24].id, after[24].id);   // network b: solved again on a resume
+}
+
+// Paths holding what a shell, sbatch or GNU parallel would act on.
+const std::string kDflc = "/bin/d'$(touch A)'", kSpec = "/s/{1}.json", kOut = "/o/x_{=system(\"touch B\")=}\n#SBATCH -p x",
+                  kInclude = "/i/{}";
+
+TEST(SweepLaunch, GnuParallelParsesNoPath) {
+  ParallelRun run = parallelCommand(kDflc, kSpec, kOut, {kInclude}, 3, ":");
+  // The command parallel expands and hands to a shell is fixed text: the
+  // paths are environment variables, each sent on with --env.
+  const std::string &command = run.argv.at(run.argv.size() - 5);
+  EXPECT_EQ(command, "exec \"$DFLC_SWEEP_0\" sweep \"$DFLC_SWEEP_1\" -o \"$DFLC_SWEEP_2\" -I \"$DFLC_SWEEP_3\" "
+                     "--slice {}/3 --jobs 1");
+  std::vector<std::pair<std::string, std::string>> env = {{"DFLC_SWEEP_0", kDflc}, {"DFLC_SWEEP_1", kSpec},
+                                                          {"DFLC_SWEEP_2", kOut},  {"DFLC_SWEEP_3", kInclude},
+                                                          {"PARALLEL_SHELL", "/bin/sh"}};
+  EXPECT_EQ(run.env, env);
+  for (const char *name : {"DFLC_SWEEP_0", "DFLC_SWEEP_1", "DFLC_SWEEP_2", "DFLC_SWEEP_3"})
+    EXPECT_NE(std::find(run.argv.begin(), run.argv.end(), name), run.argv.end()) << name << " is not sent with --env";
+  // Its arguments: the slice numbers.
+  EXPECT_EQ(std::vector<std::string>(run.argv.end() - 4, run.argv.end()),
+            (std::vector<std::string>{":::", "0", "1", "2"}));
+  for (const std::string &a : run.argv)
+    for (const std::string &path : {kDflc, kSpec, kOut, kInclude})
+      EXPECT_EQ(a.find(path), std::string::npos) << a;
+}
+
+TEST(SweepLaunch, SlurmScriptsHoldNoPath) {
+  std::vector<std::string> argv = sliceArgv(kDflc, kSpec, kOut, {kInclude});
+  EXPECT_EQ(argv, (std::vector<std::string>{kDflc, "sweep", kSpec, "-o", kOut, "-I", kInclude}));
+  EXPECT_EQ(argvFile(argv), kDflc + '\0' + "sweep" + '\0' + kSpec + '\0' + "-o" + '\0' + kOut + '\0' + "-I" +
+                                '\0' + kInclude + '\0');
+  for (const std::string &script : {slurmScript(4, {"--time=10"}), slurmMergeScript({"--time=10"})}) {
+    EXPECT_NE(script.find("mapfile -d '' -t command < sweep.argv\n"), std::string::npos) << script;
+    EXPECT_NE(script.find("#SBATCH --time=10\n"), std::string::npos) << script;
+    for (const std::string &path : {kDflc, kSpec, kOut, kInclude})
+      EXPECT_EQ(script.find(path), std::string::npos) << script;
+  }
+  EXPECT_TRUE(sbatchOptionFits("--partition=a b"));
+  EXPECT_FALSE(sbatchOptionFits("--time=10\nrm -rf x"));
+  EXPECT_FALSE(sbatchOptionFits("--time=10\r"));
 }
 
 } // namespace

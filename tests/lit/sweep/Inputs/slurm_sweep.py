@@ -1,19 +1,26 @@
 """Runs `dflc sweep SPEC -o OUT --slurm --submit` on a real single-node Slurm
-that it starts (munged, slurmctld, slurmd: Debian's slurm-wlm and munge) in
-DIR, waits for the job array and the merge job, and stops the cluster.
+that it starts (munged, slurmctld, slurmd: Debian's slurm-wlm and munge),
+waits for the job array and the merge job, and stops the cluster.
 
 usage: slurm_sweep.py DIR DFLC SPEC OUT [dflc sweep options...]
 Prints dflc's output, then "slurm: job array and merge job done". Exits 1 on
 any failure, with the daemons' logs on stderr.
+
+The cluster's sockets (munge's, slurmstepd's in the spool) must fit the
+107 bytes of a Unix socket path whatever the clone's path: its state lives
+in a short directory under /tmp, removed at the end; DIR gets the config
+and the daemons' logs. Timeouts are sized for a loaded 2-core machine.
 """
-import os, shutil, socket, subprocess, sys, time
+import atexit, os, shutil, socket, subprocess, sys, tempfile, time
 
 work, dflc, spec, out = [os.path.abspath(a) if i != 1 else a for i, a in enumerate(sys.argv[1:5])]
 extra = sys.argv[5:]
 shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+short = tempfile.mkdtemp(prefix="dflc-slurm-", dir="/tmp")
 for d in ("state", "spool", "munge"):
-    os.makedirs(os.path.join(work, d))
-os.chmod(os.path.join(work, "munge"), 0o700)
+    os.makedirs(os.path.join(short, d))
+os.chmod(os.path.join(short, "munge"), 0o700)
 
 
 def free_port():
@@ -23,7 +30,7 @@ def free_port():
 
 
 host = socket.gethostname().split(".")[0]
-key, sock = os.path.join(work, "munge", "munge.key"), os.path.join(work, "munge", "munge.socket")
+key, sock = os.path.join(short, "munge", "munge.key"), os.path.join(short, "munge", "munge.socket")
 with open(key, "wb") as f:
     f.write(os.urandom(1024))
 os.chmod(key, 0o400)
@@ -37,8 +44,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 AuthInfo=socket={sock}
-StateSaveLocation={work}/state
-SlurmdSpoolDir={work}/spool
+StateSaveLocation={short}/state
+SlurmdSpoolDir={short}/spool
 SlurmctldPidFile={work}/slurmctld.pid
 SlurmdPidFile={work}/slurmd.pid
 SlurmctldLogFile={work}/slurmctld.log
@@ -59,6 +66,7 @@ PartitionName=dflc Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
 env = dict(os.environ, SLURM_CONF=conf)
 daemons = []
+submitted = []   # job ids, cancelled if this script ends before they do
 
 
 def logs():
@@ -69,13 +77,23 @@ def logs():
 
 
 def stop():
+    """Idempotent; also run at exit, so that no path out leaves a job, a daemon or /tmp behind."""
+    if submitted and daemons:
+        subprocess.run(["scancel"] + submitted, env=env, capture_output=True, timeout=60)
+        submitted.clear()
     for p in reversed(daemons):   # the ones started here, by their ids
         p.terminate()
     for p in daemons:
         try:
-            p.wait(10)
+            p.wait(30)
         except subprocess.TimeoutExpired:
             p.kill()
+            p.wait()
+    daemons.clear()
+    shutil.rmtree(short, ignore_errors=True)
+
+
+atexit.register(stop)
 
 
 def fail(message):
@@ -95,9 +113,9 @@ def wait_for(what, check, seconds):
 
 
 daemons.append(subprocess.Popen(["munged", "-F", "--force", f"--key-file={key}", f"--socket={sock}",
-                                 f"--pid-file={work}/munge/munged.pid", f"--seed-file={work}/munge/seed",
+                                 f"--pid-file={short}/munge/munged.pid", f"--seed-file={short}/munge/seed",
                                  f"--log-file={work}/munged.log"], stderr=subprocess.DEVNULL))
-wait_for("munged", lambda: os.path.exists(sock), 20)
+wait_for("munged", lambda: os.path.exists(sock), 120)
 daemons.append(subprocess.Popen(["slurmctld", "-D", "-i", "-f", conf], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL))
 daemons.append(subprocess.Popen(["slurmd", "-D", "-N", "dflcnode", "-f", conf], env=env, stdout=subprocess.DEVNULL,
@@ -109,7 +127,7 @@ def node_idle():
     return r.returncode == 0 and r.stdout.strip() == "idle"
 
 
-wait_for("the node to come up idle", node_idle, 60)
+wait_for("the node to come up idle", node_idle, 300)
 run = subprocess.run([dflc, "sweep", spec, "-o", out, "--slurm", "--submit"] + extra, env=env, capture_output=True,
                      text=True)
 sys.stdout.write(run.stdout)
@@ -118,6 +136,7 @@ if run.returncode != 0:
     fail(f"dflc sweep --slurm --submit exited {run.returncode}")
 jobs = run.stdout.split("submitted job array ")[1].split()
 array, merge = jobs[0], jobs[4]
+submitted += [array, merge]
 
 
 def done():
@@ -125,6 +144,7 @@ def done():
     return r.returncode == 0 and r.stdout.strip() == ""
 
 
-wait_for("the job array and the merge job", done, 300)
+wait_for("the job array and the merge job", done, 1800)
+submitted.clear()
 stop()
 print("slurm: job array and merge job done")
