@@ -20,6 +20,7 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
   if (!exBest_) {
     bool allGiven = std::all_of(p.levels.begin(), p.levels.end(), [](const Plan::LevelPlan &lp) { return lp.fixed; });
     why = failure(allGiven ? SolveFailure::Reason::GivenInvalid : SolveFailure::Reason::NoneFound);
+    explain(p, why);   // the rule the smallest completion breaks
     if (allGiven && given_)
       why.directive = given_->range;
   }

@@ -25,7 +25,8 @@ std::string SolveFailure::reasonText() const {
   case Reason::NoneAmongSamples:
     return "no valid schedule among " + std::to_string(samples) + " random samples for " + layerQuoted;
   case Reason::GivenInvalid:
-    return "the given directives of " + layerQuoted + " leave nothing to choose and are not valid";
+    return "the given directives of " + layerQuoted + " leave nothing to choose and are not valid" +
+           (constraint.empty() ? "" : ": " + constraint);
   case Reason::NoneWithinLimit:
     return limit == SolveLimit::Cancelled
                ? "the solve was cancelled before a valid schedule was found for " + layerQuoted
