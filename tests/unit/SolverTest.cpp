@@ -177,12 +177,7 @@ TEST(Solver, UserLevelsSurviveVerbatim) {
 // and K stacked, no ifm or ofm tiles): every search completes that level,
 // the template's stacks first and in order (E0813), and the result checks.
 TEST(Solver, FixedDataflowIsCompleted) {
-  auto c = compile(R"(network n {
-  batch N = 2;
-  input x [C=2, X=4, Y=2];
-  c = conv(x, K=4, R=3, pad=1);
-}
-hardware ws {
+  auto c = compile(std::string(kProblem) + R"(hardware ws {
   word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
   level REGF {
     capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast;
@@ -195,10 +190,12 @@ hardware ws {
 }
 )");
   ASSERT_EQ(c.diagnostics(), "");
-  const LevelDirectives &fixed = c.model.hardware[0].levels[0].fixed;
+  Schedule onWs = fresh();
+  onWs.hardware = 1;
+  const LevelDirectives &fixed = c.model.hardware[1].levels[0].fixed;
   for (const char *solver : {"kapla", "exhaustive"}) {
     SCOPED_TRACE(solver);
-    Solution s = solve(c.model, fresh(), solver);
+    Solution s = solve(c.model, onWs, solver);
     ASSERT_TRUE(s.result.valid && s.result.complete);
     const LevelDirectives &got = s.schedule.layers[0].levels[0];
     ASSERT_GE(got.stacks.size(), 2u);
