@@ -57,6 +57,9 @@ struct LevelAccesses {
 struct LevelResult {
   int level = 0;
   bool known = false;           // directives given (the outermost level is always known)
+  /// A block written (known or not, §11): `units` is then its written stacks'
+  /// product, what any completion uses at least.
+  bool written = false;
   DimVector extent{};           // E_l(d), including the derived Xi, Yi
   int64_t units = 1;            // P_l
   int64_t unitsInUse = 1;       // n_l = prod of P_m for m >= l

@@ -77,7 +77,8 @@ public:
     }
     result_.complete = std::all_of(result_.levels.begin(), result_.levels.end(), [](auto &l) { return l.known; });
 
-    for (size_t l = 0; l + 1 < nl; ++l)
+    for (size_t l = 0; l + 1 < nl; ++l) {
+      result_.levels[l].written = directives_[l] != nullptr;
       if (result_.levels[l].known) {
         collectMoves(l);
         checkUnits(l);
@@ -85,17 +86,26 @@ public:
         checkFixed(l);
         if (l + 2 == nl)
           checkRows(l);
+      } else if (directives_[l]) {
+        // A level written without all its tensors: the rules its stacks and
+        // updates decide alone (a completion keeps them, §11).
+        collectMoves(l);
+        checkUnits(l);
+        checkFixed(l);
       }
+    }
     // A known level is checked against the nearest known level outside it (the
     // outermost always is): what no completion of the levels between can fix
-    // is reported at the directive, as in a complete schedule.
+    // is reported at the directive, as in a complete schedule. A written level
+    // without its tiles: its chains of stacks and updates.
     for (size_t l = 0; l + 1 < nl; ++l)
-      if (result_.levels[l].known) {
+      if (result_.levels[l].known || directives_[l]) {
         size_t o = l + 1;
         while (!result_.levels[o].known)
           ++o;
         checkCoverage(l, o);
-        recordTrips(l);
+        if (result_.levels[l].known)
+          recordTrips(l);
       }
 
     result_.valid = issueCount_ == 0;
@@ -365,6 +375,8 @@ private:
       }
     }
     const LevelDirectives &d = *directives_[l];
+    if (!result_.levels[l].known && d.stacks.empty())
+      return;   // written without stacks (§11): the completion takes the hardware's
     for (size_t i = 0; i < fixed.stacks.size(); ++i) {
       const StackDirective &fs = fixed.stacks[i];
       bool same = i < d.stacks.size() && d.stacks[i].repl == fs.repl && d.stacks[i].shifts == fs.shifts;
@@ -412,12 +424,25 @@ private:
   void checkCoverage(size_t l, size_t o) {
     const LevelResult &in = result_.levels[l], &out = result_.levels[o];
     const std::string &level = hw_.levels[l].name;
-    const bool exact = o == l + 1;
+    // Without its tiles (§11) the level's tile along d is the completion's:
+    // only the first factor's step leaves no gap and no double count, so
+    // the chain is checked from there.
+    const bool tileFree = !in.known;
+    const bool exact = o == l + 1 && !tileFree;
     for (Dim d : kIndependentDims) {
       if (layer_.channelWise() && d == Dim::K)
         continue;
       int64_t tile = at(in.extent, d), enclosing = at(out.extent, d);
-      if (tile > enclosing) {
+      if (tileFree) {
+        const Move *first = nullptr;
+        for (const Move &m : moves_)
+          if (m.level == static_cast<int>(l) && m.independent == static_cast<int>(d) &&
+              (!first || at(m.amount, d) < at(first->amount, d)))
+            first = &m;
+        if (!first)
+          continue;
+        tile = at(first->amount, d);
+      } else if (tile > enclosing) {
         issue(directives_[l]->range, diag::err_extent_exceeds,
               {dimName(d), std::to_string(tile), level, layer_.name, std::to_string(enclosing),
                hw_.levels[o].name});

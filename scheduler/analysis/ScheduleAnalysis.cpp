@@ -232,12 +232,16 @@ private:
       if (seg.pipelined) {
         // A layer not yet scheduled needs at least one unit: a segment with more
         // layers than units is rejected before any solver runs.
+        // A layer whose node level is written uses its written stacks' units
+        // at least (a completion keeps them, §11); exactly when its tiles are given.
         int64_t used = 0;
         std::string parts;
         for (int l : seg.layers) {
-          int64_t units = known(l) ? r_.layers[l].levels[top].units : 1;
+          const LevelResult &lv = r_.layers[l].levels[top];
+          const bool exact = known(l) || (lv.known && r_.layers[l].valid);
+          int64_t units = exact || (lv.written && r_.layers[l].valid) ? lv.units : 1;
           used += units;
-          parts += (parts.empty() ? "" : " + ") + std::string(known(l) ? "" : "at least ") + std::to_string(units) +
+          parts += (parts.empty() ? "" : " + ") + std::string(exact ? "" : "at least ") + std::to_string(units) +
                    " for '" + net_.layers[l].name + "'";
         }
         if (used > nodes.units())
@@ -246,8 +250,6 @@ private:
                 {{nodes.arrayRange.valid() ? nodes.arrayRange : nodes.nameRange, diag::note_array_here,
                   {nodes.name, std::to_string(nodes.rows) + " x " + std::to_string(nodes.cols)}}});
       }
-      if (!complete)
-        continue;
       for (int c : seg.layers) {
         // Each producer once per consumer (add(a, a) reads a twice, in one fill);
         // the consumer's DRAM fills as the layer analysis counted them.
@@ -256,9 +258,21 @@ private:
           if (!op.isInput && std::find(seg.layers.begin(), seg.layers.end(), op.index) != seg.layers.end() &&
               std::find(producers.begin(), producers.end(), op.index) == producers.end())
             producers.push_back(op.index);
-        const LevelAccesses fills = r_.layers[c].levels[nl - 1].accesses;
-        for (int p : producers)
-          forward(seg, i, p, c, fills);
+        if (complete) {
+          const LevelAccesses fills = r_.layers[c].levels[nl - 1].accesses;
+          for (int p : producers)
+            forward(seg, i, p, c, fills);
+          continue;
+        }
+        // Incomplete: the forwarded tiles both node levels' written tiles fix
+        // already (a completion keeps them, §11).
+        auto tiled = [&](int l) { return r_.layers[l].valid && r_.layers[l].levels[top].known; };
+        if (seg.pipelined && tiled(c))
+          for (int p : producers)
+            if (tiled(p))
+              if (std::string why = forwardMismatch(p, c); !why.empty())
+                issue(ranges_[i], diag::err_forward_mismatch, {net_.layers[p].name, net_.layers[c].name, why},
+                      {{net_.layers[p].nameRange, diag::note_producer_here, {net_.layers[p].name}}});
       }
     }
   }
@@ -269,31 +283,9 @@ private:
     const size_t nl = hw_.levels.size(), top = nl - 2;
     const Layer &prod = net_.layers[p], &cons = net_.layers[c];
     LayerResult &pr = r_.layers[p], &cr = r_.layers[c];
-    const LevelResult &pt = pr.levels[top], &ct = cr.levels[top];
+    const LevelResult &pt = pr.levels[top];
     if (seg.pipelined) {
-      // Matched granularity: the producer's top-level ofm tile is the consumer's ifm tile.
-      bool concat = cons.operands.size() > 1;
-      std::string why;
-      if (at(pt.extent, Dim::N) != at(ct.extent, Dim::N))
-        why = "the producer's top-level tile has N=" + std::to_string(at(pt.extent, Dim::N)) +
-              " and the consumer's N=" + std::to_string(at(ct.extent, Dim::N));
-      else if (!concat && at(pt.extent, Dim::K) != at(ct.extent, Dim::C))
-        why = "the producer's top-level ofm tile has K=" + std::to_string(at(pt.extent, Dim::K)) +
-              " but the consumer's ifm tile has C=" + std::to_string(at(ct.extent, Dim::C));
-      // ... and the same top-level update steps along them (KAPLA §III-B:
-      // update(K += 24) vs update(C += 24)), so chunks are consumed as produced.
-      if (why.empty())
-        for (auto [pd, cd] : {std::pair{Dim::N, Dim::N}, std::pair{Dim::K, Dim::C}}) {
-          if (pd == Dim::K && concat)
-            continue;
-          std::vector<int64_t> ps = topSteps(p, pd), cs = topSteps(c, cd);
-          if (ps != cs) {
-            why = "at level " + hw_.levels[top].name + " the producer walks " + dimName(pd) + " " +
-                  stepList(ps) + " and the consumer walks " + dimName(cd) + " " + stepList(cs);
-            break;
-          }
-        }
-      if (!why.empty()) {
+      if (std::string why = forwardMismatch(p, c); !why.empty()) {
         issue(ranges_[segIndex], diag::err_forward_mismatch, {prod.name, cons.name, why},
               {{prod.nameRange, diag::note_producer_here, {prod.name}}});
         return;
@@ -349,6 +341,32 @@ private:
       cr.energyNocPj += wide * distance * hw_.nocHopEnergyPj;
       cr.energyPj += wide * distance * hw_.nocHopEnergyPj;
     }
+  }
+
+  /// Why pipelined producer p cannot forward to consumer c as their node
+  /// levels are tiled (E0814; empty: it can). Matched granularity: the
+  /// producer's top-level ofm tile is the consumer's ifm tile, walked in the
+  /// same top-level update steps (KAPLA §III-B: update(K += 24) vs
+  /// update(C += 24)), so chunks are consumed as produced.
+  std::string forwardMismatch(int p, int c) const {
+    const size_t top = hw_.levels.size() - 2;
+    const LevelResult &pt = r_.layers[p].levels[top], &ct = r_.layers[c].levels[top];
+    const bool concat = net_.layers[c].operands.size() > 1;
+    if (at(pt.extent, Dim::N) != at(ct.extent, Dim::N))
+      return "the producer's top-level tile has N=" + std::to_string(at(pt.extent, Dim::N)) +
+             " and the consumer's N=" + std::to_string(at(ct.extent, Dim::N));
+    if (!concat && at(pt.extent, Dim::K) != at(ct.extent, Dim::C))
+      return "the producer's top-level ofm tile has K=" + std::to_string(at(pt.extent, Dim::K)) +
+             " but the consumer's ifm tile has C=" + std::to_string(at(ct.extent, Dim::C));
+    for (auto [pd, cd] : {std::pair{Dim::N, Dim::N}, std::pair{Dim::K, Dim::C}}) {
+      if (pd == Dim::K && concat)
+        continue;
+      std::vector<int64_t> ps = topSteps(p, pd), cs = topSteps(c, cd);
+      if (ps != cs)
+        return "at level " + hw_.levels[top].name + " the producer walks " + dimName(pd) + " " + stepList(ps) +
+               " and the consumer walks " + dimName(cd) + " " + stepList(cs);
+    }
+    return {};
   }
 
   /// The words layer p of `seg` writes as its output over the segment's

@@ -20,6 +20,7 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
   if (!exBest_) {
     bool allGiven = std::all_of(p.levels.begin(), p.levels.end(), [](const Plan::LevelPlan &lp) { return lp.fixed; });
     why = failure(allGiven ? SolveFailure::Reason::GivenInvalid : SolveFailure::Reason::NoneFound);
+    explain(p, why);   // the rule the smallest completion breaks
     if (allGiven && given_)
       why.directive = given_->range;
   }
@@ -88,7 +89,7 @@ void BranchAndBound::enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Ba
   for (auto a = sizes.rbegin(); a != sizes.rend() && !exhausted(); ++a) {
     for (auto t = a; t != sizes.rend() && !exhausted(); ++t) {
       int64_t repl = *a % *t == 0 ? *a / *t : *a == enclosing ? replFor(enclosing, *t) : 0;
-      if (!repl || (forcedAt(m, dim) && *t != forced_[dim]) || stackBarred(m, dim, repl))
+      if (!repl || (forcedAt(m, dim) && *t != forcedTile(m, dim)) || stackBarred(m, dim, repl))
         continue;
       lp.tile[dim] = *t;
       lp.repl[dim] = repl;

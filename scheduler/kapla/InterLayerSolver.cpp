@@ -26,17 +26,23 @@ InterLayerSolver::InterLayerSolver(const Model &model, const Schedule &layerwise
     : model_(model), base_(layerwise), baseResult_(layerwiseResult), options_(options) {}
 
 std::vector<int64_t> InterLayerSolver::allocateNodes(int first, int last) const {
-  const Network &net = network();
   const Hardware &hw = hardware();
-  const int64_t units = hw.levels[hw.levels.size() - 2].units();
-  const size_t n = static_cast<size_t>(last - first + 1);
+  std::vector<int> layers;
+  for (int l = first; l <= last; ++l)
+    layers.push_back(l);
+  return allocateNodes(layers, hw.levels[hw.levels.size() - 2].units());
+}
+
+std::vector<int64_t> InterLayerSolver::allocateNodes(const std::vector<int> &layers, int64_t units) const {
+  const Network &net = network();
+  const size_t n = layers.size();
   if (static_cast<int64_t>(n) > units)
     return {};
   // Largest remainder over the nodes left after one each, by MACs (ops if none).
   std::vector<double> work(n);
   double all = 0;
   for (size_t k = 0; k < n; ++k) {
-    const Layer &l = net.layers[static_cast<size_t>(first) + k];
+    const Layer &l = net.layers[static_cast<size_t>(layers[k])];
     work[k] = static_cast<double>(std::max<int64_t>(1, l.macs ? l.macs : l.ops));
     all += work[k];
   }

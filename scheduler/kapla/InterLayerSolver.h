@@ -126,6 +126,9 @@ public:
   /// Node regions in proportion to the layers' work (each at least one node);
   /// empty if the segment has more layers than there are nodes.
   std::vector<int64_t> allocateNodes(int first, int last) const;
+  /// The same over `units` nodes for `layers` (network indices): a user's
+  /// segment whose other layers' regions are written.
+  std::vector<int64_t> allocateNodes(const std::vector<int> &layers, int64_t units) const;
   /// The forwarding granularities (batch tiles) tried for a segment.
   std::vector<int64_t> batchTiles() const;
   /// The channel splits tried for a segment: 1 (whole), 2 and 4 where they

@@ -82,8 +82,11 @@ const Score *KaplaDescent::descend(PassOrder order, bool perOrder, Plan &plan, S
       why.levelName = hw_.levels[l].name;
       why.neededBytes = occupancy(plan, l);
       why.availableBytes = *capacity(l);
-      if (l > 0 && fixedLevel(l - 1))
-        why.directive = givenLevel(l - 1)->range;   // the given level below sets the smallest tiles
+      // What sets the smallest tiles: the level's own pins, or the given level below.
+      if (const LevelDirectives *pinned = pinnedLevel(l))
+        why.directive = pinned->range;
+      else if (l > 0 && (fixedLevel(l - 1) || pinnedLevel(l - 1)))
+        why.directive = fixedLevel(l - 1) ? givenLevel(l - 1)->range : pinnedLevel(l - 1)->range;
       return nullptr;
     }
     if (perOrder) {

@@ -1,5 +1,6 @@
 #include "scheduler/kapla/LayerObjective.h"
 #include "scheduler/analysis/LayerAnalysis.h"
+#include "model/DflSyntax.h"
 
 #include <algorithm>
 
@@ -83,9 +84,22 @@ LayerScheduleModel LayerObjective::directivesOf(const Plan &p) const {
 void LayerObjective::explain(const Plan &p, SolveFailure &why) const {
   LayerScheduleModel schedule = directivesOf(completed(p));
   std::vector<Issue> issues;
-  analyzeLayer(net_, layerIndex_, hw_, &schedule, issues);
-  if (issues.empty())
+  const LayerResult result = analyzeLayer(net_, layerIndex_, hw_, &schedule, issues);
+  if (issues.empty()) {
+    // Valid alone, but not on the nodes a segment leaves the layer (score()):
+    // E0815, the segment's other layers on the rest.
+    if (int64_t units = crowding(result)) {
+      const Level &nodes = hw_.levels[top_];
+      const int64_t others = nodes.units() - options_.maxNodes;
+      const DiagInfo &info = diagInfo(diag::err_segment_nodes);
+      why.constraint = formatDiagnostic(info.format, {std::to_string(units + others), nodes.name,
+                                                      std::to_string(nodes.units()),
+                                                      std::to_string(units) + " for '" + layer_.name + "' + " +
+                                                          std::to_string(others) + " for the segment's other layers"}) +
+                       " [" + info.code + "]";
+    }
     return;
+  }
   // A directive written in the source (the user's, the hardware's) is where
   // the user can act; the solver's own have no range.
   auto it = std::find_if(issues.begin(), issues.end(), [](const Issue &i) { return i.range.valid(); });
@@ -93,8 +107,46 @@ void LayerObjective::explain(const Plan &p, SolveFailure &why) const {
   const DiagInfo &info = diagInfo(issue.id);
   why.constraint = formatDiagnostic(info.format, issue.args) + " [" + info.code + "]";
   // A rule broken at the solver's own directives follows from those given
-  // (the completion steps inside them): point at the layer's given schedule.
-  why.directive = issue.range.valid() || !given_ ? issue.range : given_->range;
+  // (the completion steps inside them): point at what pins the completion —
+  // a level given in part (the hardware's fixed dataflow, named), else the
+  // layer's given schedule.
+  if (issue.range.valid())
+    why.directive = issue.range;
+  else if (const LevelDirectives *pinned = firstPinned())
+    why.directive = pinned->range, why.forcedBy = pinnedText(*pinned);
+  else if (given_)
+    why.directive = given_->range;
+}
+
+const LevelDirectives *LayerObjective::firstPinned() const {
+  for (size_t l = 0; l + 1 < hw_.levels.size(); ++l)
+    if (const LevelDirectives *d = pinnedLevel(l))
+      return d;
+  return nullptr;
+}
+
+std::string LayerObjective::pinnedText(const LevelDirectives &d) const {
+  auto values = [](const std::vector<std::pair<Dim, int64_t>> &v) {
+    syntax::DimValues out;
+    for (auto [dim, n] : v)
+      out.push_back({dimName(dim), n});
+    return out;
+  };
+  std::vector<std::string> parts;
+  for (const TensorDirective &t : d.tensors) {
+    syntax::DimValues sizes;
+    for (size_t i = 0; i < kNumDims; ++i)
+      if (t.sizes[i])
+        sizes.push_back({dimName(static_cast<Dim>(i)), t.sizes[i]});
+    parts.push_back(syntax::tensorDirective(roleName(t.role), sizes, std::nullopt));
+  }
+  for (const StackDirective &st : d.stacks)
+    parts.push_back(syntax::stackDirective(values(st.shifts), st.repl));
+  for (const UpdateDirective &u : d.updates)
+    parts.push_back(syntax::updateDirective(values(u.steps)));
+  const Level &lv = hw_.levels[static_cast<size_t>(d.level >= 0 ? d.level : 0)];
+  const std::string whose = &d == &lv.fixed ? "hardware '" + hw_.name + "'" : "the schedule of layer '" + layer_.name + "'";
+  return "level " + lv.name + " of " + whose + " fixes: " + joinList(parts, " ", " ");
 }
 
 std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
@@ -109,7 +161,7 @@ std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
   // given (by the hardware) rather than chosen.
   auto cap = top_ < s.result.levels.size() ? capacity(top_) : std::nullopt;
   bool reserved = options_.reservedTopBytes > 0 && cap && s.result.levels[top_].occupancyBytes > *cap;
-  if (!issues.empty() || !s.result.complete || reserved) {
+  if (!issues.empty() || !s.result.complete || reserved || crowding(s.result)) {
     ++stats_.rejected;
     return std::nullopt;
   }
@@ -119,6 +171,12 @@ std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
       incumbentValue_ = v, incumbent_ = s;
   }
   return s;
+}
+
+int64_t LayerObjective::crowding(const LayerResult &r) const {
+  if (options_.maxNodes <= 0 || top_ >= r.levels.size() || r.levels[top_].units <= options_.maxNodes)
+    return 0;
+  return r.levels[top_].units;
 }
 
 SolveFailure LayerObjective::failure(SolveFailure::Reason reason) const {

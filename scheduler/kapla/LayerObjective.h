@@ -48,6 +48,15 @@ public:
 protected:
   LayerScheduleModel directivesOf(const Plan &p) const;
 
+  /// The node-level units of `r` where they exceed the nodes the solve may
+  /// use (IntraLayerOptions::maxNodes: a segment's region); 0 if within.
+  int64_t crowding(const LayerResult &r) const;
+
+  /// The innermost level given in part (pinnedLevel), if any.
+  const LevelDirectives *firstPinned() const;
+  /// What it fixes, as written: "level REGF of hardware 'ws' fixes: ...".
+  std::string pinnedText(const LevelDirectives &d) const;
+
   /// A failure of this layer, the reason's numbers to be filled in.
   SolveFailure failure(SolveFailure::Reason reason) const;
 

@@ -34,11 +34,11 @@ std::optional<IntraLayerSolution> RandomSearch::randomSearch(SolveFailure &why) 
         // any tile it stacks over the whole, a partial last call allowed.
         if (const int64_t unitRepl = initialRepl(l, i); unitRepl > 1) {
           for (int64_t t : sizes)
-            if ((!forcedAt(l, i) || t == forced_[i]) && covers(t, unitRepl, whole))
+            if ((!forcedAt(l, i) || t == forcedTile(l, i)) && covers(t, unitRepl, whole))
               choices.emplace_back(t, unitRepl);
         } else {
           for (int64_t t : sizes)
-            if (!forcedAt(l, i) || t == forced_[i])
+            if (!forcedAt(l, i) || t == forcedTile(l, i))
               for (int64_t a : sizes) {
                 int64_t r = a % t == 0 ? a / t : a == whole && a > t ? replFor(whole, t) : 0;
                 if (r && !stackBarred(l, i, r))

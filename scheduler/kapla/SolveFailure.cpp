@@ -7,6 +7,11 @@
 namespace dfl {
 
 std::string SolveFailure::describe() const {
+  const std::string text = reasonText();
+  return forcedBy.empty() ? text : text + " (" + forcedBy + ")";
+}
+
+std::string SolveFailure::reasonText() const {
   const std::string layerQuoted = "layer '" + layerName + "'";
   switch (reason) {
   case Reason::SingleLevel: return "hardware '" + hardwareName + "' has a single level";
@@ -14,12 +19,14 @@ std::string SolveFailure::describe() const {
     return layerQuoted + " does not fit level " + levelName + ": even its smallest tiles need " +
            std::to_string(neededBytes) + " B of " + std::to_string(availableBytes) + " B";
   case Reason::NoneFound:
-    return "no valid schedule found for " + layerQuoted +
-           (constraint.empty() ? "" : "; the closest completion breaks: " + constraint);
+    // The rule, with its numbers: the search's last completion breaks it.
+    return constraint.empty() ? "no valid schedule found for " + layerQuoted
+                              : "every completion the search tried breaks a rule; the closest: " + constraint;
   case Reason::NoneAmongSamples:
     return "no valid schedule among " + std::to_string(samples) + " random samples for " + layerQuoted;
   case Reason::GivenInvalid:
-    return "the given directives of " + layerQuoted + " leave nothing to choose and are not valid";
+    return "the given directives of " + layerQuoted + " leave nothing to choose and are not valid" +
+           (constraint.empty() ? "" : ": " + constraint);
   case Reason::NoneWithinLimit:
     return limit == SolveLimit::Cancelled
                ? "the solve was cancelled before a valid schedule was found for " + layerQuoted

@@ -39,12 +39,19 @@ struct SolveFailure {
   /// NoneFound: the rule the search's last completion breaks, worded as its
   /// diagnostic (with the numbers), at `directive` where that is in the source.
   std::string constraint;
+  /// What the written directives force on this layer's completion (a user's
+  /// pipelined segment: the nodes and the forwarded tiles its written layers
+  /// fix), named in the text; empty when nothing beyond the layer's own.
+  std::string forcedBy;
 
   /// Infeasible, or NoneWithinLimit.
   SolveStatus status() const {
     return reason == Reason::NoneWithinLimit ? SolveStatus::NoneWithinLimit : SolveStatus::Infeasible;
   }
   std::string describe() const;
+
+private:
+  std::string reasonText() const;
 };
 
 std::ostream &operator<<(std::ostream &os, const SolveFailure &failure);

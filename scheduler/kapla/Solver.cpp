@@ -1,9 +1,12 @@
 #include "scheduler/kapla/Solver.h"
 
 #include "scheduler/analysis/Instances.h"
+#include "scheduler/analysis/LayerAnalysis.h"
+#include "support/Format.h"
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace dfl {
 namespace {
@@ -141,8 +144,8 @@ private:
     for (const LayerScheduleModel &ls : given.layers)
       if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
         interOptions.fixedLayers[static_cast<size_t>(ls.layer)] = true;
-    if (!given.segments.empty())
-      solveUserSegments(model, given, interOptions, out);
+    if (!given.segments.empty() && !solveUserSegments(model, given, interOptions, userOf, out, failure))
+      return std::nullopt;
     out.result = analyzeSchedule(model, out.schedule);
     out.stats.layerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (alternatives && out.result.valid && out.result.complete)
@@ -170,25 +173,32 @@ private:
   /// granularity (the best of those tried); one split into instances, like the
   /// inter-layer solver's, by pieces. Layers with user directives, and
   /// segments that are not a run of consecutive layers, stay as solved alone;
-  /// the analysis then reports what the user's segment breaks.
-  static void solveUserSegments(const Model &model, const Schedule &given, const InterLayerOptions &inter,
-                                Solution &out) {
+  /// the analysis then reports what the user's segment breaks. A pipelined
+  /// segment some of whose layers have directives: solveAroundWritten (false
+  /// with `failure` set where that leaves no schedule).
+  static bool solveUserSegments(const Model &model, const Schedule &given, const InterLayerOptions &inter,
+                                const std::vector<const LayerScheduleModel *> &userOf, Solution &out,
+                                SolveFailure &failure) {
     const Hardware &hw = hardwareOf(model, given);
     if (hw.levels.size() < 2)
-      return;
+      return true;
     Schedule layerwise = out.schedule;
     layerwise.segments.clear();
     ScheduleResult layerwiseResult = analyzeSchedule(model, layerwise);
     if (!layerwiseResult.valid || !layerwiseResult.complete)
-      return;
+      return true;
     InterLayerSolver solver(model, layerwise, layerwiseResult, inter);
     for (const Segment &seg : given.segments) {
       if ((!seg.pipelined && seg.instances < 2) || seg.layers.empty())
         continue;
       auto [lo, hi] = std::minmax_element(seg.layers.begin(), seg.layers.end());
-      if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size() ||
-          std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; }))
+      if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size())
         continue;
+      if (std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; })) {
+        if (seg.pipelined && !solveAroundWritten(model, given, seg, solver, inter, userOf, out, failure))
+          return false;
+        continue;
+      }
       if (!seg.pipelined) {
         // Split into instances: each layer solved on its largest piece, with
         // room for one instance's intermediates.
@@ -211,6 +221,146 @@ private:
         for (int l : seg.layers)
           out.schedule.layers[static_cast<size_t>(l)] = best->first.layers[static_cast<size_t>(l)];
     }
+    return true;
+  }
+
+  /// A layer's node level as its user block writes it (tiles given, §11).
+  struct WrittenNodes {
+    bool known = false;
+    DimVector tile{}, repl{};   // the tile and, per dim, the product of the stacks moving it
+    int64_t units = 1;
+    SourceRange range;          // the block
+  };
+
+  static WrittenNodes writtenNodes(const Network &net, const Hardware &hw, int l, const LayerScheduleModel *user) {
+    WrittenNodes w;
+    const size_t top = hw.levels.size() - 2;
+    if (!user)
+      return w;
+    std::vector<Issue> issues;
+    const LayerResult r = analyzeLayer(net, l, hw, user, issues);
+    const LevelResult &t = r.levels[top];
+    if (!t.known)
+      return w;
+    w.known = true;
+    w.tile = t.extent;
+    w.units = t.units;
+    for (Dim d : kIndependentDims)
+      at(w.repl, d) = 1;
+    const bool channelWise = net.layers[static_cast<size_t>(l)].channelWise();
+    for (const LevelDirectives &ld : user->levels)
+      if (ld.level == static_cast<int>(top)) {
+        w.range = ld.range;
+        for (const StackDirective &st : ld.stacks)
+          for (auto [d, shift] : st.shifts)
+            if (!isInputWindow(d))
+              at(w.repl, channelWise && d == Dim::K ? Dim::C : d) *= st.repl;
+      }
+    if (channelWise)
+      at(w.repl, Dim::K) = at(w.repl, Dim::C);
+    return w;
+  }
+
+  /// A pipelined segment the user wrote, some of whose layers have
+  /// directives (docs/solver.md, "Partial schedules"): a layer whose node
+  /// level is written keeps it; every other one is solved inside what those
+  /// fix — the nodes they leave, shared by work, and on both ends of each
+  /// forwarded tensor the tile and stack factor of the written end (E0814;
+  /// between two solved ends the whole dim, and without a written batch tile
+  /// the whole batch). Where a layer has no schedule under them, `failure`
+  /// names the rule and the written block that forces it.
+  static bool solveAroundWritten(const Model &model, const Schedule &given, const Segment &seg,
+                                 const InterLayerSolver &solver, const InterLayerOptions &inter,
+                                 const std::vector<const LayerScheduleModel *> &userOf, Solution &out,
+                                 SolveFailure &failure) {
+    const Network &net = networkOf(model, given);
+    const Hardware &hw = hardwareOf(model, given);
+    const size_t top = hw.levels.size() - 2;
+    std::vector<int> layers = seg.layers;
+    std::sort(layers.begin(), layers.end());
+    auto inSeg = [&](int l) { return std::find(layers.begin(), layers.end(), l) != layers.end(); };
+    std::map<int, WrittenNodes> written;
+    std::vector<int> open;
+    int64_t used = 0;
+    const WrittenNodes *batchFrom = nullptr;
+    int batchLayer = -1;
+    for (int l : layers) {
+      WrittenNodes &w = written[l] = writtenNodes(net, hw, l, userOf[static_cast<size_t>(l)]);
+      if (!w.known) {
+        open.push_back(l);
+        continue;
+      }
+      used += w.units;
+      if (!batchFrom)
+        batchFrom = &w, batchLayer = l;
+    }
+    if (open.empty())
+      return true;
+    // More than the nodes: E0815 at the segment (the check reports it first).
+    const std::vector<int64_t> nodes = solver.allocateNodes(open, hw.levels[top].units() - used);
+    if (nodes.empty())
+      return true;
+    for (size_t k = 0; k < open.size(); ++k) {
+      const int x = open[k];
+      const Layer &layer = net.layers[static_cast<size_t>(x)];
+      IntraLayerOptions o = inter.intra;
+      o.maxNodes = nodes[k];
+      std::vector<std::string> forced{std::to_string(nodes[k]) + " of " + std::to_string(hw.levels[top].units()) +
+                                      " nodes, the others written for the segment's layers"};
+      SourceRange forcedAt = seg.range;
+      auto force = [&](Dim d, int64_t tile, int64_t repl, const std::string &why, const WrittenNodes *w) {
+        at(o.fixedTopTile, d) = tile;
+        at(o.fixedTopStack, d) = repl;
+        if (w) {
+          forced.push_back(dimName(d) + std::string("=") + std::to_string(tile) +
+                           (repl > 1 ? " stacked " + std::to_string(repl) : std::string()) + " " + why);
+          forcedAt = w->range;
+        }
+      };
+      if (batchFrom)
+        force(Dim::N, at(batchFrom->tile, Dim::N), at(batchFrom->repl, Dim::N),
+              "as '" + net.layers[static_cast<size_t>(batchLayer)].name + "' writes", batchFrom);
+      else
+        force(Dim::N, net.batch, 1, "", nullptr);
+      // The channels received from a single producer in the segment, and
+      // those forwarded to a single-operand consumer in it.
+      if (layer.operands.size() == 1 && !layer.operands[0].isInput && inSeg(layer.operands[0].index)) {
+        const int p = layer.operands[0].index;
+        const WrittenNodes &w = written[p];
+        if (w.known)
+          force(Dim::C, at(w.tile, Dim::K), at(w.repl, Dim::K),
+                "to match the ofm tile '" + net.layers[static_cast<size_t>(p)].name + "' forwards", &w);
+        else
+          force(Dim::C, at(layer.bounds, Dim::C), 1, "", nullptr);
+      }
+      const Dim outDim = layer.channelWise() ? Dim::C : Dim::K;
+      for (int c : layers) {
+        const Layer &cons = net.layers[static_cast<size_t>(c)];
+        if (c <= x || cons.operands.size() != 1 || cons.operands[0].isInput || cons.operands[0].index != x)
+          continue;
+        const WrittenNodes &w = written[c];
+        if (w.known)
+          force(outDim, at(w.tile, Dim::C), at(w.repl, Dim::C),
+                "to match the ifm tile '" + cons.name + "' receives", &w);
+        else
+          force(outDim, at(layer.bounds, outDim), 1, "", nullptr);
+      }
+      IntraLayerStats stats;
+      SolveFailure why;
+      auto sol = solveLayer(net, x, hw, userOf[static_cast<size_t>(x)], o, stats, why);
+      out.stats.candidates += stats.candidates;
+      out.stats.rejected += stats.rejected;
+      if (!sol) {
+        failure = why;
+        failure.forcedBy = "in pipelined segment at level " + hw.levels[top].name + ": " + joinList(forced, "; ", "; ");
+        if (!failure.directive.valid() || failure.constraint.empty())
+          failure.directive = forcedAt;
+        return false;
+      }
+      out.schedule.layers[static_cast<size_t>(x)] = std::move(sol->schedule);
+      out.schedule.layers[static_cast<size_t>(x)].layer = x;
+    }
+    return true;
   }
 
   IntraLayerSearch search_;

@@ -49,6 +49,11 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
     for (size_t i = 0; i < kND; ++i)
       unitRepl_[i] = at(u->unit, kIndependentDims[i]);
   }
+  pinned_.assign(hw.levels.size() - 1, {});
+  pinTile_.assign(hw.levels.size() - 1, {});
+  pinRepl_.assign(hw.levels.size() - 1, {});
+  for (size_t l = 0; l + 1 < hw.levels.size(); ++l)
+    pinLevel(l);
   // A level given above bounds the tiles below it (its own tile, at most the
   // layer's): a completion steps inside what the user wrote.
   Plan fixed = initialPlan();
@@ -60,8 +65,64 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
       absorbFixed(fixed, l);
       for (size_t i = 0; i < kND; ++i)
         above[i] = std::min(fixed.levels[l].tile[i], bound_[i]);
+    } else {
+      for (size_t i = 0; i < kND; ++i)
+        if (pinTile_[l][i])
+          above[i] = std::min(pinTile_[l][i], bound_[i]);
     }
   }
+}
+
+const LevelDirectives *TilingSpace::userLevel(size_t l) const {
+  if (given_)
+    for (const LevelDirectives &d : given_->levels)
+      if (d.level == static_cast<int>(l) && !d.empty())
+        return &d;
+  return nullptr;
+}
+
+void TilingSpace::pinLevel(size_t l) {
+  const LevelDirectives *user = userLevel(l);
+  const LevelDirectives *hw = hw_.levels[l].fixed.empty() ? nullptr : &hw_.levels[l].fixed;
+  if (fixedLevel(l) || (!user && !hw))
+    return;
+  Pinned &pin = pinned_[l];
+  pin.source = user ? user : hw;
+  pin.hardware = hw;
+  pin.stacks = user && !user->stacks.empty() ? &user->stacks : hw ? &hw->stacks : nullptr;
+  auto canonIndex = [&](Dim d) -> std::optional<size_t> {
+    Dim c = layer_.channelWise() && d == Dim::K ? Dim::C : d;
+    if (isInputWindow(c) || (!layer_.hasWeights() && (c == Dim::R || c == Dim::S)))
+      return std::nullopt;
+    return index(c);
+  };
+  auto &tile = pinTile_[l];
+  for (const LevelDirectives *d : {hw, user})
+    if (d)
+      for (const TensorDirective &t : d->tensors) {
+        const std::vector<TensorRole> roles = layer_.roles();
+        if (std::find(roles.begin(), roles.end(), t.role) == roles.end())
+          continue;
+        for (Dim dim : kIndependentDims)
+          if (int64_t v = at(t.sizes, dim); v)
+            if (auto i = canonIndex(dim))
+              tile[*i] = v;
+      }
+  if (!pin.stacks)
+    return;
+  auto &repl = pinRepl_[l];
+  for (const StackDirective &st : *pin.stacks)
+    for (auto [dim, shift] : st.shifts) {
+      auto i = canonIndex(dim);
+      if (!i)
+        continue;
+      if (!tile[*i])
+        tile[*i] = shift;   // the first stack steps by one tile
+      if (!repl[*i])
+        repl[*i] = 1;
+      if (shift == tile[*i] * repl[*i])
+        repl[*i] *= st.repl;
+    }
 }
 
 Plan TilingSpace::initialPlan() const {
@@ -89,11 +150,14 @@ Plan TilingSpace::minimalPlan() {
 }
 
 void TilingSpace::applyForced(Plan &p, size_t l) const {
-  if (l != top_ || p.levels[l].fixed)
+  if (p.levels[l].fixed)
     return;
-  for (size_t i = 0; i < kND; ++i)
-    if (forced_[i])
-      p.levels[l].tile[i] = forced_[i];
+  for (size_t i = 0; i < kND; ++i) {
+    if (int64_t t = forcedTile(l, i))
+      p.levels[l].tile[i] = t;
+    if (pinRepl_[l][i] || (l == top_ && forcedStack_[i]))
+      p.levels[l].repl[i] = initialRepl(l, i);
+  }
 }
 
 int64_t TilingSpace::unitBelow(const Plan &p, size_t l, size_t i) {
@@ -105,7 +169,8 @@ int64_t TilingSpace::enclosingTile(const Plan &p, size_t l, size_t i) const {
 }
 
 bool TilingSpace::stackBarred(size_t l, size_t i, int64_t repl) const {
-  return (l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i]) ||
+  return (pinRepl_[l][i] != 0 && repl != pinRepl_[l][i]) ||
+         (l == top_ && forcedStack_[i] != 0 && repl != forcedStack_[i]) ||
          (static_cast<int>(l) == intrinsicLevel_ && unitRepl_[i] != 0 && repl != unitRepl_[i]);
 }
 
@@ -117,13 +182,13 @@ size_t TilingSpace::index(Dim d) {
 }
 
 const LevelDirectives *TilingSpace::givenLevel(size_t l) const {
-  if (given_)
-    for (const LevelDirectives &d : given_->levels)
-      if (d.level == static_cast<int>(l) && !d.empty())
-        return &d;
-  if (!hw_.levels[l].fixed.empty())
-    return &hw_.levels[l].fixed;
-  return nullptr;
+  const LevelDirectives *user = userLevel(l);
+  if (!user)
+    return nullptr;
+  for (TensorRole r : layer_.roles())
+    if (std::none_of(user->tensors.begin(), user->tensors.end(), [&](const TensorDirective &t) { return t.role == r; }))
+      return nullptr;   // given in part: pinnedLevel
+  return user;
 }
 
 void TilingSpace::absorbFixed(Plan &p, size_t l) {
@@ -158,7 +223,7 @@ bool TilingSpace::blockedOk(const Plan &p, size_t l, size_t i, int64_t tile, int
   if (tile < 1 || repl < 1)
     return false;
   const int64_t unit = unitBelow(p, l, i), whole = limit(l, i), array = tile * repl;
-  if ((tile % unit && tile != whole) || (forcedAt(l, i) && tile != forced_[i]) || stackBarred(l, i, repl))
+  if ((tile % unit && tile != whole) || (forcedAt(l, i) && tile != forcedTile(l, i)) || stackBarred(l, i, repl))
     return false;
   if (!uneven_ && (tile % unit || whole % array || (l + 1 < p.levels.size() && p.levels[l + 1].tile[i] % array)))
     return false;
@@ -290,12 +355,21 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
     return d;
   }
   const auto &lp = p.levels[l];
+  const Pinned &pin = pinned_[l];
   LevelDirectives d;
   d.level = static_cast<int>(l);
+  if (pin.source)
+    d.range = pin.source->range, d.layouts = pin.source->layouts;
   auto v = [&](Dim dim) { return lp.tile[index(dim)]; };
   for (TensorRole r : layer_.roles()) {
     TensorDirective t;
     t.role = r;
+    // Where a written tensor pins the tile: a rule it breaks is reported there.
+    for (const LevelDirectives *w : {pin.hardware, pin.source})
+      if (w)
+        for (const TensorDirective &x : w->tensors)
+          if (x.role == r)
+            t.range = x.range, t.shr = x.shr;
     for (Dim dim : roleDims(r)) {
       Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim;
       int64_t size = dim == Dim::Xi   ? windowIn(Dim::Xi, v(Dim::Xo), v(Dim::R))
@@ -319,12 +393,19 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
       m.push_back({Dim::Yi, amount * layer_.window.y.dilation});
     return m;
   };
+  if (pin.stacks)
+    d.stacks = *pin.stacks;   // first, as written (E0813 compares them in order)
   for (size_t i = 0; i < kND; ++i)
-    if (lp.repl[i] > 1) {
+    if (lp.repl[i] > 1 && !pinRepl_[l][i]) {
       StackDirective s;
       s.shifts = moveOf(kIndependentDims[i], lp.tile[i]);
       s.repl = lp.repl[i];
       d.stacks.push_back(s);
+    }
+  for (const LevelDirectives *w : {pin.source, pin.hardware})
+    if (w && !w->updates.empty()) {
+      d.updates = w->updates;   // the loop order as written
+      return d;
     }
   std::array<Dim, kND> order = loopOrders()[lp.order];
   if (l == top_ && options_.topBatchOutermost)

@@ -64,7 +64,12 @@ public:
   /// The tile level l's array tile steps through along dim i: the next level's (the layer bound at the top).
   int64_t enclosingTile(const Plan &p, size_t l, size_t i) const;
 
-  bool forcedAt(size_t l, size_t i) const { return l == top_ && forced_[i] != 0; }
+  /// The tile level l must have along dim i (0: free): what its written
+  /// tensors or stacks pin (pinnedLevel), else the forced top-level tile.
+  int64_t forcedTile(size_t l, size_t i) const {
+    return pinTile_[l][i] ? pinTile_[l][i] : l == top_ ? forced_[i] : 0;
+  }
+  bool forcedAt(size_t l, size_t i) const { return forcedTile(l, i) != 0; }
 
   /// A stack factor level l may not have along dim i (fixedTopStack; at the
   /// intrinsic level, any but the unit's).
@@ -73,15 +78,28 @@ public:
   /// The stack factor level l starts with along dim i: the intrinsic's unit
   /// at its level (docs/embedding.md, "Intrinsic-aware scheduling"), else 1.
   int64_t initialRepl(size_t l, size_t i) const {
+    if (pinRepl_[l][i])
+      return pinRepl_[l][i];
+    if (l == top_ && forcedStack_[i])
+      return forcedStack_[i];
     return static_cast<int>(l) == intrinsicLevel_ && unitRepl_[i] ? unitRepl_[i] : 1;
   }
 
   /// The position of an independent dim in kIndependentDims.
   static size_t index(Dim d);
 
+  /// A level given whole (a tensor for each of the layer's roles, by the
+  /// user): kept verbatim.
   bool fixedLevel(size_t l) const { return givenLevel(l) != nullptr; }
 
   const LevelDirectives *givenLevel(size_t l) const;
+
+  /// A level given in part (docs/directives.md §10, §11): the user's block
+  /// without all its tensors, or the hardware's fixed dataflow. The search
+  /// completes it: the dims its tensors give and its stacks are pinned
+  /// (forcedTile, initialRepl, stackBarred), its stacks come first and its
+  /// updates, if any, are kept (directivesFor). Null if none.
+  const LevelDirectives *pinnedLevel(size_t l) const { return pinned_[l].source; }
 
   /// A level given as written: its tile is what its tensors say, its array tile
   /// what its stacks cover; the levels above build on that.
@@ -162,6 +180,21 @@ protected:
   std::array<int64_t, kND> bound_{};
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
+  /// Per level given in part (pinnedLevel): where its tensors and stacks come
+  /// from (the user's block, the hardware's for what the user left out).
+  struct Pinned {
+    const LevelDirectives *source = nullptr;    // the user's block, else the hardware's
+    const LevelDirectives *hardware = nullptr;  // the hardware's fixed directives there
+    const std::vector<StackDirective> *stacks = nullptr;   // written first, verbatim
+  };
+  std::vector<Pinned> pinned_;
+  std::vector<std::array<int64_t, kND>> pinTile_, pinRepl_;   // per level (0: free)
+  /// The pins of a level given in part: tiles from its tensors (the user's
+  /// over the hardware's), else from its first stack along a dim; stack
+  /// factors from its stacks that extend the array tile contiguously.
+  void pinLevel(size_t l);
+  /// The user's block of level l (the first written; null: none).
+  const LevelDirectives *userLevel(size_t l) const;
   size_t top_ = 0;                      // the level whose units are the nodes
   std::vector<std::array<int64_t, kND>> givenAbove_;   // per level, the nearest given level's tile above (0: none)
   /// The level whose units compute the hardware's intrinsic and, along each

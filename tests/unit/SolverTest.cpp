@@ -173,6 +173,40 @@ TEST(Solver, UserLevelsSurviveVerbatim) {
   EXPECT_EQ(got.updates[0].steps, given.updates[0].steps);
 }
 
+// A template that fixes its PE level's dataflow in part (a weight per PE, C
+// and K stacked, no ifm or ofm tiles): every search completes that level,
+// the template's stacks first and in order (E0813), and the result checks.
+TEST(Solver, FixedDataflowIsCompleted) {
+  auto c = compile(std::string(kProblem) + R"(hardware ws {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF {
+    capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast;
+    tensor wgt [K=1, C=1, R=1, S=1];
+    stack C += 1 repl 2;
+    stack K += 1 repl 2;
+  }
+  level GBUF { capacity = 1 KiB; array = 2; access_energy = 6 pJ; transfer = multicast; }
+  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
+}
+)");
+  ASSERT_EQ(c.diagnostics(), "");
+  Schedule onWs = fresh();
+  onWs.hardware = 1;
+  const LevelDirectives &fixed = c.model.hardware[1].levels[0].fixed;
+  for (const char *solver : {"kapla", "exhaustive"}) {
+    SCOPED_TRACE(solver);
+    Solution s = solve(c.model, onWs, solver);
+    ASSERT_TRUE(s.result.valid && s.result.complete);
+    const LevelDirectives &got = s.schedule.layers[0].levels[0];
+    ASSERT_GE(got.stacks.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(got.stacks[i].repl, fixed.stacks[i].repl);
+      EXPECT_EQ(got.stacks[i].shifts, fixed.stacks[i].shifts);
+    }
+    EXPECT_EQ(got.tensors.size(), 3u);
+  }
+}
+
 TEST(Solver, Deterministic) {
   auto c = compile(kProblem);
   Solution a = solve(c.model, fresh(), "kapla"), b = solve(c.model, fresh(), "kapla");
