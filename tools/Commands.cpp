@@ -250,20 +250,35 @@ bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model
       return false;
     }
   }
-  if (isatty(STDERR_FILENO))
-    so.progress = [&](size_t done, size_t all, const std::string &layer) {
-      std::cerr << "\r\033[Kdflc: simulating " << net.name << ": " << done << "/" << all << " layers"
-                << (layer.empty() ? "" : " (" + layer + ")") << std::flush;
-      if (done == all)
+  // Progress: on a terminal, one line rewritten per layer; elsewhere, on a
+  // long run (docs/simulator.md, "Limits of the kernels"), a line per tenth
+  // of its work, which depends on the counts only.
+  const bool tty = isatty(STDERR_FILENO);
+  int tenthsShown = 0;
+  so.progress = [&, tty](const sim::SimProgress &p) {
+    if (tty) {
+      std::cerr << "\r\033[Kdflc: simulating " << net.name << ": " << p.done << "/" << p.todo << " layers"
+                << (p.layer.empty() ? "" : " (" + p.layer + ")") << std::flush;
+      if (p.done == p.todo)
         std::cerr << "\r\033[K";
-    };
+      return;
+    }
+    const int tenths = static_cast<int>(10 * p.work / std::max(p.totalWork, 1.0));
+    if (p.totalWork < sim::kProgressWork || tenths <= tenthsShown)
+      return;
+    tenthsShown = tenths;
+    std::cerr << "dflc: simulating " << net.name << ": " << 10 * tenths << " % of the work, " << p.done << " of "
+              << p.todo << " layers" << (p.layer.empty() ? "" : ", next '" + p.layer + "'") << "\n";
+  };
   sim::SimResult result;
   try {
     result = sim::simulate(model, s, so);
-  } catch (const sim::MemoryError &e) {
-    std::cerr << "dflc: error: simulating layer '" << e.layer << "' needs " << e.bytes << " bytes, more than the "
-              << so.memoryLimitBytes << " a simulation may take; simulate a smaller batch (--batch) or other layers "
-              << "(--layers)\n";
+  } catch (const sim::LimitError &e) {
+    DiagnosticsEngine diags(sm);
+    const Layer &l = net.layers[static_cast<size_t>(e.layer)];
+    diags.report(l.nameRange, e.kind == sim::LimitError::Work ? diag::err_sim_work : diag::err_sim_memory)
+        << l.name << formatNumber(e.amount) << e.what << formatNumber(e.limit);
+    printDiagnostics(o, sm, diags);
     return false;
   }
   files.push_back({"sim.json", sim::simJson(net, hardwareOf(model, s), so, result)});
