@@ -13,7 +13,9 @@
 #include "support/Check.h"
 
 #include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
@@ -101,6 +103,18 @@ private:
     return static_cast<int>(code_.slots.size() - 1);
   }
 
+  /// The role whose concatenated DRAM tensors include `slot`: those the
+  /// kernel reads through a table of operands (fromConcatenated).
+  std::optional<TensorRole> tabledRole(int slot) const {
+    for (const PlanRole &r : p_.roles)
+      if (r.present && r.concatenated() && r.role != p_.output) {
+        const std::vector<int> &s = sourceSlot_[idx(r.role)];
+        if (slot >= s.front() && slot <= s.back())
+          return r.role;
+      }
+    return std::nullopt;
+  }
+
   void layoutSlots() {
     code_.counters.levels = nOn() + 1;
     for (const PlanRole &r : p_.roles)
@@ -146,8 +160,13 @@ private:
   /// Loads every slot pointer at the function's entry, typed.
   void loadSlots(Value *slots) {
     ptrs_.clear();
+    slots_ = slots;
     for (size_t i = 0; i < code_.slots.size(); ++i) {
       const KernelSlot &s = code_.slots[i];
+      if (tabledRole(static_cast<int>(i))) {   // read through the operand table (fromConcatenated)
+        ptrs_.push_back(nullptr);
+        continue;
+      }
       llvm::Type *elem = s.bytes == 8 ? i64_ : s.bytes == 4 ? i32_ : i8_;
       Value *raw = b_.CreateLoad(i8_->getPointerTo(), b_.CreateConstGEP1_64(i8_->getPointerTo(), slots, i));
       ptrs_.push_back(b_.CreateBitCast(raw, elem->getPointerTo(), s.name));
@@ -166,18 +185,31 @@ private:
   void store(int slot, Value *index, Value *v) { scoped(b_.CreateStore(v, elem(slot, index)), slot); }
   /// Every slot is its own allocation: an access to one aliases no other
   /// (alias scopes, so that -O2 keeps values in registers across the stores
-  /// to other buffers).
+  /// to other buffers). The tensors a concatenation reads share one scope
+  /// (they are only read, through one pointer): the metadata grows with the
+  /// operands, not with their square.
   void makeScopes() {
     llvm::MDBuilder md(ctx_);
     llvm::MDNode *domain = md.createAnonymousAliasScopeDomain("slots");
-    std::vector<llvm::Metadata *> all;
-    for (const KernelSlot &k : code_.slots)
-      all.push_back(md.createAnonymousAliasScope(domain, k.name));
-    for (size_t j = 0; j < all.size(); ++j) {
-      std::vector<llvm::Metadata *> others = all;
-      others.erase(others.begin() + static_cast<std::ptrdiff_t>(j));
-      scopes_.emplace_back(llvm::MDNode::get(ctx_, {all[j]}), llvm::MDNode::get(ctx_, others));
+    std::vector<size_t> group(code_.slots.size());
+    std::vector<llvm::Metadata *> all;   // per group
+    for (size_t j = 0; j < code_.slots.size(); ++j) {
+      const int slot = static_cast<int>(j);
+      if (auto r = tabledRole(slot); r && slot != sourceSlot_[idx(*r)][0]) {
+        group[j] = group[static_cast<size_t>(sourceSlot_[idx(*r)][0])];
+        continue;
+      }
+      group[j] = all.size();
+      all.push_back(md.createAnonymousAliasScope(domain, code_.slots[j].name));
     }
+    std::vector<std::pair<llvm::MDNode *, llvm::MDNode *>> byGroup;
+    for (size_t g = 0; g < all.size(); ++g) {
+      std::vector<llvm::Metadata *> others = all;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(g));
+      byGroup.emplace_back(llvm::MDNode::get(ctx_, {all[g]}), llvm::MDNode::get(ctx_, others));
+    }
+    for (size_t j = 0; j < code_.slots.size(); ++j)
+      scopes_.push_back(byGroup[group[j]]);
   }
   llvm::Instruction *scoped(llvm::Instruction *i, int slot) {
     const auto &[scope, noalias] = scopes_.at(static_cast<size_t>(slot));
@@ -326,9 +358,17 @@ private:
     return {lo, hi};
   }
 
+  /// A concatenation's operand, known as the kernel runs: at tensor index
+  /// `index`, it starts at channel `first` and has `extent` channels.
+  struct ChannelOf {
+    size_t index;
+    Value *first, *extent;
+  };
   /// The DRAM tensor's offset of a role point, through the nest's access;
   /// `inside` (if asked) is false where an input window reads padding.
-  Value *tensorOffset(TensorRole r, const PlanSource &src, const Box &point, Value **inside = nullptr) {
+  /// With `of`, the access is source 0's moved to that operand's channels.
+  Value *tensorOffset(TensorRole r, const PlanSource &src, const Box &point, Value **inside = nullptr,
+                      const ChannelOf *of = nullptr) {
     std::map<Dim, Value *> coord = coordinates(r, point);
     if (inside)
       *inside = b_.getTrue();
@@ -344,7 +384,10 @@ private:
       } else {
         v = affine(src.index[j], coord);
       }
-      offset = b_.CreateAdd(b_.CreateMul(offset, c(src.extent[j])), v);
+      if (of && j == of->index)
+        offset = b_.CreateAdd(b_.CreateMul(offset, of->extent), b_.CreateSub(v, of->first));
+      else
+        offset = b_.CreateAdd(b_.CreateMul(offset, c(src.extent[j])), v);
     }
     return offset;
   }
@@ -365,15 +408,6 @@ private:
     }
     return v;
   }
-  /// Whether the source's guard holds at a point (true without one).
-  Value *guarded(TensorRole r, const PlanSource &src, const Box &point) {
-    std::map<Dim, Value *> coord = coordinates(r, point);
-    Value *ok = b_.getTrue();
-    for (const AffineExpr &g : src.guard)
-      ok = b_.CreateAnd(ok, b_.CreateICmpSGE(affine(g, coord), c(0)));
-    return ok;
-  }
-
   /// The statement's combination of a partial result with another.
   Value *combine(Value *a, Value *b) {
     if (p_.statement == Statement::Max)
@@ -500,13 +534,15 @@ private:
     // Where `inside` is given, only a word inside the tensor is read (and
     // `at` is a valid index either way). No branch per word. k: the DRAM
     // tensor read, whose reads are also counted on their own.
-    auto readCounted = [&](Value *at, Value *inside, std::optional<size_t> k = std::nullopt) {
+    auto readCounted = [&](Value *at, Value *inside, Value *k) {
       if (!counters_)
         return;
       auto counted = [&](Value *n) {
         count(l + 1, r, kReads, n);
-        if (k)
-          countAt(code_.counters.sourceReads(r, *k), n);
+        if (auto *known = k ? llvm::dyn_cast<llvm::ConstantInt>(k) : nullptr)
+          countAt(code_.counters.sourceReads(r, known->getZExtValue()), n);
+        else if (k)   // a concatenation's operand, known as the kernel runs
+          addToCounter(b_.CreateAdd(c(static_cast<int64_t>(code_.counters.sourceReads(r, 0))), k), n);
       };
       if (!pl.serveCopies)
         return counted(inside ? one(inside) : c(1));
@@ -519,29 +555,23 @@ private:
       counted(one(fresh));
     };
     if (l + 1 == nOn()) {
-      // From DRAM: operand op's tensor (add, mul), or the one whose guard
-      // holds (the operands of a concatenation, by channel).
-      const std::vector<PlanSource> &sources = p_.role(r).sources;
-      std::function<void(size_t)> from = [&](size_t k) {
-        if (!p_.role(r).everySource && k + 1 < sources.size())
-          return ifThen(guarded(r, sources[k], a), [&] { fromSource(l, r, k, a, dst, readCounted); },
-                        [&] { from(k + 1); });
-        fromSource(l, r, k, a, dst, readCounted);
-      };
-      from(p_.role(r).everySource ? static_cast<size_t>(op) : 0);
-      return;
+      // From DRAM: operand op's tensor (add, mul), or the one whose channels
+      // hold the word (the operands of a concatenation).
+      if (p_.role(r).concatenated())
+        return fromConcatenated(l, r, a, dst, readCounted);
+      return fromSource(l, r, static_cast<size_t>(op), a, dst, readCounted);
     }
     const PlanLevel &up = p_.levels[l + 1];
     Value *at = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))), c(op * up.tileWords[idx(r)])),
                              linear(a, parentLo[idx(r)], extentsAt(up.extent, r)));
     store(bufSlot, dst, load(buffer_[l + 1][idx(r)], at));
-    readCounted(at, nullptr);
+    readCounted(at, nullptr, nullptr);
   }
 
   /// One word of DRAM tensor k of role r; padding is not data: it is
   /// written, not read from DRAM (§6).
-  void fromSource(size_t l, TensorRole r, size_t k, const Box &a, Value *dst,
-                  const std::function<void(Value *, Value *, std::optional<size_t>)> &readCounted) {
+  using ReadCounted = std::function<void(Value *, Value *, Value *)>;
+  void fromSource(size_t l, TensorRole r, size_t k, const Box &a, Value *dst, const ReadCounted &readCounted) {
     const PlanSource &src = p_.role(r).sources[k];
     int bufSlot = buffer_[l][idx(r)], tensor = sourceSlot_[idx(r)][k];
     Value *inside = nullptr;
@@ -550,7 +580,75 @@ private:
       off = b_.CreateSelect(inside, off, c(0));
     Value *v = load(tensor, off);
     store(bufSlot, dst, inside ? b_.CreateSelect(inside, v, b_.getInt32(static_cast<uint32_t>(p_.padding))) : v);
-    readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])), inside, k);
+    readCounted(b_.CreateAdd(off, c(sourceBase_[idx(r)][k])), inside, c(static_cast<int64_t>(k)));
+  }
+
+  /// One word of a concatenation's operands: the operand whose channels
+  /// hold it found by a binary search over their first channels, then one
+  /// access through constant tables of their channels and bases and the
+  /// slots' pointers. Code and work per word grow with log n, not n (a
+  /// chain of n guards, nested, once overflowed the generator's stack at
+  /// 20,000 operands).
+  void fromConcatenated(size_t l, TensorRole r, const Box &a, Value *dst, const ReadCounted &readCounted) {
+    const PlanRole &pr = p_.role(r);
+    const PlanSource &first = pr.sources[0];
+    std::array<llvm::GlobalVariable *, 3> &tables = operandTables_[idx(r)];
+    if (!tables[0]) {
+      std::vector<int64_t> channels;
+      for (const PlanSource &src : pr.sources)
+        channels.push_back(src.extent[pr.channelIndex]);
+      tables = {table(pr.firstChannel, "first_channel"), table(channels, "channels"),
+                table(sourceBase_[idx(r)], "source_base")};
+    }
+    llvm::GlobalVariable *firsts = tables[0], *counts = tables[1], *baseTable = tables[2];
+    const int64_t n = static_cast<int64_t>(pr.sources.size());
+    Value *channel = affine(first.index[pr.channelIndex], coordinates(r, a));   // source 0 starts at channel 0
+    // The last operand whose first channel is at most `channel`.
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    llvm::Function *fn = pre->getParent();
+    auto *head = llvm::BasicBlock::Create(ctx_, "search", fn), *step = llvm::BasicBlock::Create(ctx_, "halve", fn),
+         *found = llvm::BasicBlock::Create(ctx_, "found", fn);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode *lo = b_.CreatePHI(i64_, 2), *hi = b_.CreatePHI(i64_, 2);
+    lo->addIncoming(c(0), pre), hi->addIncoming(c(n), pre);
+    b_.CreateCondBr(b_.CreateICmpSGT(b_.CreateSub(hi, lo), c(1)), step, found);
+    b_.SetInsertPoint(step);
+    Value *mid = b_.CreateAShr(b_.CreateAdd(lo, hi), c(1));
+    Value *inMid = b_.CreateICmpSLE(tableAt(firsts, n, mid), channel);
+    lo->addIncoming(b_.CreateSelect(inMid, mid, lo), step), hi->addIncoming(b_.CreateSelect(inMid, hi, mid), step);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(found);
+    Value *k = lo;
+    Value *inside = nullptr;
+    ChannelOf of{pr.channelIndex, tableAt(firsts, n, k), tableAt(counts, n, k)};
+    Value *off = tensorOffset(r, first, a, r == TensorRole::Ifm ? &inside : nullptr, &of);
+    if (inside)   // padding: the word is not read (index 0 stands in), the padding value written
+      off = b_.CreateSelect(inside, off, c(0));
+    // The operand's pointer, from the slots' table the kernel is called with.
+    const int slot0 = sourceSlot_[idx(r)][0];
+    auto *raw = b_.CreateLoad(i8_->getPointerTo(), b_.CreateInBoundsGEP(i8_->getPointerTo(), slots_,
+                                                                       b_.CreateAdd(c(slot0), k)));
+    raw->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
+    Value *v = scoped(b_.CreateLoad(i32_, b_.CreateInBoundsGEP(i32_, b_.CreateBitCast(raw, i32_->getPointerTo()), off)),
+                      slot0);
+    int bufSlot = buffer_[l][idx(r)];
+    store(bufSlot, dst, inside ? b_.CreateSelect(inside, v, b_.getInt32(static_cast<uint32_t>(p_.padding))) : v);
+    readCounted(b_.CreateAdd(off, tableAt(baseTable, n, k)), inside, k);
+  }
+  /// A constant table of n values, and its k-th.
+  llvm::GlobalVariable *table(const std::vector<int64_t> &values, const std::string &name) {
+    std::vector<uint64_t> words(values.begin(), values.end());
+    auto *init = llvm::ConstantDataArray::get(ctx_, words);
+    return new llvm::GlobalVariable(*code_.module, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name);
+  }
+  Value *tableAt(llvm::GlobalVariable *t, int64_t n, Value *k) {
+    llvm::Type *ty = llvm::ArrayType::get(i64_, static_cast<uint64_t>(n));
+    return b_.CreateLoad(i64_, b_.CreateInBoundsGEP(ty, t, {c(0), k}));
+  }
+  /// Adds n to a counter whose index is known only as the kernel runs.
+  void addToCounter(Value *counter, Value *n) {
+    store(code_.counterSlot, counter, b_.CreateAdd(load(code_.counterSlot, counter), n));
   }
 
   // ---- partial sums ----------------------------------------------------------------------
@@ -964,6 +1062,9 @@ private:
   std::array<std::vector<int>, kNumRoles> sourceSlot_;        // per role, per DRAM tensor
   std::array<std::vector<int64_t>, kNumRoles> sourceBase_;    // its first word among the role's
   std::vector<Value *> ptrs_;
+  Value *slots_ = nullptr;   // the function's table of slot pointers
+  /// Per role, a concatenation's tables: first channels, channels, bases.
+  std::array<std::array<llvm::GlobalVariable *, 3>, kNumRoles> operandTables_{};
   std::map<size_t, llvm::AllocaInst *> accumulators_;   // of the function being emitted
   std::vector<std::pair<llvm::MDNode *, llvm::MDNode *>> scopes_;   // per slot: its alias scope, all others
   std::vector<llvm::Function *> evictFns_;

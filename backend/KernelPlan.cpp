@@ -17,6 +17,36 @@ bool movesWindow(const LoopNest &nest, const AffineExpr &e, Dim out, Dim win) {
   return false;
 }
 
+/// A role's sources as operands concatenated along one tensor index (the
+/// network's channels, frontend/NetworkSema.cpp): equal but for that index,
+/// where source k reads at source 0's index less its first channel. Fills
+/// in the index and the first channels; false and `why` otherwise.
+bool concatenation(PlanRole &pr, std::string &why) {
+  const PlanSource &first = pr.sources[0];
+  const size_t n = first.index.size();
+  for (size_t ci = 0; ci < n; ++ci) {
+    std::vector<int64_t> firsts;
+    int64_t at = 0;
+    bool fits = true;
+    for (const PlanSource &src : pr.sources) {
+      fits = fits && src.index.size() == n && src.extent.size() == n && src.windowDim == first.windowDim;
+      for (size_t j = 0; fits && j < n; ++j)
+        fits = j == ci ? first.index[j] - src.index[j] == AffineExpr(at) : src.index[j] == first.index[j] &&
+                                                                          src.extent[j] == first.extent[j];
+      if (!fits)
+        break;
+      firsts.push_back(at);
+      at += src.extent[ci];
+    }
+    if (fits && first.windowDim[ci] < 0) {
+      pr.channelIndex = ci, pr.firstChannel = std::move(firsts);
+      return true;
+    }
+  }
+  why = std::string(roleName(pr.role)) + " reads operands that are not concatenated along one index; not simulated yet";
+  return false;
+}
+
 } // namespace
 
 std::vector<Dim> KernelPlan::independentDims() const {
@@ -124,6 +154,8 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
           return std::nullopt;
       pr.sources.push_back(std::move(src));
     }
+    if (pr.concatenated() && !concatenation(pr, why))
+      return std::nullopt;
   }
 
   // Levels: the schedule's directives, the analysis' trip counts and extents.

@@ -53,6 +53,13 @@ struct PlanRole {
   /// add, mul: every point reads every source, so a tile holds one word per
   /// source (the sources are the buffer's outermost dim).
   bool everySource = false;
+  /// A concatenation (several sources, each read where its channels hold
+  /// the point): the tensor index that is the channel, and each source's
+  /// first channel. The sources differ in nothing else, so the kernel reads
+  /// them through one access and tables (docs/simulator.md, "Kernels").
+  size_t channelIndex = 0;
+  std::vector<int64_t> firstChannel;
+  bool concatenated() const { return sources.size() > 1 && !everySource; }
   int64_t operands() const { return everySource ? static_cast<int64_t>(sources.size()) : 1; }
   const std::string &tensor() const { return sources.at(0).tensor; }
   const std::vector<int64_t> &extent() const { return sources.at(0).extent; }

@@ -53,10 +53,12 @@ std::string pipelineSvg(const PipelineResult &r) {
     body += "<line x1=\"" + num(kLabel) + "\" y1=\"" + num(axisY) + "\" x2=\"" + num(kLabel + kPlot) + "\" y2=\"" +
             num(axisY) + "\" stroke=\"#333\"/>\n";
     double step = svg::tickStep(span);
-    for (double t = 0; t <= span + 1e-9; t += step)
+    for (size_t i = 0, n = svg::tickCount(span, step, 1e-9); i < n; ++i) {
+      const double t = static_cast<double>(i) * step;
       body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(axisY) + "\" x2=\"" + num(x(t)) + "\" y2=\"" +
               num(axisY + 5) + "\" stroke=\"#333\"/><text x=\"" + num(x(t)) + "\" y=\"" + num(axisY + 18) +
               "\" font-size=\"11\" text-anchor=\"middle\">" + formatFixed(t, 0) + "</text>\n";
+    }
     body += "<text x=\"" + num(kLabel + kPlot) + "\" y=\"" + num(axisY + 30) +
             "\" font-size=\"11\" text-anchor=\"end\">cycles</text>\n";
     body += "<line x1=\"" + num(x(s.analyticalCycles)) + "\" y1=\"" + num(top - 4) + "\" x2=\"" +

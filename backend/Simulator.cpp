@@ -38,6 +38,27 @@ void forwardOnChip(const Network &net, int li, const std::vector<int> &segment, 
   }
 }
 
+/// Whether the options simulate layer `name` (an empty list: every layer).
+bool wanted(const SimOptions &options, const std::string &name) {
+  return options.layers.empty() || std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();
+}
+
+/// One past the last layer to simulate: the reference runs up to there.
+size_t runEnd(const Network &net, const SimOptions &options) {
+  size_t end = 0;
+  for (size_t li = 0; li < net.layers.size(); ++li)
+    if (wanted(options, net.layers[li].name))
+      end = li + 1;
+  return end;
+}
+
+/// Refused at the layer where a kernel's arrays pass the limit.
+void checkKernelBytes(const CompiledKernel &kernel, int layer, const SimOptions &options) {
+  if (int64_t bytes = kernelBytes(kernel); bytes > options.memoryLimitBytes)
+    throw LimitError{LimitError::Memory, layer, static_cast<double>(bytes),
+                     static_cast<double>(options.memoryLimitBytes), "its kernel's arrays"};
+}
+
 /// Of a row-major tensor, positions [s.lo, s.hi) along `axis`.
 Tensor sliceAxis(const Tensor &t, size_t axis, Span s) {
   int64_t outer = 1, inner = 1;
@@ -114,8 +135,7 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
         return out;
       }
       CompiledKernel kernel = jit.compile(*plan, KernelOptions{true, options.fault});
-      if (int64_t bytes = kernelBytes(kernel); bytes > options.memoryLimitBytes)
-        throw MemoryError{layer.name, bytes};
+      checkKernelBytes(kernel, li, options);
       sim.compileMs += kernel.compileMs;
       compiled.push_back(std::make_unique<Compiled>(Compiled{std::move(piece), std::move(*plan), std::move(kernel)}));
       it = compiled.end() - 1;
@@ -164,6 +184,21 @@ void compareCounts(const KernelCounts &k, const LayerResult &a, LayerSim &out) {
 
 } // namespace
 
+double layerWork(const Layer &layer) {
+  double points = 1;
+  for (Dim d : {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Dim::R, Dim::S})
+    if (!(layer.channelWise() && d == Dim::K))   // one channel dim: K is C
+      points *= static_cast<double>(at(layer.bounds, d));
+  return points * static_cast<double>(std::max<size_t>(1, layer.operands.size()));
+}
+
+double runWork(const Network &net, const SimOptions &options) {
+  double work = 0;
+  for (size_t li = 0, end = runEnd(net, options); li < end; ++li)
+    work += layerWork(net.layers[li]) * (wanted(options, net.layers[li].name) ? 2 : 1);
+  return work;
+}
+
 bool SimResult::ok() const {
   return std::all_of(layers.begin(), layers.end(), [](const LayerSim &l) { return l.ok(); });
 }
@@ -175,18 +210,15 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
 
   std::vector<const LayerScheduleModel *> directives = layerDirectives(net, schedule);
-  auto wanted = [&](const std::string &name) {
-    return options.layers.empty() ||
-           std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();
-  };
-  size_t todo = 0, done = 0, end = 0;
-  for (size_t li = 0; li < net.layers.size(); ++li)
-    if (wanted(net.layers[li].name))
-      ++todo, end = li + 1;
+  const size_t end = runEnd(net, options);
+  size_t todo = 0, done = 0;
+  for (size_t li = 0; li < end; ++li)
+    todo += wanted(options, net.layers[li].name);
 
-  // The run keeps every tensor it has made: refuse at the layer that would
-  // take it past the limit, before allocating any.
-  double words = 0;
+  // The run keeps every tensor it has made, and its work is known before it
+  // starts: refuse at the layer that would take either past its limit,
+  // before allocating or running anything.
+  double words = 0, work = 0;
   for (const Input &in : net.inputs)
     words += static_cast<double>(net.batch) * static_cast<double>(in.shape.size());
   for (size_t li = 0; li < end; ++li) {
@@ -194,8 +226,15 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     words += static_cast<double>(net.batch) * static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
              static_cast<double>(l.wgtSize);
     if (words * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
-      throw MemoryError{l.name, static_cast<int64_t>(std::min(words * sizeof(Word), 9e18))};
+      throw LimitError{LimitError::Memory, static_cast<int>(li), words * sizeof(Word),
+                       static_cast<double>(options.memoryLimitBytes), "the tensors of the run up to it"};
+    work += layerWork(l) * (wanted(options, l.name) ? 2 : 1);
+    if (work > options.workLimit)
+      throw LimitError{LimitError::Work, static_cast<int>(li), work, options.workLimit,
+                       "the reference and the kernels up to it"};
   }
+  const double totalWork = work;   // runWork
+  work = 0;
   TensorStore store = seedNetwork(net, options.seed);
   Jit jit;
   SimResult result;
@@ -203,9 +242,10 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   for (size_t li = 0; li < end; ++li) {
     const Layer &layer = net.layers[li];
     TensorStore outputs = referenceOutputs(net, static_cast<int>(li), store);
-    if (wanted(layer.name)) {
+    work += layerWork(layer);
+    if (wanted(options, layer.name)) {
       if (options.progress)
-        options.progress(done, todo, layer.name);
+        options.progress({done, todo, layer.name, work, totalWork});
       LayerSim sim;
       sim.layer = layer.name;
       std::string why;
@@ -225,8 +265,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         sim.skipped = why.empty() ? "no directives" : why;
       } else {
         CompiledKernel kernel = jit.compile(*plan, KernelOptions{true, options.fault});
-        if (int64_t bytes = kernelBytes(kernel); bytes > options.memoryLimitBytes)
-          throw MemoryError{layer.name, bytes};
+        checkKernelBytes(kernel, static_cast<int>(li), options);
         run = runKernel(*plan, kernel, store);
         sim.compileMs = kernel.compileMs;
         sim.ir = std::move(kernel.ir);
@@ -246,13 +285,14 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
       }
       result.layers.push_back(std::move(sim));
       ++done;
+      work += layerWork(layer);
     }
     // Consumers read the reference's outputs: one wrong layer is reported once.
     for (const auto &[name, tensor] : outputs.tensors())
       store.set(name, tensor);
   }
   if (options.progress)
-    options.progress(done, todo, "");
+    options.progress({done, todo, "", work, totalWork});
   return result;
 }
 

@@ -21,6 +21,15 @@
 
 namespace dfl::sim {
 
+/// Where a run is (SimOptions::progress): the layers done of those to
+/// simulate, the layer starting (empty at the end), and the work done of the
+/// run's (runWork), so that a client can report per fixed fraction of it.
+struct SimProgress {
+  size_t done = 0, todo = 0;
+  std::string layer;
+  double work = 0, totalWork = 0;
+};
+
 struct SimOptions {
   uint64_t seed = 1;
   /// The layers to simulate (empty: all). The others run in the reference
@@ -28,9 +37,13 @@ struct SimOptions {
   std::vector<std::string> layers;
   /// A kernel's arrays, and the run's tensors, may take at most this many bytes each.
   int64_t memoryLimitBytes = int64_t{8} << 30;
+  /// The run's work (runWork) may be at most this: 2^36, about ten minutes
+  /// at the kernels' 5 to 10 ns a point (docs/simulator.md, "Limits of the
+  /// kernels").
+  double workLimit = 0x1p36;
   KernelFault fault = KernelFault::None;   // tests only
-  /// (layers done, layers to simulate, the layer starting).
-  std::function<void(size_t, size_t, const std::string &)> progress;
+  /// Called before each layer simulated and at the end.
+  std::function<void(const SimProgress &)> progress;
 };
 
 /// One count, by the kernel and by the analysis.
@@ -69,15 +82,32 @@ struct SimResult {
   bool ok() const;
 };
 
-/// The bytes a layer's kernel needs, or an error message naming them.
-struct MemoryError {
-  std::string layer;
-  int64_t bytes = 0;
+/// A run refused before it would pass a limit: at `layer`, `amount` (bytes
+/// or work) against `limit`, and what needs it.
+struct LimitError {
+  enum Kind { Memory, Work } kind = Memory;
+  int layer = 0;
+  double amount = 0, limit = 0;
+  std::string what;   // "its kernel's arrays", "the tensors of the run up to it", ...
 };
 
-/// Simulates the schedule. Throws MemoryError if a layer's kernel, or the
-/// tensors of the run up to a layer, would need more than
-/// options.memoryLimitBytes.
+/// A layer's work: the points of its statement (the iterations of its loop
+/// nest over the whole batch: MACs, a pool's window reads, a copy's words)
+/// times its input operands, each point reading every one (add, mul) or
+/// searching them (a concatenation).
+double layerWork(const Layer &layer);
+/// A run's work: every layer up to the last one simulated once in the
+/// reference, and each simulated layer once more in its kernel.
+double runWork(const Network &net, const SimOptions &options);
+
+/// A run of at least this much work (runWork) is long, about ten seconds or
+/// more: off a terminal, `dflc sim` reports its progress.
+constexpr double kProgressWork = 0x1p30;
+
+/// Simulates the schedule. Throws LimitError, before anything runs, if the
+/// run's work would pass options.workLimit or the tensors of the run up to a
+/// layer options.memoryLimitBytes, and before a kernel runs if its arrays
+/// would.
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options);
 
 } // namespace dfl::sim

@@ -543,8 +543,8 @@ bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
                        ").\nCheck it with: dflc check " + (o.train ? "--train " : "") +
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
   std::string checked = scheduleReportJson(model_, s, solution_->result);
-  std::vector<OutputFile> plots = reportPlots(checked);
-  {   // the whole schedules the solver evaluated (with --pareto, under every objective)
+  std::vector<OutputFile> plots = o.plots ? reportPlots(checked) : std::vector<OutputFile>{};
+  if (o.plots) {   // the whole schedules the solver evaluated (with --pareto, under every objective)
     std::vector<TradeoffPoint> all, front;
     for (const Alternative &a : solution_->alternatives)
       all.push_back({a.energyPj, a.latencyCycles});

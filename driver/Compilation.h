@@ -21,7 +21,7 @@
 //   simulate        after solve or checkSchedules (`dflc sim`, `--sim`): the
 //                   pipelined segments' isl dependences and LCUs (E0824),
 //                   then every layer in JIT kernels against the reference
-//                   (E1301-E1304); the outcome and its files in simulation()
+//                   (E1301-E1304, E1307); the outcome and its files in simulation()
 //   controlCm       after placeOnCm: the chip's dependences, buffers (E1108)
 //                   and LCUs, and with `simulate` its run (E1305)
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing

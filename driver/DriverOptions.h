@@ -64,6 +64,8 @@ struct DriverOptions {
   std::optional<double> maxEnergyPj;
   /// --pareto: also write OUT/pareto.json, the energy-latency front.
   bool pareto = false;
+  /// false (--no-plots): writeOutputs() draws no OUT/plots/ (docs/cli.md, "Plots").
+  bool plots = true;
   std::string outDir;                  // where writeOutputs() writes
   bool timePasses = false;             // the client prints PassTimer::report()
   /// E0820 when the FILEs declare no schedule: `dflc check`'s rule. The

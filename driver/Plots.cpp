@@ -88,8 +88,8 @@ std::string axis(double max, size_t rows, const std::string &label, double *heig
   double bottom = kTop + static_cast<double>(rows) * kRow + 4, step = svg::tickStep(max);
   std::string out = "<line x1=\"" + num(kLabel) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(kLabel + kPlot) +
                     "\" y2=\"" + num(bottom) + "\" stroke=\"#333\"/>\n";
-  for (double t = 0; t <= max * (1 + 1e-9); t += step) {
-    double x = kLabel + t / max * kPlot;
+  for (size_t i = 0, n = svg::tickCount(max, step, 0.5); i < n; ++i) {   // max is a whole number of steps
+    double t = static_cast<double>(i) * step, x = kLabel + t / max * kPlot;
     out += "<line x1=\"" + num(x) + "\" y1=\"" + num(kTop - 4) + "\" x2=\"" + num(x) + "\" y2=\"" + num(bottom + 5) +
            "\" stroke=\"#ddd\"/>\n" + text(x, bottom + 18, formatTrimmed(t, 3), "font-size=\"11\" text-anchor=\"middle\"");
   }
@@ -100,7 +100,7 @@ std::string axis(double max, size_t rows, const std::string &label, double *heig
 
 /// The axis maximum: a whole number of ticks at or above `max`.
 double axisMax(double max) {
-  if (max <= 0)
+  if (!(max > 0) || !std::isfinite(max))   // nothing to draw, or nothing to scale by
     return 1;
   double step = svg::tickStep(max);
   return std::ceil(max / step * (1 - 1e-12)) * step;
@@ -217,13 +217,17 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
                      text(10, 37, title + "; grey: evaluated, blue line: the front (none better in both), ring: chosen",
                           "font-size=\"11\" fill=\"#555\"");
   // axes and grid: latency across, energy up, neither from zero
-  for (double t = al.lo; t <= al.hi + al.step / 2; t += al.step)
+  for (size_t i = 0; i < al.ticks; ++i) {
+    const double t = al.tick(i);
     body += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x(t)) + "\" y2=\"" + num(bottom + 5) +
             "\" stroke=\"#ddd\"/>\n" + text(x(t), bottom + 18, formatFixed(t, al.digits), "font-size=\"11\" text-anchor=\"middle\"");
-  for (double e = ae.lo; e <= ae.hi + ae.step / 2; e += ae.step)
+  }
+  for (size_t i = 0; i < ae.ticks; ++i) {
+    const double e = ae.tick(i);
     body += "<line x1=\"" + num(kLeft - 5) + "\" y1=\"" + num(y(e * scale)) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" +
             num(y(e * scale)) + "\" stroke=\"#ddd\"/>\n" +
             text(kLeft - 8, y(e * scale) + 4, formatFixed(e, ae.digits), "font-size=\"11\" text-anchor=\"end\"");
+  }
   body += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(kLeft + kPlot) + "\" y2=\"" + num(bottom) +
           "\" stroke=\"#333\"/>\n<line x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" +
           num(bottom) + "\" stroke=\"#333\"/>\n";

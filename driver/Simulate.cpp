@@ -112,8 +112,10 @@ bool Compilation::simulate(sim::SimOptions options) {
     PassTimer::Scope time(timer_, "simulate");
     try {
       run.kernels = sim::simulate(model_, *s, options);
-    } catch (const sim::MemoryError &e) {
-      diags_.report({}, diag::err_run_memory) << e.layer << e.bytes << options.memoryLimitBytes;
+    } catch (const sim::LimitError &e) {
+      const Layer &l = net.layers[static_cast<size_t>(e.layer)];
+      diags_.report(l.nameRange, e.kind == sim::LimitError::Work ? diag::err_sim_work : diag::err_sim_memory)
+          << l.name << formatNumber(e.amount) << e.what << formatNumber(e.limit);
       return false;
     }
   }

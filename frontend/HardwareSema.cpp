@@ -81,17 +81,7 @@ private:
     }
   }
 
-  /// A word width: bits or bytes, at most kMaxWordBits.
-  std::optional<int64_t> wordBits(const ast::Property &p) {
-    auto bytes = positiveQuantity(p, QuantityKind::Size, diags_);
-    if (!bytes)
-      return std::nullopt;
-    if (*bytes * 8 > kMaxWordBits) {
-      rangeError(p, "at most " + std::to_string(kMaxWordBits) + " bit");
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(*bytes * 8 + 0.5);
-  }
+  std::optional<int64_t> wordBits(const ast::Property &p) { return wordWidthBits(p, kMaxWordBits, diags_); }
 
   void block(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seenKinds) {
     static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline", "word"};

@@ -431,6 +431,11 @@ private:
     }
     std::vector<int64_t> s = it->second;
     int64_t n = s[0] > 0 ? s[0] : 1;   // a symbolic batch is 1
+    if (!dimOk(n)) {   // `batch N = 2^62;` would not parse (E0006)
+      why = "its batch " + std::to_string(n) + " is not from 1 to " +
+            std::to_string(std::numeric_limits<int32_t>::max()) + " (docs/onnx.md, \"Limits\")";
+      return false;
+    }
     if (inputCount_++ && n != batch_) {
       why = "its batch " + std::to_string(n) + " differs from the other inputs' " + std::to_string(batch_);
       return false;

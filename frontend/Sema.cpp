@@ -3,6 +3,8 @@
 #include "frontend/SemaContext.h"
 #include "model/TrainingGraph.h"
 
+#include <cmath>
+
 namespace dfl {
 
 namespace sema {
@@ -13,14 +15,23 @@ std::string valueText(const ast::Value &v) {
                                               : "'" + v.text + "'";
 }
 
+std::optional<int64_t> wordWidthBits(const ast::Property &p, int64_t maxBits, DiagnosticsEngine &diags) {
+  auto bytes = positiveQuantity(p, QuantityKind::Size, diags);
+  if (!bytes)
+    return std::nullopt;
+  const double bits = *bytes * 8;
+  if (bits < 1 || bits > static_cast<double>(maxBits) || bits != std::round(bits)) {
+    diags.report(p.values[0].range, diag::err_value_range)
+        << p.key.name << "a whole number of bits from 1 to " + std::to_string(maxBits) << valueText(p.values[0]);
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(bits);
+}
+
 void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequencyHz, DiagnosticsEngine &diags) {
   if (p.key.name == "word") {
-    if (auto bytes = positiveQuantity(p, QuantityKind::Size, diags)) {
-      if (*bytes * 8 > 64)
-        diags.report(p.values[0].range, diag::err_value_range) << "word" << "at most 64 bit" << valueText(p.values[0]);
-      else
-        wordBits = static_cast<int64_t>(*bytes * 8 + 0.5);
-    }
+    if (auto bits = wordWidthBits(p, 64, diags))
+      wordBits = *bits;
   } else if (auto hz = positiveQuantity(p, QuantityKind::Frequency, diags)) {
     frequencyHz = *hz;
   }

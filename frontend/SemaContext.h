@@ -126,6 +126,11 @@ inline bool hasBlock(const ast::HardwareDecl &decl, const char *kind) {
   });
 }
 
+/// A word width (`word`, and `wgt`, `psum` in a `word` block): bits or bytes,
+/// a whole number of bits from 1 to `maxBits`, or reports E0404 (0.4 bit
+/// would round to no bits: a division by zero, or weights made free).
+std::optional<int64_t> wordWidthBits(const ast::Property &p, int64_t maxBits, DiagnosticsEngine &diags);
+
 /// `word` (at most 64 bit) or `frequency`, the top-level properties the
 /// CM and DSA templates share.
 void wordOrFrequency(const ast::Property &p, int64_t &wordBits, double &frequencyHz, DiagnosticsEngine &diags);

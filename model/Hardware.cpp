@@ -23,6 +23,9 @@ int Hardware::findLevel(const std::string &n) const {
 }
 
 int64_t Hardware::bytesOf(int64_t words, int64_t bits) const {
+  // Sema admits whole bits from 1 up (docs/language.md, "Limits").
+  DFLC_CHECK(wordBits >= 1 && bits >= 1) << "word of " + std::to_string(wordBits) + " bits, tensor of " +
+                                                std::to_string(bits);
   // 128 bits: 2^53 words of 512 bits at 64 bytes a word fit.
   __int128 num = static_cast<__int128>(words) * bits * wordBytes();
   return static_cast<int64_t>((num + wordBits - 1) / wordBits);

@@ -26,13 +26,26 @@ double tickStep(double span) {
   return 10 * p;
 }
 
+size_t tickCount(double span, double step, double slack) {
+  double n = std::floor(span / step + slack) + 1;
+  if (!(n >= 1) || !std::isfinite(n))   // NaN, infinite, negative
+    return 1;
+  return n >= static_cast<double>(kMaxTicks) ? kMaxTicks : static_cast<size_t>(n);
+}
+
 Axis::Axis(double min, double max) {
-  double span = max > min ? max - min : std::max(std::abs(max), 1.0) * 0.1;
+  if (!std::isfinite(min) || !std::isfinite(max))
+    min = 0, max = 1;
+  if (min > max)
+    std::swap(min, max);
+  const double magnitude = std::max({std::abs(min), std::abs(max), 1.0});
+  double span = max - min > magnitude * 1e-9 ? max - min : magnitude * 0.1;
   step = tickStep(span);
   lo = std::floor(min / step) * step, hi = std::ceil(max / step) * step;
   if (hi <= lo)
     hi = lo + step;
   digits = std::max(0, -static_cast<int>(std::floor(std::log10(step))));
+  ticks = tickCount(hi - lo, step, 0.5);   // hi - lo is a whole number of steps, up to rounding
 }
 
 const char *colour(size_t i) {

@@ -35,6 +35,7 @@ Usage:
                                      the best schedule within the bounds,
                                      --pareto: also OUT/pareto.json, the
                                      energy-latency front found,
+                                     --no-plots: write no OUT/plots/,
                                      -v, --verbose: also print why the
                                      solver chose its segments (each priced
                                      every way) and its best chains
@@ -303,6 +304,8 @@ public:
         o.sshLogins = *v;
       } else if (a == "--pareto") {
         o.driver.pareto = true;
+      } else if (a == "--no-plots") {
+        o.driver.plots = false;
       } else if (a == "-v" || a == "--verbose") {
         o.verbose = true;
       } else if (a == "--sim") {
@@ -349,7 +352,7 @@ public:
         error_ = "unknown option '" + a + "'" +
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
-                                "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto",
+                                "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto", "--no-plots",
                                 "--verbose", "--sim", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
                                 "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
                                 "--help", "--version", "-i", "-I"});
@@ -429,8 +432,9 @@ private:
       return "--layers and --seed are options of 'dflc sim' and 'dflc compile --sim'";
     if (o.command != "compile" && o.command != "embed" && o.timeLimitGiven)
       return "--time-limit is an option of 'dflc compile' and 'dflc embed'";
-    if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj || o.driver.pareto))
-      return "--no-pipelining, --max-latency, --max-energy and --pareto are options of 'dflc compile'";
+    if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj ||
+                                   o.driver.pareto || !o.driver.plots))
+      return "--no-pipelining, --max-latency, --max-energy, --pareto and --no-plots are options of 'dflc compile'";
     if (o.command == "fmt" && o.driver.batch)
       return "--batch is an option of compile, check, sim and show";
     if (o.inPlace && o.check)

@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sched.h>
 #include <sys/wait.h>
@@ -209,13 +210,26 @@ bool simulate(const CommandLine &o, Compilation &c) {
   sim::SimOptions so;
   so.seed = o.seed.value_or(1);
   so.layers = o.simLayers;
-  if (isatty(STDERR_FILENO))
-    so.progress = [&](size_t done, size_t all, const std::string &layer) {
-      std::cerr << "\r\033[Kdflc: simulating: " << done << "/" << all << " layers"
-                << (layer.empty() ? "" : " (" + layer + ")") << std::flush;
-      if (done == all)
+  // Progress: on a terminal, one line rewritten per layer; elsewhere, on a
+  // long run (docs/simulator.md, "Limits of the kernels"), a line per tenth
+  // of its work, which depends on the counts only.
+  const bool tty = isatty(STDERR_FILENO);
+  auto tenthsShown = std::make_shared<int>(0);
+  so.progress = [tty, tenthsShown](const sim::SimProgress &p) {
+    if (tty) {
+      std::cerr << "\r\033[Kdflc: simulating: " << p.done << "/" << p.todo << " layers"
+                << (p.layer.empty() ? "" : " (" + p.layer + ")") << std::flush;
+      if (p.done == p.todo)
         std::cerr << "\r\033[K";
-    };
+      return;
+    }
+    const int tenths = static_cast<int>(10 * p.work / std::max(p.totalWork, 1.0));
+    if (p.totalWork < sim::kProgressWork || tenths <= *tenthsShown)
+      return;
+    *tenthsShown = tenths;
+    std::cerr << "dflc: simulating: " << 10 * tenths << " % of the work, " << p.done << " of " << p.todo << " layers"
+              << (p.layer.empty() ? "" : ", next '" + p.layer + "'") << "\n";
+  };
   return c.simulate(so);
 }
 

@@ -305,6 +305,66 @@ network net {
   expectBoth(r.layers[0], 0, TensorRole::Ifm, "reads", 450);
 }
 
+// A concatenation of five operands of 1, 2, 3, 1 and 2 channels (the kernel
+// finds each word's operand by a binary search over their first channels,
+// 0 1 3 6 7), and a convolution reading them concatenated: outputs equal,
+// and every count the analysis claims exact equal.
+TEST(KernelTest, ConcatenationOfUnequalOperands) {
+  test::Compiled comp = test::compile(std::string(R"(
+network net {
+  batch N = 2;
+  input a [C=1, X=4, Y=4]; input b [C=2, X=4, Y=4]; input c [C=3, X=4, Y=4];
+  k = concat(a, b, c, a, b);
+  v = conv(a, b, c, K=4, R=3, pad=1);
+}
+)") + kNodes);
+  ASSERT_EQ(comp.diagnostics(), "");
+  for (bool pipelining : {false, true}) {
+    Solution sol = solved(comp, "kapla", pipelining);
+    SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
+    ASSERT_EQ(r.layers.size(), 2u);
+    expectSound(r, pipelining ? "concat, segments" : "concat");
+  }
+}
+
+// The work a run is refused for (docs/simulator.md, "Limits of the kernels"),
+// by hand: kConv1d's layer is N·C·K·Xo·Yo·R·S = 1·2·2·6·1·3·1 = 72 points of
+// one operand; the run counts it twice (reference and kernel).
+TEST(KernelTest, WorkIsCountedAndBounded) {
+  test::Compiled comp = test::compile(std::string(kConv1d) + kTwoLevel);
+  ASSERT_EQ(comp.diagnostics(), "");
+  const Network &net = comp.model.networks[0];
+  EXPECT_EQ(layerWork(net.layers[0]), 72);
+  EXPECT_EQ(runWork(net, SimOptions{}), 144);
+  // A concatenation of three 4 x 4 maps of one channel: a copy of 3·4·4 = 48
+  // points (one channel dim: K is C), each searching 3 operands.
+  test::Compiled cat = test::compile(R"(
+network net { input x [C=1, X=4, Y=4]; k = concat(x, x, x); }
+)");
+  ASSERT_EQ(cat.diagnostics(), "");
+  EXPECT_EQ(layerWork(cat.model.networks[0].layers[0]), 144);
+  SimOptions tight;
+  tight.workLimit = 143;   // one point short of the run's 144
+  try {
+    simulate(comp.model, comp.model.schedules[0], tight);
+    ADD_FAILURE() << "a run over its work limit was simulated";
+  } catch (const LimitError &e) {
+    EXPECT_EQ(e.kind, LimitError::Work);
+    EXPECT_EQ(e.layer, 0);
+    EXPECT_EQ(e.amount, 144);
+    EXPECT_EQ(e.limit, 143);
+  }
+  tight.workLimit = 144;
+  std::vector<SimProgress> seen;
+  tight.progress = [&](const SimProgress &p) { seen.push_back(p); };
+  EXPECT_TRUE(simulate(comp.model, comp.model.schedules[0], tight).ok());
+  ASSERT_EQ(seen.size(), 2u);   // before the layer, and at the end
+  EXPECT_EQ(seen[0].layer, "l");
+  EXPECT_EQ(seen[0].work, 72);   // its reference has run
+  EXPECT_EQ(seen[1].work, 144);
+  EXPECT_EQ(seen[1].totalWork, 144);
+}
+
 // ---- per-axis windows (docs/language.md: stride, dilation, pad per axis) ----
 
 /// One PE pair with room for a 20 x 5 window, then DRAM.

@@ -647,6 +647,148 @@ def sweep_bad_records(case):
                 raise Failure("%s: the diagnostic names no file of OUT: %s" % (what, case.last))
 
 
+# --- Bounded work: plots, word widths, the simulator, ONNX values (issue 33) ------------------
+
+TPU_HW = """hardware tpu {
+  word = 8 bit;
+  frequency = 700 MHz;
+  mac { energy = 0.2 pJ; }
+  level PE { capacity = 4 B; array = 256 x 256; access_energy = 0.05 pJ; transfer = multicast, systolic; }
+  level UB { capacity = 24 MiB; access_energy = 2 pJ; bandwidth = 256 B/cycle; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 30 GB/s; }
+  pipeline { temporal = true; spatial = false; }
+}
+"""
+TWO_BRANCH = """network two_branch {
+  batch N = 1;
+  input x [C=256, X=14, Y=14];
+  a = conv(x, K=256, R=1);
+  b = conv(x, K=256, R=1);
+  y = add(a, b);
+}
+"""
+
+
+def tradeoff_plot_ulps(case):
+    """A TPU-like template (256 x 256 systolic array, 24 MiB buffer, 8-bit words) and a
+    two-branch 1x1 conv network: chains whose latencies differ by a few ULPs once kept
+    the trade-off plot's tick loop from advancing (bad_alloc after minutes and ~17 GB).
+    Every axis has at most 64 ticks; --no-plots writes no plots/."""
+    case.write("net.dfl", TWO_BRANCH)
+    case.write("hw.dfl", TPU_HW)
+    rc, _, _ = case.run(["net.dfl", "hw.dfl", "-o", "out", "--pareto", "--time-limit", "30"], 90)
+    if rc != 0:
+        raise Failure("no schedule: " + case.last)
+    for name in files_under(case.path("out", "plots")):
+        svg = open(case.path("out", "plots", name)).read()
+        if len(svg) > 1 << 20 or svg.count("stroke=\"#ddd\"") > 4 * 64:
+            raise Failure("plots/%s has %d bytes" % (name, len(svg)))
+    rc, _, _ = case.run(["net.dfl", "hw.dfl", "-o", "bare", "--no-plots", "--time-limit", "30"], 90)
+    if rc != 0 or os.path.exists(case.path("bare", "plots")):
+        raise Failure("--no-plots wrote plots/: " + case.last)
+    if json.load(open(case.path("bare", "report.json")))["plots"] != []:
+        raise Failure("--no-plots: report.json lists plots")
+
+
+def fractional_words(case):
+    """`word = 0.4 bit` once rounded to 0 bits (SIGFPE in Hardware::bytesOf), and
+    `word { wgt = 0.4 bit; }` made weights free: word widths are whole bits from 1."""
+    case.write("net.dfl", NET)
+    for name, hw in [("word", HW.replace("word = 16 bit;", "word = 0.4 bit;")),
+                     ("wgt", HW.replace("word = 16 bit;", "word = 16 bit; word { wgt = 0.4 bit; }")),
+                     ("bytes", HW.replace("word = 16 bit;", "word = 0.1 B;"))]:
+        case.write(name + ".dfl", hw)
+        err = case.diagnosed(["net.dfl", name + ".dfl", "-o", name, "--time-limit", "20"], 30,
+                             mentions=r"whole number of bits from 1 to 512.*\[E0404\]")
+        if not re.search(r"%s\.dfl:\d+:\d+: error:" % name, err):
+            raise Failure("the diagnostic has no location: " + case.last)
+        if os.path.exists(case.path(name)):
+            raise Failure("%s/ was written" % name)
+
+
+def concat_operands(n):
+    return ("network wide {\n  batch N = 1;\n  input x [C=1, X=2, Y=2];\n  y = concat(%s);\n}\n"
+            % ", ".join(["x"] * n))
+
+
+def sim_many_operands(case):
+    """`dflc sim` on a concatenation of many operands: 1,000 once ran past 150 s and
+    20,000 overflowed the code generator's stack (SIGSEGV); the kernel reads them through
+    a table. 200,000 are refused for their work (E1307) before anything runs."""
+    case.write("hw.dfl", HW)
+    sizes = [1000, 20000] if not case.small else [1000]
+    for n in sizes:
+        case.write("net%d.dfl" % n, concat_operands(n))
+        rc, out, _ = case.run(["net%d.dfl" % n, "hw.dfl", "-o", "out%d" % n, "--sim", "--time-limit", "20"], 240)
+        if rc != 0 or "1 of 1 layers simulated equal the reference" not in out:
+            raise Failure("the concatenation of %d operands does not simulate equal: %s" % (n, case.last))
+    case.write("net200k.dfl", concat_operands(200000))
+    case.diagnosed(["net200k.dfl", "hw.dfl", "-o", "out200k", "--sim", "--time-limit", "20"], 240,
+                   mentions=r"simulating up to layer 'y' takes \d+ points of work.*\[E1307\]")
+
+
+def sim_huge_work(case):
+    """A 1.1 TMAC layer (33 x 33 filters, 512 channels in and out, a 64 x 64 plane) was
+    simulated with no bound: E1307 with the numbers, before any kernel runs."""
+    case.write("net.dfl", "network big {\n  batch N = 1;\n  input x [C=512, X=64, Y=64];\n"
+                          "  l = conv(x, K=512, R=33, pad=16);\n}\n")
+    case.write("hw.dfl", TPU_HW)
+    # 512 * 512 * 64 * 64 * 33 * 33 = 1,169,304,846,336 points, twice (reference and kernel).
+    case.diagnosed(["net.dfl", "hw.dfl", "-o", "out", "--sim", "--time-limit", "20"], 90,
+                   mentions=r"takes 2338609692672 points of work .* more than the 68719476736 .*\[E1307\]")
+    if os.path.exists(case.path("out")):
+        raise Failure("out/ was written")
+
+
+def protobuf(fields):
+    """Protocol-buffer bytes of FIELDS, (number, value) pairs: an int is a varint,
+    bytes or str a length-delimited field (a nested message is its bytes)."""
+    def varint(v):
+        out = b""
+        v &= (1 << 64) - 1
+        while True:
+            out += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+            v >>= 7
+            if not v:
+                return out
+    out = b""
+    for number, value in fields:
+        if isinstance(value, int):
+            out += varint(number << 3) + varint(value)
+        else:
+            value = value.encode() if isinstance(value, str) else value
+            out += varint(number << 3 | 2) + varint(len(value)) + value
+    return out
+
+
+def onnx_add(batch):
+    """An ONNX model (onnx.proto field numbers), written without python3-onnx: one
+    Add of a float input x [BATCH, 4, 8, 8] to itself, opset 13."""
+    def value_info(name):
+        shape = protobuf([(1, protobuf([(1, d)])) for d in (batch, 4, 8, 8)])
+        return protobuf([(1, name), (2, protobuf([(1, protobuf([(1, 1), (2, shape)]))]))])
+    node = protobuf([(1, "x"), (1, "x"), (2, "y"), (3, "twice"), (4, "Add")])
+    graph = protobuf([(1, node), (2, "g"), (11, value_info("x")), (12, value_info("y"))])
+    return protobuf([(1, 8), (7, graph), (8, protobuf([(1, ""), (2, 13)]))])
+
+
+def onnx_huge_batch(case):
+    """An ONNX input batch of 2^62 once became DFL text that does not parse (an
+    internal error): E0110 naming the input; 2^31 - 1, the largest DFL integer, imports."""
+    with open(case.path("big.onnx"), "wb") as f:
+        f.write(onnx_add(1 << 62))
+    case.diagnosed(["import", "big.onnx", "-o", "big.dfl"], 30,
+                   mentions=r"big\.onnx: error: .*input 'x': its batch 4611686018427387904 is not from 1 to "
+                            r"2147483647.*\[E0110\]")
+    if os.path.exists(case.path("big.dfl")):
+        raise Failure("big.dfl was written")
+    with open(case.path("largest.onnx"), "wb") as f:
+        f.write(onnx_add((1 << 31) - 1))
+    rc, _, _ = case.run(["import", "largest.onnx", "-o", "largest.dfl"], 30)
+    if rc != 0 or "batch N = 2147483647;" not in open(case.path("largest.dfl")).read():
+        raise Failure("a batch of 2^31 - 1 does not import: " + case.last)
+
+
 # --- The language server ----------------------------------------------------------------------
 
 class Server:
@@ -964,6 +1106,7 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
          lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]
 CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
           sweep_spec_json, sweep_bad_records]
+CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch]
 
 
 def main():

@@ -133,9 +133,44 @@ TEST(HardwareSema, RatesAndWordOutOfRange) {
     level C { access_energy = 1 pJ; bandwidth = 1 B/s; }
   })");
   EXPECT_EQ(c.diagnostics(),
-            "2:12: E0404 'word' must be at most 512 bit, got 1024 bit\n"
+            "2:12: E0404 'word' must be a whole number of bits from 1 to 512, got 1024 bit\n"
             "2:34: E0404 'frequency' must be at least 1 Hz, got 0.5 Hz\n"
             "3:66: E0404 'bandwidth' must be at least 2^-32 B/cycle, got 1e-12 B/cycle\n");
+}
+
+TEST(HardwareSema, WordWidthsAreWholeBitsFromOne) {
+  // 0.4 bit once rounded to 0 bits (Hardware::bytesOf divided by it: SIGFPE);
+  // wgt = 0.4 bit made weights free. 0.1 B = 0.8 bit and 12.5 bit are not whole
+  // either; 0.125 B = 1 bit and 1.5 B = 12 bit are.
+  auto c = compile(R"(hardware h {
+    word = 0.4 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+    word { wgt = 0.1 B; psum = 12.5 bit; }
+    level A { capacity = 64 B; access_energy = 1 pJ; }
+    level C { access_energy = 1 pJ; }
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "2:12: E0404 'word' must be a whole number of bits from 1 to 512, got 0.4 bit\n"
+            "3:18: E0404 'wgt' must be a whole number of bits from 1 to 512, got 0.1 B\n"
+            "3:32: E0404 'psum' must be a whole number of bits from 1 to 512, got 12.5 bit\n");
+  auto ok = compile(R"(hardware h {
+    word = 0.125 B; frequency = 1 GHz; mac { energy = 1 pJ; }
+    word { wgt = 1.5 B; }
+    level A { capacity = 64 B; access_energy = 1 pJ; }
+    level C { access_energy = 1 pJ; }
+  })");
+  ASSERT_EQ(ok.diagnostics(), "");
+  EXPECT_EQ(ok.model.hardware.at(0).wordBits, 1);
+  EXPECT_EQ(ok.model.hardware.at(0).wgtBits, 12);
+}
+
+TEST(HardwareSema, CmWordIsWholeBitsFromOne) {
+  auto c = compile(R"(hardware h {
+    word = 0.5 bit; frequency = 1 GHz;
+    core { crossbar = 256 x 256; mvm_cycles = 1; mvm_energy = 0 pJ; sram = 64 KiB; }
+  })");
+  EXPECT_NE(c.diagnostics().find("2:12: E0404 'word' must be a whole number of bits from 1 to 64, got 0.5 bit\n"),
+            std::string::npos)
+      << c.diagnostics();
 }
 
 TEST(HardwareSema, PerSecondBandwidthIsCheckedAtTheFrequency) {

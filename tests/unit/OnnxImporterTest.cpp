@@ -106,6 +106,23 @@ TEST(OnnxImporter, MalformedAndOldOpsets) {
             std::vector<std::string>{"E0111 ONNX opset 10 is outside the opsets dflc reads (11 to 17)"});
 }
 
+TEST(OnnxImporter, BatchBeyondADflIntegerIsRefused) {
+  // 2^62 once became `batch N = 4611686018427387904;`, which does not parse
+  // (an integer literal is at most 2^31 - 1, E0006): an internal error.
+  ModelBuilder m({int64_t{1} << 62, 4, 8, 8});
+  m.node("Add", {"x", "x"}, "twice");
+  Imported r = import(m.bytes());
+  EXPECT_FALSE(r.text);
+  EXPECT_EQ(r.messages, std::vector<std::string>{"E0110 not a readable ONNX model: input 'x': its batch "
+                                                 "4611686018427387904 is not from 1 to 2147483647 (docs/onnx.md, "
+                                                 "\"Limits\")"});
+  ModelBuilder largest({2147483647, 4, 8, 8});   // 2^31 - 1: a DFL integer
+  largest.node("Add", {"x", "x"}, "twice");   // a layer: a Relu alone maps to none
+  Imported ok = import(largest.bytes());
+  ASSERT_TRUE(ok.text) << (ok.messages.empty() ? "" : ok.messages[0]);
+  EXPECT_NE(ok.text->find("batch N = 2147483647;"), std::string::npos) << *ok.text;
+}
+
 TEST(OnnxImporter, BiasAndScaleAreFused) {
   // Conv + Add(bias constant) + Mul(scale constant) + Relu: one layer, the
   // relu on the conv's name; the constants leave no statement.
