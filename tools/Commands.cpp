@@ -177,7 +177,8 @@ void printSolverStats(const std::string &solver, const SolverStats &s) {
             << " schemes skipped by their estimate; " << s.interLayer.temporalReserved
             << " temporal segments fit by reserving node buffer (" << s.interLayer.reserveSolves
             << " layer re-solves); " << s.interLayer.splitsTried << " instance splits costed ("
-            << s.interLayer.pieceSolves << " piece solves)\n";
+            << s.interLayer.pieceSolves << " piece solves); " << s.interLayer.prunedBuffer
+            << " spatial schemes solved short of buffer for their dependences (E0824)\n";
 }
 
 /// --pareto's table: pareto.json's front, by latency ascending.
@@ -226,9 +227,9 @@ bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model
   std::optional<sim::PipelineResult> pipe;
   if (std::any_of(s.segments.begin(), s.segments.end(), [](const Segment &g) { return g.pipelined; })) {
     pipe = sim::simulatePipelines(model, s);
-    // A segment the user wrote must leave each consumer room for what its
-    // dependences hold (docs/simulator.md, "Buffers"); the solver's report
-    // their numbers in pipeline.json.
+    // Each consumer must have room for what its dependences hold (docs/
+    // simulator.md, "Buffers"). The check refused it already from the
+    // analysis' tables; here isl's, the independent derivation, decide.
     DiagnosticsEngine diags(sm);
     for (const sim::SegmentRun &g : pipe->segments)
       for (const sim::RegionRun &r : g.regions) {
@@ -240,7 +241,7 @@ bool simulateSchedule(const CommandLine &o, const SourceManager &sm, const Model
             what.push_back("'" + b.tensor + "' (" + std::to_string(b.minSteps) + " of its steps: " +
                            std::to_string(b.neededWords) + " words)");
           }
-        if (g.userGiven && need > r.roomWords())
+        if (r.bounded && need > r.roomWords())
           diags.report(g.range, diag::err_segment_buffer) << joinList(what, ", ", " and ") << r.layer << need
                                                           << r.level << r.nodes << r.roomWords() << r.capacityWords
                                                           << r.otherTileWords;

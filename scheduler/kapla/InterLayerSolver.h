@@ -72,6 +72,7 @@ struct InterLayerOptions {
 struct InterLayerStats {
   int64_t candidates = 0;      // spatial segment candidates (segment x granularity)
   int64_t prunedInvalid = 0;   // by the conservative validity check
+  int64_t prunedBuffer = 0;    // schemes solved whose consumers lack room for their dependences (E0824)
   int64_t prunedPareto = 0;    // by Pareto pruning: access counts and buffer dominated by another scheme's
   int64_t prunedBound = 0;     // by the lower bound (no better than the exact alternative)
   int64_t skippedByEstimate = 0;   // schemes not solved: estimate above the segment energy found
