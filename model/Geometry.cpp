@@ -4,6 +4,7 @@
 #include "support/IntMath.h"
 
 #include <array>
+#include <numeric>
 
 namespace dfl {
 
@@ -61,6 +62,20 @@ Interval affineImage(const AffineExpr &e, const std::vector<Interval> &box) {
     out.hi += c > 0 ? c * r.hi : c * r.lo;
   }
   return out;
+}
+
+int64_t affineStride(const AffineExpr &e, const std::vector<Interval> &box) {
+  int64_t g = 0;
+  for (auto [i, c] : e.terms)
+    if (box[static_cast<size_t>(i)].size() > 1)
+      g = std::gcd(g, c < 0 ? -c : c);
+  return g > 0 ? g : 1;
+}
+
+Interval onLattice(const Interval &r, int64_t origin, int64_t stride) {
+  if (r.empty())
+    return r;
+  return {origin + ceilDiv(r.lo - origin, stride) * stride, origin + floorDiv(r.hi - origin, stride) * stride};
 }
 
 bool narrowByGuards(const Access &a, std::vector<Interval> &box) {

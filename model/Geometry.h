@@ -54,6 +54,15 @@ int64_t tileWords(TensorRole r, const DimVector &extent, bool channelWise, bool 
 /// uses is empty).
 Interval affineImage(const AffineExpr &e, const std::vector<Interval> &box);
 
+/// The step between the values `e` takes over `box`: the gcd of its
+/// coefficients over dims whose range holds more than one value (1 if none).
+/// The image is a subset of {lo + k·stride}; exact where one such term has
+/// coefficient `stride` (a strided window: 2·yo + s − 1 at one s).
+int64_t affineStride(const AffineExpr &e, const std::vector<Interval> &box);
+
+/// `r` shrunk to the values origin + k·stride.
+Interval onLattice(const Interval &r, int64_t origin, int64_t stride);
+
 /// Narrows `box` by the access's one-dim guards (c·x + k >= 0 bounds x); a
 /// guard over several dims is left out (the box stays a hull). False if the
 /// guards leave nothing.

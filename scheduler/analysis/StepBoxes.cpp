@@ -63,7 +63,8 @@ int64_t StepRegion::wholeCoordinate(const AffineExpr &e, Dim d) const {
 /// terms of a coordinate folded into several dims (a flattened index) that
 /// add up to the whole coordinate are taken as that coordinate: exact where
 /// the dims' ranges wrap.
-Interval StepRegion::range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box) const {
+Interval StepRegion::range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box,
+                           int64_t &stride) const {
   AffineExpr image(e.constant);
   std::vector<Interval> ranges;
   std::array<bool, kNumDims> whole{};
@@ -82,29 +83,38 @@ Interval StepRegion::range(const AffineExpr &e, const std::vector<Interval> &ite
       ranges.push_back(iters[static_cast<size_t>(i)]);
     }
   }
+  stride = affineStride(image, ranges);
   return affineImage(image, ranges);
+}
+
+bool StepRegion::accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out,
+                             std::vector<int64_t> &strides) const {
+  std::vector<Interval> iters(fold.size());
+  for (size_t i = 0; i < fold.size(); ++i)
+    iters[i] = foldImage(fold[i], box[static_cast<size_t>(fold[i].from)]);
+  if (clip && !narrowByGuards(a, iters))
+    return false;
+  out.assign(a.index.size(), {});
+  strides.assign(a.index.size(), 1);
+  for (size_t t = 0; t < a.index.size(); ++t) {
+    out[t] = range(a.index[t], iters, box, strides[t]);
+    // Clipped to the tensor, on the values the index takes (a strided
+    // window reads every stride-th row).
+    if (clip)
+      out[t] = onLattice(out[t].intersect({0, a.extent[t] - 1}), out[t].lo, strides[t]);
+    if (out[t].empty())
+      return false;
+  }
+  return true;
 }
 
 std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const {
   Cover box = cover(u);
   std::optional<IntervalBox> out;
+  IntervalBox b;
+  std::vector<int64_t> strides;
   for (const Access &a : layer->nest.accesses) {
-    if (a.role == layer->output || a.tensor != tensor)
-      continue;
-    std::vector<Interval> iters(fold.size());
-    for (size_t i = 0; i < fold.size(); ++i)
-      iters[i] = foldImage(fold[i], box[static_cast<size_t>(fold[i].from)]);
-    if (clip && !narrowByGuards(a, iters))
-      continue;
-    IntervalBox b(a.index.size());
-    bool none = false;
-    for (size_t t = 0; t < a.index.size() && !none; ++t) {
-      b[t] = range(a.index[t], iters, box);
-      if (clip)
-        b[t] = b[t].intersect({0, a.extent[t] - 1});
-      none = b[t].empty();
-    }
-    if (none)
+    if (a.role == layer->output || a.tensor != tensor || !accessReads(a, box, clip, b, strides))
       continue;
     if (!out)
       out = b;
@@ -236,14 +246,20 @@ std::optional<int64_t> StepRegion::firstReader(const std::string &tensor, const 
 // its clipped reads miss the box.
 std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const IntervalBox &box) const {
   std::vector<int64_t> u(updates.size(), kFree);
+  // Some access reads an element of the box: per tensor dim a value of its
+  // index (lo + k·stride) inside the box's interval.
   auto meets = [&]() {
-    std::optional<IntervalBox> r = reads(tensor, u, true);
-    if (!r)
-      return false;
-    for (size_t t = 0; t < box.size() && t < r->size(); ++t)
-      if ((*r)[t].intersect(box[t]).empty())
+    const Cover c = cover(u);
+    IntervalBox r;
+    std::vector<int64_t> strides;
+    return std::any_of(layer->nest.accesses.begin(), layer->nest.accesses.end(), [&](const Access &a) {
+      if (a.role == layer->output || a.tensor != tensor || !accessReads(a, c, true, r, strides))
         return false;
-    return true;
+      for (size_t t = 0; t < box.size() && t < r.size(); ++t)
+        if (onLattice(r[t].intersect(box[t]), r[t].lo, strides[t]).empty())
+          return false;
+      return true;
+    });
   };
   auto startsBefore = [&]() {
     std::optional<IntervalBox> r = reads(tensor, u, false);

@@ -90,7 +90,13 @@ private:
   /// The components of the updates moving `d` in the last step writing
   /// canonical coordinate x along d (outermost first).
   std::vector<int64_t> writerOf(Dim d, int64_t x) const;
-  Interval range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box) const;
+  /// The range of `e` over a step's coverage and, in `stride`, the step
+  /// between its values.
+  Interval range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box, int64_t &stride) const;
+  /// What access `a` reads over coverage `box`: per tensor dim the values
+  /// lo + k·strides[t] up to hi, clipped to the tensor and its guards
+  /// (`clip`) or not; false if nothing.
+  bool accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out, std::vector<int64_t> &strides) const;
 };
 
 /// Layer `l`'s region: its node-level steps under its directives.

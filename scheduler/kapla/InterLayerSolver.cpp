@@ -374,8 +374,12 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   ScheduleResult r = analyzeSchedule(model_, sched);
   // A scheme whose buffers are short (E0824) is never chosen: the check and
   // the simulator would refuse the schedule.
-  if (std::any_of(r.issues.begin(), r.issues.end(), [](const Issue &i) { return i.id == diag::err_segment_buffer; }))
+  auto buffer = [](const Issue &i) { return i.id == diag::err_segment_buffer; };
+  if (std::any_of(r.issues.begin(), r.issues.end(), buffer)) {
     ++stats.prunedBuffer;
+    if (r.complete && std::all_of(r.issues.begin(), r.issues.end(), buffer))
+      shortOfBuffer_ = sched;
+  }
   if (!r.valid || !r.complete)
     return std::nullopt;
   return std::pair{std::move(sched), std::move(r)};
@@ -390,6 +394,7 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
   for (const SpatialSegment &scheme : schemes)
     order.push_back({estimate(scheme).energyPj, &scheme});
   std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+  shortOfBuffer_.reset();
   std::optional<std::pair<Schedule, ScheduleResult>> best;
   double bestValue = std::numeric_limits<double>::infinity(), bestPj = bestValue;
   for (auto [est, scheme] : order) {

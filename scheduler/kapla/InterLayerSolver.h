@@ -147,6 +147,10 @@ public:
   /// solveSpatial over the given schemes: the best by the objective.
   std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(const std::vector<SpatialSegment> &schemes,
                                                                       InterLayerStats &stats);
+  /// Of the last solveSpatialBest, the last scheme refused for E0824 alone (its layers
+  /// complete and valid, a consumer short of buffer): what a segment the
+  /// user wrote gets when no scheme is valid, so the check names that rule.
+  const std::optional<Schedule> &shortOfBuffer() const { return shortOfBuffer_; }
   /// The node-buffer reserve a temporal segment's intermediates of `bytes`
   /// need per node, rounded up to the levels re-solves are made at (sixteenths
   /// of a node's buffer) and above `above`; 0 if none is enough.
@@ -250,6 +254,7 @@ private:
   InterLayerOptions options_;
   /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
   std::map<std::string, std::optional<LayerScheduleModel>> memo_;
+  std::optional<Schedule> shortOfBuffer_;   // see shortOfBuffer()
   /// Layer solves alone with a reserve or batch chunks, by shape, reserve and tile (see solveAlone).
   std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
   // One solve's state.

@@ -96,9 +96,11 @@ size_t compareSegments(const Model &model, const Schedule &schedule) {
       continue;   // not simulated: nothing to compare with
     SCOPED_TRACE("segment" + names);
     const SegmentSteps boxes = segmentSteps(net, hw, seg.layers, schedules, results);
-    ASSERT_TRUE(boxes.derived);
     PipelineDependences isl(std::move(spaces));
-    ASSERT_EQ(boxes.edges.size(), isl.edges().size());
+    EXPECT_TRUE(boxes.derived);
+    EXPECT_EQ(boxes.edges.size(), isl.edges().size());
+    if (!boxes.derived || boxes.edges.size() != isl.edges().size())
+      continue;
     for (size_t k = 0; k < isl.edges().size(); ++k) {
       const EdgeDependences &e = isl.edges()[k];
       const EdgeSteps &b = boxes.edges[k];
