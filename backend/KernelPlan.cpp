@@ -2,6 +2,8 @@
 // accesses in the form the code generator walks (backend/KernelPlan.h).
 #include "backend/KernelPlan.h"
 
+#include "model/Geometry.h"
+
 #include <algorithm>
 #include <climits>
 
@@ -92,7 +94,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     plan.rowStride = layer.normAxis == Dim::C ? s.X * s.Y : layer.normAxis == Dim::Xo ? s.Y : 1;
     plan.rows = net.batch * s.size() / (plan.rowLength * plan.rowStride);
   }
-  auto canon = [&](Dim d) { return plan.channelWise && d == Dim::K ? Dim::C : d; };
+  auto canon = [&](Dim d) { return canonicalDim(d, plan.channelWise); };
 
   plan.output = layer.output;
   if (layer.output != TensorRole::Ofm && nest.accessesOf(layer.output).size() > 1) {
@@ -121,11 +123,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
       for (const AffineExpr &e : a->index)
         for (auto [dim, coefficient] : e.terms)
           perSample = perSample || (r == TensorRole::Wgt && plan.iterDims[static_cast<size_t>(dim)].from == Dim::N);
-    if (perSample)
-      pr.dims.push_back(Dim::N);
-    for (Dim d : roleDims(r))
-      if (!(plan.channelWise && r == TensorRole::Wgt && d == Dim::K))
-        pr.dims.push_back(canon(d));
+    pr.dims = tileDims(r, plan.channelWise, perSample);
     auto spanned = [&](const AffineExpr &e) {
       for (auto [dim, coefficient] : e.terms) {
         Dim from = plan.iterDims[static_cast<size_t>(dim)].from;

@@ -7,6 +7,7 @@
 #include "backend/polyhedral/Dependences.h"
 #include "backend/polyhedral/Isl.h"
 #include "scheduler/analysis/Analysis.h"
+#include "scheduler/analysis/StepBoxes.h"
 #include "support/Check.h"
 #include "support/FiniteJson.h"
 #include "support/Format.h"
@@ -227,7 +228,6 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       continue;
     SegmentRun seg;
     seg.index = static_cast<int>(si);
-    seg.userGiven = sr.userGiven;
     for (const Segment &g : schedule.segments)
       if (g.layers == sr.layers)
         seg.range = g.range;
@@ -251,19 +251,13 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       region.layer = layer.name;
       region.steps = spaces.back().steps();
       region.stepCycles = analysis.layers[static_cast<size_t>(li)].latencyCycles / static_cast<double>(region.steps);
-      const PlanLevel &node = plan->levels.back();
-      region.level = node.name;
-      region.nodes = node.units;
-      // In words of the forwarded tensor (finished data); the tiles at their widths.
-      auto forwardedWords = [&](int64_t bytes) {
-        return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits /
-                                    (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
-      };
-      region.capacityWords = forwardedWords(hw.levels[plan->levels.size() - 1].capacityBytes.value_or(0) * node.units);
-      int64_t otherBytes = 0;
-      for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm})
-        otherBytes += hw.bytesOf(node.bufferWords(r, 1), hw.heldBits(r, layer.output));
-      region.otherTileWords = forwardedWords(otherBytes * node.units);
+      // The room its node-level buffers leave: the analysis' rule (E0824).
+      const RegionRoom room = regionRoom(layer, hw, analysis.layers[static_cast<size_t>(li)]);
+      region.level = room.level;
+      region.nodes = room.nodes;
+      region.bounded = room.bounded;
+      region.capacityWords = room.capacityWords;
+      region.otherTileWords = room.otherTileWords;
       seg.regions.push_back(region);
     }
     if (!seg.skipped.empty()) {

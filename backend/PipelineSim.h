@@ -51,6 +51,7 @@ struct RegionRun {
   /// segment waits (docs/simulator.md, "Buffers").
   std::string level;
   int64_t nodes = 0;
+  bool bounded = true;              // the level has a capacity
   int64_t capacityWords = 0;        // all its nodes' buffers
   int64_t otherTileWords = 0;       // its wgt and ofm tiles, on all its nodes
   int64_t roomWords() const { return capacityWords - otherTileWords; }
@@ -67,7 +68,6 @@ struct BufferRun {
 
 struct SegmentRun {
   int index = -1;                   // among the schedule's segments
-  bool userGiven = false;           // written in the schedule, not the solver's
   SourceRange range;
   std::vector<std::string> layers;
   std::string skipped;              // why not simulated (empty: it was)

@@ -99,6 +99,7 @@ std::string reportJson(const std::string &checked, const Solution &solution, con
                       {"segments",
                        {{"candidates", s.interLayer.candidates},
                         {"pruned_invalid", s.interLayer.prunedInvalid},
+                        {"pruned_buffer", s.interLayer.prunedBuffer},
                         {"pruned_pareto", s.interLayer.prunedPareto},
                         {"pruned_bound", s.interLayer.prunedBound},
                         {"skipped_by_estimate", s.interLayer.skippedByEstimate},

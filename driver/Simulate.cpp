@@ -16,9 +16,9 @@
 namespace dfl::driver {
 namespace {
 
-/// E0824 for the segments the user wrote, from the isl dependences: the
-/// simulator's own check, independent of the analysis' (docs/simulator.md,
-/// "Buffers"); the solver's segments report their numbers in pipeline.json.
+/// E0824 from the isl dependences (docs/simulator.md, "Buffers"): the check
+/// refused the segment already from the analysis' tables; here isl's, the
+/// independent derivation, decide.
 void checkSegmentBuffers(const sim::PipelineResult &pipe, DiagnosticsEngine &diags) {
   for (const sim::SegmentRun &g : pipe.segments)
     for (const sim::RegionRun &r : g.regions) {
@@ -30,7 +30,7 @@ void checkSegmentBuffers(const sim::PipelineResult &pipe, DiagnosticsEngine &dia
           what.push_back("'" + b.tensor + "' (" + std::to_string(b.minSteps) + " of its steps: " +
                          std::to_string(b.neededWords) + " words)");
         }
-      if (g.userGiven && need > r.roomWords())
+      if (r.bounded && need > r.roomWords())
         diags.report(g.range, diag::err_segment_buffer) << joinList(what, ", ", " and ") << r.layer << need << r.level
                                                         << r.nodes << r.roomWords() << r.capacityWords
                                                         << r.otherTileWords;

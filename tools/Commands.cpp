@@ -177,7 +177,8 @@ void printSolverStats(const std::string &solver, const SolverStats &s) {
             << " schemes skipped by their estimate; " << s.interLayer.temporalReserved
             << " temporal segments fit by reserving node buffer (" << s.interLayer.reserveSolves
             << " layer re-solves); " << s.interLayer.splitsTried << " instance splits costed ("
-            << s.interLayer.pieceSolves << " piece solves)\n";
+            << s.interLayer.pieceSolves << " piece solves); " << s.interLayer.prunedBuffer
+            << " spatial schemes solved short of buffer for their dependences (E0824)\n";
 }
 
 /// --pareto's table: pareto.json's front, by latency ascending.

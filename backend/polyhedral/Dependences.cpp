@@ -126,15 +126,6 @@ std::vector<int64_t> wordsPerStep(const isl::Ctx &ctx, const StepSpace &s, const
 
 } // namespace
 
-int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
-  int64_t window = 0, most = 0;
-  for (size_t i = 0; i < words.size(); ++i) {
-    window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);
-    most = std::max(most, window);
-  }
-  return most;
-}
-
 int64_t StepSpace::steps() const {
   int64_t n = 1;
   for (const PlanMove &u : updates)
@@ -343,34 +334,16 @@ void PipelineDependences::Impl::addEdge(int p, int c, const std::string &tensor,
 }
 
 void PipelineDependences::Impl::computeDepths() {
-  // Depth: what consumer c needs of every ancestor a by its step j, along
-  // every path (RAW composed), then per edge the least buffer that keeps
-  // the producer's WAR wait behind what the consumer needs of it.
-  size_t n = regions.size();
-  std::vector<std::vector<std::vector<int64_t>>> need(n, std::vector<std::vector<int64_t>>(n));
-  for (size_t c = 0; c < n; ++c) {
-    for (size_t a = 0; a < c; ++a)
-      need[c][a].assign(static_cast<size_t>(regions[c].steps()), -1);
-    for (const EdgeDependences &e : edges) {
-      if (static_cast<size_t>(e.consumer) != c)
-        continue;
-      size_t q = static_cast<size_t>(e.producer);
-      for (size_t j = 0; j < e.rawWait.size(); ++j) {
-        int64_t i = e.rawWait[j];
-        if (i < 0)
-          continue;
-        need[c][q][j] = std::max(need[c][q][j], i);
-        for (size_t a = 0; a < q; ++a)
-          need[c][a][j] = std::max(need[c][a][j], need[q][a][static_cast<size_t>(i)]);
-      }
-    }
-  }
-  for (EdgeDependences &e : edges) {
-    const std::vector<int64_t> &f = need[static_cast<size_t>(e.consumer)][static_cast<size_t>(e.producer)];
-    for (size_t i = 0; i < e.warWait.size(); ++i)
-      if (int64_t j = e.warWait[i]; j >= 0 && f[static_cast<size_t>(j)] >= 0)
-        e.depth = std::max(e.depth, f[static_cast<size_t>(j)] - static_cast<int64_t>(i) + 1);
-  }
+  // The rule the analysis checks (E0824), on isl's tables.
+  std::vector<int64_t> steps;
+  for (const StepSpace &s : regions)
+    steps.push_back(s.steps());
+  std::vector<EdgeWaits> waits;
+  for (const EdgeDependences &e : edges)
+    waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
+  std::vector<int64_t> depths = bufferDepths(steps, waits);
+  for (size_t k = 0; k < edges.size(); ++k)
+    edges[k].depth = depths[k];
 }
 
 PipelineDependences::~PipelineDependences() = default;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "backend/KernelPlan.h"
+#include "scheduler/analysis/StepBoxes.h"
 
 #include <cstdint>
 #include <memory>
@@ -91,9 +92,8 @@ struct AffineRegion {
   std::vector<std::pair<std::string, std::string>> writes, reads;   // tensor, relation
 };
 
-/// The most words `n` consecutive steps finalize (`words` per step): a
-/// buffer of n producer steps, in words.
-int64_t mostWords(const std::vector<int64_t> &words, int64_t n);
+/// The most words `n` consecutive steps finalize: the analysis' (scheduler/analysis/StepBoxes.h).
+using dfl::mostWords;
 
 class PipelineDependences {
 public:

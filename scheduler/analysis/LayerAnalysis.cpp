@@ -1,6 +1,8 @@
 // Per-layer directive analysis: tiles, coverage and trip counts, units,
 // occupancy, access counts, energy and latency (docs/directives.md §1-§8, §10).
 #include "scheduler/analysis/LayerAnalysis.h"
+
+#include "model/Geometry.h"
 #include "scheduler/analysis/NocHops.h"
 
 #include "model/LoopNest.h"
@@ -36,7 +38,7 @@ public:
       : net_(net), layer_(layer), hw_(hw), ls_(ls), issues_(issues), scale_(hw.wordScale(layer_.output)) {
     result_.layer = layerIndex;
     channelWise_ = layer_.channelWise();
-    wgtPerSample_ = wgtIndexedByN(layer_.nest);
+    wgtPerSample_ = wgtPerSample(layer_.nest);
     // The role dims, once: the solver runs this analysis millions of times.
     for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
       size_t ri = static_cast<size_t>(r);
@@ -118,21 +120,8 @@ public:
 
 private:
   // ---- dimensions --------------------------------------------------------------
-  /// Whether the layer's wgt is an activation, one per sample (a matmul's b,
-  /// indexed by n and the head): then its tiles have N too, the tile's N
-  /// extent (docs/directives.md §1).
-  static bool wgtIndexedByN(const LoopNest &nest) {
-    for (const Access *a : nest.accessesOf(TensorRole::Wgt))
-      for (const AffineExpr &e : a->index)
-        for (auto [dim, coefficient] : e.terms) {
-          const std::vector<Dim> &k = nest.dims[static_cast<size_t>(dim)].kapla;
-          if (std::find(k.begin(), k.end(), Dim::N) != k.end())
-            return true;
-        }
-    return false;
-  }
 
-  Dim canon(Dim d) const { return channelWise_ && d == Dim::K ? Dim::C : d; }
+  Dim canon(Dim d) const { return canonicalDim(d, channelWise_); }
 
   /// The dims of role r in this layer: a channel-wise layer's wgt has C but no
   /// separate K (K is C), so a depthwise filter has C*R*S words, not C*C*R*S.

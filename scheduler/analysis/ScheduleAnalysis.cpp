@@ -5,6 +5,7 @@
 #include "scheduler/analysis/IntrinsicUnits.h"
 #include "scheduler/analysis/LayerAnalysis.h"
 #include "scheduler/analysis/SegmentLatency.h"
+#include "scheduler/analysis/StepBoxes.h"
 #include "support/Check.h"
 #include "support/Format.h"
 
@@ -250,6 +251,7 @@ private:
                 {{nodes.arrayRange.valid() ? nodes.arrayRange : nodes.nameRange, diag::note_array_here,
                   {nodes.name, std::to_string(nodes.rows) + " x " + std::to_string(nodes.cols)}}});
       }
+      const size_t before = r_.issues.size();
       for (int c : seg.layers) {
         // Each producer once per consumer (add(a, a) reads a twice, in one fill);
         // the consumer's DRAM fills as the layer analysis counted them.
@@ -274,6 +276,42 @@ private:
                 issue(ranges_[i], diag::err_forward_mismatch, {net_.layers[p].name, net_.layers[c].name, why},
                       {{net_.layers[p].nameRange, diag::note_producer_here, {net_.layers[p].name}}});
       }
+      if (seg.pipelined && complete && r_.issues.size() == before)
+        checkBuffers(seg, i);
+    }
+  }
+
+  /// E0824 (docs/directives.md §8, docs/simulator.md "Buffers"): each
+  /// consumer's node-level buffers must have room, besides its own wgt and
+  /// ofm tiles, for what its dependences hold at once: per forwarded tensor
+  /// the most words the least deadlock-free buffer of producer steps holds
+  /// (scheduler/analysis/StepBoxes.h).
+  void checkBuffers(const SegmentResult &seg, size_t segIndex) {
+    std::vector<const LayerScheduleModel *> schedules;
+    std::vector<const LayerResult *> results;
+    for (int l : seg.layers) {
+      schedules.push_back(scheduleOf(l));
+      results.push_back(&r_.layers[l]);
+    }
+    const SegmentSteps steps = segmentSteps(net_, hw_, seg.layers, schedules, results);
+    if (!steps.derived)
+      return;
+    for (size_t k = 0; k < seg.layers.size(); ++k) {
+      const Layer &consumer = net_.layers[static_cast<size_t>(seg.layers[k])];
+      const RegionRoom room = regionRoom(consumer, hw_, *results[k]);
+      std::vector<std::string> what;
+      int64_t need = 0;
+      for (const EdgeSteps &e : steps.edges)
+        if (e.consumer == static_cast<int>(k)) {
+          need += e.neededWords;
+          what.push_back("'" + e.tensor + "' (" + std::to_string(e.depth) + " of its steps: " +
+                         std::to_string(e.neededWords) + " words)");
+        }
+      if (room.bounded && !what.empty() && need > room.words())
+        issue(ranges_[segIndex], diag::err_segment_buffer,
+              {joinList(what, ", ", " and "), consumer.name, std::to_string(need), room.level,
+               std::to_string(room.nodes), std::to_string(room.words()), std::to_string(room.capacityWords),
+               std::to_string(room.otherTileWords)});
     }
   }
 

@@ -7,9 +7,10 @@
 // step takes the layer's latency over its steps. For every producer →
 // consumer edge the consumer's step j waits for the producer's steps up to
 // need(j), the last one writing what it reads (the simulator's RAW relation,
-// derived here without isl: a step covers a box of canonical coordinates,
-// the nest's affine accesses map boxes to boxes, and the last producer step
-// writing into a box is a lexmax taken update by update). need() is sampled
+// derived without isl from the steps' boxes, scheduler/analysis/StepBoxes.h:
+// a step covers a box of canonical coordinates, the nest's affine accesses
+// map boxes to boxes, and the last producer step writing into a box is a
+// lexmax taken update by update). need() is sampled
 // where it matters: the consumer's first step that reads the tensor, the
 // first step that needs the producer's last step, and the end of the first
 // iteration of each of the consumer's updates. Each sample (j, i) says the

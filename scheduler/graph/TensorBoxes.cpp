@@ -1,5 +1,7 @@
 #include "scheduler/graph/TensorBoxes.h"
 
+#include "model/Geometry.h"
+
 #include "support/Check.h"
 
 #include <algorithm>
@@ -157,32 +159,21 @@ Box iterationBox(const LoopNest &nest, const Access &outAccess, const Box &out) 
 
 /// The box of tensor elements access `a` touches over iteration box `it`
 /// (guards of one dim tighten it; an access its guards exclude touches nothing).
-Box accessBox(const Access &a, Box it) {
-  for (const AffineExpr &g : a.guard) {
-    if (g.terms.size() != 1)
-      continue;
-    auto [i, c] = g.terms[0];
-    const size_t k = static_cast<size_t>(i);
-    if (c > 0)   // c·x + b >= 0  <=>  x >= ceil(-b / c)
-      it.lo[k] = std::max(it.lo[k], (-g.constant + c - 1) / c);
-    else   // x <= floor(b / -c)
-      it.hi[k] = std::min(it.hi[k], g.constant / -c + 1);
-  }
+Box accessBox(const Access &a, const Box &it) {
+  std::vector<Interval> iters;
+  for (size_t k = 0; k < it.lo.size(); ++k)
+    iters.push_back({it.lo[k], it.hi[k] - 1});
   Box b;
-  if (it.empty()) {
+  if (it.lo.empty() || !narrowByGuards(a, iters) ||
+      std::any_of(iters.begin(), iters.end(), [](const Interval &r) { return r.empty(); })) {
     b.lo.assign(a.extent.size(), 0);
     b.hi.assign(a.extent.size(), 0);
     return b;
   }
   for (size_t j = 0; j < a.index.size(); ++j) {
-    int64_t lo = a.index[j].constant, hi = a.index[j].constant;
-    for (auto [i, c] : a.index[j].terms) {
-      const size_t k = static_cast<size_t>(i);
-      lo += c > 0 ? c * it.lo[k] : c * (it.hi[k] - 1);
-      hi += c > 0 ? c * (it.hi[k] - 1) : c * it.lo[k];
-    }
-    b.lo.push_back(std::clamp<int64_t>(lo, 0, a.extent[j]));
-    b.hi.push_back(std::clamp<int64_t>(hi + 1, 0, a.extent[j]));
+    const Interval image = affineImage(a.index[j], iters);
+    b.lo.push_back(std::clamp<int64_t>(image.lo, 0, a.extent[j]));
+    b.hi.push_back(std::clamp<int64_t>(image.hi + 1, 0, a.extent[j]));
   }
   return b;
 }

@@ -1,5 +1,6 @@
 #include "scheduler/kapla/InterLayerSolver.h"
 
+#include "model/Geometry.h"
 #include "scheduler/analysis/Instances.h"
 #include "support/Check.h"
 #include "support/Format.h"
@@ -101,7 +102,7 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
   at(t, Dim::N) = batchTile;
   const Layer &layer = net.layers[static_cast<size_t>(x)];
   if (forwardsChannels(net, x, last)) {
-    Dim d = layer.channelWise() ? Dim::C : Dim::K;
+    Dim d = canonicalDim(Dim::K, layer.channelWise());
     at(t, d) = at(layer.bounds, d) / split;
   }
   if (receivesChannels(net, first, x))
@@ -115,13 +116,11 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
 int64_t minTileBytes(const Network &net, const Hardware &hw, const SpatialSegment &s, int x) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit);
-  auto v = [&](Dim d) { return std::max<int64_t>(1, at(t, d)); };
-  int64_t c = v(Dim::C), k = l.channelWise() ? c : v(Dim::K), bytes = 0;
+  for (int64_t &v : t)
+    v = std::max<int64_t>(1, v);
+  int64_t bytes = 0;
   for (TensorRole r : l.roles())
-    bytes += hw.bytesOf(r == TensorRole::Ifm   ? v(Dim::N) * c
-                        : r == TensorRole::Wgt ? (l.channelWise() ? c : k * c)
-                                               : v(Dim::N) * k,
-                        hw.heldBits(r, l.output));
+    bytes += hw.bytesOf(tileWords(r, t, l.channelWise()), hw.heldBits(r, l.output));
   return bytes;
 }
 
@@ -188,7 +187,7 @@ std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const 
     bool divides = true;
     for (int x = first; x <= last; ++x) {
       const Layer &l = net.layers[static_cast<size_t>(x)];
-      Dim d = l.channelWise() ? Dim::C : Dim::K;
+      Dim d = canonicalDim(Dim::K, l.channelWise());
       if (forwardsChannels(net, x, last) && at(l.bounds, d) % s)
         divides = false;
       if (receivesChannels(net, first, x) && at(l.bounds, Dim::C) % s)
@@ -379,6 +378,14 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   }
   sched.segments.push_back(seg);
   ScheduleResult r = analyzeSchedule(model_, sched);
+  // A scheme whose buffers are short (E0824) is never chosen: the check and
+  // the simulator would refuse the schedule.
+  auto buffer = [](const Issue &i) { return i.id == diag::err_segment_buffer; };
+  if (std::any_of(r.issues.begin(), r.issues.end(), buffer)) {
+    ++stats.prunedBuffer;
+    if (r.complete && std::all_of(r.issues.begin(), r.issues.end(), buffer))
+      shortOfBuffer_ = sched;
+  }
   if (!r.valid || !r.complete)
     return std::nullopt;
   return std::pair{std::move(sched), std::move(r)};
@@ -393,6 +400,7 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
   for (const SpatialSegment &scheme : schemes)
     order.push_back({estimate(scheme).energyPj, &scheme});
   std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+  shortOfBuffer_.reset();
   std::optional<std::pair<Schedule, ScheduleResult>> best;
   double bestValue = std::numeric_limits<double>::infinity(), bestPj = bestValue;
   for (auto [est, scheme] : order) {

@@ -72,6 +72,7 @@ struct InterLayerOptions {
 struct InterLayerStats {
   int64_t candidates = 0;      // spatial segment candidates (segment x granularity)
   int64_t prunedInvalid = 0;   // by the conservative validity check
+  int64_t prunedBuffer = 0;    // schemes solved whose consumers lack room for their dependences (E0824)
   int64_t prunedPareto = 0;    // by Pareto pruning: access counts and buffer dominated by another scheme's
   int64_t prunedBound = 0;     // by the lower bound (no better than the exact alternative)
   int64_t skippedByEstimate = 0;   // schemes not solved: estimate above the segment energy found
@@ -149,6 +150,10 @@ public:
   /// solveSpatial over the given schemes: the best by the objective.
   std::optional<std::pair<Schedule, ScheduleResult>> solveSpatialBest(const std::vector<SpatialSegment> &schemes,
                                                                       InterLayerStats &stats);
+  /// Of the last solveSpatialBest, the last scheme refused for E0824 alone (its layers
+  /// complete and valid, a consumer short of buffer): what a segment the
+  /// user wrote gets when no scheme is valid, so the check names that rule.
+  const std::optional<Schedule> &shortOfBuffer() const { return shortOfBuffer_; }
   /// The node-buffer reserve a temporal segment's intermediates of `bytes`
   /// need per node, rounded up to the levels re-solves are made at (sixteenths
   /// of a node's buffer) and above `above`; 0 if none is enough.
@@ -252,6 +257,7 @@ private:
   InterLayerOptions options_;
   /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
   std::map<std::string, std::optional<LayerScheduleModel>> memo_;
+  std::optional<Schedule> shortOfBuffer_;   // see shortOfBuffer()
   /// Layer solves alone with a reserve or batch chunks, by shape, reserve and tile (see solveAlone).
   std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
   // One solve's state.

@@ -217,9 +217,12 @@ private:
       if (nodes.empty())
         continue;
       auto best = solver.solveSpatialBest(solver.schemes(*lo, *hi, nodes), out.stats.interLayer);
-      if (best)
+      // None valid: a scheme short of buffer only, if one was, so that the
+      // analysis reports E0824 rather than what the layers alone break.
+      const Schedule *chosen = best ? &best->first : solver.shortOfBuffer() ? &*solver.shortOfBuffer() : nullptr;
+      if (chosen)
         for (int l : seg.layers)
-          out.schedule.layers[static_cast<size_t>(l)] = best->first.layers[static_cast<size_t>(l)];
+          out.schedule.layers[static_cast<size_t>(l)] = chosen->layers[static_cast<size_t>(l)];
     }
     return true;
   }

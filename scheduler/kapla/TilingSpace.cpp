@@ -1,5 +1,7 @@
 #include "scheduler/kapla/TilingSpace.h"
 
+#include "model/Geometry.h"
+
 #include "scheduler/analysis/IntrinsicUnits.h"
 #include "scheduler/analysis/NocHops.h"
 
@@ -295,14 +297,12 @@ std::optional<int64_t> TilingSpace::capacity(size_t l) const {
 
 int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
   const auto &t = p.levels[l].tile;
-  auto v = [&](Dim d) { return t[index(d)]; };
-  int64_t c = v(Dim::C), k = layer_.channelWise() ? v(Dim::C) : v(Dim::K);
-  switch (r) {
-  case TensorRole::Ifm: return v(Dim::N) * c * windowIn(Dim::Xi, v(Dim::Xo), v(Dim::R)) * windowIn(Dim::Yi, v(Dim::Yo), v(Dim::S));
-  case TensorRole::Wgt: return layer_.channelWise() ? c * v(Dim::R) * v(Dim::S) : k * c * v(Dim::R) * v(Dim::S);
-  case TensorRole::Ofm: return v(Dim::N) * k * v(Dim::Xo) * v(Dim::Yo);
-  }
-  DFLC_UNREACHABLE("role " + std::to_string(static_cast<int>(r)));
+  DimVector e{};
+  for (size_t i = 0; i < kND; ++i)
+    at(e, kIndependentDims[i]) = t[i];
+  at(e, Dim::Xi) = windowIn(Dim::Xi, at(e, Dim::Xo), at(e, Dim::R));
+  at(e, Dim::Yi) = windowIn(Dim::Yi, at(e, Dim::Yo), at(e, Dim::S));
+  return dfl::tileWords(r, e, layer_.channelWise());
 }
 
 int64_t TilingSpace::occupancy(const Plan &p, size_t l) const {

@@ -3,7 +3,10 @@
 // derived in the comments, an LCU weakened on purpose that the runtime RAW
 // check must catch, and the solver's pipelined segments, which must run
 // without a violation.
+#include "backend/KernelPlan.h"
 #include "backend/PipelineSim.h"
+#include "backend/polyhedral/Dependences.h"
+#include "scheduler/analysis/StepBoxes.h"
 #include "scheduler/kapla/Solver.h"
 #include "TestUtil.h"
 
@@ -44,6 +47,87 @@ const SegmentRun &cleanSegment(const PipelineResult &r) {
   EXPECT_EQ(s.skipped, "");
   EXPECT_TRUE(s.ok()) << (s.violations.empty() ? s.error : s.violations.front());
   return s;
+}
+
+// ---- the analysis' step boxes against isl ---------------------------------
+//
+// The analysis derives each pipelined segment's dependences from boxes
+// (scheduler/analysis/StepBoxes.h) for the buffer check (E0824), the
+// simulator from isl (backend/polyhedral/Dependences.h): compared table by
+// table and step by step on every segment the simulator runs here. The
+// buffer E0824 checks (its steps and words) must be the simulator's: the
+// check refuses exactly what the simulator would.
+
+const LayerScheduleModel *directivesOf(const Schedule &s, int layer) {
+  for (const LayerScheduleModel &ls : s.layers)
+    if (ls.layer == layer)
+      return &ls;
+  return nullptr;
+}
+
+/// Compares the two derivations on every pipelined segment of `schedule`
+/// (complete; valid but for E0824); the segments compared.
+size_t compareSegments(const Model &model, const Schedule &schedule) {
+  const Network &net = networkOf(model, schedule);
+  const Hardware &hw = hardwareOf(model, schedule);
+  const ScheduleResult analysis = analyzeSchedule(model, schedule);
+  EXPECT_TRUE(analysis.complete);
+  size_t compared = 0;
+  for (const SegmentResult &seg : analysis.segments) {
+    if (!seg.pipelined || seg.layers.size() < 2)
+      continue;
+    std::vector<const LayerScheduleModel *> schedules;
+    std::vector<const LayerResult *> results;
+    std::vector<StepSpace> spaces;
+    std::string names;
+    for (int l : seg.layers) {
+      schedules.push_back(directivesOf(schedule, l));
+      results.push_back(&analysis.layers[static_cast<size_t>(l)]);
+      std::string why;
+      if (!schedules.back())
+        break;
+      std::optional<KernelPlan> plan = planKernel(net, l, hw, *schedules.back(), *results.back(), why);
+      if (!plan)
+        break;
+      spaces.push_back(stepSpace(*plan, net.layers[static_cast<size_t>(l)].nest));
+      names += " " + net.layers[static_cast<size_t>(l)].name;
+    }
+    if (spaces.size() != seg.layers.size())
+      continue;   // not simulated: nothing to compare with
+    SCOPED_TRACE("segment" + names);
+    const SegmentSteps boxes = segmentSteps(net, hw, seg.layers, schedules, results);
+    PipelineDependences isl(std::move(spaces));
+    EXPECT_TRUE(boxes.derived);
+    EXPECT_EQ(boxes.edges.size(), isl.edges().size());
+    if (!boxes.derived || boxes.edges.size() != isl.edges().size())
+      continue;
+    for (size_t k = 0; k < isl.edges().size(); ++k) {
+      const EdgeDependences &e = isl.edges()[k];
+      const EdgeSteps &b = boxes.edges[k];
+      SCOPED_TRACE("edge " + e.tensor);
+      EXPECT_EQ(b.producer, e.producer);
+      EXPECT_EQ(b.consumer, e.consumer);
+      EXPECT_EQ(b.tensor, e.tensor);
+      EXPECT_EQ(boxes.steps[static_cast<size_t>(b.producer)], isl.regions()[static_cast<size_t>(e.producer)].steps());
+      EXPECT_EQ(b.needs, e.needs);
+      EXPECT_EQ(b.rawWait, e.rawWait);
+      EXPECT_EQ(b.lastReader, e.lastReader);
+      EXPECT_EQ(b.warWait, e.warWait);
+      EXPECT_EQ(b.words, e.words);
+      EXPECT_EQ(b.depth, e.depth);
+      EXPECT_EQ(b.neededWords, mostWords(e.words, e.depth));
+    }
+    ++compared;
+  }
+  return compared;
+}
+
+TEST(PipelineTest, BoxesMatchIslRowsAgainstColumns) {
+  // test::kRowsAgainstColumns: b's first column needs all of a's rows
+  // (tests/unit/SegmentLatencyTest.cpp derives its tables by hand).
+  test::Compiled comp = test::compile(test::kRowsAgainstColumns + test::onePeNodes(2, 128));
+  ASSERT_EQ(comp.diagnostics(), "");
+  EXPECT_EQ(compareSegments(comp.model, comp.model.schedules.at(0)), 1u);
 }
 
 TEST(PipelineTest, ChainTimeline) {
@@ -210,6 +294,8 @@ schedule for net on hw {
   so.pipelining = true;
   auto sol = makeSolver("kapla")->solve(comp.model, given, so, failure);
   ASSERT_TRUE(sol) << failure;
+  // The boxes and isl agree on both segments.
+  EXPECT_EQ(compareSegments(comp.model, sol->schedule), 2u);
   PipelineResult r = simulatePipelines(comp.model, sol->schedule);
   size_t run = 0;
   for (const SegmentRun &s : r.segments) {
@@ -246,9 +332,19 @@ TEST(PipelineTest, StdlibSolverSegmentsRunWithoutViolation) {
     SolveFailure failure;
     auto sol = makeSolver("kapla")->solve(comp.model, given, SolverOptions{}, failure);
     ASSERT_TRUE(sol) << failure;
-    for (const SegmentRun &s : simulatePipelines(comp.model, sol->schedule).segments) {
+    const PipelineResult pipes = simulatePipelines(comp.model, sol->schedule);
+    EXPECT_EQ(compareSegments(comp.model, sol->schedule), pipes.segments.size());
+    for (const SegmentRun &s : pipes.segments) {
       EXPECT_EQ(s.skipped, "");
       EXPECT_TRUE(s.ok()) << s.violations.front();
+      // The check passed it, E0824 included: isl finds its buffers fit too.
+      for (const RegionRun &g : s.regions) {
+        int64_t need = 0;
+        for (const BufferRun &b : s.buffers)
+          if (b.consumer == g.layer)
+            need += b.neededWords;
+        EXPECT_LE(need, g.roomWords()) << g.layer;
+      }
       ++run;
     }
   }

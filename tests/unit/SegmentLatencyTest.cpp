@@ -4,6 +4,7 @@
 // last one, and two independent branches joined by an add.
 #include "scheduler/analysis/Analysis.h"
 #include "scheduler/analysis/SegmentLatency.h"
+#include "scheduler/analysis/StepBoxes.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -36,21 +37,7 @@ TEST(SegmentLatencyTest, ConsumerNeedingTheLastStepWaitsForTheWholeProducer) {
   // ends at 576 + 576 = 1152. (The old perfect-overlap formula, k = 8:
   // 1152/8 + 7·576/8 = 648.)
   test::Compiled comp;
-  ScheduleResult r = analyze(R"(
-network n { input x [C=1, X=8, Y=8]; a = conv(x, K=1, R=3, S=3, pad=1); b = conv(a, K=1, R=3, S=3, pad=1); }
-schedule for n on h {
-  segment a, b pipelined;
-  layer a {
-    REGF { tensor ifm [Xi=10, Yi=3]; tensor wgt [R=3, S=3]; tensor ofm [Xo=8, Yo=1]; }
-    GBUF { tensor ifm [Xi=10, Yi=3]; tensor wgt [R=3, S=3]; tensor ofm [Xo=8, Yo=1]; update Yo += 1, Yi += 1; }
-  }
-  layer b {
-    REGF { tensor ifm [Xi=3, Yi=10]; tensor wgt [R=3, S=3]; tensor ofm [Xo=1, Yo=8]; }
-    GBUF { tensor ifm [Xi=3, Yi=10]; tensor wgt [R=3, S=3]; tensor ofm [Xo=1, Yo=8]; update Xo += 1, Xi += 1; }
-  }
-}
-)",
-                             comp);
+  ScheduleResult r = analyze(test::kRowsAgainstColumns, comp);
   ASSERT_TRUE(r.valid && r.complete);
   EXPECT_DOUBLE_EQ(r.layers[0].latencyCycles, 576);
   EXPECT_DOUBLE_EQ(r.layers[1].latencyCycles, 576);
@@ -70,6 +57,29 @@ schedule for n on h {
   EXPECT_EQ(t.regions[1].steps, 8);
   EXPECT_DOUBLE_EQ(t.regions[1].start, 576);
   EXPECT_DOUBLE_EQ(t.cycles, 1152);
+
+  // Its buffer (scheduler/analysis/StepBoxes.h): every b step needs a's last
+  // step (7); each of a's rows (8 words: one channel, 8 columns) is last read
+  // by b's last column (7). The least deadlock-free buffer: max over a's
+  // steps i of need(warWait(i)) − i + 1 = 7 − 0 + 1 = 8 steps, 64 words.
+  SegmentSteps steps = segmentSteps(net, hw, {0, 1}, schedules, {&r.layers[0], &r.layers[1]});
+  ASSERT_TRUE(steps.derived);
+  ASSERT_EQ(steps.edges.size(), 1u);
+  const EdgeSteps &e = steps.edges[0];
+  EXPECT_EQ(e.tensor, "a");
+  EXPECT_EQ(e.needs, std::vector<int64_t>(8, 7));
+  EXPECT_EQ(e.rawWait, std::vector<int64_t>(8, 7));
+  EXPECT_EQ(e.lastReader, std::vector<int64_t>(8, 7));
+  EXPECT_EQ(e.warWait, std::vector<int64_t>(8, 7));
+  EXPECT_EQ(e.words, std::vector<int64_t>(8, 8));
+  EXPECT_EQ(e.depth, 8);
+  EXPECT_EQ(e.neededWords, 64);
+  // b's room on its node (GBUF 1 KiB = 512 words here): less its weights
+  // (3x3 = 9) and an output column (8).
+  RegionRoom room = regionRoom(net.layers[1], hw, r.layers[1]);
+  EXPECT_EQ(room.nodes, 1);
+  EXPECT_EQ(room.capacityWords, 512);
+  EXPECT_EQ(room.otherTileWords, 17);
 }
 
 TEST(SegmentLatencyTest, IndependentBranchesOverlap) {

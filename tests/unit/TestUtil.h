@@ -58,6 +58,26 @@ hardware h {
 }
 )";
 
+/// Two 3x3 convs over 8x8 (pad 1) pipelined: a walks its output row by row
+/// (update Yo: 8 steps), b column by column (update Xo: 8 steps), so b's
+/// first column needs all of a's rows. No hardware: append one with a GBUF
+/// level (onePeNodes). The segment latency's, the step boxes' and E0824's
+/// hand-derived case.
+inline const char *const kRowsAgainstColumns = R"(
+network n { input x [C=1, X=8, Y=8]; a = conv(x, K=1, R=3, S=3, pad=1); b = conv(a, K=1, R=3, S=3, pad=1); }
+schedule for n on h {
+  segment a, b pipelined;
+  layer a {
+    REGF { tensor ifm [Xi=10, Yi=3]; tensor wgt [R=3, S=3]; tensor ofm [Xo=8, Yo=1]; }
+    GBUF { tensor ifm [Xi=10, Yi=3]; tensor wgt [R=3, S=3]; tensor ofm [Xo=8, Yo=1]; update Yo += 1, Yi += 1; }
+  }
+  layer b {
+    REGF { tensor ifm [Xi=3, Yi=10]; tensor wgt [R=3, S=3]; tensor ofm [Xo=1, Yo=8]; }
+    GBUF { tensor ifm [Xi=3, Yi=10]; tensor wgt [R=3, S=3]; tensor ofm [Xo=1, Yo=8]; update Xo += 1, Xi += 1; }
+  }
+}
+)";
+
 /// Two levels: 16 PEs with 64 B register files and bus multicast, then DRAM
 /// (the analysis' and the simulator's hand-counted schedules run on it).
 inline const char *const kTwoLevel = R"(

@@ -1,0 +1,491 @@
+// A pipelined segment's steps as boxes (scheduler/analysis/StepBoxes.h).
+#include "scheduler/analysis/StepBoxes.h"
+
+#include "support/Check.h"
+
+#include <algorithm>
+
+namespace dfl {
+
+int64_t StepRegion::linear(const std::vector<int64_t> &u) const {
+  int64_t n = 0;
+  for (size_t i = 0; i < updates.size(); ++i)
+    n = n * updates[i].count + u[i];
+  return n;
+}
+
+std::vector<int64_t> StepRegion::point(int64_t step) const {
+  std::vector<int64_t> u(updates.size());
+  for (size_t i = updates.size(); i-- > 0;) {
+    u[i] = step % updates[i].count;
+    step /= updates[i].count;
+  }
+  return u;
+}
+
+StepRegion::Cover StepRegion::cover(const std::vector<int64_t> &u) const {
+  Cover box{};
+  for (Dim d : kIndependentDims)
+    box[static_cast<size_t>(d)] = {0, at(base, d)};
+  for (size_t i = 0; i < updates.size(); ++i) {
+    Interval &r = box[static_cast<size_t>(updates[i].dim)];
+    int64_t a = updates[i].amount;
+    if (u[i] == kFree)
+      r.hi += (updates[i].count - 1) * a;
+    else
+      r.lo += u[i] * a, r.hi += u[i] * a;
+  }
+  for (Dim d : kIndependentDims) {
+    Interval &r = box[static_cast<size_t>(d)];
+    r.hi = std::min(r.hi, std::max<int64_t>(1, at(bounds, d)) - 1);
+  }
+  return box;
+}
+
+int64_t StepRegion::wholeCoordinate(const AffineExpr &e, Dim d) const {
+  int64_t factor = 0;
+  for (size_t i = 0; i < fold.size(); ++i) {
+    if (fold[i].from != d)
+      continue;
+    int64_t c = e.coefficient(static_cast<int>(i));
+    if (c == 0 || c % fold[i].divisor != 0)
+      return 0;
+    if (factor == 0)
+      factor = c / fold[i].divisor;
+    else if (c / fold[i].divisor != factor)
+      return 0;
+  }
+  return factor;
+}
+
+/// The range of an affine expression over a step's coverage; `iters` the
+/// iteration dims' ranges (guards applied), `box` the canonical ranges. The
+/// terms of a coordinate folded into several dims (a flattened index) that
+/// add up to the whole coordinate are taken as that coordinate: exact where
+/// the dims' ranges wrap.
+Interval StepRegion::range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box,
+                           int64_t &stride) const {
+  AffineExpr image(e.constant);
+  std::vector<Interval> ranges;
+  std::array<bool, kNumDims> whole{};
+  for (auto [i, c] : e.terms) {
+    Dim d = fold[static_cast<size_t>(i)].from;
+    if (whole[static_cast<size_t>(d)])
+      continue;
+    int64_t f = wholeCoordinate(e, d);
+    bool alone = std::count_if(fold.begin(), fold.end(), [&](const IterDimFold &x) { return x.from == d; }) == 1;
+    if (f != 0 && !alone) {
+      whole[static_cast<size_t>(d)] = true;
+      image.terms.push_back({static_cast<int>(ranges.size()), f});
+      ranges.push_back(box[static_cast<size_t>(d)]);
+    } else {
+      image.terms.push_back({static_cast<int>(ranges.size()), c});
+      ranges.push_back(iters[static_cast<size_t>(i)]);
+    }
+  }
+  stride = affineStride(image, ranges);
+  return affineImage(image, ranges);
+}
+
+bool StepRegion::accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out,
+                             std::vector<int64_t> &strides) const {
+  std::vector<Interval> iters(fold.size());
+  for (size_t i = 0; i < fold.size(); ++i)
+    iters[i] = foldImage(fold[i], box[static_cast<size_t>(fold[i].from)]);
+  if (clip && !narrowByGuards(a, iters))
+    return false;
+  out.assign(a.index.size(), {});
+  strides.assign(a.index.size(), 1);
+  for (size_t t = 0; t < a.index.size(); ++t) {
+    out[t] = range(a.index[t], iters, box, strides[t]);
+    // Clipped to the tensor, on the values the index takes (a strided
+    // window reads every stride-th row).
+    if (clip)
+      out[t] = onLattice(out[t].intersect({0, a.extent[t] - 1}), out[t].lo, strides[t]);
+    if (out[t].empty())
+      return false;
+  }
+  return true;
+}
+
+std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const {
+  Cover box = cover(u);
+  std::optional<IntervalBox> out;
+  IntervalBox b;
+  std::vector<int64_t> strides;
+  for (const Access &a : layer->nest.accesses) {
+    if (a.role == layer->output || a.tensor != tensor || !accessReads(a, box, clip, b, strides))
+      continue;
+    if (!out)
+      out = b;
+    else
+      for (size_t t = 0; t < b.size(); ++t)
+        (*out)[t] = (*out)[t].hull(b[t]);
+  }
+  return out;
+}
+
+// A lexmax, update by update from the outermost: one moving a dim the output
+// is not indexed by (a reduction) at its last iteration, one moving an output
+// coordinate at the last iteration that starts at or below the box's end.
+int64_t StepRegion::lastWriter(const IntervalBox &box) const {
+  std::vector<int64_t> u(updates.size());
+  DimVector fixed{};
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const Update &up = updates[i];
+    auto t = std::find(outputDims.begin(), outputDims.end(), static_cast<int>(up.dim));
+    if (t == outputDims.end()) {
+      u[i] = up.count - 1;
+      continue;
+    }
+    int64_t hi = box[static_cast<size_t>(t - outputDims.begin())].hi - at(fixed, up.dim);
+    u[i] = std::clamp<int64_t>(hi < 0 ? 0 : hi / up.amount, 0, up.count - 1);
+    at(fixed, up.dim) += u[i] * up.amount;
+  }
+  return linear(u);
+}
+
+std::vector<int64_t> StepRegion::writerOf(Dim d, int64_t x) const {
+  std::vector<int64_t> out;
+  int64_t fixed = 0;
+  for (const Update &up : updates)
+    if (up.dim == d) {
+      int64_t v = std::clamp<int64_t>((x - fixed) / up.amount, 0, up.count - 1);
+      out.push_back(v);
+      fixed += v * up.amount;
+    }
+  return out;
+}
+
+// The coordinates whose last writer is this step: per output dim those whose
+// components along it are the step's (lastWriter takes each dim's updates
+// alone, and their components only grow with the coordinate: an interval).
+IntervalBox StepRegion::finalized(const std::vector<int64_t> &u) const {
+  IntervalBox out(outputDims.size());
+  for (size_t i = 0; i < updates.size(); ++i)
+    if (std::find(outputDims.begin(), outputDims.end(), static_cast<int>(updates[i].dim)) == outputDims.end() &&
+        u[i] != updates[i].count - 1)
+      return IntervalBox(outputDims.size());   // partial sums only
+  for (size_t t = 0; t < outputDims.size(); ++t) {
+    if (outputDims[t] == kNone) {
+      out[t] = {0, 0};
+      continue;
+    }
+    Dim d = static_cast<Dim>(outputDims[t]);
+    std::vector<int64_t> mine;
+    for (size_t i = 0; i < updates.size(); ++i)
+      if (updates[i].dim == d)
+        mine.push_back(u[i]);
+    // The least coordinate written no earlier than this step, the greatest no later.
+    int64_t lo = 0, hi = output->extent[t];
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (writerOf(d, mid) >= mine)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    int64_t first = lo;
+    lo = -1, hi = output->extent[t] - 1;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo + 1) / 2;
+      if (writerOf(d, mid) <= mine)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    out[t] = {first, lo};
+  }
+  return out;
+}
+
+IntervalBox StepRegion::lastStepBox() const {
+  std::vector<int64_t> u(updates.size());
+  for (size_t i = 0; i < updates.size(); ++i)
+    u[i] = updates[i].count - 1;
+  Cover box = cover(u);
+  IntervalBox out;
+  for (int d : outputDims)
+    out.push_back(d == kNone ? Interval{0, 0} : box[static_cast<size_t>(d)]);
+  return out;
+}
+
+// A lexmin, update by update from the outermost, each the least value whose
+// reads (inner updates free) reach the box's start in every dim (a binary
+// search: the reads only grow with the value).
+std::optional<int64_t> StepRegion::firstReader(const std::string &tensor, const IntervalBox &box) const {
+  std::vector<int64_t> u(updates.size(), kFree);
+  auto reaches = [&]() {
+    std::optional<IntervalBox> r = reads(tensor, u, false);
+    if (!r)
+      return false;
+    for (size_t t = 0; t < box.size() && t < r->size(); ++t)
+      if ((*r)[t].hi < box[t].lo)
+        return false;
+    return true;
+  };
+  if (!reaches())
+    return std::nullopt;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    int64_t lo = 0, hi = updates[i].count - 1;
+    while (lo < hi) {
+      u[i] = lo + (hi - lo) / 2;
+      if (reaches())
+        hi = u[i];
+      else
+        lo = u[i] + 1;
+    }
+    u[i] = lo;
+  }
+  return linear(u);
+}
+
+// A lexmax, update by update from the outermost: the greatest value whose
+// reads (inner updates free) start at or before the box's end in every dim
+// (a binary search: the reads only grow with the value), stepped back while
+// its clipped reads miss the box.
+std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const IntervalBox &box) const {
+  std::vector<int64_t> u(updates.size(), kFree);
+  // Some access reads an element of the box: per tensor dim a value of its
+  // index (lo + k·stride) inside the box's interval.
+  auto meets = [&]() {
+    const Cover c = cover(u);
+    IntervalBox r;
+    std::vector<int64_t> strides;
+    return std::any_of(layer->nest.accesses.begin(), layer->nest.accesses.end(), [&](const Access &a) {
+      if (a.role == layer->output || a.tensor != tensor || !accessReads(a, c, true, r, strides))
+        return false;
+      for (size_t t = 0; t < box.size() && t < r.size(); ++t)
+        if (onLattice(r[t].intersect(box[t]), r[t].lo, strides[t]).empty())
+          return false;
+      return true;
+    });
+  };
+  auto startsBefore = [&]() {
+    std::optional<IntervalBox> r = reads(tensor, u, false);
+    for (size_t t = 0; r && t < box.size() && t < r->size(); ++t)
+      if ((*r)[t].lo > box[t].hi)
+        return false;
+    return true;
+  };
+  if (!meets())
+    return std::nullopt;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    int64_t lo = 0, hi = updates[i].count - 1;
+    while (lo < hi) {
+      u[i] = lo + (hi - lo + 1) / 2;
+      if (startsBefore())
+        lo = u[i];
+      else
+        hi = u[i] - 1;
+    }
+    u[i] = lo;
+    while (u[i] > 0 && !meets())
+      --u[i];
+  }
+  return linear(u);
+}
+
+StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const LayerScheduleModel *schedule,
+                      const LayerResult &result) {
+  const size_t top = hw.levels.size() - 2;
+  StepRegion r;
+  r.layer = &net.layers[static_cast<size_t>(l)];
+  r.latency = result.latencyCycles;
+  const bool channelWise = r.layer->channelWise();
+  auto canon = [&](Dim d) { return canonicalDim(d, channelWise); };
+  std::string why;
+  r.folds = foldIterDims(r.layer->nest, channelWise, r.fold, why);
+  for (Dim d : kIndependentDims)
+    at(r.bounds, canon(d)) = std::max(at(r.bounds, canon(d)), at(result.levels.back().extent, d));
+  const LevelResult &lr = result.levels[top];
+  for (Dim d : kIndependentDims)
+    at(r.base, canon(d)) = std::max(at(r.base, canon(d)), at(lr.extent, d) - 1);
+  const LevelDirectives *ld = nullptr;
+  if (schedule)
+    for (const LevelDirectives &d : schedule->levels)
+      if (d.level == static_cast<int>(top))
+        ld = &d;
+  auto independent = [&](const std::vector<std::pair<Dim, int64_t>> &moves) -> std::optional<std::pair<Dim, int64_t>> {
+    for (auto [d, a] : moves)
+      if (!isInputWindow(d))
+        return std::pair{canon(d), a};
+    return std::nullopt;
+  };
+  if (ld) {
+    for (const StackDirective &s : ld->stacks)
+      for (auto [d, a] : s.shifts)
+        if (!isInputWindow(d))
+          at(r.base, canon(d)) += (s.repl - 1) * a;
+    for (size_t i = ld->updates.size(); i-- > 0;) {
+      int64_t count = i < lr.trips.size() ? lr.trips[i] : 1;
+      if (auto m = independent(ld->updates[i].steps); m && count > 1) {
+        r.updates.push_back({m->first, m->second, count});
+        r.steps *= count;
+      }
+    }
+  }
+  std::vector<const Access *> outs = r.layer->nest.accessesOf(r.layer->output);
+  if (!outs.empty())
+    r.output = outs[0];
+  // The output tensor's dims as canonical coordinates: each index the whole
+  // coordinate of one dim, factor 1, no constant.
+  if (r.folds && r.output) {
+    for (size_t t = 0; t < r.output->index.size(); ++t) {
+      const AffineExpr &e = r.output->index[t];
+      if (e.terms.empty() && e.constant == 0 && r.output->extent[t] == 1) {
+        r.outputDims.push_back(StepRegion::kNone);
+        continue;
+      }
+      if (e.terms.empty() || e.constant != 0)
+        break;
+      Dim d = r.fold[static_cast<size_t>(e.terms[0].first)].from;
+      if (r.wholeCoordinate(e, d) != 1 ||
+          std::any_of(e.terms.begin(), e.terms.end(), [&](auto &x) { return r.fold[static_cast<size_t>(x.first)].from != d; }) ||
+          std::find(r.outputDims.begin(), r.outputDims.end(), static_cast<int>(d)) != r.outputDims.end())
+        break;
+      r.outputDims.push_back(static_cast<int>(d));
+    }
+    if (r.outputDims.size() != r.output->index.size())
+      r.outputDims.clear();
+  }
+  return r;
+}
+
+namespace {
+
+/// The running maximum: entry j the most of v[0..j] (-1 while all are -1).
+std::vector<int64_t> runningMax(std::vector<int64_t> v) {
+  for (size_t j = 1; j < v.size(); ++j)
+    v[j] = std::max(v[j], v[j - 1]);
+  return v;
+}
+
+/// Whether layer `c` reads `tensor` (not as its output).
+bool readsTensor(const Layer &c, const std::string &tensor) {
+  return std::any_of(c.nest.accesses.begin(), c.nest.accesses.end(),
+                     [&](const Access &a) { return a.role != c.output && a.tensor == tensor; });
+}
+
+} // namespace
+
+SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vector<int> &layers,
+                          const std::vector<const LayerScheduleModel *> &schedules,
+                          const std::vector<const LayerResult *> &results) {
+  DFLC_CHECK(layers.size() == schedules.size() && layers.size() == results.size()) << "one schedule and result a layer";
+  SegmentSteps out;
+  std::vector<StepRegion> regions;
+  for (size_t k = 0; k < layers.size(); ++k) {
+    regions.push_back(stepRegion(net, hw, layers[k], schedules[k], *results[k]));
+    out.steps.push_back(regions.back().steps);
+    if (regions.back().steps > kMaxSteps)
+      return out;
+  }
+  for (size_t c = 0; c < regions.size(); ++c)
+    for (size_t p = 0; p < c; ++p) {
+      const StepRegion &pr = regions[p], &cr = regions[c];
+      if (!pr.output || !readsTensor(*cr.layer, pr.output->tensor))
+        continue;
+      if (!pr.boxed() || !cr.folds)
+        return out;
+      EdgeSteps e;
+      e.producer = static_cast<int>(p), e.consumer = static_cast<int>(c);
+      e.tensor = pr.output->tensor;
+      e.needs.assign(static_cast<size_t>(cr.steps), -1);
+      for (int64_t j = 0; j < cr.steps; ++j)
+        if (std::optional<IntervalBox> b = cr.reads(e.tensor, cr.point(j), true))
+          e.needs[static_cast<size_t>(j)] = pr.lastWriter(*b);
+      e.rawWait = runningMax(e.needs);
+      e.words.assign(static_cast<size_t>(pr.steps), 0);
+      e.lastReader.assign(static_cast<size_t>(pr.steps), -1);
+      for (int64_t i = 0; i < pr.steps; ++i) {
+        IntervalBox f = pr.finalized(pr.point(i));
+        int64_t words = 1;
+        for (const Interval &x : f)
+          words *= x.size();
+        e.words[static_cast<size_t>(i)] = words;
+        if (words > 0)
+          e.lastReader[static_cast<size_t>(i)] = cr.lastReader(e.tensor, f).value_or(-1);
+      }
+      e.warWait = runningMax(e.lastReader);
+      out.edges.push_back(std::move(e));
+    }
+  std::vector<EdgeWaits> waits;
+  for (const EdgeSteps &e : out.edges)
+    waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
+  std::vector<int64_t> depths = bufferDepths(out.steps, waits);
+  for (size_t k = 0; k < out.edges.size(); ++k) {
+    out.edges[k].depth = depths[k];
+    out.edges[k].neededWords = mostWords(out.edges[k].words, depths[k]);
+  }
+  out.derived = true;
+  return out;
+}
+
+std::vector<int64_t> bufferDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges) {
+  // need[c][a][j]: the last step of ancestor a that consumer c's step j
+  // needs, along every path (regions in topological order).
+  size_t n = steps.size();
+  std::vector<std::vector<std::vector<int64_t>>> need(n, std::vector<std::vector<int64_t>>(n));
+  for (size_t c = 0; c < n; ++c) {
+    for (size_t a = 0; a < c; ++a)
+      need[c][a].assign(static_cast<size_t>(steps[c]), -1);
+    for (const EdgeWaits &e : edges) {
+      if (static_cast<size_t>(e.consumer) != c)
+        continue;
+      size_t q = static_cast<size_t>(e.producer);
+      for (size_t j = 0; j < e.rawWait.size(); ++j) {
+        int64_t i = e.rawWait[j];
+        if (i < 0)
+          continue;
+        need[c][q][j] = std::max(need[c][q][j], i);
+        for (size_t a = 0; a < q; ++a)
+          need[c][a][j] = std::max(need[c][a][j], need[q][a][static_cast<size_t>(i)]);
+      }
+    }
+  }
+  std::vector<int64_t> depths;
+  for (const EdgeWaits &e : edges) {
+    const std::vector<int64_t> &f = need[static_cast<size_t>(e.consumer)][static_cast<size_t>(e.producer)];
+    int64_t depth = 1;
+    for (size_t i = 0; i < e.warWait.size(); ++i)
+      if (int64_t j = e.warWait[i]; j >= 0 && f[static_cast<size_t>(j)] >= 0)
+        depth = std::max(depth, f[static_cast<size_t>(j)] - static_cast<int64_t>(i) + 1);
+    depths.push_back(depth);
+  }
+  return depths;
+}
+
+int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
+  int64_t window = 0, most = 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);
+    most = std::max(most, window);
+  }
+  return most;
+}
+
+RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result) {
+  const size_t top = hw.levels.size() - 2;
+  const LevelResult &lr = result.levels[top];
+  RegionRoom room;
+  room.level = hw.levels[top].name;
+  room.nodes = lr.unitsInUse;
+  room.bounded = hw.levels[top].capacityBytes.has_value();
+  // In words of the forwarded tensor (finished data); the tiles at their widths.
+  auto forwardedWords = [&](int64_t bytes) {
+    return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits /
+                                (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
+  };
+  room.capacityWords = forwardedWords(hw.levels[top].capacityBytes.value_or(0) * room.nodes);
+  const bool channelWise = layer.channelWise(), perSample = wgtPerSample(layer.nest);
+  const std::vector<TensorRole> roles = layer.roles();
+  int64_t otherBytes = 0;
+  for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm})
+    if (std::find(roles.begin(), roles.end(), r) != roles.end())
+      otherBytes += hw.bytesOf(tileWords(r, lr.extent, channelWise, perSample), hw.heldBits(r, layer.output));
+  room.otherTileWords = forwardedWords(otherBytes * room.nodes);
+  return room;
+}
+
+} // namespace dfl

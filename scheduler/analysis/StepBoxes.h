@@ -1,0 +1,161 @@
+// A pipelined segment's steps as boxes (docs/simulator.md, "Steps" and
+// "Buffers"): the dependences between its regions step by step and the
+// buffer each forwarded tensor needs, derived without isl. One rule for
+// `dflc check`, the solver and the language server (E0824); the simulator
+// derives the same tables with isl (backend/polyhedral/Dependences.h), and
+// tests/backend/PipelineTest.cpp compares the two on the stdlib's segments.
+//
+// A region runs its layer in *steps*, the iterations of its node-level
+// (L−2) updates in lexicographic order (trips of 1 left out). A step covers
+// a box of canonical coordinates; the nest's affine accesses map it to a box
+// of each tensor (model/Geometry.h). An element is final at the last step
+// writing it (its lastWriter, a lexmax taken update by update). Per
+// producer → consumer edge:
+//   needs[j]      the last producer step finalizing what consumer step j reads
+//   rawWait[j]    the most of needs over steps ≤ j (the paper's L)
+//   lastReader[i] the last consumer step reading what producer step i finalizes
+//   warWait[i]    the most of lastReader over steps ≤ i
+//   words[i]      the elements producer step i finalizes
+// and the least deadlock-free buffer (bufferDepths), in producer steps and
+// in words (mostWords over it).
+//
+// Before: the segment's layers (network order), each with its directives and
+// a complete, valid result. After: the tables; nothing changed.
+#pragma once
+
+#include "scheduler/analysis/Analysis.h"
+#include "model/Geometry.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dfl {
+
+/// One region: its layer's node-level steps and how they reach tensors.
+struct StepRegion {
+  static constexpr int64_t kFree = -1;   // an update left free in a partial step
+  using Cover = std::array<Interval, kNumDims>;   // per canonical dim
+  struct Update {
+    Dim dim = Dim::N;   // the independent dim it moves (canonical)
+    int64_t amount = 1, count = 1;
+  };
+
+  const Layer *layer = nullptr;
+  bool folds = false;                  // its iteration dims fold into canonical dims
+  std::vector<IterDimFold> fold;
+  DimVector bounds{}, base{};          // per canonical dim: the layer's bound; a step's span less one
+  std::vector<Update> updates;         // outermost first; trips of 1 left out
+  int64_t steps = 1;
+  double latency = 0;
+  const Access *output = nullptr;
+  /// Per dim of the output tensor, the canonical dim it is the coordinate of
+  /// (kNone for an index 0 of an extent 1), or empty if some output index is
+  /// neither.
+  static constexpr int kNone = -1;
+  std::vector<int> outputDims;
+
+  /// Whether its steps can be read as boxes (its reads and writes derived).
+  bool boxed() const { return folds && output && !outputDims.empty(); }
+  int64_t linear(const std::vector<int64_t> &u) const;
+  std::vector<int64_t> point(int64_t step) const;
+  /// The canonical coordinates a (partial) step covers, per independent dim,
+  /// clipped to the layer: fixed updates at their values, free ones anywhere.
+  Cover cover(const std::vector<int64_t> &u) const;
+  /// What a (partial) step reads of `tensor`: the hull over its accesses,
+  /// each clipped to the tensor and its guards (`clip`), or unclipped: the
+  /// index ranges themselves, which only grow with the step. Empty if none.
+  std::optional<IntervalBox> reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const;
+  /// The last of this (producer) region's steps that finalizes an element of
+  /// `box` (a box of its output tensor).
+  int64_t lastWriter(const IntervalBox &box) const;
+  /// What this (producer) region's step finalizes of its output tensor:
+  /// empty if an update it reduces over is not at its last iteration.
+  IntervalBox finalized(const std::vector<int64_t> &u) const;
+  /// What this (producer) region's last step writes of its output tensor.
+  IntervalBox lastStepBox() const;
+  /// The first of this (consumer) region's steps that reads some element
+  /// at or past the start of `box` of `tensor` in every dim.
+  std::optional<int64_t> firstReader(const std::string &tensor, const IntervalBox &box) const;
+  /// The last of this (consumer) region's steps whose reads of `tensor` meet `box`.
+  std::optional<int64_t> lastReader(const std::string &tensor, const IntervalBox &box) const;
+
+  /// If the terms of `e` over dims folding into `d` are the whole coordinate
+  /// times a factor (Σ f·divisor_i·i over every dim of d), that factor; else 0.
+  int64_t wholeCoordinate(const AffineExpr &e, Dim d) const;
+
+private:
+  /// The components of the updates moving `d` in the last step writing
+  /// canonical coordinate x along d (outermost first).
+  std::vector<int64_t> writerOf(Dim d, int64_t x) const;
+  /// The range of `e` over a step's coverage and, in `stride`, the step
+  /// between its values.
+  Interval range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box, int64_t &stride) const;
+  /// What access `a` reads over coverage `box`: per tensor dim the values
+  /// lo + k·strides[t] up to hi, clipped to the tensor and its guards
+  /// (`clip`) or not; false if nothing.
+  bool accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out, std::vector<int64_t> &strides) const;
+};
+
+/// Layer `l`'s region: its node-level steps under its directives.
+StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const LayerScheduleModel *schedule,
+                      const LayerResult &result);
+
+/// One forwarded tensor's dependences, step by step (steps by number, -1: none).
+struct EdgeSteps {
+  int producer = -1, consumer = -1;   // positions in the segment's layers
+  std::string tensor;
+  std::vector<int64_t> needs, rawWait;     // per consumer step
+  std::vector<int64_t> lastReader, warWait, words;   // per producer step
+  int64_t depth = 1;         // the least buffer, in producer steps, that cannot deadlock
+  int64_t neededWords = 0;   // the most words `depth` consecutive producer steps finalize
+};
+
+struct SegmentSteps {
+  /// False if some layer's steps cannot be read as boxes (a producer whose
+  /// output is not indexed by its canonical coordinates, e.g. a data
+  /// gradient), or have more than kMaxSteps steps: then no tables.
+  bool derived = false;
+  std::vector<int64_t> steps;   // per layer of the segment
+  std::vector<EdgeSteps> edges;
+};
+
+/// The steps a region may have for its tables to be derived (docs/limits.md).
+constexpr int64_t kMaxSteps = int64_t{1} << 20;
+
+/// The tables of pipelined segment `layers` (network order).
+SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vector<int> &layers,
+                          const std::vector<const LayerScheduleModel *> &schedules,
+                          const std::vector<const LayerResult *> &results);
+
+/// An edge's waits, for bufferDepths.
+struct EdgeWaits {
+  int producer = -1, consumer = -1;   // region indices, topological
+  std::span<const int64_t> rawWait, warWait;
+};
+
+/// Per edge the least buffer, in producer steps, that cannot deadlock: what
+/// the consumer needs of every ancestor by its step j, along every path (RAW
+/// composed), keeps the producer's WAR wait behind it. `steps` per region.
+std::vector<int64_t> bufferDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges);
+
+/// The most words `n` consecutive steps finalize (`words` per step): a
+/// buffer of n producer steps, in words.
+int64_t mostWords(const std::vector<int64_t> &words, int64_t n);
+
+/// The room a region's node-level buffers leave for what it reads from its
+/// segment (docs/simulator.md, "Buffers"), in words of the forwarded
+/// (finished) data: all its nodes' buffers, less its wgt and ofm tiles.
+struct RegionRoom {
+  std::string level;
+  int64_t nodes = 0;
+  bool bounded = false;   // the level has a capacity (else no room is short)
+  int64_t capacityWords = 0;
+  int64_t otherTileWords = 0;
+  int64_t words() const { return capacityWords - otherTileWords; }
+};
+RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result);
+
+} // namespace dfl
