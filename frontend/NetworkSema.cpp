@@ -574,36 +574,81 @@ private:
     return w;
   }
 
+  /// A window's output size per axis: o = ⌊(i + padBegin + padEnd − dilation·(taps − 1) − 1) / stride⌋ + 1
+  /// (E0307 if not positive).
+  std::optional<std::pair<int64_t, int64_t>> windowOutput(const ast::LayerDecl &l, const TensorShape &in, int64_t R,
+                                                          int64_t S, const Window &w, bool ceil) {
+    // With ceil, the last windows may start in the end padding (or past
+    // the input): they read nothing and are dropped, as Caffe, PyTorch and
+    // ONNX do (docs/language.md): window o starts at o·stride − padBegin,
+    // which must be below the input's size.
+    auto out = [&](int64_t size, int64_t win, const WindowAxis &a) {
+      int64_t span = size + a.padBegin + a.padEnd - a.dilation * (win - 1) - 1;
+      if (!ceil)
+        return floorDiv(span, a.stride) + 1;
+      return std::min(ceilDiv(span, a.stride), floorDiv(size + a.padBegin - 1, a.stride)) + 1;
+    };
+    int64_t xo = out(in.X, R, w.x), yo = out(in.Y, S, w.y);
+    if (xo < 1 || yo < 1) {
+      bool xBad = xo < 1;
+      const WindowAxis &a = xBad ? w.x : w.y;
+      std::string pad = a.padBegin == a.padEnd ? std::to_string(a.padBegin)
+                                               : std::to_string(a.padBegin) + " + " + std::to_string(a.padEnd);
+      diags_.report(l.op.range, diag::err_shape_nonpositive)
+          << l.name.name << (xBad ? "Xo" : "Yo") << (xBad ? xo : yo) << (xBad ? "width " : "height ") +
+                 std::to_string(xBad ? in.X : in.Y) << (xBad ? R : S) << a.stride << pad << a.dilation;
+      return std::nullopt;
+    }
+    return std::make_pair(xo, yo);
+  }
+
+  /// A matmul's shapes: [C, X, Y] x [C', X', Y'] contracting over channels per
+  /// head, or with transpose_b over the second's positions (docs/language.md).
+  template <class Param>
+  bool inferMatMul(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools) {
+    TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
+    int64_t h = param("heads", 1);
+    if (!fits(l, {{"heads", h}, {"X", bm.X}, {"Y", bm.Y}}) || !fits(l, {{"C", a.C}, {"X", a.X}, {"Y", a.Y}}) ||
+        !fits(l, {{"C", bm.C}, {"X", bm.X}, {"Y", bm.Y}}))
+      return false;
+    layer.transposeB = bools.count("transpose_b") && bools["transpose_b"];
+    int64_t Lb = bm.X * bm.Y;
+    auto fail = [&](const std::string &why) {
+      diags_.report(l.op.range, diag::err_matmul_shape) << l.name.name << why;
+      return false;
+    };
+    if (a.C % h != 0 || bm.C % h != 0)
+      return fail("heads=" + std::to_string(h) + " must divide the channels of both operands (" +
+                  std::to_string(a.C) + " and " + std::to_string(bm.C) + ")");
+    int64_t K, C;
+    if (!layer.transposeB) {
+      if (a.C != bm.C)
+        return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
+                    "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
+                    std::to_string(bm.C));
+      K = h * Lb;
+      C = a.C / h;
+    } else {
+      if (a.C != h * Lb)
+        return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
+                    l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
+                    std::to_string(a.C));
+      K = bm.C;
+      C = Lb;
+    }
+    if (!fits(l, {{"K", K}, {"C", C}, {"X", a.X}, {"Y", a.Y}}))
+      return false;
+    layer.groups = h;
+    layer.ifmShape = a;
+    layer.ofmShape = {K, a.X, a.Y};
+    layer.wgtSize = K * C;
+    layer.macs = a.X * a.Y * K * C;
+    return true;
+  }
+
   template <class Param, class Axes, class Pads>
   bool inferShape(Layer &layer, const ast::LayerDecl &l, Param param, Axes axes, Pads pads,
                   std::map<std::string, bool> &bools, Filter &filter) {
-    // Per axis: o = ⌊(i + padBegin + padEnd − dilation·(taps − 1) − 1) / stride⌋ + 1.
-    auto window = [&](const TensorShape &in, int64_t R, int64_t S, const Window &w,
-                      bool ceil) -> std::optional<std::pair<int64_t, int64_t>> {
-      // With ceil, the last windows may start in the end padding (or past
-      // the input): they read nothing and are dropped, as Caffe, PyTorch and
-      // ONNX do (docs/language.md): window o starts at o·stride − padBegin,
-      // which must be below the input's size.
-      auto out = [&](int64_t size, int64_t win, const WindowAxis &a) {
-        int64_t span = size + a.padBegin + a.padEnd - a.dilation * (win - 1) - 1;
-        if (!ceil)
-          return floorDiv(span, a.stride) + 1;
-        return std::min(ceilDiv(span, a.stride), floorDiv(size + a.padBegin - 1, a.stride)) + 1;
-      };
-      int64_t xo = out(in.X, R, w.x), yo = out(in.Y, S, w.y);
-      if (xo < 1 || yo < 1) {
-        bool xBad = xo < 1;
-        const WindowAxis &a = xBad ? w.x : w.y;
-        std::string pad = a.padBegin == a.padEnd ? std::to_string(a.padBegin)
-                                                 : std::to_string(a.padBegin) + " + " + std::to_string(a.padEnd);
-        diags_.report(l.op.range, diag::err_shape_nonpositive)
-            << l.name.name << (xBad ? "Xo" : "Yo") << (xBad ? xo : yo) << (xBad ? "width " : "height ") +
-                   std::to_string(xBad ? in.X : in.Y) << (xBad ? R : S) << a.stride << pad << a.dilation;
-        return std::nullopt;
-      }
-      return std::make_pair(xo, yo);
-    };
-
     switch (layer.type) {
     case LayerType::Conv:
     case LayerType::DwConv: {
@@ -612,7 +657,7 @@ private:
         return false;
       int64_t R = param("R", 1), S = param("S", R);
       layer.window = windowOf(axes("stride", 1), axes("dilation", 1), pads());
-      auto o = window(*in, R, S, layer.window, false);
+      auto o = windowOutput(l, *in, R, S, layer.window, false);
       if (!o)
         return false;
       int64_t K = layer.type == LayerType::Conv ? param("K", 1) : in->C;
@@ -650,46 +695,10 @@ private:
       layer.macs = K * in->size();
       break;
     }
-    case LayerType::MatMul: {
-      TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
-      int64_t h = param("heads", 1);
-      if (!fits(l, {{"heads", h}, {"X", bm.X}, {"Y", bm.Y}}) || !fits(l, {{"C", a.C}, {"X", a.X}, {"Y", a.Y}}) ||
-          !fits(l, {{"C", bm.C}, {"X", bm.X}, {"Y", bm.Y}}))
+    case LayerType::MatMul:
+      if (!inferMatMul(layer, l, param, bools))
         return false;
-      layer.transposeB = bools.count("transpose_b") && bools["transpose_b"];
-      int64_t Lb = bm.X * bm.Y;
-      auto fail = [&](const std::string &why) {
-        diags_.report(l.op.range, diag::err_matmul_shape) << l.name.name << why;
-        return false;
-      };
-      if (a.C % h != 0 || bm.C % h != 0)
-        return fail("heads=" + std::to_string(h) + " must divide the channels of both operands (" +
-                    std::to_string(a.C) + " and " + std::to_string(bm.C) + ")");
-      int64_t K, C;
-      if (!layer.transposeB) {
-        if (a.C != bm.C)
-          return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
-                      "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
-                      std::to_string(bm.C));
-        K = h * Lb;
-        C = a.C / h;
-      } else {
-        if (a.C != h * Lb)
-          return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
-                      l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
-                      std::to_string(a.C));
-        K = bm.C;
-        C = Lb;
-      }
-      if (!fits(l, {{"K", K}, {"C", C}, {"X", a.X}, {"Y", a.Y}}))
-        return false;
-      layer.groups = h;
-      layer.ifmShape = a;
-      layer.ofmShape = {K, a.X, a.Y};
-      layer.wgtSize = K * C;
-      layer.macs = a.X * a.Y * K * C;
       break;
-    }
     case LayerType::MaxPool:
     case LayerType::AvgPool: {
       TensorShape in = shapeOf(layer.operands[0]);
@@ -702,7 +711,7 @@ private:
         diags_.report(l.op.range, diag::err_pool_window) << pad << l.name.name << std::max(R, S);
         return false;
       }
-      auto o = window(in, R, S, layer.window, layer.ceilMode);
+      auto o = windowOutput(l, in, R, S, layer.window, layer.ceilMode);
       if (!o)
         return false;
       if (!fits(l, {{"C", in.C}, {"Xo", o->first}, {"Yo", o->second}, {"R", R}, {"S", S}}) ||

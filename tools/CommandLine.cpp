@@ -226,22 +226,7 @@ public:
       if (driverOption(i, o.driver, failed)) {
         if (failed)
           return std::nullopt;
-      } else if (a == "--json") {
-        o.json = true;
-      } else if (a == "-i") {
-        o.inPlace = true;
-      } else if (a == "--check") {
-        o.check = true;
-      } else if (a == "--loops") {
-        o.loops = true;
-      } else if (a == "--allow-partial") {
-        o.allowPartial = true;
-      } else if (a == "--time-passes") {
-        o.driver.timePasses = true;
-      } else if (a == "--debug-internal-error") {
-        o.driver.debugSkipAnalysis = true;
-      } else if (a == "--debug-wait-after-lock") {
-        o.debugWaitAfterLock = true;
+      } else if (flag(a, o)) {
       } else if (auto v = value(i, "-o", failed)) {
         o.driver.outDir = *v;
       } else if (auto v = value(i, "--top-k", failed)) {
@@ -262,8 +247,6 @@ public:
           return std::nullopt;
         }
         o.driver.timeLimitSeconds = t;
-      } else if (a == "--no-pipelining") {
-        o.driver.pipelining = false;
       } else if (auto v = value(i, "--max-latency", failed)) {
         if (!(o.driver.maxLatency = driver::parseLatencyBound(*v, error_)))
           return std::nullopt;
@@ -292,24 +275,10 @@ public:
           return std::nullopt;
         }
         o.slice = static_cast<size_t>(*k), o.slices = static_cast<size_t>(*n);
-      } else if (a == "--progress") {
-        o.progress = true;
-      } else if (a == "--slurm") {
-        o.slurm = true;
-      } else if (a == "--submit") {
-        o.submit = true;
       } else if (auto v = value(i, "--sbatch-option", failed)) {
         o.sbatchOptions.push_back(*v);
       } else if (auto v = value(i, "--parallel", failed)) {
         o.sshLogins = *v;
-      } else if (a == "--pareto") {
-        o.driver.pareto = true;
-      } else if (a == "--no-plots") {
-        o.driver.plots = false;
-      } else if (a == "-v" || a == "--verbose") {
-        o.verbose = true;
-      } else if (a == "--sim") {
-        o.sim = true;
       } else if (auto v = value(i, "--layers", failed)) {
         o.simLayers.clear();
         for (size_t at = 0; at <= v->size();) {
@@ -341,10 +310,6 @@ public:
         o.driver.errorLimit = static_cast<unsigned>(*n);
       } else if (failed) {
         return std::nullopt;
-      } else if (a == "--color") {
-        o.color = true;
-      } else if (a == "--no-color") {
-        o.color = false;
       } else if (a == "--") {
         o.driver.files.insert(o.driver.files.end(), args_.begin() + static_cast<long>(i) + 1, args_.end());
         break;
@@ -380,6 +345,39 @@ public:
   }
 
 private:
+  /// The options that take no value, each setting one field: a table, so
+  /// that the option loop reads as the options that take one.
+  static bool flag(const std::string &a, CommandLine &o) {
+    using Set = void (*)(CommandLine &);
+    static const std::vector<std::pair<const char *, Set>> flags = {
+        {"--json", [](CommandLine &c) { c.json = true; }},
+        {"-i", [](CommandLine &c) { c.inPlace = true; }},
+        {"--check", [](CommandLine &c) { c.check = true; }},
+        {"--loops", [](CommandLine &c) { c.loops = true; }},
+        {"--allow-partial", [](CommandLine &c) { c.allowPartial = true; }},
+        {"--time-passes", [](CommandLine &c) { c.driver.timePasses = true; }},
+        {"--debug-internal-error", [](CommandLine &c) { c.driver.debugSkipAnalysis = true; }},
+        {"--debug-wait-after-lock", [](CommandLine &c) { c.debugWaitAfterLock = true; }},
+        {"--no-pipelining", [](CommandLine &c) { c.driver.pipelining = false; }},
+        {"--progress", [](CommandLine &c) { c.progress = true; }},
+        {"--slurm", [](CommandLine &c) { c.slurm = true; }},
+        {"--submit", [](CommandLine &c) { c.submit = true; }},
+        {"--pareto", [](CommandLine &c) { c.driver.pareto = true; }},
+        {"--no-plots", [](CommandLine &c) { c.driver.plots = false; }},
+        {"-v", [](CommandLine &c) { c.verbose = true; }},
+        {"--verbose", [](CommandLine &c) { c.verbose = true; }},
+        {"--sim", [](CommandLine &c) { c.sim = true; }},
+        {"--color", [](CommandLine &c) { c.color = true; }},
+        {"--no-color", [](CommandLine &c) { c.color = false; }},
+    };
+    for (const auto &[name, set] : flags)
+      if (a == name) {
+        set(o);
+        return true;
+      }
+    return false;
+  }
+
   /// An option given to a command that does not take it, or a missing one.
   static std::optional<std::string> misuse(const CommandLine &o) {
     if (o.command.empty())

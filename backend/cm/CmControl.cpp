@@ -81,6 +81,32 @@ std::string unsupported(const Network &net, const CmMapping &m) {
   return "";
 }
 
+/// A partition's DPU layers (after its crossbar layer), in the tile `b` that
+/// runs them: each element written at the step its last in-partition operand
+/// is; operands from outside the partition are read then.
+void addDpuLayers(const isl::Ctx &ctx, const Network &net, const CmPartition &part, Building &b) {
+  for (size_t i = 1; i < part.layers.size(); ++i) {
+    const Layer &d = net.layers[static_cast<size_t>(part.layers[i])];
+    std::vector<std::pair<const Access *, isl::Map>> external;
+    isl::Map when;
+    for (const Access *a : d.nest.accessesOf(TensorRole::Ifm)) {
+      isl::Map dep = elementDeps(ctx, d.nest, *a);
+      auto w = b.writes.find(a->tensor);
+      if (w == b.writes.end()) {
+        external.emplace_back(a, dep);
+        continue;
+      }
+      isl::Map at = isl::applyRange(dep, isl::reverse(w->second));
+      when = when ? isl::unite(when, at) : at;
+    }
+    DFLC_CHECK(when) << "DPU layer '" << d.name << "' reads nothing of its partition";
+    isl::Map writes = isl::reverse(isl::lexmax(when));
+    for (auto &[a, dep] : external)
+      addRead(b, a->tensor, isl::applyRange(writes, dep));
+    b.writes.emplace(d.name, writes);
+  }
+}
+
 } // namespace
 
 CmControl::~CmControl() = default;
@@ -149,27 +175,7 @@ std::unique_ptr<CmControl> CmControl::build(const Network &net, const CmHardware
         addRead(b, psum, onSteps(ctx, b.region, "{ " + step + " -> " + psum + "[u0, k, u1, u2] : " + block + " }"));
       }
       b.writes.emplace(l.name, onSteps(ctx, b.region, "{ " + step + " -> " + l.name + "[u0, k, u1, u2] : " + block + " }"));
-      // The DPU layers: each element at the step its last in-partition operand is written.
-      for (size_t i = 1; i < part.layers.size(); ++i) {
-        const Layer &d = net.layers[static_cast<size_t>(part.layers[i])];
-        std::vector<std::pair<const Access *, isl::Map>> external;
-        isl::Map when;
-        for (const Access *a : d.nest.accessesOf(TensorRole::Ifm)) {
-          isl::Map dep = elementDeps(ctx, d.nest, *a);
-          auto w = b.writes.find(a->tensor);
-          if (w == b.writes.end()) {
-            external.emplace_back(a, dep);
-            continue;
-          }
-          isl::Map at = isl::applyRange(dep, isl::reverse(w->second));
-          when = when ? isl::unite(when, at) : at;
-        }
-        DFLC_CHECK(when) << "DPU layer '" << d.name << "' reads nothing of its partition";
-        isl::Map writes = isl::reverse(isl::lexmax(when));
-        for (auto &[a, dep] : external)
-          addRead(b, a->tensor, isl::applyRange(writes, dep));
-        b.writes.emplace(d.name, writes);
-      }
+      addDpuLayers(ctx, net, part, b);
       built.push_back(std::move(b));
     }
   }

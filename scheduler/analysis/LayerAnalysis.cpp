@@ -1027,6 +1027,103 @@ private:
     return sum;
   }
 
+  /// §6, §7 at level 0: the MACs' own accesses, and a normalization's
+  /// statistics pass. `operands`: an add's or mul's inputs (else 1).
+  void countPeAccesses(double operands) {
+    const size_t nl = hw_.levels.size();
+    const double wordBytes = static_cast<double>(hw_.wordBytes());
+    const TensorRole output = layer_.output;
+    // The MACs' own accesses at level 0, per point computed: the inputs read
+    // (each operand of an add or mul once), the output read and written. An
+    // n-operand add or mul does n - 1 operations per point (§6, §7).
+    const int64_t perElement = Layer::opsPerElement(layer_.type);
+    const double points = perElement ? result_.work / static_cast<double>(perElement)
+                                     : result_.work / std::max(1.0, operands - 1);
+    LevelAccesses &pe = result_.levels[0].accesses;
+    for (TensorRole r : layer_.roles()) {
+      size_t ri = static_cast<size_t>(r);
+      if (r == output) {
+        pe.reads[ri] += points;
+        pe.writes[ri] += points;
+      } else {
+        pe.reads[ri] += points * (r == TensorRole::Ifm ? operands : 1.0);
+      }
+    }
+    // A softmax's or layernorm's statistics pass (max and exponent sum, or
+    // mean and variance, in one pass) reads its input once more out of the
+    // outermost on-chip level, which holds whole rows (checkRows, §7).
+    if (layer_.normalizes() && output == TensorRole::Ofm) {
+      const size_t row = nl - 2, ri = static_cast<size_t>(TensorRole::Ifm);
+      const double words = static_cast<double>(layer_.ifmShape.size() * net_.batch);
+      result_.levels[row].accesses.reads[ri] += words;
+      result_.levels[row].trafficWords += words;
+      result_.levels[row].trafficBytes += scale_.boundaryWords(ri, words, 0, false) * wordBytes;
+    }
+  }
+
+  /// §6 at boundary l/l+1 for the tensor the layer produces (`all` words of
+  /// it at level l): write-backs, summed among the units first where the level
+  /// reduces (systolic, reduction), and the partial sums brought back in.
+  void countWriteBacks(size_t l, TensorRole r, double all, size_t first, const std::vector<const Move *> &nest,
+                       double outputWords) {
+    const size_t nl = hw_.levels.size(), ri = static_cast<size_t>(r);
+    const double wordBytes = static_cast<double>(hw_.wordBytes());
+    LevelResult &lr = result_.levels[l];
+    LevelResult &outer = result_.levels[l + 1];
+    const Level &lv = hw_.levels[l];
+    const TileResult &t = lr.tiles[ri];
+    // Units holding partial sums of the same outputs add them up among
+    // themselves (systolic, or a reduction network) before writing back.
+    const bool reducing = lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction);
+    bool reduce = reducing && t.rep > 1;
+    double back = reduce ? all / t.rep : all;
+    if (r == TensorRole::Ifm && windowsTooMany(l)) {
+      result_.exactCounts = false;   // nominal windows, padding counted as data (§4)
+    } else if (r == TensorRole::Ifm) {
+      // A data gradient writes input windows, word for word: where the
+      // level sums copies, their union across a parent's stacked units
+      // per step; at the top only their data (padding is dropped, §6).
+      const bool top = l + 2 == nl;
+      WindowSums x = windowSums(l, Dim::Xi, nullptr, reducing), y = windowSums(l, Dim::Yi, nullptr, reducing);
+      // Overlapping windows summed among units: the union per step is
+      // what a word's copies would be if all began their residencies
+      // together; units whose windows shift by less than their size
+      // begin them at different steps and write back more (§4).
+      if (reducing && (x.read < x.written || y.read < y.written))
+        result_.exactCounts = false;
+      auto [repeats, replicas] = windowRepeats(l, r, first, nest);
+      const double nc = realSum(l, Dim::N) * realSum(l, Dim::C);
+      const double backRepeats = reducing ? repeats / replicas : repeats;
+      if (top) {
+        // Every window's data: x and y already, unless they are unions.
+        WindowSums xs = reducing ? windowSums(l, Dim::Xi, nullptr, false) : x;
+        WindowSums ys = reducing ? windowSums(l, Dim::Yi, nullptr, false) : y;
+        all = repeats * nc * xs.data * ys.data;
+        back = backRepeats * nc * x.data * y.data;
+      } else {
+        all = repeats * nc * x.written * y.written;
+        back = backRepeats * nc * x.read * y.read;
+      }
+      reduce = reducing;
+    }
+    double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
+    // With psum_multicast, a partial sum brought back reaches every unit
+    // holding a copy (nn_dataflow's ITCN: every PE of the set, both ways).
+    double psumIn = reduce && lv.psumMulticast ? psumReads * t.rep : psumReads;
+    if (psumIn != psumReads)
+      result_.exactCounts = false;   // more words than a unit needs, on purpose (§12)
+    lr.accesses.reads[ri] += back;          // read out to write back
+    lr.accesses.writes[ri] += psumIn;       // partial sums brought back in
+    lr.accesses.writeBacks[ri] += back;
+    lr.accesses.fills[ri] += psumIn;
+    outer.accesses.writes[ri] += back;
+    outer.accesses.reads[ri] += psumReads;
+    if (reduce)
+      lr.accesses.sameLevel[ri] += all - back;
+    outer.trafficWords += back + psumReads;
+    outer.trafficBytes += scale_.boundaryWords(ri, psumReads, back, l + 2 == nl) * wordBytes;
+  }
+
   void countAccesses() {
     const size_t nl = hw_.levels.size();
     for (size_t l = nl - 1; l-- > 0;)
@@ -1155,86 +1252,12 @@ private:
           outer.trafficWords += fromDram;
           outer.trafficBytes += scale_.boundaryWords(ri, fromDram, 0, l + 2 == nl) * wordBytes;
         } else {
-          // Units holding partial sums of the same outputs add them up among
-          // themselves (systolic, or a reduction network) before writing back.
-          const bool reducing = lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction);
-          bool reduce = reducing && t.rep > 1;
-          double back = reduce ? all / t.rep : all;
-          if (r == TensorRole::Ifm && windowsTooMany(l)) {
-            result_.exactCounts = false;   // nominal windows, padding counted as data (§4)
-          } else if (r == TensorRole::Ifm) {
-            // A data gradient writes input windows, word for word: where the
-            // level sums copies, their union across a parent's stacked units
-            // per step; at the top only their data (padding is dropped, §6).
-            const bool top = l + 2 == nl;
-            WindowSums x = windowSums(l, Dim::Xi, nullptr, reducing), y = windowSums(l, Dim::Yi, nullptr, reducing);
-            // Overlapping windows summed among units: the union per step is
-            // what a word's copies would be if all began their residencies
-            // together; units whose windows shift by less than their size
-            // begin them at different steps and write back more (§4).
-            if (reducing && (x.read < x.written || y.read < y.written))
-              result_.exactCounts = false;
-            auto [repeats, replicas] = windowRepeats(l, r, first, nest);
-            const double nc = realSum(l, Dim::N) * realSum(l, Dim::C);
-            const double backRepeats = reducing ? repeats / replicas : repeats;
-            if (top) {
-              // Every window's data: x and y already, unless they are unions.
-              WindowSums xs = reducing ? windowSums(l, Dim::Xi, nullptr, false) : x;
-              WindowSums ys = reducing ? windowSums(l, Dim::Yi, nullptr, false) : y;
-              all = repeats * nc * xs.data * ys.data;
-              back = backRepeats * nc * x.data * y.data;
-            } else {
-              all = repeats * nc * x.written * y.written;
-              back = backRepeats * nc * x.read * y.read;
-            }
-            reduce = reducing;
-          }
-          double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
-          // With psum_multicast, a partial sum brought back reaches every unit
-          // holding a copy (nn_dataflow's ITCN: every PE of the set, both ways).
-          double psumIn = reduce && lv.psumMulticast ? psumReads * t.rep : psumReads;
-          if (psumIn != psumReads)
-            result_.exactCounts = false;   // more words than a unit needs, on purpose (§12)
-          lr.accesses.reads[ri] += back;          // read out to write back
-          lr.accesses.writes[ri] += psumIn;       // partial sums brought back in
-          lr.accesses.writeBacks[ri] += back;
-          lr.accesses.fills[ri] += psumIn;
-          outer.accesses.writes[ri] += back;
-          outer.accesses.reads[ri] += psumReads;
-          if (reduce)
-            lr.accesses.sameLevel[ri] += all - back;
-          outer.trafficWords += back + psumReads;
-          outer.trafficBytes += scale_.boundaryWords(ri, psumReads, back, l + 2 == nl) * wordBytes;
+          countWriteBacks(l, r, all, first, nest, outputWords);
         }
       }
       lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1) + busEnergy(l + 1);
     }
-    // The MACs' own accesses at level 0, per point computed: the inputs read
-    // (each operand of an add or mul once), the output read and written. An
-    // n-operand add or mul does n - 1 operations per point (§6, §7).
-    const int64_t perElement = Layer::opsPerElement(layer_.type);
-    const double points = perElement ? result_.work / static_cast<double>(perElement)
-                                     : result_.work / std::max(1.0, operands - 1);
-    LevelAccesses &pe = result_.levels[0].accesses;
-    for (TensorRole r : layer_.roles()) {
-      size_t ri = static_cast<size_t>(r);
-      if (r == output) {
-        pe.reads[ri] += points;
-        pe.writes[ri] += points;
-      } else {
-        pe.reads[ri] += points * (r == TensorRole::Ifm ? operands : 1.0);
-      }
-    }
-    // A softmax's or layernorm's statistics pass (max and exponent sum, or
-    // mean and variance, in one pass) reads its input once more out of the
-    // outermost on-chip level, which holds whole rows (checkRows, §7).
-    if (layer_.normalizes() && output == TensorRole::Ofm) {
-      const size_t row = nl - 2, ri = static_cast<size_t>(TensorRole::Ifm);
-      const double words = static_cast<double>(layer_.ifmShape.size() * net_.batch);
-      result_.levels[row].accesses.reads[ri] += words;
-      result_.levels[row].trafficWords += words;
-      result_.levels[row].trafficBytes += scale_.boundaryWords(ri, words, 0, false) * wordBytes;
-    }
+    countPeAccesses(operands);
 
     countHops();
     cost();

@@ -282,6 +282,34 @@ void bindAndConnect(const GraphView &g, Plan &plan) {
 
 // ---- §4.3-4.4: allocation, spilling, latency -----------------------------------
 
+namespace {
+
+/// §4.4: an instance's latency from its layers' tasks, serial or with the
+/// units and both DMA paths overlapped; adds the traffic and compute to `cost`.
+double instanceCycles(std::map<int, TaskCost> &task, int first, bool overlap, double gbRate, double ddrRate,
+                    PlanCost &cost) {
+  double mat = 0, vec = 0, gb = 0, ddr = 0, serial = 0;
+  for (const auto &[l, t] : task) {
+    const double w = t.weightGbBytes / gbRate + t.weightDdrBytes / ddrRate;
+    mat += t.matrix;
+    vec += t.vector;
+    gb += (t.gbBytes + t.weightGbBytes) / gbRate;
+    ddr += (t.ddrBytes + t.weightDdrBytes) / ddrRate;
+    serial += w + std::max(t.matrix + t.vector, t.gbBytes / gbRate + t.ddrBytes / ddrRate);
+    cost.ddrBytes += t.ddrBytes + t.weightDdrBytes;
+    cost.gbBytes += t.gbBytes + t.weightGbBytes;
+    cost.computeCycles += t.matrix + t.vector;
+  }
+  // With overlap the units and both DMA paths run at once; only the first
+  // layer's weights must arrive before any unit starts (their bytes are in
+  // the DMA totals already).
+  const TaskCost &t0 = task[first];
+  const double prologue = t0.weightGbBytes / gbRate + t0.weightDdrBytes / ddrRate;
+  return overlap ? std::max({mat + prologue, vec + prologue, gb, ddr}) : serial;
+}
+
+} // namespace
+
 PlanCost evaluate(const GraphView &g, Plan &plan) {
   const DsaHardware &hw = g.hw();
   auto &inst = plan.instances;
@@ -410,25 +438,7 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
       task[exit].gbBytes += static_cast<double>(in.outBytes);
     else if (in.scope == Scope::DDR)
       task[exit].ddrBytes += static_cast<double>(in.outBytes);
-    // §4.4: latency of the instance.
-    double mat = 0, vec = 0, gb = 0, ddr = 0, serial = 0;
-    for (const auto &[l, t] : task) {
-      const double w = t.weightGbBytes / gbRate + t.weightDdrBytes / ddrRate;
-      mat += t.matrix;
-      vec += t.vector;
-      gb += (t.gbBytes + t.weightGbBytes) / gbRate;
-      ddr += (t.ddrBytes + t.weightDdrBytes) / ddrRate;
-      serial += w + std::max(t.matrix + t.vector, t.gbBytes / gbRate + t.ddrBytes / ddrRate);
-      cost.ddrBytes += t.ddrBytes + t.weightDdrBytes;
-      cost.gbBytes += t.gbBytes + t.weightGbBytes;
-      cost.computeCycles += t.matrix + t.vector;
-    }
-    // With overlap the units and both DMA paths run at once; only the first
-    // layer's weights must arrive before any unit starts (their bytes are in
-    // the DMA totals already).
-    const TaskCost &t0 = task[first];
-    const double prologue = t0.weightGbBytes / gbRate + t0.weightDdrBytes / ddrRate;
-    cost.cycles += plan.overlap ? std::max({mat + prologue, vec + prologue, gb, ddr}) : serial;
+    cost.cycles += instanceCycles(task, first, plan.overlap, gbRate, ddrRate, cost);
     // Bookkeeping of what is live.
     for (auto it = live.begin(); it != live.end();)
       it = last[static_cast<size_t>(*it)] <= static_cast<int>(k) ? live.erase(it) : std::next(it);

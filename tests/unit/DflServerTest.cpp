@@ -338,6 +338,9 @@ void apply(DflServer &server, const std::string &uri, const std::vector<TextEdit
   server.updateDocument(uri, changes, version);
 }
 
+// One document through one fill-in, checked edit by edit: every step reads the
+// text and the server state the one before left, so it stays one test (over
+// 150 lines) rather than fixtures that would replay the same session.
 TEST(DflServer, FillInInsertsWhatTheSolverAddedAndKeepsWhatWasWritten) {
   // Line 16: the schedule; 17: a comment; 18-20: layer f with REGF written on
   // one line (two spaces before `tensor wgt`); 21: the schedule's `}`.
