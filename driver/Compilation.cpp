@@ -7,6 +7,7 @@
 #include "frontend/Sema.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/analysis/Report.h"
+#include "scheduler/embedding/IntrinsicUnits.h"
 #include "scheduler/kapla/SolverReport.h"
 #include "scheduler/graph/WrittenSchedule.h"
 #include "support/Check.h"
@@ -201,7 +202,17 @@ bool Compilation::analyze() {
   PassTimer::Scope time(timer_, "analyze");
   model_ = dfl::analyze(files_.files, diags_, AnalyzeOptions{options_.train, options_.batch});
   stage_ = Stage::Analyzed;
-  return !diags_.hasErrors();
+  if (diags_.hasErrors())
+    return false;
+  embedUnits();
+  return true;
+}
+
+void Compilation::embedUnits() {
+  // The intrinsic-embedding stage: its table is what the check, the solver
+  // and the report read, bounded by work so that it is the same on any load.
+  PassTimer::Scope time(timer_, "embed-units");
+  embedIntrinsicUnits(model_);
 }
 
 bool Compilation::checkSchedules() {
@@ -261,7 +272,11 @@ bool Compilation::embed(const EmbeddingOptions &options) {
         if (e.result.hitLimit)
           diags_.report(layer.range, diag::warn_embedding_limit)
                   .note(in.range, diag::note_intrinsic_declared, in.name)
-              << in.name << layer.name << options.timeLimit.count() << e.result.stats.nodes
+              << in.name << layer.name
+              << (e.result.timeLimitHit ? "the time limit (" + std::to_string(options.timeLimit->count()) + " ms)"
+                                        : "its work limit (" + std::to_string(e.result.nodeLimit) + " nodes or " +
+                                              std::to_string(options.failureLimit) + " failures per model)")
+              << e.result.stats.nodes
               << (e.result.candidates.empty() ? "no embedding found" : "the best of those found is kept");
         embeddings_.push_back(std::move(e));
       }
@@ -434,8 +449,16 @@ bool Compilation::placeOnCm(const CmPlacementOptions &options) {
       return "'" + net.layers[static_cast<size_t>(part.layers.front())].name + "'" +
              (part.tiles() > 1 ? " tile " + std::to_string(tile.rowBlock) + "," + std::to_string(tile.colBlock) : "");
     };
-    if (m.placement.status == Status::NoneWithinLimit)
-      why = "the search stopped at its limit (" + std::to_string(m.placement.nodes) + " nodes) before finding a placement";
+    if (m.placement.status == Status::NoneWithinLimit && m.placement.greedy)
+      why = "the greedy placement (the exact model's " + std::to_string(m.placement.modelEntries) +
+            " table entries are above its bound of " + std::to_string(options.exactModelEntries) +
+            ") leaves an edge without a route";
+    else if (m.placement.status == Status::NoneWithinLimit)
+      why = "the search stopped at " +
+            (m.placement.timeLimitHit ? std::string("the time limit")
+                                      : "its work limit (" + std::to_string(m.placement.nodeLimit) + " nodes or " +
+                                            std::to_string(options.failureLimit) + " failures)") +
+            " after " + std::to_string(m.placement.nodes) + " nodes, before finding a placement";
     else if (m.placement.blockingEdge >= 0) {
       const CmEdge &e = m.partitioning.edges[static_cast<size_t>(m.placement.blockingEdge)];
       why = "the edge from " + name(e.from) + " to " + name(e.to) + " (" + std::to_string(e.words) +

@@ -3,7 +3,11 @@
 // give the same diagnostics everywhere. The stages, in order:
 //
 //   load            FILEs and (transitively) their imports, parsed
-//   analyze         semantic analysis: the model (with the backward pass if train)
+//   analyze         semantic analysis: the model (with the backward pass if train),
+//                   then the intrinsic units: on hardware whose level computes
+//                   an intrinsic, every layer's embedding (bounded by work, not
+//                   time), stored in the hardware for the check, the solver and
+//                   the report (model/IntrinsicUnit.h)
 //   checkSchedules  every schedule the FILEs declare: validity, cost, W0830;
 //                   E0820 if requireSchedule and the FILEs declare none
 //   selectSchedule  the schedule `dflc compile` completes (E0822 if ambiguous);
@@ -163,6 +167,8 @@ public:
 private:
   enum class Stage { Created, Loaded, Analyzed, Checked, Selected, Solved, Written };
   static const char *stageName(Stage s);
+  /// The intrinsic-embedding stage, run by analyze() once sema succeeded.
+  void embedUnits();
   void enter(Stage needed, const char *stage);
   /// Writes files under the output directory, all or nothing.
   bool write(const std::vector<OutputFile> &files);

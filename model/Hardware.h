@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/Directives.h"
+#include "model/IntrinsicUnit.h"
 #include "model/LoopNest.h"
 #include "support/SourceManager.h"
 
@@ -110,6 +111,9 @@ struct Hardware {
   bool poolExtraChannel = false;
   double staticEnergyPj = 0;              // whole chip, per cycle, beside the levels' own
   bool temporalPipelining = false, spatialPipelining = false;
+  /// Filled by the driver's intrinsic-embedding stage (after sema, before the
+  /// check and the solver) where a level computes an intrinsic; empty before.
+  IntrinsicUnitTable intrinsicUnits;
   SourceRange range, nameRange;
 
   int64_t wordBytes() const { return (wordBits + 7) / 8; }

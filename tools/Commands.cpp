@@ -306,8 +306,8 @@ int runSim(const CommandLine &o, Compilation &c) {
 /// `dflc compile` for a computational-memory chip: placement.json and .svg,
 /// the LCUs; `dflc sim` (`simulate`) also runs the chip: sim.json.
 int runCompileCm(const CommandLine &o, Compilation &c, bool simulate) {
-  CmPlacementOptions po;   // its own 2 s budget unless --time-limit is given
-  if (o.driver.timeLimitSeconds && *o.driver.timeLimitSeconds != driver::kDefaultTimeLimitSeconds)
+  CmPlacementOptions po;   // bounded by work; a wall-clock limit only if --time-limit is given
+  if (o.timeLimitGiven && o.driver.timeLimitSeconds)
     po.timeLimit = std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000));
   if (!c.placeOnCm(po) || !c.controlCm(simulate, o.seed.value_or(1))) {
     printDiagnostics(o, c);
@@ -510,10 +510,8 @@ int listDiagnostics(bool markdown) {
 /// dflc embed: every intrinsic into every multiply-accumulate layer.
 int runEmbed(const CommandLine &o, Compilation &c) {
   EmbeddingOptions options;
-  if (o.timeLimitGiven)
-    options.timeLimit = o.driver.timeLimitSeconds
-                            ? std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000))
-                            : std::chrono::milliseconds(std::chrono::hours(24 * 365));
+  if (o.timeLimitGiven && o.driver.timeLimitSeconds)   // the user's; the work limits hold either way
+    options.timeLimit = std::chrono::milliseconds(static_cast<int64_t>(*o.driver.timeLimitSeconds * 1000));
   c.load() && c.analyze() && c.embed(options);
   printDiagnostics(o, c);
   if (!c.analyzed())
@@ -536,6 +534,7 @@ int runEmbed(const CommandLine &o, Compilation &c) {
     j["status"] = status;
     j["stats"] = {{"solutions", r.stats.solutions}, {"nodes", r.stats.nodes}, {"failures", r.stats.failures},
                   {"milliseconds", r.stats.milliseconds}, {"hit_limit", r.hitLimit},
+                  {"model_size", r.modelSize}, {"node_limit", r.nodeLimit},
                   {"solution_limit_hit", r.solutionLimitHit}};
     text += "layer " + layer.name + " <- " + in.name + ": ";
     const std::string stats = "  solve: " + std::to_string(r.stats.solutions) + " embeddings, " +

@@ -113,11 +113,14 @@ std::string unitText(const DimVector &unit) {
 
 /// The embedding a layer is scheduled with (docs/embedding.md,
 /// "Intrinsic-aware scheduling"), as JSON: null without an intrinsic.
-json embeddingJson(const Layer &l, const Hardware &hw) {
-  auto u = intrinsicUnitFor(l, hw);
+json embeddingJson(const Network &net, const Layer &l, const Hardware &hw) {
+  auto u = intrinsicUnitFor(net, l, hw);
   if (!u)
     return nullptr;
   json j = {{"name", u->intrinsic}, {"level", hw.levels[static_cast<size_t>(u->level)].name}, {"embedded", u->embedded}};
+  // Only when a work limit cut the search: other reports stay as they were.
+  if (u->limitHit)
+    j["search_limit"] = {{"nodes", u->nodes}, {"failures", u->failures}};
   if (!u->embedded) {
     j["reason"] = u->reason;
     return j;
@@ -125,13 +128,13 @@ json embeddingJson(const Layer &l, const Hardware &hw) {
   json unit = json::object();
   for (Dim d : kIndependentDims)
     unit[dimName(d)] = at(u->unit, d);
-  j["model"] = embeddingModelName(u->embedding.model);
-  j["operands_swapped"] = u->embedding.operandsSwapped;
-  j["mapping"] = u->transform.dimMapping;
+  j["model"] = u->model;
+  j["operands_swapped"] = u->operandsSwapped;
+  j["mapping"] = u->dimMapping;
   j["unit"] = unit;
-  j["utilization"] = u->embedding.utilization();
-  j["macs"] = u->embedding.macs;
-  j["macs_min"] = u->embedding.macsMin;
+  j["utilization"] = u->utilization();
+  j["macs"] = u->macs;
+  j["macs_min"] = u->macsMin;
   return j;
 }
 
@@ -234,14 +237,17 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
        << " units, one call per step):\n";
     for (const LayerResult &lr : r.layers) {
       const Layer &l = net.layers[lr.layer];
-      auto u = intrinsicUnitFor(l, hw);
+      auto u = intrinsicUnitFor(net, l, hw);
       os << "  " << cell(l.name, nameW, false) << "  ";
+      const std::string cut = u->limitHit ? "; the search stopped at its work limit (" + std::to_string(u->nodes) +
+                                                " nodes): the best of those found"
+                                          : "";
       if (!u->embedded) {
-        os << "not embedded (" << u->reason << "): 1-element tiles\n";
+        os << "not embedded (" << u->reason << "): 1-element tiles" << cut << "\n";
         continue;
       }
-      os << joinList(u->transform.dimMapping, "; ", "; ") << "; unit [" << unitText(u->unit) << "]; utilization "
-         << formatFixed(100 * u->embedding.utilization(), 1) << " %\n";
+      os << joinList(u->dimMapping, "; ", "; ") << "; unit [" << unitText(u->unit) << "]; utilization "
+         << formatFixed(100 * u->utilization(), 1) << " %" << cut << "\n";
     }
   }
   return os.str();
@@ -256,7 +262,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
     json j = {{"name", l.name}, {"complete", lr.complete}, {"valid", lr.valid}};
     if (!lr.missing.empty())
       j["missing"] = lr.missing;
-    if (json e = embeddingJson(l, hw); !e.is_null())
+    if (json e = embeddingJson(net, l, hw); !e.is_null())
       j["intrinsic"] = e;
     if (lr.complete && lr.valid) {
       json levels = json::array();

@@ -130,7 +130,7 @@ private:
     if (!d || lr.levels.size() <= static_cast<size_t>(level) || !lr.levels[static_cast<size_t>(level)].known)
       return;
     const Layer &l = net_.layers[layer];
-    auto u = intrinsicUnitFor(l, hw_);
+    auto u = intrinsicUnitFor(net_, l, hw_);
     if (!u || !u->embedded)
       return;
     for (Dim dim : kIndependentDims) {
@@ -148,7 +148,7 @@ private:
       const Level &lv = hw_.levels[static_cast<size_t>(level)];
       issue(d->range, diag::err_intrinsic_tile,
             {lv.name, l.name, dimName(dim), std::to_string(span), std::to_string(unit), u->intrinsic,
-             joinList(u->transform.dimMapping, "; ", "; ")},
+             joinList(u->dimMapping, "; ", "; ")},
             {{lv.intrinsicRange, diag::note_level_intrinsic, {lv.name, u->intrinsic}}});
       lr.valid = false;
       return;   // one per layer: the first dim that breaks the unit

@@ -602,6 +602,33 @@ std::vector<int64_t> runEmbedded(const LoopNest &op, const LoopNest &in, const E
 
 namespace {
 constexpr int64_t kMaxIntrinsicPoints = 65536;
+
+/// The constraint model's size (variables + propagators) before it is built,
+/// counted as EmbeddingSpace posts them (the largest of the operand orders):
+/// the sides and their products, the mixed-radix digits, one coordinate and
+/// one linear per operation and operator dim, one variable per element index
+/// and one linear per operation and index, one key per all-different tuple.
+int64_t modelSize(const LoopNest &op, const LoopNest &in) {
+  int64_t most = 0;
+  for (bool swapped : {false, true}) {
+    Setup s(op, in, swapped);
+    const int64_t nI = static_cast<int64_t>(in.dims.size()), nO = static_cast<int64_t>(op.dims.size());
+    const int64_t nP = in.points();
+    int64_t size = 4 * nI * nO + 2 * nO;
+    for (const IterDim &d : in.dims)
+      size += 5 * d.extent * nO;
+    size += 2 * nP * nO;
+    for (int r = 0; r < 3; ++r) {
+      const auto idx = static_cast<int64_t>(s.opAcc[r]->index.size());
+      const auto elements = static_cast<int64_t>(s.elements(r));
+      size += elements * idx + nP * idx + 2 * elements;
+    }
+    size += 2 * nP;
+    most = std::max(most, size);
+  }
+  return most;
+}
+
 void solveModels(const LoopNest &op, const LoopNest &in, const EmbeddingOptions &options, EmbeddingResult &result);
 } // namespace
 
@@ -621,10 +648,23 @@ EmbeddingResult embedIntrinsic(const LoopNest &op, const LoopNest &in, const Emb
                     std::to_string(kMaxIntrinsicPoints);
     return result;
   }
+  // The model's size bounds its memory (each copy the search keeps is about
+  // that many Gecode objects): refused up front, with the numbers.
+  result.modelSize = modelSize(op, in);
+  if (result.modelSize > options.maxModelSize) {
+    result.status = EmbeddingResult::Status::Unsupported;
+    result.reason = "the constraint model would have " + std::to_string(result.modelSize) +
+                    " variables and propagators (the intrinsic's " + std::to_string(in.points()) + " operations x " +
+                    std::to_string(op.dims.size()) + " operator dims, and their elements); the embedding takes at most " +
+                    std::to_string(options.maxModelSize) + " (docs/limits.md)";
+    return result;
+  }
+  result.nodeLimit = std::min<uint64_t>(
+      options.nodeLimit, std::max<uint64_t>(1, options.workLimit / static_cast<uint64_t>(std::max<int64_t>(1, result.modelSize))));
   const auto start = std::chrono::steady_clock::now();
   try {
     solveModels(op, in, options, result);
-  } catch (const Gecode::Exception &e) {
+  } catch (const Gecode::Int::OutOfLimits &e) {
     // An index constant beyond Gecode's integer range (|v| < 2^30).
     result.candidates.clear();
     result.status = EmbeddingResult::Status::Unsupported;
@@ -658,7 +698,10 @@ void solveModels(const LoopNest &op, const LoopNest &in, const EmbeddingOptions 
       const bool portfolio = options.portfolioAssets > 0;
       auto *root = new EmbeddingSpace(s, model, options.outputsFirst, portfolio ? -1 : 0);
       Search::Options so;
-      LimitStop stop(options.nodeLimit, std::chrono::steady_clock::now() + options.timeLimit);
+      std::optional<WorkLimitStop::Clock::time_point> deadline;
+      if (options.timeLimit)
+        deadline = WorkLimitStop::Clock::now() + *options.timeLimit;
+      WorkLimitStop stop(result.nodeLimit, options.failureLimit, deadline);
       so.stop = &stop;
       so.clone = false;   // the engine owns the root
       so.threads = 1;     // assets take turns (slices of failures) on one thread
@@ -691,6 +734,7 @@ void solveModels(const LoopNest &op, const LoopNest &in, const EmbeddingOptions 
       result.stats.failures += st.fail;
       result.stats.solutions += found;
       result.hitLimit |= engine->stopped();
+      result.timeLimitHit |= stop.timedOut();
     }
     if (!result.candidates.empty())
       break;

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,20 @@ const char *embeddingModelName(EmbeddingModel m);
 
 struct EmbeddingOptions {
   double macWeight = 1, dataWeight = 1;         // the weight vector w (§4.4, §6: [1, 1])
-  std::chrono::milliseconds timeLimit{1000};    // per model and operand order
-  uint64_t nodeLimit = 200000;
+  /// Work per model and operand order (docs/limits.md): the search stops at
+  /// whichever comes first, on any machine at the same point.
+  uint64_t nodeLimit = 200000, failureLimit = 100000;
+  /// Nodes x the model's size (every node propagates over the whole model,
+  /// and the copies the search keeps are model-sized): the node limit is at
+  /// most this over the model's size, which bounds time and memory alike.
+  uint64_t workLimit = 50'000'000;
+  /// A wall-clock limit per model and operand order, only where the user
+  /// asks for one (`dflc embed --time-limit`); never in a compile.
+  std::optional<std::chrono::milliseconds> timeLimit;
+  /// The constraint model's variables and propagators, estimated before it is
+  /// built: above this the embedding is refused (Unsupported, with the
+  /// numbers), which bounds its memory (docs/limits.md).
+  int64_t maxModelSize = 600'000;
   size_t solutionLimit = 512;                   // candidates enumerated per model
   bool outputsFirst = true;                     // §4.3: branch from the outputs
   EmbeddingModel lastModel = EmbeddingModel::Padded;   // the models tried: up to this one
@@ -75,11 +88,16 @@ struct EmbeddingResult {
   EmbeddingStats stats;                // all models and operand orders tried
   /// Infeasible or Unsupported: the constraint that fails and its dims.
   std::string reason;
-  /// Limit: a model stopped at a limit (candidates may still be non-empty).
-  bool hitLimit = false;
+  /// Limit: a model stopped at a limit (candidates may still be non-empty);
+  /// timeLimitHit: the user's wall-clock limit was one that stopped it.
+  bool hitLimit = false, timeLimitHit = false;
   /// A model had more solutions than EmbeddingOptions::solutionLimit: the
   /// ranking saw the first ones only.
   bool solutionLimitHit = false;
+  /// The constraint model's estimated variables and propagators, and the
+  /// node limit each search ran under (EmbeddingOptions' node and work limits).
+  int64_t modelSize = 0;
+  uint64_t nodeLimit = 0;
 };
 
 /// Embeds `intrinsic` into `op` (both Mac nests; an intrinsic of at most

@@ -87,7 +87,9 @@ std::string bindingText(const std::vector<int64_t> &b) {
   return s;
 }
 
-nlohmann::ordered_json costJson(const Plan &p, const Network &net, const DsaHardware &hw, double seconds) {
+// No wall time here: report.json holds the inputs' results alone, the same
+// bytes on any machine and load (docs/limits.md, "Determinism").
+nlohmann::ordered_json costJson(const Plan &p, const Network &net, const DsaHardware &hw) {
   const PlanCost &c = p.cost;
   return {{"batch_per_iteration", p.clusterBatch},
           {"iterations", p.iterations},
@@ -101,8 +103,7 @@ nlohmann::ordered_json costJson(const Plan &p, const Network &net, const DsaHard
           {"spills", c.spills},
           {"peak_lb_bytes", c.peakLbBytes},
           {"sub_graphs", p.subGraphs.size()},
-          {"instances", p.instances.size()},
-          {"scheduling_seconds", seconds}};
+          {"instances", p.instances.size()}};
 }
 
 } // namespace
@@ -153,7 +154,7 @@ std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaCo
       {"clusters", hw.clusters},
       {"cores_per_cluster", hw.coresPerCluster},
       {"graphturbo",
-       {{"cost", costJson(gt, net, hw, c.seconds[0])},
+       {{"cost", costJson(gt, net, hw)},
         {"order", gt.orderKind},
         {"peak_lb_bytes_bfs", gt.peakLbBfs},
         {"peak_lb_bytes_dfs", gt.peakLbDfs},
@@ -162,8 +163,8 @@ std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaCo
         {"redistribution_ops", gt.redistributionOps},
         {"sub_graphs", sgs},
         {"instances", order}}},
-      {"astitch_like", {{"cost", costJson(c.fusionOnly, net, hw, c.seconds[1])}}},
-      {"tvm_like", {{"cost", costJson(c.layerByLayer, net, hw, c.seconds[2])}}},
+      {"astitch_like", {{"cost", costJson(c.fusionOnly, net, hw)}}},
+      {"tvm_like", {{"cost", costJson(c.layerByLayer, net, hw)}}},
       {"speedup",
        {{"over_tvm_like", c.layerByLayer.totalCycles() / gt.totalCycles()},
         {"over_astitch_like", c.fusionOnly.totalCycles() / gt.totalCycles()}}},

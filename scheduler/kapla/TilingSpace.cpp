@@ -46,7 +46,8 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
   // (one call per step over its units), so every array tile there and every
   // tile above is a multiple of the unit. A layer it does not embed keeps
   // 1-element tiles.
-  if (auto u = intrinsicUnitFor(layer_, hw); u && u->embedded) {
+  // A piece of a split layer takes its layer's unit.
+  if (auto u = intrinsicUnitFor(net_, layer_, hw); u && u->embedded) {
     intrinsicLevel_ = u->level;
     for (size_t i = 0; i < kND; ++i)
       unitRepl_[i] = at(u->unit, kIndependentDims[i]);

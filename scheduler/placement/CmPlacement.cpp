@@ -160,11 +160,10 @@ private:
 
 /// Whether the first `edges` edges can be routed together (nullopt: a limit
 /// stopped the search first).
-std::optional<bool> routable(const Setup &s, size_t edges, uint64_t nodeLimit,
-                             std::chrono::steady_clock::time_point deadline) {
+std::optional<bool> routable(const Setup &s, size_t edges, uint64_t nodeLimit, const CmPlacementOptions &options) {
   auto *root = new PlacementSpace(s, edges, CmObjective::LongestRoute);
   Search::Options so;
-  LimitStop stop(nodeLimit, deadline);
+  WorkLimitStop stop(nodeLimit, options.failureLimit);
   so.stop = &stop;
   so.clone = false;
   DFS<PlacementSpace> dfs(root, so);
@@ -176,19 +175,117 @@ std::optional<bool> routable(const Setup &s, size_t edges, uint64_t nodeLimit,
   return false;
 }
 
+/// The search's first placement without the search (nearestCore's rule):
+/// tiles in order, each on the free core that adds least words x hops given
+/// its placed neighbours. O(tiles x cores x degree) time, O(cores) memory.
+std::vector<int> greedyPlacement(const Setup &s) {
+  std::vector<std::vector<size_t>> incident(static_cast<size_t>(s.tiles));
+  for (size_t i = 0; i < s.edges.size(); ++i) {
+    const CmEdge &e = s.edges[i];
+    if (e.from >= 0)
+      incident[static_cast<size_t>(e.from)].push_back(i);
+    if (e.to >= 0 && e.to != e.from)
+      incident[static_cast<size_t>(e.to)].push_back(i);
+  }
+  std::vector<int> core(static_cast<size_t>(s.tiles), -1);
+  std::vector<bool> used(static_cast<size_t>(s.cores), false);
+  for (int t = 0; t < s.tiles; ++t) {
+    int best = -1;
+    int64_t bestCost = std::numeric_limits<int64_t>::max();
+    for (int c = 0; c < s.cores; ++c) {
+      if (used[static_cast<size_t>(c)])
+        continue;
+      int64_t cost = 0;
+      for (size_t i : incident[static_cast<size_t>(t)]) {
+        const CmEdge &e = s.edges[i];
+        const int other = e.from == t ? e.to : e.from;
+        int d;
+        if (other == CmEdge::kGcuInput)
+          d = s.fromInput[c];
+        else if (other == CmEdge::kGcuOutput)
+          d = s.toOutput[c];
+        else if (core[static_cast<size_t>(other)] < 0)
+          continue;
+        else
+          d = e.from == t ? s.hops[static_cast<size_t>(c)][static_cast<size_t>(core[static_cast<size_t>(other)])]
+                          : s.hops[static_cast<size_t>(core[static_cast<size_t>(other)])][static_cast<size_t>(c)];
+        cost += d < 0 ? int64_t(1) << 40 : int64_t(s.weight[i]) * d;
+      }
+      if (cost < bestCost)
+        bestCost = cost, best = c;
+    }
+    core[static_cast<size_t>(t)] = best;
+    used[static_cast<size_t>(best)] = true;
+  }
+  return core;
+}
+
+/// The objective of a placement (-1: an edge has no route) and its lower
+/// bound without propagation: every edge at its shortest possible distance.
+std::pair<int64_t, int64_t> objectiveOf(const Setup &s, const std::vector<int> &core, CmObjective objective) {
+  int64_t cost = 0, bound = 0;
+  for (size_t i = 0; i < s.edges.size(); ++i) {
+    const CmEdge &e = s.edges[i];
+    const int64_t h = s.hopsOf(e, core);
+    if (h < 0)
+      return {-1, 0};
+    int64_t least = 1;   // distinct cores are a hop apart at least; a GCU port is one hop out
+    if (e.from == CmEdge::kGcuInput || e.to == CmEdge::kGcuOutput) {
+      least = std::numeric_limits<int64_t>::max();
+      for (int c = 0; c < s.cores; ++c)
+        if (int d = e.from == CmEdge::kGcuInput ? s.fromInput[c] : s.toOutput[c]; d >= 0)
+          least = std::min<int64_t>(least, d);
+    }
+    if (objective == CmObjective::Traffic)
+      cost += s.weight[i] * h, bound += s.weight[i] * least;
+    else
+      cost = std::max(cost, h), bound = std::max(bound, least);
+  }
+  return {cost, bound};
+}
+
 } // namespace
 
 CmPlacement placeOnCores(const CmPartitioning &p, const CmHardware &hw, const CmPlacementOptions &options) {
   CmPlacement out;
-  auto start = std::chrono::steady_clock::now();
   if (p.tiles.size() > static_cast<size_t>(hw.cores))
     return out;   // Infeasible, and not because of an edge: the caller reports the counts
+  // The exact model's size, before it is built: an `element` table of
+  // cores^2 entries per edge between tiles (cores per GCU edge), copied with
+  // every space the search keeps.
+  const int64_t cores = hw.cores;
+  for (const CmEdge &e : p.edges)
+    out.modelEntries += e.from < 0 || e.to < 0 ? cores : cores * cores;
   Setup s(p, hw);
+  if (out.modelEntries > options.exactModelEntries) {
+    out.greedy = true;
+    out.core = greedyPlacement(s);
+    auto [cost, bound] = objectiveOf(s, out.core, options.objective);
+    if (cost < 0) {
+      out.core.clear();
+      out.status = CmPlacement::Status::NoneWithinLimit;
+      return out;
+    }
+    out.status = cost == bound ? CmPlacement::Status::Optimal : CmPlacement::Status::Feasible;
+    out.cost = cost;
+    out.lowerBound = bound;
+    for (const CmEdge &e : s.edges) {
+      int64_t h = s.hopsOf(e, out.core);
+      out.trafficHops += e.words * h;
+      out.longestRoute = std::max(out.longestRoute, h);
+    }
+    return out;
+  }
   auto *root = new PlacementSpace(s, s.edges.size(), options.objective);
   if (root->status() != SS_FAILED)
     out.lowerBound = root->objective.min();
   Search::Options so;
-  LimitStop stop(options.nodeLimit, start + options.timeLimit);
+  std::optional<WorkLimitStop::Clock::time_point> deadline;
+  if (options.timeLimit)
+    deadline = WorkLimitStop::Clock::now() + *options.timeLimit;
+  out.nodeLimit = std::min<uint64_t>(
+      options.nodeLimit, std::max<uint64_t>(1, options.workLimit / static_cast<uint64_t>(std::max<int64_t>(1, out.modelEntries))));
+  WorkLimitStop stop(out.nodeLimit, options.failureLimit, deadline);
   so.stop = &stop;
   so.clone = false;   // the engine owns the root
   BAB<PlacementSpace> bab(root, so);
@@ -198,15 +295,14 @@ CmPlacement placeOnCores(const CmPartitioning &p, const CmHardware &hw, const Cm
   out.nodes = bab.statistics().node;
   out.failures = bab.statistics().fail;
   const bool stopped = bab.stopped();
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.timeLimitHit = stop.timedOut();
   if (!best) {
     out.status = stopped ? CmPlacement::Status::NoneWithinLimit : CmPlacement::Status::Infeasible;
-    // The first edge that cannot join the routes before it, all the
-    // searches within one more time limit.
-    auto deadline = std::chrono::steady_clock::now() + options.timeLimit;
+    // The first edge that cannot join the routes before it, each search
+    // within the work limits.
     if (!stopped)
       for (size_t k = 1; k <= s.edges.size(); ++k)
-        if (auto ok = routable(s, k, options.nodeLimit, deadline); ok && !*ok) {
+        if (auto ok = routable(s, k, out.nodeLimit, options); ok && !*ok) {
           out.blockingEdge = static_cast<int>(k - 1);
           break;
         }

@@ -82,7 +82,9 @@ std::string cmPlacementJson(const Network &net, const CmHardware &hw, const CmMa
         {"longest_route_hops", pl.longestRoute},
         {"nodes", pl.nodes},
         {"failures", pl.failures},
-        {"seconds", pl.seconds}}},
+        {"search", pl.greedy ? "greedy" : pl.timeLimitHit ? "time-limit" : "branch-and-bound"},
+        {"model_entries", pl.modelEntries},
+        {"node_limit", pl.nodeLimit}}},
       {"partitions", parts},
       {"edges", edges}};
   return dumpReport(out);
@@ -196,8 +198,12 @@ std::string cmPlacementText(const Network &net, const CmHardware &hw, const CmMa
     << pl.cost << ", lower bound " << pl.lowerBound;
   if (pl.status == CmPlacement::Status::Feasible)
     s << ", gap " << formatTrimmed(100 * pl.gap(), 2) << "%";
-  s << "; " << pl.trafficHops << " word-hops per image, longest route " << pl.longestRoute << " hops; " << pl.nodes
-    << " nodes in " << formatTrimmed(pl.seconds, 3) << " s\n";
+  s << "; " << pl.trafficHops << " word-hops per image, longest route " << pl.longestRoute << " hops; ";
+  if (pl.greedy)   // docs/cm.md, "Bounds"
+    s << "greedy: the exact model's " << pl.modelEntries << " table entries are above its bound\n";
+  else
+    s << pl.nodes << " nodes, " << pl.failures << " failures" << (pl.timeLimitHit ? " (stopped by --time-limit)" : "")
+      << "\n";
   return s.str();
 }
 

@@ -91,6 +91,36 @@ class Case:
             raise Failure("internal compiler error: " + self.last)
         return p.returncode, out, err
 
+    def run_measured(self, argv, seconds, megabytes):
+        """Runs dflc ARGV within SECONDS (times --slow) and MEGABYTES of peak resident
+        memory (times --slow: a sanitized dflc uses more); returns (status, stdout, stderr)."""
+        limit = seconds * self.slow
+        cmd = [self.dflc] + argv
+        t0 = time.monotonic()
+        with open(self.path(".out"), "wb") as out, open(self.path(".err"), "wb") as err:
+            p = subprocess.Popen(cmd, cwd=self.dir, stdout=out, stderr=err)
+            while True:
+                pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() - t0 > limit:
+                    p.kill()
+                    os.wait4(p.pid, 0)
+                    raise Failure("no answer within %.0f s: %s" % (limit, " ".join(cmd)))
+                time.sleep(0.05)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out, err = (open(self.path(n), "rb").read().decode(errors="replace") for n in (".out", ".err"))
+        self.last = "%s\n  exit %d after %.1f s, %d MB resident at most\n  stderr: %s" % (
+            " ".join(a if len(a) < 80 else a[:77] + "..." for a in cmd), p.returncode,
+            time.monotonic() - t0, usage.ru_maxrss // 1024, err[-1500:])
+        if p.returncode < 0:
+            raise Failure("killed by signal %d: %s" % (-p.returncode, self.last))
+        if "internal compiler error" in err or p.returncode == 3 or SANITIZER.search(err):
+            raise Failure("internal compiler error or sanitizer report: " + self.last)
+        if usage.ru_maxrss > megabytes * 1024 * self.slow:
+            raise Failure("more than %d MB resident: %s" % (megabytes * self.slow, self.last))
+        return p.returncode, out, err
+
     def diagnosed(self, argv, seconds, mentions=None):
         """dflc ARGV must exit 1 with an error diagnostic that names MENTIONS (a regex)."""
         rc, out, err = self.run(argv, seconds)
@@ -789,6 +819,71 @@ def onnx_huge_batch(case):
         raise Failure("a batch of 2^31 - 1 does not import: " + case.last)
 
 
+# --- Constraint searches: bounded by work, their models by size ------------------------------
+
+MBCONV = """network mb {
+  input x [C=16, X=14, Y=14];
+  expand = conv(x, K=96, R=1);
+  dw = dwconv(expand, R=3, S=3, pad=1);
+  project = conv(dw, K=24, R=1);
+}
+"""
+
+
+def embed_large_intrinsic(case):
+    """A 256 x 256 x 1 GEMM and a 1 x 256 x 256 one (65,536 operations, inside the
+    operation cap) on a small MBConv block: once 29 s and 9.7 GB, then "the solver's
+    integer range", and 24 GB. Now the model's size is counted first: E0702 with the
+    count and the limit, at once."""
+    case.write("net.dfl", MBCONV)
+    case.write("in.dfl", "intrinsic wide (i=256, j=256, k=1) { c[i, j] += a[i, k] * b[j, k]; }\n"
+                         "intrinsic deep (i=1, j=256, k=256) { c[i, j] += a[i, k] * b[j, k]; }\n")
+    rc, out, err = case.run_measured(["embed", "net.dfl", "in.dfl"], 30, 1024)
+    if rc != 1 or "E0702" not in err or "constraint model would have" not in err:
+        raise Failure("expected E0702 naming the model's size: " + case.last)
+    if "integer range" in err:
+        raise Failure("a size refusal blamed on the integer range: " + case.last)
+    # In a compile the layers are scheduled without the intrinsic, the report saying why.
+    case.write("hw.dfl", 'import "in.dfl";\n' + HW.replace("array = 4 x 4; access_energy = 0.1 pJ;",
+                                                          "array = 256 x 256; access_energy = 0.1 pJ; intrinsic = deep;"))
+    rc, out, err = case.run_measured(["net.dfl", "hw.dfl", "-o", "out", "--time-limit", "60"], 120, 2048)
+    if rc != 0:
+        raise Failure("the compile did not finish with a schedule: " + case.last)
+    report = json.load(open(case.path("out", "report.json")))
+    reasons = [l["intrinsic"].get("reason", "") for l in report["layers"] if "intrinsic" in l]
+    if not any("constraint model would have" in r for r in reasons):
+        raise Failure("the report does not say why the layers were not embedded: %s" % reasons)
+
+
+CM_HW = """hardware cm {
+  word = 8 bit;
+  frequency = 1 GHz;
+  core { crossbar = 256 x 256; mvm_cycles = 1; mvm_energy = 0 pJ; sram = 64 KiB; }
+  dpu { relu = 1; batchnorm = 1; add = 1; maxpool = 1; avgpool = 1; psum = 1; }
+  interconnect { topology = mesh; cores = SIDE x SIDE; hop_latency = 1; hop_energy = 1 pJ; }
+  gcu { input_core = 0; output_core = LAST; }
+}
+"""
+
+
+def cm_large_mesh(case):
+    """ResNet-20 on a 64 x 64 mesh (4,096 cores, the documented maximum; once 64 s to
+    7.7 GB and an internal error) and on 32 x 32 (once 10.8 s against a 2 s limit): a
+    placement in bounded time and memory, the same bytes on two runs."""
+    net = os.path.join(STDLIB, "nets", "resnet20.dfl")
+    for side, seconds in [(32, 60), (64, 120)]:
+        case.write("cm%d.dfl" % side, CM_HW.replace("SIDE", str(side)).replace("LAST", str(side * side - 1)))
+        outs = []
+        for run in range(2):
+            d = "out%d_%d" % (side, run)
+            rc, out, err = case.run_measured([net, "cm%d.dfl" % side, "-o", d], seconds, 2048)
+            if rc != 0:
+                raise Failure("no placement on the %d x %d mesh: %s" % (side, side, case.last))
+            outs.append(open(case.path(d, "placement.json"), "rb").read())
+        if outs[0] != outs[1]:
+            raise Failure("two placements on the %d x %d mesh differ" % (side, side))
+
+
 # --- The language server ----------------------------------------------------------------------
 
 class Server:
@@ -1107,6 +1202,7 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
 CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
           sweep_spec_json, sweep_bad_records]
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch]
+CASES += [embed_large_intrinsic, cm_large_mesh]
 
 
 def main():

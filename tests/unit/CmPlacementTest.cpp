@@ -141,3 +141,67 @@ TEST(CmPlacement, InfeasibleNamesTheEdge) {
   EXPECT_EQ(many.status, CmPlacement::Status::Infeasible);
   EXPECT_EQ(many.blockingEdge, -1);
 }
+
+TEST(CmPlacement, GreedyAboveTheModelBound) {
+  // in -> 0 -> 1 -> 2 -> out, 10 words each, on a ring of 6 (GCU at cores 0
+  // and 3). With no room for the exact model (its size: 6 + 36 + 36 + 6 = 84
+  // entries, the GCU edges a row each) the tiles are placed greedily, each on
+  // the free core adding least words x hops, the lowest on a tie:
+  //   tile 0: 10 (d(0, c) + 1), least at core 0;
+  //   tile 1: 10 d(0, c), cores 1 and 5 tie: core 1;
+  //   tile 2: 10 d(1, c) + 10 (d(c, 3) + 1): 30 at cores 2 and 3: core 2.
+  // Traffic 10 (1 + 1 + 1 + 2) = 50, which is the optimum (in -> out is at
+  // least 2 + d(0, 3) = 5 hops by the triangle inequality); the bound is
+  // every edge at its shortest, 4 x 10 = 40, so the status is feasible.
+  CmHardware hw = ring(6);
+  hw.inputCore = 0;
+  hw.outputCore = 3;
+  CmPartitioning p = graph(3, {{CmEdge::kGcuInput, 0, 10, false},
+                               {0, 1, 10, false},
+                               {1, 2, 10, false},
+                               {2, CmEdge::kGcuOutput, 10, false}});
+  CmPlacementOptions opt;
+  opt.exactModelEntries = 83;
+  CmPlacement g = placeOnCores(p, hw, opt);
+  EXPECT_TRUE(g.greedy);
+  EXPECT_EQ(g.modelEntries, 84);
+  EXPECT_EQ(g.core, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(g.cost, 50);
+  EXPECT_EQ(g.trafficHops, 50);
+  EXPECT_EQ(g.lowerBound, 40);
+  EXPECT_EQ(g.status, CmPlacement::Status::Feasible);
+  EXPECT_EQ(g.nodes, 0u);
+  auto dist = [](int a, int b) { return std::min(std::abs(a - b), 6 - std::abs(a - b)); };
+  EXPECT_EQ(g.cost, bruteForce(p, hw, dist, CmObjective::Traffic));
+  // At its size the exact model runs: the same optimum, proven.
+  opt.exactModelEntries = 84;
+  CmPlacement e = placeOnCores(p, hw, opt);
+  EXPECT_FALSE(e.greedy);
+  EXPECT_EQ(e.status, CmPlacement::Status::Optimal);
+  EXPECT_EQ(e.cost, 50);
+}
+
+TEST(CmPlacement, WorkLimitStopsAtTheSamePoint) {
+  // Eight tiles in a chain with skips on a ring of 8: more than a few nodes
+  // to prove. A node limit of 20 stops branch and bound after at most 21
+  // nodes (the stop is asked before each), at the same node on every run.
+  CmHardware hw = ring(8);
+  hw.inputCore = 0;
+  hw.outputCore = 4;
+  std::vector<CmEdge> edges{{CmEdge::kGcuInput, 0, 7, false}, {7, CmEdge::kGcuOutput, 5, false}};
+  for (int t = 0; t + 1 < 8; ++t)
+    edges.push_back({t, t + 1, 10 + t, false});
+  for (int t = 0; t + 3 < 8; ++t)
+    edges.push_back({t, t + 3, 3 + t, true});
+  CmPartitioning p = graph(8, edges);
+  CmPlacementOptions opt;
+  opt.nodeLimit = 20;
+  CmPlacement a = placeOnCores(p, hw, opt), b = placeOnCores(p, hw, opt);
+  EXPECT_LE(a.nodes, 21u);
+  EXPECT_NE(a.status, CmPlacement::Status::Optimal);
+  EXPECT_FALSE(a.timeLimitHit);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.core, b.core);
+  EXPECT_EQ(a.cost, b.cost);
+}

@@ -276,5 +276,51 @@ TEST(Embedding, PortfolioFindsOneEmbeddingPerOperandOrder) {
   expectSameResult(op, in, r);
 }
 
+TEST(Embedding, WorkLimitsStopTheSearchAtTheSamePoint) {
+  // The 3x3 conv above enumerates more than a few nodes. A node limit of 3
+  // stops every model and operand order after at most 3 + 1 nodes (Gecode
+  // asks the stop before each node), so the whole search counts at most
+  // 3 models x 2 orders x 4 nodes = 24; the failure limit likewise. Both are
+  // work, not time: two runs stop at the same node with the same candidates.
+  Case k = load("network n { input x [C=1, X=6, Y=6]; a = conv(x, K=4, R=3, S=3); }");
+  const LoopNest &op = k.layer("a"), &in = k.intrinsic("t49");
+  EmbeddingOptions few;
+  few.nodeLimit = 3;
+  EmbeddingResult a = embedIntrinsic(op, in, few), b = embedIntrinsic(op, in, few);
+  EXPECT_TRUE(a.hitLimit);
+  EXPECT_FALSE(a.timeLimitHit);
+  EXPECT_LE(a.stats.nodes, 24u);
+  EXPECT_EQ(a.stats.nodes, b.stats.nodes);
+  ASSERT_EQ(a.candidates.size(), b.candidates.size());
+  for (size_t i = 0; i < a.candidates.size(); ++i)
+    EXPECT_EQ(a.candidates[i].side, b.candidates[i].side);
+  EmbeddingOptions noFailure;
+  noFailure.failureLimit = 0;
+  EmbeddingResult f = embedIntrinsic(op, in, noFailure);
+  EXPECT_EQ(f.hitLimit, f.stats.failures > 0);
+  // Unlimited, the same conv finds every embedding (one per lhs-on-ifm and
+  // three per lhs-on-wgt, above) without a limit.
+  EmbeddingResult all = embedIntrinsic(op, in);
+  EXPECT_FALSE(all.hitLimit);
+  EXPECT_EQ(all.stats.solutions, 4u);
+}
+
+TEST(Embedding, ModelSizeIsRefusedUpFront) {
+  // A model above maxModelSize is never built: Unsupported, with its size and
+  // the limit in the reason (and no blame on the integer range).
+  Case k = load("network n { input x [C=32, X=4, Y=4]; a = conv(x, K=32, R=1, S=1); }");
+  EmbeddingOptions tight;
+  tight.maxModelSize = 100;
+  EmbeddingResult r = embedIntrinsic(k.layer("a"), k.intrinsic("vta"), tight);
+  EXPECT_EQ(r.status, EmbeddingResult::Status::Unsupported);
+  EXPECT_GT(r.modelSize, 100);
+  EXPECT_NE(r.reason.find("constraint model would have " + std::to_string(r.modelSize)), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("at most 100"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.stats.nodes, 0u);
+  // At its own size the model is built and solved.
+  tight.maxModelSize = r.modelSize;
+  EXPECT_EQ(embedIntrinsic(k.layer("a"), k.intrinsic("vta"), tight).status, EmbeddingResult::Status::Found);
+}
+
 } // namespace
 } // namespace dfl

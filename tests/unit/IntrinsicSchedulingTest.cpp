@@ -67,7 +67,7 @@ TEST(IntrinsicScheduling, EverySearchTilesInMultiplesOfTheUnit) {
     int embedded = 0;
     for (const LayerScheduleModel &ls : s->schedule.layers) {
       const Layer &layer = net.layers[static_cast<size_t>(ls.layer)];
-      auto u = intrinsicUnitFor(layer, hw);
+      auto u = intrinsicUnitFor(net, layer, hw);
       ASSERT_TRUE(u);
       if (layer.name == "p") {   // a pool: not embedded, 1-element tiles
         EXPECT_FALSE(u->embedded);
@@ -112,11 +112,11 @@ network n { input x [C=48, X=7, Y=7]; a = conv(x, K=32, R=1); }
 )", {}, {dfl::test::kStdlibRoot});
   ASSERT_EQ(c.diagnostics(), "");
   const Hardware &hw = c.model.hardware[0];
-  auto u = intrinsicUnitFor(c.model.networks[0].layers[0], hw);
+  auto u = intrinsicUnitFor(c.model.networks[0], c.model.networks[0].layers[0], hw);
   ASSERT_TRUE(u && u->embedded) << (u ? u->reason : "");
-  EXPECT_EQ(u->embedding.macs, 32 * 48 * 7 * 7);
-  EXPECT_EQ(u->embedding.macsMin, 32 * 48 * 7 * 7);
-  EXPECT_DOUBLE_EQ(u->embedding.utilization(), 1.0);
+  EXPECT_EQ(u->macs, 32 * 48 * 7 * 7);
+  EXPECT_EQ(u->macsMin, 32 * 48 * 7 * 7);
+  EXPECT_DOUBLE_EQ(u->utilization(), 1.0);
   int64_t calls = 1;
   for (Dim dim : kIndependentDims)
     calls *= at(u->unit, dim);

@@ -4,6 +4,7 @@
 #include "support/DiagnosticRenderer.h"
 #include "frontend/Loader.h"
 #include "frontend/Sema.h"
+#include "scheduler/embedding/IntrinsicUnits.h"
 
 #include <memory>
 #include <sstream>
@@ -44,6 +45,8 @@ inline Compiled compile(const std::string &text, const AnalyzeOptions &options =
   LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{std::move(searchRoots)}, *c.sm, *c.diags);
   if (!c.diags->hasErrors())
     c.model = analyze(files.files, *c.diags, options);
+  if (!c.diags->hasErrors())   // the driver's next stage (driver::Compilation::analyze)
+    embedIntrinsicUnits(c.model);
   return c;
 }
 
