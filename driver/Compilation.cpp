@@ -199,8 +199,10 @@ bool Compilation::analyze() {
   enter(Stage::Loaded, "analyze");
   if (options_.debugSkipAnalysis)
     return true;   // the stage is not entered: the next one's check fails (DriverOptions.h)
-  PassTimer::Scope time(timer_, "analyze");
-  model_ = dfl::analyze(files_.files, diags_, AnalyzeOptions{options_.train, options_.batch});
+  {
+    PassTimer::Scope time(timer_, "analyze");
+    model_ = dfl::analyze(files_.files, diags_, AnalyzeOptions{options_.train, options_.batch});
+  }
   stage_ = Stage::Analyzed;
   if (diags_.hasErrors())
     return false;

