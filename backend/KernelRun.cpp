@@ -59,13 +59,18 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
       c.writes = static_cast<double>(counters[k.counters.at(l, role, kWrites)]);
       c.same = static_cast<double>(counters[k.counters.at(l, role, kSame)]);
     }
-  // Copies passed between neighbours instead of read from the parent (§6).
+  // Copies passed between neighbours instead of read from the parent (§6):
+  // the parent's reads that fed level l, which at the outermost on-chip level
+  // of a normalization are its reads less the statistics pass's (§7).
   for (size_t l = 0; l + 1 < nl; ++l)
     if (plan.levels[l].neighbourInputs)
       for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm})
-        if (r != plan.output)
-          out.counts.levels[l][static_cast<size_t>(r)].same +=
-            out.counts.levels[l][static_cast<size_t>(r)].writes - out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
+        if (r != plan.output) {
+          double fed = out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
+          if (plan.rows > 0 && r == TensorRole::Ifm && l + 2 == plan.levels.size())
+            fed -= static_cast<double>(plan.tensorWords(TensorRole::Ifm));
+          out.counts.levels[l][static_cast<size_t>(r)].same += out.counts.levels[l][static_cast<size_t>(r)].writes - fed;
+        }
   out.counts.macs = static_cast<double>(counters[k.counters.macs()]);
   for (const PlanRole &r : plan.roles)
     if (r.present)
