@@ -138,7 +138,9 @@ Fault pointFault(const Json &p, size_t index, const std::string &id) {
       {"segments", isCount, "a count", Solved},
       {"message", isString, "a string", Failed},
   };
-  for (auto &[k, v] : p.items()) {
+  for (auto &item : p.items()) {
+    const std::string &k = item.key();   // not a structured binding: clang 14 cannot capture one
+    const Json &v = item.value();
     auto f = std::find_if(fields.begin(), fields.end(), [&](const Field &f) { return f.key == k; });
     if (f == fields.end())
       return {{LocatedJson::key(k), "unknown key \"" + k + "\""}};
