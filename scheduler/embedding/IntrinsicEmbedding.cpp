@@ -122,6 +122,10 @@ public:
   IntVarArray element;   // data elements of out, lhs, rhs: [q][t] per role, concatenated
 
   /// `asset` < 0: no branching yet (a portfolio's master: slave() posts it).
+  /// Over 150 lines on purpose: a Gecode space posts its whole model in its
+  /// constructor, into variables it owns, and the sections below follow the
+  /// paper's §4.2 constraint by constraint; split, they would pass the
+  /// variable arrays and their index lambdas around for nothing.
   EmbeddingSpace(const Setup &s, EmbeddingModel model, bool outputsFirst, int asset) {
     const size_t nI = s.in.dims.size(), nO = s.op.dims.size(), nP = s.points();
     side = IntVarArray(*this, static_cast<int>(nI * nO));
