@@ -481,14 +481,14 @@ std::string paretoSvg(const std::string &sweepJson) {
       << svg::escape(name) << "</text><text x=\"" << num(x1) << "\" y=\"" << num(y0 - 8)
       << "\" text-anchor=\"end\" fill=\"#555\">" << dots.size() << " points; " << front.size()
       << " distinct on the front</text>\n";
-    for (double v = ax.lo; v <= ax.hi + ax.step / 2; v += ax.step)
-      s << "<line x1=\"" << num(X(v)) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(X(v)) << "\" y2=\"" << num(y1)
-        << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(X(v)) << "\" y=\"" << num(y1 + 15) << "\" text-anchor=\"middle\">"
-        << formatFixed(v, ax.digits) << "</text>\n";
-    for (double v = ay.lo; v <= ay.hi + ay.step / 2; v += ay.step)
-      s << "<line x1=\"" << num(x0) << "\" y1=\"" << num(Y(v)) << "\" x2=\"" << num(x1) << "\" y2=\"" << num(Y(v))
-        << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(x0 - 6) << "\" y=\"" << num(Y(v) + 4)
-        << "\" text-anchor=\"end\">" << formatFixed(v, ay.digits) << "</text>\n";
+    for (size_t i = 0; i < ax.ticks; ++i)   // bounded by construction (svg::kMaxTicks)
+      s << "<line x1=\"" << num(X(ax.tick(i))) << "\" y1=\"" << num(y0) << "\" x2=\"" << num(X(ax.tick(i))) << "\" y2=\"" << num(y1)
+        << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(X(ax.tick(i))) << "\" y=\"" << num(y1 + 15) << "\" text-anchor=\"middle\">"
+        << formatFixed(ax.tick(i), ax.digits) << "</text>\n";
+    for (size_t i = 0; i < ay.ticks; ++i)
+      s << "<line x1=\"" << num(x0) << "\" y1=\"" << num(Y(ay.tick(i))) << "\" x2=\"" << num(x1) << "\" y2=\""
+        << num(Y(ay.tick(i))) << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(x0 - 6) << "\" y=\"" << num(Y(ay.tick(i)) + 4)
+        << "\" text-anchor=\"end\">" << formatFixed(ay.tick(i), ay.digits) << "</text>\n";
     s << "<rect x=\"" << num(x0) << "\" y=\"" << num(y0) << "\" width=\"" << num(x1 - x0) << "\" height=\""
       << num(y1 - y0) << "\" fill=\"none\" stroke=\"#444\"/>\n<text x=\"" << num((x0 + x1) / 2) << "\" y=\""
       << num(y1 + 32) << "\" text-anchor=\"middle\">latency [cycles]</text>\n<text transform=\"translate(16 "
