@@ -226,6 +226,11 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
     const SegmentResult &sr = analysis.segments[si];
     if (!sr.pipelined || sr.layers.size() < 2)
       continue;
+    if (!options.layers.empty() && std::none_of(sr.layers.begin(), sr.layers.end(), [&](int li) {
+          const std::string &name = net.layers[static_cast<size_t>(li)].name;
+          return std::find(options.layers.begin(), options.layers.end(), name) != options.layers.end();
+        }))
+      continue;
     SegmentRun seg;
     seg.index = static_cast<int>(si);
     for (const Segment &g : schedule.segments)

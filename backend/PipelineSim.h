@@ -36,6 +36,9 @@ struct PipelineOptions {
   unsigned long islMaxOperations = 200'000'000;
   /// The violations listed per segment; the ones after them are counted.
   size_t listedViolations = 20;
+  /// Only the segments holding one of these layers (empty: every pipelined
+  /// segment), as `dflc sim --layers` asks.
+  std::vector<std::string> layers;
 };
 
 struct RegionRun {

@@ -41,6 +41,10 @@ struct SimOptions {
   /// at the kernels' 5 to 10 ns a point (docs/simulator.md, "Limits of the
   /// kernels").
   double workLimit = 0x1p36;
+  /// Run the pipelined segments' control only (their isl dependences and
+  /// LCUs), no kernels: `dflc sim --pipelines-only`, for schedules whose
+  /// kernels would pass the work bound (the driver's simulate stage reads it).
+  bool pipelinesOnly = false;
   KernelFault fault = KernelFault::None;   // tests only
   /// Called before each layer simulated and at the end.
   std::function<void(const SimProgress &)> progress;

@@ -103,12 +103,14 @@ bool Compilation::simulate(sim::SimOptions options) {
   // as it is quick and can refuse the schedule before the kernels run.
   if (std::any_of(s->segments.begin(), s->segments.end(), [](const Segment &g) { return g.pipelined; })) {
     PassTimer::Scope time(timer_, "control");
-    run.pipelines = sim::simulatePipelines(model_, *s);
+    sim::PipelineOptions po;
+    po.layers = options.layers;
+    run.pipelines = sim::simulatePipelines(model_, *s, po);
     checkSegmentBuffers(*run.pipelines, diags_);
     if (diags_.hasErrors())
       return false;
   }
-  {
+  if (!options.pipelinesOnly) {
     PassTimer::Scope time(timer_, "simulate");
     try {
       run.kernels = sim::simulate(model_, *s, options);
@@ -118,10 +120,10 @@ bool Compilation::simulate(sim::SimOptions options) {
           << l.name << formatNumber(e.amount) << e.what << formatNumber(e.limit);
       return false;
     }
+    run.files.push_back({"sim.json", sim::simJson(net, hardwareOf(model_, *s), options, *run.kernels)});
+    for (auto &[name, ir] : sim::kernelFiles(*run.kernels))
+      run.files.push_back({"kernels/" + name, ir});
   }
-  run.files.push_back({"sim.json", sim::simJson(net, hardwareOf(model_, *s), options, *run.kernels)});
-  for (auto &[name, ir] : sim::kernelFiles(*run.kernels))
-    run.files.push_back({"kernels/" + name, ir});
   if (run.pipelines) {
     run.files.push_back({"pipeline.json", sim::pipelineJson(*run.pipelines)});
     run.files.push_back({"pipeline.svg", sim::pipelineSvg(*run.pipelines)});

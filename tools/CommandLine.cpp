@@ -46,8 +46,12 @@ Usage:
                                      independent reference and every access
                                      count against the analysis; write
                                      OUT/sim.json and OUT/kernels/LAYER.ll
-                                     --layers A,B: only these layers,
-                                     --seed N: the data's seed (default 1);
+                                     --layers A,B: only these layers (and
+                                     the pipelined segments holding them),
+                                     --seed N: the data's seed (default 1),
+                                     --pipelines-only: only the pipelined
+                                     segments' dependences and LCUs, no
+                                     kernels (OUT/pipeline.json);
                                      `dflc NET HW -o OUT --sim` solves first;
                                      for a computational-memory chip (NET
                                      CM_HW): place it, run its cores cycle
@@ -318,7 +322,7 @@ public:
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto", "--no-plots",
-                                "--verbose", "--sim", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
+                                "--verbose", "--sim", "--pipelines-only", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
                                 "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
@@ -367,6 +371,7 @@ private:
         {"-v", [](CommandLine &c) { c.verbose = true; }},
         {"--verbose", [](CommandLine &c) { c.verbose = true; }},
         {"--sim", [](CommandLine &c) { c.sim = true; }},
+        {"--pipelines-only", [](CommandLine &c) { c.pipelinesOnly = true; }},
         {"--color", [](CommandLine &c) { c.color = true; }},
         {"--no-color", [](CommandLine &c) { c.color = false; }},
     };
@@ -426,8 +431,8 @@ private:
     if (o.command != "compile" && o.sim)
       return "--sim is an option of 'dflc compile' ('dflc sim' simulates a schedule you have)";
     bool simulates = o.command == "sim" || o.sim;
-    if (!simulates && (!o.simLayers.empty() || o.seed))
-      return "--layers and --seed are options of 'dflc sim' and 'dflc compile --sim'";
+    if (!simulates && (!o.simLayers.empty() || o.seed || o.pipelinesOnly))
+      return "--layers, --seed and --pipelines-only are options of 'dflc sim' and 'dflc compile --sim'";
     if (o.command != "compile" && o.command != "embed" && o.timeLimitGiven)
       return "--time-limit is an option of 'dflc compile' and 'dflc embed'";
     if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj ||

@@ -26,6 +26,7 @@ struct CommandLine {
   bool sim = false;
   bool verbose = false;             // -v, --verbose (compile): why the solver chose its segments
   std::vector<std::string> simLayers;   // --layers a,b (empty: all)
+  bool pipelinesOnly = false;           // --pipelines-only (dflc sim)
   std::optional<uint64_t> seed;         // --seed N
   // dflc sweep (docs/sweep.md)
   std::string mergeDir;                 // --merge OUT

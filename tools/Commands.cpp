@@ -211,6 +211,7 @@ bool simulate(const CommandLine &o, Compilation &c) {
   sim::SimOptions so;
   so.seed = o.seed.value_or(1);
   so.layers = o.simLayers;
+  so.pipelinesOnly = o.pipelinesOnly;
   // Progress: on a terminal, one line rewritten per layer; elsewhere, on a
   // long run (docs/simulator.md, "Limits of the kernels"), a line per tenth
   // of its work, which depends on the counts only.
@@ -236,9 +237,12 @@ bool simulate(const CommandLine &o, Compilation &c) {
 
 /// The simulation's tables: the kernels', then the pipelines'.
 void printSimulation(const driver::Simulation &run) {
-  std::cout << sim::simTable(*run.kernels);
-  if (run.pipelines)
-    std::cout << "\n" << sim::pipelineTable(*run.pipelines);
+  if (run.kernels)
+    std::cout << sim::simTable(*run.kernels);
+  if (run.pipelines && !run.pipelines->segments.empty())
+    std::cout << (run.kernels ? "\n" : "") << sim::pipelineTable(*run.pipelines);
+  else if (!run.kernels)
+    std::cout << "no pipelined segment to run" << (run.options.layers.empty() ? "" : " holds the --layers") << "\n";
 }
 
 /// "wrote A, B and C": the outputs, a simulation's kernels as one item.
@@ -299,7 +303,8 @@ int runSim(const CommandLine &o, Compilation &c) {
   if (!ran)
     return kExitInvalid;
   printSimulation(c.simulation());
-  std::cout << wroteLine(c);
+  if (!c.outputPaths().empty())
+    std::cout << wroteLine(c);
   return c.simulation().ok() ? kExitOk : kExitInvalid;
 }
 
