@@ -1,6 +1,7 @@
 #include "sweep/Sweep.h"
 
 #include "driver/Compilation.h"
+#include "scheduler/analysis/Evaluation.h"
 #include "support/Check.h"
 #include "support/Format.h"
 #include "support/Svg.h"
@@ -226,11 +227,11 @@ void solvePoint(const SweepSpec &spec, const SweepPoint &p, const RunOptions &op
   }
   if (solved) {
     const Solution &s = c.solution();
-    const Hardware &hw = c.model().hardware.at(0);
+    const Evaluation e = evaluationOf(c.model(), s.schedule, s.result);   // a solution is complete and valid
     out["status"] = s.stats.limit == SolveLimit::None ? "ok" : "limit";
-    out["energy_pj"] = s.result.energyPj;
-    out["latency_cycles"] = s.result.latencyCycles;
-    out["latency_s"] = s.result.latencyCycles / hw.frequencyHz;
+    out["energy_pj"] = *e.energyPj;
+    out["latency_cycles"] = *e.latencyCycles;
+    out["latency_s"] = *e.latencyCycles / e.frequencyHz;
     out["segments"] = s.result.segments.size();
   } else {
     out["status"] = "failed";
