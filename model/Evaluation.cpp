@@ -45,12 +45,14 @@ std::string evaluationDiffText(const Evaluation &a, const Evaluation &b) {
   size_t nameW = 9;   // "component"
   for (const EvaluationRow &r : a.rows)
     nameW = std::max(nameW, r.name.size());
-  double largest = std::max(a.energyPj.value_or(0), b.energyPj.value_or(0));
-  if (!a.energyPj && !b.energyPj)   // no totals: the rows'
-    for (const Evaluation *x : {&a, &b})
-      for (const EvaluationRow &r : x->rows)
-        largest = std::max(largest, r.energyPj.value_or(0));
-  EnergyUnit unit = energyUnitFor(largest);
+  // The unit from the larger total; a side without one (incomplete), its rows' sum.
+  auto total = [](const Evaluation &x) {
+    double sum = 0;
+    for (const EvaluationRow &r : x.rows)
+      sum += r.energyPj.value_or(0);
+    return x.energyPj.value_or(sum);
+  };
+  EnergyUnit unit = energyUnitFor(std::max(total(a), total(b)));
   auto e = [&](double pj) { return formatFixed(pj / unit.pj, 3); };
   const std::string u = std::string("[") + unit.name + "]";
   auto row = [&](const std::string &name, const std::vector<std::string> &cells) {
@@ -59,7 +61,7 @@ std::string evaluationDiffText(const Evaluation &a, const Evaluation &b) {
       os << "  " << padLeft(cells[i], i % 3 == 2 ? 6 : 12);
     os << "\n";
   };
-  // Energy and latency of A and B and B/A; "-" where the target models neither side's.
+  // Energy and latency of A and B and B/A; "-" for a figure a side does not have.
   auto cells = [&](std::optional<double> ea, std::optional<double> eb, std::optional<double> la,
                    std::optional<double> lb) {
     auto opt = [](std::optional<double> x, const auto &f) { return x ? f(*x) : std::string("-"); };
