@@ -6,6 +6,7 @@
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
 #include "model/ScheduleWriter.h"
+#include "scheduler/analysis/Evaluation.h"
 #include "scheduler/analysis/Report.h"
 #include "scheduler/embedding/IntrinsicUnits.h"
 #include "scheduler/kapla/SolverReport.h"
@@ -239,8 +240,20 @@ bool Compilation::checkSchedules() {
 
 bool Compilation::selectPair() {
   enter(Stage::Checked, "select");
+  if (checked_.empty() && model_.dsaSchedules.size() == 2) {   // two DSA schedules (each checked valid)
+    const DsaSchedule &a = model_.dsaSchedules[0], &b = model_.dsaSchedules[1];
+    if (a.network == b.network && a.hardware == b.hardware)
+      return checkedDsa_.size() == 2;
+    auto what = [&](const DsaSchedule &s) {
+      return model_.networks[static_cast<size_t>(s.network)].name + " on " +
+             model_.dsaHardware[static_cast<size_t>(s.hardware)].name;
+    };
+    diags_.report(b.range, diag::err_diff_pair) << what(a) << what(b);
+    return false;
+  }
   if (checked_.size() != 2) {
-    diags_.report({}, diag::err_run_schedule_count) << checked_.size() << "diff" << "compares two, one in each FILE";
+    diags_.report({}, diag::err_run_schedule_count) << checked_.size() + model_.dsaSchedules.size() << "diff"
+                                                    << "compares two, one in each FILE";
     return false;
   }
   const Schedule &a = model_.schedules[static_cast<size_t>(checked_[0].schedule)];
@@ -569,7 +582,7 @@ bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
                        ").\nCheck it with: dflc check " + (o.train ? "--train " : "") +
                        (o.batch ? "--batch " + std::to_string(*o.batch) + " " : "") + "schedule.dfl";
   std::string checked = scheduleReportJson(model_, s, solution_->result);
-  std::vector<OutputFile> plots = o.plots ? reportPlots(checked) : std::vector<OutputFile>{};
+  std::vector<OutputFile> plots = o.plots ? reportPlots(evaluationOf(model_, s, solution_->result)) : std::vector<OutputFile>{};
   if (o.plots) {   // the whole schedules the solver evaluated (with --pareto, under every objective)
     std::vector<TradeoffPoint> all, front;
     for (const Alternative &a : solution_->alternatives)

@@ -77,7 +77,8 @@ public:
   bool checkSchedules();
   bool selectSchedule();
   /// After checkSchedules() (`dflc diff`): whether the FILEs hold two schedules,
-  /// of one network on one hardware template (else E1301, E1306).
+  /// memory-hierarchy (checked()) or DSA (checkedDsa()) ones, of one network
+  /// on one hardware template (else E1301, E1306).
   bool selectPair();
   /// `progress` (may be empty) is called with (layers done, layers in all).
   /// Throws InternalError if the solver returns an invalid schedule and the

@@ -6,8 +6,6 @@
 #include "support/Format.h"
 #include "support/Svg.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 
@@ -16,36 +14,8 @@ namespace {
 
 using svg::escape;
 using svg::num;
-using Json = nlohmann::ordered_json;
 
 constexpr double kLabel = 160, kPlot = 600, kValue = 110, kRow = 18, kBar = 13, kTop = 62, kAxis = 44;
-
-struct Component {
-  std::string name;
-  double pj = 0;
-};
-
-/// A layer's energy split as the report gives it: MAC, each memory level,
-/// NoC, bus and static add up to the layer's total.
-std::vector<Component> layerComponents(const Json &layer) {
-  const Json &e = layer["energy_pj"];
-  std::vector<Component> parts = {{"MAC", e["mac"].get<double>()}};
-  for (const Json &level : layer["levels"])
-    parts.push_back({level["level"].get<std::string>(), level["energy_pj"].get<double>()});
-  for (const char *k : {"noc", "bus", "static"})
-    parts.push_back({k == std::string("noc") ? "NoC" : k, e[k].get<double>()});
-  return parts;
-}
-
-std::vector<Component> totalComponents(const Json &totals) {
-  std::vector<Component> parts = {{"MAC", totals["mac_pj"].get<double>()}};
-  for (const auto &[level, pj] : totals["levels_pj"].items())
-    parts.push_back({level, pj.get<double>()});
-  parts.push_back({"NoC", totals["noc_pj"].get<double>()});
-  parts.push_back({"bus", totals["bus_pj"].get<double>()});
-  parts.push_back({"static", totals["static_pj"].get<double>()});
-  return parts;
-}
 
 /// The energy unit that makes `maxPj` read as 1 to 1000, and its size in pJ.
 std::pair<const char *, double> energyUnit(double maxPj) {
@@ -106,29 +76,28 @@ double axisMax(double max) {
   return std::ceil(max / step * (1 - 1e-12)) * step;
 }
 
-std::string subtitleOf(const Json &r) {
-  return r["network"].get<std::string>() + " on " + r["hardware"].get<std::string>() + ", batch " +
-         std::to_string(r["batch"].get<int64_t>()) + "; total " + formatEnergy(r["totals"]["energy_pj"].get<double>()) +
+std::string subtitleOf(const Evaluation &e) {
+  return e.network + " on " + e.hardware + ", batch " + std::to_string(e.batch) + "; total " + formatEnergy(*e.energyPj) +
          " (numbers from report.json; hover a bar for its value)";
 }
 
-std::string energyByLayer(const Json &r) {
-  const Json &layers = r["layers"];
+std::string energyByLayer(const Evaluation &r) {
+  const std::vector<EvaluationRow> &layers = r.rows;
   std::vector<std::string> names;
-  for (const Component &c : layerComponents(layers.at(0)))
+  for (const EnergyPart &c : layers.at(0).parts)
     names.push_back(c.name);
   double maxPj = 0;
-  for (const Json &l : layers)
-    maxPj = std::max(maxPj, l["energy_pj"]["total"].get<double>());
+  for (const EvaluationRow &l : layers)
+    maxPj = std::max(maxPj, *l.energyPj);
   auto [unit, scale] = energyUnit(maxPj);
   double top = axisMax(maxPj / scale);
   std::string body = header("Energy by layer and component", subtitleOf(r), names);
   for (size_t i = 0; i < layers.size(); ++i) {
-    const Json &l = layers[i];
-    std::string name = l["name"].get<std::string>();
+    const EvaluationRow &l = layers[i];
+    const std::string &name = l.name;
     double y = kTop + static_cast<double>(i) * kRow, x = kLabel;
     body += text(kLabel - 6, y + kBar - 2, name, "text-anchor=\"end\" font-size=\"11\"");
-    std::vector<Component> parts = layerComponents(l);
+    const std::vector<EnergyPart> &parts = l.parts;
     for (size_t c = 0; c < parts.size(); ++c) {
       double w = std::max(0.0, parts[c].pj / scale / top * kPlot);   // -1e-9 pJ of rounding draws nothing
       body += rect(x, y, w, kBar, svg::colour(c),
@@ -137,7 +106,7 @@ std::string energyByLayer(const Json &r) {
                    name + " " + parts[c].name + ": " + formatEnergy(parts[c].pj));
       x += w;
     }
-    body += text(x + 4, y + kBar - 2, formatEnergy(l["energy_pj"]["total"].get<double>()),
+    body += text(x + 4, y + kBar - 2, formatEnergy(*l.energyPj),
                  "font-size=\"10\" fill=\"#555\"");
   }
   double height = 0;
@@ -145,10 +114,10 @@ std::string energyByLayer(const Json &r) {
   return svg::document(kLabel + kPlot + kValue, height, body);
 }
 
-std::string energyByLevel(const Json &r) {
-  std::vector<Component> parts = totalComponents(r["totals"]);
-  double total = r["totals"]["energy_pj"].get<double>(), maxPj = 0;
-  for (const Component &c : parts)
+std::string energyByLevel(const Evaluation &r) {
+  const std::vector<EnergyPart> &parts = r.parts;
+  double total = *r.energyPj, maxPj = 0;
+  for (const EnergyPart &c : parts)
     maxPj = std::max(maxPj, c.pj);
   auto [unit, scale] = energyUnit(maxPj);
   double top = axisMax(maxPj / scale);
@@ -169,16 +138,15 @@ std::string energyByLevel(const Json &r) {
   return svg::document(kLabel + kPlot + kValue, height, body);
 }
 
-std::string utilization(const Json &r) {
-  const Json &layers = r["layers"];
-  std::string body = header("PE utilization per layer", r["network"].get<std::string>() + " on " +
-                                                            r["hardware"].get<std::string>() +
+std::string utilization(const Evaluation &r) {
+  const std::vector<EvaluationRow> &layers = r.rows;
+  std::string body = header("PE utilization per layer", r.network + " on " + r.hardware +
                                                             ": the PEs in use over all PEs (docs/directives.md §8)",
                             {});
   for (size_t i = 0; i < layers.size(); ++i) {
-    const Json &l = layers[i];
-    std::string name = l["name"].get<std::string>();
-    double u = l["utilization"].get<double>(), y = kTop + static_cast<double>(i) * kRow, w = u * kPlot;
+    const EvaluationRow &l = layers[i];
+    const std::string &name = l.name;
+    double u = *l.utilization, y = kTop + static_cast<double>(i) * kRow, w = u * kPlot;
     body += text(kLabel - 6, y + kBar - 2, name, "text-anchor=\"end\" font-size=\"11\"");
     body += rect(kLabel, y, w, kBar, svg::colour(0),
                  "data-layer=\"" + escape(name) + "\" data-utilization=\"" + formatFixed(u, 6) + "\"",
@@ -249,13 +217,15 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
   return {"plots/tradeoff.svg", svg::document(kLeft + kPlot + 40, bottom + kAxis, body)};
 }
 
-std::vector<OutputFile> reportPlots(const std::string &reportJson) {
-  Json r = Json::parse(reportJson);
-  if (r["layers"].empty() || !r["complete"].get<bool>() || !r["valid"].get<bool>())
+std::vector<OutputFile> reportPlots(const Evaluation &e) {
+  auto drawn = [](const EvaluationRow &r) { return r.energyPj.has_value(); };
+  if (e.rows.empty() || !e.energyPj || !std::all_of(e.rows.begin(), e.rows.end(), drawn))
     return {};   // no numbers to draw (a compile's schedule is always complete and valid)
-  return {{"plots/energy_by_layer.svg", energyByLayer(r)},
-          {"plots/energy_by_level.svg", energyByLevel(r)},
-          {"plots/utilization.svg", utilization(r)}};
+  std::vector<OutputFile> out = {{"plots/energy_by_layer.svg", energyByLayer(e)},
+                                 {"plots/energy_by_level.svg", energyByLevel(e)}};
+  if (std::all_of(e.rows.begin(), e.rows.end(), [](const EvaluationRow &r) { return r.utilization.has_value(); }))
+    out.push_back({"plots/utilization.svg", utilization(e)});
+  return out;
 }
 
 } // namespace dfl::driver

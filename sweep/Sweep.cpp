@@ -1,6 +1,9 @@
 #include "sweep/Sweep.h"
 
 #include "driver/Compilation.h"
+#include "scheduler/analysis/Evaluation.h"
+#include "scheduler/graph/GraphTurbo.h"
+#include "scheduler/placement/CmPlacementReport.h"
 #include "support/Check.h"
 #include "support/Format.h"
 #include "support/Svg.h"
@@ -112,9 +115,10 @@ Fault pointFault(const Json &p, size_t index, const std::string &id) {
   if (status != "ok" && status != "limit" && status != "failed")
     return {{"/status", "\"status\" is \"ok\", \"limit\" or \"failed\", got " + shown(p["status"])}};
   bool solved = status != "failed";
-  // Always there; there when solved, else not; there when failed, else not;
-  // there when solved, maybe when failed (a point that was analyzed).
-  enum When { Always, Solved, Failed, Analyzed };
+  // Always there; there when failed, else not; there when solved, maybe when
+  // failed (a point that was analyzed); maybe when solved, else not (what the
+  // point's target models: docs/design.md, "One evaluator").
+  enum When { Always, Failed, Analyzed, Modelled };
   struct Field {
     const char *key;
     std::function<bool(const Json &)> ok;
@@ -132,10 +136,10 @@ Fault pointFault(const Json &p, size_t index, const std::string &id) {
       {"network_name", isString, "a name", Analyzed},
       {"hardware_name", isString, "a name", Analyzed},
       {"batch", isCount, "a batch size", Analyzed},
-      {"energy_pj", isAmount, "a finite non-negative number", Solved},
-      {"latency_cycles", isAmount, "a finite non-negative number", Solved},
-      {"latency_s", isAmount, "a finite non-negative number", Solved},
-      {"segments", isCount, "a count", Solved},
+      {"energy_pj", isAmount, "a finite non-negative number", Modelled},
+      {"latency_cycles", isAmount, "a finite non-negative number", Modelled},
+      {"latency_s", isAmount, "a finite non-negative number", Modelled},
+      {"segments", isCount, "a count", Modelled},
       {"message", isString, "a string", Failed},
   };
   for (auto &item : p.items()) {
@@ -144,14 +148,18 @@ Fault pointFault(const Json &p, size_t index, const std::string &id) {
     auto f = std::find_if(fields.begin(), fields.end(), [&](const Field &f) { return f.key == k; });
     if (f == fields.end())
       return {{LocatedJson::key(k), "unknown key \"" + k + "\""}};
-    if ((f->when == Solved && !solved) || (f->when == Failed && solved))
+    if ((f->when == Modelled && !solved) || (f->when == Failed && solved))
       return {{LocatedJson::key(k), "\"" + k + "\" does not go with \"status\": \"" + status + "\""}};
     if (!f->ok(v))
       return {{LocatedJson::key(k), "\"" + k + "\" is " + f->what + ", got " + shown(v)}};
   }
   for (const Field &f : fields)
-    if ((f.when == Always || (solved ? f.when != Failed : f.when == Failed)) && !p.contains(f.key))
+    if ((f.when == Always || (solved ? f.when == Analyzed : f.when == Failed)) && !p.contains(f.key))
       return {{"", std::string("\"") + f.key + "\" is missing"}};
+  if (solved && !p.contains("energy_pj") && !p.contains("latency_cycles"))
+    return {{"", "a solved point has \"energy_pj\" or \"latency_cycles\""}};
+  if (p.contains("latency_cycles") != p.contains("latency_s"))
+    return {{"", "\"latency_cycles\" and \"latency_s\" go together"}};
   if (p["index"] != index)
     return {{"/index", "this is point " + std::to_string(index) + ", not " + shown(p["index"])}};
   if (p["id"] != id)
@@ -213,25 +221,47 @@ void solvePoint(const SweepSpec &spec, const SweepPoint &p, const RunOptions &op
   o.solver = spec.solver;
   o.timeLimitSeconds = spec.timeLimitSeconds;
   driver::Compilation c(o);
-  bool solved = false;
+  // The point's costs through the one evaluator, whatever its target.
+  std::optional<Evaluation> cost;
+  std::optional<size_t> segments;
+  bool limit = false;
   try {
-    solved = variant && c.load() && c.analyze() && c.selectSchedule() && c.solve();
-  } catch (const std::exception &e) {   // InternalError: this point's, reported in its row
-    error = std::string("internal compiler error: ") + e.what();
+    if (variant && c.load() && c.analyze()) {
+      const Model &m = c.model();
+      if (c.targetsDsa()) {
+        if (c.scheduleOnDsa())
+          cost = graph::evaluationOf(m.networks.at(0), m.dsaHardware.at(0), c.dsaSchedules().graphTurbo);
+      } else if (c.targetsCm()) {
+        if (c.placeOnCm())
+          cost = evaluationOf(m.networks.at(0), m.cmHardware.at(0), c.cmMapping());
+      } else if (c.selectSchedule() && c.solve()) {
+        const Solution &s = c.solution();
+        cost = evaluationOf(m, s.schedule, s.result);
+        segments = s.result.segments.size();
+        limit = s.stats.limit != SolveLimit::None;
+      }
+    }
+  } catch (const std::exception &x) {   // InternalError: this point's, reported in its row
+    error = std::string("internal compiler error: ") + x.what();
   }
   if (c.analyzed()) {
-    out["network_name"] = c.model().networks.at(0).name;
-    out["hardware_name"] = c.model().hardware.at(0).name;
-    out["batch"] = c.model().networks.at(0).batch;
+    const Model &m = c.model();
+    out["network_name"] = m.networks.at(0).name;
+    out["hardware_name"] = !m.hardware.empty() ? m.hardware[0].name
+                           : !m.dsaHardware.empty() ? m.dsaHardware.at(0).name
+                                                    : m.cmHardware.at(0).name;
+    out["batch"] = m.networks.at(0).batch;
   }
-  if (solved) {
-    const Solution &s = c.solution();
-    const Hardware &hw = c.model().hardware.at(0);
-    out["status"] = s.stats.limit == SolveLimit::None ? "ok" : "limit";
-    out["energy_pj"] = s.result.energyPj;
-    out["latency_cycles"] = s.result.latencyCycles;
-    out["latency_s"] = s.result.latencyCycles / hw.frequencyHz;
-    out["segments"] = s.result.segments.size();
+  if (cost) {
+    out["status"] = limit ? "limit" : "ok";
+    if (cost->energyPj)
+      out["energy_pj"] = *cost->energyPj;
+    if (cost->latencyCycles) {
+      out["latency_cycles"] = *cost->latencyCycles;
+      out["latency_s"] = *cost->latencyCycles / cost->frequencyHz;
+    }
+    if (segments)
+      out["segments"] = *segments;
   } else {
     out["status"] = "failed";
     for (const Diagnostic &d : c.diagnostics().diagnostics())
@@ -395,9 +425,11 @@ bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary, SourceManag
   // The energy-latency front of each workload (network and batch): the rows
   // no other row of it beats in both.
   for (Json &r : rows) {
-    bool front = r.contains("energy_pj");
+    // Only rows with both figures (a DSA's point has no energy, a CM chip's no latency).
+    auto both = [](const Json &x) { return x.contains("energy_pj") && x.contains("latency_cycles"); };
+    bool front = both(r);
     for (const Json &o : rows)
-      if (front && o.contains("energy_pj") && o["network"] == r["network"] && o["batch"] == r["batch"]) {
+      if (front && both(o) && o["network"] == r["network"] && o["batch"] == r["batch"]) {
         double e = o["energy_pj"], l = o["latency_cycles"], re = r["energy_pj"], rl = r["latency_cycles"];
         front = !(e <= re && l <= rl && (e < re || l < rl));
       }
@@ -445,7 +477,7 @@ std::string paretoSvg(const std::string &sweepJson) {
   // networks differ by orders of magnitude, the trade-off within one matters.
   std::map<std::string, std::vector<Dot>> groups;
   for (const Json &r : merged["rows"])
-    if (r.contains("energy_pj"))
+    if (r.contains("energy_pj") && r.contains("latency_cycles"))
       groups[r.value("network_name", r["network"].get<std::string>()) + ", batch " + r["batch"].dump()].push_back(
           {r["latency_cycles"], r["energy_pj"], r["pareto"]});
   const double W = 720, panelH = 300, left = 100, right = 45, top = 50, bottom = 50;
@@ -455,7 +487,7 @@ std::string paretoSvg(const std::string &sweepJson) {
     << merged["finished"] << " points</text>\n<text x=\"" << num(left)
     << "\" y=\"38\" fill=\"#555\">filled and joined: the Pareto front (lower is better on both axes)</text>\n";
   if (groups.empty())
-    s << "<text x=\"" << num(left) << "\" y=\"" << num(top + 40) << "\">no point has a schedule</text>\n";
+    s << "<text x=\"" << num(left) << "\" y=\"" << num(top + 40) << "\">no point has both an energy and a latency</text>\n";
   size_t g = 0;
   for (auto &[name, dots] : groups) {
     const char *colour = svg::colour(g);

@@ -248,9 +248,11 @@ private:
       driver::Compilation c(driverOptions({spec_.hardwarePaths[h]}));
       if (!(c.load() && c.analyze()))
         return failInput(p, "hardware", spec_.hardware[h], firstError(c));
-      if (c.model().hardware.size() != 1 || !c.model().networks.empty() || !c.model().schedules.empty())
+      if (hardwareCount(c.model()) != 1 || !c.model().networks.empty() || !c.model().schedules.empty() ||
+          !c.model().dsaSchedules.empty())
         return failInput(p, "hardware", spec_.hardware[h], "the file must declare one hardware template and nothing else");
-      std::string name = c.model().hardware[0].name;
+      const Model &m = c.model();
+      std::string name = !m.hardware.empty() ? m.hardware[0].name : !m.dsaHardware.empty() ? m.dsaHardware[0].name : m.cmHardware.at(0).name;
       for (const Override &o : spec_.overrides)
         for (size_t i = 0; i < o.values.size(); ++i) {
           std::string error;
@@ -276,11 +278,14 @@ private:
       driver::Compilation c(driverOptions({spec_.networkPaths[n], spec_.hardwarePaths[0]}));
       if (!(c.load() && c.analyze()))
         return failInput(p, "network", spec_.networks[n], firstError(c));
-      if (c.model().networks.size() != 1 || c.model().hardware.size() != 1 || !c.model().schedules.empty())
+      if (c.model().networks.size() != 1 || hardwareCount(c.model()) != 1 || !c.model().schedules.empty() ||
+          !c.model().dsaSchedules.empty())
         return failInput(p, "network", spec_.networks[n], "the file must declare one network and nothing else");
     }
     return true;
   }
+  /// Templates of every target: memory hierarchy, cluster/core DSA, computational memory.
+  static size_t hardwareCount(const Model &m) { return m.hardware.size() + m.dsaHardware.size() + m.cmHardware.size(); }
   bool failInput(const std::string &pointer, const char *what, const std::string &name, const std::string &why) {
     diags_.report(at(pointer), diag::err_sweep_input) << what << name << why;
     return false;

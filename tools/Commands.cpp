@@ -118,6 +118,14 @@ int runDiff(const CommandLine &o, Compilation &c) {
     return kExitInvalid;
   const std::vector<CheckedSchedule> &checked = c.checked();
   const Model &model = c.model();
+  if (checked.empty()) {   // two DSA schedules (selectPair)
+    const DsaSchedule &a = model.dsaSchedules[0], &b = model.dsaSchedules[1];
+    std::cout << graph::dsaDiffText(model.networks[static_cast<size_t>(a.network)],
+                                    model.dsaHardware[static_cast<size_t>(a.hardware)], c.checkedDsa()[0].second,
+                                    c.sources().path(a.range.begin.file), c.checkedDsa()[1].second,
+                                    c.sources().path(b.range.begin.file));
+    return kExitOk;
+  }
   const Schedule &a = model.schedules[checked[0].schedule], &b = model.schedules[checked[1].schedule];
   std::cout << scheduleDiffText(model, a, checked[0].result, c.sources().path(a.range.begin.file), b,
                                 checked[1].result, c.sources().path(b.range.begin.file));

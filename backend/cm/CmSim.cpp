@@ -472,6 +472,11 @@ CmSimResult simulateCm(const Network &net, const CmHardware &hw, const CmMapping
   return r;
 }
 
+Evaluation withSimulatedLatency(Evaluation e, const CmSimResult &r) {
+  e.latencyCycles = static_cast<double>(r.cycles);
+  return e;
+}
+
 std::string cmSimJson(const Network &net, const CmHardware &hw, const CmSimOptions &options, const CmSimResult &r) {
   nlohmann::ordered_json j;
   j["network"] = net.name;

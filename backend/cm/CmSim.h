@@ -16,6 +16,7 @@
 
 #include "backend/SimData.h"
 #include "backend/cm/CmControl.h"
+#include "model/Evaluation.h"
 
 #include <cstdint>
 #include <map>
@@ -84,6 +85,10 @@ struct CmSimResult {
 
 CmSimResult simulateCm(const Network &net, const CmHardware &hw, const CmMapping &m, const CmControl &control,
                        const CmSimOptions &options = {});
+
+/// The placement's evaluation (evaluationOf) with the run's latency: every
+/// image through the chip, until the last output reaches the GCU.
+Evaluation withSimulatedLatency(Evaluation e, const CmSimResult &r);
 
 /// OUT/sim.json (docs/cm.md, "sim.json").
 std::string cmSimJson(const Network &net, const CmHardware &hw, const CmSimOptions &options, const CmSimResult &r);

@@ -1,5 +1,6 @@
 #include "scheduler/analysis/Report.h"
 
+#include "scheduler/analysis/Evaluation.h"
 #include "scheduler/analysis/IntrinsicUnits.h"
 
 #include "support/FiniteJson.h"
@@ -140,16 +141,6 @@ json embeddingJson(const Network &net, const Layer &l, const Hardware &hw) {
 
 } // namespace
 
-EnergyUnit energyUnitFor(double largestPj) {
-  if (largestPj < 1e4)
-    return {"pJ", 1};
-  if (largestPj < 1e7)
-    return {"nJ", 1e3};
-  if (largestPj < 1e10)
-    return {"uJ", 1e6};
-  return {"mJ", 1e9};
-}
-
 namespace {
 
 /// The numbers of the levels a partial layer's schedule gives that do not
@@ -226,9 +217,7 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
       os << "  " << cell(uj(e), 10);
     os << "  " << cell(uj(r.energyNocPj), 10) << "  " << cell(uj(r.energyBusPj), 10) << "  "
        << cell(uj(r.energyStaticPj), 10) << "  " << cell(formatFixed(r.latencyCycles, 0), 12) << "\n";
-    os << "energy " << formatEnergy(r.energyPj) << ", latency " << formatFixed(r.latencyCycles, 0) << " cycles ("
-       << formatFixed(r.latencyCycles / hw.frequencyHz * 1e3, 3) << " ms at " << hw.frequencyHz / 1e6 << " MHz), "
-       << r.segments.size() << " segments\n";
+    os << evaluationSummary(evaluationOf(model, schedule, r)) << ", " << r.segments.size() << " segments\n";
     os << storyText(net, r, unit);
   }
   if (int level = intrinsicLevel(hw); level >= 0) {

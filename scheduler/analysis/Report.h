@@ -2,6 +2,7 @@
 // breakdown, latency, utilization, with explicit units) and for programs (JSON).
 #pragma once
 
+#include "model/Evaluation.h"
 #include "scheduler/analysis/Analysis.h"
 
 #include <cstdint>
@@ -9,13 +10,6 @@
 #include <vector>
 
 namespace dfl {
-
-/// One energy unit per table, chosen from its largest figure so the numbers stay readable.
-struct EnergyUnit {
-  const char *name;
-  double pj;
-};
-EnergyUnit energyUnitFor(double largestPj);
 
 /// A level's trip counts, innermost first, comma-separated; 0 (an outermost
 /// update stepping over an extent the solver still picks) is "?".

@@ -1,7 +1,7 @@
 #include "scheduler/analysis/ScheduleDiff.h"
 
 #include "model/ScheduleWriter.h"
-#include "scheduler/analysis/Report.h"
+#include "scheduler/analysis/Evaluation.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -9,8 +9,6 @@
 
 namespace dfl {
 namespace {
-
-std::string ratio(double a, double b) { return a > 0 ? formatFixed(b / a, 3) : "-"; }
 
 const LayerScheduleModel *layerOf(const Schedule &s, int layer) {
   for (const LayerScheduleModel &l : s.layers)
@@ -46,49 +44,7 @@ std::string scheduleDiffText(const Model &model, const Schedule &a, const Schedu
   std::ostringstream os;
   os << "diff of two schedules for " << net.name << " on " << hw.name << "\n  A: " << labelA << "\n  B: " << labelB
      << "\n\n";
-  size_t nameW = 9;   // "component"
-  for (const Layer &l : net.layers)
-    nameW = std::max(nameW, l.name.size());
-  EnergyUnit unit = energyUnitFor(std::max(ra.energyPj, rb.energyPj));
-  auto e = [&](double pj) { return formatFixed(pj / unit.pj, 3); };
-  const std::string u = std::string("[") + unit.name + "]";
-  auto row = [&](const std::string &name, const std::vector<std::string> &cells) {
-    os << padRight(name, nameW);
-    for (size_t i = 0; i < cells.size(); ++i)
-      os << "  " << padLeft(cells[i], i % 3 == 2 ? 6 : 12);
-    os << "\n";
-  };
-  row("layer", {"energy A", "energy B", "B/A", "cycles A", "cycles B", "B/A"});
-  row("", {u, u, "", "", "", ""});
-  auto known = [](const LayerResult &lr) { return lr.complete && lr.valid && !lr.levels.empty(); };
-  for (size_t i = 0; i < net.layers.size(); ++i) {
-    const LayerResult &la = ra.layers[i], &lb = rb.layers[i];
-    if (!known(la) || !known(lb)) {
-      row(net.layers[i].name, {known(la) ? e(la.energyPj) : "incomplete", known(lb) ? e(lb.energyPj) : "incomplete"});
-      continue;
-    }
-    row(net.layers[i].name, {e(la.energyPj), e(lb.energyPj), ratio(la.energyPj, lb.energyPj),
-                             formatFixed(la.latencyCycles, 0), formatFixed(lb.latencyCycles, 0),
-                             ratio(la.latencyCycles, lb.latencyCycles)});
-  }
-  const bool totals = ra.complete && ra.valid && rb.complete && rb.valid;
-  if (totals) {
-    row("total", {e(ra.energyPj), e(rb.energyPj), ratio(ra.energyPj, rb.energyPj), formatFixed(ra.latencyCycles, 0),
-                  formatFixed(rb.latencyCycles, 0), ratio(ra.latencyCycles, rb.latencyCycles)});
-    // The total by component: where the difference is.
-    os << "\n" << padRight("component", nameW) << "  " << padLeft("A " + u, 12) << "  " << padLeft("B " + u, 12) << "  "
-       << padLeft("B-A " + u, 12) << "\n";
-    auto component = [&](const std::string &name, double x, double y) {
-      os << padRight(name, nameW) << "  " << padLeft(e(x), 12) << "  " << padLeft(e(y), 12) << "  "
-         << padLeft(e(y - x), 12) << "\n";
-    };
-    component("MAC", ra.energyMacPj, rb.energyMacPj);
-    for (size_t l = 0; l < hw.levels.size(); ++l)
-      component(hw.levels[l].name, ra.energyLevelPj[l], rb.energyLevelPj[l]);
-    component("NoC", ra.energyNocPj, rb.energyNocPj);
-    component("bus", ra.energyBusPj, rb.energyBusPj);
-    component("static", ra.energyStaticPj, rb.energyStaticPj);
-  }
+  os << evaluationDiffText(evaluationOf(model, a, ra), evaluationOf(model, b, rb));
   os << "\nsegments\n  A: " << segments(net, a) << "\n  B: " << segments(net, b) << "\n";
   // Directives, level by level: the lines only one side writes.
   os << "\ndirectives that differ (-: A's lines, +: B's)\n";

@@ -78,6 +78,17 @@ double throughput(const Plan &p, const Network &net, const DsaHardware &hw) {
   return p.totalCycles() > 0 ? static_cast<double>(net.batch) * hw.frequencyHz / p.totalCycles() : 0;
 }
 
+Evaluation evaluationOf(const Network &net, const DsaHardware &hw, const Plan &p) {
+  Evaluation e;
+  e.network = net.name;
+  e.hardware = hw.name;
+  e.batch = net.batch;
+  e.frequencyHz = hw.frequencyHz;
+  e.latencyCycles = p.totalCycles();
+  e.rowKind = "sub-graph";
+  return e;
+}
+
 namespace {
 
 std::string bindingText(const std::vector<int64_t> &b) {
@@ -216,6 +227,31 @@ std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaCo
   row("tvm-like", c.layerByLayer, c.seconds[2]);
   row("astitch-like", c.fusionOnly, c.seconds[1]);
   row("graphturbo", gt, c.seconds[0]);
+  os << "graphturbo: " << evaluationSummary(evaluationOf(net, hw, gt)) << "\n";
+  return os.str();
+}
+
+std::string dsaDiffText(const Network &net, const DsaHardware &hw, const DsaComparison &a, const std::string &labelA,
+                        const DsaComparison &b, const std::string &labelB) {
+  // A plan's sub-graphs, one per exit: "s: a .. c, 2 instances".
+  auto subGraphs = [&](const Plan &p) {
+    std::string out;
+    for (size_t k = 0; k < p.subGraphs.size(); ++k) {
+      const SubGraph &sg = p.subGraphs[k];
+      size_t instances = 0;
+      for (const Instance &in : p.instances)
+        instances += in.subGraph == static_cast<int>(k);
+      out += (out.empty() ? "" : " | ") + p.subGraphName(k) + ": " + net.layers[static_cast<size_t>(sg.layers.front())].name +
+             (sg.layers.size() > 1 ? " .. " + net.layers[static_cast<size_t>(sg.exit())].name : "") + ", " +
+             std::to_string(instances) + (instances == 1 ? " instance" : " instances");
+    }
+    return out;
+  };
+  std::ostringstream os;
+  os << "diff of two DSA schedules for " << net.name << " on " << hw.name << "\n  A: " << labelA << "\n  B: " << labelB
+     << "\n\n"
+     << evaluationDiffText(evaluationOf(net, hw, a.graphTurbo), evaluationOf(net, hw, b.graphTurbo))
+     << "\nsub-graphs\n  A: " << subGraphs(a.graphTurbo) << "\n  B: " << subGraphs(b.graphTurbo) << "\n";
   return os.str();
 }
 

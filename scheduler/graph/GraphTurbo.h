@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/DsaSchedule.h"
+#include "model/Evaluation.h"
 #include "scheduler/analysis/Analysis.h"
 #include "scheduler/graph/InstanceSchedule.h"
 
@@ -33,10 +34,20 @@ std::optional<DsaComparison> checkOnDsa(const Network &net, const DsaHardware &h
 /// Samples per second: the batch over the time a cluster takes for its share.
 double throughput(const Plan &p, const Network &net, const DsaHardware &hw);
 
+/// The DSA target's side of the one evaluator (model/Evaluation.h): the
+/// plan's latency over the whole batch. GraphTurbo's model has no energy and
+/// costs instances, not layers: no energy, no rows.
+Evaluation evaluationOf(const Network &net, const DsaHardware &hw, const Plan &p);
+
 /// `scheduleFile` (if not empty): where the schedule was written, relative to the report.
 std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c,
                           const std::string &scheduleFile = "");
 /// The summary: sub-graphs, instances, order, scopes, latency and speedups.
 std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaComparison &c);
+
+/// `dflc diff` of two DSA schedules of one network on one hardware:
+/// GraphTurbo's latency of each (evaluationDiffText) and their sub-graphs.
+std::string dsaDiffText(const Network &net, const DsaHardware &hw, const DsaComparison &a, const std::string &labelA,
+                        const DsaComparison &b, const std::string &labelB);
 
 } // namespace dfl::graph

@@ -34,6 +34,28 @@ std::string escape(const std::string &s) {
 
 } // namespace
 
+Evaluation evaluationOf(const Network &net, const CmHardware &hw, const CmMapping &m) {
+  Evaluation e;
+  e.network = net.name;
+  e.hardware = hw.name;
+  e.batch = net.batch;
+  e.frequencyHz = hw.frequencyHz;
+  e.rowKind = "partition";
+  const double images = static_cast<double>(net.batch);
+  double mvmPj = 0;
+  for (const CmPartition &part : m.partitioning.partitions) {
+    // A DPU-only partition has no crossbar: no MxV.
+    const double pj = part.crossbarLayer < 0 ? 0
+                                             : images * static_cast<double>(part.vectors * part.tiles()) * hw.mvmEnergyPj;
+    e.rows.push_back({net.layers[static_cast<size_t>(part.layers.front())].name, pj, std::nullopt, {{"MxV", pj}}, {}});
+    mvmPj += pj;
+  }
+  const double hopsPj = images * static_cast<double>(m.placement.trafficHops) * hw.hopEnergyPj;
+  e.parts = {{"MxV", mvmPj}, {"interconnect", hopsPj}};
+  e.energyPj = mvmPj + hopsPj;
+  return e;
+}
+
 std::string cmPlacementJson(const Network &net, const CmHardware &hw, const CmMapping &m) {
   const CmPartitioning &p = m.partitioning;
   const CmPlacement &pl = m.placement;
@@ -204,6 +226,7 @@ std::string cmPlacementText(const Network &net, const CmHardware &hw, const CmMa
   else
     s << pl.nodes << " nodes, " << pl.failures << " failures" << (pl.timeLimitHit ? " (stopped by --time-limit)" : "")
       << "\n";
+  s << evaluationSummary(evaluationOf(net, hw, m)) << "\n";
   return s.str();
 }
 
