@@ -298,20 +298,12 @@ private:
       return;
     for (size_t k = 0; k < seg.layers.size(); ++k) {
       const Layer &consumer = net_.layers[static_cast<size_t>(seg.layers[k])];
-      const RegionRoom room = regionRoom(consumer, hw_, *results[k]);
-      std::vector<std::string> what;
-      int64_t need = 0;
+      std::vector<ForwardedWords> forwarded;
       for (const EdgeSteps &e : steps.edges)
-        if (e.consumer == static_cast<int>(k)) {
-          need += e.neededWords;
-          what.push_back("'" + e.tensor + "' (" + std::to_string(e.depth) + " of its steps: " +
-                         std::to_string(e.neededWords) + " words)");
-        }
-      if (room.bounded && !what.empty() && need > room.words())
-        issue(ranges_[segIndex], diag::err_segment_buffer,
-              {joinList(what, ", ", " and "), consumer.name, std::to_string(need), room.level,
-               std::to_string(room.nodes), std::to_string(room.words()), std::to_string(room.capacityWords),
-               std::to_string(room.otherTileWords)});
+        if (e.consumer == static_cast<int>(k))
+          forwarded.push_back({e.tensor, e.depth, e.neededWords});
+      if (auto i = segmentBufferIssue(ranges_[segIndex], consumer.name, forwarded, regionRoom(consumer, hw_, *results[k])))
+        r_.issues.push_back(std::move(*i));
     }
   }
 
@@ -718,6 +710,24 @@ void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags) {
     for (const Issue::Note &n : i.notes)
       b.noteArgs(n.range, n.id, n.args);
   }
+}
+
+std::optional<Issue> segmentBufferIssue(SourceRange range, const std::string &consumer,
+                                        const std::vector<ForwardedWords> &forwarded, const RegionRoom &room) {
+  std::vector<std::string> what;
+  int64_t need = 0;
+  for (const ForwardedWords &f : forwarded) {
+    need += f.words;
+    what.push_back("'" + f.tensor + "' (" + std::to_string(f.steps) + " of its steps: " + std::to_string(f.words) +
+                   " words)");
+  }
+  if (!room.bounded || what.empty() || need <= room.words())
+    return std::nullopt;
+  return Issue{diag::err_segment_buffer,
+               range,
+               {joinList(what, ", ", " and "), consumer, std::to_string(need), room.level, std::to_string(room.nodes),
+                std::to_string(room.words()), std::to_string(room.capacityWords), std::to_string(room.otherTileWords)},
+               {}};
 }
 
 } // namespace dfl
