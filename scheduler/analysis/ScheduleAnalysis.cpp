@@ -434,13 +434,22 @@ private:
     }
     const double before = dram.cycles;
     const bool dramBound = lr.bindingLevel == static_cast<int>(lr.levels.size()) - 1;
-    LayerResult settled = lr;
-    settleLatency(hw_, settled);   // its levels' cycles; its latency the pieces' max, not their sum
-    const double saved = before - settled.levels.back().cycles;
-    double floor = lr.computeCycles;
-    for (size_t k = 1; k + 1 < lr.levels.size(); ++k)
-      floor = std::max(floor, settled.levels[k].cycles);
-    dram.cycles = settled.levels.back().cycles;
+    // Each level's cycles settled on the merged traffic (the stored ones are
+    // the pieces' sum) and the level that binds them, as settleLatency finds
+    // it; only DRAM's cycles are stored.
+    double floor = lr.computeCycles, binding = lr.computeCycles, dramCycles = before;
+    int bindingLevel = -1;
+    for (size_t k = 1; k < hw_.levels.size() && k < lr.levels.size(); ++k) {
+      const std::optional<double> settled = boundaryCycles(hw_, lr, k);
+      if (k + 1 < lr.levels.size())
+        floor = std::max(floor, settled.value_or(lr.levels[k].cycles));
+      else
+        dramCycles = settled.value_or(before);
+      if (settled && *settled > binding)
+        binding = *settled, bindingLevel = static_cast<int>(k);
+    }
+    const double saved = before - dramCycles;
+    dram.cycles = dramCycles;
     if (!dramBound)
       return;
     const double latency = std::max(floor, lr.latencyCycles - saved);
@@ -449,7 +458,7 @@ private:
     lr.energyStaticPj = leak;
     lr.latencyCycles = latency;
     if (dram.cycles < floor)
-      lr.bindingLevel = settled.bindingLevel;
+      lr.bindingLevel = bindingLevel;
   }
 
   /// Removes NoC hops of words `width` `word`s wide (and their energy) from a
