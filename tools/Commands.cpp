@@ -125,7 +125,7 @@ int runDiff(const CommandLine &o, Compilation &c) {
 }
 
 int runCheck(const CommandLine &o, Compilation &c) {
-  c.load() && c.analyze() && c.checkSchedules();
+  c.load() && c.analyze() && c.check();
   const std::vector<CheckedSchedule> &results = c.checked();
   bool failed = c.hasErrors();
   for (const CheckedSchedule &r : results)
@@ -144,6 +144,8 @@ int runCheck(const CommandLine &o, Compilation &c) {
                   << graph::dsaReportText(model.networks[static_cast<size_t>(s.network)],
                                           model.dsaHardware[static_cast<size_t>(s.hardware)], cmp);
       }
+      if (c.placedOnCm())
+        std::cout << cmPlacementText(model.networks[0], model.cmHardware[0], c.cmMapping());
     }
   } else if (o.format == "sarif") {
     std::cout << renderSarif(c.sources(), c.diagnostics().diagnostics());
