@@ -238,6 +238,12 @@ bool Compilation::checkSchedules() {
   return !diags_.hasErrors();
 }
 
+bool Compilation::check(const CmPlacementOptions &options) {
+  if (stage_ == Stage::Analyzed && targetsCm() && model_.networks.size() == 1)
+    return placeOnCm(options) && controlCm(false, 1);
+  return checkSchedules();
+}
+
 bool Compilation::selectPair() {
   enter(Stage::Checked, "select");
   if (checked_.empty() && model_.dsaSchedules.size() == 2) {   // two DSA schedules (each checked valid)

@@ -10,6 +10,9 @@
 //                   the report (model/IntrinsicUnit.h)
 //   checkSchedules  every schedule the FILEs declare: validity, cost, W0830;
 //                   E0820 if requireSchedule and the FILEs declare none
+//   check           what `dflc check` and the language server run: on a
+//                   computational-memory input placeOnCm and controlCm
+//                   without the run (E1104-E1108), else checkSchedules
 //   selectSchedule  the schedule `dflc compile` completes (E0822 if ambiguous);
 //                   the directives given must be valid on their own
 //   solve           the complete schedule (E0821 if none exists)
@@ -75,6 +78,12 @@ public:
   bool parse();
   bool analyze();
   bool checkSchedules();
+  /// After analyze(): the check every client runs (`dflc check`, the language
+  /// server). On a computational-memory input (targetsCm() with one network)
+  /// the placement and the control without the run — its buffers against the
+  /// cores' SRAM (E1108) — as `dflc NET HW` does, and no E0820; otherwise
+  /// checkSchedules().
+  bool check(const CmPlacementOptions &options = {});
   bool selectSchedule();
   /// After checkSchedules() (`dflc diff`): whether the FILEs hold two schedules,
   /// memory-hierarchy (checked()) or DSA (checkedDsa()) ones, of one network
@@ -100,6 +109,7 @@ public:
   bool placeOnCm(const CmPlacementOptions &options = {});
   /// After placeOnCm() returned true.
   const CmMapping &cmMapping() const;
+  bool placedOnCm() const { return cmMapping_.has_value(); }
   /// After solve() (its solution) or checkSchedules() (the one complete
   /// schedule the FILEs declare): runs it (docs/simulator.md); false after
   /// reporting why it cannot run. Failed checks are the outcome, not errors:

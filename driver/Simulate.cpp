@@ -7,6 +7,7 @@
 #include "backend/SimReport.h"
 #include "backend/cm/CmControl.h"
 #include "backend/polyhedral/Isl.h"
+#include "scheduler/analysis/StepBoxes.h"
 #include "scheduler/placement/CmPlacementReport.h"
 #include "support/Check.h"
 #include "support/Format.h"
@@ -22,18 +23,13 @@ namespace {
 void checkSegmentBuffers(const sim::PipelineResult &pipe, DiagnosticsEngine &diags) {
   for (const sim::SegmentRun &g : pipe.segments)
     for (const sim::RegionRun &r : g.regions) {
-      std::vector<std::string> what;
-      int64_t need = 0;
+      std::vector<ForwardedWords> forwarded;
       for (const sim::BufferRun &b : g.buffers)
-        if (b.consumer == r.layer) {
-          need += b.neededWords;
-          what.push_back("'" + b.tensor + "' (" + std::to_string(b.minSteps) + " of its steps: " +
-                         std::to_string(b.neededWords) + " words)");
-        }
-      if (r.bounded && need > r.roomWords())
-        diags.report(g.range, diag::err_segment_buffer) << joinList(what, ", ", " and ") << r.layer << need << r.level
-                                                        << r.nodes << r.roomWords() << r.capacityWords
-                                                        << r.otherTileWords;
+        if (b.consumer == r.layer)
+          forwarded.push_back({b.tensor, b.minSteps, b.neededWords});
+      const RegionRoom room{r.level, r.nodes, r.bounded, r.capacityWords, r.otherTileWords};
+      if (auto i = segmentBufferIssue(g.range, r.layer, forwarded, room))
+        reportIssues({*i}, diags);
     }
 }
 

@@ -13,7 +13,7 @@ std::shared_ptr<Compilation> compile(const std::string &path, const std::string 
   options.requireSchedule = false;   // an editor opens network and hardware files too
   auto c = std::make_shared<Compilation>(std::move(options));
   c->generation = generation;
-  c->run.load() && c->run.analyze() && c->run.checkSchedules();
+  c->run.load() && c->run.analyze() && c->run.check();   // what `dflc check` runs
   c->analyzed = c->run.analyzed();
   c->root = c->run.roots().at(0);
   for (const ast::File &f : c->run.files().files) {

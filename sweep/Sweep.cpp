@@ -5,6 +5,7 @@
 #include "scheduler/graph/GraphTurbo.h"
 #include "scheduler/placement/CmPlacementReport.h"
 #include "support/Check.h"
+#include "support/DiagnosticRenderer.h"
 #include "support/Format.h"
 #include "support/Svg.h"
 #include "sweep/SweepJson.h"
@@ -269,14 +270,19 @@ void solvePoint(const SweepSpec &spec, const SweepPoint &p, const RunOptions &op
         error = d.message + " [" + d.code + "]";
     out["message"] = error.empty() ? "no valid schedule" : error;
   }
-  if (auto e = options.out->write({{"points/" + p.id + ".json", out.dump(1) + "\n"}}))
-    std::cerr << "dflc: error: cannot write '" << e->path << "': " << e->reason << "\n";   // the point stays unsolved
+  if (auto e = options.out->write({{"points/" + p.id + ".json", out.dump(1) + "\n"}})) {
+    // The point stays unsolved; the worker says why, as a diagnostic of its own.
+    SourceManager sm;
+    DiagnosticsEngine diags(sm);
+    driver::reportOutputError(diags, *e);
+    renderText(std::cerr, sm, diags.diagnostics(), false);
+  }
 }
 
 } // namespace
 
 bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const driver::OutputDir &out,
-                     SourceManager &sm, DiagnosticsEngine &diags, std::string &error) {
+                     SourceManager &sm, DiagnosticsEngine &diags) {
   const std::string &outDir = out.path();
   std::string path = (fs::path(outDir) / "spec.json").string();
   Json ids = Json::array();
@@ -285,7 +291,7 @@ bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &point
   std::string text = Json{{"spec", spec.text}, {"points", ids}}.dump(1) + "\n";
   // Entered on every run (made if absent): a link planted at OUT/points is refused, never followed.
   if (auto e = out.makeDirectory("points")) {
-    error = "cannot write '" + e->path + "': " + e->reason;
+    driver::reportOutputError(diags, *e);
     return false;
   }
   if (!absent(path)) {
@@ -300,7 +306,7 @@ bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &point
       return true;   // a slice of the same sweep, or a resume
   }
   if (auto e = out.write({{"spec.json", text}})) {
-    error = "cannot write '" + e->path + "': " + e->reason;
+    driver::reportOutputError(diags, *e);
     return false;
   }
   return true;
@@ -329,7 +335,7 @@ std::string csvField(const std::string &s) {
 bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, const RunOptions &options,
                RunSummary &summary, SourceManager &sm, DiagnosticsEngine &diags) {
   DFLC_CHECK(options.out) << "runPoints() without an open OUT";
-  if (!writeSpecRecord(spec, points, *options.out, sm, diags, summary.error))
+  if (!writeSpecRecord(spec, points, *options.out, sm, diags))
     return false;
   std::vector<const SweepPoint *> todo;
   bool bad = false;
@@ -379,7 +385,7 @@ bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, con
         _exit(0);
       }
       if (pid < 0) {
-        summary.error = "cannot start a worker process: " + std::string(std::strerror(errno));
+        diags.report({}, diag::err_sweep_worker) << std::strerror(errno);
         while (!running.empty())
           reap();
         return false;
@@ -458,7 +464,7 @@ bool mergeSweep(const driver::OutputDir &out, MergeSummary &summary, SourceManag
   std::string json = merged.dump(1) + "\n";
   std::vector<driver::OutputFile> files = {{"sweep.csv", csv}, {"sweep.json", json}, {"pareto.svg", paretoSvg(json)}};
   if (auto e = out.write(files)) {
-    summary.error = "cannot write '" + e->path + "': " + e->reason;
+    driver::reportOutputError(diags, *e);
     return false;
   }
   for (const driver::OutputFile &f : files)

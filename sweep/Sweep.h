@@ -38,7 +38,6 @@ struct RunSummary {
   size_t resumed = 0;    // found finished in OUT/points
   size_t solved = 0;     // solved now (including those with no valid schedule)
   size_t failed = 0;     // of those, without a schedule
-  std::string error;     // OUT could not be written (then false is returned)
 };
 
 // Every file a sweep reads back from OUT (spec.json, points/ID.json) is read
@@ -47,10 +46,10 @@ struct RunSummary {
 // located in it (E0005, E1006), and false is returned.
 
 /// OUT/spec.json: the spec's text and its points' ids, in order, which
-/// --merge reads; false with `error` set if OUT holds another spec's sweep
-/// or cannot be written, or after reporting a spec.json dflc did not write.
+/// --merge reads; false after reporting why not: OUT holds another spec's
+/// sweep (E1008) or a spec.json dflc did not write, or cannot be written (E1401).
 bool writeSpecRecord(const SweepSpec &spec, const std::vector<SweepPoint> &points, const driver::OutputDir &out,
-                     SourceManager &sm, DiagnosticsEngine &diags, std::string &error);
+                     SourceManager &sm, DiagnosticsEngine &diags);
 
 /// Writes OUT/spec.json (refusing an OUT that holds another spec's sweep) and
 /// solves the slice's unfinished points.
@@ -59,7 +58,6 @@ bool runPoints(const SweepSpec &spec, const std::vector<SweepPoint> &points, con
 
 struct MergeSummary {
   size_t points = 0, finished = 0, failed = 0;
-  std::string error;
   std::vector<std::string> written;
 };
 

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -133,7 +134,7 @@ int runDiff(const CommandLine &o, Compilation &c) {
 }
 
 int runCheck(const CommandLine &o, Compilation &c) {
-  c.load() && c.analyze() && c.checkSchedules();
+  c.load() && c.analyze() && c.check();
   const std::vector<CheckedSchedule> &results = c.checked();
   bool failed = c.hasErrors();
   for (const CheckedSchedule &r : results)
@@ -152,6 +153,8 @@ int runCheck(const CommandLine &o, Compilation &c) {
                   << graph::dsaReportText(model.networks[static_cast<size_t>(s.network)],
                                           model.dsaHardware[static_cast<size_t>(s.hardware)], cmp);
       }
+      if (c.placedOnCm())
+        std::cout << cmPlacementText(model.networks[0], model.cmHardware[0], c.cmMapping());
     }
   } else if (o.format == "sarif") {
     std::cout << renderSarif(c.sources(), c.diagnostics().diagnostics());
@@ -618,32 +621,49 @@ std::string selfPath() {
   return ec ? "dflc" : p.string();
 }
 
+/// A program the sweep ran: its exit status (-1 if a signal ended it), or why
+/// it could not run.
+struct ProgramRun {
+  int status = -1;
+  std::string error;   // not empty: it did not run (argv[0] not found, `dir` not entered, no fork)
+};
+
 /// Runs `argv` and waits; its stdout in `out` if given (else inherited), with
-/// `env` added to the environment, in `dir` if given. The exit status, or -1
-/// if it could not run.
-int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr,
-               const std::vector<std::pair<std::string, std::string>> &env = {}, const std::string &dir = "") {
-  int fds[2];
+/// `env` added to the environment, in `dir` if given. A failed chdir or exec
+/// comes back through a close-on-exec pipe, so the caller reports it.
+ProgramRun runProgram(const std::vector<std::string> &argv, std::string *out = nullptr,
+                      const std::vector<std::pair<std::string, std::string>> &env = {}, const std::string &dir = "") {
+  int fds[2], errs[2];
   if (out && pipe(fds) != 0)
-    return -1;
+    return {-1, std::strerror(errno)};
+  if (pipe2(errs, O_CLOEXEC) != 0) {
+    std::string why = std::strerror(errno);
+    if (out)
+      close(fds[0]), close(fds[1]);
+    return {-1, why};
+  }
   pid_t pid = fork();
   if (pid == 0) {
     if (out)
       dup2(fds[1], STDOUT_FILENO), close(fds[0]), close(fds[1]);
+    close(errs[0]);
+    auto fail = [&](const std::string &why) {
+      ssize_t ignored = write(errs[1], why.data(), why.size());
+      (void)ignored;
+      _exit(127);
+    };
     for (const auto &[name, value] : env)
       setenv(name.c_str(), value.c_str(), 1);
-    if (!dir.empty() && chdir(dir.c_str()) != 0) {
-      std::cerr << "dflc: error: cannot enter '" << dir << "': " << std::strerror(errno) << "\n";
-      _exit(127);
-    }
+    if (!dir.empty() && chdir(dir.c_str()) != 0)
+      fail("cannot enter '" + dir + "': " + std::strerror(errno));
     std::vector<char *> args;
     for (const std::string &a : argv)
       args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
     execvp(args[0], args.data());
-    std::cerr << "dflc: error: cannot run '" << argv[0] << "': " << std::strerror(errno) << "\n";
-    _exit(127);
+    fail(std::strerror(errno));
   }
+  close(errs[1]);
   if (out) {
     close(fds[1]);
     char buf[4096];
@@ -651,10 +671,18 @@ int runProgram(const std::vector<std::string> &argv, std::string *out = nullptr,
       out->append(buf, static_cast<size_t>(n));
     close(fds[0]);
   }
+  ProgramRun run;
+  if (pid < 0)
+    run.error = std::strerror(errno);
+  char buf[512];
+  for (ssize_t n; pid > 0 && (n = read(errs[0], buf, sizeof buf)) > 0;)
+    run.error.append(buf, static_cast<size_t>(n));
+  close(errs[0]);
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) < 0)
-    return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return run.error.empty() ? ProgramRun{-1, std::strerror(errno)} : run;
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
 }
 
 /// OUT opened and locked for a sweep's writes (docs/cli.md, "How outputs are written").
@@ -679,11 +707,8 @@ int mergeAndReport(const CommandLine &o, const driver::OutputDir &out) {
   sweep::MergeSummary m;
   bool merged = sweep::mergeSweep(out, m, sm, diags);
   printDiagnostics(o, sm, diags);
-  if (!merged) {
-    if (!m.error.empty())
-      std::cerr << "dflc: error: " << m.error << "\n";
+  if (!merged)
     return kExitInvalid;
-  }
   std::cout << "sweep: " << m.finished << " of " << m.points << " points finished";
   if (m.failed)
     std::cout << " (" << m.failed << " without a valid schedule: see their message)";
@@ -718,19 +743,31 @@ int runSlurm(const CommandLine &o, std::optional<driver::OutputDir> &output, siz
     return kExitOk;
   }
   // From OUT: the jobs run there and find sweep.argv; no path is an argument.
-  std::string outAbs = std::filesystem::absolute(out).string(), printed;
-  if (runProgram({"sbatch", "--parsable", "sweep.sbatch"}, &printed, {}, outAbs) != 0 || sbatchJobId(printed).empty()) {
-    std::cerr << "dflc: error: sbatch did not take " << script << "\n";
+  std::string outAbs = std::filesystem::absolute(out).string();
+  std::string jobs[2];
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::string> argv = {"sbatch", "--parsable", "sweep.sbatch"};
+    if (k == 1)
+      argv = {"sbatch", "--parsable", "--dependency=afterany:" + jobs[0], "merge.sbatch"};
+    std::string printed;
+    ProgramRun run = runProgram(argv, &printed, {}, outAbs);
+    jobs[k] = sbatchJobId(printed);
+    if (run.error.empty() && run.status == 0 && !jobs[k].empty())
+      continue;
+    SourceManager sm;
+    DiagnosticsEngine diags(sm);
+    if (!run.error.empty())
+      diags.report({}, diag::err_sweep_run) << "sbatch" << run.error;
+    else
+      diags.report({}, diag::err_sweep_sbatch)
+          << (k == 0 ? script : "the merge job after job " + jobs[0])
+          << (run.status != 0 ? (run.status < 0 ? std::string("a signal ended it")
+                                                : "it exited with status " + std::to_string(run.status))
+                              : std::string("it printed no job id"));
+    printDiagnostics(o, sm, diags);
     return kExitInvalid;
   }
-  std::string job = sbatchJobId(printed);
-  printed.clear();
-  if (runProgram({"sbatch", "--parsable", "--dependency=afterany:" + job, "merge.sbatch"}, &printed, {}, outAbs) != 0 ||
-      sbatchJobId(printed).empty()) {
-    std::cerr << "dflc: error: sbatch did not take the merge job after job " << job << "\n";
-    return kExitInvalid;
-  }
-  std::cout << "submitted job array " << job << " and merge job " << sbatchJobId(printed) << " (after it)\n";
+  std::cout << "submitted job array " << jobs[0] << " and merge job " << jobs[1] << " (after it)\n";
   return kExitOk;
 }
 
@@ -765,11 +802,8 @@ int runSweep(const CommandLine &o) {
   if (o.slurm || !o.sshLogins.empty()) {
     // The record first, so that the slices find OUT theirs (and a wrong OUT
     // is refused here, not in every task).
-    std::string error;
-    if (!sweep::writeSpecRecord(*spec, points, *output, sm, diags, error)) {
+    if (!sweep::writeSpecRecord(*spec, points, *output, sm, diags)) {
       printDiagnostics(o, sm, diags);
-      if (!error.empty())
-        std::cerr << "dflc: error: " << error << "\n";
       return kExitInvalid;
     }
   }
@@ -779,9 +813,15 @@ int runSweep(const CommandLine &o) {
     output.reset();
     sweep::ParallelRun run = sweep::parallelCommand(selfPath(), o.driver.files[0], o.driver.outDir, o.driver.includes,
                                                     tasks, o.sshLogins);
-    int status = runProgram(run.argv, nullptr, run.env);
-    if (status != 0) {
-      std::cerr << "dflc: error: GNU parallel failed (exit " << status << ")\n";
+    ProgramRun ran = runProgram(run.argv, nullptr, run.env);
+    if (!ran.error.empty() || ran.status != 0) {
+      if (!ran.error.empty())
+        diags.report({}, diag::err_sweep_run) << run.argv[0] << ran.error;
+      else
+        diags.report({}, diag::err_sweep_parallel)
+            << (ran.status < 0 ? std::string("a signal ended it") : "exit " + std::to_string(ran.status))
+            << o.driver.outDir;
+      printDiagnostics(o, sm, diags);
       return kExitInvalid;
     }
     output = openSweepOutput(o, o.driver.outDir, Lock::Exclusive);
@@ -808,11 +848,8 @@ int runSweep(const CommandLine &o) {
   sweep::RunSummary s;
   bool ran = sweep::runPoints(*spec, points, ro, s, sm, diags);
   printDiagnostics(o, sm, diags);
-  if (!ran) {
-    if (!s.error.empty())
-      std::cerr << "dflc: error: " << s.error << "\n";
+  if (!ran)
     return kExitInvalid;
-  }
   if (o.slices > 1) {
     std::cout << "slice " << o.slice << "/" << o.slices << ": " << s.points << " points, " << s.resumed
               << " already finished, " << s.solved << " solved now\n";

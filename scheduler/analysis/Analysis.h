@@ -13,6 +13,7 @@
 #include "model/Model.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -174,5 +175,20 @@ const Hardware &hardwareOf(const Model &model, const Schedule &schedule);
 
 /// Turns Issues into diagnostics.
 void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags);
+
+struct RegionRoom;   // scheduler/analysis/StepBoxes.h
+
+/// A tensor a pipelined segment forwards to a consumer, as E0824 lists it:
+/// the producer steps its least deadlock-free buffer holds, and their words.
+struct ForwardedWords {
+  std::string tensor;
+  int64_t steps = 0, words = 0;
+};
+
+/// E0824 at `range` if what `consumer` is forwarded needs more words than
+/// `room` has, else nullopt. The one message for both derivations: the
+/// analysis' step boxes and the simulator's isl dependences.
+std::optional<Issue> segmentBufferIssue(SourceRange range, const std::string &consumer,
+                                        const std::vector<ForwardedWords> &forwarded, const RegionRoom &room);
 
 } // namespace dfl

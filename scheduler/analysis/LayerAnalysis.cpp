@@ -1509,19 +1509,26 @@ LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, cons
   return LayerAnalyzer(net, shape, layer, hw, schedule, issues).run();
 }
 
+std::optional<double> boundaryCycles(const Hardware &hw, const LayerResult &lr, size_t l) {
+  const Level &lv = hw.levels[l];
+  const LevelResult &level = lr.levels[l];
+  if (!lv.bandwidthBytesPerCycle)
+    return std::nullopt;
+  return level.trafficBytes /
+         (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, level.unitsInUse)));
+}
+
 void settleLatency(const Hardware &hw, LayerResult &lr) {
   // §8 latency: compute vs. the traffic across each level's boundary, per unit of bandwidth.
   lr.latencyCycles = lr.computeCycles;
   lr.bindingLevel = -1;
   for (size_t l = 1; l < hw.levels.size() && l < lr.levels.size(); ++l) {
-    const Level &lv = hw.levels[l];
-    LevelResult &level = lr.levels[l];
-    if (!lv.bandwidthBytesPerCycle)
+    std::optional<double> cycles = boundaryCycles(hw, lr, l);
+    if (!cycles)
       continue;
-    level.cycles = level.trafficBytes /
-                   (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, level.unitsInUse)));
-    if (level.cycles > lr.latencyCycles) {
-      lr.latencyCycles = level.cycles;
+    lr.levels[l].cycles = *cycles;
+    if (*cycles > lr.latencyCycles) {
+      lr.latencyCycles = *cycles;
       lr.bindingLevel = static_cast<int>(l);
     }
   }

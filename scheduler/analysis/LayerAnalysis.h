@@ -3,6 +3,8 @@
 
 #include "scheduler/analysis/Analysis.h"
 
+#include <optional>
+
 namespace dfl {
 
 /// Analyzes one layer's directives (schedule may be null: nothing given).
@@ -19,5 +21,8 @@ LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, cons
 /// the chip leaks meanwhile (energyPj adjusted). Run again on a layer whose
 /// traffic a segment changes: words kept on chip cross no DRAM boundary.
 void settleLatency(const Hardware &hw, LayerResult &lr);
+/// Level l's traffic at its bandwidth, as settleLatency sets its cycles
+/// (nullopt: the level has no bandwidth, so no cycles of its own).
+std::optional<double> boundaryCycles(const Hardware &hw, const LayerResult &lr, size_t l);
 
 } // namespace dfl

@@ -1,6 +1,8 @@
 // NoC hops between the memory channels and the nodes (docs/directives.md §6).
 #include "scheduler/analysis/NocHops.h"
 
+#include "support/Check.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -9,10 +11,13 @@
 
 namespace dfl {
 
-std::optional<uint64_t> stackRowMask(const std::vector<int64_t> &repls, int64_t rows, int64_t cols) {
+namespace {
+
+/// The first split (in mask order) of `repls` into rows and columns that fits
+/// a rows x cols array: every one of the 2^n is tried.
+std::optional<uint64_t> firstRowSplit(const std::vector<int64_t> &repls, int64_t rows, int64_t cols) {
   const size_t n = repls.size();
-  if (n > 16)
-    return std::nullopt;
+  DFLC_CHECK(n < 64) << n << " stacks to split into rows and columns";
   for (uint64_t mask = 0; mask < (uint64_t{1} << n); ++mask) {
     int64_t r = 1, c = 1;
     for (size_t i = 0; i < n && r <= rows && c <= cols; ++i)
@@ -21,6 +26,14 @@ std::optional<uint64_t> stackRowMask(const std::vector<int64_t> &repls, int64_t 
       return mask;
   }
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<uint64_t> stackRowMask(const std::vector<int64_t> &repls, int64_t rows, int64_t cols) {
+  if (repls.size() > 16)
+    return std::nullopt;
+  return firstRowSplit(repls, rows, cols);
 }
 
 namespace {
@@ -401,16 +414,7 @@ bool stacksFit(const std::vector<int64_t> &repls, int64_t rows, int64_t cols, in
   int64_t total = 1;
   for (int64_t r : repls)
     total *= r;
-  if (total > allowed)
-    return false;
-  for (size_t mask = 0; mask < (size_t{1} << repls.size()); ++mask) {
-    int64_t r = 1, c = 1;
-    for (size_t i = 0; i < repls.size(); ++i)
-      ((mask >> i) & 1 ? r : c) *= repls[i];
-    if (r <= rows && c <= cols)
-      return true;
-  }
-  return false;
+  return total <= allowed && firstRowSplit(repls, rows, cols).has_value();
 }
 
 } // namespace dfl

@@ -298,20 +298,12 @@ private:
       return;
     for (size_t k = 0; k < seg.layers.size(); ++k) {
       const Layer &consumer = net_.layers[static_cast<size_t>(seg.layers[k])];
-      const RegionRoom room = regionRoom(consumer, hw_, *results[k]);
-      std::vector<std::string> what;
-      int64_t need = 0;
+      std::vector<ForwardedWords> forwarded;
       for (const EdgeSteps &e : steps.edges)
-        if (e.consumer == static_cast<int>(k)) {
-          need += e.neededWords;
-          what.push_back("'" + e.tensor + "' (" + std::to_string(e.depth) + " of its steps: " +
-                         std::to_string(e.neededWords) + " words)");
-        }
-      if (room.bounded && !what.empty() && need > room.words())
-        issue(ranges_[segIndex], diag::err_segment_buffer,
-              {joinList(what, ", ", " and "), consumer.name, std::to_string(need), room.level,
-               std::to_string(room.nodes), std::to_string(room.words()), std::to_string(room.capacityWords),
-               std::to_string(room.otherTileWords)});
+        if (e.consumer == static_cast<int>(k))
+          forwarded.push_back({e.tensor, e.depth, e.neededWords});
+      if (auto i = segmentBufferIssue(ranges_[segIndex], consumer.name, forwarded, regionRoom(consumer, hw_, *results[k])))
+        r_.issues.push_back(std::move(*i));
     }
   }
 
@@ -442,13 +434,22 @@ private:
     }
     const double before = dram.cycles;
     const bool dramBound = lr.bindingLevel == static_cast<int>(lr.levels.size()) - 1;
-    LayerResult settled = lr;
-    settleLatency(hw_, settled);   // its levels' cycles; its latency the pieces' max, not their sum
-    const double saved = before - settled.levels.back().cycles;
-    double floor = lr.computeCycles;
-    for (size_t k = 1; k + 1 < lr.levels.size(); ++k)
-      floor = std::max(floor, settled.levels[k].cycles);
-    dram.cycles = settled.levels.back().cycles;
+    // Each level's cycles settled on the merged traffic (the stored ones are
+    // the pieces' sum) and the level that binds them, as settleLatency finds
+    // it; only DRAM's cycles are stored.
+    double floor = lr.computeCycles, binding = lr.computeCycles, dramCycles = before;
+    int bindingLevel = -1;
+    for (size_t k = 1; k < hw_.levels.size() && k < lr.levels.size(); ++k) {
+      const std::optional<double> settled = boundaryCycles(hw_, lr, k);
+      if (k + 1 < lr.levels.size())
+        floor = std::max(floor, settled.value_or(lr.levels[k].cycles));
+      else
+        dramCycles = settled.value_or(before);
+      if (settled && *settled > binding)
+        binding = *settled, bindingLevel = static_cast<int>(k);
+    }
+    const double saved = before - dramCycles;
+    dram.cycles = dramCycles;
     if (!dramBound)
       return;
     const double latency = std::max(floor, lr.latencyCycles - saved);
@@ -457,7 +458,7 @@ private:
     lr.energyStaticPj = leak;
     lr.latencyCycles = latency;
     if (dram.cycles < floor)
-      lr.bindingLevel = settled.bindingLevel;
+      lr.bindingLevel = bindingLevel;
   }
 
   /// Removes NoC hops of words `width` `word`s wide (and their energy) from a
@@ -718,6 +719,24 @@ void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags) {
     for (const Issue::Note &n : i.notes)
       b.noteArgs(n.range, n.id, n.args);
   }
+}
+
+std::optional<Issue> segmentBufferIssue(SourceRange range, const std::string &consumer,
+                                        const std::vector<ForwardedWords> &forwarded, const RegionRoom &room) {
+  std::vector<std::string> what;
+  int64_t need = 0;
+  for (const ForwardedWords &f : forwarded) {
+    need += f.words;
+    what.push_back("'" + f.tensor + "' (" + std::to_string(f.steps) + " of its steps: " + std::to_string(f.words) +
+                   " words)");
+  }
+  if (!room.bounded || what.empty() || need <= room.words())
+    return std::nullopt;
+  return Issue{diag::err_segment_buffer,
+               range,
+               {joinList(what, ", ", " and "), consumer, std::to_string(need), room.level, std::to_string(room.nodes),
+                std::to_string(room.words()), std::to_string(room.capacityWords), std::to_string(room.otherTileWords)},
+               {}};
 }
 
 } // namespace dfl
