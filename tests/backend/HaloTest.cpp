@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -125,8 +126,11 @@ size_t compareHalos(const Network &net, const std::vector<int> &layers, const In
   for (const auto &[s, set] : x.external) {
     SCOPED_TRACE("source " + std::to_string(s));
     const IntervalBox exact = boundingBox(set);
-    ASSERT_TRUE(h.external.count(s));
-    EXPECT_EQ(normalized(h.external.at(s), exact.size()), normalized(exact, exact.size()));
+    const auto mine = h.external.find(s);
+    EXPECT_NE(mine, h.external.end());
+    if (mine != h.external.end()) {
+      EXPECT_EQ(normalized(mine->second, exact.size()), normalized(exact, exact.size()));
+    }
     ++compared;
   }
   return compared;
@@ -187,9 +191,10 @@ TEST(HaloTest, InstanceHalosMatchIslOnStdlibSegments) {
         }
       }
   }
-  // Enough of the stdlib to mean something: most CNN layers start such a run.
-  EXPECT_GT(segments, 500u);
-  EXPECT_GT(boxes, 5000u);
+  // Not vacuous: the eight networks have some 900 layers, and most start
+  // such a run along both axes.
+  EXPECT_GT(segments, 1000u);
+  EXPECT_GT(boxes, 10000u);
 }
 
 TEST(HaloTest, GraphTurboBoxesMatchIsl) {
@@ -197,7 +202,8 @@ TEST(HaloTest, GraphTurboBoxesMatchIsl) {
   // (its exit's piece along any dim, the batch cut to a cluster's share) is
   // the halos isl finds.
   size_t instances = 0;
-  for (const char *file : {"nets/resnet18.dfl", "nets/mobilenet_v2.dfl"}) {
+  for (const char *file : {"nets/resnet18.dfl", "nets/resnet50.dfl", "nets/mobilenet_v2.dfl", "nets/googlenet.dfl",
+                           "nets/densenet121.dfl", "nets/vgg16.dfl"}) {
     SCOPED_TRACE(file);
     test::Compiled comp = test::compile(stdlibText(file) + stdlibText("hw/dsa_4x8.dfl"));
     ASSERT_EQ(comp.diagnostics(), "");
@@ -223,7 +229,7 @@ TEST(HaloTest, GraphTurboBoxesMatchIsl) {
       ++instances;
     }
   }
-  EXPECT_GT(instances, 20u);
+  EXPECT_GT(instances, 100u);   // not vacuous: most sub-graphs split
 }
 
 } // namespace
