@@ -28,6 +28,20 @@ LoopNest conv3x3s2p1(const std::string &name = "conv1", const std::string &input
   return nest;
 }
 
+/// cat = concat(a [C=3], b [C=5]) on 2x2, batch 1: b supplies channels
+/// 3..7, read at c − 3 where c − 3 >= 0 and 3 + 5 − 1 − c = 7 − c >= 0.
+LoopNest concat3and5() {
+  LoopNest nest;
+  nest.name = "cat";
+  nest.statement = Statement::Copy;
+  AffineExpr n = nest.addDim("n", 1, {Dim::N}), c = nest.addDim("c", 8, {Dim::C, Dim::K});
+  AffineExpr x = nest.addDim("xo", 2, {Dim::Xo}), y = nest.addDim("yo", 2, {Dim::Yo});
+  nest.accesses.push_back({TensorRole::Ifm, "a", {n, c, x, y}, {1, 3, 2, 2}, {c, 2 - c}});
+  nest.accesses.push_back({TensorRole::Ifm, "b", {n, c - 3, x, y}, {1, 5, 2, 2}, {c - 3, 7 - c}});
+  nest.accesses.push_back({TensorRole::Ofm, "cat", {n, c, x, y}, {1, 8, 2, 2}, {}});
+  return nest;
+}
+
 } // namespace
 
 TEST(AffineExpr, ArithmeticKeepsTermsSortedWithoutZeros) {
@@ -74,16 +88,7 @@ TEST(LoopNest, PaddingIsAnIndexOutsideTheTensor) {
 }
 
 TEST(LoopNest, GuardedAccessOfAConcatenatedOperand) {
-  // cat = concat(a [C=3], b [C=5]) on 2x2, batch 1: b supplies channels 3..7,
-  // read at c − 3 where c − 3 >= 0 and 3 + 5 − 1 − c = 7 − c >= 0.
-  LoopNest nest;
-  nest.name = "cat";
-  nest.statement = Statement::Copy;
-  AffineExpr n = nest.addDim("n", 1, {Dim::N}), c = nest.addDim("c", 8, {Dim::C, Dim::K});
-  AffineExpr x = nest.addDim("xo", 2, {Dim::Xo}), y = nest.addDim("yo", 2, {Dim::Yo});
-  nest.accesses.push_back({TensorRole::Ifm, "a", {n, c, x, y}, {1, 3, 2, 2}, {c, 2 - c}});
-  nest.accesses.push_back({TensorRole::Ifm, "b", {n, c - 3, x, y}, {1, 5, 2, 2}, {c - 3, 7 - c}});
-  nest.accesses.push_back({TensorRole::Ofm, "cat", {n, c, x, y}, {1, 8, 2, 2}, {}});
+  LoopNest nest = concat3and5();
   EXPECT_EQ(nest.toIslMap(nest.accesses[1]),
             "{ cat[n, c, xo, yo] -> b[n, c - 3, xo, yo] : c - 3 >= 0 and -c + 7 >= 0 }");
   // One channel dim that is both C and K: C = K = 8; Xi = Xo = 2.
@@ -118,16 +123,9 @@ TEST(LoopNest, HalosOfTwoInstancesOfAStridedConv) {
 }
 
 TEST(LoopNest, HalosOfAChannelSliceOfAConcatenation) {
-  // cat = concat(a [C=3], b [C=5]): its channels [0, 2] read a's [0, 2] and
-  // nothing of b, whose guard c − 3 >= 0 leaves no c in [0, 2].
-  LoopNest nest;
-  nest.name = "cat";
-  nest.statement = Statement::Copy;
-  AffineExpr n = nest.addDim("n", 1, {Dim::N}), c = nest.addDim("c", 8, {Dim::C, Dim::K});
-  AffineExpr x = nest.addDim("xo", 2, {Dim::Xo}), y = nest.addDim("yo", 2, {Dim::Yo});
-  nest.accesses.push_back({TensorRole::Ifm, "a", {n, c, x, y}, {1, 3, 2, 2}, {c, 2 - c}});
-  nest.accesses.push_back({TensorRole::Ifm, "b", {n, c - 3, x, y}, {1, 5, 2, 2}, {c - 3, 7 - c}});
-  nest.accesses.push_back({TensorRole::Ofm, "cat", {n, c, x, y}, {1, 8, 2, 2}, {}});
+  // concat3and5's channels [0, 2] read a's [0, 2] and nothing of b, whose
+  // guard c − 3 >= 0 leaves no c in [0, 2].
+  LoopNest nest = concat3and5();
   const IntervalBox it = outputPreimage(nest, nest.accesses[2], {{0, 0}, {0, 2}, {0, 1}, {0, 1}});
   EXPECT_EQ(it, (IntervalBox{{0, 0}, {0, 2}, {0, 1}, {0, 1}}));
   EXPECT_EQ(accessImage(nest.accesses[0], it), (IntervalBox{{0, 0}, {0, 2}, {0, 1}, {0, 1}}));
