@@ -48,8 +48,6 @@ void hullInto(IntervalBox &acc, const IntervalBox &b);
 /// divides the length, which both splits require).
 Interval equalPiece(const Interval &whole, int64_t parts, int64_t i);
 
-struct Network;
-
 /// The canonical KAPLA dim of `d`: a channel-wise layer's K is its C (one
 /// iteration dim is both; the tiles, moves and steps name it C).
 inline Dim canonicalDim(Dim d, bool channelWise) { return channelWise && d == Dim::K ? Dim::C : d; }
@@ -101,6 +99,8 @@ IntervalBox outputPreimage(const LoopNest &nest, const Access &out, const Interv
 /// the others), clipped to the tensor. Every interval empty if the guards
 /// leave nothing.
 IntervalBox accessImage(const Access &a, std::vector<Interval> iters);
+
+struct Network;
 
 /// The halos of a piece of a segment's output: what every layer of the
 /// segment computes and reads for it. Keys are layers (network indices) and,

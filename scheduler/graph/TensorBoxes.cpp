@@ -5,7 +5,6 @@
 #include "support/Check.h"
 
 #include <algorithm>
-#include <set>
 
 namespace dfl::graph {
 
