@@ -1,10 +1,13 @@
 // Tile geometry (model/Geometry.h).
 #include "model/Geometry.h"
 
+#include "model/Network.h"
+#include "support/Check.h"
 #include "support/IntMath.h"
 
 #include <array>
 #include <numeric>
+#include <set>
 
 namespace dfl {
 
@@ -21,6 +24,26 @@ std::vector<Dim> makeTileDims(TensorRole r, bool channelWise, bool perSample) {
 }
 
 } // namespace
+
+bool boxEmpty(const IntervalBox &b) {
+  return b.empty() || std::any_of(b.begin(), b.end(), [](const Interval &r) { return r.empty(); });
+}
+
+void hullInto(IntervalBox &acc, const IntervalBox &b) {
+  if (boxEmpty(b))
+    return;
+  if (boxEmpty(acc)) {
+    acc = b;
+    return;
+  }
+  for (size_t t = 0; t < acc.size(); ++t)
+    acc[t] = acc[t].hull(b[t]);
+}
+
+Interval equalPiece(const Interval &whole, int64_t parts, int64_t i) {
+  const int64_t len = whole.hi - whole.lo + 1;
+  return {whole.lo + len * i / parts, whole.lo + len * (i + 1) / parts - 1};
+}
 
 const std::vector<Dim> &tileDims(TensorRole r, bool channelWise, bool perSample) {
   // Built once: the tiling solver asks for them in its inner loops.
@@ -102,6 +125,80 @@ Interval foldImage(const IterDimFold &f, const Interval &c) {
   if (b - a + 1 >= f.extent || a % f.extent > b % f.extent)
     return {0, f.extent - 1};
   return {a % f.extent, b % f.extent};
+}
+
+IntervalBox outputPreimage(const LoopNest &nest, const Access &out, const IntervalBox &box) {
+  IntervalBox it;
+  for (const IterDim &d : nest.dims)
+    it.push_back({0, d.extent - 1});
+  for (size_t j = 0; j < out.index.size(); ++j) {
+    const AffineExpr &e = out.index[j];
+    if (e.terms.empty() || (box[j].lo <= 0 && box[j].hi >= out.extent[j] - 1))
+      continue;
+    auto outer = std::max_element(e.terms.begin(), e.terms.end(),
+                                  [](const auto &a, const auto &b) { return a.second < b.second; });
+    const auto [i, c] = *outer;
+    if (c <= 0)
+      continue;
+    Interval &r = it[static_cast<size_t>(i)];
+    r.lo = std::max(r.lo, (box[j].lo - e.constant) / c);
+    r.hi = std::min(r.hi, (box[j].hi - e.constant) / c);
+  }
+  return it;
+}
+
+IntervalBox accessImage(const Access &a, std::vector<Interval> iters) {
+  if (iters.empty() || !narrowByGuards(a, iters) || boxEmpty(iters))
+    return IntervalBox(a.extent.size(), Interval{0, -1});
+  IntervalBox out;
+  for (size_t j = 0; j < a.index.size(); ++j) {
+    const Interval image = affineImage(a.index[j], iters);
+    out.push_back({std::clamp<int64_t>(image.lo, 0, a.extent[j]), std::clamp<int64_t>(image.hi, -1, a.extent[j] - 1)});
+  }
+  return out;
+}
+
+int tensorSource(const Network &net, const std::string &name) {
+  if (auto n = net.names.find(name); n != net.names.end())
+    return n->second.isInput ? -1 - n->second.index : n->second.index;
+  // A network built by hand, without names.
+  for (size_t l = 0; l < net.layers.size(); ++l)
+    if (net.layers[l].name == name)
+      return static_cast<int>(l);
+  for (size_t i = 0; i < net.inputs.size(); ++i)
+    if (net.inputs[i].name == name)
+      return -1 - static_cast<int>(i);
+  DFLC_CHECK(false) << "access to unknown tensor '" << name << "'";
+  return 0;
+}
+
+Halos propagateHalos(const Network &net, const std::vector<int> &layers, const IntervalBox &exitBox) {
+  Halos h;
+  const std::set<int> inside(layers.begin(), layers.end());
+  h.output[layers.back()] = exitBox;
+  for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
+    const IntervalBox out = h.output[*l];
+    if (boxEmpty(out))
+      continue;   // no later layer needs any of it
+    const Layer &layer = net.layers[static_cast<size_t>(*l)];
+    const LoopNest &nest = layer.nest;
+    std::vector<const Access *> writes = nest.accessesOf(nest.output);
+    DFLC_CHECK(!writes.empty()) << "layer '" << layer.name << "' writes no tensor";
+    const IntervalBox it = outputPreimage(nest, *writes[0], out);
+    h.iteration[*l] = it;
+    for (const Access &a : nest.accesses) {
+      if (a.role == nest.output)
+        continue;
+      const IntervalBox b = accessImage(a, it);
+      if (a.role == TensorRole::Wgt) {
+        hullInto(h.weights[*l], b);
+        continue;
+      }
+      const int s = tensorSource(net, a.tensor);
+      hullInto(inside.count(s) ? h.output[s] : h.external[s], b);
+    }
+  }
+  return h;
 }
 
 } // namespace dfl

@@ -1,17 +1,23 @@
 // Tile geometry, written once for every stage that reasons about which
 // tensor elements a piece of a loop nest touches (docs/design.md, "The
 // model and its loop nests"): the channel-wise rule, the dims and words of a
-// role's tile, and the interval image of an affine access over a box of its
-// nest's iteration dims. The analysis' step dependences (scheduler/analysis/
-// SegmentLatency.h), the tiling solver, GraphTurbo's tensor boxes and the
+// role's tile, the interval image of an affine access over a box of its
+// nest's iteration dims, and the halos a piece of a layer's output needs of
+// the tensors it reads (the instance split: equal pieces of a segment's
+// output, propagated backwards). The analysis' step dependences
+// (scheduler/analysis/StepBoxes.h) and instances (scheduler/analysis/
+// Instances.h), the tiling solver, GraphTurbo's tensor boxes and the
 // simulator's kernel plans read tiles and accesses through it; the isl
-// dependences (backend/polyhedral) are the exact form it is tested against.
+// dependences (backend/polyhedral) are the exact form it is tested against
+// (tests/backend/PipelineTest.cpp, tests/backend/HaloTest.cpp).
 #pragma once
 
 #include "model/LoopNest.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace dfl {
@@ -31,6 +37,16 @@ struct Interval {
 
 /// One interval per tensor (or iteration) dim.
 using IntervalBox = std::vector<Interval>;
+
+/// Whether `b` holds nothing: no dims (nothing yet) or an empty interval.
+bool boxEmpty(const IntervalBox &b);
+/// `acc` grown to hold `b` too; an empty box is the identity.
+void hullInto(IntervalBox &acc, const IntervalBox &b);
+
+/// The instance split rule: piece `i` of `whole` cut into `parts` equal
+/// pieces, [lo + ⌊len·i/parts⌋, lo + ⌊len·(i+1)/parts⌋) (equal when `parts`
+/// divides the length, which both splits require).
+Interval equalPiece(const Interval &whole, int64_t parts, int64_t i);
 
 /// The canonical KAPLA dim of `d`: a channel-wise layer's K is its C (one
 /// iteration dim is both; the tiles, moves and steps name it C).
@@ -71,5 +87,41 @@ bool narrowByGuards(const Access &a, std::vector<Interval> &box);
 /// The range of iteration dim `f` while its canonical coordinate ranges over
 /// `c`: (c / divisor) mod extent, the whole extent where that wraps.
 Interval foldImage(const IterDimFold &f, const Interval &c);
+
+/// The iteration box of `nest` whose output access `out` covers `box` (a box
+/// of its tensor): a dim indexing an output dim not covered whole takes the
+/// range it indexes (a folded index, several dims in one tensor dim, cuts its
+/// outermost dim and keeps the others whole); the other dims are whole.
+IntervalBox outputPreimage(const LoopNest &nest, const Access &out, const IntervalBox &box);
+
+/// The elements access `a` touches over iteration box `iters`, per tensor
+/// dim: the image of its index narrowed by the one-dim guards (a hull past
+/// the others), clipped to the tensor. Every interval empty if the guards
+/// leave nothing.
+IntervalBox accessImage(const Access &a, std::vector<Interval> iters);
+
+struct Network;
+
+/// The halos of a piece of a segment's output: what every layer of the
+/// segment computes and reads for it. Keys are layers (network indices) and,
+/// in `external`, sources: a layer outside the segment, or −1 − i for
+/// network input i.
+struct Halos {
+  std::map<int, IntervalBox> iteration;   // layers with something to compute
+  std::map<int, IntervalBox> output;      // every layer of the segment
+  std::map<int, IntervalBox> weights;     // layers with weights (and work)
+  std::map<int, IntervalBox> external;    // every source read from outside
+};
+
+/// The layer (>= 0) or network input (−1 − index) tensor `name` is: a
+/// layer's or an input's name, or an alias of a fused activation.
+int tensorSource(const Network &net, const std::string &name);
+
+/// Propagates `exitBox` (a box of layer `layers.back()`'s output) backwards
+/// through `layers` (topological order, the exit last; every layer but the
+/// exit read only inside the list): each layer's iteration box covers its
+/// output box (outputPreimage), the tensors it reads are hulls of their
+/// accesses' images over it (accessImage).
+Halos propagateHalos(const Network &net, const std::vector<int> &layers, const IntervalBox &exitBox);
 
 } // namespace dfl

@@ -1,5 +1,6 @@
 #include "scheduler/analysis/Instances.h"
 
+#include "model/Geometry.h"
 #include "scheduler/analysis/LayerAnalysis.h"
 #include "support/Check.h"
 
@@ -9,19 +10,45 @@
 namespace dfl {
 namespace {
 
-/// The tensor index (of [N, C, X, Y]) and the filter tap dim of an axis.
+/// The tensor index (of [N, C, X, Y]) of an axis.
 size_t tensorIndex(Dim dim) { return dim == Dim::Yo ? 3 : 2; }
-Dim tapDim(Dim dim) { return dim == Dim::Yo ? Dim::S : Dim::R; }
 int64_t &along(TensorShape &t, Dim dim) { return dim == Dim::Yo ? t.Y : t.X; }
 int64_t along(const TensorShape &t, Dim dim) { return dim == Dim::Yo ? t.Y : t.X; }
 
+/// The output access of `l`.
+const Access &outputAccess(const Layer &l) {
+  std::vector<const Access *> writes = l.nest.accessesOf(l.output);
+  DFLC_CHECK(!writes.empty()) << "layer '" << l.name << "' writes no tensor";
+  return *writes[0];
+}
+
+/// The whole tensor `a` accesses.
+IntervalBox wholeBox(const Access &a) {
+  IntervalBox b;
+  for (int64_t e : a.extent)
+    b.push_back({0, e - 1});
+  return b;
+}
+
+/// A box's positions along `axis` as a span (none if the box is empty).
+Span toSpan(const IntervalBox &b, size_t axis) {
+  return b.empty() ? Span{} : Span{b[axis].lo, b[axis].hi + 1};
+}
+
 } // namespace
 
+// The halo is the model's interval image (model/Geometry.h), GraphTurbo's too.
 Span instanceInputSpan(const Layer &l, Dim dim, Span s) {
-  const WindowAxis &a = l.window.along(dim);
-  const int64_t winLo = s.lo * a.stride, winHi = winLo + windowSpan(s.size(), at(l.bounds, tapDim(dim)), a);
-  const int64_t extent = along(l.ifmShape, dim);
-  return {std::clamp<int64_t>(winLo - a.padBegin, 0, extent), std::clamp<int64_t>(winHi - a.padBegin, 0, extent)};
+  const size_t axis = tensorIndex(dim);
+  const Access &out = outputAccess(l);
+  IntervalBox box = wholeBox(out);
+  box[axis] = {s.lo, s.hi - 1};
+  const IntervalBox it = outputPreimage(l.nest, out, box);
+  IntervalBox in;
+  for (const Access &a : l.nest.accesses)
+    if (a.role == TensorRole::Ifm)
+      hullInto(in, accessImage(a, it));
+  return toSpan(in, axis);
 }
 
 namespace {
@@ -91,27 +118,16 @@ std::string instanceSplitRefusal(const Network &net, const std::vector<int> &lay
 
 std::vector<std::vector<Span>> instanceSpans(const Network &net, const std::vector<int> &layers, Dim dim,
                                              int64_t count) {
-  const size_t n = layers.size();
-  const int64_t extent = along(net.layers[static_cast<size_t>(layers.back())].ofmShape, dim);
-  std::vector<std::vector<Span>> out(static_cast<size_t>(count), std::vector<Span>(n));
+  const size_t axis = tensorIndex(dim);
+  const IntervalBox whole = wholeBox(outputAccess(net.layers[static_cast<size_t>(layers.back())]));
+  std::vector<std::vector<Span>> out;
   for (int64_t i = 0; i < count; ++i) {
-    std::vector<Span> &spans = out[static_cast<size_t>(i)];
-    std::vector<bool> seen(n, false);
-    spans[n - 1] = {i * extent / count, (i + 1) * extent / count};
-    seen[n - 1] = true;
-    for (size_t k = n; k-- > 0;) {
-      DFLC_CHECK(seen[k]) << "layer " << layers[k] << " of the segment is read by none of its later layers";
-      const Layer &c = net.layers[static_cast<size_t>(layers[k])];
-      const Span in = instanceInputSpan(c, dim, spans[k]);
-      for (const TensorRef &op : c.operands) {
-        auto it = std::find(layers.begin(), layers.end(), op.index);
-        if (op.isInput || it == layers.end())
-          continue;
-        const size_t j = static_cast<size_t>(it - layers.begin());
-        spans[j] = seen[j] ? Span{std::min(spans[j].lo, in.lo), std::max(spans[j].hi, in.hi)} : in;
-        seen[j] = true;
-      }
-    }
+    IntervalBox exit = whole;
+    exit[axis] = equalPiece(whole[axis], count, i);
+    const Halos h = propagateHalos(net, layers, exit);
+    std::vector<Span> &spans = out.emplace_back();
+    for (int l : layers)
+      spans.push_back(toSpan(h.output.at(l), axis));
   }
   return out;
 }

@@ -35,13 +35,15 @@ std::string instanceSplitRefusal(const Network &net, const std::vector<int> &lay
 /// Per instance, per layer of the segment (in `layers` order): the span of
 /// its output the instance computes. The last layer's are equal pieces; each
 /// other layer's is the hull of what its consumers' spans read, clipped to
-/// its output (window halos: the rows two instances both compute). Only for
-/// a segment instanceSplitRefusal accepts.
+/// its output (window halos: the rows two instances both compute). The
+/// model's halos along the dim (equalPiece and propagateHalos,
+/// model/Geometry.h; GraphTurbo's boxes are the same). Only for a segment
+/// instanceSplitRefusal accepts.
 std::vector<std::vector<Span>> instanceSpans(const Network &net, const std::vector<int> &layers, Dim dim,
                                              int64_t count);
 
 /// The positions of `l`'s input (unpadded) output span `s` reads along `dim`,
-/// clipped to the input.
+/// clipped to the input: the image of its ifm accesses (accessImage).
 Span instanceInputSpan(const Layer &l, Dim dim, Span s);
 
 /// The words per sample of layer `l`'s output positions `s` along `dim`.

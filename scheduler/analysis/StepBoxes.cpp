@@ -7,6 +7,25 @@
 
 namespace dfl {
 
+namespace {
+
+/// The least v in [lo, hi) at which `holds` holds, hi if none: a binary
+/// search, for `holds` false up to some value and true from it on. Its mirror,
+/// the greatest v at which a predicate true then false holds, is one less
+/// than the least at which it fails.
+template <class Pred> int64_t leastWhere(int64_t lo, int64_t hi, Pred holds) {
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (holds(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+} // namespace
+
 int64_t StepRegion::linear(const std::vector<int64_t> &u) const {
   int64_t n = 0;
   for (size_t i = 0; i < updates.size(); ++i)
@@ -177,24 +196,9 @@ IntervalBox StepRegion::finalized(const std::vector<int64_t> &u) const {
       if (updates[i].dim == d)
         mine.push_back(u[i]);
     // The least coordinate written no earlier than this step, the greatest no later.
-    int64_t lo = 0, hi = output->extent[t];
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if (writerOf(d, mid) >= mine)
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-    int64_t first = lo;
-    lo = -1, hi = output->extent[t] - 1;
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      if (writerOf(d, mid) <= mine)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    out[t] = {first, lo};
+    const int64_t extent = output->extent[t];
+    out[t] = {leastWhere(0, extent, [&](int64_t x) { return writerOf(d, x) >= mine; }),
+              leastWhere(0, extent, [&](int64_t x) { return writerOf(d, x) > mine; }) - 1};
   }
   return out;
 }
@@ -226,17 +230,11 @@ std::optional<int64_t> StepRegion::firstReader(const std::string &tensor, const 
   };
   if (!reaches())
     return std::nullopt;
-  for (size_t i = 0; i < updates.size(); ++i) {
-    int64_t lo = 0, hi = updates[i].count - 1;
-    while (lo < hi) {
-      u[i] = lo + (hi - lo) / 2;
-      if (reaches())
-        hi = u[i];
-      else
-        lo = u[i] + 1;
-    }
-    u[i] = lo;
-  }
+  for (size_t i = 0; i < updates.size(); ++i)
+    u[i] = leastWhere(0, updates[i].count - 1, [&](int64_t v) {
+      u[i] = v;
+      return reaches();
+    });
   return linear(u);
 }
 
@@ -271,15 +269,10 @@ std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const I
   if (!meets())
     return std::nullopt;
   for (size_t i = 0; i < updates.size(); ++i) {
-    int64_t lo = 0, hi = updates[i].count - 1;
-    while (lo < hi) {
-      u[i] = lo + (hi - lo + 1) / 2;
-      if (startsBefore())
-        lo = u[i];
-      else
-        hi = u[i] - 1;
-    }
-    u[i] = lo;
+    u[i] = leastWhere(1, updates[i].count, [&](int64_t v) {
+      u[i] = v;
+      return !startsBefore();
+    }) - 1;
     while (u[i] > 0 && !meets())
       --u[i];
   }

@@ -5,7 +5,6 @@
 #include "support/Check.h"
 
 #include <algorithm>
-#include <set>
 
 namespace dfl::graph {
 
@@ -60,9 +59,9 @@ Box Box::intersect(const Box &o) const {
 
 Box piece(const Box &box, size_t d, int64_t parts, int64_t i) {
   Box b = box;
-  int64_t len = box.hi[d] - box.lo[d];
-  b.lo[d] = box.lo[d] + len * i / parts;
-  b.hi[d] = box.lo[d] + len * (i + 1) / parts;
+  const Interval p = equalPiece({box.lo[d], box.hi[d] - 1}, parts, i);
+  b.lo[d] = p.lo;
+  b.hi[d] = p.hi + 1;
   return b;
 }
 
@@ -74,10 +73,6 @@ int64_t GraphView::activeClusters() const {
 
 GraphView::GraphView(const Network &net, const DsaHardware &hw, int64_t clusterBatch) : net_(net), hw_(hw) {
   clusterBatch_ = clusterBatch > 0 ? clusterBatch : (net.batch + hw.clusters - 1) / hw.clusters;
-  for (size_t i = 0; i < net.inputs.size(); ++i)
-    sources_[net.inputs[i].name] = -1 - static_cast<int>(i);
-  for (size_t l = 0; l < net.layers.size(); ++l)
-    sources_[net.layers[l].name] = static_cast<int>(l);
   producers_.resize(net.layers.size());
   consumers_.resize(net.layers.size());
   for (size_t l = 0; l < net.layers.size(); ++l) {
@@ -95,14 +90,7 @@ GraphView::GraphView(const Network &net, const DsaHardware &hw, int64_t clusterB
   }
 }
 
-int GraphView::source(const Access &a) const {
-  auto it = sources_.find(a.tensor);
-  if (it != sources_.end())
-    return it->second;
-  auto n = net_.names.find(a.tensor);   // an alias of a fused activation
-  DFLC_CHECK(n != net_.names.end()) << "access to unknown tensor '" << a.tensor << "'";
-  return n->second.isInput ? -1 - n->second.index : n->second.index;
-}
+int GraphView::source(const Access &a) const { return tensorSource(net_, a.tensor); }
 
 const Access &GraphView::outputAccess(int l) const {
   const LoopNest &nest = net_.layers[static_cast<size_t>(l)].nest;
@@ -131,78 +119,40 @@ bool GraphView::onMatrixUnit(int l) const {
 
 namespace {
 
-/// The iteration box of `nest` whose output access covers `out`: dims indexing
-/// the output take the range they index (a folded index, several dims in one
-/// tensor dimension, cuts its outermost dim and keeps the others whole);
-/// reduction dims are whole.
-Box iterationBox(const LoopNest &nest, const Access &outAccess, const Box &out) {
-  Box it;
-  for (const IterDim &d : nest.dims) {
-    it.lo.push_back(0);
-    it.hi.push_back(d.extent);
-  }
-  for (size_t j = 0; j < outAccess.index.size(); ++j) {
-    const AffineExpr &e = outAccess.index[j];
-    if (e.terms.empty() || (out.lo[j] <= 0 && out.hi[j] >= outAccess.extent[j]))
-      continue;
-    auto outer = std::max_element(e.terms.begin(), e.terms.end(),
-                                  [](const auto &a, const auto &b) { return a.second < b.second; });
-    const size_t i = static_cast<size_t>(outer->first);
-    const int64_t c = outer->second, lo = out.lo[j] - e.constant, hi = out.hi[j] - e.constant;
-    if (c <= 0)
-      continue;
-    it.lo[i] = std::max(it.lo[i], lo / c);
-    it.hi[i] = std::min(it.hi[i], (hi - 1) / c + 1);
-  }
-  return it;
+IntervalBox toIntervals(const Box &b) {
+  IntervalBox out;
+  for (size_t i = 0; i < b.lo.size(); ++i)
+    out.push_back({b.lo[i], b.hi[i] - 1});
+  return out;
 }
 
-/// The box of tensor elements access `a` touches over iteration box `it`
-/// (guards of one dim tighten it; an access its guards exclude touches nothing).
-Box accessBox(const Access &a, const Box &it) {
-  std::vector<Interval> iters;
-  for (size_t k = 0; k < it.lo.size(); ++k)
-    iters.push_back({it.lo[k], it.hi[k] - 1});
+Box toBox(const IntervalBox &r) {
   Box b;
-  if (it.lo.empty() || !narrowByGuards(a, iters) ||
-      std::any_of(iters.begin(), iters.end(), [](const Interval &r) { return r.empty(); })) {
-    b.lo.assign(a.extent.size(), 0);
-    b.hi.assign(a.extent.size(), 0);
-    return b;
-  }
-  for (size_t j = 0; j < a.index.size(); ++j) {
-    const Interval image = affineImage(a.index[j], iters);
-    b.lo.push_back(std::clamp<int64_t>(image.lo, 0, a.extent[j]));
-    b.hi.push_back(std::clamp<int64_t>(image.hi + 1, 0, a.extent[j]));
+  for (const Interval &x : r) {
+    b.lo.push_back(x.lo);
+    b.hi.push_back(x.hi + 1);
   }
   return b;
+}
+
+std::map<int, Box> toBoxes(const std::map<int, IntervalBox> &m) {
+  std::map<int, Box> out;
+  for (const auto &[k, r] : m)
+    out.emplace(k, toBox(r));
+  return out;
 }
 
 } // namespace
 
 Footprint propagate(const GraphView &g, const std::vector<int> &layers, const Box &exitBox) {
+  // The halos are the model's (model/Geometry.h): the instances' of the
+  // memory-hierarchy target are the same rule.
+  const Halos h = propagateHalos(g.net(), layers, toIntervals(exitBox));
   Footprint f;
-  const std::set<int> inside(layers.begin(), layers.end());
-  f.output[layers.back()] = exitBox;
-  for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
-    const Box &out = f.output[*l];
-    if (out.empty())
-      continue;
-    const LoopNest &nest = g.net().layers[static_cast<size_t>(*l)].nest;
-    Box it = iterationBox(nest, g.outputAccess(*l), out);
-    f.iteration[*l] = it;
-    for (const Access &a : nest.accesses) {
-      if (a.role == nest.output)
-        continue;
-      Box b = accessBox(a, it);
-      if (a.role == TensorRole::Wgt) {
-        f.weights[*l].hull(b);
-        continue;
-      }
-      int s = g.source(a);
-      (inside.count(s) ? f.output[s] : f.external[s]).hull(b);
-    }
-  }
+  f.iteration = toBoxes(h.iteration);
+  f.output = toBoxes(h.output);
+  f.weights = toBoxes(h.weights);
+  f.external = toBoxes(h.external);
   // The live bytes of a run in order (for the peak).
   std::map<int, size_t> lastReader;
   for (size_t k = 0; k < layers.size(); ++k)

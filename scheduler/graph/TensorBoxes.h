@@ -68,7 +68,6 @@ private:
   const DsaHardware &hw_;
   int64_t clusterBatch_ = 1;
   std::vector<std::vector<int>> producers_, consumers_;
-  std::map<std::string, int> sources_;
 };
 
 /// What a piece of a sub-graph touches: per layer of the sub-graph its
@@ -84,10 +83,12 @@ struct Footprint {
 
 /// Propagates `exitBox` (a box of layer `layers.back()`'s output) backwards
 /// through `layers` (topological order, the exit last; every layer but the
-/// exit read only inside the list).
+/// exit read only inside the list): the model's halos (propagateHalos,
+/// model/Geometry.h) as boxes, and the peak.
 Footprint propagate(const GraphView &g, const std::vector<int> &layers, const Box &exitBox);
 
-/// `box` cut into `parts` equal pieces along dimension d; piece i.
+/// `box` cut into `parts` equal pieces along dimension d; piece i (the
+/// instance split rule, equalPiece in model/Geometry.h).
 Box piece(const Box &box, size_t d, int64_t parts, int64_t i);
 
 } // namespace dfl::graph

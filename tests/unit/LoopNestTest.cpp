@@ -1,6 +1,8 @@
 // The loop-nest IR on its own, nests built by hand (this executable links
 // dfl_model alone): affine expressions, the isl text the isl stage parses,
-// the KAPLA nine-dim view, the window formula, and a backward layer's nest.
+// the KAPLA nine-dim view, the window formula, a backward layer's nest, and
+// the halos of a piece of a layer's output (model/Geometry.h).
+#include "model/Geometry.h"
 #include "model/LoopNest.h"
 #include "model/TrainingGraph.h"
 
@@ -23,6 +25,20 @@ LoopNest conv3x3s2p1(const std::string &name = "conv1", const std::string &input
   nest.accesses.push_back({TensorRole::Ifm, input, {n, c, 2 * xo + r - 1, 2 * yo + s - 1}, {2, 3, 8, 8}, {}});
   nest.accesses.push_back({TensorRole::Wgt, name + "__wgt", {k, c, r, s}, {16, 3, 3, 3}, {}});
   nest.accesses.push_back({TensorRole::Ofm, name, {n, k, xo, yo}, {2, 16, 4, 4}, {}});
+  return nest;
+}
+
+/// cat = concat(a [C=3], b [C=5]) on 2x2, batch 1: b supplies channels
+/// 3..7, read at c − 3 where c − 3 >= 0 and 3 + 5 − 1 − c = 7 − c >= 0.
+LoopNest concat3and5() {
+  LoopNest nest;
+  nest.name = "cat";
+  nest.statement = Statement::Copy;
+  AffineExpr n = nest.addDim("n", 1, {Dim::N}), c = nest.addDim("c", 8, {Dim::C, Dim::K});
+  AffineExpr x = nest.addDim("xo", 2, {Dim::Xo}), y = nest.addDim("yo", 2, {Dim::Yo});
+  nest.accesses.push_back({TensorRole::Ifm, "a", {n, c, x, y}, {1, 3, 2, 2}, {c, 2 - c}});
+  nest.accesses.push_back({TensorRole::Ifm, "b", {n, c - 3, x, y}, {1, 5, 2, 2}, {c - 3, 7 - c}});
+  nest.accesses.push_back({TensorRole::Ofm, "cat", {n, c, x, y}, {1, 8, 2, 2}, {}});
   return nest;
 }
 
@@ -72,16 +88,7 @@ TEST(LoopNest, PaddingIsAnIndexOutsideTheTensor) {
 }
 
 TEST(LoopNest, GuardedAccessOfAConcatenatedOperand) {
-  // cat = concat(a [C=3], b [C=5]) on 2x2, batch 1: b supplies channels 3..7,
-  // read at c − 3 where c − 3 >= 0 and 3 + 5 − 1 − c = 7 − c >= 0.
-  LoopNest nest;
-  nest.name = "cat";
-  nest.statement = Statement::Copy;
-  AffineExpr n = nest.addDim("n", 1, {Dim::N}), c = nest.addDim("c", 8, {Dim::C, Dim::K});
-  AffineExpr x = nest.addDim("xo", 2, {Dim::Xo}), y = nest.addDim("yo", 2, {Dim::Yo});
-  nest.accesses.push_back({TensorRole::Ifm, "a", {n, c, x, y}, {1, 3, 2, 2}, {c, 2 - c}});
-  nest.accesses.push_back({TensorRole::Ifm, "b", {n, c - 3, x, y}, {1, 5, 2, 2}, {c - 3, 7 - c}});
-  nest.accesses.push_back({TensorRole::Ofm, "cat", {n, c, x, y}, {1, 8, 2, 2}, {}});
+  LoopNest nest = concat3and5();
   EXPECT_EQ(nest.toIslMap(nest.accesses[1]),
             "{ cat[n, c, xo, yo] -> b[n, c - 3, xo, yo] : c - 3 >= 0 and -c + 7 >= 0 }");
   // One channel dim that is both C and K: C = K = 8; Xi = Xo = 2.
@@ -91,6 +98,43 @@ TEST(LoopNest, GuardedAccessOfAConcatenatedOperand) {
   EXPECT_EQ(at(v.bounds, Dim::K), 8);
   EXPECT_EQ(at(v.bounds, Dim::Xi), 2);
   EXPECT_EQ(at(v.bounds, Dim::R), 1);
+}
+
+TEST(LoopNest, HalosOfTwoInstancesOfAStridedConv) {
+  // conv3x3s2p1's output [2, 16, 4, 4] cut into 2 equal pieces along Xo
+  // (tensor dim 2): columns [0, 1] and [2, 3].
+  LoopNest nest = conv3x3s2p1();
+  const Access &ofm = nest.accesses[2];
+  EXPECT_EQ(equalPiece({0, 3}, 2, 0), (Interval{0, 1}));
+  EXPECT_EQ(equalPiece({0, 3}, 2, 1), (Interval{2, 3}));
+  // The second piece: xo in [2, 3], every other dim whole (n, k, c, xo, yo, r, s).
+  IntervalBox piece{{0, 1}, {0, 15}, {2, 3}, {0, 3}};
+  const IntervalBox it = outputPreimage(nest, ofm, piece);
+  EXPECT_EQ(it, (IntervalBox{{0, 1}, {0, 15}, {0, 2}, {2, 3}, {0, 3}, {0, 2}, {0, 2}}));
+  // x = 2·xo + r − 1 over xo in [2, 3], r in [0, 2]: [3, 7], inside the
+  // 8-wide input; y over the whole yo: [−1, 7], clipped to [0, 7].
+  EXPECT_EQ(accessImage(nest.accesses[0], it), (IntervalBox{{0, 1}, {0, 2}, {3, 7}, {0, 7}}));
+  // The first piece reads x in [−1, 3], clipped to [0, 3]: column 3 is both
+  // pieces' halo. The weights are whole either way.
+  piece[2] = {0, 1};
+  const IntervalBox first = outputPreimage(nest, ofm, piece);
+  EXPECT_EQ(accessImage(nest.accesses[0], first), (IntervalBox{{0, 1}, {0, 2}, {0, 3}, {0, 7}}));
+  EXPECT_EQ(accessImage(nest.accesses[1], first), (IntervalBox{{0, 15}, {0, 2}, {0, 2}, {0, 2}}));
+}
+
+TEST(LoopNest, HalosOfAChannelSliceOfAConcatenation) {
+  // concat3and5's channels [0, 2] read a's [0, 2] and nothing of b, whose
+  // guard c − 3 >= 0 leaves no c in [0, 2].
+  LoopNest nest = concat3and5();
+  const IntervalBox it = outputPreimage(nest, nest.accesses[2], {{0, 0}, {0, 2}, {0, 1}, {0, 1}});
+  EXPECT_EQ(it, (IntervalBox{{0, 0}, {0, 2}, {0, 1}, {0, 1}}));
+  EXPECT_EQ(accessImage(nest.accesses[0], it), (IntervalBox{{0, 0}, {0, 2}, {0, 1}, {0, 1}}));
+  const IntervalBox none = accessImage(nest.accesses[1], it);
+  EXPECT_TRUE(boxEmpty(none));
+  // An empty box adds nothing to a hull.
+  IntervalBox hull = accessImage(nest.accesses[0], it);
+  hullInto(hull, none);
+  EXPECT_EQ(hull, (IntervalBox{{0, 0}, {0, 2}, {0, 1}, {0, 1}}));
 }
 
 TEST(LoopNest, KaplaViewOfAConv) {
