@@ -68,16 +68,11 @@ const Score *KaplaDescent::descend(PassOrder order, bool perOrder, Plan &plan, S
     if (stopping())
       return nullptr;
     decided_ = l;
-    if (l > 0)
-      for (size_t i = 0; i < kND; ++i)
-        plan.levels[l].tile[i] = unitBelow(plan, l, i);
-    if (fixedLevel(l)) {
-      absorbFixed(plan, l);
-      continue;
-    }
-    applyForced(plan, l);
-    if (doesNotFit(plan, l, why))
+    const LevelStart start = startLevel(plan, l, why);
+    if (start == LevelStart::DoesNotFit)
       return nullptr;
+    if (start == LevelStart::Given)
+      continue;
     if (perOrder) {
       std::optional<Plan> bestLevel;
       double bestValue = std::numeric_limits<double>::infinity();

@@ -118,9 +118,17 @@ void LayerObjective::explain(const Plan &p, SolveFailure &why) const {
     why.directive = given_->range;
 }
 
-bool LayerObjective::doesNotFit(const Plan &p, size_t l, SolveFailure &why) const {
+LayerObjective::LevelStart LayerObjective::startLevel(Plan &p, size_t l, SolveFailure &why) {
+  if (l > 0)
+    for (size_t i = 0; i < kND; ++i)
+      p.levels[l].tile[i] = unitBelow(p, l, i);
+  if (fixedLevel(l)) {
+    absorbFixed(p, l);
+    return LevelStart::Given;
+  }
+  applyForced(p, l);
   if (fits(p, l))
-    return false;
+    return LevelStart::Free;
   why = failure(SolveFailure::Reason::DoesNotFit);
   why.level = static_cast<int>(l);
   why.levelName = hw_.levels[l].name;
@@ -131,23 +139,14 @@ bool LayerObjective::doesNotFit(const Plan &p, size_t l, SolveFailure &why) cons
     why.directive = pinned->range;
   else if (l > 0 && (fixedLevel(l - 1) || pinnedLevel(l - 1)))
     why.directive = fixedLevel(l - 1) ? givenLevel(l - 1)->range : pinnedLevel(l - 1)->range;
-  return true;
+  return LevelStart::DoesNotFit;
 }
 
 std::optional<Plan> LayerObjective::smallestCompletion(SolveFailure &why) {
   Plan p = initialPlan();
-  for (size_t l = 0; l < p.levels.size(); ++l) {
-    if (l > 0)
-      for (size_t i = 0; i < kND; ++i)
-        p.levels[l].tile[i] = unitBelow(p, l, i);
-    if (fixedLevel(l)) {
-      absorbFixed(p, l);
-      continue;
-    }
-    applyForced(p, l);
-    if (doesNotFit(p, l, why))
+  for (size_t l = 0; l < p.levels.size(); ++l)
+    if (startLevel(p, l, why) == LevelStart::DoesNotFit)
       return std::nullopt;
-  }
   return p;
 }
 
