@@ -95,6 +95,8 @@ public:
         checkUnits(l);
         checkFixed(l);
         checkOccupancyBound(l);
+      } else {
+        checkOccupancyBound(l);   // not written: at least what a known level below covers
       }
     }
     // A known level is checked against the nearest known level outside it (the
@@ -332,14 +334,15 @@ private:
           {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
   }
 
-  /// §11: a level written without all its tensors holds, under every
-  /// completion, at least its smallest completion's tiles: along each dim the
+  /// §11: a level written without all its tensors, or not written above a
+  /// known one, holds under every completion at least its smallest
+  /// completion's tiles: along each dim the
   /// most of what its written tensors (and the hardware's fixed ones) give,
   /// its first stack's or update's step (the tile, else that factor leaves a
   /// gap or counts twice, E0804/E0805), and what the nearest known level
   /// below covers (its stacked tile over-covers by less than a tile); every
   /// other dim at 1. Above the capacity: E0801, "at least", at the written
-  /// block, with each tensor's words.
+  /// block (or the known one below), with each tensor's words.
   void checkOccupancyBound(size_t l) {
     const Level &lv = hw_.levels[l];
     if (!lv.capacityBytes)
@@ -347,16 +350,21 @@ private:
     const std::vector<TensorRole> roles = layer_.roles();
     DimVector low{};
     auto atLeast = [&](Dim d, int64_t v) { at(low, d) = std::max(at(low, d), v); };
-    for (const LevelDirectives *block : {directives_[l], &lv.fixed})
+    size_t below = l;   // the nearest known level below (l: none)
+    for (size_t k = l; k-- > 0 && below == l;)
+      if (result_.levels[k].known)
+        below = k;
+    if (!directives_[l] && below == l)
+      return;   // nothing written at or below it: the smallest completion fits
+    for (const LevelDirectives *block : {directives_[l], &lv.fixed}) {
+      if (!block)
+        continue;
       for (const TensorDirective &t : block->tensors)
         if (std::find(roles.begin(), roles.end(), t.role) != roles.end())
           for (Dim raw : dimsOf(t.role))
             if (at(t.sizes, raw))
               atLeast(canon(raw), at(t.sizes, raw));
-    size_t below = l;   // the nearest known level below (l: none)
-    for (size_t k = l; k-- > 0 && below == l;)
-      if (result_.levels[k].known)
-        below = k;
+    }
     for (Dim d : kIndependentDims) {
       bool first = true;
       int64_t repl = 1;   // the stacks along d at level `below`
@@ -366,7 +374,7 @@ private:
         if (m.level == static_cast<int>(l) && first)
           atLeast(d, at(m.amount, d)), first = false;
         if (m.isStack && m.level == static_cast<int>(below))
-          repl *= m.count;
+          repl = std::min(repl * m.count, at(layer_.bounds, d));   // beyond the dim: E0802/E0804 say so
       }
       if (below < l) {
         const int64_t tile = at(result_.levels[below].extent, d);
@@ -380,6 +388,12 @@ private:
     deriveInputExtents(window, layer_.window);
     for (Dim in : {Dim::Xi, Dim::Yi})
       atLeast(in, at(window, in));
+    // No valid tile exceeds the layer (E0806): capped there, the words stay
+    // below the tensors' (at most 2^53, E0308).
+    DimVector whole = layer_.bounds;
+    deriveInputExtents(whole, layer_.window);
+    for (size_t i = 0; i < kNumDims; ++i)
+      low[i] = std::min(low[i], std::max<int64_t>(whole[i], 1));
     int64_t bytes = 0;
     std::string parts;
     for (TensorRole r : roles) {
@@ -400,7 +414,9 @@ private:
     }
     if (bytes <= *lv.capacityBytes)
       return;
-    issue(directives_[l]->range, diag::err_buffer_overflow,
+    // At the written block; a level not written, at the known one below
+    // whose stacked tile it must hold.
+    issue(directives_[l] ? directives_[l]->range : directives_[below]->range, diag::err_buffer_overflow,
           {lv.name, layer_.name, "at least " + formatBytes(static_cast<double>(bytes)),
            formatBytes(static_cast<double>(*lv.capacityBytes)),
            "every completion: " + parts + ", the dims no directive fixes at their least"},
