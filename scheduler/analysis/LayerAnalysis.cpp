@@ -94,6 +94,9 @@ public:
         collectMoves(l);
         checkUnits(l);
         checkFixed(l);
+        checkOccupancyBound(l);
+      } else {
+        checkOccupancyBound(l);   // not written: at least what a known level below covers
       }
     }
     // A known level is checked against the nearest known level outside it (the
@@ -328,6 +331,95 @@ private:
     issue(directives_[l]->range, diag::err_buffer_overflow,
           {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
            formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
+          {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
+  }
+
+  /// §11: a level written without all its tensors, or not written above a
+  /// known one, holds under every completion at least its smallest
+  /// completion's tiles: along each dim the
+  /// most of what its written tensors (and the hardware's fixed ones) give,
+  /// its first stack's or update's step (the tile, else that factor leaves a
+  /// gap or counts twice, E0804/E0805), and what the nearest known level
+  /// below covers (its stacked tile over-covers by less than a tile); every
+  /// other dim at 1. Above the capacity: E0801, "at least", at the written
+  /// block (or the known one below), with each tensor's words.
+  void checkOccupancyBound(size_t l) {
+    const Level &lv = hw_.levels[l];
+    if (!lv.capacityBytes)
+      return;
+    const std::vector<TensorRole> roles = layer_.roles();
+    DimVector low{};
+    auto atLeast = [&](Dim d, int64_t v) { at(low, d) = std::max(at(low, d), v); };
+    size_t below = l;   // the nearest known level below (l: none)
+    for (size_t k = l; k-- > 0 && below == l;)
+      if (result_.levels[k].known)
+        below = k;
+    if (!directives_[l] && below == l)
+      return;   // nothing written at or below it: the smallest completion fits
+    for (const LevelDirectives *block : {directives_[l], &lv.fixed}) {
+      if (!block)
+        continue;
+      for (const TensorDirective &t : block->tensors)
+        if (std::find(roles.begin(), roles.end(), t.role) != roles.end())
+          for (Dim raw : dimsOf(t.role))
+            if (at(t.sizes, raw))
+              atLeast(canon(raw), at(t.sizes, raw));
+    }
+    for (Dim d : kIndependentDims) {
+      bool first = true;
+      int64_t repl = 1;   // the stacks along d at level `below`
+      for (const Move &m : moves_) {
+        if (m.independent != static_cast<int>(d))
+          continue;
+        if (m.level == static_cast<int>(l) && first)
+          atLeast(d, at(m.amount, d)), first = false;
+        if (m.isStack && m.level == static_cast<int>(below))
+          repl = std::min(repl * m.count, at(layer_.bounds, d));   // beyond the dim: E0802/E0804 say so
+      }
+      if (below < l) {
+        const int64_t tile = at(result_.levels[below].extent, d);
+        atLeast(d, std::max(tile, tile * (repl - 1) + 1));
+      }
+      atLeast(d, 1);
+    }
+    if (channelWise_)
+      at(low, Dim::K) = at(low, Dim::C);
+    DimVector window = low;
+    deriveInputExtents(window, layer_.window);
+    for (Dim in : {Dim::Xi, Dim::Yi})
+      atLeast(in, at(window, in));
+    // No valid tile exceeds the layer (E0806): capped there, the words stay
+    // below the tensors' (at most 2^53, E0308).
+    DimVector whole = layer_.bounds;
+    deriveInputExtents(whole, layer_.window);
+    for (size_t i = 0; i < kNumDims; ++i)
+      low[i] = std::min(low[i], std::max<int64_t>(whole[i], 1));
+    int64_t bytes = 0;
+    std::string parts;
+    for (TensorRole r : roles) {
+      int64_t words = 1;
+      for (Dim raw : dimsOf(r))
+        words *= at(low, canon(raw));
+      // Not written, on a level that may share: a completion's `shr` may
+      // leave one word per buffer (nothing bounds it), so one is counted.
+      const TensorDirective *t = tensorDirective(l, r);
+      const bool shared = !t && (lv.can(Transfer::Sharing) || lv.can(Transfer::Systolic));
+      const int64_t shr = t ? t->shr : shared ? words : 1;
+      const int64_t held = (words + shr - 1) / shr;
+      const int64_t b = hw_.bytesOf(held, hw_.heldBits(r, layer_.output));
+      bytes += b;
+      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " + std::to_string(held) +
+               (held == 1 ? " word" : " words") + (shared ? " (shared)" : "") + " " +
+               formatBytes(static_cast<double>(b));
+    }
+    if (bytes <= *lv.capacityBytes)
+      return;
+    // At the written block; a level not written, at the known one below
+    // whose stacked tile it must hold.
+    issue(directives_[l] ? directives_[l]->range : directives_[below]->range, diag::err_buffer_overflow,
+          {lv.name, layer_.name, "at least " + formatBytes(static_cast<double>(bytes)),
+           formatBytes(static_cast<double>(*lv.capacityBytes)),
+           "every completion: " + parts + ", the dims no directive fixes at their least"},
           {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
   }
 

@@ -461,8 +461,12 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
   }
   std::string key = shapeKey(shape ? *shape : net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve) +
                     "/n" + std::to_string(batchTile);
-  if (o.search == IntraLayerSearch::Random)
-    key += "/" + std::to_string(x);   // its seed depends on the layer
+  // The user's block, kept by the re-solve (never with a piece: instances
+  // run a written layer as written).
+  const LayerScheduleModel *given =
+      !shape && static_cast<size_t>(x) < options_.written.size() ? options_.written[static_cast<size_t>(x)] : nullptr;
+  if (o.search == IntraLayerSearch::Random || given)
+    key += "/" + std::to_string(x);   // its seed, or its written directives, depend on the layer
   auto it = reserveMemo_.find(key);
   if (it == reserveMemo_.end()) {
     SolveFailure why;
@@ -476,7 +480,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
       it = reserveMemo_.emplace(key, solveLayer(alone, 0, hw, nullptr, o, stats.intra, why)).first;
     } else {
       ++(reserve ? stats.reserveSolves : stats.chunkSolves);
-      it = reserveMemo_.emplace(key, solveLayer(net, x, hw, nullptr, o, stats.intra, why)).first;
+      it = reserveMemo_.emplace(key, solveLayer(net, x, hw, given, o, stats.intra, why)).first;
     }
   }
   return it->second;   // solved for a layer of this shape: the caller sets its index
@@ -604,14 +608,21 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   const Hardware &hw = hardware();
   const size_t top = hw.levels.size() - 2, n = static_cast<size_t>(j - i + 1);
   const bool whole = batchTile >= net.batch;
-  auto fixed = [&](int l) { return static_cast<size_t>(l) < options_.fixedLayers.size() && options_.fixedLayers[l]; };
+  const bool pieces = split.instances > 1;
+  // A layer the user wrote directives for is re-solved only around them
+  // (InterLayerOptions::written), and not in pieces; else it keeps its
+  // layer-wise schedule.
+  auto fixed = [&](int l) {
+    const size_t u = static_cast<size_t>(l);
+    return u < options_.fixedLayers.size() && options_.fixedLayers[u] &&
+           (pieces || u >= options_.written.size() || !options_.written[u]);
+  };
   // Per layer, the schedule it runs with in the segment and its result: its
-  // own for the whole batch, else solved to walk the batch in chunks (the
-  // user's directives are kept as written: the analysis then says whether
-  // they walk it so).
+  // own for the whole batch, else solved to walk the batch in chunks (a
+  // fixed layer's directives as written: the analysis then says whether they
+  // walk it so).
   // Split into instances, each layer runs as its pieces: solved on the
   // largest, its result the sum over all (scheduler/analysis/Instances.h).
-  const bool pieces = split.instances > 1;
   std::vector<int> layers(n);
   std::vector<LayerPieces> piecesOf(pieces ? n : 0);
   std::vector<LayerResult> summed(n);

@@ -65,6 +65,11 @@ struct InterLayerOptions {
   size_t maxSpatial = 4;     // layers per spatial segment
   size_t maxTemporal = 8;    // layers per temporal segment
   std::vector<bool> fixedLayers;   // per layer: the user wrote directives for it (never re-solved)
+  /// Per layer, the user's block (null: none). Where given, a fixed layer of
+  /// a temporal segment is re-solved around it for a reserve or batch chunks
+  /// (its written levels kept, solveLayer); where not, fixed layers keep
+  /// their layer-wise schedule. Set for the segments the user writes.
+  std::vector<const LayerScheduleModel *> written;
   /// Where every valid chain scored is appended (null: nowhere).
   std::vector<Alternative> *alternatives = nullptr;
 };

@@ -68,27 +68,11 @@ const Score *KaplaDescent::descend(PassOrder order, bool perOrder, Plan &plan, S
     if (stopping())
       return nullptr;
     decided_ = l;
-    if (l > 0)
-      for (size_t i = 0; i < kND; ++i)
-        plan.levels[l].tile[i] = unitBelow(plan, l, i);
-    if (fixedLevel(l)) {
-      absorbFixed(plan, l);
-      continue;
-    }
-    applyForced(plan, l);
-    if (!fits(plan, l)) {
-      why = failure(SolveFailure::Reason::DoesNotFit);
-      why.level = static_cast<int>(l);
-      why.levelName = hw_.levels[l].name;
-      why.neededBytes = occupancy(plan, l);
-      why.availableBytes = *capacity(l);
-      // What sets the smallest tiles: the level's own pins, or the given level below.
-      if (const LevelDirectives *pinned = pinnedLevel(l))
-        why.directive = pinned->range;
-      else if (l > 0 && (fixedLevel(l - 1) || pinnedLevel(l - 1)))
-        why.directive = fixedLevel(l - 1) ? givenLevel(l - 1)->range : pinnedLevel(l - 1)->range;
+    const LevelStart start = startLevel(plan, l, why);
+    if (start == LevelStart::DoesNotFit)
       return nullptr;
-    }
+    if (start == LevelStart::Given)
+      continue;
     if (perOrder) {
       std::optional<Plan> bestLevel;
       double bestValue = std::numeric_limits<double>::infinity();

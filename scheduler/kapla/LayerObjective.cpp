@@ -118,6 +118,38 @@ void LayerObjective::explain(const Plan &p, SolveFailure &why) const {
     why.directive = given_->range;
 }
 
+LayerObjective::LevelStart LayerObjective::startLevel(Plan &p, size_t l, SolveFailure &why) {
+  if (l > 0)
+    for (size_t i = 0; i < kND; ++i)
+      p.levels[l].tile[i] = unitBelow(p, l, i);
+  if (fixedLevel(l)) {
+    absorbFixed(p, l);
+    return LevelStart::Given;
+  }
+  applyForced(p, l);
+  if (fits(p, l))
+    return LevelStart::Free;
+  why = failure(SolveFailure::Reason::DoesNotFit);
+  why.level = static_cast<int>(l);
+  why.levelName = hw_.levels[l].name;
+  why.neededBytes = occupancy(p, l);
+  why.availableBytes = *capacity(l);
+  // What sets the smallest tiles: the level's own pins, or the given level below.
+  if (const LevelDirectives *pinned = pinnedLevel(l))
+    why.directive = pinned->range;
+  else if (l > 0 && (fixedLevel(l - 1) || pinnedLevel(l - 1)))
+    why.directive = fixedLevel(l - 1) ? givenLevel(l - 1)->range : pinnedLevel(l - 1)->range;
+  return LevelStart::DoesNotFit;
+}
+
+std::optional<Plan> LayerObjective::smallestCompletion(SolveFailure &why) {
+  Plan p = initialPlan();
+  for (size_t l = 0; l < p.levels.size(); ++l)
+    if (startLevel(p, l, why) == LevelStart::DoesNotFit)
+      return std::nullopt;
+  return p;
+}
+
 const LevelDirectives *LayerObjective::firstPinned() const {
   for (size_t l = 0; l + 1 < hw_.levels.size(); ++l)
     if (const LevelDirectives *d = pinnedLevel(l))

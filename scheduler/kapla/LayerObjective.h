@@ -45,6 +45,17 @@ public:
   /// one at a directive written in the source (SolveFailure::constraint).
   void explain(const Plan &p, SolveFailure &why) const;
 
+  /// Level l of `p` set at its smallest on the levels below (their array
+  /// tile; pins and forced tiles applied), or as written where given whole.
+  /// DoesNotFit where it cannot hold that, or the next level its stacked
+  /// tile: `why` then has the bytes and the given directive that sets them.
+  enum class LevelStart { Given, Free, DoesNotFit };
+  LevelStart startLevel(Plan &p, size_t l, SolveFailure &why);
+
+  /// Every level at its smallest, innermost first (levels given whole as
+  /// written); none, with `why` DoesNotFit, where a level cannot hold it.
+  std::optional<Plan> smallestCompletion(SolveFailure &why);
+
 protected:
   LayerScheduleModel directivesOf(const Plan &p) const;
 

@@ -23,7 +23,8 @@ std::string SolveFailure::reasonText() const {
     return constraint.empty() ? "no valid schedule found for " + layerQuoted
                               : "every completion the search tried breaks a rule; the closest: " + constraint;
   case Reason::NoneAmongSamples:
-    return "no valid schedule among " + std::to_string(samples) + " random samples for " + layerQuoted;
+    return "no valid schedule among " + std::to_string(samples) + " random samples for " + layerQuoted +
+           (constraint.empty() ? "" : "; the last refused breaks a rule: " + constraint);
   case Reason::GivenInvalid:
     return "the given directives of " + layerQuoted + " leave nothing to choose and are not valid" +
            (constraint.empty() ? "" : ": " + constraint);

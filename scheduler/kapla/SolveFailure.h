@@ -34,9 +34,10 @@ struct SolveFailure {
   /// The directives the failure follows from where they were written (by the
   /// user or the hardware): GivenInvalid, the layer's schedule; DoesNotFit, the
   /// given level below whose array tile the level cannot hold; NoneFound, the
-  /// source directive the search's last completion breaks. Invalid otherwise.
+  /// source directive the search's last completion (or sample) breaks. Invalid otherwise.
   SourceRange directive;
-  /// NoneFound: the rule the search's last completion breaks, worded as its
+  /// NoneFound: the rule the search's last completion breaks (NoneAmongSamples:
+  /// the last refused sample's, or the smallest completion's), worded as its
   /// diagnostic (with the numbers), at `directive` where that is in the source.
   std::string constraint;
   /// What the written directives force on this layer's completion (a user's

@@ -171,8 +171,10 @@ private:
   /// A pipelined segment the user wrote constrains its layers like one the
   /// inter-layer solver picks: node regions by work and a matched forwarding
   /// granularity (the best of those tried); one split into instances, like the
-  /// inter-layer solver's, by pieces. Layers with user directives, and
-  /// segments that are not a run of consecutive layers, stay as solved alone;
+  /// inter-layer solver's, by pieces; a temporal one, like its temporal
+  /// segments, its written layers re-solved around their directives. Layers
+  /// with user directives in a split, and segments that are not a run of
+  /// consecutive layers, stay as solved alone;
   /// the analysis then reports what the user's segment breaks. A pipelined
   /// segment some of whose layers have directives: solveAroundWritten (false
   /// with `failure` set where that leaves no schedule).
@@ -187,13 +189,26 @@ private:
     ScheduleResult layerwiseResult = analyzeSchedule(model, layerwise);
     if (!layerwiseResult.valid || !layerwiseResult.complete)
       return true;
-    InterLayerSolver solver(model, layerwise, layerwiseResult, inter);
+    // The user's blocks: a temporal segment re-solves its written layers
+    // around them (for a reserve, or batch chunks).
+    InterLayerOptions options = inter;
+    options.written = userOf;
+    InterLayerSolver solver(model, layerwise, layerwiseResult, options);
     for (const Segment &seg : given.segments) {
-      if ((!seg.pipelined && seg.instances < 2) || seg.layers.empty())
+      if (seg.layers.empty())
         continue;
       auto [lo, hi] = std::minmax_element(seg.layers.begin(), seg.layers.end());
       if (static_cast<size_t>(*hi - *lo + 1) != seg.layers.size())
         continue;
+      if (!seg.pipelined && seg.instances < 2) {
+        // Temporal: as the inter-layer solver runs its own (docs/solver.md,
+        // "temporal segment"), the cheapest of the whole batch and batch
+        // chunks, each with room for the intermediates; none valid, the
+        // layer-wise schedules stay and the analysis reports the rule (E0819).
+        if (seg.layers.size() > 1 && solver.temporalCost(*lo, *hi, out.stats.interLayer))
+          solver.useReserved(out.schedule, *lo, *hi);
+        continue;
+      }
       if (std::any_of(seg.layers.begin(), seg.layers.end(), [&](int l) { return inter.fixedLayers[l]; })) {
         if (seg.pipelined && !solveAroundWritten(model, given, seg, solver, inter, userOf, out, failure))
           return false;

@@ -231,6 +231,33 @@ def overflowing_arrays(case):
                 raise Failure("non-finite number on stdout: " + case.last)
 
 
+def partial_occupancy_huge_stacks(case):
+    """A written REGF whose stacks repeat 2^31 - 1 times each, the GBUF above it not
+    written: the occupancy every completion of the GBUF has at least (docs/directives.md
+    §11) must neither overflow nor crash; E0801 "at least" at the REGF block (a 1 KiB
+    GBUF: capped at the layer, the tiles need 2.01 KiB)."""
+    case.write("net.dfl", NET)
+    case.write("hw.dfl", HW.replace("capacity = 16 KiB", "capacity = 1 KiB"))
+    case.write("sched.dfl", """import "net.dfl";
+import "hw.dfl";
+schedule for tiny on tinyhw {
+  layer conv1 {
+    REGF {
+      tensor ifm [N=1, C=3, Xi=10, Yi=10];
+      tensor wgt [K=8, C=3, R=3, S=3];
+      tensor ofm [N=1, K=8, Xo=8, Yo=8];
+      stack K += 8 repl 2147483647;
+      stack C += 3 repl 2147483647;
+      stack Xo += 8, Xi += 8 repl 2147483647;
+    }
+  }
+}
+""")
+    rc, _, err = case.finishes(["check", "--allow-partial", "sched.dfl"], 30)
+    if rc != 1 or not re.search(r"GBUF overflow in layer 'conv1': the tensors need at least .* \[E0801\]", err):
+        raise Failure("no E0801 'at least' for the GBUF: " + case.last)
+
+
 # --- Inputs that are not files ---------------------------------------------------------
 
 def not_files(case):
@@ -1202,7 +1229,7 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
 CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
           sweep_spec_json, sweep_bad_records]
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch]
-CASES += [embed_large_intrinsic, cm_large_mesh]
+CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks]
 
 
 def main():

@@ -778,6 +778,12 @@ hardware h {
   EXPECT_EQ(failure.neededBytes, 6);
   EXPECT_EQ(failure.availableBytes, 4);
   EXPECT_EQ(failure.describe(), "layer 'c' does not fit level REGF: even its smallest tiles need 6 B of 4 B");
+  // The random search names the same rule with the same numbers (it used to
+  // say only "no valid schedule among 2000 random samples").
+  SolveFailure random;
+  ASSERT_FALSE(solveUnder(c.model, "random", SolveBudget{}, random).has_value());
+  EXPECT_EQ(random.reason, SolveFailure::Reason::DoesNotFit);
+  EXPECT_EQ(random.describe(), failure.describe());
 }
 
 TEST(SolverBudget, LimitDuringTheInterLayerStepsKeepsTheBestChainSoFar) {
