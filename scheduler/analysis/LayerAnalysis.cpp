@@ -276,15 +276,24 @@ private:
     std::vector<int64_t> repls;
     for (const StackDirective &s : d.stacks)
       repls.push_back(s.repl);
+    // The product in double for the message: repl factors each fit 64 bits,
+    // their product need not (a hostile input's three stacks of 2^31 - 1).
+    double product = 1;
+    for (int64_t r : repls)
+      product *= static_cast<double>(r);
     lr.units = 1;
     for (int64_t r : repls)
-      lr.units *= r;
+      if (__builtin_mul_overflow(lr.units, r, &lr.units)) {
+        lr.units = lv.units() + 1;   // over the array either way; the issue below stops the layer
+        break;
+      }
     std::string list;
     for (size_t i = 0; i < repls.size(); ++i)
       list += (i ? " x " : "") + std::to_string(repls[i]);
     if (lr.units > lv.units()) {
       issue(d.stacks.empty() ? d.range : d.stacks.back().range, diag::err_array_overuse,
-            {lv.name, layer_.name, std::to_string(lr.units), std::to_string(lv.units()), "repl " + list},
+            {lv.name, layer_.name, product < 0x1p62 ? std::to_string(lr.units) : formatNumber(product),
+             std::to_string(lv.units()), "repl " + list},
             {{lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::note_array_here,
               {lv.name, std::to_string(lv.rows) + " x " + std::to_string(lv.cols)}}});
       return;

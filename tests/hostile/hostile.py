@@ -256,6 +256,9 @@ schedule for tiny on tinyhw {
     rc, _, err = case.finishes(["check", "--allow-partial", "sched.dfl"], 30)
     if rc != 1 or not re.search(r"GBUF overflow in layer 'conv1': the tensors need at least .* \[E0801\]", err):
         raise Failure("no E0801 'at least' for the GBUF: " + case.last)
+    # The REGF's units, (2^31 - 1)^3 = 9.9035e27, past 64 bits: counted, not wrapped (UBSan once saw it).
+    if not re.search(r"stacks 9\.90[34]e\+27 units, but the array has 16 .*\[E0802\]", err):
+        raise Failure("E0802 does not count (2^31 - 1)^3 units: " + case.last)
 
 
 # --- Inputs that are not files ---------------------------------------------------------
