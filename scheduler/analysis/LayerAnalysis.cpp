@@ -795,7 +795,13 @@ private:
   /// levels > l that move the dim (exact coverage: each step is new ground);
   /// a data gradient's Xi, Yi are the window of the Xo, R (Yo, S) it visits.
   double firstVisits(size_t l, const std::vector<const Move *> &nest, double outputWords) const {
-    if (l + 2 == hw_.levels.size())
+    const bool top = l + 2 == hw_.levels.size();
+    if (top && layer_.output == TensorRole::Ifm && !windowsTooMany(l))
+      // A data gradient's windows at DRAM: the data they cover, which stride
+      // may leave holes in (a 1x1 stride-2 dX never visits odd rows).
+      return static_cast<double>(at(layer_.bounds, Dim::N) * at(layer_.bounds, Dim::C)) *
+             parentWindowUnion(l, Dim::Xi, true) * parentWindowUnion(l, Dim::Yi, true);
+    if (top)
       return outputWords * paddedGrowth(layer_.output);
     const LevelResult &outer = result_.levels[l + 1];
     DimVector visited = outer.extent;
@@ -929,6 +935,8 @@ private:
             (out.hi[oi] - 1) * a.stride + (win.hi[wi] - 1) * a.dilation + 1};
   }
 
+  static Span clip(Span s, int64_t lo, int64_t hi) { return {std::max(s.first, lo), std::min(s.second, hi)}; }
+
   /// The length of the union of spans (sorted in place).
   static double unionLength(std::vector<Span> &spans) {
     std::sort(spans.begin(), spans.end());
@@ -995,16 +1003,21 @@ private:
 
   /// Along input window dim `in` (a data gradient's output, §6): the words
   /// the level-l tiles inside each level-(l+1) unit cover over the whole
-  /// layer (their union), averaged over those units.
-  double parentWindowUnion(size_t l, Dim in) const {
+  /// layer (their union), averaged over those units; with dataOnly, the
+  /// data they cover (no padding).
+  double parentWindowUnion(size_t l, Dim in, bool dataOnly = false) const {
     const bool x = in == Dim::Xi;
     Axis &out = scratch().axes[0], &win = scratch().axes[1];
     axis(l, x ? Dim::Xo : Dim::Yo, nullptr, out);
     axis(l, x ? Dim::R : Dim::S, nullptr, win);
+    const WindowAxis &a = layer_.window.along(in);
+    const int64_t dataLo = dataOnly ? a.padBegin : std::numeric_limits<int64_t>::min();
+    const int64_t dataHi = dataOnly ? a.padBegin + (x ? layer_.ifmShape.X : layer_.ifmShape.Y)
+                                    : std::numeric_limits<int64_t>::max();
     std::vector<std::vector<Span>> byParent(static_cast<size_t>(out.parents * win.parents));
     for (int64_t o = 0; o < static_cast<int64_t>(out.lo.size()); ++o)
       for (int64_t w = 0; w < static_cast<int64_t>(win.lo.size()); ++w)
-        if (Span s = windowOf(layer_.window.along(in), out, win, o, w); s.first < s.second)
+        if (Span s = clip(windowOf(a, out, win, o, w), dataLo, dataHi); s.first < s.second)
           byParent[static_cast<size_t>(out.parent[static_cast<size_t>(o)] * win.parents +
                                        win.parent[static_cast<size_t>(w)])]
               .push_back(s);
