@@ -133,7 +133,7 @@ std::vector<Word> seedTensor(const std::string &name, int64_t size, uint64_t see
   return words;
 }
 
-TensorStore seedNetwork(const Network &net, uint64_t seed) {
+TensorStore seedNetwork(const Network &net, uint64_t seed, size_t layers) {
   TensorStore store;
   auto seedAs = [&](const std::string &name, std::vector<int64_t> extent) {
     const int64_t size = elementCount(extent);
@@ -145,10 +145,11 @@ TensorStore seedNetwork(const Network &net, uint64_t seed) {
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const Layer &l = net.layers[i];
     if (!l.forwardOf.empty()) {
-      gradientsRead.insert(l.forwardOf);
+      if (i < layers)
+        gradientsRead.insert(l.forwardOf);
       for (const std::string &out : outputNames(net, static_cast<int>(i)))
         written.insert(out);
-    } else if (std::vector<int64_t> w = weightExtent(l); !w.empty()) {
+    } else if (std::vector<int64_t> w = weightExtent(l); !w.empty() && i < layers) {
       seedAs(weightName(l), std::move(w));
     }
   }

@@ -99,7 +99,8 @@ std::vector<Word> seedTensor(const std::string &name, int64_t size, uint64_t see
 /// A store with every tensor a run of `net` reads but no layer writes, seeded:
 /// the network inputs, every layer's weights, and (training) the output
 /// gradient `F__grad` of each forward layer F whose backward layers read it
-/// and no data gradient writes (the last layer's; one read by add or concat).
-TensorStore seedNetwork(const Network &net, uint64_t seed);
+/// and no data gradient writes (the last layer's; one read by add or concat);
+/// of those, what the first `layers` layers read (a run that stops early).
+TensorStore seedNetwork(const Network &net, uint64_t seed, size_t layers = SIZE_MAX);
 
 } // namespace dfl::sim

@@ -210,34 +210,42 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
 
   std::vector<const LayerScheduleModel *> directives = layerDirectives(net, schedule);
-  const size_t end = runEnd(net, options);
-  size_t todo = 0, done = 0;
-  for (size_t li = 0; li < end; ++li)
-    todo += wanted(options, net.layers[li].name);
+  size_t end = runEnd(net, options);
+  SimResult result;
 
   // The run keeps every tensor it has made, and its work is known before it
   // starts: refuse at the layer that would take either past its limit,
-  // before allocating or running anything.
+  // before allocating or running anything. A whole network's run instead
+  // stops before that layer (the layers from it are skipped), unless not
+  // even its first layer fits.
   double words = 0, work = 0;
   for (const Input &in : net.inputs)
     words += static_cast<double>(net.batch) * static_cast<double>(in.shape.size());
   for (size_t li = 0; li < end; ++li) {
     const Layer &l = net.layers[li];
+    const double upTo = work + layerWork(l) * (wanted(options, l.name) ? 2 : 1);
+    if (upTo > options.workLimit && options.layers.empty() && li > 0) {
+      result.workCut = {static_cast<int>(li), upTo};
+      end = li;
+      break;
+    }
     words += static_cast<double>(net.batch) * static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
              static_cast<double>(l.wgtSize);
     if (words * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
       throw LimitError{LimitError::Memory, static_cast<int>(li), words * sizeof(Word),
                        static_cast<double>(options.memoryLimitBytes), "the tensors of the run up to it"};
-    work += layerWork(l) * (wanted(options, l.name) ? 2 : 1);
-    if (work > options.workLimit)
-      throw LimitError{LimitError::Work, static_cast<int>(li), work, options.workLimit,
+    if (upTo > options.workLimit)
+      throw LimitError{LimitError::Work, static_cast<int>(li), upTo, options.workLimit,
                        "the reference and the kernels up to it"};
+    work = upTo;
   }
-  const double totalWork = work;   // runWork
+  const double totalWork = work;   // runWork, up to the cut
   work = 0;
-  TensorStore store = seedNetwork(net, options.seed);
+  size_t todo = 0, done = 0;
+  for (size_t li = 0; li < end; ++li)
+    todo += wanted(options, net.layers[li].name);
+  TensorStore store = seedNetwork(net, options.seed, end);
   Jit jit;
-  SimResult result;
   // The reference runs up to the last layer simulated, to give each its inputs.
   for (size_t li = 0; li < end; ++li) {
     const Layer &layer = net.layers[li];
@@ -291,6 +299,13 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     for (const auto &[name, tensor] : outputs.tensors())
       store.set(name, tensor);
   }
+  if (result.workCut)
+    for (size_t li = end; li < net.layers.size(); ++li) {
+      LayerSim sim;
+      sim.layer = net.layers[li].name;
+      sim.skipped = kPastWorkBound;
+      result.layers.push_back(std::move(sim));
+    }
   if (options.progress)
     options.progress({done, todo, "", work, totalWork});
   return result;

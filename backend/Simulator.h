@@ -81,8 +81,19 @@ struct LayerSim {
   bool ok() const { return !skipped.empty() || (outputEqual && (countsEqual || !exactClaimed)); }
 };
 
+/// Why a whole network's run skips the layers from its work cut.
+inline constexpr const char *kPastWorkBound =
+    "past the run's work bound (docs/simulator.md, \"Limits of the kernels\"); simulate it with --layers";
+
 struct SimResult {
   std::vector<LayerSim> layers;
+  /// Where a whole network's run stopped for its work bound: the first layer
+  /// not run and the work of the run up to and with it.
+  struct WorkCut {
+    int layer = 0;
+    double work = 0;
+  };
+  std::optional<WorkCut> workCut;
   bool ok() const;
 };
 
@@ -111,7 +122,9 @@ constexpr double kProgressWork = 0x1p30;
 /// Simulates the schedule. Throws LimitError, before anything runs, if the
 /// run's work would pass options.workLimit or the tensors of the run up to a
 /// layer options.memoryLimitBytes, and before a kernel runs if its arrays
-/// would.
+/// would. A run of every layer (options.layers empty) whose work would pass
+/// the bound at a layer after the first runs up to that layer instead and
+/// skips the rest (SimResult::workCut).
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options);
 
 } // namespace dfl::sim

@@ -110,6 +110,12 @@ bool Compilation::simulate(sim::SimOptions options) {
     PassTimer::Scope time(timer_, "simulate");
     try {
       run.kernels = sim::simulate(model_, *s, options);
+      if (const auto &cut = run.kernels->workCut) {
+        const Layer &l = net.layers[static_cast<size_t>(cut->layer)];
+        diags_.report(l.nameRange, diag::warn_sim_work_cut)
+            << l.name << formatNumber(cut->work) << formatNumber(options.workLimit)
+            << std::to_string(net.layers.size() - static_cast<size_t>(cut->layer)) << std::to_string(net.layers.size());
+      }
     } catch (const sim::LimitError &e) {
       const Layer &l = net.layers[static_cast<size_t>(e.layer)];
       diags_.report(l.nameRange, e.kind == sim::LimitError::Work ? diag::err_sim_work : diag::err_sim_memory)

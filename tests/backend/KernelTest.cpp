@@ -365,6 +365,40 @@ network net { input x [C=1, X=4, Y=4]; k = concat(x, x, x); }
   EXPECT_EQ(seen[1].totalWork, 144);
 }
 
+// A whole network's run that would pass its work bound stops before the layer
+// where it would, and skips the rest; a run of chosen layers is refused.
+// By hand: a is 1·2·2·6·1·3·1 = 72 points, b (Xo = 6 - 2 = 4) 1·2·2·4·1·3·1 =
+// 48; the whole run 2·72 + 2·48 = 240, the run up to a 144, the run of b
+// alone 72 + 2·48 = 168.
+TEST(KernelTest, WholeRunStopsAtItsWorkBound) {
+  test::Compiled comp = test::compile(std::string(R"(
+network net { input x [C=2, X=8, Y=1]; a = conv(x, K=2, R=3, S=1); b = conv(a, K=2, R=3, S=1); }
+)") + kTwoLevel);
+  ASSERT_EQ(comp.diagnostics(), "");
+  Solution sol = solved(comp, "kapla", false);
+  SimOptions tight;
+  tight.workLimit = 200;
+  SimResult r = simulate(comp.model, sol.schedule, tight);
+  ASSERT_TRUE(r.workCut);
+  EXPECT_EQ(r.workCut->layer, 1);
+  EXPECT_EQ(r.workCut->work, 240);
+  ASSERT_EQ(r.layers.size(), 2u);
+  EXPECT_TRUE(r.layers[0].skipped.empty());
+  EXPECT_TRUE(r.layers[0].outputEqual);
+  EXPECT_EQ(r.layers[1].skipped, kPastWorkBound);
+  EXPECT_TRUE(r.ok());
+  tight.layers = {"b"};   // 168: within the bound, the whole choice runs
+  r = simulate(comp.model, sol.schedule, tight);
+  EXPECT_FALSE(r.workCut);
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_TRUE(r.layers[0].outputEqual);
+  tight.workLimit = 167;   // a choice of layers is refused, not cut
+  EXPECT_THROW(simulate(comp.model, sol.schedule, tight), LimitError);
+  tight.layers.clear();
+  tight.workLimit = 143;   // not even the first layer fits: refused
+  EXPECT_THROW(simulate(comp.model, sol.schedule, tight), LimitError);
+}
+
 // ---- per-axis windows (docs/language.md: stride, dilation, pad per axis) ----
 
 /// One PE pair with room for a 20 x 5 window, then DRAM.
