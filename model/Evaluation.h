@@ -11,6 +11,8 @@
 // DSA model has no energy, the CM placement no latency until the chip runs.
 #pragma once
 
+#include "model/Network.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +44,19 @@ struct Evaluation {
   std::vector<EvaluationRow> rows;                 // in network order
   std::string rowKind = "layer";                   // what a row is: "layer", "partition"
 };
+
+/// What every target fills alike: the network's and the template's names,
+/// the batch, the clock and what a row is.
+template <class HardwareT>
+Evaluation evaluationHeader(const Network &net, const HardwareT &hw, std::string rowKind) {
+  Evaluation e;
+  e.network = net.name;
+  e.hardware = hw.name;
+  e.batch = net.batch;
+  e.frequencyHz = hw.frequencyHz;
+  e.rowKind = std::move(rowKind);
+  return e;
+}
 
 /// One energy unit per table, chosen from its largest figure so the numbers stay readable.
 struct EnergyUnit {

@@ -5,11 +5,7 @@ namespace dfl {
 Evaluation evaluationOf(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
   const Network &net = networkOf(model, schedule);
   const Hardware &hw = hardwareOf(model, schedule);
-  Evaluation e;
-  e.network = net.name;
-  e.hardware = hw.name;
-  e.batch = net.batch;
-  e.frequencyHz = hw.frequencyHz;
+  Evaluation e = evaluationHeader(net, hw, "layer");
   for (const LayerResult &lr : r.layers) {
     EvaluationRow row;
     row.name = net.layers[lr.layer].name;

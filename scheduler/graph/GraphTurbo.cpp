@@ -79,13 +79,8 @@ double throughput(const Plan &p, const Network &net, const DsaHardware &hw) {
 }
 
 Evaluation evaluationOf(const Network &net, const DsaHardware &hw, const Plan &p) {
-  Evaluation e;
-  e.network = net.name;
-  e.hardware = hw.name;
-  e.batch = net.batch;
-  e.frequencyHz = hw.frequencyHz;
+  Evaluation e = evaluationHeader(net, hw, "sub-graph");
   e.latencyCycles = p.totalCycles();
-  e.rowKind = "sub-graph";
   return e;
 }
 

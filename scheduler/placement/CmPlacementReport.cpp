@@ -35,12 +35,7 @@ std::string escape(const std::string &s) {
 } // namespace
 
 Evaluation evaluationOf(const Network &net, const CmHardware &hw, const CmMapping &m) {
-  Evaluation e;
-  e.network = net.name;
-  e.hardware = hw.name;
-  e.batch = net.batch;
-  e.frequencyHz = hw.frequencyHz;
-  e.rowKind = "partition";
+  Evaluation e = evaluationHeader(net, hw, "partition");
   const double images = static_cast<double>(net.batch);
   double mvmPj = 0;
   for (const CmPartition &part : m.partitioning.partitions) {
