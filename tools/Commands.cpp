@@ -868,8 +868,9 @@ int runLsp(const CommandLine &o) {
   if (!o.logFile.empty()) {
     log.open(o.logFile, std::ios::app);
     if (!log) {
-      std::cerr << "dflc: error: cannot open log file '" << o.logFile << "'\nTry 'dflc --help'.\n";
-      return kExitUsage;
+      SourceManager sm;
+      printOutputError(o, sm, {o.logFile, std::strerror(errno)});
+      return kExitInvalid;
     }
     lo.log = &log;
   }
