@@ -111,20 +111,29 @@ void TilingSpace::pinLevel(size_t l) {
             if (auto i = canonIndex(dim))
               tile[*i] = v;
       }
-  if (!pin.stacks)
-    return;
   auto &repl = pinRepl_[l];
-  for (const StackDirective &st : *pin.stacks)
-    for (auto [dim, shift] : st.shifts) {
-      auto i = canonIndex(dim);
-      if (!i)
-        continue;
-      if (!tile[*i])
-        tile[*i] = shift;   // the first stack steps by one tile
-      if (!repl[*i])
-        repl[*i] = 1;
-      if (shift == tile[*i] * repl[*i])
-        repl[*i] *= st.repl;
+  if (pin.stacks)
+    for (const StackDirective &st : *pin.stacks)
+      for (auto [dim, shift] : st.shifts) {
+        auto i = canonIndex(dim);
+        if (!i)
+          continue;
+        if (!tile[*i])
+          tile[*i] = shift;   // the first stack steps by one tile
+        if (!repl[*i])
+          repl[*i] = 1;
+        if (shift == tile[*i] * repl[*i])
+          repl[*i] *= st.repl;
+      }
+  // Along a dim nothing above gives, the first written update steps by one
+  // unstacked tile.
+  for (const LevelDirectives *d : {user, hw})
+    if (d && !d->updates.empty()) {
+      for (const UpdateDirective &u : d->updates)
+        for (auto [dim, step] : u.steps)
+          if (auto i = canonIndex(dim); i && !tile[*i] && !repl[*i])
+            tile[*i] = step, repl[*i] = 1;
+      break;
     }
 }
 
@@ -403,16 +412,26 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
       s.repl = lp.repl[i];
       d.stacks.push_back(s);
     }
+  // Written updates are kept, innermost first as written; the dims they do
+  // not move get the search's loops outside them (docs/solver.md, "Partial
+  // schedules").
+  std::array<bool, kND> written{};
   for (const LevelDirectives *w : {pin.source, pin.hardware})
     if (w && !w->updates.empty()) {
-      d.updates = w->updates;   // the loop order as written
-      return d;
+      d.updates = w->updates;
+      for (const UpdateDirective &u : w->updates)
+        for (auto [dim, amount] : u.steps)
+          if (Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim; !isInputWindow(c))
+            written[index(c)] = true;
+      break;
     }
   std::array<Dim, kND> order = loopOrders()[lp.order];
   if (l == top_ && options_.topBatchOutermost)
     std::stable_partition(order.begin(), order.end(), [](Dim dim) { return dim != Dim::N; });
   for (Dim dim : order) {
     size_t i = index(dim);
+    if (written[i])
+      continue;
     int64_t step = lp.tile[i] * lp.repl[i];
     if (step < enclosingTile(p, l, i)) {
       UpdateDirective u;
