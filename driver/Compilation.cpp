@@ -5,6 +5,7 @@
 #include "support/FiniteJson.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
+#include "model/HardwareAdvice.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/analysis/Evaluation.h"
 #include "scheduler/analysis/Report.h"
@@ -216,6 +217,12 @@ void Compilation::embedUnits() {
   // and the report read, bounded by work so that it is the same on any load.
   PassTimer::Scope time(timer_, "embed-units");
   embedIntrinsicUnits(model_);
+}
+
+void Compilation::adviseOnHardware() {
+  enter(Stage::Analyzed, "advise");
+  for (const Hardware &hw : model_.hardware)
+    dfl::adviseOnHardware(hw, diags_);
 }
 
 bool Compilation::checkSchedules() {

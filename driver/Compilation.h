@@ -78,6 +78,9 @@ public:
   bool parse();
   bool analyze();
   bool checkSchedules();
+  /// After analyze() (`dflc show`): warnings for hardware values no chip
+  /// would have (model/HardwareAdvice.h); advice, never an error.
+  void adviseOnHardware();
   /// After analyze(): the check every client runs (`dflc check`, the language
   /// server). On a computational-memory input (targetsCm() with one network)
   /// the placement and the control without the run — its buffers against the

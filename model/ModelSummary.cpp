@@ -1,5 +1,7 @@
 #include "model/ModelSummary.h"
 
+#include "model/HardwareAdvice.h"
+#include "model/ScheduleWriter.h"
 #include "support/FiniteJson.h"
 #include "support/Format.h"
 
@@ -104,6 +106,10 @@ std::string hardwareSummaryText(const Hardware &hw) {
     os << ", psum " << *hw.psumBits << " bit";
   os << ", " << formatScaled(hw.frequencyHz) << "Hz, MAC "
      << hw.macEnergyPj << " pJ)\n";
+  const HardwareTotals totals = hardwareTotals(hw);
+  os << "  peak " << totals.pes << " MACs/cycle (" << formatScaled(static_cast<double>(totals.pes) * hw.frequencyHz)
+     << "MAC/s), " << totals.nodes << (totals.nodes == 1 ? " node" : " nodes") << ", on-chip "
+     << formatBytes(totals.onChipBytes) << "\n";
   for (size_t i = 0; i < hw.levels.size(); ++i) {
     const Level &lv = hw.levels[i];
     const int64_t units = hw.chipUnits(i);
@@ -119,6 +125,23 @@ std::string hardwareSummaryText(const Hardware &hw) {
     if (!lv.intrinsic.empty())
       os << "  intrinsic " << lv.intrinsic;
     os << "\n";
+    // Every energy term beside the access energy, and the dataflow it fixes.
+    std::vector<std::string> terms;
+    auto pj = [](double v) { return formatTrimmed(v, 6) + " pJ"; };
+    if (lv.fillEnergyPj)
+      terms.push_back("fill " + pj(*lv.fillEnergyPj) + "/word");
+    if (lv.busEnergyPj)
+      terms.push_back("bus " + pj(lv.busEnergyPj) + "/word");
+    if (lv.neighborEnergyPj)
+      terms.push_back("neighbour " + pj(*lv.neighborEnergyPj) + "/word");
+    if (lv.remoteEnergyPj)
+      terms.push_back("remote " + pj(lv.remoteEnergyPj) + "/word");
+    if (lv.staticEnergyPj)
+      terms.push_back("static " + pj(lv.staticEnergyPj) + "/cycle per unit");
+    if (!terms.empty())
+      os << "         " << joinList(terms, ", ", ", ") << "\n";
+    if (std::vector<std::string> fixed = printDirectives(lv.fixed); !fixed.empty())
+      os << "         fixed: " << joinList(fixed, " ", " ") << "\n";
   }
   os << "  noc " << hw.nocTopology << " " << hw.nocHopEnergyPj << " pJ/hop";
   if (!hw.memoryChannels.empty()) {
@@ -129,6 +152,10 @@ std::string hardwareSummaryText(const Hardware &hw) {
   os << "; pipelining temporal="
      << (hw.temporalPipelining ? "true" : "false") << " spatial=" << (hw.spatialPipelining ? "true" : "false")
      << "\n";
+  os << "  static " << formatTrimmed(hw.chipStaticEnergyPj(), 6) << " pJ/cycle for the chip";
+  for (const auto &[op, e] : hw.activationEnergyPj)
+    os << "; " << op << " " << formatTrimmed(e, 6) << " pJ/output";
+  os << "\n";
   return os.str();
 }
 

@@ -87,7 +87,8 @@ template <class F> int guarded(const CommandLine &o, const Compilation &c, F bod
 }
 
 int runShow(const CommandLine &o, Compilation &c) {
-  c.load() && c.analyze() && (!o.loops || c.checkSchedules());
+  if (c.load() && c.analyze() && (!o.loops || c.checkSchedules()) && !o.loops)
+    c.adviseOnHardware();
   printDiagnostics(o, c);
   if (c.hasErrors())
     return kExitInvalid;

@@ -1,6 +1,6 @@
 #include "scheduler/kapla/LayerObjective.h"
 #include "scheduler/analysis/LayerAnalysis.h"
-#include "model/DflSyntax.h"
+#include "model/ScheduleWriter.h"
 
 #include <algorithm>
 
@@ -158,27 +158,9 @@ const LevelDirectives *LayerObjective::firstPinned() const {
 }
 
 std::string LayerObjective::pinnedText(const LevelDirectives &d) const {
-  auto values = [](const std::vector<std::pair<Dim, int64_t>> &v) {
-    syntax::DimValues out;
-    for (auto [dim, n] : v)
-      out.push_back({dimName(dim), n});
-    return out;
-  };
-  std::vector<std::string> parts;
-  for (const TensorDirective &t : d.tensors) {
-    syntax::DimValues sizes;
-    for (size_t i = 0; i < kNumDims; ++i)
-      if (t.sizes[i])
-        sizes.push_back({dimName(static_cast<Dim>(i)), t.sizes[i]});
-    parts.push_back(syntax::tensorDirective(roleName(t.role), sizes, std::nullopt));
-  }
-  for (const StackDirective &st : d.stacks)
-    parts.push_back(syntax::stackDirective(values(st.shifts), st.repl));
-  for (const UpdateDirective &u : d.updates)
-    parts.push_back(syntax::updateDirective(values(u.steps)));
   const Level &lv = hw_.levels[static_cast<size_t>(d.level >= 0 ? d.level : 0)];
   const std::string whose = &d == &lv.fixed ? "hardware '" + hw_.name + "'" : "the schedule of layer '" + layer_.name + "'";
-  return "level " + lv.name + " of " + whose + " fixes: " + joinList(parts, " ", " ");
+  return "level " + lv.name + " of " + whose + " fixes: " + joinList(printDirectives(d), " ", " ");
 }
 
 std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {

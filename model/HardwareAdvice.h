@@ -1,0 +1,32 @@
+// What `dflc show` says about a hardware template beyond its own figures
+// (docs/cli.md, "dflc show"): the chip's peak rate and on-chip storage, and
+// warnings for values no chip would have. They advise; whether a schedule
+// can run is the check's to decide, so only `show` reports them.
+#pragma once
+
+#include "model/Hardware.h"
+#include "support/Diagnostics.h"
+
+#include <cstdint>
+
+namespace dfl {
+
+struct HardwareTotals {
+  int64_t pes = 1;          // units of the innermost level, one MAC a cycle each
+  int64_t nodes = 1;        // units of the level below the outermost
+  double onChipBytes = 0;   // every bounded level's capacity times its units
+};
+HardwareTotals hardwareTotals(const Hardware &hw);
+
+/// The words per MAC that must cross into `words` words of storage at least,
+/// whatever the schedule: 2/sqrt(S), the I/O lower bound of matrix
+/// multiplication (Smith, Lowery, Langou, van de Geijn, "A Tight I/O Lower
+/// Bound for Matrix Multiplication", ACM TOMS 2022), the densest layer's reuse.
+double minimumWordsPerMac(double words);
+
+/// W0513 a bounded level smaller than one word of each role, W0514 a chip of
+/// several nodes without static energy, W0515 a bandwidth below what its
+/// PEs need at full speed with the most reuse the storage below allows.
+void adviseOnHardware(const Hardware &hw, DiagnosticsEngine &diags);
+
+} // namespace dfl
