@@ -908,8 +908,8 @@ private:
         case Statement::Copy:
         case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
         case Statement::LayerNorm: result = b_.CreateAdd(acc, in); break;
-        case Statement::Gelu:   // backward: dY alone (docs/simulator.md, "Training")
-          result = b_.CreateAdd(acc, out == TensorRole::Ofm ? gelu(in) : in);
+        case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
+          result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
           break;
         case Statement::Mac: {
           // The product of the two roles not written.
@@ -961,11 +961,20 @@ private:
     ret();
   }
 
-  /// GELU's integer form (docs/simulator.md): x·(x/4 + 8)/16 between −2.0 and 2.0.
-  Value *gelu(Value *x) {
+  /// The unary function's integer form (docs/simulator.md): sigmoid the fused
+  /// sigmoid's; silu and gelu x·sigmoid(x)/16 between −2.0 and 2.0.
+  Value *unary(Value *x) {
     auto k = [&](int32_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
-    Value *mid = b_.CreateSDiv(b_.CreateMul(x, b_.CreateAdd(b_.CreateSDiv(x, k(4)), k(8))), k(16));
-    return b_.CreateSelect(b_.CreateICmpSGE(x, k(32)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-32)), k(0), mid));
+    Value *sigmoid = activate("sigmoid", x);
+    switch (p_.unary) {
+    case UnaryFn::Sigmoid: return sigmoid;
+    case UnaryFn::Silu:
+    case UnaryFn::Gelu: {
+      Value *mid = b_.CreateSDiv(b_.CreateMul(x, sigmoid), k(16));
+      return b_.CreateSelect(b_.CreateICmpSGE(x, k(32)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-32)), k(0), mid));
+    }
+    }
+    DFLC_UNREACHABLE("UnaryFn " + std::to_string(static_cast<int>(p_.unary)));
   }
 
   /// A softmax's or layernorm's rows, normalized in the output as it leaves

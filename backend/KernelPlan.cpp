@@ -86,7 +86,8 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   plan.activations = layer.activations;
   plan.identity = nest.statement == Statement::Max ? INT32_MIN : 0;
   plan.padding = plan.identity;
-  plan.opsPerPoint = Layer::opsPerElement(layer.type);
+  plan.unary = nest.unary;
+  plan.opsPerPoint = layer.opsPerElement();
   if (layer.normalizes() && layer.output == TensorRole::Ofm) {
     // [A][L][B]: along C, the batch and groups outside the row, the plane inside.
     const TensorShape &s = layer.ofmShape;

@@ -86,6 +86,7 @@ struct PlanLevel {
 struct KernelPlan {
   std::string layer;
   Statement statement = Statement::Mac;
+  UnaryFn unary = UnaryFn::Gelu;  // statement Unary: the function
   /// The role written: ofm; ifm (data gradient) or wgt (weight gradient) for
   /// training's backward layers, which read the others.
   TensorRole output = TensorRole::Ofm;
@@ -98,7 +99,7 @@ struct KernelPlan {
   std::vector<PlanLevel> levels;  // the on-chip levels, innermost first
   std::string outermost;          // the outermost level's name (DRAM)
   std::vector<std::string> activations;
-  /// softmax, layernorm, gelu: the operations per point (Layer::opsPerElement);
+  /// softmax, layernorm, the unary functions: the operations per point (Layer::opsPerElement);
   /// 0 for the other statements.
   int64_t opsPerPoint = 0;
   /// softmax, layernorm forward: the output seen as [rows][rowLength][rowStride],

@@ -157,7 +157,7 @@ template <class F> void forEachMac(const Network &net, const Layer &l, F &&f) {
   case LayerType::DwConv: return dwconvMacs(net, l, f);
   case LayerType::FC: return fcMacs(net, l, f);
   case LayerType::MatMul: return matmulMacs(net, l, operandShape(net, l.operands[1]), f);
-  default: DFLC_UNREACHABLE(std::string("no multiply-accumulates in a ") + layerTypeName(l.type));
+  default: DFLC_UNREACHABLE(std::string("no multiply-accumulates in a ") + l.kindName());
   }
 }
 
@@ -215,16 +215,6 @@ const std::vector<Word> &readWeights(const Network &net, const Layer &fwd, const
   if (fwd.type == LayerType::MatMul)
     return readOperand(net, store, fwd.operands[1]);
   return read(store, weightName(fwd), weightExtent(fwd));
-}
-
-/// GELU in the fixed point: x times the hard sigmoid, x·(x/4 + 8)/16, which
-/// is x from 2.0 up and 0 from −2.0 down (so that no product overflows).
-Word gelu(Word x) {
-  if (x >= 32)
-    return x;
-  if (x <= -32)
-    return 0;
-  return x * (x / 4 + 8) / 16;
 }
 
 /// The rows a softmax or layernorm normalizes: its output seen as [A][L][B],
@@ -344,10 +334,10 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     break;
   }
   case LayerType::Concat: out.data = readInput(net, l, store); break;
-  case LayerType::Gelu:
+  case LayerType::Unary:
     out.data = readInput(net, l, store);
     for (Word &v : out.data)
-      v = gelu(v);
+      v = unary(l.unary, v);
     break;
   case LayerType::Softmax:
   case LayerType::LayerNorm:
@@ -383,8 +373,8 @@ void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<
 /// dX from dY: the forward relation with the ifm written (docs/simulator.md).
 void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store, TensorStore &out) {
   const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
-  if (fwd.type == LayerType::Mul || Layer::opsPerElement(fwd.type) > 0) {
-    // Π over what is read, or a softmax's, layernorm's or gelu's relation
+  if (fwd.type == LayerType::Mul || fwd.opsPerElement() > 0) {
+    // Π over what is read, or a softmax's, layernorm's or unary function's relation
     // read backward: dY alone, to every operand (docs/simulator.md, "Training").
     for (TensorRef op : fwd.operands)
       out.set(gradientName(operandName(net, op)), {activationExtent(net, operandShape(net, op)), dy});
@@ -415,7 +405,7 @@ void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store
     });
     break;
   }
-  default: DFLC_UNREACHABLE(std::string("no data gradient for a ") + layerTypeName(fwd.type));
+  default: DFLC_UNREACHABLE(std::string("no data gradient for a ") + fwd.kindName());
   }
   splitInputGradient(net, fwd, dx, out);
 }
@@ -457,6 +447,20 @@ Word activate(const std::string &a, Word x) {
   if (a == "batchnorm")   // the inference affine map with fixed γ = 1/2, β = 1
     return x / 2 + 1;
   DFLC_UNREACHABLE("activation '" + a + "'");
+}
+
+Word unary(UnaryFn f, Word x) {
+  switch (f) {
+  case UnaryFn::Sigmoid: return activate("sigmoid", x);   // the fused sigmoid's form: one function
+  case UnaryFn::Silu:
+  case UnaryFn::Gelu:   // x times the hard sigmoid: x from 2.0 up and 0 from −2.0 down, so no product overflows
+    if (x >= 32)
+      return x;
+    if (x <= -32)
+      return 0;
+    return x * activate("sigmoid", x) / 16;
+  }
+  DFLC_UNREACHABLE("UnaryFn " + std::to_string(static_cast<int>(f)));
 }
 
 TensorStore referenceOutputs(const Network &net, int layer, const TensorStore &store) {

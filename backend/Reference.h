@@ -35,4 +35,8 @@ void runReference(const Network &net, TensorStore &store);
 /// for a name activationNames() does not list.
 Word activate(const std::string &activation, Word x);
 
+/// A unary layer's integer form (docs/simulator.md, "The unary functions"):
+/// sigmoid is the fused sigmoid's; silu and gelu are x·sigmoid(x)/16.
+Word unary(UnaryFn f, Word x);
+
 } // namespace dfl::sim

@@ -3,6 +3,7 @@
 #include "frontend/SemaContext.h"
 #include "model/Network.h"
 
+#include <algorithm>
 #include <set>
 
 namespace dfl::sema {
@@ -17,8 +18,12 @@ constexpr int64_t kMaxCrossbarSide = int64_t(1) << 20;
 /// operators, the DPU layers, and `psum` (adding a tile's partial sums).
 std::vector<std::string> dpuOperations() {
   std::vector<std::string> ops = activationNames();
-  for (const char *op : {"add", "mul", "maxpool", "avgpool", "concat", "softmax", "layernorm", "gelu", "psum"})
+  for (const char *op : {"add", "mul", "maxpool", "avgpool", "concat", "softmax", "layernorm"})
     ops.push_back(op);
+  for (const UnaryFnSpec &f : unaryFunctions())   // sigmoid is an activation too
+    if (std::find(ops.begin(), ops.end(), f.name) == ops.end())
+      ops.push_back(f.name);
+  ops.push_back("psum");
   return ops;
 }
 

@@ -25,6 +25,7 @@ struct OpSpec {
   LayerType type;
   int minOperands, maxOperands;   // maxOperands < 0: unbounded
   std::vector<ParamSpec> params;
+  UnaryFn unary = UnaryFn::Gelu;   // LayerType::Unary: the function
 };
 
 const std::vector<OpSpec> &opSpecs() {
@@ -38,7 +39,7 @@ const std::vector<OpSpec> &opSpecs() {
     std::vector<ParamSpec> conv = window;
     conv.insert(conv.begin(), {"K", ParamKind::Int, true});
     conv.push_back({"groups", ParamKind::Int, false});
-    return std::vector<OpSpec>{
+    std::vector<OpSpec> specs{
         {"conv", LayerType::Conv, 1, -1, conv},
         {"dwconv", LayerType::DwConv, 1, 1, window},
         {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
@@ -50,8 +51,10 @@ const std::vector<OpSpec> &opSpecs() {
         {"concat", LayerType::Concat, 2, -1, {}},
         {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
-        {"gelu", LayerType::Gelu, 1, 1, {}},
     };
+    for (const UnaryFnSpec &f : unaryFunctions())
+      specs.push_back({f.name, LayerType::Unary, 1, 1, {}, f.fn});
+    return specs;
   }();
   return specs;
 }
@@ -61,7 +64,8 @@ std::vector<std::string> allOpNames() {
   for (const OpSpec &s : opSpecs())
     names.push_back(s.name);
   for (const std::string &a : activationNames())
-    names.push_back(a);
+    if (std::find(names.begin(), names.end(), a) == names.end())   // sigmoid is both
+      names.push_back(a);
   return names;
 }
 
@@ -213,7 +217,7 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
   case LayerType::Concat:
   case LayerType::Softmax:
   case LayerType::LayerNorm:
-  case LayerType::Gelu: {
+  case LayerType::Unary: {
     // Element by element; softmax and layernorm then normalize each row of
     // the output (Layer::rowLength), which the schedule keeps whole in one
     // buffer (docs/directives.md §7): the nest is the pass over the elements.
@@ -223,8 +227,9 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
       readConcatenated(n, c, p.x, p.y);
       nest.statement = l.type == LayerType::Softmax     ? Statement::Softmax
                        : l.type == LayerType::LayerNorm ? Statement::LayerNorm
-                       : l.type == LayerType::Gelu      ? Statement::Gelu
+                       : l.type == LayerType::Unary     ? Statement::Unary
                                                         : Statement::Copy;
+      nest.unary = l.unary;
     } else {
       for (TensorRef op : l.operands)
         nest.accesses.push_back({TensorRole::Ifm, tensorOf(op).first, {n, c, p.x, p.y}, activation(in), {}});
@@ -248,9 +253,11 @@ public:
     net_.nameRange = decl_.name.range;
     // Where every name is defined, so a use before definition can point there.
     for (const ast::NetworkItem &item : decl_.items) {
-      if (auto *l = std::get_if<ast::LayerDecl>(&item))
+      if (auto *l = std::get_if<ast::LayerDecl>(&item)) {
         laterDefs_.emplace(l->name.name, l->name.range);
-      else if (auto *in = std::get_if<ast::InputDecl>(&item))
+        for (const ast::Ident &o : l->operands)
+          ++readers_[o.name];
+      } else if (auto *in = std::get_if<ast::InputDecl>(&item))
         laterDefs_.emplace(in->name.name, in->name.range);
     }
     for (const ast::NetworkItem &item : decl_.items)
@@ -460,6 +467,10 @@ private:
       return;
     }
 
+    // A function that is both (sigmoid) fuses where fusing keeps its
+    // operand's value for every other reader; otherwise it is a layer.
+    if (isActivation && spec)
+      isActivation = !operands[0].isInput && readers_[l.operands[0].name] == 1;
     if (isActivation) {
       fuseActivation(l, operands[0]);
       return;
@@ -469,6 +480,7 @@ private:
     Layer layer;
     layer.name = l.name.name;
     layer.type = spec->type;
+    layer.unary = spec->unary;
     layer.operands = operands;
     for (const ast::Ident &o : l.operands)
       layer.operandNames.push_back(o.name);
@@ -754,9 +766,9 @@ private:
     }
     case LayerType::Softmax:
     case LayerType::LayerNorm:
-    case LayerType::Gelu: {
+    case LayerType::Unary: {
       TensorShape in = shapeOf(layer.operands[0]);
-      const int64_t perElement = Layer::opsPerElement(layer.type);
+      const int64_t perElement = layer.opsPerElement();
       if (!fits(l, {{"ops", perElement}, {"C", in.C}, {"X", in.X}, {"Y", in.Y}}))
         return false;
       layer.normGroups = param("groups", 1);
@@ -806,6 +818,7 @@ private:
   std::map<std::string, TensorShape> shapes_;
   std::set<std::string> failed_;
   std::map<int, std::string> rawUsers_;
+  std::map<std::string, int> readers_;   // layers reading each name, as written
   std::set<int> activated_;
   std::vector<Filter> windows_;   // per layer, for its nest
   bool batchSeen_ = false, hasInputDecl_ = false;

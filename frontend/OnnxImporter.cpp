@@ -352,7 +352,10 @@ public:
         return std::nullopt;
       }
     }
+    findFusions(g);
     for (const onnx::NodeProto &n : g.node()) {
+      if (absorbed_.count(&n))
+        continue;   // inside a fused pattern, whose last node emits it
       std::optional<Refusal> r = visit(n);
       if (r) {
         refused.emplace_back(&n, *r);
@@ -488,7 +491,7 @@ private:
 
   /// Emits `name = text;` with the node's comment; the output is an activation.
   Value &emit(const onnx::NodeProto &n, const std::string &text, Layout layout, std::vector<int64_t> shape,
-              int64_t heads = 1, bool isLayer = true) {
+              int64_t heads = 1, bool isLayer = true, const std::string &comment = "") {
     std::string want = !n.name().empty() ? n.name() : n.output(0);
     // A size past DFL's integers (E0006) would make the text unparsable: the node is refused (visit()).
     for (size_t i = 0; i < text.size();) {
@@ -506,7 +509,8 @@ private:
     v.layout = layout;
     v.heads = heads;
     v.shape = std::move(shape);
-    body_ += "  " + v.name + " = " + text + ";  // ONNX " + printable(n.op_type()) + " '" + printable(nodeName(n)) + "'\n";
+    body_ += "  " + v.name + " = " + text + ";  // ONNX " +
+             (comment.empty() ? printable(n.op_type()) + " '" + printable(nodeName(n)) + "'" : comment) + "\n";
     layers_ += isLayer;
     return values_[n.output(0)] = v;
   }
@@ -522,7 +526,7 @@ private:
 
   std::optional<Refusal> visit(const onnx::NodeProto &n) {
     tooLarge_ = false;
-    std::optional<Refusal> r = map(n);
+    std::optional<Refusal> r = fusedAt_.count(&n) ? fused(n) : map(n);
     if (!r && tooLarge_)
       return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
     return r;
@@ -616,6 +620,8 @@ private:
       return reshape(n, *x);
     if (op == "Transpose")
       return transpose(n, *x);
+    if (auto why = unfused_.find(&n); why != unfused_.end())
+      return Refusal{"not supported (no GELU pattern: " + why->second + ")"};
     return Refusal{"not supported"};
   }
 
@@ -931,6 +937,140 @@ private:
     alias(n, x, *to, s, x.heads);
     return std::nullopt;
   }
+
+  // ---- the exporters' patterns, fused on import (docs/onnx.md, "Fused patterns")
+
+  /// A pattern found: its last node emits `dfl(x)`; the others are absorbed.
+  struct Fusion {
+    std::string dfl, x, comment;
+  };
+
+  static bool defaultDomain(const onnx::NodeProto &n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
+  /// Finds x·Sigmoid(x) (silu) and the Erf GELU torch.onnx exports at opsets
+  /// up to 17, x·(1 + erf(x/√2))·0.5 in either order of its Muls (gelu). Every
+  /// intermediate must be read by the pattern alone, and the constants must be
+  /// √2, 1 and 0.5: what only partly matches is mapped node by node.
+  void findFusions(const onnx::GraphProto &g) {
+    std::map<std::string, const onnx::NodeProto *> producer;
+    std::map<std::string, std::vector<const onnx::NodeProto *>> readers;
+    std::set<std::string> graphOutputs;
+    for (const onnx::NodeProto &n : g.node()) {
+      for (const std::string &o : n.output())
+        producer[o] = &n;
+      for (const std::string &i : n.input())
+        readers[i].push_back(&n);
+    }
+    for (const onnx::ValueInfoProto &o : g.output())
+      graphOutputs.insert(o.name());
+    std::map<std::string, const onnx::TensorProto *> constants;
+    for (const onnx::TensorProto &t : g.initializer())
+      constants[t.name()] = &t;
+    for (const onnx::NodeProto &n : g.node())
+      if (const onnx::AttributeProto *a = attribute(n, "value"); n.op_type() == "Constant" && a && a->has_t())
+        constants[n.output(0)] = &a->t();
+    // The one node reading `name` (null if it is read elsewhere too, or is a graph output).
+    auto soleReader = [&](const std::string &name) -> const onnx::NodeProto * {
+      auto it = readers.find(name);
+      return it == readers.end() || it->second.size() != 1 || graphOutputs.count(name) ? nullptr : it->second[0];
+    };
+    auto scalar = [&](const std::string &name) -> std::optional<double> {
+      auto it = constants.find(name);
+      std::optional<std::vector<double>> v;
+      if (it != constants.end() && !isExternal(*it->second))
+        v = valuesOf(*it->second);
+      return v && v->size() == 1 ? std::optional((*v)[0]) : std::nullopt;
+    };
+    auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; };
+    auto is = [&](const onnx::NodeProto *n, const char *op, int inputs) {
+      return n && n->op_type() == op && defaultDomain(*n) && n->input_size() == inputs && n->output_size() >= 1 &&
+             !absorbed_.count(n) && !fusedAt_.count(n);
+    };
+    // The input of binary node n other than `one` (empty if n does not read `one`).
+    auto other = [](const onnx::NodeProto &n, const std::string &one) {
+      return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : std::string();
+    };
+    auto name = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
+    for (const onnx::NodeProto &m : g.node()) {   // silu: Mul(x, Sigmoid(x)), either order
+      if (!is(&m, "Mul", 2))
+        continue;
+      for (int i = 0; i < 2; ++i) {
+        const onnx::NodeProto *sig = producer.count(m.input(i)) ? producer[m.input(i)] : nullptr;
+        const std::string &x = m.input(1 - i);
+        if (is(sig, "Sigmoid", 1) && sig->input(0) == x && !constants.count(x) && soleReader(m.input(i)) == &m) {
+          fusedAt_[&m] = {"silu", x, "x*Sigmoid(x): Sigmoid " + name(*sig) + ", Mul " + name(m)};
+          absorbed_.insert(sig);
+          break;
+        }
+      }
+    }
+    for (const onnx::NodeProto &e : g.node()) {   // gelu, anchored at its Erf
+      if (!is(&e, "Erf", 1))
+        continue;
+      const onnx::NodeProto *div = producer.count(e.input(0)) ? producer[e.input(0)] : nullptr;
+      if (!is(div, "Div", 2) || soleReader(div->output(0)) != &e) {
+        unfused_[&e] = "its input is not a Div read by it alone";
+        continue;
+      }
+      const std::string x = div->input(0);
+      if (std::optional<double> d = scalar(div->input(1)); !near(d, std::sqrt(2.0))) {
+        std::ostringstream why;
+        why << "the Div " << name(*div) << " divides by ";
+        d ? why << *d : why << "no constant scalar";
+        unfused_[&e] = why.str() + ", not sqrt(2)";
+        continue;
+      }
+      const onnx::NodeProto *add = soleReader(e.output(0));
+      if (!is(add, "Add", 2) || !near(scalar(other(*add, e.output(0))), 1.0)) {
+        unfused_[&e] = "its output is not read by one Add of the constant 1 alone";
+        continue;
+      }
+      const onnx::NodeProto *m1 = soleReader(add->output(0));
+      if (!is(m1, "Mul", 2)) {
+        unfused_[&e] = "1 + erf is not read by one Mul alone";
+        continue;
+      }
+      const std::string f = other(*m1, add->output(0));
+      const onnx::NodeProto *half = producer.count(f) ? producer[f] : nullptr, *last = nullptr;
+      if (f == x) {   // (x·(1 + erf))·0.5
+        last = soleReader(m1->output(0));
+        if (!is(last, "Mul", 2) || !near(scalar(other(*last, m1->output(0))), 0.5))
+          last = nullptr;
+        half = m1;
+      } else if (is(half, "Mul", 2) && soleReader(f) == m1 && near(scalar(other(*half, x)), 0.5)) {
+        last = m1;   // (x·0.5)·(1 + erf)
+      }
+      if (!last) {
+        unfused_[&e] = "1 + erf is not multiplied by the Div's dividend and by 0.5";
+        continue;
+      }
+      fusedAt_[last] = {"gelu", x, "Erf GELU: Div " + name(*div) + ", Erf " + name(e) + ", Add " + name(*add) +
+                                       ", Mul " + name(*half) + ", Mul " + name(*last)};
+      for (const onnx::NodeProto *n : {div, &e, add, half})
+        absorbed_.insert(n);
+    }
+  }
+
+  /// A fused pattern's last node: its DFL layer of the pattern's input.
+  std::optional<Refusal> fused(const onnx::NodeProto &n) {
+    const Fusion &f = fusedAt_.at(&n);
+    auto it = values_.find(f.x);
+    if (it == values_.end() || it->second.kind == Value::Poisoned) {
+      for (const std::string &o : n.output())
+        values_[o] = Value{};   // its input was refused (or never produced): silent, as a poisoned node
+      return it == values_.end() ? std::optional(Refusal{"input '" + f.x + "' is produced by no earlier node"})
+                                 : std::nullopt;
+    }
+    const Value &x = it->second;
+    if (x.kind != Value::Activation)
+      return Refusal{"the " + f.dfl + " pattern's input '" + f.x + "' is no activation"};
+    emit(n, f.dfl + "(" + x.name + ")", x.layout, x.shape, x.heads, true, f.comment);
+    return std::nullopt;
+  }
+
+  std::map<const onnx::NodeProto *, Fusion> fusedAt_;
+  std::set<const onnx::NodeProto *> absorbed_;
+  std::map<const onnx::NodeProto *, std::string> unfused_;   // an Erf no GELU was found at: why
 
   const std::string &path_;
   onnx::ModelProto &model_;

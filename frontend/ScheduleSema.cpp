@@ -38,7 +38,7 @@ std::vector<std::pair<Dim, int64_t>> steps(const std::vector<ast::Step> &in, con
     if (!d) {
       if (layer)
         diags.report(s.dim.range, diag::err_dim_not_in_layer)
-            << s.dim.name << layer->name << layerTypeName(layer->type) << joinList(allDimNames(), ", ");
+            << s.dim.name << layer->name << layer->kindName() << joinList(allDimNames(), ", ");
       else
         diags.report(s.dim.range, diag::err_unknown_dimension)
             << s.dim.name << std::string("a ") + what << "one of " + joinList(allDimNames(), ", ");
@@ -71,7 +71,7 @@ std::optional<TensorRole> directiveRole(const ast::Directive &d, const Layer *la
   if (!role || std::find(roles.begin(), roles.end(), d.role.name) == roles.end()) {
     if (layer)
       diags.report(d.role.range, diag::err_unknown_tensor_role)
-          << layer->name << layerTypeName(layer->type) << d.role.name << joinList(roles, ", ", " and ");
+          << layer->name << layer->kindName() << d.role.name << joinList(roles, ", ", " and ");
     else
       diags.report(d.role.range, diag::err_unknown_name) << "tensor role" << d.role.name
                                                          << Suggestion{d.role.range, d.role.name, roles};

@@ -67,7 +67,7 @@ CompletionList complete(const Compilation *c, Position pos) {
         add(l.name, CompletionItemKind::Module, "level of " + hw->name);
     if (net)
       for (const Layer &l : net->layers)
-        add(l.name, CompletionItemKind::Function, std::string(layerTypeName(l.type)) + " layer of " + net->name);
+        add(l.name, CompletionItemKind::Function, std::string(l.kindName()) + " layer of " + net->name);
     return out;
   }
   for (const char *k : {"import", "network", "hardware", "schedule", "for", "on", "batch", "input", "level", "mac",
@@ -78,7 +78,7 @@ CompletionList complete(const Compilation *c, Position pos) {
       for (const Input &in : n.inputs)
         add(in.name, CompletionItemKind::Variable, "input of " + n.name);
       for (const Layer &l : n.layers)
-        add(l.name, CompletionItemKind::Function, std::string(layerTypeName(l.type)) + " layer of " + n.name);
+        add(l.name, CompletionItemKind::Function, std::string(l.kindName()) + " layer of " + n.name);
     }
   return out;
 }

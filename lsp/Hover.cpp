@@ -19,7 +19,7 @@ std::string shapeText(const TensorShape &s) {
 
 std::string layerHover(const Network &net, const Layer &l) {
   std::ostringstream os;
-  os << "**" << l.name << "** = " << layerTypeName(l.type) << " (network " << net.name << ")\n\n";
+  os << "**" << l.name << "** = " << l.kindName() << " (network " << net.name << ")\n\n";
   os << "ifm " << shapeText(l.ifmShape) << " → ofm " << shapeText(l.ofmShape);
   if (l.hasWeights())
     os << ", weights " << l.wgtSize << " words";

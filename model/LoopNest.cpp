@@ -53,11 +53,35 @@ const char *statementName(Statement s) {
   case Statement::Add: return "add";
   case Statement::Mul: return "mul";
   case Statement::Copy: return "copy";
-  case Statement::Gelu: return "gelu";
+  case Statement::Unary: return "unary";
   case Statement::Softmax: return "softmax";
   case Statement::LayerNorm: return "layernorm";
   }
   return "?";
+}
+
+const std::vector<UnaryFnSpec> &unaryFunctions() {
+  // Operations per point: the float formula's, counted as gelu's tanh form
+  // is (docs/directives.md §7). sigmoid 1/(1 + exp(−x)): negate, exp, +1,
+  // divide. silu x/(1 + exp(−x)), as PyTorch computes it: negate, exp, +1,
+  // divide.
+  static const std::vector<UnaryFnSpec> fns = {
+      {UnaryFn::Gelu, "gelu", 9},   // x^3 (2), *0.044715, +x, *sqrt(2/pi), tanh, +1, *x, *0.5
+      {UnaryFn::Silu, "silu", 4},
+      {UnaryFn::Sigmoid, "sigmoid", 4},
+  };
+  return fns;
+}
+
+const UnaryFnSpec &unarySpec(UnaryFn f) {
+  const auto &fns = unaryFunctions();
+  const size_t i = static_cast<size_t>(f);
+  DFLC_CHECK(i < fns.size() && fns[i].fn == f) << "UnaryFn " << i << " out of unaryFunctions()' order";
+  return fns[i];
+}
+
+const char *LoopNest::statementName() const {
+  return statement == Statement::Unary ? unarySpec(unary).name : dfl::statementName(statement);
 }
 
 // ---- affine expressions -----------------------------------------------------
@@ -187,7 +211,7 @@ std::string LoopNest::text() const {
     std::string &list = a.role == output ? out : in;
     list += (list.empty() ? "" : ", ") + accessText(a);
   }
-  return out + " <- " + statementName(statement) + "(" + in + ")";
+  return out + " <- " + statementName() + "(" + in + ")";
 }
 
 // ---- the KAPLA nine-dimension view ------------------------------------------

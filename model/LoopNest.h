@@ -66,6 +66,19 @@ struct Access {
   std::vector<AffineExpr> guard;
 };
 
+/// The element-wise unary functions, one layer kind and one statement
+/// (docs/design.md, "Element-wise unary layers"): a new one is an entry here
+/// and in unaryFunctions(), and its integer form in the reference and the kernels.
+enum class UnaryFn { Gelu, Silu, Sigmoid };
+struct UnaryFnSpec {
+  UnaryFn fn;
+  const char *name;      // the DFL operator, the layer's kind in reports
+  int64_t opsPerPoint;   // the float formula's operations (docs/directives.md §7)
+};
+/// Every unary function, in UnaryFn's order.
+const std::vector<UnaryFnSpec> &unaryFunctions();
+const UnaryFnSpec &unarySpec(UnaryFn f);
+
 /// What the statement computes at every point of the domain; the output
 /// accesses accumulate over the dimensions they are not indexed by.
 enum class Statement {
@@ -75,21 +88,24 @@ enum class Statement {
   Add,       // out = Σ operands
   Mul,       // out = Π operands
   Copy,      // out = in (concat)
-  Gelu,      // out = gelu(in)
+  Unary,     // out = f(in), f the nest's UnaryFn
   Softmax,   // out = in, then each row normalized: exp(in − max) / Σ exp
   LayerNorm, // out = in, then each row normalized: (in − mean) / σ
 };
-const char *statementName(Statement s);
+const char *statementName(Statement s);   // "unary" for Unary: LoopNest::statementName names f
 
 struct LoopNest {
   std::string name;   // the statement's isl tuple name (the layer's name)
   Statement statement = Statement::Mac;
+  UnaryFn unary = UnaryFn::Gelu;   // statement Unary: the function
   std::vector<IterDim> dims;
   std::vector<Access> accesses;
   /// The role written: ofm forward; ifm or wgt for training's backward layers
   /// (the same domain and accesses, another output). The other roles are read.
   TensorRole output = TensorRole::Ofm;
 
+  /// The statement's name: the unary function's for Unary.
+  const char *statementName() const;
   /// Appends a dimension and returns it as an expression.
   AffineExpr addDim(std::string dimName, int64_t extent, std::vector<Dim> kapla = {});
   int findDim(const std::string &dimName) const;   // -1 if absent

@@ -44,7 +44,7 @@ std::string networkSummaryText(const Network &net) {
   size_t nameW = 5, typeW = 7;
   for (const Layer &l : net.layers) {
     nameW = std::max(nameW, l.name.size());
-    typeW = std::max(typeW, std::string(layerTypeName(l.type)).size());
+    typeW = std::max(typeW, std::string(l.kindName()).size());
   }
   std::vector<std::string> ifm, ofm;
   size_t ifmW = 3, ofmW = 3;
@@ -59,7 +59,7 @@ std::string networkSummaryText(const Network &net) {
      << padLeft("MACs", 14) << "\n";
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const Layer &l = net.layers[i];
-    std::string type = layerTypeName(l.type);
+    std::string type = l.kindName();
     os << "  " << padRight(l.name, nameW) << "  " << padRight(type, typeW) << "  " << padRight(ifm[i], ifmW) << "  "
        << padRight(ofm[i], ofmW) << "  " << padLeft(l.hasWeights() ? std::to_string(l.wgtSize) : "-", 10) << "  "
        << padRight(boundsText(l.bounds), 36) << "  " << padLeft(std::to_string(l.macs * net.batch), 14);
@@ -169,7 +169,7 @@ std::string modelSummaryJson(const Model &model) {
         bounds[dimName(static_cast<Dim>(i))] = l.bounds[i];
       json shape = [](const TensorShape &s) { return json{{"C", s.C}, {"X", s.X}, {"Y", s.Y}}; }(l.ifmShape);
       json layer = {{"name", l.name},
-                    {"type", layerTypeName(l.type)},
+                    {"type", l.kindName()},
                     {"operands", l.operandNames},
                     {"ifm", shape},
                     {"ofm", {{"C", l.ofmShape.C}, {"X", l.ofmShape.X}, {"Y", l.ofmShape.Y}}},

@@ -25,7 +25,7 @@ const char *layerTypeName(LayerType t) {
   case LayerType::Concat: return "concat";
   case LayerType::Softmax: return "softmax";
   case LayerType::LayerNorm: return "layernorm";
-  case LayerType::Gelu: return "gelu";
+  case LayerType::Unary: return "unary";
   }
   DFLC_UNREACHABLE("LayerType " + std::to_string(static_cast<int>(t)));
 }
@@ -70,7 +70,7 @@ bool Layer::channelWise() const {
   case LayerType::Concat:
   case LayerType::Softmax:
   case LayerType::LayerNorm:
-  case LayerType::Gelu: return true;
+  case LayerType::Unary: return true;
   default: return false;
   }
 }
@@ -81,12 +81,14 @@ int64_t Layer::rowLength() const {
   return normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y;
 }
 
-int64_t Layer::opsPerElement(LayerType t) {
+const char *Layer::kindName() const { return type == LayerType::Unary ? unarySpec(unary).name : layerTypeName(type); }
+
+int64_t Layer::opsPerElement() const {
   // docs/directives.md §7, "Normalizations and GELU": the float formulas' operations.
-  switch (t) {
+  switch (type) {
   case LayerType::Softmax: return 5;     // max, subtract, exp, sum, divide
   case LayerType::LayerNorm: return 7;   // mean, subtract, square, variance, scale, gamma, beta
-  case LayerType::Gelu: return 9;        // x^3 (2), *0.044715, +x, *sqrt(2/pi), tanh, +1, *x, *0.5
+  case LayerType::Unary: return unarySpec(unary).opsPerPoint;
   default: return 0;
   }
 }

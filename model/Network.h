@@ -15,8 +15,8 @@ namespace dfl {
 
 // ---- network ----------------------------------------------------------------
 
-enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Gelu };
-const char *layerTypeName(LayerType t);
+enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Unary };
+const char *layerTypeName(LayerType t);   // "unary" for Unary: Layer::kindName names the function
 /// The element-wise operators fused into their producer (docs/language.md).
 const std::vector<std::string> &activationNames();
 
@@ -55,6 +55,7 @@ struct Layer {
   Window window;
   bool ceilMode = false;
   bool transposeB = false;
+  UnaryFn unary = UnaryFn::Gelu;           // LayerType::Unary: the function
   std::vector<std::string> activations;    // fused activations, in order
   /// softmax, layernorm: the axis they normalize along (C, Xo for the width,
   /// Yo for the height) and, along C, the groups of C/groups channels each
@@ -84,9 +85,11 @@ struct Layer {
   bool normalizes() const { return type == LayerType::Softmax || type == LayerType::LayerNorm; }
   /// The words of one row a softmax or layernorm normalizes (0 for other layers).
   int64_t rowLength() const;
+  /// The layer's kind as DFL writes it: the unary function's name, else layerTypeName.
+  const char *kindName() const;
   /// The operations per element of the element-wise layers with their own
-  /// arithmetic (softmax, layernorm, gelu; docs/directives.md §7), else 0.
-  static int64_t opsPerElement(LayerType t);
+  /// arithmetic (softmax, layernorm, the unary functions; docs/directives.md §7), else 0.
+  int64_t opsPerElement() const;
 };
 
 struct Network {

@@ -48,7 +48,7 @@ void addBackwardLayers(Network &net) {
     case LayerType::Mul:
     case LayerType::Softmax:
     case LayerType::LayerNorm:
-    case LayerType::Gelu:
+    case LayerType::Unary:
       if (needsDataGradient)
         backward("__dgrad", TensorRole::Ifm);
       break;

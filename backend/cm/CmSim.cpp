@@ -46,6 +46,7 @@ int64_t dpuCyclesPerElement(const CmHardware &hw, const Layer &l, bool crossbar)
     c += dpuCost(hw, l.type == LayerType::Add       ? "add"
                      : l.type == LayerType::Mul     ? "mul"
                      : l.type == LayerType::MaxPool ? "maxpool"
+                     : l.type == LayerType::Unary   ? l.kindName()
                                                     : "avgpool");
   for (size_t i = 0; i < l.activations.size(); ++i)
     if (!(crossbar && i == 0 && l.activations[i] == "batchnorm"))
@@ -278,7 +279,9 @@ private:
       return read(r, name, at, now, std::find(own.begin(), own.end(), name) != own.end());
     };
     Word v = 0;
-    if (d.type == LayerType::Add || d.type == LayerType::Mul) {
+    if (d.type == LayerType::Unary) {
+      v = sim::unary(d.unary, operand(d.operands[0], e));
+    } else if (d.type == LayerType::Add || d.type == LayerType::Mul) {
       v = d.type == LayerType::Add ? 0 : 1;
       for (TensorRef ref : d.operands)
         v = d.type == LayerType::Add ? add(v, operand(ref, e)) : mul(v, operand(ref, e));

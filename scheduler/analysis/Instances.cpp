@@ -58,7 +58,7 @@ std::string uncuttable(const Layer &l, Dim dim) {
   if (!l.forwardOf.empty())
     return "'" + l.name + "' is a backward layer";
   if (l.type == LayerType::FC || l.type == LayerType::MatMul)
-    return "'" + l.name + "' (" + layerTypeName(l.type) + ") has no " + dimName(dim) + " positions of its own";
+    return "'" + l.name + "' (" + l.kindName() + ") has no " + dimName(dim) + " positions of its own";
   if (l.normalizes() && l.normAxis == dim)
     return "'" + l.name + "' normalizes along " + dimName(dim);
   int loops = 0;

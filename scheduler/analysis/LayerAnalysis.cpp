@@ -494,7 +494,7 @@ private:
     const TensorDirective *t = tensorDirective(l, TensorRole::Ofm);
     issue(t ? t->range : directives_[l]->range, diag::err_row_split,
           {hw_.levels[l].name, layer_.name, dimName(axis), std::to_string(have), std::to_string(row),
-           layerTypeName(layer_.type)});
+           layer_.kindName()});
   }
 
   // ---- §4 coverage and trip counts ------------------------------------------------------------
@@ -1150,7 +1150,7 @@ private:
     // The MACs' own accesses at level 0, per point computed: the inputs read
     // (each operand of an add or mul once), the output read and written. An
     // n-operand add or mul does n - 1 operations per point (§6, §7).
-    const int64_t perElement = Layer::opsPerElement(layer_.type);
+    const int64_t perElement = layer_.opsPerElement();
     const double points = perElement ? result_.work / static_cast<double>(perElement)
                                      : result_.work / std::max(1.0, operands - 1);
     LevelAccesses &pe = result_.levels[0].accesses;

@@ -33,7 +33,7 @@ public:
   /// `split`: the segment split into instances the layer runs in (null: none).
   void layer(const LayerScheduleModel *ls, const LayerResult &lr, const SegmentResult *split) {
     const Layer &layer = net_.layers[static_cast<size_t>(lr.layer)];
-    os_ << "\nlayer " << layer.name << ": " << layerTypeName(layer.type) << ", "
+    os_ << "\nlayer " << layer.name << ": " << layer.kindName() << ", "
         << formatScaled(lr.work) << (layer.macs ? " MACs" : " ops") << "\n";
     const size_t nl = hw_.levels.size();
     depth_ = 1;

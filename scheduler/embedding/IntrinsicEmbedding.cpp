@@ -506,7 +506,7 @@ std::string infeasibleReason(const Setup &s, EmbeddingModel m) {
 
 std::string unsupportedReason(const LoopNest &n, const char *what) {
   if (n.statement != Statement::Mac)
-    return std::string(what) + " computes " + statementName(n.statement) + ", not a multiply-accumulate";
+    return std::string(what) + " computes " + n.statementName() + ", not a multiply-accumulate";
   for (TensorRole r : {TensorRole::Ofm, TensorRole::Ifm, TensorRole::Wgt}) {
     auto acc = n.accessesOf(r);
     if (acc.size() != 1)

@@ -16,7 +16,7 @@ IntrinsicUnit embedLayerUnit(const Layer &layer, const Hardware &hw, int level, 
   u.intrinsic = lv.intrinsic;
   u.unit.fill(1);
   if (layer.nest.statement != Statement::Mac) {
-    u.reason = std::string("its statement is ") + statementName(layer.nest.statement) + ", not a multiply-accumulate";
+    u.reason = std::string("its statement is ") + layer.nest.statementName() + ", not a multiply-accumulate";
     return u;
   }
   if (layer.nest.output != TensorRole::Ofm) {

@@ -235,8 +235,8 @@ double InterLayerSolver::computePj(int first, int last) const {
     // The MACs, and their own accesses at level 0, which no schedule avoids
     // (LayerAnalysis: every role read once per MAC, the output also written).
     double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.operands.size()) : 1.0;
-    // Per point computed; a softmax, layernorm or gelu does several operations per point.
-    const int64_t perElement = Layer::opsPerElement(l.type);
+    // Per point computed; a softmax, layernorm or unary function does several operations per point.
+    const int64_t perElement = l.opsPerElement();
     const double points = perElement ? work / static_cast<double>(perElement) : work;
     const WordScale ws = hw.wordScale(l.output);
     double reads = 0, writes = 0;   // in `word`s

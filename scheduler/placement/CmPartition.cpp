@@ -22,7 +22,7 @@ std::string dpuOpOf(const Layer &l) {
   case LayerType::Concat: return "concat";
   case LayerType::Softmax: return "softmax";
   case LayerType::LayerNorm: return "layernorm";
-  case LayerType::Gelu: return "gelu";
+  case LayerType::Unary: return l.kindName();
   default: return "";
   }
 }
@@ -165,8 +165,8 @@ std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardwar
       needOp(l, dpuOpOf(l));
     } else {
       diags.report(l.nameRange, diag::err_cm_unsupported_layer)
-          << l.name << layerTypeName(l.type) << hw.name
-          << "a " + std::string(layerTypeName(l.type)) + " of two activations has no weights to hold in a crossbar, "
+          << l.name << l.kindName() << hw.name
+          << "a " + std::string(l.kindName()) + " of two activations has no weights to hold in a crossbar, "
              "and the DPU has no such operation";
       ok = false;
       continue;

@@ -115,7 +115,7 @@ hardware hw {
 )";
 
 // Every layer kind the forward language has, with fused activations; gelu,
-// softmax (per group of channels, along Y) and layernorm as layers.
+// silu, sigmoid, softmax (per group of channels, along Y) and layernorm as layers.
 const char *const kLayers = R"(
 network net {
   batch N = 2;
@@ -136,6 +136,8 @@ network net {
   s2 = softmax(c2, groups=2);
   x2 = softmax(c2, axis=Y);
   l2 = layernorm(f1);
+  u2 = silu(f1);
+  g2 = sigmoid(f1);   // f1 read by l2 and u2 too: a sigmoid layer
 }
 )";
 
@@ -214,6 +216,7 @@ network net {
   d1 = dwconv(p1, R=3, pad=1);
   a1 = avgpool(d1, R=3);
   f1 = fc(a1, K=7);
+  u1 = silu(f1);
 }
 )";
   AnalyzeOptions train;
@@ -227,8 +230,8 @@ network net {
   for (const LayerSim &l : r.layers)
     backward += l.layer.find("__") != std::string::npos ? 1 : 0;
   // c0: wgrad only (x is an input); d1, f1: dgrad and wgrad; p1, a1 and the
-  // gelu layer c1: dgrad: 1 + 4 + 3.
-  EXPECT_EQ(backward, 8u);
+  // unary layers c1 and u1: dgrad: 1 + 4 + 4.
+  EXPECT_EQ(backward, 9u);
   expectSound(r, "training");
 }
 

@@ -316,6 +316,56 @@ def onnx_external_data(case):
                    mentions=r"is a character device, not a regular file.*E0113")
 
 
+ONNX_FUSIONS = r"""
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+out, n = sys.argv[1], int(sys.argv[2])
+nodes, x = [], "x"
+for i in range(n):   # a chain of x*Sigmoid(x), the Mul's operands in turn
+    nodes.append(helper.make_node("Sigmoid", [x], ["s%d" % i], name="sig%d" % i))
+    ins = [x, "s%d" % i] if i % 2 else ["s%d" % i, x]
+    nodes.append(helper.make_node("Mul", ins, ["m%d" % i], name="mul%d" % i))
+    x = "m%d" % i
+nodes.append(helper.make_node("Sigmoid", [x], ["ss"], name="self_sig"))   # Mul(s, s): no SiLU
+nodes.append(helper.make_node("Mul", ["ss", "ss"], ["sq"], name="self_mul"))
+nodes.append(helper.make_node("Sigmoid", ["sq"], ["gs"], name="out_sig"))   # a graph output too: no SiLU
+nodes.append(helper.make_node("Mul", ["sq", "gs"], ["y"], name="out_mul"))
+io = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 4, 8, 8])
+g = helper.make_graph(nodes, "chain", [io("x")], [io("y"), io("gs")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out + "/chain.onnx")
+# An Erf GELU dividing by NaN, by a row of 8 values, and by sqrt(2) from an int tensor (1): none fuses.
+for name, value in (("nan", [float("nan")]), ("row", [1.4142135] * 8), ("int", None)):
+    c = numpy_helper.from_array(np.array([1] if value is None else value,
+                                         dtype=np.int64 if value is None else np.float32), "c")
+    one = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")
+    half = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half")
+    nodes = [helper.make_node("Div", ["x", "c"], ["d"], name="div"),
+             helper.make_node("Erf", ["d"], ["e"], name="erf"),
+             helper.make_node("Add", ["e", "one"], ["a"], name="add"),
+             helper.make_node("Mul", ["x", "a"], ["m"], name="mul"),
+             helper.make_node("Mul", ["m", "half"], ["y"], name="mul_1")]
+    g = helper.make_graph(nodes, "gelu", [io("x")], [io("y")], [c, one, half])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), out + "/gelu_%s.onnx" % name)
+"""
+
+
+def onnx_fusion_patterns(case):
+    """The exporters' patterns (docs/onnx.md, "Fused patterns") on adversarial graphs: a
+    chain of thousands of x*Sigmoid(x) fuses in linear time; Mul(s, s) and a Sigmoid that
+    is also a graph output do not fuse; an Erf GELU whose divisor is NaN, a row of √2 or an
+    integer is refused at the Erf, never fused."""
+    n = 500 if case.small else 5000
+    subprocess.run([case.onnx_python, "-c", ONNX_FUSIONS, case.dir, str(n)], check=True)
+    rc, out, _ = case.finishes(["import", "chain.onnx"], 30)
+    if rc != 0 or out.count(" = silu(") != n or out.count(" = sigmoid(") != 2 or out.count(" = mul(") != 2:
+        raise Failure("expected %d silu, 2 sigmoid and 2 mul layers: %s" % (n, case.last))
+    for name in ("nan", "row", "int"):
+        case.diagnosed(["import", "gelu_%s.onnx" % name], 10,
+                       mentions=r"node 'erf' \(Erf\): not supported \(no GELU pattern: the Div 'div' divides by")
+
+
 def dsa_limits_stated(case):
     """`cores = 0` on a DSA: the diagnostic states the real range, 1 to 1024 (once 10^9)."""
     case.write("dsa.dfl", "hardware d { word = 16 bit; frequency = 1 GHz;\n"
@@ -1231,7 +1281,8 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
          lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]
 CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
           sweep_spec_json, sweep_bad_records]
-CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch]
+CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
+          onnx_fusion_patterns]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks]
 
 

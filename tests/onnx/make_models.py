@@ -260,6 +260,50 @@ def small():
     g.node("Gemm", [x, g.weight("W", [18, 10]), g.weight("B", [10])], "fc")
     g.save("gemm.onnx")
 
+    # The exporters' patterns (docs/onnx.md, "Fused patterns"). SiLU as
+    # torch.onnx writes nn.SiLU: Mul(x, Sigmoid(x)), in both operand orders;
+    # a Sigmoid read by another node too stays a sigmoid and a mul.
+    g = Graph("silu")
+    x = g.conv(g.input("x", [1, 4, 8, 8]), "c1", 4, 8, 3, pad=1)
+    a = g.node("Mul", [x, g.node("Sigmoid", [x], "/act1/Sigmoid")], "/act1/Mul")
+    y = g.conv(a, "c2", 8, 8, 1)
+    b = g.node("Mul", [g.node("Sigmoid", [y], "/act2/Sigmoid"), y], "/act2/Mul")
+    z = g.conv(b, "c3", 8, 8, 1)
+    gate = g.node("Sigmoid", [z], "gate")
+    m = g.node("Mul", [z, gate], "gated")
+    g.node("Add", [m, gate], "both")
+    g.save("silu.onnx")
+
+    # GELU as torch.onnx exports it up to opset 17 (nn.GELU, BERT's gelu):
+    # Div(x, sqrt(2)) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5); then the
+    # other order, x*0.5*(1 + erf(x/sqrt(2))), with Constant nodes and
+    # Add(1, erf).
+    def gelu_model(file, sqrt2=2 ** 0.5, half=0.5, order="a"):
+        g = Graph("gelu")
+        x = g.node("MatMul", [g.input("x", [1, 16, 8]), g.weight("W1", [8, 32])], "fc1")
+        p = "/mlp/act/"
+        e = g.node("Erf", [g.node("Div", [x, g.const("sqrt2", sqrt2)], p + "Div")], p + "Erf")
+        e = g.node("Add", [e, g.const("one", 1.0)], p + "Add")
+        if order == "a":
+            y = g.node("Mul", [g.node("Mul", [x, e], p + "Mul"), g.const("half", half)], p + "Mul_1")
+        else:
+            h = g.node("Mul", [x, g.const("half", half)], p + "Mul")
+            y = g.node("Mul", [h, e], p + "Mul_1")
+        y = g.node("MatMul", [y, g.weight("W2", [32, 8])], "fc2")
+        if order == "a":   # a second GELU in the other order, Constant nodes, Add(1, erf)
+            q = "/mlp2/act/"
+            c = lambda name, v: g.node("Constant", [], q + name,
+                                       value=numpy_helper.from_array(np.array(v, dtype=np.float32)))
+            e = g.node("Erf", [g.node("Div", [y, c("c_sqrt2", 2 ** 0.5)], q + "Div")], q + "Erf")
+            e = g.node("Add", [c("c_one", 1.0), e], q + "Add")
+            h = g.node("Mul", [c("c_half", 0.5), y], q + "Mul")
+            g.node("Mul", [e, h], q + "Mul_1")
+        g.save(file, opset=17)
+
+    gelu_model("gelu_erf.onnx")
+    gelu_model("gelu_div15.onnx", sqrt2=1.5)              # not sqrt(2): no GELU, Erf refused
+    gelu_model("gelu_quarter.onnx", half=0.25, order="b")  # 0.25, not 0.5: likewise
+
     # Refused: one operator dflc cannot map, and a valid op on an unmappable layout.
     g = Graph("resize")
     x = g.input("x", [1, 3, 8, 8])

@@ -282,7 +282,7 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
   case LayerType::Concat:
   case LayerType::Softmax:
   case LayerType::LayerNorm:
-  case LayerType::Gelu: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
+  case LayerType::Unary: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
   }
   at(b, Dim::Xi) = l.ifmShape.X;
   at(b, Dim::Yi) = l.ifmShape.Y;
@@ -341,10 +341,10 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
             EXPECT_EQ(pts * static_cast<int64_t>(l.nest.accessesOf(TensorRole::Ifm).size() - 1), l.ops * net.batch);
             break;
           case Statement::Copy: EXPECT_EQ(pts, l.ofmShape.size() * net.batch); break;
-          case Statement::Gelu:
+          case Statement::Unary:
           case Statement::Softmax:
           case Statement::LayerNorm:   // a point per element, each of several operations
-            EXPECT_EQ(pts * Layer::opsPerElement(l.type), l.ops * net.batch);
+            EXPECT_EQ(pts * l.opsPerElement(), l.ops * net.batch);
             break;
           }
           // The window: the ifm's column index spans −pad .. windowSpan(Xo, R) − 1 − pad.

@@ -130,6 +130,49 @@ TEST(NetworkSema, NormalizationsAndGeluAreLayers) {
   EXPECT_EQ(layer(c, "g").nest.text(), "ofm g[n, c, xo, yo] <- gelu(ifm x[n, c, xo, yo])");
 }
 
+TEST(NetworkSema, UnaryFunctionsAreLayersOrFusedSigmoids) {
+  auto c = compile(R"(network n {
+    input x [C=6, X=4, Y=3];
+    c = conv(x, K=6, R=1);
+    s = sigmoid(c);      // c is read by m too: a layer
+    m = mul(c, s);
+    f = silu(m);
+    q = sigmoid(x);      // a network input: a layer
+    c2 = conv(f, K=2, R=1);
+    g = sigmoid(c2);     // read by nothing else: fused into c2
+  })");
+  ASSERT_EQ(c.diagnostics(), "");   // no W0306: nothing reads a value the sigmoid changed
+  // 6·4·3 = 72 elements; 4 operations each (docs/directives.md §7): sigmoid
+  // 1/(1 + exp(-x)) and silu x/(1 + exp(-x)) both negate, exp, add 1, divide.
+  for (const char *name : {"s", "f", "q"}) {
+    EXPECT_EQ(layer(c, name).type, LayerType::Unary) << name;
+    EXPECT_EQ(layer(c, name).ops, 4 * 72) << name;
+    EXPECT_EQ(layer(c, name).macs, 0) << name;
+    EXPECT_TRUE(layer(c, name).channelWise()) << name;
+  }
+  EXPECT_EQ(layer(c, "s").unary, UnaryFn::Sigmoid);
+  EXPECT_EQ(layer(c, "f").unary, UnaryFn::Silu);
+  EXPECT_STREQ(layer(c, "f").kindName(), "silu");
+  EXPECT_STREQ(layer(c, "q").kindName(), "sigmoid");
+  EXPECT_EQ(layer(c, "f").nest.text(), "ofm f[n, c, xo, yo] <- silu(ifm m[n, c, xo, yo])");
+  EXPECT_EQ(layer(c, "s").nest.statement, Statement::Unary);
+  EXPECT_EQ(layer(c, "c2").activations, std::vector<std::string>{"sigmoid"});
+  EXPECT_EQ(c.model.networks[0].findLayer("g"), -1);
+  EXPECT_EQ(c.model.networks[0].layers.size(), 6u);   // c, s, m, f, q, c2
+}
+
+TEST(NetworkSema, UnaryFunctionMisuse) {
+  auto c = compile(R"(network n {
+    input x [C=6, X=4];
+    a = silu(x, x);
+    b = sigmoid();
+    d = silu(x, K=2);
+  })");
+  EXPECT_EQ(c.diagnostics(), "3:9: E0206 'silu' takes 1 operand, got 2\n"
+                             "4:9: E0206 'sigmoid' takes 1 operand, got 0\n"
+                             "5:17: E0204 'silu' has no parameter 'K'; it takes no parameters\n");
+}
+
 TEST(NetworkSema, NormalizationParameterErrors) {
   auto c = compile(R"(network n {
     input x [C=6, X=4];

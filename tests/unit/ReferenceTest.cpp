@@ -338,6 +338,38 @@ TEST(Reference, ActivationIntegerForms) {
   EXPECT_THROW(activate("gelu", 3), InternalError);   // a layer now, not an activation
 }
 
+TEST(Reference, UnaryFunctionIntegerForms) {
+  // docs/simulator.md, "The unary functions"; 16 is 1.0. v is read by both,
+  // so the sigmoid is a layer, not fused into a producer.
+  auto c = compileNet(R"(network t {
+    input v [C=12, X=1];
+    s = sigmoid(v);
+    h = silu(v);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  ASSERT_EQ(net.layers.size(), 2u);
+  TensorStore st;
+  st.set("v", {{1, 12, 1, 1}, {0, -6, 20, 40, -40, 8, -8, 16, -16, 31, -31, 2147483647}});
+  // sigmoid: clamp(x/4 + 8, 0, 16), x/4 truncated: 0 -> 8 (0.5); -6 -> -1 + 8 = 7;
+  // 20 -> 5 + 8 = 13; 40 -> 18, clamped to 16; -40 -> -2, clamped to 0;
+  // 8 -> 10; -8 -> 6; 16 -> 12; -16 -> 4; 31 -> 7 + 8 = 15; -31 -> 1; 2^31 - 1 -> 16.
+  EXPECT_EQ(run(net, "s", st), (std::vector<Word>{8, 7, 13, 16, 0, 10, 6, 12, 4, 15, 1, 16}));
+  // silu: x·sigmoid(x)/16 in (-32, 32), x from 32 up, 0 from -32 down:
+  // 0; -6·7/16 = -42/16 -> -2; 20·13/16 = 260/16 -> 16; 40 (>= 32); 0 (<= -32);
+  // 8·10/16 = 5; -8·6/16 = -3; 16·12/16 = 12 (0.75; SiLU(1) = 0.731);
+  // -16·4/16 = -4 (-0.25; SiLU(-1) = -0.269); 31·15/16 = 465/16 -> 29;
+  // -31·1/16 -> -1 (truncated toward 0); 2^31 - 1 itself (no product formed).
+  EXPECT_EQ(run(net, "h", st), (std::vector<Word>{0, -2, 16, 40, 0, 5, -3, 12, -4, 29, -1, 2147483647}));
+  // The sigmoid layer is the fused sigmoid; gelu's form is silu's (both x
+  // times the hard sigmoid; docs/simulator.md).
+  for (Word x = -100; x <= 100; ++x) {
+    EXPECT_EQ(unary(UnaryFn::Sigmoid, x), activate("sigmoid", x)) << x;
+    EXPECT_EQ(unary(UnaryFn::Gelu, x), unary(UnaryFn::Silu, x)) << x;
+  }
+  EXPECT_EQ(unary(UnaryFn::Silu, -2147483647 - 1), 0);
+}
+
 TEST(Reference, GeluSoftmaxLayerNormIntegerForms) {
   // docs/simulator.md, "softmax, layernorm and gelu"; 16 is 1.0.
   auto c = compileNet(R"(network t {
@@ -597,6 +629,8 @@ const char *const kMixed = R"(network t {
     k = concat(s, q);
     f = fc(k, K=8);
     g = gelu(f);
+    h = silu(g);
+    hs = sigmoid(g);   // g read by h too: a sigmoid layer
     mm = matmul(r, d, heads=2);
     sm = softmax(mm, groups=2);
     mt = matmul(sm, d, heads=2, transpose_b=true);
@@ -685,9 +719,12 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
       v = nest.statement == Statement::Add ? v + static_cast<uint32_t>(r) : v * static_cast<uint32_t>(r);
     if (nest.statement == Statement::Average)
       v = static_cast<uint32_t>(reads.at(0) / window);
-    if (nest.statement == Statement::Gelu && nest.output == TensorRole::Ofm) {   // x·(x/4 + 8)/16 in (-32, 32)
+    if (nest.statement == Statement::Unary && nest.output == TensorRole::Ofm) {
       const Word x = reads.at(0);
-      v = static_cast<uint32_t>(x >= 32 ? x : x <= -32 ? 0 : x * (x / 4 + 8) / 16);
+      if (nest.unary == UnaryFn::Sigmoid)   // 16·clamp(t/4 + 1/2, 0, 1) at t = x/16
+        v = static_cast<uint32_t>(std::min(std::max(x / 4 + 8, 0), 16));
+      else   // silu, gelu: x·(x/4 + 8)/16 in (-32, 32)
+        v = static_cast<uint32_t>(x >= 32 ? x : x <= -32 ? 0 : x * (x / 4 + 8) / 16);
     }
     for (const Access &a : nest.accesses) {
       const int64_t off = a.role == nest.output ? offset(a) : -1;
