@@ -1,6 +1,7 @@
 #include "scheduler/analysis/Report.h"
 
 #include "scheduler/analysis/Evaluation.h"
+#include "scheduler/analysis/Floors.h"
 #include "scheduler/analysis/IntrinsicUnits.h"
 
 #include "support/FiniteJson.h"
@@ -242,9 +243,24 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
   return os.str();
 }
 
+namespace {
+
+/// A floor and how far the schedule's figures are above it (0.25: 25 %
+/// above; null where the floor is 0).
+json floorJson(const LayerFloor &f, double energyPj, double latencyCycles) {
+  auto gap = [](double v, double floor) { return floor > 0 ? json(v / floor - 1) : json(nullptr); };
+  return {{"energy_pj", f.energyPj},
+          {"latency_cycles", f.latencyCycles},
+          {"energy_gap", gap(energyPj, f.energyPj)},
+          {"latency_gap", gap(latencyCycles, f.latencyCycles)}};
+}
+
+} // namespace
+
 std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
   const Network &net = networkOf(model, schedule);
   const Hardware &hw = hardwareOf(model, schedule);
+  const ScheduleFloors floors = scheduleFloors(net, hw, r);
   json layers = json::array();
   for (const LayerResult &lr : r.layers) {
     const Layer &l = net.layers[lr.layer];
@@ -308,6 +324,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
       j["latency_cycles"] = lr.latencyCycles;
       j["compute_cycles"] = lr.computeCycles;
       j["bound_by"] = lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name;
+      j["floor"] = floorJson(floors.layers[static_cast<size_t>(lr.layer)], lr.energyPj, lr.latencyCycles);
       j["utilization"] = lr.utilization;
       j["levels"] = levels;
     } else if (lr.valid) {
@@ -365,7 +382,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                 {"bus_pj", r.energyBusPj},
                 {"static_pj", r.energyStaticPj},
                 {"latency_cycles", r.latencyCycles},
-                {"latency_seconds", r.latencyCycles / hw.frequencyHz}}},
+                {"latency_seconds", r.latencyCycles / hw.frequencyHz},
+                {"floor", r.complete && r.valid ? floorJson(floors.total, r.energyPj, r.latencyCycles) : json(nullptr)}}},
               {"segments", segments},
               {"layers", layers}};
   return dumpReport(out);

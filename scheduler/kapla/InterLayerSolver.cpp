@@ -1,4 +1,5 @@
 #include "scheduler/kapla/InterLayerSolver.h"
+#include "scheduler/analysis/Floors.h"
 
 #include "model/Geometry.h"
 #include "scheduler/analysis/Instances.h"
@@ -226,47 +227,18 @@ bool InterLayerSolver::mayFit(const SpatialSegment &s) const {
 }
 
 double InterLayerSolver::computePj(int first, int last) const {
-  const Network &net = network();
-  const Hardware &hw = hardware();
   double e = 0;
-  for (int x = first; x <= last; ++x) {
-    const Layer &l = net.layers[static_cast<size_t>(x)];
-    const double work = static_cast<double>((l.macs ? l.macs : l.ops) * net.batch);
-    // The MACs, and their own accesses at level 0, which no schedule avoids
-    // (LayerAnalysis: every role read once per MAC, the output also written).
-    double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.operands.size()) : 1.0;
-    // Per point computed; a softmax, layernorm or unary function does several operations per point.
-    const int64_t perElement = l.opsPerElement();
-    const double points = perElement ? work / static_cast<double>(perElement) : work;
-    const WordScale ws = hw.wordScale(l.output);
-    double reads = 0, writes = 0;   // in `word`s
-    for (TensorRole r : l.roles()) {
-      const double width = ws.held[static_cast<size_t>(r)];
-      reads += (r == TensorRole::Ifm && r != l.output ? points * operands : points) * width;
-      writes += r == l.output ? points * width : 0;
-    }
-    e += work * hw.macEnergyPj + reads * hw.levels[0].readEnergyPj + writes * hw.levels[0].writeEnergyPj;
-  }
+  for (int x = first; x <= last; ++x)
+    e += computeFloorPj(network(), x, hardware());
   return e;
 }
 
 double InterLayerSolver::lowerBoundPj(int first, int last) const {
-  const Network &net = network();
-  const Hardware &hw = hardware();
-  const size_t nl = hw.levels.size();
+  const Level &dram = hardware().levels.back();
   double e = computePj(first, last);
   for (int x = first; x <= last; ++x) {
-    const Layer &l = net.layers[static_cast<size_t>(x)];
-    // DRAM: the weights read once and the output written once, unless the
-    // output is forwarded inside the segment. Inputs are not counted: a strided
-    // window may skip part of them, and forwarded ones are free.
-    const bool forwarded = net.readUpTo(x, last);
-    if (!l.forwardOf.empty() || nl < 2)
-      continue;
-    if (l.hasWeights())
-      e += static_cast<double>(l.wgtSize) * hw.levels[nl - 1].readEnergyPj;
-    if (!forwarded)
-      e += static_cast<double>(l.ofmShape.size() * net.batch) * hw.levels[nl - 1].writeEnergyPj;
+    const DramFloor f = dramFloor(network(), x, hardware(), last);
+    e += f.wgtReads * dram.readEnergyPj + f.outputWrites * dram.writeEnergyPj;
   }
   return e;
 }

@@ -1,0 +1,95 @@
+// The floors (scheduler/analysis/Floors.h, docs/directives.md §14): by hand
+// on one layer, and below every layer of the solver's schedules of stdlib
+// networks on every memory-hierarchy template — a floor above a schedule's
+// figure would not be a floor.
+#include "scheduler/analysis/Floors.h"
+#include "scheduler/embedding/IntrinsicUnits.h"
+#include "scheduler/kapla/Solver.h"
+#include "frontend/Loader.h"
+#include "frontend/Sema.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace dfl;
+
+namespace {
+
+Solution solve(const Model &model) {
+  Schedule s;
+  s.network = 0;
+  s.hardware = 0;
+  SolveFailure failure;
+  auto sol = makeSolver("kapla")->solve(model, s, SolverOptions{}, failure);
+  EXPECT_TRUE(sol.has_value()) << failure;
+  return sol ? *sol : Solution{};
+}
+
+} // namespace
+
+// One conv, N=2, C=2, K=4, 4 x 2 outputs, 3 x 3 filter (pad 1): 2·4·2·4·2·3·3
+// = 1,152 MACs. Compute: each MAC 1 pJ, and at REGF (1 pJ a read or write)
+// ifm, wgt and psum read, psum written: 1,152 · (1 + 4) = 5,760 pJ. DRAM (200
+// pJ a word): 4·2·3·3 = 72 weights read, 2·4·4·2 = 64 outputs written:
+// 136 · 200 = 27,200 pJ: 32,960 pJ (no static energy). Latency: 1,152 MACs
+// on 2 · 2 · 2 = 8 PEs, 144 cycles, against 136 words · 2 B / 8 B a cycle =
+// 34 cycles: 144.
+TEST(Floors, ByHandOnOneConv) {
+  auto c = test::compile(R"(network n {
+  batch N = 2;
+  input x [C=2, X=4, Y=2];
+  c = conv(x, K=4, R=3, pad=1);
+}
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 1 KiB; array = 2; access_energy = 6 pJ; transfer = multicast; }
+  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
+}
+)");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const Hardware &hw = c.model.hardware[0];
+  EXPECT_DOUBLE_EQ(computeFloorPj(net, 0, hw), 5760);
+  const LayerFloor f = layerFloor(net, 0, hw, 0);
+  EXPECT_DOUBLE_EQ(f.energyPj, 32960);
+  EXPECT_DOUBLE_EQ(f.latencyCycles, 144);
+  Solution s = solve(c.model);
+  ASSERT_TRUE(s.result.valid && s.result.complete);
+  const ScheduleFloors all = scheduleFloors(net, hw, s.result);
+  EXPECT_DOUBLE_EQ(all.total.energyPj, 32960);
+  EXPECT_GE(s.result.energyPj, f.energyPj);
+  EXPECT_GE(s.result.latencyCycles, f.latencyCycles);
+}
+
+// Every layer of the solver's schedule, and the whole run, at or above its floor.
+TEST(Floors, BelowEverySchedule) {
+  const std::string &root = test::kStdlibRoot;
+  int layers = 0;
+  for (const char *hwName : {"eyeriss_multinode", "eyeriss_multinode_4x4", "edge_systolic", "vta_gemm"})
+    for (const char *netName : {"mlp", "lstm", "alexnet", "resnet20", "mobilenet", "vit_b16"})
+      for (bool training : {false, true}) {
+        SourceManager sm;
+        DiagnosticsEngine diags(sm);
+        LoadedFiles files = loadFiles({root + "/stdlib/nets/" + netName + ".dfl", root + "/stdlib/hw/" + hwName + ".dfl"},
+                                      LoadOptions{{root}}, sm, diags);
+        Model model = analyze(files.files, diags, AnalyzeOptions{training, 2});
+        ASSERT_FALSE(diags.hasErrors()) << netName << " on " << hwName;
+        embedIntrinsicUnits(model);   // the driver's stage (vta_gemm's PEs compute an intrinsic)
+        Solution s = solve(model);
+        ASSERT_TRUE(s.result.valid && s.result.complete) << netName << " on " << hwName;
+        const ScheduleFloors f = scheduleFloors(model.networks[0], model.hardware[0], s.result);
+        const std::string where = std::string(netName) + " on " + hwName + (training ? " --train" : "");
+        for (const LayerResult &lr : s.result.layers) {
+          const LayerFloor &lf = f.layers[static_cast<size_t>(lr.layer)];
+          const std::string &name = model.networks[0].layers[static_cast<size_t>(lr.layer)].name;
+          EXPECT_GE(lr.energyPj, lf.energyPj * (1 - 1e-9)) << where << ": " << name;
+          EXPECT_GE(lr.latencyCycles, lf.latencyCycles * (1 - 1e-9)) << where << ": " << name;
+          EXPECT_GT(lf.energyPj, 0) << where << ": " << name;
+          ++layers;
+        }
+        EXPECT_GE(s.result.energyPj, f.total.energyPj * (1 - 1e-9)) << where;
+        EXPECT_GE(s.result.latencyCycles, f.total.latencyCycles * (1 - 1e-9)) << where;
+      }
+  EXPECT_GT(layers, 500);
+}
