@@ -27,26 +27,16 @@ Solution solve(const Model &model) {
 
 } // namespace
 
-// One conv, N=2, C=2, K=4, 4 x 2 outputs, 3 x 3 filter (pad 1): 2·4·2·4·2·3·3
-// = 1,152 MACs. Compute: each MAC 1 pJ, and at REGF (1 pJ a read or write)
-// ifm, wgt and psum read, psum written: 1,152 · (1 + 4) = 5,760 pJ. DRAM (200
+// test::kSmallConv: one conv, N=2, C=2, K=4, 4 x 2 outputs, 3 x 3 filter
+// (pad 1): 2·4·2·4·2·3·3 = 1,152 MACs. Compute: each MAC 1 pJ, and at REGF
+// (1 pJ a read or write) ifm, wgt and psum read, psum written: 1,152 ·
+// (1 + 4) = 5,760 pJ. DRAM (200
 // pJ a word): 4·2·3·3 = 72 weights read, 2·4·4·2 = 64 outputs written:
 // 136 · 200 = 27,200 pJ: 32,960 pJ (no static energy). Latency: 1,152 MACs
 // on 2 · 2 · 2 = 8 PEs, 144 cycles, against 136 words · 2 B / 8 B a cycle =
 // 34 cycles: 144.
 TEST(Floors, ByHandOnOneConv) {
-  auto c = test::compile(R"(network n {
-  batch N = 2;
-  input x [C=2, X=4, Y=2];
-  c = conv(x, K=4, R=3, pad=1);
-}
-hardware h {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast; }
-  level GBUF { capacity = 1 KiB; array = 2; access_energy = 6 pJ; transfer = multicast; }
-  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
-}
-)");
+  auto c = test::compile(test::kSmallConv);
   ASSERT_EQ(c.diagnostics(), "");
   const Network &net = c.model.networks[0];
   const Hardware &hw = c.model.hardware[0];

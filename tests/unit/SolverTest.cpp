@@ -20,21 +20,6 @@ using dfl::test::compile;
 
 namespace {
 
-// A small conv on a small three-level machine: small enough that exhaustive
-// search finishes without its cap.
-const char *kProblem = R"(network n {
-  batch N = 2;
-  input x [C=2, X=4, Y=2];
-  c = conv(x, K=4, R=3, pad=1);
-}
-hardware h {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast; }
-  level GBUF { capacity = 1 KiB; array = 2; access_energy = 6 pJ; transfer = multicast; }
-  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
-}
-)";
-
 Solution solve(const Model &model, const Schedule &given, const std::string &solver) {
   SolveFailure failure;
   auto s = makeSolver(solver, 5000000)->solve(model, given, SolverOptions{}, failure);
@@ -52,7 +37,7 @@ Schedule fresh() {
 } // namespace
 
 TEST(Solver, KaplaIsValidAndCloseToExhaustive) {
-  auto c = compile(kProblem);
+  auto c = compile(test::kSmallConv);
   ASSERT_EQ(c.diagnostics(), "");
   Solution k = solve(c.model, fresh(), "kapla");
   Solution e = solve(c.model, fresh(), "exhaustive");
@@ -77,7 +62,7 @@ TEST(Solver, KaplaIsValidAndCloseToExhaustive) {
 // search draw from: without KAPLA's incumbent it reaches the same energy (the
 // bound alone prunes safely), and no random sample of the space beats it.
 TEST(Solver, ExhaustiveIsTheOptimumOfTheSpace) {
-  auto c = compile(kProblem);
+  auto c = compile(test::kSmallConv);
   ASSERT_EQ(c.diagnostics(), "");
   const Network &net = c.model.networks[0];
   const Hardware &hw = c.model.hardware[0];
@@ -146,7 +131,7 @@ hardware h {
 }
 
 TEST(Solver, UserLevelsSurviveVerbatim) {
-  auto c = compile(std::string(kProblem) + R"(schedule for n on h {
+  auto c = compile(std::string(test::kSmallConv) + R"(schedule for n on h {
   layer c {
     REGF {
       tensor ifm [N=1, C=1, Xi=3, Yi=1];
@@ -177,7 +162,7 @@ TEST(Solver, UserLevelsSurviveVerbatim) {
 // and K stacked, no ifm or ofm tiles): every search completes that level,
 // the template's stacks first and in order (E0813), and the result checks.
 TEST(Solver, FixedDataflowIsCompleted) {
-  auto c = compile(std::string(kProblem) + R"(hardware ws {
+  auto c = compile(std::string(test::kSmallConv) + R"(hardware ws {
   word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
   level REGF {
     capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast;
@@ -208,7 +193,7 @@ TEST(Solver, FixedDataflowIsCompleted) {
 }
 
 TEST(Solver, Deterministic) {
-  auto c = compile(kProblem);
+  auto c = compile(test::kSmallConv);
   Solution a = solve(c.model, fresh(), "kapla"), b = solve(c.model, fresh(), "kapla");
   EXPECT_EQ(writeSchedule(c.model, a.schedule, {}, ""), writeSchedule(c.model, b.schedule, {}, ""));
   EXPECT_EQ(a.result.energyPj, b.result.energyPj);

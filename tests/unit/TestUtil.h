@@ -81,6 +81,21 @@ schedule for n on h {
 }
 )";
 
+/// A small conv on a small three-level machine: small enough that exhaustive
+/// search finishes without its cap.
+inline const char *const kSmallConv = R"(network n {
+  batch N = 2;
+  input x [C=2, X=4, Y=2];
+  c = conv(x, K=4, R=3, pad=1);
+}
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 32 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 1 KiB; array = 2; access_energy = 6 pJ; transfer = multicast; }
+  level DRAM { access_energy = 200 pJ; bandwidth = 8 B/cycle; }
+}
+)";
+
 /// Two levels: 16 PEs with 64 B register files and bus multicast, then DRAM
 /// (the analysis' and the simulator's hand-counted schedules run on it).
 inline const char *const kTwoLevel = R"(
