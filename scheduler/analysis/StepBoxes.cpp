@@ -406,11 +406,23 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
   std::vector<EdgeWaits> waits;
   for (const EdgeSteps &e : out.edges)
     waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
-  std::vector<int64_t> depths = bufferDepths(out.steps, waits);
+  std::vector<int64_t> units;
+  for (const EdgeSteps &e : out.edges)
+    units.push_back(forwardingUnitSteps(e.words));
+  std::vector<int64_t> depths = liveDepths(out.steps, waits, bufferDepths(out.steps, waits), units);
+  std::vector<EdgeBuffer> buffers;
   for (size_t k = 0; k < out.edges.size(); ++k) {
-    out.edges[k].depth = depths[k];
-    out.edges[k].neededWords = mostWords(out.edges[k].words, depths[k]);
+    EdgeSteps &e = out.edges[k];
+    e.depth = depths[k], e.unitSteps = units[k];
+    e.neededWords = mostWords(e.words, e.depth);
+    buffers.push_back({e.consumer, e.depth, e.unitSteps, e.words});
   }
+  std::vector<std::optional<int64_t>> rooms;
+  for (size_t k = 0; k < layers.size(); ++k)
+    rooms.push_back(slackRoom(regionRoom(net.layers[static_cast<size_t>(layers[k])], hw, *results[k])));
+  std::vector<int64_t> slack = bufferSlack(buffers, rooms);
+  for (size_t k = 0; k < out.edges.size(); ++k)
+    out.edges[k].slack = slack[k];
   out.derived = true;
   return out;
 }
@@ -449,7 +461,72 @@ std::vector<int64_t> bufferDepths(const std::vector<int64_t> &steps, const std::
   return depths;
 }
 
-int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
+int64_t forwardingUnitSteps(const std::vector<int64_t> &words) {
+  int64_t unit = 1;
+  for (int64_t i = 0, last = -1; i < static_cast<int64_t>(words.size()); ++i)
+    if (words[static_cast<size_t>(i)] > 0)
+      unit = std::max(unit, i - last), last = i;
+  return unit;
+}
+
+std::vector<int64_t> liveDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                                std::vector<int64_t> depths, const std::vector<int64_t> &unitSteps) {
+  const size_t n = steps.size();
+  auto slots = [&](size_t k) { return bufferSlots(depths[k], unitSteps[k], 0); };
+  auto blockedWar = [&](size_t k, int64_t step, const std::vector<int64_t> &done) {
+    const EdgeWaits &e = edges[k];
+    return step >= slots(k) && done[static_cast<size_t>(e.consumer)] <= e.warWait[static_cast<size_t>(step - slots(k))];
+  };
+  for (;;) {
+    std::vector<int64_t> done(n, 0);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (size_t r = 0; r < n; ++r)
+        for (; done[r] < steps[r]; ++done[r], progress = true) {
+          int64_t j = done[r];
+          bool ready = true;
+          for (size_t k = 0; k < edges.size() && ready; ++k) {
+            const EdgeWaits &e = edges[k];
+            if (static_cast<size_t>(e.consumer) == r && done[static_cast<size_t>(e.producer)] <= e.rawWait[static_cast<size_t>(j)])
+              ready = false;
+            else if (static_cast<size_t>(e.producer) == r && blockedWar(k, j, done))
+              ready = false;
+          }
+          if (!ready)
+            break;
+        }
+    }
+    bool widened = false;
+    for (size_t k = 0; k < edges.size(); ++k) {
+      const EdgeWaits &e = edges[k];
+      int64_t j = done[static_cast<size_t>(e.producer)];
+      if (j >= steps[static_cast<size_t>(e.producer)] || !blockedWar(k, j, done))
+        continue;
+      int64_t i = j - slots(k), read = done[static_cast<size_t>(e.consumer)];
+      while (i >= 0 && e.warWait[static_cast<size_t>(i)] >= read)
+        --i;
+      depths[k] += (j - i) - slots(k);
+      widened = true;
+    }
+    if (!widened)
+      return depths;
+  }
+}
+
+std::vector<int64_t> bufferSlack(const std::vector<EdgeBuffer> &edges, const std::vector<std::optional<int64_t>> &roomWords) {
+  std::vector<int64_t> need(roomWords.size(), 0);
+  for (const EdgeBuffer &e : edges) {
+    need[static_cast<size_t>(e.consumer)] += mostWords(e.words, bufferSlots(e.depth, e.unitSteps, e.depth));
+  }
+  std::vector<int64_t> slack;
+  for (const EdgeBuffer &e : edges) {
+    const std::optional<int64_t> &room = roomWords[static_cast<size_t>(e.consumer)];
+    slack.push_back(!room || need[static_cast<size_t>(e.consumer)] <= *room ? e.depth : 0);
+  }
+  return slack;
+}
+
+int64_t mostWords(std::span<const int64_t> words, int64_t n) {
   int64_t window = 0, most = 0;
   for (size_t i = 0; i < words.size(); ++i) {
     window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);
