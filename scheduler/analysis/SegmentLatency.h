@@ -1,6 +1,9 @@
-// The latency of a spatially pipelined segment (docs/directives.md §8): the
-// critical path through its layer graph, each edge's fill and drain taken
-// from the step orders of the two regions.
+// The latency of a spatially pipelined segment (docs/directives.md §8).
+// Where its step tables are derived (StepBoxes.h, as for E0824):
+// steppedCycles, the regions' steps run against the buffers the LCUs keep,
+// the simulator's verdict. Else pipelinedTiming: the critical path through
+// its layer graph, each edge's fill and drain taken from the step orders of
+// the two regions, without buffers.
 //
 // A region runs its layer in *steps*, the iterations of its node-level
 // (L−2) updates in lexicographic order (docs/simulator.md, "Steps"); each

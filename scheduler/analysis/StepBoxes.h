@@ -16,8 +16,9 @@
 //   lastReader[i] the last consumer step reading what producer step i finalizes
 //   warWait[i]    the most of lastReader over steps ≤ i
 //   words[i]      the elements producer step i finalizes
-// and the least deadlock-free buffer (bufferDepths), in producer steps and
-// in words (mostWords over it).
+// and the least deadlock-free buffer (bufferDepths, liveDepths), in producer
+// steps and in words (mostWords over it), and the buffer the LCUs keep
+// (bufferSlots, bufferSlack).
 //
 // Before: the segment's layers (network order), each with its directives and
 // a complete, valid result. After: the tables; nothing changed.
