@@ -61,45 +61,16 @@ SegmentEdgeTiming edge(const std::vector<Region> &regions, int p, int c) {
 std::optional<double> steppedCycles(const SegmentSteps &s, const std::vector<double> &stepCycles) {
   if (!s.derived)
     return std::nullopt;
-  const size_t n = s.steps.size();
-  std::vector<std::vector<double>> end(n);
-  std::vector<int64_t> done(n, 0);
-  // Regions in turn, each as far as its waits let it (a step's waits name
-  // steps already ended, so their times are known).
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (size_t r = 0; r < n; ++r)
-      for (; done[r] < s.steps[r]; ++done[r], progress = true) {
-        const int64_t j = done[r];
-        double start = j ? end[r][static_cast<size_t>(j - 1)] : 0;
-        auto after = [&](int region, int64_t step) {
-          if (step < 0)
-            return true;
-          if (done[static_cast<size_t>(region)] <= step)
-            return false;
-          start = std::max(start, end[static_cast<size_t>(region)][static_cast<size_t>(step)]);
-          return true;
-        };
-        bool ready = true;
-        for (const EdgeSteps &e : s.edges) {
-          if (static_cast<size_t>(e.consumer) == r)
-            ready = ready && after(e.producer, e.rawWait[static_cast<size_t>(j)]);
-          if (static_cast<size_t>(e.producer) == r && j >= e.slots())
-            ready = ready && after(e.consumer, e.warWait[static_cast<size_t>(j - e.slots())]);
-        }
-        if (!ready)
-          break;
-        end[r].push_back(start + stepCycles[r]);
-      }
+  std::vector<EdgeWaits> waits;
+  std::vector<int64_t> slots;
+  for (const EdgeSteps &e : s.edges) {
+    waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
+    slots.push_back(e.slots());
   }
-  double cycles = 0;
-  for (size_t r = 0; r < n; ++r) {
-    if (done[r] < s.steps[r])
-      return std::nullopt;
-    if (!end[r].empty())
-      cycles = std::max(cycles, end[r].back());
-  }
-  return cycles;
+  StepRun run = runSteps(s.steps, waits, slots, stepCycles);
+  if (run.done != s.steps)
+    return std::nullopt;   // deadlocked
+  return run.cycles;
 }
 
 PipelinedTiming pipelinedTiming(const Network &net, const Hardware &hw, const std::vector<int> &layers,

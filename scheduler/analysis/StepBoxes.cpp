@@ -469,55 +469,75 @@ int64_t forwardingUnitSteps(const std::vector<int64_t> &words) {
   return unit;
 }
 
+StepRun runSteps(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                 const std::vector<int64_t> &slots, const std::vector<double> &stepCycles) {
+  const size_t n = steps.size();
+  StepRun run;
+  run.done.assign(n, 0);
+  std::vector<std::vector<double>> end(n);
+  // Regions in turn, each as far as its waits let it: a step's waits name
+  // steps already ended, so their times are known.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t r = 0; r < n; ++r)
+      for (; run.done[r] < steps[r]; ++run.done[r], progress = true) {
+        const int64_t j = run.done[r];
+        double start = j ? end[r][static_cast<size_t>(j - 1)] : 0;
+        auto after = [&](int region, int64_t step) {
+          if (step < 0)
+            return true;
+          if (run.done[static_cast<size_t>(region)] <= step)
+            return false;
+          start = std::max(start, end[static_cast<size_t>(region)][static_cast<size_t>(step)]);
+          return true;
+        };
+        bool ready = true;
+        for (size_t k = 0; k < edges.size() && ready; ++k) {
+          const EdgeWaits &e = edges[k];
+          if (static_cast<size_t>(e.consumer) == r)
+            ready = after(e.producer, e.rawWait[static_cast<size_t>(j)]);
+          if (ready && static_cast<size_t>(e.producer) == r && j >= slots[k])
+            ready = after(e.consumer, e.warWait[static_cast<size_t>(j - slots[k])]);
+        }
+        if (!ready)
+          break;
+        end[r].push_back(start + stepCycles[r]);
+        run.cycles = std::max(run.cycles, end[r].back());
+      }
+  }
+  return run;
+}
+
 std::vector<int64_t> liveDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
                                 std::vector<int64_t> depths, const std::vector<int64_t> &unitSteps) {
-  const size_t n = steps.size();
-  auto slots = [&](size_t k) { return bufferSlots(depths[k], unitSteps[k], 0); };
-  auto blockedWar = [&](size_t k, int64_t step, const std::vector<int64_t> &done) {
-    const EdgeWaits &e = edges[k];
-    return step >= slots(k) && done[static_cast<size_t>(e.consumer)] <= e.warWait[static_cast<size_t>(step - slots(k))];
-  };
   for (;;) {
-    std::vector<int64_t> done(n, 0);
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (size_t r = 0; r < n; ++r)
-        for (; done[r] < steps[r]; ++done[r], progress = true) {
-          int64_t j = done[r];
-          bool ready = true;
-          for (size_t k = 0; k < edges.size() && ready; ++k) {
-            const EdgeWaits &e = edges[k];
-            if (static_cast<size_t>(e.consumer) == r && done[static_cast<size_t>(e.producer)] <= e.rawWait[static_cast<size_t>(j)])
-              ready = false;
-            else if (static_cast<size_t>(e.producer) == r && blockedWar(k, j, done))
-              ready = false;
-          }
-          if (!ready)
-            break;
-        }
-    }
+    std::vector<int64_t> slots;
+    for (size_t k = 0; k < edges.size(); ++k)
+      slots.push_back(bufferSlots(depths[k], unitSteps[k], 0));
+    const std::vector<int64_t> done = runSteps(steps, edges, slots, std::vector<double>(steps.size(), 0)).done;
+    // Each producer stopped by a full buffer gets the least one that lets it step.
     bool widened = false;
     for (size_t k = 0; k < edges.size(); ++k) {
       const EdgeWaits &e = edges[k];
-      int64_t j = done[static_cast<size_t>(e.producer)];
-      if (j >= steps[static_cast<size_t>(e.producer)] || !blockedWar(k, j, done))
+      const int64_t j = done[static_cast<size_t>(e.producer)], read = done[static_cast<size_t>(e.consumer)];
+      if (j >= steps[static_cast<size_t>(e.producer)] || j < slots[k] ||
+          read > e.warWait[static_cast<size_t>(j - slots[k])])
         continue;
-      int64_t i = j - slots(k), read = done[static_cast<size_t>(e.consumer)];
+      int64_t i = j - slots[k];
       while (i >= 0 && e.warWait[static_cast<size_t>(i)] >= read)
         --i;
-      depths[k] += (j - i) - slots(k);
+      depths[k] += (j - i) - slots[k];
       widened = true;
     }
     if (!widened)
-      return depths;
+      return depths;   // live, or stuck on RAW alone (no buffer helps; the simulation reports it)
   }
 }
 
 std::vector<int64_t> bufferSlack(const std::vector<EdgeBuffer> &edges, const std::vector<std::optional<int64_t>> &roomWords) {
   std::vector<int64_t> need(roomWords.size(), 0);
-  for (const EdgeBuffer &e : edges) {
+  for (const EdgeBuffer &e : edges)
     need[static_cast<size_t>(e.consumer)] += mostWords(e.words, bufferSlots(e.depth, e.unitSteps, e.depth));
-  }
   std::vector<int64_t> slack;
   for (const EdgeBuffer &e : edges) {
     const std::optional<int64_t> &room = roomWords[static_cast<size_t>(e.consumer)];

@@ -158,11 +158,23 @@ struct EdgeWaits {
 /// composed), keeps the producer's WAR wait behind it. `steps` per region.
 std::vector<int64_t> bufferDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges);
 
+/// A greedy run of the regions' steps (`steps` per region, topological)
+/// against their waits, buffers of `slots` producer steps per edge: a
+/// region's step j starts when its step j − 1, the producer steps RAW(j) of
+/// its incoming edges and the consumer steps WAR(j − slots) of its outgoing
+/// ones have ended, and takes `stepCycles` of its region — the waits the
+/// LCUs run. A Kahn network with blocking reads and writes: where it stops
+/// (`done`, per region the steps run) does not depend on timing.
+struct StepRun {
+  std::vector<int64_t> done;
+  double cycles = 0;   // the last step's end
+};
+StepRun runSteps(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                 const std::vector<int64_t> &slots, const std::vector<double> &stepCycles);
+
 /// `depths` widened until the regions' LCUs cannot deadlock with buffers of
-/// bufferSlots(depth, unitSteps, 0) steps: a Kahn network with blocking
-/// reads (RAW) and writes (WAR) whose final state does not depend on
-/// timing, run greedily untimed; each producer stopped by a full buffer gets
-/// the least one that lets it step. A network stuck on RAW alone is left as
+/// bufferSlots(depth, unitSteps, 0) steps (runSteps); each producer stopped
+/// by a full buffer gets the least one that lets it step. A network stuck on RAW alone is left as
 /// it is (no buffer helps; the simulation reports it).
 std::vector<int64_t> liveDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
                                 std::vector<int64_t> depths, const std::vector<int64_t> &unitSteps);
