@@ -275,6 +275,10 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
     std::vector<Trace> traces(seg.regions.size());
     try {
       derived = std::make_unique<PipelineDependences>(std::move(spaces), options.islMaxOperations);
+      std::vector<RegionRoom> rooms;
+      for (const RegionRun &g : seg.regions)
+        rooms.push_back({g.level, g.nodes, g.bounded, g.capacityWords, g.otherTileWords});
+      derived->addSlack(rooms);
       deriveAndBuild(*derived, options, start, jit, traces, seg);
     } catch (const isl::OperationLimit &e) {
       seg.error = std::string(e.what()) + ": the dependences of its " + std::to_string(seg.regions.size()) +

@@ -264,44 +264,31 @@ PipelineDependences::PipelineDependences(const std::vector<AffineRegion> &region
 }
 
 void PipelineDependences::Impl::widenUntilLive() {
-  size_t n = regions.size();
-  // A Kahn network with blocking reads (RAW) and blocking writes (WAR): its
-  // final state does not depend on timing, so one greedy untimed run decides
-  // whether the LCUs can deadlock.
-  auto blockedWar = [&](const EdgeDependences &e, int64_t step, const std::vector<int64_t> &done) {
-    return step >= e.slots() && done[static_cast<size_t>(e.consumer)] <= e.warWait[static_cast<size_t>(step - e.slots())];
-  };
-  for (;;) {
-    std::vector<int64_t> done(n, 0);
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (size_t r = 0; r < n; ++r)
-        for (; done[r] < regions[r].steps(); ++done[r], progress = true) {
-          int64_t j = done[r];
-          bool ready = std::all_of(edges.begin(), edges.end(), [&](const EdgeDependences &e) {
-            if (static_cast<size_t>(e.consumer) == r && done[static_cast<size_t>(e.producer)] <= e.rawWait[static_cast<size_t>(j)])
-              return false;
-            return !(static_cast<size_t>(e.producer) == r && blockedWar(e, j, done));
-          });
-          if (!ready)
-            break;
-        }
-    }
-    // Each producer stopped by a full buffer gets the least one that lets it step.
-    bool widened = false;
-    for (EdgeDependences &e : edges) {
-      int64_t j = done[static_cast<size_t>(e.producer)];
-      if (j >= regions[static_cast<size_t>(e.producer)].steps() || !blockedWar(e, j, done))
-        continue;
-      int64_t i = j - e.slots(), read = done[static_cast<size_t>(e.consumer)];
-      while (i >= 0 && e.warWait[static_cast<size_t>(i)] >= read)
-        --i;
-      e.depth += (j - i) - e.slots();
-      widened = true;
-    }
-    if (!widened)
-      return;   // live, or stuck on RAW alone (no buffer helps; the simulation reports it)
+  // The analysis' rule (scheduler/analysis/StepBoxes.h), on isl's tables.
+  std::vector<int64_t> steps, depths, units;
+  for (const StepSpace &s : regions)
+    steps.push_back(s.steps());
+  std::vector<EdgeWaits> waits;
+  for (const EdgeDependences &e : edges) {
+    waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
+    depths.push_back(e.depth);
+    units.push_back(e.unitSteps);
   }
+  depths = liveDepths(steps, waits, std::move(depths), units);
+  for (size_t k = 0; k < edges.size(); ++k)
+    edges[k].depth = depths[k];
+}
+
+void PipelineDependences::addSlack(const std::vector<RegionRoom> &rooms) {
+  std::vector<EdgeBuffer> buffers;
+  for (const EdgeDependences &e : impl_->edges)
+    buffers.push_back({e.consumer, e.depth, e.unitSteps, e.words});
+  std::vector<std::optional<int64_t>> room;
+  for (const RegionRoom &r : rooms)
+    room.push_back(slackRoom(r));
+  std::vector<int64_t> slack = bufferSlack(buffers, room);
+  for (size_t k = 0; k < impl_->edges.size(); ++k)
+    impl_->edges[k].slack = slack[k];
 }
 
 void PipelineDependences::Impl::addEdge(int p, int c, const std::string &tensor, const isl::Map &reads,
@@ -326,9 +313,7 @@ void PipelineDependences::Impl::addEdge(int p, int c, const std::string &tensor,
   e.lastReader = tabulate(isl::lexmax(q), ps, cs);
   e.warWait = tabulate(war, ps, cs);
   e.words = wordsPerStep(ctx, ps, lastWrite);
-  for (int64_t i = 0, last = -1; i < static_cast<int64_t>(e.words.size()); ++i)
-    if (e.words[static_cast<size_t>(i)] > 0)
-      e.unitSteps = std::max(e.unitSteps, i - last), last = i;
+  e.unitSteps = forwardingUnitSteps(e.words);
   edges.push_back(std::move(e));
   edge.push_back({reads, raw, war, lastWrite});
 }

@@ -73,12 +73,15 @@ struct EdgeDependences {
   /// steps only add partial sums (a reduction walked inside the forwarding
   /// unit).
   int64_t unitSteps = 1;
-  /// The buffer the LCUs keep: depth + unitSteps, double buffered at the
-  /// granularity of what the producer forwards — it computes its next
-  /// forwarding unit while the consumer still holds its window (with depth
-  /// alone they would take turns; with depth + 1 a producer whose unit spans
-  /// several steps would wait on every unit's first step).
-  int64_t slots() const { return depth + unitSteps; }
+  /// More steps where the consumer's room holds them (0 until
+  /// PipelineDependences::addSlack; the CM target keeps 0).
+  int64_t slack = 0;
+  /// The buffer the LCUs keep: the analysis' rule, bufferSlots
+  /// (scheduler/analysis/StepBoxes.h). With depth alone producer and
+  /// consumer would take turns; with depth + 1 a producer whose unit spans
+  /// several steps would wait on every unit's first step; the slack lets it
+  /// run ahead of the consumer's reads.
+  int64_t slots() const { return bufferSlots(depth, unitSteps, slack); }
 };
 
 /// A region given by its relations rather than a plan (the CM target's
@@ -112,6 +115,9 @@ public:
 
   const std::vector<StepSpace> &regions() const;
   const std::vector<EdgeDependences> &edges() const;
+  /// Gives each edge its slack (bufferSlack) from the regions' rooms, one a
+  /// region; before any LCU is built on the dependences.
+  void addSlack(const std::vector<RegionRoom> &rooms);
   /// isl text of a region's step domain, its final writes (element → step)
   /// and its reads of a tensor (step → element).
   std::string domainText(int region) const;

@@ -293,7 +293,7 @@ private:
       schedules.push_back(scheduleOf(l));
       results.push_back(&r_.layers[l]);
     }
-    const SegmentSteps steps = segmentSteps(net_, hw_, seg.layers, schedules, results);
+    const SegmentSteps &steps = steps_[segIndex] = segmentSteps(net_, hw_, seg.layers, schedules, results);
     if (!steps.derived)
       return;
     for (size_t k = 0; k < seg.layers.size(); ++k) {
@@ -586,7 +586,8 @@ private:
     r_.complete = std::all_of(r_.layers.begin(), r_.layers.end(), [](auto &l) { return l.complete; });
     r_.valid = r_.issues.empty();
     r_.energyLevelPj.assign(hw_.levels.size(), 0);
-    for (SegmentResult &seg : r_.segments) {
+    for (size_t si = 0; si < r_.segments.size(); ++si) {
+      SegmentResult &seg = r_.segments[si];
       double sum = 0, slowest = 0;
       for (int l : seg.layers) {
         const LayerResult &lr = r_.layers[l];
@@ -594,7 +595,7 @@ private:
         sum += lr.latencyCycles;
         slowest = std::max(slowest, lr.latencyCycles);
       }
-      seg.latencyCycles = seg.pipelined ? pipelinedLatency(seg, sum, slowest) : sum;
+      seg.latencyCycles = seg.pipelined ? pipelinedLatency(seg, si, sum, slowest) : sum;
       r_.latencyCycles += seg.latencyCycles;
       if (seg.pipelined && sum > 0) {
         // The layers overlap: the chip leaks for the segment's time, not the
@@ -620,18 +621,28 @@ private:
     }
   }
 
-  /// §8: the critical path through the segment's layers, each edge's fill
-  /// and drain from the two regions' step orders (scheduler/analysis/SegmentLatency.h);
+  /// §8: the segment's steps run against each other through their buffers
+  /// where its step tables are derived (the simulator's verdict), else the
+  /// critical path through its layers, each edge's fill and drain sampled
+  /// from the two regions' step orders (scheduler/analysis/SegmentLatency.h);
   /// with a layer not known yet, perfect overlap in the segment's chunks.
-  double pipelinedLatency(const SegmentResult &seg, double sum, double slowest) const {
+  double pipelinedLatency(const SegmentResult &seg, size_t segIndex, double sum, double slowest) {
     auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid && scheduleOf(l); };
     if (seg.layers.size() > 1 && hw_.levels.size() >= 2 && std::all_of(seg.layers.begin(), seg.layers.end(), known)) {
       std::vector<const LayerScheduleModel *> schedules;
       std::vector<const LayerResult *> results;
+      std::vector<double> stepCycles;
       for (int l : seg.layers) {
         schedules.push_back(scheduleOf(l));
         results.push_back(&r_.layers[l]);
       }
+      auto cached = steps_.find(segIndex);
+      if (cached == steps_.end())
+        cached = steps_.emplace(segIndex, segmentSteps(net_, hw_, seg.layers, schedules, results)).first;
+      for (size_t k = 0; k < cached->second.steps.size(); ++k)
+        stepCycles.push_back(results[k]->latencyCycles / static_cast<double>(cached->second.steps[k]));
+      if (std::optional<double> cycles = steppedCycles(cached->second, stepCycles))
+        return *cycles;
       return pipelinedTiming(net_, hw_, seg.layers, schedules, results).cycles;
     }
     double k = seg.chunks;
@@ -644,6 +655,7 @@ private:
   ScheduleResult r_;
   std::vector<SourceRange> ranges_;   // per segment: where it was written (or its layer)
   std::map<size_t, bool> temporalChecked_;
+  std::map<size_t, SegmentSteps> steps_;   // per pipelined segment checked: its step tables
   std::set<int> writebackDropped_;   // producers whose DRAM write-back a segment dropped
 };
 

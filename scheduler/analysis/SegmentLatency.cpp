@@ -58,6 +58,21 @@ SegmentEdgeTiming edge(const std::vector<Region> &regions, int p, int c) {
 
 } // namespace
 
+std::optional<double> steppedCycles(const SegmentSteps &s, const std::vector<double> &stepCycles) {
+  if (!s.derived)
+    return std::nullopt;
+  std::vector<EdgeWaits> waits;
+  std::vector<int64_t> slots;
+  for (const EdgeSteps &e : s.edges) {
+    waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
+    slots.push_back(e.slots());
+  }
+  StepRun run = runSteps(s.steps, waits, slots, stepCycles);
+  if (run.done != s.steps)
+    return std::nullopt;   // deadlocked
+  return run.cycles;
+}
+
 PipelinedTiming pipelinedTiming(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                                 const std::vector<const LayerScheduleModel *> &schedules,
                                 const std::vector<const LayerResult *> &results) {

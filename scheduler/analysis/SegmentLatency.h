@@ -1,6 +1,9 @@
-// The latency of a spatially pipelined segment (docs/directives.md §8): the
-// critical path through its layer graph, each edge's fill and drain taken
-// from the step orders of the two regions.
+// The latency of a spatially pipelined segment (docs/directives.md §8).
+// Where its step tables are derived (StepBoxes.h, as for E0824):
+// steppedCycles, the regions' steps run against the buffers the LCUs keep,
+// the simulator's verdict. Else pipelinedTiming: the critical path through
+// its layer graph, each edge's fill and drain taken from the step orders of
+// the two regions, without buffers.
 //
 // A region runs its layer in *steps*, the iterations of its node-level
 // (L−2) updates in lexicographic order (docs/simulator.md, "Steps"); each
@@ -36,6 +39,7 @@
 #include "scheduler/analysis/Analysis.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace dfl {
@@ -66,6 +70,18 @@ struct PipelinedTiming {
   std::vector<SegmentEdgeTiming> edges;
   double cycles = 0;
 };
+
+struct SegmentSteps;
+
+/// The latency of a segment whose step tables are derived (scheduler/
+/// analysis/StepBoxes.h), step by step: a region's step j starts when its
+/// step j − 1, the producer steps RAW(j) of its incoming edges and, per
+/// outgoing edge, the consumer steps up to WAR(j − slots) have ended
+/// (slots: the edge's buffer, bufferSlots), and takes `stepCycles` of its
+/// region; the segment ends with its last step. What the regions' LCUs do
+/// in the simulator, so a stall on a full buffer is charged. nullopt if the
+/// tables are not derived or the regions deadlock.
+std::optional<double> steppedCycles(const SegmentSteps &steps, const std::vector<double> &stepCycles);
 
 /// The timing of pipelined segment `layers` (network order), each layer with
 /// its directives and complete, valid result.

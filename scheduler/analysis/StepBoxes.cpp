@@ -406,11 +406,23 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
   std::vector<EdgeWaits> waits;
   for (const EdgeSteps &e : out.edges)
     waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});
-  std::vector<int64_t> depths = bufferDepths(out.steps, waits);
+  std::vector<int64_t> units;
+  for (const EdgeSteps &e : out.edges)
+    units.push_back(forwardingUnitSteps(e.words));
+  std::vector<int64_t> depths = liveDepths(out.steps, waits, bufferDepths(out.steps, waits), units);
+  std::vector<EdgeBuffer> buffers;
   for (size_t k = 0; k < out.edges.size(); ++k) {
-    out.edges[k].depth = depths[k];
-    out.edges[k].neededWords = mostWords(out.edges[k].words, depths[k]);
+    EdgeSteps &e = out.edges[k];
+    e.depth = depths[k], e.unitSteps = units[k];
+    e.neededWords = mostWords(e.words, e.depth);
+    buffers.push_back({e.consumer, e.depth, e.unitSteps, e.words});
   }
+  std::vector<std::optional<int64_t>> rooms;
+  for (size_t k = 0; k < layers.size(); ++k)
+    rooms.push_back(slackRoom(regionRoom(net.layers[static_cast<size_t>(layers[k])], hw, *results[k])));
+  std::vector<int64_t> slack = bufferSlack(buffers, rooms);
+  for (size_t k = 0; k < out.edges.size(); ++k)
+    out.edges[k].slack = slack[k];
   out.derived = true;
   return out;
 }
@@ -449,7 +461,92 @@ std::vector<int64_t> bufferDepths(const std::vector<int64_t> &steps, const std::
   return depths;
 }
 
-int64_t mostWords(const std::vector<int64_t> &words, int64_t n) {
+int64_t forwardingUnitSteps(const std::vector<int64_t> &words) {
+  int64_t unit = 1;
+  for (int64_t i = 0, last = -1; i < static_cast<int64_t>(words.size()); ++i)
+    if (words[static_cast<size_t>(i)] > 0)
+      unit = std::max(unit, i - last), last = i;
+  return unit;
+}
+
+StepRun runSteps(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                 const std::vector<int64_t> &slots, const std::vector<double> &stepCycles) {
+  const size_t n = steps.size();
+  StepRun run;
+  run.done.assign(n, 0);
+  std::vector<std::vector<double>> end(n);
+  // Regions in turn, each as far as its waits let it: a step's waits name
+  // steps already ended, so their times are known.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t r = 0; r < n; ++r)
+      for (; run.done[r] < steps[r]; ++run.done[r], progress = true) {
+        const int64_t j = run.done[r];
+        double start = j ? end[r][static_cast<size_t>(j - 1)] : 0;
+        auto after = [&](int region, int64_t step) {
+          if (step < 0)
+            return true;
+          if (run.done[static_cast<size_t>(region)] <= step)
+            return false;
+          start = std::max(start, end[static_cast<size_t>(region)][static_cast<size_t>(step)]);
+          return true;
+        };
+        bool ready = true;
+        for (size_t k = 0; k < edges.size() && ready; ++k) {
+          const EdgeWaits &e = edges[k];
+          if (static_cast<size_t>(e.consumer) == r)
+            ready = after(e.producer, e.rawWait[static_cast<size_t>(j)]);
+          if (ready && static_cast<size_t>(e.producer) == r && j >= slots[k])
+            ready = after(e.consumer, e.warWait[static_cast<size_t>(j - slots[k])]);
+        }
+        if (!ready)
+          break;
+        end[r].push_back(start + stepCycles[r]);
+        run.cycles = std::max(run.cycles, end[r].back());
+      }
+  }
+  return run;
+}
+
+std::vector<int64_t> liveDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                                std::vector<int64_t> depths, const std::vector<int64_t> &unitSteps) {
+  for (;;) {
+    std::vector<int64_t> slots;
+    for (size_t k = 0; k < edges.size(); ++k)
+      slots.push_back(bufferSlots(depths[k], unitSteps[k], 0));
+    const std::vector<int64_t> done = runSteps(steps, edges, slots, std::vector<double>(steps.size(), 0)).done;
+    // Each producer stopped by a full buffer gets the least one that lets it step.
+    bool widened = false;
+    for (size_t k = 0; k < edges.size(); ++k) {
+      const EdgeWaits &e = edges[k];
+      const int64_t j = done[static_cast<size_t>(e.producer)], read = done[static_cast<size_t>(e.consumer)];
+      if (j >= steps[static_cast<size_t>(e.producer)] || j < slots[k] ||
+          read > e.warWait[static_cast<size_t>(j - slots[k])])
+        continue;
+      int64_t i = j - slots[k];
+      while (i >= 0 && e.warWait[static_cast<size_t>(i)] >= read)
+        --i;
+      depths[k] += (j - i) - slots[k];
+      widened = true;
+    }
+    if (!widened)
+      return depths;   // live, or stuck on RAW alone (no buffer helps; the simulation reports it)
+  }
+}
+
+std::vector<int64_t> bufferSlack(const std::vector<EdgeBuffer> &edges, const std::vector<std::optional<int64_t>> &roomWords) {
+  std::vector<int64_t> need(roomWords.size(), 0);
+  for (const EdgeBuffer &e : edges)
+    need[static_cast<size_t>(e.consumer)] += mostWords(e.words, bufferSlots(e.depth, e.unitSteps, e.depth));
+  std::vector<int64_t> slack;
+  for (const EdgeBuffer &e : edges) {
+    const std::optional<int64_t> &room = roomWords[static_cast<size_t>(e.consumer)];
+    slack.push_back(!room || need[static_cast<size_t>(e.consumer)] <= *room ? e.depth : 0);
+  }
+  return slack;
+}
+
+int64_t mostWords(std::span<const int64_t> words, int64_t n) {
   int64_t window = 0, most = 0;
   for (size_t i = 0; i < words.size(); ++i) {
     window += words[i] - (i >= static_cast<size_t>(n) ? words[i - static_cast<size_t>(n)] : 0);

@@ -16,8 +16,9 @@
 //   lastReader[i] the last consumer step reading what producer step i finalizes
 //   warWait[i]    the most of lastReader over steps ≤ i
 //   words[i]      the elements producer step i finalizes
-// and the least deadlock-free buffer (bufferDepths), in producer steps and
-// in words (mostWords over it).
+// and the least deadlock-free buffer (bufferDepths, liveDepths), in producer
+// steps and in words (mostWords over it), and the buffer the LCUs keep
+// (bufferSlots, bufferSlack).
 //
 // Before: the segment's layers (network order), each with its directives and
 // a complete, valid result. After: the tables; nothing changed.
@@ -103,6 +104,19 @@ private:
 StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const LayerScheduleModel *schedule,
                       const LayerResult &result);
 
+/// The buffer a forwarded tensor's LCUs keep, in producer steps (docs/
+/// directives.md §8): the least deadlock-free `depth`, double buffered at
+/// the granularity of what the producer forwards (`unitSteps`: it computes
+/// its next forwarding unit while the consumer still holds its window), and
+/// `slack` more where the consumer's room holds it (bufferSlack). The one
+/// rule for the analysis' latency, the LCUs and the simulator.
+constexpr int64_t bufferSlots(int64_t depth, int64_t unitSteps, int64_t slack) { return depth + unitSteps + slack; }
+
+/// The most producer steps from one that finalizes data to the next (from
+/// the start to the first; `words` per step): 1 where every step does;
+/// more where inner steps only add partial sums.
+int64_t forwardingUnitSteps(const std::vector<int64_t> &words);
+
 /// One forwarded tensor's dependences, step by step (steps by number, -1: none).
 struct EdgeSteps {
   int producer = -1, consumer = -1;   // positions in the segment's layers
@@ -111,6 +125,9 @@ struct EdgeSteps {
   std::vector<int64_t> lastReader, warWait, words;   // per producer step
   int64_t depth = 1;         // the least buffer, in producer steps, that cannot deadlock
   int64_t neededWords = 0;   // the most words `depth` consecutive producer steps finalize
+  int64_t unitSteps = 1;     // forwardingUnitSteps(words)
+  int64_t slack = 0;         // bufferSlack
+  int64_t slots() const { return bufferSlots(depth, unitSteps, slack); }
 };
 
 struct SegmentSteps {
@@ -141,9 +158,44 @@ struct EdgeWaits {
 /// composed), keeps the producer's WAR wait behind it. `steps` per region.
 std::vector<int64_t> bufferDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges);
 
+/// A greedy run of the regions' steps (`steps` per region, topological)
+/// against their waits, buffers of `slots` producer steps per edge: a
+/// region's step j starts when its step j − 1, the producer steps RAW(j) of
+/// its incoming edges and the consumer steps WAR(j − slots) of its outgoing
+/// ones have ended, and takes `stepCycles` of its region — the waits the
+/// LCUs run. A Kahn network with blocking reads and writes: where it stops
+/// (`done`, per region the steps run) does not depend on timing.
+struct StepRun {
+  std::vector<int64_t> done;
+  double cycles = 0;   // the last step's end
+};
+StepRun runSteps(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                 const std::vector<int64_t> &slots, const std::vector<double> &stepCycles);
+
+/// `depths` widened until the regions' LCUs cannot deadlock with buffers of
+/// bufferSlots(depth, unitSteps, 0) steps (runSteps); each producer stopped
+/// by a full buffer gets the least one that lets it step. A network stuck on RAW alone is left as
+/// it is (no buffer helps; the simulation reports it).
+std::vector<int64_t> liveDepths(const std::vector<int64_t> &steps, const std::vector<EdgeWaits> &edges,
+                                std::vector<int64_t> depths, const std::vector<int64_t> &unitSteps);
+
+/// An edge's buffer as bufferSlack sees it.
+struct EdgeBuffer {
+  int consumer = -1;
+  int64_t depth = 1, unitSteps = 1;
+  std::span<const int64_t> words;   // per producer step
+};
+
+/// Per edge the slack (docs/directives.md §8): `depth` more steps (double
+/// buffering the deadlock-free buffer, so the producer runs ahead of the
+/// consumer's reads instead of waiting on them) for every edge into a
+/// consumer whose room (`roomWords` per region; nullopt: unbounded) holds
+/// all its incoming edges' buffers so widened; else 0 for each of them.
+std::vector<int64_t> bufferSlack(const std::vector<EdgeBuffer> &edges, const std::vector<std::optional<int64_t>> &roomWords);
+
 /// The most words `n` consecutive steps finalize (`words` per step): a
 /// buffer of n producer steps, in words.
-int64_t mostWords(const std::vector<int64_t> &words, int64_t n);
+int64_t mostWords(std::span<const int64_t> words, int64_t n);
 
 /// The room a region's node-level buffers leave for what it reads from its
 /// segment (docs/simulator.md, "Buffers"), in words of the forwarded
@@ -157,5 +209,10 @@ struct RegionRoom {
   int64_t words() const { return capacityWords - otherTileWords; }
 };
 RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result);
+
+/// The room bufferSlack gives: nullopt where unbounded.
+inline std::optional<int64_t> slackRoom(const RegionRoom &r) {
+  return r.bounded ? std::optional<int64_t>(r.words()) : std::nullopt;
+}
 
 } // namespace dfl

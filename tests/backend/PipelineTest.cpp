@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,11 +22,12 @@ namespace {
 
 // Two 1-D 3-tap convs, x (10) -> a (8) -> b (6), pipelined on two nodes of
 // one PE each; at the node level each steps one output a step. With
-// `bChannels` b computes that many output channels a step.
-std::string chain(int bChannels) {
+// `bChannels` b computes that many output channels a step; each node has a
+// GBUF (and a REGF no larger) of `gbufBytes`.
+std::string chain(int bChannels, int gbufBytes = 1024) {
   const std::string k = std::to_string(bChannels);
   return "network n { input x [C=1, X=10]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=" + k + ", R=3, S=1); }\n" +
-         test::onePeNodes(2) + "schedule for n on h {\n  segment a, b pipelined;\n" +
+         test::onePeNodes(2, std::min(64, gbufBytes), gbufBytes) + "schedule for n on h {\n  segment a, b pipelined;\n" +
          test::stepsAlongX("a", "tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1];") +
          test::stepsAlongX("b", "tensor ifm [Xi=3]; tensor wgt [K=" + k + ", R=3]; tensor ofm [K=" + k + ", Xo=1];") +
          "}\n";
@@ -97,6 +99,10 @@ size_t compareSegments(const Model &model, const Schedule &schedule) {
     SCOPED_TRACE("segment" + names);
     const SegmentSteps boxes = segmentSteps(net, hw, seg.layers, schedules, results);
     PipelineDependences isl(std::move(spaces));
+    std::vector<RegionRoom> rooms;
+    for (size_t k = 0; k < seg.layers.size(); ++k)
+      rooms.push_back(regionRoom(net.layers[static_cast<size_t>(seg.layers[k])], hw, *results[k]));
+    isl.addSlack(rooms);
     EXPECT_TRUE(boxes.derived);
     EXPECT_EQ(boxes.edges.size(), isl.edges().size());
     if (!boxes.derived || boxes.edges.size() != isl.edges().size())
@@ -116,6 +122,9 @@ size_t compareSegments(const Model &model, const Schedule &schedule) {
       EXPECT_EQ(b.words, e.words);
       EXPECT_EQ(b.depth, e.depth);
       EXPECT_EQ(b.neededWords, mostWords(e.words, e.depth));
+      EXPECT_EQ(b.unitSteps, e.unitSteps);
+      EXPECT_EQ(b.slack, e.slack);
+      EXPECT_EQ(b.slots(), e.slots());
     }
     ++compared;
   }
@@ -141,8 +150,8 @@ TEST(PipelineTest, ChainTimeline) {
   EXPECT_DOUBLE_EQ(s.regions[0].stepCycles, 3);
   EXPECT_DOUBLE_EQ(s.regions[1].stepCycles, 3);
   // b's step x reads a's outputs x … x+2, ready at 3(x+3): b runs 9 … 27.
-  // a never waits: its buffer of 3 + 1 = 4 steps frees step i−4 when b's
-  // step i−4 ends, at 3(i−4) + 12 = 3i, as a reaches step i.
+  // a never waits: even a buffer of depth 3 + 1 = 4 steps frees step i−4
+  // when b's step i−4 ends, at 3(i−4) + 12 = 3i, as a reaches step i.
   EXPECT_DOUBLE_EQ(s.regions[1].firstStart, 9);
   EXPECT_DOUBLE_EQ(s.cycles, 27);
   EXPECT_DOUBLE_EQ(s.fillCycles, 9);
@@ -155,8 +164,13 @@ TEST(PipelineTest, ChainTimeline) {
   // (The perfect-overlap formula, k = 8: (24 + 18)/8 + 7·24/8 = 26.25.)
   EXPECT_DOUBLE_EQ(s.analyticalCycles, 27);
   ASSERT_EQ(s.buffers.size(), 1u);
-  EXPECT_EQ(s.buffers[0].depthSteps, 4);
-  EXPECT_EQ(s.buffers[0].depthWords, 4);
+  // The least deadlock-free buffer: b's step WAR(i) = i needs a's step i + 2,
+  // so depth = i + 2 − i + 1 = 3; every step of a finalizes its word (unit
+  // 1); b's room, 1 KiB = 512 words less its wgt (3) and ofm (1) tiles =
+  // 508, holds 3 + 1 + 3 steps (7 words): slack 3, 7 steps (docs/directives.md §8).
+  EXPECT_EQ(s.buffers[0].minSteps, 3);
+  EXPECT_EQ(s.buffers[0].depthSteps, 7);
+  EXPECT_EQ(s.buffers[0].depthWords, 7);
   // Live at once: a's step i is written at 3i and dead when b's step i ends
   // (min(i, 5)): at 3i steps i−3 … i are live (b's step i−3 ends at 3i
   // itself, first), so at most 4 words.
@@ -185,9 +199,14 @@ TEST(PipelineTest, WeakenedLcuTripsTheRawCheck) {
 
 // The chain with a slow consumer: b = conv(a, K=4, R=3) computes 4 outputs
 // of 3 MACs a step on its PE, 12 cycles; a still 3. b's step j needs a's
-// steps up to j + 2 and a's buffer holds 4 steps (depth 3, as in kChain):
-// a's step i >= 4 overwrites step i − 4, which b's step i − 4 reads last.
+// steps up to j + 2 (depth 3, unit 1, as in kChain). With 1 KiB of GBUF b's
+// room (512 words less its wgt [K=4, R=3] and ofm [K=4] tiles: 496) holds
+// the slack: a's buffer keeps 3 + 1 + 3 = 7 steps. With 40 B it has 20 − 16
+// = 4 words: not the 7 the slack needs, but the 4 of 3 + 1 steps (and the
+// 3 E0824 asks for): a's step i >= 4 overwrites step i − 4, which b's step
+// i − 4 reads last.
 const std::string kSlowConsumer = chain(4);
+const std::string kSlowConsumerTight = chain(4, 40);
 
 TEST(PipelineTest, SlowConsumerTimeline) {
   PipelineResult r = runText(kSlowConsumer);
@@ -195,6 +214,21 @@ TEST(PipelineTest, SlowConsumerTimeline) {
   ASSERT_EQ(s.regions.size(), 2u);
   EXPECT_DOUBLE_EQ(s.regions[0].stepCycles, 3);
   EXPECT_DOUBLE_EQ(s.regions[1].stepCycles, 12);
+  ASSERT_EQ(s.buffers.size(), 1u);
+  EXPECT_EQ(s.buffers[0].depthSteps, 7);
+  // a: steps 0..6 at 0, 3, …, 18; step 7 overwrites step 0, whose last
+  // reader, b's step 0, runs 9..21: a ends at 24. b as below: 9 … 81.
+  EXPECT_DOUBLE_EQ(s.regions[1].firstStart, 9);
+  EXPECT_DOUBLE_EQ(s.regions[0].lastEnd, 24);
+  EXPECT_DOUBLE_EQ(s.cycles, 81);
+  EXPECT_DOUBLE_EQ(s.analyticalCycles, 81);
+}
+
+TEST(PipelineTest, SlowConsumerWithoutRoomForSlack) {
+  PipelineResult r = runText(kSlowConsumerTight);
+  const SegmentRun &s = cleanSegment(r);
+  ASSERT_EQ(s.regions.size(), 2u);
+  EXPECT_EQ(s.regions[1].roomWords(), 4);
   ASSERT_EQ(s.buffers.size(), 1u);
   EXPECT_EQ(s.buffers[0].depthSteps, 4);
   // a: steps 0..3 at 0, 3, 6, 9; step 4 waits for b's step 0 (9..21), step
@@ -206,21 +240,76 @@ TEST(PipelineTest, SlowConsumerTimeline) {
   EXPECT_DOUBLE_EQ(s.regions[0].lastEnd, 60);
   EXPECT_DOUBLE_EQ(s.cycles, 81);
   EXPECT_DOUBLE_EQ(s.regions[1].stallCycles, 9);
-  // docs/directives.md §8: b starts when a's step 2 ends, 3·24/8 = 9, and
-  // runs its 72 cycles: 81 (the old perfect-overlap formula, k = 8, gave
-  // (24 + 72)/8 + 7·72/8 = 75).
+  // docs/directives.md §8: the analysis runs the same steps against the same
+  // buffer; a's waits cost nothing here (b is the slower), so 81 either way.
   EXPECT_DOUBLE_EQ(s.analyticalCycles, 81);
 }
 
+// A consumer that reads two of the producer's steps a step, at the same
+// pace: a = conv(x, R=3) makes 9 outputs, one a step (3 cycles); b =
+// conv(a, K=2, R=3, stride=2) makes 4, 2 outputs of 3 MACs a step (6
+// cycles). b's step j reads a's 2j … 2j+2: RAW(j) = 2j + 2 (2, 4, 6, 8);
+// a's step i is read last by b's step min(⌊i/2⌋, 3): WAR = 0,0,1,1,2,2,3,3,3.
+// depth = max over i of RAW(WAR(i)) − i + 1 = 3 (i = 0: 2 − 0 + 1), unit 1.
+// b's room: its GBUF less its wgt (6 words) and ofm (2) tiles.
+std::string strided(int gbufBytes) {
+  return "network n { input x [C=1, X=11]; a = conv(x, K=1, R=3, S=1); b = conv(a, K=2, R=3, S=1, stride=2); }\n" +
+         test::onePeNodes(2, std::min(64, gbufBytes), gbufBytes) + "schedule for n on h {\n  segment a, b pipelined;\n" +
+         test::stepsAlongX("a", "tensor ifm [Xi=3]; tensor wgt [R=3]; tensor ofm [Xo=1];") +
+         "  layer b {\n    REGF { tensor ifm [Xi=3]; tensor wgt [K=2, R=3]; tensor ofm [K=2, Xo=1]; }\n"
+         "    GBUF { tensor ifm [Xi=3]; tensor wgt [K=2, R=3]; tensor ofm [K=2, Xo=1]; update Xo += 1, Xi += 2; }\n  }\n"
+         "}\n";
+}
+
+TEST(PipelineTest, SlackLetsTheProducerRunAhead) {
+  // 1 KiB: room 512 − 8 = 504 words holds 3 + 1 + 3 = 7 steps (7 words).
+  // a runs 0 … 21 unheld (steps 0..6); its step 7 overwrites step 0, read
+  // last by b's step 0 (ends 15), so 21..24, and step 8 24..27. b: step 0
+  // after a's step 2 (9): 9..15; step 1 after a's 4 (15): 15..21; step 2
+  // after a's 6 (21): 21..27; step 3 after a's 8 (27): 27..33. RAW alone
+  // gives the same: the analysis and the simulator say 33.
+  PipelineResult r = runText(strided(1024));
+  const SegmentRun &s = cleanSegment(r);
+  ASSERT_EQ(s.regions.size(), 2u);
+  EXPECT_EQ(s.regions[0].steps, 9);
+  EXPECT_EQ(s.regions[1].steps, 4);
+  EXPECT_DOUBLE_EQ(s.regions[0].stepCycles, 3);
+  EXPECT_DOUBLE_EQ(s.regions[1].stepCycles, 6);
+  ASSERT_EQ(s.buffers.size(), 1u);
+  EXPECT_EQ(s.buffers[0].minSteps, 3);
+  EXPECT_EQ(s.buffers[0].depthSteps, 7);
+  EXPECT_DOUBLE_EQ(s.regions[0].lastEnd, 27);
+  EXPECT_DOUBLE_EQ(s.cycles, 33);
+  EXPECT_DOUBLE_EQ(s.analyticalCycles, 33);
+}
+
+TEST(PipelineTest, WithoutRoomForSlackTheAnalysisChargesTheStall) {
+  // 24 B: room 12 − 8 = 4 words, short of the slack's 7 but the 3 + 1 = 4
+  // steps' 4 words. a's step i >= 4 overwrites step i − 4: a0..a3 0..12;
+  // a4 waits for b's step WAR(0) = 0 (9..15): 15..18, a5 18..21; b1 after
+  // a4: 18..24; a6 waits for b's step WAR(2) = 1: 24..27, a7 27..30; b2
+  // after a6: 27..33; a8 waits for b's step WAR(4) = 2: 33..36; b3 36..42.
+  // The two take turns: 42, not RAW's 33, and the analysis says 42 too.
+  PipelineResult r = runText(strided(24));
+  const SegmentRun &s = cleanSegment(r);
+  ASSERT_EQ(s.regions.size(), 2u);
+  EXPECT_EQ(s.regions[1].roomWords(), 4);
+  ASSERT_EQ(s.buffers.size(), 1u);
+  EXPECT_EQ(s.buffers[0].depthSteps, 4);
+  EXPECT_DOUBLE_EQ(s.regions[0].lastEnd, 36);
+  EXPECT_DOUBLE_EQ(s.cycles, 42);
+  EXPECT_DOUBLE_EQ(s.analyticalCycles, 42);
+}
+
 TEST(PipelineTest, WeakenedWarWaitTripsTheWarCheck) {
-  // a's WAR wait one of b's steps short: its step 4 waits for b to have
+  // Without room for slack (a's buffer of 4 steps), a's WAR wait one of b's steps short: its step 4 waits for b to have
   // finished WAR(0) = 0 steps instead of 1, so it starts as step 3 ends,
   // at 12, and overwrites step 0's slot while b's step 0 (9..21), its last
   // reader, still runs. Steps 5, 6 and 7 do likewise at 21, 33 and 45, each
   // as b finishes the step before their slot's last reader: 4 violations.
   PipelineOptions o;
   o.weakenedSegment = 0, o.weakenedEdge = 0, o.weakenWar = true;
-  PipelineResult r = runText(kSlowConsumer, o);
+  PipelineResult r = runText(kSlowConsumerTight, o);
   ASSERT_EQ(r.segments.size(), 1u);
   const SegmentRun &s = r.segments[0];
   ASSERT_FALSE(s.ok());
@@ -235,7 +324,7 @@ TEST(PipelineTest, WeakenedWarWaitTripsTheWarCheck) {
 
   // Listed up to a cap, the others counted.
   o.listedViolations = 1;
-  PipelineResult capped = runText(kSlowConsumer, o);
+  PipelineResult capped = runText(kSlowConsumerTight, o);
   ASSERT_EQ(capped.segments.size(), 1u);
   EXPECT_EQ(capped.segments[0].violations.size(), 1u);
   EXPECT_EQ(capped.segments[0].unlistedViolations, 3);
@@ -302,6 +391,8 @@ schedule for net on hw {
     run += s.skipped.empty();
     SCOPED_TRACE("segment " + std::to_string(s.index));
     EXPECT_TRUE(s.ok()) << s.violations.front();
+    // One verdict: the analysis' latency is the simulated one (docs/directives.md §8).
+    EXPECT_DOUBLE_EQ(s.cycles, s.analyticalCycles);
     // Each region runs every step once: no segment ends before its slowest region's work.
     for (const RegionRun &g : s.regions)
       EXPECT_GE(s.cycles + 1e-6, static_cast<double>(g.steps) * g.stepCycles);
@@ -337,6 +428,7 @@ TEST(PipelineTest, StdlibSolverSegmentsRunWithoutViolation) {
     for (const SegmentRun &s : pipes.segments) {
       EXPECT_EQ(s.skipped, "");
       EXPECT_TRUE(s.ok()) << s.violations.front();
+      EXPECT_DOUBLE_EQ(s.cycles, s.analyticalCycles);   // one verdict
       // The check passed it, E0824 included: isl finds its buffers fit too.
       for (const RegionRun &g : s.regions) {
         int64_t need = 0;

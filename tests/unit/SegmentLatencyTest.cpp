@@ -80,6 +80,49 @@ TEST(SegmentLatencyTest, ConsumerNeedingTheLastStepWaitsForTheWholeProducer) {
   EXPECT_EQ(room.nodes, 1);
   EXPECT_EQ(room.capacityWords, 512);
   EXPECT_EQ(room.otherTileWords, 17);
+  // Every a step finalizes a row (unit 1). The slack (docs/directives.md
+  // §8): 2·8 + 1 = 17 steps hold at most a's 8 rows, 64 words, and the room
+  // has 512 − 17 = 495: depth 8 more, 17 slots.
+  EXPECT_EQ(e.unitSteps, 1);
+  EXPECT_EQ(e.slack, 8);
+  EXPECT_EQ(e.slots(), 17);
+}
+
+TEST(SegmentLatencyTest, SlackOnlyWhereTheRoomHoldsEveryIncomingBuffer) {
+  // Consumer 2 reads two edges of a word a step: depth 2 and 3, unit 1, so
+  // with slack 2 + 1 + 2 = 5 and 3 + 1 + 3 = 7 steps, 12 words together.
+  const std::vector<int64_t> words(10, 1);
+  std::vector<EdgeBuffer> edges = {{1, 4, 2, words}, {2, 2, 1, words}, {2, 3, 1, words}};
+  // Edge 0 into consumer 1: 4 + 2 + 4 = 10 steps, 10 words.
+  EXPECT_EQ(bufferSlack(edges, {std::nullopt, 10, 12}), (std::vector<int64_t>{4, 2, 3}));
+  EXPECT_EQ(bufferSlack(edges, {std::nullopt, 9, 11}), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(bufferSlack(edges, {std::nullopt, std::nullopt, std::nullopt}), (std::vector<int64_t>{4, 2, 3}));
+}
+
+TEST(SegmentLatencyTest, SteppedCyclesChargeTheStallsOfAFullBuffer) {
+  // tests/backend/PipelineTest.cpp's strided pair, from its tables: a 9
+  // steps of 3 cycles, b 4 of 6; b's step j needs a's 2j + 2, a's step i is
+  // read last by b's min(⌊i/2⌋, 3); depth 3, unit 1. With the slack (7
+  // slots) a runs ahead and b takes its steps at 9, 15, 21, 27: 33. Without
+  // (4 slots) a's steps 4, 6 and 8 wait for b's steps 0, 1 and 2 to end
+  // (15, 24, 33), and b's steps 1, 2, 3 for them: 36 + 6 = 42.
+  SegmentSteps s;
+  s.derived = true;
+  s.steps = {9, 4};
+  EdgeSteps e;
+  e.producer = 0, e.consumer = 1;
+  e.rawWait = {2, 4, 6, 8};
+  e.warWait = {0, 0, 1, 1, 2, 2, 3, 3, 3};
+  e.depth = 3, e.unitSteps = 1, e.slack = 3;
+  s.edges = {e};
+  EXPECT_EQ(steppedCycles(s, {3, 6}), std::optional<double>(33));
+  s.edges[0].slack = 0;
+  EXPECT_EQ(steppedCycles(s, {3, 6}), std::optional<double>(42));
+  // A buffer of one step below what RAW needs deadlocks: no latency.
+  s.edges[0].depth = 0, s.edges[0].unitSteps = 1;
+  EXPECT_EQ(steppedCycles(s, {3, 6}), std::nullopt);
+  s.derived = false;
+  EXPECT_EQ(steppedCycles(s, {3, 6}), std::nullopt);
 }
 
 TEST(SegmentLatencyTest, IndependentBranchesOverlap) {

@@ -110,11 +110,11 @@ hardware hw {
 /// Hardware `h` of `nodes` nodes of one PE each (REGF of `regfBytes`), no
 /// bandwidth limits, both kinds of pipelining: every layer is compute-bound,
 /// its latency the MACs (ops) it does (the pipelined segments' tests).
-inline std::string onePeNodes(int nodes, int regfBytes = 64) {
+inline std::string onePeNodes(int nodes, int regfBytes = 64, int gbufBytes = 1024) {
   return "hardware h {\n"
          "  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }\n"
          "  level REGF { capacity = " + std::to_string(regfBytes) + " B; array = 1; access_energy = 1 pJ; }\n"
-         "  level GBUF { capacity = 1 KiB; array = " + std::to_string(nodes) + "; access_energy = 2 pJ; }\n"
+         "  level GBUF { capacity = " + std::to_string(gbufBytes) + " B; array = " + std::to_string(nodes) + "; access_energy = 2 pJ; }\n"
          "  level DRAM { access_energy = 100 pJ; }\n"
          "  pipeline { temporal = true; spatial = true; }\n"
          "}\n";
