@@ -962,16 +962,22 @@ private:
   }
 
   /// The unary function's integer form (docs/simulator.md): sigmoid the fused
-  /// sigmoid's; silu and gelu x·sigmoid(x)/16 between −2.0 and 2.0.
+  /// sigmoid's; silu x·sigmoid(x)/16 between −2.0 and 2.0; gelu
+  /// x·(7x/16 + 8)/16 between −19 and 19.
   Value *unary(Value *x) {
     auto k = [&](int32_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
     Value *sigmoid = activate("sigmoid", x);
+    // x at and above `limit`, 0 at and below -limit, else mid.
+    auto within = [&](int32_t limit, Value *mid) {
+      return b_.CreateSelect(b_.CreateICmpSGE(x, k(limit)), x,
+                             b_.CreateSelect(b_.CreateICmpSLE(x, k(-limit)), k(0), mid));
+    };
     switch (p_.unary) {
     case UnaryFn::Sigmoid: return sigmoid;
-    case UnaryFn::Silu:
+    case UnaryFn::Silu: return within(32, b_.CreateSDiv(b_.CreateMul(x, sigmoid), k(16)));
     case UnaryFn::Gelu: {
-      Value *mid = b_.CreateSDiv(b_.CreateMul(x, sigmoid), k(16));
-      return b_.CreateSelect(b_.CreateICmpSGE(x, k(32)), x, b_.CreateSelect(b_.CreateICmpSLE(x, k(-32)), k(0), mid));
+      Value *steep = b_.CreateAdd(b_.CreateSDiv(b_.CreateMul(x, k(7)), k(16)), k(8));
+      return within(19, b_.CreateSDiv(b_.CreateMul(x, steep), k(16)));
     }
     }
     DFLC_UNREACHABLE("UnaryFn " + std::to_string(static_cast<int>(p_.unary)));

@@ -452,13 +452,18 @@ Word activate(const std::string &a, Word x) {
 Word unary(UnaryFn f, Word x) {
   switch (f) {
   case UnaryFn::Sigmoid: return activate("sigmoid", x);   // the fused sigmoid's form: one function
-  case UnaryFn::Silu:
-  case UnaryFn::Gelu:   // x times the hard sigmoid: x from 2.0 up and 0 from −2.0 down, so no product overflows
+  case UnaryFn::Silu:   // x times the hard sigmoid: x from 2.0 up and 0 from −2.0 down, so no product overflows
     if (x >= 32)
       return x;
     if (x <= -32)
       return 0;
     return x * activate("sigmoid", x) / 16;
+  case UnaryFn::Gelu:   // x times the hard sigmoid of 1.75·x (σ(1.702·x)): steeper, so its limits are ±19
+    if (x >= 19)
+      return x;
+    if (x <= -19)
+      return 0;
+    return x * (7 * x / 16 + 8) / 16;
   }
   DFLC_UNREACHABLE("UnaryFn " + std::to_string(static_cast<int>(f)));
 }

@@ -361,20 +361,17 @@ TEST(Reference, UnaryFunctionIntegerForms) {
   // -16·4/16 = -4 (-0.25; SiLU(-1) = -0.269); 31·15/16 = 465/16 -> 29;
   // -31·1/16 -> -1 (truncated toward 0); 2^31 - 1 itself (no product formed).
   EXPECT_EQ(run(net, "h", st), (std::vector<Word>{0, -2, 16, 40, 0, 5, -3, 12, -4, 29, -1, 2147483647}));
-  // The sigmoid layer is the fused sigmoid; gelu's form is silu's (both x
-  // times the hard sigmoid; docs/simulator.md).
-  for (Word x = -100; x <= 100; ++x) {
+  // The sigmoid layer is the fused sigmoid.
+  for (Word x = -100; x <= 100; ++x)
     EXPECT_EQ(unary(UnaryFn::Sigmoid, x), activate("sigmoid", x)) << x;
-    EXPECT_EQ(unary(UnaryFn::Gelu, x), unary(UnaryFn::Silu, x)) << x;
-  }
   EXPECT_EQ(unary(UnaryFn::Silu, -2147483647 - 1), 0);
 }
 
 TEST(Reference, GeluSoftmaxLayerNormIntegerForms) {
   // docs/simulator.md, "softmax, layernorm and gelu"; 16 is 1.0.
   auto c = compileNet(R"(network t {
-    input x [C=2, X=2]; input y [C=4, X=1]; input z [C=1, X=3]; input w [C=2]; input v [C=4, X=1];
-    g = gelu(v);
+    input x [C=2, X=2]; input y [C=4, X=1]; input z [C=1, X=3]; input w [C=2]; input v [C=4, X=1]; input u [C=10, X=1];
+    g = gelu(u);
     sc = softmax(x);
     sg = softmax(y, groups=2);
     sx = softmax(z, axis=X);
@@ -385,9 +382,13 @@ TEST(Reference, GeluSoftmaxLayerNormIntegerForms) {
   ASSERT_EQ(c.diagnostics(), "");
   const Network &net = c.model.networks[0];
   TensorStore s;
-  // gelu: 8·(8/4 + 8)/16 = 80/16 = 5; -8·(-2 + 8)/16 = -48/16 = -3; from 2.0 x, from -2.0 0.
-  s.set("v", {{1, 4, 1, 1}, {8, -8, 40, -40}});
-  EXPECT_EQ(run(net, "g", s), (std::vector<Word>{5, -3, 40, 0}));
+  // gelu: x·(7x/16 + 8)/16 in (-19, 19), x from 19 up, 0 from -19 down:
+  // 8·(56/16 -> 3, + 8 = 11)/16 = 88/16 -> 5; -8·(-56/16 -> -3, + 8 = 5)/16 =
+  // -40/16 -> -2; 40; 0; 16·(7 + 8)/16 = 15 (silu's 12: GELU is steeper);
+  // -16·(-7 + 8)/16 = -1; 18·(126/16 -> 7, + 8)/16 = 270/16 -> 16; 19 itself;
+  // -18·(-7 + 8)/16 = -18/16 -> -1; -19 -> 0.
+  s.set("u", {{1, 10, 1, 1}, {8, -8, 40, -40, 16, -16, 18, 19, -18, -19}});
+  EXPECT_EQ(run(net, "g", s), (std::vector<Word>{5, -2, 40, 0, 15, -1, 16, 19, -1, 0}));
   // softmax along C, x[c][x] = [[16, 0], [0, 0]]: the row at x = 0 is (16, 0):
   // d = 0, 16; t = 0, 23·16/16 = 23; q = 0, 1; f = 0, 7; e = 65536,
   // 32768·(32 - 7)/32 = 25600; Σ = 91136; out = 16·65536/91136 = 11 (11.5),
@@ -723,8 +724,10 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
       const Word x = reads.at(0);
       if (nest.unary == UnaryFn::Sigmoid)   // 16·clamp(t/4 + 1/2, 0, 1) at t = x/16
         v = static_cast<uint32_t>(std::min(std::max(x / 4 + 8, 0), 16));
-      else   // silu, gelu: x·(x/4 + 8)/16 in (-32, 32)
+      else if (nest.unary == UnaryFn::Silu)   // x·(x/4 + 8)/16 in (-32, 32)
         v = static_cast<uint32_t>(x >= 32 ? x : x <= -32 ? 0 : x * (x / 4 + 8) / 16);
+      else   // gelu: x·(7x/16 + 8)/16 in (-19, 19)
+        v = static_cast<uint32_t>(x >= 19 ? x : x <= -19 ? 0 : x * (7 * x / 16 + 8) / 16);
     }
     for (const Access &a : nest.accesses) {
       const int64_t off = a.role == nest.output ? offset(a) : -1;
