@@ -410,9 +410,12 @@ int runCompile(const CommandLine &o, Compilation &c) {
     std::cerr << "dflc: note: time limit hit; writing the best schedule found\n";
   std::cout << scheduleReportText(c.model(), s.schedule, s.result);
   printSolverStats(o.driver.solver, s.stats);
-  if (o.verbose)
-    std::cout << solverChoicesText(networkOf(c.model(), s.schedule), hardwareOf(c.model(), s.schedule), s,
-                                   driver::objectiveOf(o.driver.objective), kChainsShown);
+  if (o.verbose) {
+    const Network &net = networkOf(c.model(), s.schedule);
+    const Hardware &hw = hardwareOf(c.model(), s.schedule);
+    std::cout << floorsText(net, hw, s.result)
+              << solverChoicesText(net, hw, s, driver::objectiveOf(o.driver.objective), kChainsShown);
+  }
   if (o.driver.pareto)
     printFront(c.model(), s);
   std::cout << wroteLine(c);

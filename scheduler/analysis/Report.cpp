@@ -257,6 +257,34 @@ json floorJson(const LayerFloor &f, double energyPj, double latencyCycles) {
 
 } // namespace
 
+std::string floorsText(const Network &net, const Hardware &hw, const ScheduleResult &r) {
+  if (!r.complete || !r.valid)
+    return "";
+  const ScheduleFloors floors = scheduleFloors(net, hw, r);
+  size_t nameW = 5;
+  for (const Layer &l : net.layers)
+    nameW = std::max(nameW, l.name.size());
+  const EnergyUnit unit = energyUnitFor(r.energyPj);
+  auto gap = [](double v, double floor) { return floor > 0 ? formatFixed(100 * (v / floor - 1), 1) : std::string("-"); };
+  std::ostringstream os;
+  os << "floors (what every schedule pays, docs/directives.md §14) and the gaps above them:\n";
+  os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("floor", 12) << "  " << cell("gap", 7)
+     << "  " << cell("cycles", 12) << "  " << cell("floor", 12) << "  " << cell("gap", 7) << "\n";
+  const std::string u = std::string("[") + unit.name + "]";
+  os << cell("", nameW, false) << "  " << cell(u, 12) << "  " << cell(u, 12) << "  " << cell("[%]", 7) << "  "
+     << cell("", 12) << "  " << cell("", 12) << "  " << cell("[%]", 7) << "\n";
+  auto row = [&](const std::string &name, double e, double c, const LayerFloor &f) {
+    os << cell(name, nameW, false) << "  " << cell(formatFixed(e / unit.pj, 3), 12) << "  "
+       << cell(formatFixed(f.energyPj / unit.pj, 3), 12) << "  " << cell(gap(e, f.energyPj), 7) << "  "
+       << cell(formatFixed(c, 0), 12) << "  " << cell(formatFixed(f.latencyCycles, 0), 12) << "  "
+       << cell(gap(c, f.latencyCycles), 7) << "\n";
+  };
+  for (const LayerResult &lr : r.layers)
+    row(net.layers[lr.layer].name, lr.energyPj, lr.latencyCycles, floors.layers[static_cast<size_t>(lr.layer)]);
+  row("total", r.energyPj, r.latencyCycles, floors.total);
+  return os.str();
+}
+
 std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
   const Network &net = networkOf(model, schedule);
   const Hardware &hw = hardwareOf(model, schedule);

@@ -16,6 +16,10 @@ namespace dfl {
 std::string tripCountsText(const std::vector<int64_t> &trips);
 
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &result);
+/// Per layer and in total, the energy and latency beside their floors
+/// (scheduler/analysis/Floors.h) and the gaps: `dflc -v`. Empty unless the
+/// schedule is complete and valid.
+std::string floorsText(const Network &net, const Hardware &hw, const ScheduleResult &result);
 /// {"network", "hardware", "complete", "valid", "totals": {...}, "layers": [...], "segments": [...]}
 std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &result);
 
