@@ -903,6 +903,10 @@ private:
           result = in;
           for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
             result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
+          if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
+            Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
+            result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
+          }
           result = b_.CreateAdd(acc, result);
           break;
         case Statement::Copy:

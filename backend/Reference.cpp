@@ -202,7 +202,7 @@ std::vector<Word> readInput(const Network &net, const Layer &fwd, const TensorSt
   std::vector<Word> in;
   in.reserve(static_cast<size_t>(net.batch * fwd.ifmShape.size()));
   for (int64_t n = 0; n < net.batch; ++n)
-    for (TensorRef op : ifmOperands(fwd)) {
+    for (TensorRef op : fwd.ifmOperands()) {
       const std::vector<Word> &words = readOperand(net, store, op);
       const int64_t sample = operandShape(net, op).size();
       in.insert(in.end(), words.begin() + n * sample, words.begin() + (n + 1) * sample);
@@ -326,10 +326,15 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
   case LayerType::Mul: {
     const bool sum = l.type == LayerType::Add;
     std::fill(y.begin(), y.end(), sum ? 0 : 1);
-    for (TensorRef op : l.operands) {
-      const std::vector<Word> &x = readOperand(net, store, op);
-      for (size_t e = 0; e < y.size(); ++e)
-        y[e] = sum ? add(y[e], x[e]) : mul(y[e], x[e]);
+    // A broadcast operand's word (n, c) serves every x, y of the plane.
+    const int64_t plane = l.ofmShape.X * l.ofmShape.Y;
+    for (size_t i = 0; i < l.operands.size(); ++i) {
+      const std::vector<Word> &x = readOperand(net, store, l.operands[i]);
+      const int64_t reuse = static_cast<int>(i) == l.broadcast ? plane : 1;
+      for (size_t e = 0; e < y.size(); ++e) {
+        const Word v = x[e / static_cast<size_t>(reuse)];
+        y[e] = sum ? add(y[e], v) : mul(y[e], v);
+      }
     }
     break;
   }
@@ -355,7 +360,7 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
 /// an operand read twice gets the sum of its two parts.
 void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<Word> &dx, TensorStore &out) {
   std::map<std::string, Tensor> grads;
-  const std::vector<TensorRef> ops = ifmOperands(fwd);
+  const std::vector<TensorRef> ops = fwd.ifmOperands();
   for (TensorRef op : ops)
     grads.try_emplace(gradientName(operandName(net, op)), filled(activationExtent(net, operandShape(net, op)), 0));
   size_t at = 0;

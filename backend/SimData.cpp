@@ -71,12 +71,6 @@ TensorShape operandShape(const Network &net, TensorRef ref) {
                      : net.layers[static_cast<size_t>(ref.index)].ofmShape;
 }
 
-std::vector<TensorRef> ifmOperands(const Layer &fwd) {
-  if (fwd.type == LayerType::MatMul)
-    return {fwd.operands[0]};
-  return fwd.operands;
-}
-
 const Layer &forwardLayer(const Network &net, const Layer &l) {
   if (l.forwardOf.empty())
     return l;
@@ -95,7 +89,7 @@ std::vector<std::string> outputNames(const Network &net, int layer) {
                                           : gradientName(weightName(fwd))};
   case TensorRole::Ifm: {
     std::vector<std::string> names;
-    for (TensorRef op : ifmOperands(fwd)) {
+    for (TensorRef op : fwd.ifmOperands()) {
       std::string g = gradientName(operandName(net, op));
       if (std::find(names.begin(), names.end(), g) == names.end())
         names.push_back(g);

@@ -74,9 +74,6 @@ std::string gradientName(const std::string &tensor);
 std::string operandName(const Network &net, TensorRef ref);
 /// The shape of a layer operand's tensor, per sample.
 TensorShape operandShape(const Network &net, TensorRef ref);
-/// The operands that make up a forward layer's ifm, concatenated along C in
-/// this order: all of them, but a matmul's first alone (its second is its wgt).
-std::vector<TensorRef> ifmOperands(const Layer &fwd);
 /// The forward layer of `l`: itself, or the layer its `forwardOf` names.
 const Layer &forwardLayer(const Network &net, const Layer &l);
 /// The tensors layer `layer` writes, by name, in order: a forward layer its

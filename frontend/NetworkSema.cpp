@@ -231,8 +231,14 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
                                                         : Statement::Copy;
       nest.unary = l.unary;
     } else {
-      for (TensorRef op : l.operands)
+      for (TensorRef op : l.ifmOperands())
         nest.accesses.push_back({TensorRole::Ifm, tensorOf(op).first, {n, c, p.x, p.y}, activation(in), {}});
+      // The broadcast operand: indexed by the sample and the channel alone,
+      // so each of its words is reused across X and Y.
+      if (l.broadcast >= 0) {
+        auto [name, shape] = tensorOf(l.operands[static_cast<size_t>(l.broadcast)]);
+        nest.accesses.push_back({TensorRole::Wgt, name, {n, c, 0, 0}, activation(shape), {}});
+      }
       nest.statement = l.type == LayerType::Add ? Statement::Add : Statement::Mul;
     }
     write({n, c, p.xo, p.yo});
@@ -746,7 +752,18 @@ private:
         layer.ifmShape = *in;
         layer.ofmShape = *in;
       } else {
-        for (size_t i = 1; i < layer.operands.size(); ++i) {
+        // Two operands, one [C,1,1] and the other [C,X,Y]: the small one is
+        // broadcast over X and Y (docs/language.md); else every shape is equal.
+        if (layer.operands.size() == 2) {
+          const TensorShape second = shapeOf(layer.operands[1]);
+          auto pointwise = [](const TensorShape &a, const TensorShape &b) {
+            return a.X == 1 && a.Y == 1 && a.C == b.C && b.X * b.Y > 1;
+          };
+          layer.broadcast = pointwise(second, first) ? 1 : pointwise(first, second) ? 0 : -1;
+          if (layer.broadcast == 0)
+            first = second;
+        }
+        for (size_t i = 1; i < layer.operands.size() && layer.broadcast < 0; ++i) {
           TensorShape s = shapeOf(layer.operands[i]);
           if (!(s == first)) {
             diags_.report(l.operands[i].range, diag::err_shape_mismatch)
@@ -755,6 +772,8 @@ private:
             return false;
           }
         }
+        if (layer.broadcast >= 0)
+          layer.wgtSize = first.C;   // per sample, like a matmul's second operand
         int64_t operands = static_cast<int64_t>(layer.operands.size());
         if (!fits(l, {{"operands", operands}, {"C", first.C}, {"X", first.X}, {"Y", first.Y}}))
           return false;

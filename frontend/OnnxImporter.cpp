@@ -614,6 +614,8 @@ private:
       return matmul(n, ins);
     if (op == "Add" || op == "Sum" || op == "Mul" || op == "Sub" || op == "Div")
       return eltwise(n, ins);
+    if (op == "Expand")
+      return expand(n, x);
     if (op == "Concat")
       return concat(n, ins);
     if (op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze")
@@ -829,14 +831,34 @@ private:
     if (op == "Sub" || op == "Div")
       return Refusal{"DFL has no element-wise " + std::string(op == "Sub" ? "subtraction" : "division") +
                      " of two activations"};
+    // A [N, C, 1, 1] image times (plus) a [N, C, H, W] one, in either order:
+    // the small one is broadcast over X and Y (docs/onnx.md).
+    auto pointwise = [&](const Value &v) {
+      return v.layout == Layout::Image && v.shape.size() == 4 && s.size() == 4 && v.shape[0] == s[0] &&
+             v.shape[1] == s[1] && v.shape[2] == 1 && v.shape[3] == 1;
+    };
+    const bool broadcast = acts.size() == 2 && s.size() == 4 && s[2] * s[3] > 1 &&
+                           ((pointwise(*acts[0]) && acts[1]->shape == s && acts[1]->layout == Layout::Image) ||
+                            (pointwise(*acts[1]) && acts[0]->shape == s && acts[0]->layout == Layout::Image));
     for (const Value *v : acts)
-      if (v->shape != s || v->layout != x.layout)
+      if (!broadcast && (v->shape != s || v->layout != x.layout))
         return Refusal{"its operands differ in shape or layout (" + shapeText(v->shape) + " and " + shapeText(s) +
-                       "); DFL adds and multiplies activations of one shape"};
+                       "); DFL adds and multiplies activations of one shape, or a [N, C, 1, 1] image and a "
+                       "[N, C, H, W] one"};
     std::string text = (op == "Mul" ? "mul(" : "add(");
     for (size_t i = 0; i < acts.size(); ++i)
       text += (i ? ", " : "") + acts[i]->name;
     emit(n, text + ")", x.layout, s, x.heads);
+    return std::nullopt;
+  }
+
+  /// An Expand read by Adds and Muls alone keeps its input's shape: they
+  /// broadcast it (eltwise). Any other Expand copies data DFL has no layer for.
+  std::optional<Refusal> expand(const onnx::NodeProto &n, const Value *x) {
+    if (!x || !expandFolded_.count(&n))
+      return Refusal{"an Expand is folded only where binary Add and Mul nodes alone read it, and its input is an "
+                     "activation; DFL broadcasts only an add's or mul's operand"};
+    alias(n, *x, x->layout, x->shape, x->heads);
     return std::nullopt;
   }
 
@@ -1049,6 +1071,15 @@ private:
       for (const onnx::NodeProto *n : {div, &e, add, half})
         absorbed_.insert(n);
     }
+    // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
+    for (const onnx::NodeProto &e : g.node()) {
+      auto rs = readers.find(e.output_size() ? e.output(0) : std::string());
+      if (!is(&e, "Expand", 2) || rs == readers.end() || graphOutputs.count(e.output(0)))
+        continue;
+      if (std::all_of(rs->second.begin(), rs->second.end(),
+                      [&](const onnx::NodeProto *r) { return is(r, "Mul", 2) || is(r, "Add", 2); }))
+        expandFolded_.insert(&e);
+    }
   }
 
   /// A fused pattern's last node: its DFL layer of the pattern's input.
@@ -1070,6 +1101,7 @@ private:
 
   std::map<const onnx::NodeProto *, Fusion> fusedAt_;
   std::set<const onnx::NodeProto *> absorbed_;
+  std::set<const onnx::NodeProto *> expandFolded_;   // Expands whose Adds and Muls broadcast their input
   std::map<const onnx::NodeProto *, std::string> unfused_;   // an Erf no GELU was found at: why
 
   const std::string &path_;

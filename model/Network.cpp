@@ -36,6 +36,14 @@ std::vector<TensorRole> Layer::roles() const {
   return {TensorRole::Ifm, TensorRole::Ofm};
 }
 
+std::vector<TensorRef> Layer::ifmOperands() const {
+  std::vector<TensorRef> out;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (!(type == LayerType::MatMul && i == 1) && static_cast<int>(i) != broadcast)
+      out.push_back(operands[i]);
+  return out;
+}
+
 std::vector<Dim> Layer::loopDims() const {
   std::vector<Dim> dims;
   for (size_t i = 0; i < kNumDims; ++i)

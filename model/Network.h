@@ -56,6 +56,9 @@ struct Layer {
   bool ceilMode = false;
   bool transposeB = false;
   UnaryFn unary = UnaryFn::Gelu;           // LayerType::Unary: the function
+  /// add, mul: the operand of shape [C,1,1] broadcast over the other's X and
+  /// Y, read as the layer's per-sample wgt (docs/language.md), or -1.
+  int broadcast = -1;
   std::vector<std::string> activations;    // fused activations, in order
   /// softmax, layernorm: the axis they normalize along (C, Xo for the width,
   /// Yo for the height) and, along C, the groups of C/groups channels each
@@ -75,6 +78,9 @@ struct Layer {
   SourceRange range, nameRange, opRange;
 
   bool hasWeights() const { return wgtSize > 0; }
+  /// The operands read as the ifm: all but a matmul's second operand and an
+  /// add's or mul's broadcast operand (both read as the wgt).
+  std::vector<TensorRef> ifmOperands() const;
   /// Roles this layer has tensors for.
   std::vector<TensorRole> roles() const;
   /// Loop dims of this layer's iteration space (all nine; trivial ones are 1).

@@ -1253,7 +1253,7 @@ private:
             nest.push_back(&m);
 
     double operands = (layer_.type == LayerType::Add || layer_.type == LayerType::Mul)
-                          ? static_cast<double>(layer_.operands.size())
+                          ? static_cast<double>(layer_.ifmOperands().size())
                           : 1.0;
     // The tensor the layer produces: ofm forward; ifm (data gradient) or wgt
     // (weight gradient) for training's backward layers. It accumulates partial sums.

@@ -151,6 +151,13 @@ std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardwar
         part.dpuOps.push_back("psum");
       partOf[i] = static_cast<int>(p.partitions.size());
       p.partitions.push_back(std::move(part));
+    } else if (l.broadcast >= 0) {   // CmSim and the tile graph read every operand element by element
+      diags.report(l.nameRange, diag::err_cm_unsupported_layer)
+          << l.name << l.kindName() << hw.name
+          << "it broadcasts '" + l.operandNames[static_cast<size_t>(l.broadcast)] +
+                 "' over X and Y, and the DPU's operations read their operands element by element";
+      ok = false;
+      continue;
     } else if (!dpuOpOf(l).empty()) {
       int latest = -1;
       for (const TensorRef &r : l.operands)

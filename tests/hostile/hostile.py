@@ -366,6 +366,48 @@ def onnx_fusion_patterns(case):
                        mentions=r"node 'erf' \(Erf\): not supported \(no GELU pattern: the Div 'div' divides by")
 
 
+ONNX_BROADCASTS = r"""
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+out, n = sys.argv[1], int(sys.argv[2])
+io = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+shape = numpy_helper.from_array(np.array([1, 4, 8, 8], dtype=np.int64), "shape")
+# One Expand read by a chain of n Muls, in both operand orders.
+nodes, y = [helper.make_node("Expand", ["s", "shape"], ["e"], name="expand")], "x"
+for i in range(n):
+    nodes.append(helper.make_node("Mul", [y, "e"] if i % 2 else ["e", y], ["m%d" % i], name="mul%d" % i))
+    y = "m%d" % i
+g = helper.make_graph(nodes, "fan", [io("x", [1, 4, 8, 8]), io("s", [1, 4, 1, 1])], [io(y, [1, 4, 8, 8])], [shape])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out + "/fan.onnx")
+# An Expand of an Expand, and an Expand that is a graph output: neither folds.
+nodes = [helper.make_node("Expand", ["s", "shape"], ["e1"], name="outer"),
+         helper.make_node("Expand", ["e1", "shape"], ["e2"], name="inner"),
+         helper.make_node("Mul", ["x", "e2"], ["y"], name="mul")]
+g = helper.make_graph(nodes, "nested", [io("x", [1, 4, 8, 8]), io("s", [1, 4, 1, 1])], [io("y", [1, 4, 8, 8])], [shape])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out + "/nested.onnx")
+nodes = [helper.make_node("Expand", ["s", "shape"], ["e"], name="exported"),
+         helper.make_node("Mul", ["x", "e"], ["y"], name="mul")]
+g = helper.make_graph(nodes, "output", [io("x", [1, 4, 8, 8]), io("s", [1, 4, 1, 1])],
+                      [io("y", [1, 4, 8, 8]), io("e", [1, 4, 8, 8])], [shape])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out + "/output.onnx")
+"""
+
+
+def onnx_broadcasts(case):
+    """Broadcast Mul through Expand (docs/onnx.md) on adversarial graphs: one Expand read by
+    thousands of Muls folds in linear time into as many broadcast muls; an Expand of an
+    Expand, and an Expand that is a graph output, are refused at that Expand."""
+    n = 500 if case.small else 5000
+    subprocess.run([case.onnx_python, "-c", ONNX_BROADCASTS, case.dir, str(n)], check=True)
+    rc, out, _ = case.finishes(["import", "fan.onnx"], 30)
+    if rc != 0 or out.count(" = mul(") != n:
+        raise Failure("expected %d mul layers: %s" % (n, case.last))
+    case.diagnosed(["import", "nested.onnx"], 10, mentions=r"node 'outer' \(Expand\): an Expand is folded only")
+    case.diagnosed(["import", "output.onnx"], 10, mentions=r"node 'exported' \(Expand\): an Expand is folded only")
+
+
 def dsa_limits_stated(case):
     """`cores = 0` on a DSA: the diagnostic states the real range, 1 to 1024 (once 10^9)."""
     case.write("dsa.dfl", "hardware d { word = 16 bit; frequency = 1 GHz;\n"
@@ -1282,7 +1324,7 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
 CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
           sweep_spec_json, sweep_bad_records]
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
-          onnx_fusion_patterns]
+          onnx_fusion_patterns, onnx_broadcasts]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks]
 
 

@@ -304,6 +304,29 @@ def small():
     gelu_model("gelu_div15.onnx", sqrt2=1.5)              # not sqrt(2): no GELU, Erf refused
     gelu_model("gelu_quarter.onnx", half=0.25, order="b")  # 0.25, not 0.5: likewise
 
+    # Squeeze-and-excitation as torch.onnx exports torchvision's
+    # SqueezeExcitation: GlobalAveragePool -> 1x1 Conv -> Relu -> 1x1 Conv ->
+    # Sigmoid -> Mul(scale, input), the [N, C, 1, 1] scale first; then a
+    # per-channel bias added through an Expand (x + s.expand_as(x)).
+    g = Graph("se")
+    x = g.conv(g.input("x", [1, 4, 8, 8]), "c1", 4, 8, 3, pad=1, hw=8)
+    s = g.node("GlobalAveragePool", [x], "/se/avgpool/GlobalAveragePool")
+    s = g.node("Relu", [g.conv(s, "/se/fc1/Conv", 8, 2, 1, hw=1)], "/se/activation/Relu")
+    s = g.node("Sigmoid", [g.conv(s, "/se/fc2/Conv", 2, 8, 1, hw=1)], "/se/scale_activation/Sigmoid")
+    y = g.node("Mul", [s, x], "/se/Mul")
+    e = g.node("Expand", [s, g.const("shape", [1, 8, 8, 8], np.int64)], "/Expand")
+    g.node("Add", [y, e], "/Add")
+    g.save("se.onnx")
+
+    # Broadcasts DFL cannot express: a [N, 1, H, W] map over the channels,
+    # and an Expand read by a node other than an Add or Mul.
+    g = Graph("se_bad")
+    x = g.conv(g.input("x", [1, 4, 8, 8]), "c1", 4, 8, 1)
+    m = g.conv(x, "c2", 8, 1, 1)
+    g.node("Mul", [x, m], "spatial")
+    g.node("Relu", [g.node("Expand", [m, g.const("shape", [1, 8, 8, 8], np.int64)], "expand")], "r")
+    g.save("broadcast_refused.onnx")
+
     # Refused: one operator dflc cannot map, and a valid op on an unmappable layout.
     g = Graph("resize")
     x = g.input("x", [1, 3, 8, 8])

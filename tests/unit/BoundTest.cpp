@@ -121,7 +121,7 @@ std::pair<int, int> checkModel(const Model &model, const std::string &what) {
         continue;
       // The terms add up to the energy: MACs, their level-0 accesses, the boundaries.
       const double operands = layer.type == LayerType::Add || layer.type == LayerType::Mul
-                                  ? static_cast<double>(layer.operands.size())
+                                  ? static_cast<double>(layer.ifmOperands().size())
                                   : 1.0;
       // Static energy depends on the latency, not on one boundary: it is its own term.
       double macReads = 0, macWrites = 0;

@@ -210,6 +210,67 @@ TEST(NetworkSema, Errors) {
             "5:9: E0301 output of 'e' would have Xo=-11 (input width 8, window 20, stride 1, padding 0, dilation 1)\n");
 }
 
+TEST(NetworkSema, BroadcastOperandIsThePerSampleWgt) {
+  auto c = compile(R"(network n {
+    batch N = 2;
+    input x [C=8, X=6, Y=4];
+    input s [C=8];
+    m = mul(x, s);
+    a = add(s, m);
+    e = add(s, s);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // [8,6,4] times [8,1,1]: the full shape out, one product per element, the
+  // small operand (second or first) read as the wgt, C = 8 words per sample.
+  for (const char *name : {"m", "a"}) {
+    const Layer &l = layer(c, name);
+    EXPECT_EQ(l.ofmShape, (TensorShape{8, 6, 4})) << name;
+    EXPECT_EQ(l.ifmShape, (TensorShape{8, 6, 4})) << name;
+    EXPECT_EQ(l.ops, 8 * 6 * 4) << name;
+    EXPECT_EQ(l.wgtSize, 8) << name;
+    EXPECT_EQ(l.ifmOperands().size(), 1u) << name;
+  }
+  EXPECT_EQ(layer(c, "m").broadcast, 1);
+  EXPECT_EQ(layer(c, "a").broadcast, 0);
+  // Its access has no X or Y terms: s[n, c, 0, 0].
+  const std::vector<const Access *> w = layer(c, "m").nest.accessesOf(TensorRole::Wgt);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0]->tensor, "s");
+  EXPECT_EQ(layer(c, "m").nest.exprText(w[0]->index[2]), "0");
+  EXPECT_EQ(layer(c, "m").nest.exprText(w[0]->index[3]), "0");
+  EXPECT_EQ(w[0]->extent, (std::vector<int64_t>{2, 8, 1, 1}));
+  // Two [C,1,1] operands are equal shapes: no broadcast, no wgt.
+  EXPECT_EQ(layer(c, "e").broadcast, -1);
+  EXPECT_EQ(layer(c, "e").wgtSize, 0);
+}
+
+TEST(NetworkSema, BroadcastsTheLanguageCannotExpress) {
+  // Another C, a row [C,X,1] or a [1,X,Y] plane, or a third operand: E0302.
+  auto c = compile(R"(network n {
+    input x [C=8, X=6, Y=4];
+    input s [C=4]; input r [C=8, X=6]; input p [C=1, X=6, Y=4]; input t [C=8];
+    a = mul(x, s);
+    b = mul(x, r);
+    d = add(p, x);
+    e = add(x, x, t);
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "4:16: E0302 operands of 'a' have different shapes: 'x' has [C=8, X=6, Y=4], 's' has [C=4, X=1, Y=1]\n"
+            "5:16: E0302 operands of 'b' have different shapes: 'x' has [C=8, X=6, Y=4], 'r' has [C=8, X=6, Y=1]\n"
+            "6:16: E0302 operands of 'd' have different shapes: 'p' has [C=1, X=6, Y=4], 'x' has [C=8, X=6, Y=4]\n"
+            "7:19: E0302 operands of 'e' have different shapes: 'x' has [C=8, X=6, Y=4], 't' has [C=8, X=1, Y=1]\n");
+}
+
+TEST(NetworkSema, BroadcastIsNotTrained) {
+  auto c = compile(R"(network n {
+    input x [C=8, X=6, Y=4];
+    s = avgpool(x, R=6, S=4);
+    m = mul(x, s);
+  })", AnalyzeOptions{true, {}});
+  EXPECT_EQ(c.diagnostics(), "4:9: E0310 mul 'm' broadcasts 's' over X and Y; training it is not supported yet: "
+                             "the gradient of 's' is a sum over X and Y, which no backward layer computes\n");
+}
+
 TEST(NetworkSema, StrideDilationAndPaddingPerAxis) {
   auto c = compile(R"(network n {
     input x [C=1, X=700, Y=161];

@@ -307,6 +307,24 @@ TEST(Reference, AddMulConcat) {
   EXPECT_EQ(run(net, "k", s), (std::vector<Word>{1, 2, 10, 11, 12, 13, /**/ 3, 4, 14, 15, 16, 17}));
 }
 
+TEST(Reference, BroadcastAddMul) {
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=2, X=2]; input s [C=2];
+    m = mul(x, s); a = add(s, x);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore st;
+  // Per sample: channel 0 is x0 x1, channel 1 x2 x3; s one word per channel.
+  st.set("x", {{2, 2, 2, 1}, {1, 2, 3, 4, /**/ 5, 6, 7, 65536}});
+  st.set("s", {{2, 2, 1, 1}, {10, -1, /**/ 2, 65536}});
+  // mul: 1·10, 2·10, 3·−1, 4·−1; 5·2, 6·2, 7·65536 = 458752, 65536·65536 = 2^32 ≡ 0.
+  EXPECT_EQ(run(net, "m", st), (std::vector<Word>{10, 20, -3, -4, /**/ 10, 12, 458752, 0}));
+  // add (the broadcast operand first): 11, 12, 2, 3; 7, 8, 65543, 131072.
+  EXPECT_EQ(run(net, "a", st), (std::vector<Word>{11, 12, 2, 3, /**/ 7, 8, 65543, 131072}));
+}
+
 TEST(Reference, ActivationIntegerForms) {
   // Fixed point with 4 fraction bits: 16 is 1.0.
   EXPECT_EQ(activate("identity", kMin), kMin);
@@ -777,6 +795,26 @@ TEST(ReferenceProperty, AgreesWithTheLoopNestOnEveryLayer) {
       EXPECT_EQ(t.data, nest.at(name).data) << name;
     }
   });
+}
+
+TEST(ReferenceProperty, BroadcastAgreesWithItsLoopNest) {
+  // The broadcast operand read through its access s[n, c, 0, 0] at every
+  // point: the nest's product and sum equal the reference's (kMixed is
+  // trained, which a broadcast is not).
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=3, X=4, Y=2]; input s [C=3];
+    m = mul(x, s); a = add(s, m);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 5);
+  runReference(net, s);
+  for (const char *name : {"m", "a"}) {
+    const int i = net.findLayer(name);
+    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data)
+        << name;
+  }
 }
 
 TEST(Reference, MissingOrMisshapenInputIsAnInternalError) {
