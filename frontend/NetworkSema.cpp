@@ -806,7 +806,10 @@ private:
   }
 
   void fuseActivation(const ast::LayerDecl &l, TensorRef producer) {
-    if (!producer.isInput) {
+    if (producer.isInput) {
+      if (l.op.name != "identity")   // an identity dropped changes nothing
+        diags_.report(l.op.range, diag::warn_activation_on_input) << l.op.name << l.operands[0].name << l.name.name;
+    } else {
       Layer &p = net_.layers[producer.index];
       if (auto it = rawUsers_.find(producer.index); it != rawUsers_.end())
         diags_.report(l.op.range, diag::warn_activation_shared) << l.op.name << p.name << it->second;
