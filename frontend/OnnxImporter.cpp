@@ -1159,7 +1159,29 @@ bool inferElementwise(onnx::GraphProto &g) {
 /// What libonnx 1.12's shape inference divides by or indexes with unchecked
 /// (found by tests/fuzz/OnnxFuzzer.cpp: a zero stride crashed it): window
 /// attributes out of range, on any node. The reason, or empty.
-std::string unsafeForInference(const onnx::NodeProto &n) {
+std::string unsafeForInference(const onnx::NodeProto &n, const onnx::GraphProto &g) {
+  // A window op's input of known rank must have a batch, channels and a
+  // spatial dim, and as many dims as its weights (a [1, 4] input to a
+  // rank-4 Conv crashed convPoolShapeInference).
+  static const std::set<std::string> windowed = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"};
+  if (windowed.count(n.op_type()) && n.input_size() > 0) {
+    auto rankOf = [&](const std::string &name) -> int {
+      for (const onnx::ValueInfoProto &v : g.input())
+        if (v.name() == name && v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+          return v.type().tensor_type().shape().dim_size();
+      for (const onnx::TensorProto &t : g.initializer())
+        if (t.name() == name)
+          return t.dims_size();
+      return -1;
+    };
+    const int rank = rankOf(n.input(0));
+    if (rank >= 0 && rank < 3)
+      return "input '" + printable(n.input(0)) + "' has " + std::to_string(rank) +
+             " dims; it needs a batch, channels and at least one spatial dim";
+    if (int w = n.input_size() > 1 ? rankOf(n.input(1)) : -1; rank >= 0 && w >= 0 && w != rank)
+      return "input '" + printable(n.input(0)) + "' has " + std::to_string(rank) + " dims and its weights " +
+             std::to_string(w);
+  }
   for (const onnx::AttributeProto &a : n.attribute()) {
     const std::string &name = a.name();
     bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
@@ -1233,7 +1255,7 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
       onnx::checker::check_node(n, ctx, scope);
     bool unsafe = false;
     for (const onnx::NodeProto &n : model.graph().node())
-      if (std::string why = unsafeForInference(n); !why.empty()) {
+      if (std::string why = unsafeForInference(n, model.graph()); !why.empty()) {
         diags.report(at, diag::err_onnx_node) << nodeName(n) << n.op_type() << why;
         unsafe = true;
       }

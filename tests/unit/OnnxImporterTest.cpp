@@ -85,6 +85,23 @@ TEST(OnnxImporter, ConvWindowInDflOrder) {
       << *r.text;
 }
 
+// Found by the ONNX fuzzer: a Conv whose input has fewer dims than its
+// weights crashed libonnx's convPoolShapeInference; refused before it runs.
+TEST(OnnxImporter, ConvInputRankAgainstItsWeights) {
+  for (std::vector<int64_t> input : {std::vector<int64_t>{1, 4}, std::vector<int64_t>{1, 4, 0}}) {
+    ModelBuilder m(input);
+    m.weight("W", {8, 4, 3, 5});
+    m.node("Conv", {"x", "W"}, "c");
+    Imported r = import(m.bytes());
+    EXPECT_FALSE(r.text);
+    ASSERT_EQ(r.messages.size(), 1u);
+    EXPECT_EQ(r.messages[0], input.size() == 2
+                                 ? "E0112 node 'c' (Conv): input 'x' has 2 dims; it needs a batch, channels and "
+                                   "at least one spatial dim"
+                                 : "E0112 node 'c' (Conv): input 'x' has 3 dims and its weights 4");
+  }
+}
+
 TEST(OnnxImporter, UnsupportedNodeNamed) {
   ModelBuilder m({1, 4, 8, 8});
   m.node("Resize", {"x"}, "Resize_231");
