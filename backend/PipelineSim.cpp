@@ -180,8 +180,8 @@ void deriveAndBuild(const PipelineDependences &deps, const PipelineOptions &opti
     b.consumer = deps.regions()[static_cast<size_t>(e.consumer)].layer;
     b.depthSteps = e.slots();
     b.depthWords = mostWords(e.words, e.slots());
-    b.minSteps = e.depth;
-    b.neededWords = mostWords(e.words, e.depth);
+    b.minSteps = std::min(e.leastSlots(), deps.regions()[static_cast<size_t>(e.producer)].steps());
+    b.neededWords = mostWords(e.words, e.leastSlots());
     seg.buffers.push_back(b);
   }
   seg.deriveMs = msSince(start);

@@ -64,7 +64,7 @@ struct BufferRun {
   std::string tensor, producer, consumer;
   int64_t depthSteps = 0;           // the buffer the LCUs keep, in the producer's steps (EdgeDependences::slots)
   int64_t depthWords = 0;           // the most words `depthSteps` consecutive producer steps finalize
-  int64_t minSteps = 0;             // the least buffer that cannot deadlock (EdgeDependences::depth)
+  int64_t minSteps = 0;             // the least buffer the LCUs keep, without slack (EdgeDependences::leastSlots, at most the producer's steps; E0824)
   int64_t neededWords = 0;          // the most words `minSteps` consecutive producer steps finalize
   int64_t peakWords = 0;            // the most live at once: written, some reader not done
 };

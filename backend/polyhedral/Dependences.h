@@ -82,6 +82,8 @@ struct EdgeDependences {
   /// several steps would wait on every unit's first step; the slack lets it
   /// run ahead of the consumer's reads.
   int64_t slots() const { return bufferSlots(depth, unitSteps, slack); }
+  /// The least of them, without slack: what E0824 checks against the room.
+  int64_t leastSlots() const { return bufferSlots(depth, unitSteps, 0); }
 };
 
 /// A region given by its relations rather than a plan (the CM target's

@@ -284,8 +284,8 @@ private:
   /// E0824 (docs/directives.md §8, docs/simulator.md "Buffers"): each
   /// consumer's node-level buffers must have room, besides its own wgt and
   /// ofm tiles, for what its dependences hold at once: per forwarded tensor
-  /// the most words the least deadlock-free buffer of producer steps holds
-  /// (scheduler/analysis/StepBoxes.h).
+  /// the most words the least buffer the LCUs keep holds (its slots without
+  /// slack, scheduler/analysis/StepBoxes.h).
   void checkBuffers(const SegmentResult &seg, size_t segIndex) {
     std::vector<const LayerScheduleModel *> schedules;
     std::vector<const LayerResult *> results;
@@ -301,7 +301,7 @@ private:
       std::vector<ForwardedWords> forwarded;
       for (const EdgeSteps &e : steps.edges)
         if (e.consumer == static_cast<int>(k))
-          forwarded.push_back({e.tensor, e.depth, e.neededWords});
+          forwarded.push_back({e.tensor, std::min(e.leastSlots(), steps.steps[static_cast<size_t>(e.producer)]), e.neededWords});
       if (auto i = segmentBufferIssue(ranges_[segIndex], consumer.name, forwarded, regionRoom(consumer, hw_, *results[k])))
         r_.issues.push_back(std::move(*i));
     }

@@ -414,7 +414,7 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
   for (size_t k = 0; k < out.edges.size(); ++k) {
     EdgeSteps &e = out.edges[k];
     e.depth = depths[k], e.unitSteps = units[k];
-    e.neededWords = mostWords(e.words, e.depth);
+    e.neededWords = mostWords(e.words, e.leastSlots());
     buffers.push_back({e.consumer, e.depth, e.unitSteps, e.words});
   }
   std::vector<std::optional<int64_t>> rooms;

@@ -124,10 +124,11 @@ struct EdgeSteps {
   std::vector<int64_t> needs, rawWait;     // per consumer step
   std::vector<int64_t> lastReader, warWait, words;   // per producer step
   int64_t depth = 1;         // the least buffer, in producer steps, that cannot deadlock
-  int64_t neededWords = 0;   // the most words `depth` consecutive producer steps finalize
+  int64_t neededWords = 0;   // the most words leastSlots() consecutive producer steps finalize
   int64_t unitSteps = 1;     // forwardingUnitSteps(words)
   int64_t slack = 0;         // bufferSlack
   int64_t slots() const { return bufferSlots(depth, unitSteps, slack); }
+  int64_t leastSlots() const { return bufferSlots(depth, unitSteps, 0); }   // what E0824 checks
 };
 
 struct SegmentSteps {

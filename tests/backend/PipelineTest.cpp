@@ -121,7 +121,7 @@ size_t compareSegments(const Model &model, const Schedule &schedule) {
       EXPECT_EQ(b.warWait, e.warWait);
       EXPECT_EQ(b.words, e.words);
       EXPECT_EQ(b.depth, e.depth);
-      EXPECT_EQ(b.neededWords, mostWords(e.words, e.depth));
+      EXPECT_EQ(b.neededWords, mostWords(e.words, e.leastSlots()));
       EXPECT_EQ(b.unitSteps, e.unitSteps);
       EXPECT_EQ(b.slack, e.slack);
       EXPECT_EQ(b.slots(), e.slots());
@@ -168,7 +168,8 @@ TEST(PipelineTest, ChainTimeline) {
   // so depth = i + 2 − i + 1 = 3; every step of a finalizes its word (unit
   // 1); b's room, 1 KiB = 512 words less its wgt (3) and ofm (1) tiles =
   // 508, holds 3 + 1 + 3 steps (7 words): slack 3, 7 steps (docs/directives.md §8).
-  EXPECT_EQ(s.buffers[0].minSteps, 3);
+  // E0824 checks the least of them, 3 + 1 = 4 steps.
+  EXPECT_EQ(s.buffers[0].minSteps, 4);
   EXPECT_EQ(s.buffers[0].depthSteps, 7);
   EXPECT_EQ(s.buffers[0].depthWords, 7);
   // Live at once: a's step i is written at 3i and dead when b's step i ends
@@ -276,7 +277,7 @@ TEST(PipelineTest, SlackLetsTheProducerRunAhead) {
   EXPECT_DOUBLE_EQ(s.regions[0].stepCycles, 3);
   EXPECT_DOUBLE_EQ(s.regions[1].stepCycles, 6);
   ASSERT_EQ(s.buffers.size(), 1u);
-  EXPECT_EQ(s.buffers[0].minSteps, 3);
+  EXPECT_EQ(s.buffers[0].minSteps, 3 + 1);   // depth + unit, without slack
   EXPECT_EQ(s.buffers[0].depthSteps, 7);
   EXPECT_DOUBLE_EQ(s.regions[0].lastEnd, 27);
   EXPECT_DOUBLE_EQ(s.cycles, 33);
