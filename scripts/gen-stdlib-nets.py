@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the stdlib networks that are too regular to write by hand: BERT-base
-at sequence lengths 128, 256, 384 and 512, ViT-B/16 and DenseNet-121.
+at sequence lengths 128, 256, 384 and 512, ViT-B/16, DenseNet-121 and
+EfficientNet-B0.
 
 Usage: scripts/gen-stdlib-nets.py [--check] [DIR]    (DIR: stdlib/nets)
 
@@ -193,11 +194,109 @@ def densenet121():
     return "densenet121", text
 
 
+# EfficientNet-B0's MBConv stages (Tan & Le, ICML 2019, Table 1): expansion
+# ratio, kernel, repeats, output channels, stride of the stage's first block.
+EFFICIENTNET_B0_STAGES = ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 3, 80, 2),
+                          (6, 5, 3, 112, 1), (6, 5, 4, 192, 2), (6, 3, 1, 320, 1))
+
+
+def efficientnet_b0():
+    text = HEADER + """// EfficientNet-B0 at 224 x 224: stem, 16 MBConv blocks with
+// squeeze-and-excitation, 1x1 conv to 1280, pool, classifier.
+//
+// Architecture: M. Tan and Q. V. Le, "EfficientNet: Rethinking Model Scaling
+// for Convolutional Neural Networks", ICML 2019, Table 1 (stages: 3x3 conv 32
+// stride 2; MBConv1 k3 x1 16; MBConv6 k3 x2 24; MBConv6 k5 x2 40; MBConv6 k3
+// x3 80; MBConv6 k5 x3 112; MBConv6 k5 x4 192; MBConv6 k3 x1 320; 1x1 conv
+// 1280, pool, fc 1000), with the MBConv block of MobileNet-v2 (Sandler et
+// al., CVPR 2018) plus squeeze-and-excitation (Hu et al., CVPR 2018) and
+// SiLU (swish). The first block of the 24, 40, 80 and 192 stages has stride
+// 2: 224 -> 112 (stem), 112, 56, 28, 14, 14, 7, 7, Table 1's resolution
+// column read as each stage's input. Reference implementation: Keras
+// `keras/applications/efficientnet.py` (EfficientNetB0), whose layer names
+// are used: stem_conv, blockNx_{{expand_conv,dwconv,se_squeeze,se_reduce,
+// se_expand,se_excite,project_conv,add}} (N the stage, x the block), top_conv,
+// avg_pool, predictions; torchvision's and timm's efficientnet_b0 have the
+// same layers and shapes.
+//
+// An MBConv block: 1x1 expand conv (none at expansion 1) + BN + SiLU; kxk
+// depthwise conv + BN + SiLU; squeeze-and-excitation of the block's input
+// channels x 0.25 (global average pool, 1x1 conv reduce + SiLU, 1x1 conv
+// expand + sigmoid, channel-wise scale: the broadcast mul); 1x1 project conv
+// + BN, no activation; a residual add where the stride is 1 and the input
+// and output channels agree. Batch norm and the gate's sigmoid fuse into
+// their convs; SiLU is a layer of its own (docs/language.md). Keras pads the
+// stride-2 depthwise convs asymmetrically (TensorFlow's SAME); DFL pads
+// symmetrically, (k - 1) / 2 as torchvision, which gives the same sizes and
+// MACs. The input rescaling/normalization and the dropouts are identities
+// at inference and are left out.
+// MACs per image: {macs:,}, of which squeeze-and-excitation {se:,}.
+// Weights: {wgt:,} (without BN's 2 per channel and the biases).
+network efficientnet_b0 {{
+  batch N = 1;
+  input data [C=3, X=224, Y=224];
+
+  stem_conv = conv(data, K=32, R=3, stride=2, pad=1);  // -> 112 x 112
+  stem_bn = batchnorm(stem_conv);
+  stem_activation = silu(stem_bn);
+"""
+    body = []
+    x, cin, size = "stem_activation", 32, 112
+    macs, se_macs, wgt = size * size * 32 * 3 * 9, 0, 32 * 3 * 9
+    for stage, (t, k, n, cout, s) in enumerate(EFFICIENTNET_B0_STAGES, start=2):
+        for i in range(n):
+            p = f"block{stage - 1}{'abcd'[i]}_"
+            stride = s if i == 0 else 1
+            mid, se = cin * t, max(1, cin // 4)
+            out = size // stride
+            body.append(f"\n  // {p[:-1]}: MBConv{t} k{k}, {cin} -> {cout} channels, stride {stride}, "
+                        f"{size} x {size} -> {out} x {out}.")
+            y = x   # the block's input, which the residual add reads
+            if t != 1:
+                body += [f"  {p}expand_conv = conv({y}, K={mid}, R=1);",
+                         f"  {p}expand_bn = batchnorm({p}expand_conv);",
+                         f"  {p}expand_activation = silu({p}expand_bn);"]
+                y = p + "expand_activation"
+                macs += size * size * cin * mid
+                wgt += cin * mid
+            body += [f"  {p}dwconv = dwconv({y}, R={k}" + (f", stride={stride}" if stride > 1 else "")
+                     + f", pad={(k - 1) // 2});",
+                     f"  {p}bn = batchnorm({p}dwconv);",
+                     f"  {p}activation = silu({p}bn);",
+                     f"  {p}se_squeeze = avgpool({p}activation, R={out}, stride=1);  // -> {mid} x 1 x 1",
+                     f"  {p}se_reduce = conv({p}se_squeeze, K={se}, R=1);",
+                     f"  {p}se_reduce_activation = silu({p}se_reduce);",
+                     f"  {p}se_expand = conv({p}se_reduce_activation, K={mid}, R=1);",
+                     f"  {p}se_expand_sigmoid = sigmoid({p}se_expand);",
+                     f"  {p}se_excite = mul({p}activation, {p}se_expand_sigmoid);",
+                     f"  {p}project_conv = conv({p}se_excite, K={cout}, R=1);",
+                     f"  {p}project_bn = batchnorm({p}project_conv);"]
+            macs += out * out * mid * k * k + out * out * mid * cout
+            se_macs += 2 * mid * se
+            wgt += mid * k * k + 2 * mid * se + mid * cout
+            if stride == 1 and cin == cout:
+                body.append(f"  {p}add = add({p}project_bn, {x});")
+                x = p + "add"
+            else:
+                x = p + "project_bn"
+            cin, size = cout, out
+    macs += size * size * cin * 1280 + 1280 * 1000
+    wgt += cin * 1280 + 1280 * 1000
+    body += ["",
+             f"  top_conv = conv({x}, K=1280, R=1);",
+             "  top_bn = batchnorm(top_conv);",
+             "  top_activation = silu(top_bn);",
+             f"  avg_pool = avgpool(top_activation, R={size}, stride=1);  // -> 1 x 1",
+             "  predictions = fc(avg_pool, K=1000);"]
+    text = text.format(macs=macs + se_macs, se=se_macs, wgt=wgt)
+    return "efficientnet_b0", text + "\n".join(body) + "\n}\n"
+
+
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
     out = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent / "stdlib" / "nets")
-    nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121()]
+    nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121(), efficientnet_b0()]
     stale = []
     for name, text in nets:
         path = out / f"{name}.dfl"

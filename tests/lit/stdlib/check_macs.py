@@ -12,14 +12,17 @@ Reads {"networks": [{"name", "batch", "total_macs", "layers": [{"name",
    published architecture with the formulas of docs/language.md
    (conv: K*Xo*Yo*(C/groups)*R*S, dwconv: C*Xo*Yo*R*S, fc: K*C*Xi*Yi,
    matmul: X*Y*Lb*Ca, with transpose_b X*Y*Cb*Lb; pools, add, mul, concat,
-   softmax, layernorm, gelu: 0);
+   softmax, layernorm, gelu, silu: 0);
 3. total_macs / batch is within TOL (relative) of PUBLISHED, a figure taken
    from the literature; where it counts something slightly different, the
    comment says so and TOL is chosen (and explained) to cover it;
 4. a few layers' MACs (and types) equal values derived by hand;
 5. the number of layers (activations and batch norm are fused into their
-   producer and are not layers; pools, add, mul, concat, softmax, layernorm
-   and gelu are).
+   producer and are not layers; pools, add, mul, concat, softmax, layernorm,
+   gelu and silu are);
+6. where a weight count is given, the conv, dwconv and fc layers' weight
+   words equal it, and with the parameters DFL does not model (batch norm,
+   biases) it is within TOL of the published parameter count.
 
 Every hand derivation below is written as the arithmetic it is. For the
 totals, that arithmetic is evaluated here and compared against the plain
@@ -32,10 +35,16 @@ import sys
 NETS = {}
 
 
-def net(name, exact, derivation, published, tol, source, layers, count, modules=None):
+def net(name, exact, derivation, published, tol, source, layers, count, modules=None, weights=None):
+    """weights: (EXACT, DERIVATION, OTHER, PUBLISHED, TOL, SOURCE): the conv,
+    dwconv and fc weight words, their hand derivation, the parameters DFL does
+    not model (batch norm's scale and shift, biases) and the published
+    parameter count that EXACT + OTHER must be within TOL of."""
     assert exact == derivation, f"check_macs.py: hand derivation of {name} is {derivation}, not {exact}"
+    assert weights is None or weights[0] == weights[1], \
+        f"check_macs.py: hand derivation of {name}'s weights is {weights[1]}, not {weights[0]}"
     NETS[name] = dict(exact=exact, published=published, tol=tol, source=source,
-                      layers=layers, count=count, modules=modules or {})
+                      layers=layers, count=count, modules=modules or {}, weights=weights)
 
 
 # ---------------------------------------------------------------------------
@@ -290,6 +299,70 @@ net("mobilenet_v2", 300_774_272,
     64)  # 52 conv/dwconv in blocks + 10 add + Conv1 + Conv_1 + avgpool + fc
 
 # ---------------------------------------------------------------------------
+# EfficientNet-B0 at 224. An MBConv block with expansion t, kernel k,
+# Cin -> Cout, input S x S, stride s (output S/s), hidden M = t*Cin,
+# squeeze-and-excitation of max(1, Cin/4) channels:
+#   expand S^2*Cin*M [only if t > 1] + dw (S/s)^2*M*k^2 + project (S/s)^2*M*Cout
+#   + SE reduce and expand 2*M*(Cin/4), on the pooled 1 x 1 map;
+# its weights are the same products without the map sizes.
+def mbconv(s, stride, t, k, cin, cout):
+    so, m, se = s // stride, t * cin, max(1, cin // 4)
+    expand = cin * m if t > 1 else 0
+    return (s * s * expand + so * so * m * k * k + so * so * m * cout + 2 * m * se,
+            expand + m * k * k + m * cout + 2 * m * se)
+
+
+EFFICIENTNET_B0_BLOCKS = (   # Tan & Le Table 1 rows, unrolled
+    [mbconv(112, 1, 1, 3, 32, 16)]
+    + [mbconv(112, 2, 6, 3, 16, 24), mbconv(56, 1, 6, 3, 24, 24)]
+    + [mbconv(56, 2, 6, 5, 24, 40), mbconv(28, 1, 6, 5, 40, 40)]
+    + [mbconv(28, 2, 6, 3, 40, 80)] + 2 * [mbconv(14, 1, 6, 3, 80, 80)]
+    + [mbconv(14, 1, 6, 5, 80, 112)] + 2 * [mbconv(14, 1, 6, 5, 112, 112)]
+    + [mbconv(14, 2, 6, 5, 112, 192)] + 3 * [mbconv(7, 1, 6, 5, 192, 192)]
+    + [mbconv(7, 1, 6, 3, 192, 320)])
+#   stem 112^2*32*3*9 = 10,838,016; 16 blocks 353,626,336 (of which the SE
+#   convs 627,200); top_conv 7^2*320*1280 = 20,070,400; predictions
+#   1280*1000 = 1,280,000; total 385,814,752.
+# Published: 0.39 B FLOPS (multiply-adds), M. Tan and Q. V. Le,
+# "EfficientNet", ICML 2019, Table 2 (EfficientNet-B0). Two significant
+# digits, and the paper does not say what else it counts (SiLU, the SE's
+# scale, the pools have no MACs here): the exact count is 1.07% below 390 M
+# (without the SE convs, 385.2 M; without the classifier too, 383.9 M).
+# TOL 1.3% (half a unit of the second digit, 1.28%).
+# Parameters: the conv, depthwise and fc weights are 5,236,192 words
+#   (stem 864 + blocks 3,545,728 + top_conv 409,600 + predictions 1,280,000);
+# the paper's 5.3 M (Table 2) also counts batch norm's scale and shift, 2 per
+# channel of the 49 BNs (stem 64 + blocks 39,392 + top 2,560 = 42,016), and
+# the biases of the SE convs (9,340) and the classifier (1,000): 5,288,548 in
+# all, which is torchvision's efficientnet_b0 parameter count to the unit,
+# 0.22% below 5.3 M; TOL 0.94% (half a unit of the second digit).
+net("efficientnet_b0", 385_814_752,
+    112 * 112 * 32 * 3 * 9 + sum(b[0] for b in EFFICIENTNET_B0_BLOCKS) + 7 * 7 * 320 * 1280 + 1280 * 1000,
+    390e6, 0.013, "Tan & Le, ICML 2019, Table 2: 0.39 B FLOPS (multiply-adds)",
+    {"stem_conv": ("conv", 112 * 112 * 32 * 3 * 9),            # 10,838,016
+     "stem_activation": ("silu", 0),
+     "block1a_dwconv": ("dwconv", 112 * 112 * 32 * 9),         # 3,612,672
+     "block1a_se_squeeze": ("avgpool", 0),
+     "block1a_se_reduce": ("conv", 32 * 8),                    # 256, on 1 x 1
+     "block1a_se_expand": ("conv", 8 * 32),                    # 256
+     "block1a_se_excite": ("mul", 0),                          # the broadcast scale
+     "block2a_expand_conv": ("conv", 112 * 112 * 16 * 96),     # 19,267,584
+     "block2a_dwconv": ("dwconv", 56 * 56 * 96 * 9),           # 2,709,504 (stride 2)
+     "block3a_dwconv": ("dwconv", 28 * 28 * 144 * 25),         # 2,822,400 (5x5, stride 2)
+     "block5a_dwconv": ("dwconv", 14 * 14 * 480 * 25),         # 2,352,000 (stride 1)
+     "block6b_se_reduce": ("conv", 1152 * 48),                 # 55,296
+     "block6d_add": ("add", 0),
+     "block7a_project_conv": ("conv", 7 * 7 * 1152 * 320),     # 18,063,360
+     "top_conv": ("conv", 7 * 7 * 320 * 1280),                 # 20,070,400
+     "predictions": ("fc", 1_280_000)},
+    # stem conv + silu; block1a: dwconv, silu, SE (avgpool, conv, silu, conv,
+    # mul), project; 15 blocks of 10 (expand, silu, ...); 9 residual adds;
+    # top_conv, silu, avg_pool, predictions
+    2 + 8 + 15 * 10 + 9 + 4,
+    weights=(5_236_192, 864 + sum(b[1] for b in EFFICIENTNET_B0_BLOCKS) + 320 * 1280 + 1280 * 1000,
+             42_016 + 9_340 + 1_000, 5.3e6, 0.0094, "Tan & Le, ICML 2019, Table 2: 5.3 M parameters"))
+
+# ---------------------------------------------------------------------------
 # BERT-base encoder, sequence L, hidden H = 768, 12 heads, FFN 3072.
 # Per layer:
 #   Q, K, V, attention output projections  4 * L*H*H
@@ -506,6 +579,17 @@ def main(argv):
             errors.append(f"layers '{prefix}*': got {got:,} MACs, expected {macs:,} per sample"
                           + (f" x batch {scale}" if scale > 1 else ""))
 
+    if want["weights"]:
+        exact, _, other, published, tol, source = want["weights"]
+        # A broadcast mul's and a matmul's wgt are activations, not parameters.
+        got = sum(l["wgt_words"] for l in n["layers"] if l["type"] in ("conv", "dwconv", "fc"))
+        if got != exact:
+            errors.append(f"weights: got {got:,} words in conv, dwconv and fc layers, expected {exact:,}")
+        params_rel = (exact + other - published) / published
+        if abs(params_rel) > tol:
+            errors.append(f"parameters {exact + other:,} are {params_rel:+.2%} from the published "
+                          f"{published:,.0f} ({source}); tolerance {tol:.2%}")
+
     if len(n["layers"]) != want["count"]:
         errors.append(f"{len(n['layers'])} layers, expected {want['count']} "
                       "(activations and normalizations fuse into their producer)")
@@ -515,7 +599,9 @@ def main(argv):
             print(f"check_macs.py: {name}: {e}", file=sys.stderr)
         return 1
     print(f"{name}: {per_image:,} MACs per sample, {rel:+.2%} from the published "
-          f"{want['published']:,.0f} (tolerance {want['tol']:.2%})")
+          f"{want['published']:,.0f} (tolerance {want['tol']:.2%})"
+          + (f"; {want['weights'][0] + want['weights'][2]:,} parameters, {params_rel:+.2%} from the "
+             f"published {want['weights'][3]:,.0f}" if want["weights"] else ""))
     return 0
 
 
