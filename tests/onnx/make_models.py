@@ -2,8 +2,8 @@
 """Usage: make_models.py OUT_DIR
 
 Builds the ONNX models the importer's tests read (tests/lit/onnx), with
-python3-onnx's helper API, no downloads: ResNet-50, MobileNet-v2 and a
-BERT-base encoder with the published architectures' shapes (their node names
+python3-onnx's helper API, no downloads: ResNet-50, MobileNet-v2,
+EfficientNet-B0 and a BERT-base encoder with the published architectures' shapes (their node names
 are the layer names of the stdlib's DFL versions, so the two can be compared
 layer by layer), one small model per operator and attribute combination, and
 models dflc must refuse. Weights are external data (dims only, as large
@@ -51,13 +51,13 @@ class Graph:
         self.nodes.append(helper.make_node(op, inputs, [name + ":0"], name=name, **attrs, **kw))
         return name + ":0"
 
-    def conv(self, x, name, cin, k, r, stride=1, pad=0, group=1, hw=None):
+    def conv(self, x, name, cin, k, r, stride=1, pad=0, group=1, hw=None, bias=False):
         """hw: the input's height = width, to count MACs: K·(C/group)·R·R·Ho·Wo."""
         if hw:
             out = (hw + 2 * pad - r) // stride + 1
             self.macs += k * (cin // group) * r * r * out * out
-        w = self.weight(name + "_W", [k, cin // group, r, r])
-        return self.node("Conv", [x, w], name, kernel_shape=[r, r], strides=[stride, stride],
+        w = [self.weight(name + "_W", [k, cin // group, r, r])] + ([self.weight(name + "_B", [k])] if bias else [])
+        return self.node("Conv", [x] + w, name, kernel_shape=[r, r], strides=[stride, stride],
                          pads=[pad] * 4, group=group)
 
     def bn(self, x, name, c):
@@ -156,6 +156,47 @@ def mobilenet_v2():
     g.macs += 1280 * 1000
     g.node("Add", [x, g.weight("predictions_B", [1000])], "predictions_bias")
     g.save("mobilenet_v2.onnx")
+
+
+def efficientnet_b0():
+    # Tan & Le, ICML 2019, Table 1, as torch.onnx exports torchvision's or
+    # timm's efficientnet_b0 in eval mode: batch norm folded into the convs
+    # (a bias each), SiLU as Mul(x, Sigmoid(x)), squeeze-and-excitation as
+    # GlobalAveragePool -> Conv -> SiLU -> Conv -> Sigmoid -> Mul(x, scale)
+    # (timm's x * gate), Flatten -> Gemm. Keras's layer names, as the stdlib's.
+    g = Graph("efficientnet_b0")
+
+    def silu(x, name):
+        return g.node("Mul", [x, g.node("Sigmoid", [x], name + "_sigmoid")], name)
+
+    x = g.input("data", [1, 3, 224, 224])
+    x = silu(g.conv(x, "stem_conv", 3, 32, 3, stride=2, pad=1, hw=224, bias=True), "stem_activation")
+    hw, cin = 112, 32
+    for stage, (t, k, n, c, s) in enumerate(((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2),
+                                             (6, 3, 3, 80, 2), (6, 5, 3, 112, 1), (6, 5, 4, 192, 2),
+                                             (6, 3, 1, 320, 1)), start=1):
+        for i in range(n):
+            p, stride, mid, se = f"block{stage}{'abcd'[i]}_", s if i == 0 else 1, cin * t, max(1, cin // 4)
+            y = x
+            if t != 1:
+                y = silu(g.conv(y, p + "expand_conv", cin, mid, 1, hw=hw, bias=True), p + "expand_activation")
+            y = g.conv(y, p + "dwconv", mid, mid, k, stride=stride, pad=(k - 1) // 2, group=mid, hw=hw, bias=True)
+            hw = (hw + k - 1 - k) // stride + 1
+            y = silu(y, p + "activation")
+            z = g.node("GlobalAveragePool", [y], p + "se_squeeze")
+            z = silu(g.conv(z, p + "se_reduce", mid, se, 1, hw=1, bias=True), p + "se_reduce_activation")
+            z = g.node("Sigmoid", [g.conv(z, p + "se_expand", se, mid, 1, hw=1, bias=True)], p + "se_expand_sigmoid")
+            y = g.node("Mul", [y, z], p + "se_excite")
+            y = g.conv(y, p + "project_conv", mid, c, 1, hw=hw, bias=True)
+            if stride == 1 and cin == c:
+                y = g.node("Add", [y, x], p + "add")
+            x, cin = y, c
+    x = silu(g.conv(x, "top_conv", 320, 1280, 1, hw=hw, bias=True), "top_activation")
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x], "avg_pool")], "flatten", axis=1)
+    g.macs += 1280 * 1000
+    g.node("Gemm", [x, g.weight("predictions_W", [1000, 1280]), g.weight("predictions_B", [1000])],
+           "predictions", transB=1)
+    g.save("efficientnet_b0.onnx")
 
 
 def bert(layers, file):
@@ -357,5 +398,6 @@ def small():
 
 resnet50()
 mobilenet_v2()
+efficientnet_b0()
 bert(12, "bert_base.onnx")
 small()
