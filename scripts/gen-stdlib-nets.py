@@ -226,10 +226,10 @@ def efficientnet_b0():
 // + BN, no activation; a residual add where the stride is 1 and the input
 // and output channels agree. Batch norm and the gate's sigmoid fuse into
 // their convs; SiLU is a layer of its own (docs/language.md). Keras pads the
-// stride-2 depthwise convs asymmetrically (TensorFlow's SAME); DFL pads
-// symmetrically, (k - 1) / 2 as torchvision, which gives the same sizes and
-// MACs. The input rescaling/normalization and the dropouts are identities
-// at inference and are left out.
+// stride-2 convs (stem and depthwise) asymmetrically, (k - 1) / 2 - 1 before
+// and (k - 1) / 2 after; DFL pads symmetrically, (k - 1) / 2 as torchvision,
+// which gives the same sizes and MACs. The input rescaling and
+// normalization and the dropouts are no layers at inference: left out.
 // MACs per image: {macs:,}, of which squeeze-and-excitation {se:,}.
 // Weights: {wgt:,} (without BN's 2 per channel and the biases).
 network efficientnet_b0 {{
