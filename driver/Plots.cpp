@@ -17,16 +17,6 @@ using svg::num;
 
 constexpr double kLabel = 160, kPlot = 600, kValue = 110, kRow = 18, kBar = 13, kTop = 62, kAxis = 44;
 
-/// The energy unit that makes `maxPj` read as 1 to 1000, and its size in pJ.
-std::pair<const char *, double> energyUnit(double maxPj) {
-  const char *units[] = {"pJ", "nJ", "µJ", "mJ", "J"};
-  double scale = 1;
-  size_t i = 0;
-  while (maxPj / scale >= 1000 && i + 1 < std::size(units))
-    scale *= 1000, ++i;
-  return {units[i], scale};
-}
-
 std::string text(double x, double y, const std::string &s, const std::string &attrs = "") {
   return "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\"" + (attrs.empty() ? "" : " " + attrs) + ">" + escape(s) +
          "</text>\n";
@@ -89,7 +79,7 @@ std::string energyByLayer(const Evaluation &r) {
   double maxPj = 0;
   for (const EvaluationRow &l : layers)
     maxPj = std::max(maxPj, *l.energyPj);
-  auto [unit, scale] = energyUnit(maxPj);
+  const auto [unit, scale] = energyUnitFor(maxPj);
   double top = axisMax(maxPj / scale);
   std::string body = header("Energy by layer and component", subtitleOf(r), names);
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -119,7 +109,7 @@ std::string energyByLevel(const Evaluation &r) {
   double total = *r.energyPj, maxPj = 0;
   for (const EnergyPart &c : parts)
     maxPj = std::max(maxPj, c.pj);
-  auto [unit, scale] = energyUnit(maxPj);
+  const auto [unit, scale] = energyUnitFor(maxPj);
   double top = axisMax(maxPj / scale);
   std::string body = header("Energy by component: MAC, memory levels (innermost first), NoC, bus, static", subtitleOf(r), {});
   for (size_t c = 0; c < parts.size(); ++c) {
@@ -169,8 +159,8 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
     minPj = std::min(minPj, p.energyPj), maxPj = std::max(maxPj, p.energyPj);
     minCycles = std::min(minCycles, p.latencyCycles), maxCycles = std::max(maxCycles, p.latencyCycles);
   }
-  const auto energy = energyUnit(maxPj);
-  const double scale = energy.second;   // not a structured binding: lambdas below capture it (clang 14)
+  const EnergyUnit energy = energyUnitFor(maxPj);
+  const double scale = energy.pj;   // a copy: lambdas below capture it
   // The schedules a solve evaluates differ by percents: the axes span them, not zero up.
   const svg::Axis ae(minPj / scale, maxPj / scale), al(minCycles, maxCycles);
   const double bottom = kTop + kHeight;
@@ -200,7 +190,7 @@ OutputFile tradeoffPlot(const std::vector<TradeoffPoint> &evaluated, const std::
           "\" stroke=\"#333\"/>\n<line x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(kLeft) + "\" y2=\"" +
           num(bottom) + "\" stroke=\"#333\"/>\n";
   body += text(kLeft + kPlot / 2, bottom + 36, "latency (cycles)", "text-anchor=\"middle\"");
-  body += text(16, kTop + kHeight / 2, std::string("energy (") + energy.first + ")",
+  body += text(16, kTop + kHeight / 2, std::string("energy (") + energy.name + ")",
                "text-anchor=\"middle\" transform=\"rotate(-90 16 " + num(kTop + kHeight / 2) + ")\"");
   for (const TradeoffPoint &p : evaluated)
     body += "<circle " + at(p) + " r=\"3\" fill=\"#999\" fill-opacity=\"0.6\" class=\"evaluated\" " + values(p) + "/>\n";
