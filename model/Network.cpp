@@ -36,10 +36,14 @@ std::vector<TensorRole> Layer::roles() const {
   return {TensorRole::Ifm, TensorRole::Ofm};
 }
 
+bool Layer::operandIsWgt(size_t i) const {
+  return (type == LayerType::MatMul && i == 1) || static_cast<int>(i) == broadcast;
+}
+
 std::vector<TensorRef> Layer::ifmOperands() const {
   std::vector<TensorRef> out;
   for (size_t i = 0; i < operands.size(); ++i)
-    if (!(type == LayerType::MatMul && i == 1) && static_cast<int>(i) != broadcast)
+    if (!operandIsWgt(i))
       out.push_back(operands[i]);
   return out;
 }

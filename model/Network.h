@@ -81,6 +81,8 @@ struct Layer {
   /// The operands read as the ifm: all but a matmul's second operand and an
   /// add's or mul's broadcast operand (both read as the wgt).
   std::vector<TensorRef> ifmOperands() const;
+  /// Operand `i` is read as the wgt (a matmul's second, a broadcast one).
+  bool operandIsWgt(size_t i) const;
   /// Roles this layer has tensors for.
   std::vector<TensorRole> roles() const;
   /// Loop dims of this layer's iteration space (all nine; trivial ones are 1).

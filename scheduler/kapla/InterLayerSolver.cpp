@@ -275,19 +275,24 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     // chunk; an input cut into C chunks accumulates the output over them.
     const double splitK = forwardsChannels(net, x, s.last) ? static_cast<double>(s.channelSplit) : 1;
     const double splitC = receivesChannels(net, s.first, x) ? static_cast<double>(s.channelSplit) : 1;
-    const double W = static_cast<double>(l.wgtSize);
     const double O = static_cast<double>(l.ofmShape.size()) * batch;
-    double I = 0, Ifwd = 0;
-    for (const TensorRef &op : l.operands) {
+    // Operands, from DRAM or forwarded: the ifm's, and a matmul's second or a
+    // broadcast operand, which is its per-sample wgt (each word read once).
+    double I = 0, Ifwd = 0, Wact = 0, WactFwd = 0;
+    for (size_t i = 0; i < l.operands.size(); ++i) {
+      const TensorRef &op = l.operands[i];
       double size = static_cast<double>((op.isInput ? net.inputs[static_cast<size_t>(op.index)].shape
                                                     : net.layers[static_cast<size_t>(op.index)].ofmShape)
                                             .size()) *
                     batch;
-      (!op.isInput && inSegment(op.index) ? Ifwd : I) += size;
+      const bool fwd = !op.isInput && inSegment(op.index);
+      (l.operandIsWgt(i) ? (fwd ? WactFwd : Wact) : (fwd ? Ifwd : I)) += size;
     }
     // Weights: once if they stay across the batch chunks, else once per chunk;
     // the nodes stream them to the PEs once per chunk.
-    const double wDram = W * ws.held[wi] * wb <= spare ? W : W * chunksN, wBuf = W * chunksN;
+    const double W = wgtPerSample(l.nest) ? 0 : static_cast<double>(l.wgtSize);
+    const double wDram = (W * ws.held[wi] * wb <= spare ? W : W * chunksN) + Wact,
+                 wBuf = W * chunksN + Wact + WactFwd;
     // Inputs from DRAM: once if one batch chunk of them stays while the K
     // chunks are produced, else once per K chunk. Forwarded ones: no DRAM.
     const double iDram = I / chunksN * ws.held[ii] * wb <= spare ? I : I * splitK, iBuf = (I + Ifwd) * splitK;
