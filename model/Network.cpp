@@ -89,13 +89,20 @@ int64_t Layer::rowLength() const {
   return normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y;
 }
 
-const char *Layer::kindName() const { return type == LayerType::Unary ? unarySpec(unary).name : layerTypeName(type); }
+const char *Layer::kindName() const {
+  if (type == LayerType::LayerNorm && rms)
+    return "rmsnorm";
+  return type == LayerType::Unary ? unarySpec(unary).name : layerTypeName(type);
+}
 
 int64_t Layer::opsPerElement() const {
   // docs/directives.md §7, "Normalizations and GELU": the float formulas' operations.
   switch (type) {
   case LayerType::Softmax: return 5;     // max, subtract, exp, sum, divide
-  case LayerType::LayerNorm: return 7;   // mean, subtract, square, variance, scale, gamma, beta
+  case LayerType::LayerNorm:
+    // mean, subtract, square, variance, scale, gamma, beta; rmsnorm has no
+    // mean, subtraction or beta: square, mean square, scale, gamma.
+    return rms ? 4 : 7;
   case LayerType::Unary: return unarySpec(unary).opsPerPoint;
   default: return 0;
   }

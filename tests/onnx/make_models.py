@@ -304,6 +304,49 @@ def small():
     gelu_model("gelu_div15.onnx", sqrt2=1.5)              # not sqrt(2): no GELU, Erf refused
     gelu_model("gelu_quarter.onnx", half=0.25, order="b")  # 0.25, not 0.5: likewise
 
+    # RMSNorm as torch.onnx exports Llama's (Hugging Face's LlamaRMSNorm) at
+    # opset 17: Pow(x, 2) -> ReduceMean(axes=[-1], keepdims=1) -> Add(eps) ->
+    # Sqrt -> Reciprocal -> Mul(x, .) -> Mul(weight, .); torch.nn.RMSNorm's
+    # Div(x, Sqrt(...)) variant; and Div(1, .) over Mul(x, x), no weight,
+    # Constant nodes. In a Llama MLP block on [batch, tokens, hidden]
+    # tensors: norm, SwiGLU (gate and up projections, silu(gate) * up), down
+    # projection, residual add, norm.
+    def rmsnorm(g, x, p, hidden, form="reciprocal", eps=1e-6, axis=-1):
+        if form == "mul":
+            sq = g.node("Mul", [x, x], p + "Mul_sq")
+        else:
+            sq = g.node("Pow", [x, g.const(p + "two", 2.0)], p + "Pow")
+        ms = g.node("ReduceMean", [sq], p + "ReduceMean", axes=[axis], keepdims=1)
+        root = g.node("Sqrt", [g.node("Add", [ms, g.const(p + "eps", eps)], p + "Add")], p + "Sqrt")
+        if form == "div":
+            y = g.node("Div", [x, root], p + "Div")
+        elif form == "mul":
+            one = g.node("Constant", [], p + "one", value=numpy_helper.from_array(np.array(1.0, dtype=np.float32)))
+            return g.node("Mul", [g.node("Div", [one, root], p + "Div"), x], p + "Mul")
+        else:
+            y = g.node("Mul", [x, g.node("Reciprocal", [root], p + "Reciprocal")], p + "Mul")
+        return g.node("Mul", [g.weight(p + "weight", [hidden]), y], p + "Mul_1")
+
+    def llama_mlp(file, **norm):
+        T, H, F = 16, 64, 128
+        g = Graph("llama_mlp")
+        x = g.input("hidden_states", [1, T, H])
+        h = rmsnorm(g, x, "/post_attention_layernorm/", H, **norm)
+        gate = g.node("MatMul", [h, g.weight("gate_proj", [H, F])], "/mlp/gate_proj/MatMul")
+        up = g.node("MatMul", [h, g.weight("up_proj", [H, F])], "/mlp/up_proj/MatMul")
+        a = g.node("Mul", [gate, g.node("Sigmoid", [gate], "/mlp/act_fn/Sigmoid")], "/mlp/act_fn/Mul")
+        m = g.node("Mul", [a, up], "/mlp/Mul")
+        d = g.node("MatMul", [m, g.weight("down_proj", [F, H])], "/mlp/down_proj/MatMul")
+        g.macs += 3 * T * H * F
+        r = g.node("Add", [x, d], "/Add")
+        r = rmsnorm(g, r, "/norm/", H, form="div")
+        rmsnorm(g, r, "/final_norm/", H, form="mul")
+        g.save(file, opset=17)
+
+    llama_mlp("llama_mlp.onnx")
+    llama_mlp("rms_tokens.onnx", axis=1)   # the mean over the tokens: no DFL rmsnorm
+    llama_mlp("rms_eps.onnx", eps=0.5)     # 0.5 is no epsilon: no RMSNorm, ReduceMean refused
+
     # Squeeze-and-excitation as torch.onnx exports torchvision's
     # SqueezeExcitation: GlobalAveragePool -> 1x1 Conv -> Relu -> 1x1 Conv ->
     # Sigmoid -> Mul(scale, input), the [N, C, 1, 1] scale first; then a
