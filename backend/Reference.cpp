@@ -225,6 +225,8 @@ struct Rows {
 };
 Rows rowsOf(const Network &net, const Layer &l) {
   const TensorShape &s = l.ofmShape;
+  if (l.normPlane)   // a group's channels at every position: contiguous
+    return {net.batch * l.normGroups, l.rowLength(), 1};
   if (l.normAxis == Dim::C)
     return {net.batch * l.normGroups, s.C / l.normGroups, s.X * s.Y};
   if (l.normAxis == Dim::Xo)

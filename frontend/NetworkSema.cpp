@@ -27,6 +27,7 @@ struct OpSpec {
   std::vector<ParamSpec> params;
   UnaryFn unary = UnaryFn::Gelu;   // LayerType::Unary: the function
   bool rms = false;                // LayerType::LayerNorm: rmsnorm
+  bool plane = false;              // LayerType::LayerNorm: groupnorm
 };
 
 const std::vector<OpSpec> &opSpecs() {
@@ -53,6 +54,7 @@ const std::vector<OpSpec> &opSpecs() {
         {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
         {"rmsnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, true},
+        {"groupnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, false, true},
     };
     for (const UnaryFnSpec &f : unaryFunctions())
       specs.push_back({f.name, LayerType::Unary, 1, 1, {}, f.fn});
@@ -490,6 +492,7 @@ private:
     layer.type = spec->type;
     layer.unary = spec->unary;
     layer.rms = spec->rms;
+    layer.normPlane = spec->plane;
     layer.operands = operands;
     for (const ast::Ident &o : l.operands)
       layer.operandNames.push_back(o.name);

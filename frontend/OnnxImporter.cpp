@@ -596,6 +596,13 @@ private:
         {"LayerNormalization", {"layernorm", true}}};
     if (auto a = elementwise.find(op); a != elementwise.end())
       return a->second.layer ? normalization(n, *x, a->second.dfl) : activation(n, *x, a->second.dfl);
+    if (op == "InstanceNormalization") {   // each channel over its positions: a group per channel
+      if (x->layout != Layout::Image)
+        return Refusal{"an InstanceNormalization of a " + layoutName(*x) + " tensor has no DFL layer (an [N, C, H, W] "
+                       "image's is groupnorm with groups=C)"};
+      emit(n, "groupnorm(" + x->name + ", groups=" + std::to_string(x->shape[1]) + ")", x->layout, x->shape);
+      return std::nullopt;
+    }
     if (op == "Clip")
       return clip(n, ins);
     if (op == "Identity" || op == "Dropout") {
@@ -974,6 +981,7 @@ private:
   struct Fusion {
     std::string dfl, x, comment;
     std::optional<int64_t> axis;   // rmsnorm: the ONNX axis averaged
+    std::string args;              // groupnorm: `, groups=G`
   };
 
   static bool defaultDomain(const onnx::NodeProto &n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
@@ -1029,7 +1037,7 @@ private:
         const onnx::NodeProto *sig = producer.count(m.input(i)) ? producer[m.input(i)] : nullptr;
         const std::string &x = m.input(1 - i);
         if (is(sig, "Sigmoid", 1) && sig->input(0) == x && !constants.count(x) && soleReader(m.input(i)) == &m) {
-          fusedAt_[&m] = {"silu", x, "x*Sigmoid(x): Sigmoid " + name(*sig) + ", Mul " + name(m), {}};
+          fusedAt_[&m] = {"silu", x, "x*Sigmoid(x): Sigmoid " + name(*sig) + ", Mul " + name(m), {}, {}};
           absorbed_.insert(sig);
           break;
         }
@@ -1076,7 +1084,7 @@ private:
         continue;
       }
       fusedAt_[last] = {"gelu", x, "Erf GELU: Div " + name(*div) + ", Erf " + name(e) + ", Add " + name(*add) +
-                                       ", Mul " + name(*half) + ", Mul " + name(*last), {}};
+                                       ", Mul " + name(*half) + ", Mul " + name(*last), {}, {}};
       for (const onnx::NodeProto *n : {div, &e, add, half})
         absorbed_.insert(n);
     }
@@ -1143,7 +1151,40 @@ private:
       std::string comment = "RMSNorm:";
       for (const onnx::NodeProto *n : nodes)
         comment += std::string(n == nodes.front() ? " " : ", ") + n->op_type() + " " + name(*n);
-      fusedAt_[last] = {"rmsnorm", x, comment + ", " + last->op_type() + " " + name(*last), axes[0]};
+      fusedAt_[last] = {"rmsnorm", x, comment + ", " + last->op_type() + " " + name(*last), axes[0], {}};
+      for (const onnx::NodeProto *n : nodes)
+        absorbed_.insert(n);
+    }
+    // groupnorm as torch.onnx exports nn.GroupNorm at opsets up to 17:
+    // Reshape(x, [N, G, -1]) -> InstanceNormalization (per group) -> Reshape
+    // back to x's shape, then an optional Mul and Add by constants (γ, β).
+    for (const onnx::NodeProto &in : g.node()) {
+      if (!is(&in, "InstanceNormalization", 3))
+        continue;
+      const onnx::NodeProto *r1 = producer.count(in.input(0)) ? producer[in.input(0)] : nullptr;
+      const onnx::NodeProto *r2 = soleReader(in.output(0));
+      if (!is(r1, "Reshape", 2) || soleReader(r1->output(0)) != &in || !is(r2, "Reshape", 2) ||
+          constants.count(r1->input(0)))
+        continue;   // an InstanceNormalization of its own (map)
+      const std::string x = r1->input(0);
+      auto xs = outputShape(x), gs = outputShape(r1->output(0)), ys = outputShape(r2->output(0));
+      if (!xs || !gs || !ys || xs->size() != 4 || gs->size() != 3 || *ys != *xs || (*gs)[0] != (*xs)[0] ||
+          (*xs)[1] % (*gs)[1] != 0 || (*gs)[1] * (*gs)[2] != (*xs)[1] * (*xs)[2] * (*xs)[3])
+        continue;
+      std::vector<const onnx::NodeProto *> nodes = {r1, &in};
+      const onnx::NodeProto *last = r2;
+      for (const char *op : {"Mul", "Add"}) {   // γ, β: not modelled (as layernorm's)
+        const onnx::NodeProto *a = soleReader(last->output(0));
+        if (is(a, op, 2) && constants.count(other(*a, last->output(0)))) {
+          nodes.push_back(last);
+          last = a;
+        }
+      }
+      std::string comment = "GroupNorm:";
+      for (const onnx::NodeProto *n : nodes)
+        comment += std::string(n == nodes.front() ? " " : ", ") + n->op_type() + " " + name(*n);
+      fusedAt_[last] = {"groupnorm", x, comment + ", " + last->op_type() + " " + name(*last), {},
+                        ", groups=" + std::to_string((*gs)[1])};
       for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
     }
@@ -1171,7 +1212,9 @@ private:
     const Value &x = it->second;
     if (x.kind != Value::Activation)
       return Refusal{"the " + f.dfl + " pattern's input '" + f.x + "' is no activation"};
-    std::string args;
+    std::string args = f.args;
+    if (f.dfl == "groupnorm" && x.layout != Layout::Image)
+      return Refusal{"it ends a GroupNorm pattern whose input is a " + layoutName(x) + " tensor, not an image"};
     if (f.axis)
       if (auto r = normArgs(x, *f.axis, f.dfl, args))
         return Refusal{"it ends an RMSNorm pattern whose ReduceMean's " + r->reason};

@@ -86,12 +86,25 @@ bool Layer::channelWise() const {
 int64_t Layer::rowLength() const {
   if (!normalizes())
     return 0;
-  return normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y;
+  int64_t length = 1;
+  for (auto [dim, extent] : rowDims())
+    length *= extent;
+  return length;
+}
+
+std::vector<std::pair<Dim, int64_t>> Layer::rowDims() const {
+  if (!normalizes())
+    return {};
+  if (normPlane)
+    return {{Dim::C, ofmShape.C / normGroups}, {Dim::Xo, ofmShape.X}, {Dim::Yo, ofmShape.Y}};
+  return {{normAxis, normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y}};
 }
 
 const char *Layer::kindName() const {
   if (type == LayerType::LayerNorm && rms)
     return "rmsnorm";
+  if (type == LayerType::LayerNorm && normPlane)
+    return "groupnorm";
   return type == LayerType::Unary ? unarySpec(unary).name : layerTypeName(type);
 }
 

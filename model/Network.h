@@ -70,6 +70,9 @@ struct Layer {
   /// own: the same rows, statistics pass and relation; only the row's
   /// arithmetic and its operations per element differ (docs/design.md).
   bool rms = false;
+  /// layernorm: PyTorch's GroupNorm (`groupnorm`): a row is a group's C/groups
+  /// channels at every position, C/groups·X·Y words, contiguous in [C][X][Y].
+  bool normPlane = false;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.
@@ -96,7 +99,9 @@ struct Layer {
   bool normalizes() const { return type == LayerType::Softmax || type == LayerType::LayerNorm; }
   /// The words of one row a softmax or layernorm normalizes (0 for other layers).
   int64_t rowLength() const;
-  /// The layer's kind as DFL writes it: the unary function's name, `rmsnorm`, else layerTypeName.
+  /// The dims a row spans, each with the row's extent along it (docs/directives.md §7).
+  std::vector<std::pair<Dim, int64_t>> rowDims() const;
+  /// The layer's kind as DFL writes it: the unary function's name, `rmsnorm`, `groupnorm`, else layerTypeName.
   const char *kindName() const;
   /// The operations per element of the element-wise layers with their own
   /// arithmetic (softmax, layernorm, the unary functions; docs/directives.md §7), else 0.

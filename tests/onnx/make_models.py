@@ -347,6 +347,30 @@ def small():
     llama_mlp("rms_tokens.onnx", axis=1)   # the mean over the tokens: no DFL rmsnorm
     llama_mlp("rms_eps.onnx", eps=0.5)     # 0.5 is no epsilon: no RMSNorm, ReduceMean refused
 
+    # GroupNorm as torch.onnx exports nn.GroupNorm(32, C) at opset 17 (no
+    # GroupNormalization before 18): Reshape(x, [0, G, -1]) ->
+    # InstanceNormalization(ones, zeros) -> Reshape(., Shape(x)) -> Mul(weight)
+    # -> Add(bias); in a diffusion ResBlock's first half on [N, C, H, W]:
+    # norm, SiLU, 3x3 conv, norm, SiLU, 3x3 conv; then nn.InstanceNorm2d, an
+    # InstanceNormalization of the image itself (a group per channel).
+    def groupnorm(g, x, p, c, groups):
+        r = g.node("Reshape", [x, g.const(p + "shape", [0, groups, -1], np.int64)], p + "Reshape")
+        n = g.node("InstanceNormalization", [r, g.const(p + "ones", [1.0] * groups),
+                                             g.const(p + "zeros", [0.0] * groups)],
+                   p + "InstanceNormalization", epsilon=1e-5)
+        y = g.node("Reshape", [n, g.node("Shape", [x], p + "Shape")], p + "Reshape_1")
+        y = g.node("Mul", [y, g.weight(p + "weight", [c, 1, 1])], p + "Mul")
+        return g.node("Add", [y, g.weight(p + "bias", [c, 1, 1])], p + "Add")
+
+    g = Graph("resblock")
+    x = g.input("x", [1, 64, 8, 8])
+    for i in (1, 2):
+        h = groupnorm(g, x, "/norm%d/" % i, 64, 32)
+        h = g.node("Mul", [h, g.node("Sigmoid", [h], "/act%d/Sigmoid" % i)], "/act%d/Mul" % i)
+        x = g.conv(h, "/conv%d/Conv" % i, 64, 64, 3, pad=1, hw=8)
+    g.node("InstanceNormalization", [x, g.weight("in_scale", [64]), g.weight("in_bias", [64])], "/in/InstanceNormalization")
+    g.save("groupnorm.onnx", opset=17)
+
     # Squeeze-and-excitation as torch.onnx exports torchvision's
     # SqueezeExcitation: GlobalAveragePool -> 1x1 Conv -> Relu -> 1x1 Conv ->
     # Sigmoid -> Mul(scale, input), the [N, C, 1, 1] scale first; then a

@@ -477,6 +477,31 @@ TEST(Reference, RmsNormIntegerForm) {
   EXPECT_EQ(run(net, "rt", s), (std::vector<Word>{0, 0, 0}));
 }
 
+TEST(Reference, GroupNormRowsSpanThePlane) {
+  // groupnorm: layernorm's form over a group's C/G channels at every position
+  // (docs/simulator.md), which layernorm(x, groups=G) is not.
+  auto c = compileNet(R"(network t {
+    input x [C=4, X=2];
+    gn = groupnorm(x, groups=2);
+    ln = layernorm(x, groups=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [c][x]: c0 = (16, 0), c1 = (48, 32), c2 = (8, -8), c3 = (8, -8). Group 0
+  // is the row (16, 0, 48, 32): μ = 24, σ² = 320, σ = 17, out -7, -22, 22, 7
+  // (ReferenceTest's layernorm row); group 1 (8, -8, 8, -8): μ = 0, σ² = 64,
+  // σ = 8, out 16, -16, 16, -16.
+  s.set("x", {{1, 4, 2, 1}, {16, 0, 48, 32, 8, -8, 8, -8}});
+  EXPECT_EQ(run(net, "gn", s), (std::vector<Word>{-7, -22, 22, 7, 16, -16, 16, -16}));
+  // layernorm per position: (16, 48) at x = 0: μ = 32, σ² = 256, σ = 16,
+  // out -16, 16; (0, 32) likewise; (8, 8): σ = 1, out 0; (-8, -8) 0.
+  EXPECT_EQ(run(net, "ln", s), (std::vector<Word>{-16, -16, 16, 16, 0, 0, 0, 0}));
+  const Layer &gn = net.layers[static_cast<size_t>(net.findLayer("gn"))];
+  EXPECT_EQ(gn.rowLength(), 4);
+  EXPECT_STREQ(gn.kindName(), "groupnorm");
+}
+
 TEST(Reference, FusedActivationsApplyInOrder) {
   auto c = compileNet("network t { input x [C=1]; f = fc(x, K=2); b = batchnorm(f); r = relu(b); }");
   ASSERT_EQ(c.diagnostics(), "");
