@@ -911,7 +911,8 @@ private:
           break;
         case Statement::Copy:
         case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
-        case Statement::LayerNorm: result = b_.CreateAdd(acc, in); break;
+        case Statement::LayerNorm:
+        case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
         case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
           result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
           break;
@@ -987,7 +988,7 @@ private:
     DFLC_UNREACHABLE("UnaryFn " + std::to_string(static_cast<int>(p_.unary)));
   }
 
-  /// A softmax's or layernorm's rows, normalized in the output as it leaves
+  /// A softmax's, layernorm's or rmsnorm's rows, normalized in the output as it leaves
   /// the chip: the outermost on-chip level holds whole rows (E0826), and its
   /// statistics pass reads the input there once more (docs/directives.md §7).
   /// In 64 bits; the fixed-point forms of docs/simulator.md.
@@ -1025,7 +1026,10 @@ private:
           writeRow([&](Value *v) { return b_.CreateSDiv(b_.CreateMul(c(16), exp(v)), sum); });
         } else {
           auto sat = [&](Value *v) { return smin(smax(v, c(-32768)), c(32767)); };
-          Value *mean = b_.CreateSDiv(fold(acc, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, sat(v)); }), c(L));
+          // rmsnorm: layernorm's form with the mean 0 (σ the root mean square).
+          Value *mean = p_.statement == Statement::RmsNorm
+                            ? c(0)
+                            : b_.CreateSDiv(fold(acc, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, sat(v)); }), c(L));
           auto dev = [&](Value *v) { return b_.CreateSub(sat(v), mean); };
           Value *variance = b_.CreateSDiv(
               fold(acc2, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, b_.CreateMul(dev(v), dev(v))); }), c(L));

@@ -92,7 +92,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     // [A][L][B]: along C, the batch and groups outside the row, the plane inside.
     const TensorShape &s = layer.ofmShape;
     plan.rowLength = layer.rowLength();
-    plan.rowStride = layer.normAxis == Dim::C ? s.X * s.Y : layer.normAxis == Dim::Xo ? s.Y : 1;
+    plan.rowStride = layer.normPlane ? 1 : layer.normAxis == Dim::C ? s.X * s.Y : layer.normAxis == Dim::Xo ? s.Y : 1;
     plan.rows = net.batch * s.size() / (plan.rowLength * plan.rowStride);
   }
   auto canon = [&](Dim d) { return canonicalDim(d, plan.channelWise); };

@@ -225,6 +225,8 @@ struct Rows {
 };
 Rows rowsOf(const Network &net, const Layer &l) {
   const TensorShape &s = l.ofmShape;
+  if (l.normPlane)   // a group's channels at every position: contiguous
+    return {net.batch * l.normGroups, l.rowLength(), 1};
   if (l.normAxis == Dim::C)
     return {net.batch * l.normGroups, s.C / l.normGroups, s.X * s.Y};
   if (l.normAxis == Dim::Xo)
@@ -250,13 +252,14 @@ void softmaxRow(std::vector<int64_t> &row) {
 
 /// layernorm of one row: the words saturated to 16 bits, mean μ = Σv / L and
 /// variance Σ(v − μ)² / L (division toward zero), σ = max(1, ⌊√variance⌋),
-/// out = 16·(v − μ) / σ; γ = 1 and β = 0.
-void layernormRow(std::vector<int64_t> &row) {
+/// out = 16·(v − μ) / σ; γ = 1 and β = 0. rmsnorm is the same with μ = 0:
+/// σ the root of the mean square.
+void layernormRow(std::vector<int64_t> &row, bool rms) {
   const int64_t n = static_cast<int64_t>(row.size());
   int64_t sum = 0;
   for (int64_t &v : row)
     sum += v = std::clamp<int64_t>(v, -32768, 32767);
-  const int64_t mean = sum / n;
+  const int64_t mean = rms ? 0 : sum / n;
   int64_t squares = 0;
   for (int64_t v : row)
     squares += (v - mean) * (v - mean);
@@ -269,7 +272,7 @@ void layernormRow(std::vector<int64_t> &row) {
     v = 16 * (v - mean) / sigma;
 }
 
-/// Normalizes every row of a softmax's or layernorm's output in place.
+/// Normalizes every row of a softmax's, layernorm's or rmsnorm's output in place.
 void normalizeRows(const Network &net, const Layer &l, std::vector<Word> &y) {
   const Rows r = rowsOf(net, l);
   std::vector<int64_t> row(static_cast<size_t>(r.length));
@@ -278,7 +281,7 @@ void normalizeRows(const Network &net, const Layer &l, std::vector<Word> &y) {
       const int64_t base = a * r.length * r.b + b;
       for (int64_t j = 0; j < r.length; ++j)
         row[static_cast<size_t>(j)] = y[static_cast<size_t>(base + j * r.b)];
-      l.type == LayerType::Softmax ? softmaxRow(row) : layernormRow(row);
+      l.type == LayerType::Softmax ? softmaxRow(row) : layernormRow(row, l.rms);
       for (int64_t j = 0; j < r.length; ++j)
         y[static_cast<size_t>(base + j * r.b)] = static_cast<Word>(row[static_cast<size_t>(j)]);
     }

@@ -26,6 +26,8 @@ struct OpSpec {
   int minOperands, maxOperands;   // maxOperands < 0: unbounded
   std::vector<ParamSpec> params;
   UnaryFn unary = UnaryFn::Gelu;   // LayerType::Unary: the function
+  bool rms = false;                // LayerType::LayerNorm: rmsnorm
+  bool plane = false;              // LayerType::LayerNorm: groupnorm
 };
 
 const std::vector<OpSpec> &opSpecs() {
@@ -51,6 +53,8 @@ const std::vector<OpSpec> &opSpecs() {
         {"concat", LayerType::Concat, 2, -1, {}},
         {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
+        {"rmsnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, true},
+        {"groupnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, false, true},
     };
     for (const UnaryFnSpec &f : unaryFunctions())
       specs.push_back({f.name, LayerType::Unary, 1, 1, {}, f.fn});
@@ -226,7 +230,7 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     if (l.type != LayerType::Add && l.type != LayerType::Mul) {
       readConcatenated(n, c, p.x, p.y);
       nest.statement = l.type == LayerType::Softmax     ? Statement::Softmax
-                       : l.type == LayerType::LayerNorm ? Statement::LayerNorm
+                       : l.type == LayerType::LayerNorm ? (l.rms ? Statement::RmsNorm : Statement::LayerNorm)
                        : l.type == LayerType::Unary     ? Statement::Unary
                                                         : Statement::Copy;
       nest.unary = l.unary;
@@ -487,6 +491,8 @@ private:
     layer.name = l.name.name;
     layer.type = spec->type;
     layer.unary = spec->unary;
+    layer.rms = spec->rms;
+    layer.normPlane = spec->plane;
     layer.operands = operands;
     for (const ast::Ident &o : l.operands)
       layer.operandNames.push_back(o.name);

@@ -596,6 +596,13 @@ private:
         {"LayerNormalization", {"layernorm", true}}};
     if (auto a = elementwise.find(op); a != elementwise.end())
       return a->second.layer ? normalization(n, *x, a->second.dfl) : activation(n, *x, a->second.dfl);
+    if (op == "InstanceNormalization") {   // each channel over its positions: a group per channel
+      if (x->layout != Layout::Image)
+        return Refusal{"an InstanceNormalization of a " + layoutName(*x) + " tensor has no DFL layer (an [N, C, H, W] "
+                       "image's is groupnorm with groups=C)"};
+      emit(n, "groupnorm(" + x->name + ", groups=" + std::to_string(x->shape[1]) + ")", x->layout, x->shape);
+      return std::nullopt;
+    }
     if (op == "Clip")
       return clip(n, ins);
     if (op == "Identity" || op == "Dropout") {
@@ -623,7 +630,7 @@ private:
     if (op == "Transpose")
       return transpose(n, *x);
     if (auto why = unfused_.find(&n); why != unfused_.end())
-      return Refusal{"not supported (no GELU pattern: " + why->second + ")"};
+      return Refusal{"not supported (" + why->second + ")"};
     return Refusal{"not supported"};
   }
 
@@ -640,38 +647,46 @@ private:
     return std::nullopt;
   }
 
-  /// gelu, softmax and layernorm: layers of their own. softmax normalizes
-  /// along C (per head of attention scores: groups=heads), X or Y; layernorm
-  /// along the channels, the last axis of a sequence or of scores.
+  /// gelu, softmax and layernorm: layers of their own.
   std::optional<Refusal> normalization(const onnx::NodeProto &n, const Value &x, const std::string &dfl) {
     std::string args;
-    if (dfl != "gelu") {
-      int64_t rank = static_cast<int64_t>(x.shape.size());
-      int64_t axis = intAttr(n, "axis", dfl == "softmax" && opset_ < 13 ? 1 : -1);
-      if (axis < 0)
-        axis += rank;
-      // The DFL axis of the ONNX axis, "" if none (Layouts: an image's W is X, H is Y; a sequence's L is X).
-      std::string along = x.layout == Layout::Vector                                  ? (axis == 1 ? "C" : "")
-                          : x.layout == Layout::Image                                 ? (axis == 1   ? "C"
-                                                                                         : axis == 2 ? "Y"
-                                                                                         : axis == 3 ? "X"
-                                                                                                     : "")
-                          : x.layout == Layout::Seq || x.layout == Layout::Scores ? (axis == rank - 1 ? "C"
-                                                                                       : x.layout == Layout::Seq && axis == 1 ? "X"
-                                                                                                                               : "")
-                                                                                  : "";
-      // ONNX's LayerNormalization normalizes every axis from `axis` on: one DFL axis only if it is the last.
-      if (dfl == "layernorm" && (axis != rank - 1 || along != "C"))
-        along = "";
-      if (along.empty())
-        return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) + " tensor is no axis DFL's " + dfl +
-                       " normalizes along" + (dfl == "layernorm" ? " (layernorm: the channels, the last axis)" : "")};
-      if (along != "C")
-        args += ", axis=" + along;
-      if (x.layout == Layout::Scores && x.heads > 1)
-        args += ", groups=" + std::to_string(x.heads);
-    }
+    if (dfl != "gelu")
+      if (auto r = normArgs(x, intAttr(n, "axis", dfl == "softmax" && opset_ < 13 ? 1 : -1), dfl, args))
+        return r;
     emit(n, dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads);
+    return std::nullopt;
+  }
+
+  /// The arguments of a softmax, layernorm or rmsnorm of x along ONNX axis
+  /// `axis` (`, axis=X`, `, groups=h`), or why DFL has none: softmax
+  /// normalizes along C (per head of attention scores: groups=heads), X or Y;
+  /// layernorm and rmsnorm along the channels, the last axis of a sequence or
+  /// of scores.
+  std::optional<Refusal> normArgs(const Value &x, int64_t axis, const std::string &dfl, std::string &args) {
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (axis < 0)
+      axis += rank;
+    // The DFL axis of the ONNX axis, "" if none (Layouts: an image's W is X, H is Y; a sequence's L is X).
+    std::string along = x.layout == Layout::Vector                                  ? (axis == 1 ? "C" : "")
+                        : x.layout == Layout::Image                                 ? (axis == 1   ? "C"
+                                                                                       : axis == 2 ? "Y"
+                                                                                       : axis == 3 ? "X"
+                                                                                                   : "")
+                        : x.layout == Layout::Seq || x.layout == Layout::Scores ? (axis == rank - 1 ? "C"
+                                                                                     : x.layout == Layout::Seq && axis == 1 ? "X"
+                                                                                                                             : "")
+                                                                                : "";
+    // ONNX's LayerNormalization normalizes every axis from `axis` on: one DFL axis only if it is the last.
+    const bool channels = dfl != "softmax";
+    if (channels && (axis != rank - 1 || along != "C"))
+      along = "";
+    if (along.empty())
+      return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) + " tensor is no axis DFL's " + dfl +
+                     " normalizes along" + (channels ? " (" + dfl + ": the channels, the last axis)" : "")};
+    if (along != "C")
+      args += ", axis=" + along;
+    if (x.layout == Layout::Scores && x.heads > 1)
+      args += ", groups=" + std::to_string(x.heads);
     return std::nullopt;
   }
 
@@ -965,6 +980,8 @@ private:
   /// A pattern found: its last node emits `dfl(x)`; the others are absorbed.
   struct Fusion {
     std::string dfl, x, comment;
+    std::optional<int64_t> axis;   // rmsnorm: the ONNX axis averaged
+    std::string args;              // groupnorm: `, groups=G`
   };
 
   static bool defaultDomain(const onnx::NodeProto &n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
@@ -1020,7 +1037,7 @@ private:
         const onnx::NodeProto *sig = producer.count(m.input(i)) ? producer[m.input(i)] : nullptr;
         const std::string &x = m.input(1 - i);
         if (is(sig, "Sigmoid", 1) && sig->input(0) == x && !constants.count(x) && soleReader(m.input(i)) == &m) {
-          fusedAt_[&m] = {"silu", x, "x*Sigmoid(x): Sigmoid " + name(*sig) + ", Mul " + name(m)};
+          fusedAt_[&m] = {"silu", x, "x*Sigmoid(x): Sigmoid " + name(*sig) + ", Mul " + name(m), {}, {}};
           absorbed_.insert(sig);
           break;
         }
@@ -1031,7 +1048,7 @@ private:
         continue;
       const onnx::NodeProto *div = producer.count(e.input(0)) ? producer[e.input(0)] : nullptr;
       if (!is(div, "Div", 2) || soleReader(div->output(0)) != &e) {
-        unfused_[&e] = "its input is not a Div read by it alone";
+        unfused_[&e] = "no GELU pattern: its input is not a Div read by it alone";
         continue;
       }
       const std::string x = div->input(0);
@@ -1039,17 +1056,17 @@ private:
         std::ostringstream why;
         why << "the Div " << name(*div) << " divides by ";
         d ? why << *d : why << "no constant scalar";
-        unfused_[&e] = why.str() + ", not sqrt(2)";
+        unfused_[&e] = "no GELU pattern: " + why.str() + ", not sqrt(2)";
         continue;
       }
       const onnx::NodeProto *add = soleReader(e.output(0));
       if (!is(add, "Add", 2) || !near(scalar(other(*add, e.output(0))), 1.0)) {
-        unfused_[&e] = "its output is not read by one Add of the constant 1 alone";
+        unfused_[&e] = "no GELU pattern: its output is not read by one Add of the constant 1 alone";
         continue;
       }
       const onnx::NodeProto *m1 = soleReader(add->output(0));
       if (!is(m1, "Mul", 2)) {
-        unfused_[&e] = "1 + erf is not read by one Mul alone";
+        unfused_[&e] = "no GELU pattern: 1 + erf is not read by one Mul alone";
         continue;
       }
       const std::string f = other(*m1, add->output(0));
@@ -1063,12 +1080,112 @@ private:
         last = m1;   // (x·0.5)·(1 + erf)
       }
       if (!last) {
-        unfused_[&e] = "1 + erf is not multiplied by the Div's dividend and by 0.5";
+        unfused_[&e] = "no GELU pattern: 1 + erf is not multiplied by the Div's dividend and by 0.5";
         continue;
       }
       fusedAt_[last] = {"gelu", x, "Erf GELU: Div " + name(*div) + ", Erf " + name(e) + ", Add " + name(*add) +
-                                       ", Mul " + name(*half) + ", Mul " + name(*last)};
+                                       ", Mul " + name(*half) + ", Mul " + name(*last), {}, {}};
       for (const onnx::NodeProto *n : {div, &e, add, half})
+        absorbed_.insert(n);
+    }
+    // rmsnorm, anchored at its ReduceMean: x·(1/√(mean(x²) + ε)) (Reciprocal,
+    // or Div(1, ·)) or x/√(mean(x²) + ε), then an optional Mul by the weight.
+    for (const onnx::NodeProto &r : g.node()) {
+      if (!is(&r, "ReduceMean", 1))
+        continue;
+      const onnx::NodeProto *sq = producer.count(r.input(0)) ? producer[r.input(0)] : nullptr;
+      const bool pow = is(sq, "Pow", 2) && near(scalar(sq->input(1)), 2.0);
+      // Why no RMSNorm was found, on the ReduceMean and on its Pow (refused first).
+      auto refuse = [&](const std::string &why) {
+        unfused_[&r] = "no RMSNorm pattern: " + why;
+        if (pow)
+          unfused_[sq] = unfused_[&r];
+      };
+      const std::vector<int64_t> axes = intsAttr(r, "axes", {});
+      if (axes.size() != 1 || intAttr(r, "keepdims", 1) != 1) {
+        refuse("it does not average one axis keeping it");
+        continue;
+      }
+      if (!(pow || (is(sq, "Mul", 2) && sq->input(0) == sq->input(1))) || soleReader(sq->output(0)) != &r ||
+          constants.count(sq->input(0))) {
+        refuse("its input is not x squared (Pow(x, 2) or Mul(x, x)) read by it alone");
+        continue;
+      }
+      const std::string x = sq->input(0);
+      std::vector<const onnx::NodeProto *> nodes = {sq, &r};
+      const onnx::NodeProto *next = soleReader(r.output(0));
+      if (is(next, "Add", 2)) {   // + ε, a small non-negative constant
+        std::optional<double> eps = scalar(other(*next, r.output(0)));
+        if (!eps || !(*eps >= 0 && *eps <= 0.01)) {   // NaN fails too
+          refuse("the Add " + name(*next) + " adds no constant epsilon from 0 to 0.01");
+          continue;
+        }
+        nodes.push_back(next);
+        next = soleReader(next->output(0));
+      }
+      if (!is(next, "Sqrt", 1)) {
+        refuse("the mean square (plus epsilon) is not read by one Sqrt alone");
+        continue;
+      }
+      nodes.push_back(next);
+      const std::string root = next->output(0);
+      const onnx::NodeProto *inv = soleReader(root), *last = nullptr;
+      if (is(inv, "Div", 2) && inv->input(0) == x && inv->input(1) == root) {
+        last = inv;   // x / √(…)
+      } else if (is(inv, "Reciprocal", 1) || (is(inv, "Div", 2) && inv->input(1) == root && near(scalar(inv->input(0)), 1.0))) {
+        const onnx::NodeProto *m = soleReader(inv->output(0));
+        if (is(m, "Mul", 2) && other(*m, inv->output(0)) == x) {
+          nodes.push_back(inv);
+          last = m;   // x · (1 / √(…))
+        }
+      }
+      if (!last) {
+        refuse("x is not divided by the Sqrt (Div(x, s), or Mul(x, Reciprocal(s)) or Mul(x, Div(1, s)))");
+        continue;
+      }
+      const onnx::NodeProto *w = soleReader(last->output(0));
+      if (is(w, "Mul", 2) && constants.count(other(*w, last->output(0)))) {   // γ, not modelled (as layernorm's)
+        nodes.push_back(last);
+        last = w;
+      }
+      std::string comment = "RMSNorm:";
+      for (const onnx::NodeProto *n : nodes)
+        comment += std::string(n == nodes.front() ? " " : ", ") + n->op_type() + " " + name(*n);
+      fusedAt_[last] = {"rmsnorm", x, comment + ", " + last->op_type() + " " + name(*last), axes[0], {}};
+      for (const onnx::NodeProto *n : nodes)
+        absorbed_.insert(n);
+    }
+    // groupnorm as torch.onnx exports nn.GroupNorm at opsets up to 17:
+    // Reshape(x, [N, G, -1]) -> InstanceNormalization (per group) -> Reshape
+    // back to x's shape, then an optional Mul and Add by constants (γ, β).
+    for (const onnx::NodeProto &in : g.node()) {
+      if (!is(&in, "InstanceNormalization", 3))
+        continue;
+      const onnx::NodeProto *r1 = producer.count(in.input(0)) ? producer[in.input(0)] : nullptr;
+      const onnx::NodeProto *r2 = soleReader(in.output(0));
+      if (!is(r1, "Reshape", 2) || soleReader(r1->output(0)) != &in || !is(r2, "Reshape", 2) ||
+          constants.count(r1->input(0)))
+        continue;   // an InstanceNormalization of its own (map)
+      const std::string x = r1->input(0);
+      auto xs = outputShape(x), gs = outputShape(r1->output(0)), ys = outputShape(r2->output(0));
+      if (!xs || !gs || !ys || xs->size() != 4 || gs->size() != 3 || *ys != *xs || (*gs)[0] != (*xs)[0] ||
+          (*xs)[1] % (*gs)[1] != 0 || (*gs)[1] * (*gs)[2] != (*xs)[1] * (*xs)[2] * (*xs)[3])
+        continue;
+      std::vector<const onnx::NodeProto *> nodes = {r1, &in};
+      const onnx::NodeProto *last = r2;
+      for (const char *op : {"Mul", "Add"}) {   // γ, β: not modelled (as layernorm's)
+        const onnx::NodeProto *a = soleReader(last->output(0));
+        if (is(a, op, 2) && constants.count(other(*a, last->output(0)))) {
+          nodes.push_back(last);
+          last = a;
+        }
+      }
+      std::string comment = "GroupNorm:";
+      for (const onnx::NodeProto *n : nodes)
+        comment += std::string(n == nodes.front() ? " " : ", ") + n->op_type() + " " + name(*n);
+      fusedAt_[last] = {"groupnorm", x, comment + ", " + last->op_type() + " " + name(*last), {},
+                        ", groups=" + std::to_string((*gs)[1])};
+      for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
     }
     // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
@@ -1095,14 +1212,21 @@ private:
     const Value &x = it->second;
     if (x.kind != Value::Activation)
       return Refusal{"the " + f.dfl + " pattern's input '" + f.x + "' is no activation"};
-    emit(n, f.dfl + "(" + x.name + ")", x.layout, x.shape, x.heads, true, f.comment);
+    std::string args = f.args;
+    if (f.dfl == "groupnorm" && x.layout != Layout::Image)
+      return Refusal{"it ends a GroupNorm pattern whose input is a " + layoutName(x) + " tensor, not an image"};
+    if (f.axis)
+      if (auto r = normArgs(x, *f.axis, f.dfl, args))
+        return Refusal{"it ends an RMSNorm pattern whose ReduceMean's " + r->reason};
+    emit(n, f.dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads, true, f.comment);
     return std::nullopt;
   }
 
   std::map<const onnx::NodeProto *, Fusion> fusedAt_;
   std::set<const onnx::NodeProto *> absorbed_;
   std::set<const onnx::NodeProto *> expandFolded_;   // Expands whose Adds and Muls broadcast their input
-  std::map<const onnx::NodeProto *, std::string> unfused_;   // an Erf no GELU was found at: why
+  /// An Erf no GELU was found at, a ReduceMean no RMSNorm: why.
+  std::map<const onnx::NodeProto *, std::string> unfused_;
 
   const std::string &path_;
   onnx::ModelProto &model_;

@@ -56,6 +56,7 @@ const char *statementName(Statement s) {
   case Statement::Unary: return "unary";
   case Statement::Softmax: return "softmax";
   case Statement::LayerNorm: return "layernorm";
+  case Statement::RmsNorm: return "rmsnorm";
   }
   return "?";
 }

@@ -91,6 +91,7 @@ enum class Statement {
   Unary,     // out = f(in), f the nest's UnaryFn
   Softmax,   // out = in, then each row normalized: exp(in − max) / Σ exp
   LayerNorm, // out = in, then each row normalized: (in − mean) / σ
+  RmsNorm,   // out = in, then each row normalized: in / rms
 };
 const char *statementName(Statement s);   // "unary" for Unary: LoopNest::statementName names f
 

@@ -184,7 +184,7 @@ std::string modelSummaryJson(const Model &model) {
       if (!l.activations.empty())
         layer["activations"] = l.activations;
       if (l.normalizes())   // the rows a softmax or layernorm normalizes (docs/language.md)
-        layer["rows"] = {{"axis", l.normAxis == Dim::C ? "C" : l.normAxis == Dim::Xo ? "X" : "Y"},
+        layer["rows"] = {{"axis", l.normPlane ? "CXY" : l.normAxis == Dim::C ? "C" : l.normAxis == Dim::Xo ? "X" : "Y"},
                          {"groups", l.normGroups},
                          {"length", l.rowLength()}};
       if (!l.forwardOf.empty()) {

@@ -90,16 +90,36 @@ bool Layer::channelWise() const {
 int64_t Layer::rowLength() const {
   if (!normalizes())
     return 0;
-  return normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y;
+  int64_t length = 1;
+  for (auto [dim, extent] : rowDims())
+    length *= extent;
+  return length;
 }
 
-const char *Layer::kindName() const { return type == LayerType::Unary ? unarySpec(unary).name : layerTypeName(type); }
+std::vector<std::pair<Dim, int64_t>> Layer::rowDims() const {
+  if (!normalizes())
+    return {};
+  if (normPlane)
+    return {{Dim::C, ofmShape.C / normGroups}, {Dim::Xo, ofmShape.X}, {Dim::Yo, ofmShape.Y}};
+  return {{normAxis, normAxis == Dim::C ? ofmShape.C / normGroups : normAxis == Dim::Xo ? ofmShape.X : ofmShape.Y}};
+}
+
+const char *Layer::kindName() const {
+  if (type == LayerType::LayerNorm && rms)
+    return "rmsnorm";
+  if (type == LayerType::LayerNorm && normPlane)
+    return "groupnorm";
+  return type == LayerType::Unary ? unarySpec(unary).name : layerTypeName(type);
+}
 
 int64_t Layer::opsPerElement() const {
   // docs/directives.md §7, "Normalizations and GELU": the float formulas' operations.
   switch (type) {
   case LayerType::Softmax: return 5;     // max, subtract, exp, sum, divide
-  case LayerType::LayerNorm: return 7;   // mean, subtract, square, variance, scale, gamma, beta
+  case LayerType::LayerNorm:
+    // mean, subtract, square, variance, scale, gamma, beta; rmsnorm has no
+    // mean, subtraction or beta: square, mean square, scale, gamma.
+    return rms ? 4 : 7;
   case LayerType::Unary: return unarySpec(unary).opsPerPoint;
   default: return 0;
   }

@@ -65,6 +65,14 @@ struct Layer {
   /// normalized on its own (a softmax over attention heads' scores).
   Dim normAxis = Dim::C;
   int64_t normGroups = 1;
+  /// layernorm: RMSNorm's form (`rmsnorm`), the row divided by its root mean
+  /// square, no mean subtracted. A variant of layernorm, not a kind of its
+  /// own: the same rows, statistics pass and relation; only the row's
+  /// arithmetic and its operations per element differ (docs/design.md).
+  bool rms = false;
+  /// layernorm: PyTorch's GroupNorm (`groupnorm`): a row is a group's C/groups
+  /// channels at every position, C/groups·X·Y words, contiguous in [C][X][Y].
+  bool normPlane = false;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.
@@ -89,11 +97,13 @@ struct Layer {
   std::vector<Dim> loopDims() const;
   /// One channel dimension (K is C): depthwise conv, pools and element-wise ops.
   bool channelWise() const;
-  /// softmax and layernorm: each output element depends on its whole row.
+  /// softmax and layernorm (rmsnorm too): each output element depends on its whole row.
   bool normalizes() const { return type == LayerType::Softmax || type == LayerType::LayerNorm; }
   /// The words of one row a softmax or layernorm normalizes (0 for other layers).
   int64_t rowLength() const;
-  /// The layer's kind as DFL writes it: the unary function's name, else layerTypeName.
+  /// The dims a row spans, each with the row's extent along it (docs/directives.md §7).
+  std::vector<std::pair<Dim, int64_t>> rowDims() const;
+  /// The layer's kind as DFL writes it: the unary function's name, `rmsnorm`, `groupnorm`, else layerTypeName.
   const char *kindName() const;
   /// The operations per element of the element-wise layers with their own
   /// arithmetic (softmax, layernorm, the unary functions; docs/directives.md §7), else 0.

@@ -59,7 +59,7 @@ std::string uncuttable(const Layer &l, Dim dim) {
     return "'" + l.name + "' is a backward layer";
   if (l.type == LayerType::FC || l.type == LayerType::MatMul)
     return "'" + l.name + "' (" + l.kindName() + ") has no " + dimName(dim) + " positions of its own";
-  if (l.normalizes() && l.normAxis == dim)
+  if (l.normalizes() && (l.normAxis == dim || (l.normPlane && dim != Dim::C)))
     return "'" + l.name + "' normalizes along " + dimName(dim);
   int loops = 0;
   for (const IterDim &d : l.nest.dims)

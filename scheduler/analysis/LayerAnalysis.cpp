@@ -487,14 +487,16 @@ private:
   void checkRows(size_t l) {
     if (!layer_.normalizes() || layer_.output != TensorRole::Ofm)
       return;
-    const Dim axis = layer_.normAxis;
-    const int64_t row = layer_.rowLength(), have = at(result_.levels[l].extent, axis);
-    if (have % row == 0)
+    for (auto [axis, row] : layer_.rowDims()) {   // groupnorm's rows span C, X and Y
+      const int64_t have = at(result_.levels[l].extent, axis);
+      if (have % row == 0)
+        continue;
+      const TensorDirective *t = tensorDirective(l, TensorRole::Ofm);
+      issue(t ? t->range : directives_[l]->range, diag::err_row_split,
+            {hw_.levels[l].name, layer_.name, dimName(axis), std::to_string(have), std::to_string(row),
+             layer_.kindName()});
       return;
-    const TensorDirective *t = tensorDirective(l, TensorRole::Ofm);
-    issue(t ? t->range : directives_[l]->range, diag::err_row_split,
-          {hw_.levels[l].name, layer_.name, dimName(axis), std::to_string(have), std::to_string(row),
-           layer_.kindName()});
+    }
   }
 
   // ---- §4 coverage and trip counts ------------------------------------------------------------

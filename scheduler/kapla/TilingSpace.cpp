@@ -40,8 +40,10 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
   // docs/directives.md §7): one row along its axis, unless the inter-layer
   // scheme forces a tile there already (a multiple of the row, or the
   // analysis refuses the scheme).
-  if (layer_.normalizes() && layer_.output == TensorRole::Ofm && !forced_[index(layer_.normAxis)])
-    forced_[index(layer_.normAxis)] = layer_.rowLength();
+  if (layer_.normalizes() && layer_.output == TensorRole::Ofm)
+    for (auto [dim, extent] : layer_.rowDims())
+      if (!forced_[index(dim)])
+        forced_[index(dim)] = extent;
   // Intrinsic-aware: the intrinsic's level stacks exactly the unit tensors
   // (one call per step over its units), so every array tile there and every
   // tile above is a multiple of the unit. A layer it does not embed keeps

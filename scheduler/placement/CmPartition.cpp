@@ -20,8 +20,6 @@ std::string dpuOpOf(const Layer &l) {
   case LayerType::MaxPool: return "maxpool";
   case LayerType::AvgPool: return "avgpool";
   case LayerType::Concat: return "concat";
-  case LayerType::Softmax: return "softmax";
-  case LayerType::LayerNorm: return "layernorm";
   case LayerType::Unary: return l.kindName();
   default: return "";
   }
@@ -156,6 +154,13 @@ std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardwar
           << l.name << l.kindName() << hw.name
           << "it broadcasts '" + l.operandNames[static_cast<size_t>(l.broadcast)] +
                  "' over X and Y, and the DPU's operations read their operands element by element";
+      ok = false;
+      continue;
+    } else if (l.normalizes()) {   // CmSim computes a DPU element as the step finalizing its operand's ends
+      diags.report(l.nameRange, diag::err_cm_unsupported_layer)
+          << l.name << l.kindName() << hw.name
+          << "each of its outputs depends on a whole row of " + std::to_string(l.rowLength()) +
+                 " words (the row's statistics), and the DPU computes an element as soon as its operand's is done";
       ok = false;
       continue;
     } else if (!dpuOpOf(l).empty()) {

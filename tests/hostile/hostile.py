@@ -408,6 +408,52 @@ def onnx_broadcasts(case):
     case.diagnosed(["import", "output.onnx"], 10, mentions=r"node 'exported' \(Expand\): an Expand is folded only")
 
 
+ONNX_RMSNORMS = r"""
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+out, n = sys.argv[1], int(sys.argv[2])
+consts = [numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+          for name, v in (("two", 2.0), ("eps", 1e-6), ("nan", float("nan")), ("one", 1.0))]
+def rms(nodes, x, p, eps="eps", axes=(-1,), out=None):
+    nodes += [helper.make_node("Pow", [x, "two"], [p + "p"], name=p + "pow"),
+              helper.make_node("ReduceMean", [p + "p"], [p + "r"], name=p + "mean", axes=list(axes)),
+              helper.make_node("Add", [p + "r", eps], [p + "a"], name=p + "add"),
+              helper.make_node("Sqrt", [p + "a"], [p + "s"], name=p + "sqrt"),
+              helper.make_node("Div", [x, p + "s"], [out or p + "y"], name=p + "div")]
+    return out or p + "y"
+io = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 16, 8])
+nodes, x = [], "x"
+for i in range(n):   # a chain of RMSNorms, each normalizing the last
+    x = rms(nodes, x, "n%d_" % i)
+rms(nodes, x, "last_", out="y")
+g = helper.make_graph(nodes, "chain", [io("x")], [io("y")], consts)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), out + "/chain.onnx")
+# An epsilon of NaN, a mean over two axes, a mean square that is a graph output too: none fuses.
+for name, kw, outs in (("nan", {"eps": "nan"}, []), ("axes", {"axes": (1, 2)}, []), ("shared", {}, ["m_r"])):
+    nodes = []
+    rms(nodes, "x", "m_", out="y", **kw)
+    outputs = [io("y")] + [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]
+    g = helper.make_graph(nodes, "rms", [io("x")], outputs, consts)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), out + "/rms_%s.onnx" % name)
+"""
+
+
+def onnx_rmsnorm_patterns(case):
+    """torch.onnx's RMSNorm (docs/onnx.md, "Fused patterns") on adversarial graphs: a chain
+    of thousands fuses in linear time; an epsilon of NaN, a mean over two axes and a mean
+    square that is also a graph output do not fuse: the Pow is refused with why."""
+    n = 500 if case.small else 5000
+    subprocess.run([case.onnx_python, "-c", ONNX_RMSNORMS, case.dir, str(n)], check=True)
+    rc, out, _ = case.finishes(["import", "chain.onnx"], 30)
+    if rc != 0 or out.count(" = rmsnorm(") != n + 1:
+        raise Failure("expected %d rmsnorm layers: %s" % (n + 1, case.last))
+    for name in ("nan", "axes", "shared"):
+        case.diagnosed(["import", "rms_%s.onnx" % name], 10,
+                       mentions=r"node 'm_pow' \(Pow\): not supported \(no RMSNorm pattern: ")
+
+
 def dsa_limits_stated(case):
     """`cores = 0` on a DSA: the diagnostic states the real range, 1 to 1024 (once 10^9)."""
     case.write("dsa.dfl", "hardware d { word = 16 bit; frequency = 1 GHz;\n"
@@ -1324,7 +1370,7 @@ CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers,
 CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injection, sweep_point_count,
           sweep_spec_json, sweep_bad_records]
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
-          onnx_fusion_patterns, onnx_broadcasts]
+          onnx_fusion_patterns, onnx_broadcasts, onnx_rmsnorm_patterns]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks]
 
 

@@ -345,6 +345,73 @@ def small():
     gelu_model("gelu_div15.onnx", sqrt2=1.5)              # not sqrt(2): no GELU, Erf refused
     gelu_model("gelu_quarter.onnx", half=0.25, order="b")  # 0.25, not 0.5: likewise
 
+    # RMSNorm as torch.onnx exports Llama's (Hugging Face's LlamaRMSNorm) at
+    # opset 17: Pow(x, 2) -> ReduceMean(axes=[-1], keepdims=1) -> Add(eps) ->
+    # Sqrt -> Reciprocal -> Mul(x, .) -> Mul(weight, .); torch.nn.RMSNorm's
+    # Div(x, Sqrt(...)) variant; and Div(1, .) over Mul(x, x), no weight,
+    # Constant nodes. In a Llama MLP block on [batch, tokens, hidden]
+    # tensors: norm, SwiGLU (gate and up projections, silu(gate) * up), down
+    # projection, residual add, norm.
+    def rmsnorm(g, x, p, hidden, form="reciprocal", eps=1e-6, axis=-1):
+        if form == "mul":
+            sq = g.node("Mul", [x, x], p + "Mul_sq")
+        else:
+            sq = g.node("Pow", [x, g.const(p + "two", 2.0)], p + "Pow")
+        ms = g.node("ReduceMean", [sq], p + "ReduceMean", axes=[axis], keepdims=1)
+        root = g.node("Sqrt", [g.node("Add", [ms, g.const(p + "eps", eps)], p + "Add")], p + "Sqrt")
+        if form == "div":
+            y = g.node("Div", [x, root], p + "Div")
+        elif form == "mul":
+            one = g.node("Constant", [], p + "one", value=numpy_helper.from_array(np.array(1.0, dtype=np.float32)))
+            return g.node("Mul", [g.node("Div", [one, root], p + "Div"), x], p + "Mul")
+        else:
+            y = g.node("Mul", [x, g.node("Reciprocal", [root], p + "Reciprocal")], p + "Mul")
+        return g.node("Mul", [g.weight(p + "weight", [hidden]), y], p + "Mul_1")
+
+    def llama_mlp(file, **norm):
+        T, H, F = 16, 64, 128
+        g = Graph("llama_mlp")
+        x = g.input("hidden_states", [1, T, H])
+        h = rmsnorm(g, x, "/post_attention_layernorm/", H, **norm)
+        gate = g.node("MatMul", [h, g.weight("gate_proj", [H, F])], "/mlp/gate_proj/MatMul")
+        up = g.node("MatMul", [h, g.weight("up_proj", [H, F])], "/mlp/up_proj/MatMul")
+        a = g.node("Mul", [gate, g.node("Sigmoid", [gate], "/mlp/act_fn/Sigmoid")], "/mlp/act_fn/Mul")
+        m = g.node("Mul", [a, up], "/mlp/Mul")
+        d = g.node("MatMul", [m, g.weight("down_proj", [F, H])], "/mlp/down_proj/MatMul")
+        g.macs += 3 * T * H * F
+        r = g.node("Add", [x, d], "/Add")
+        r = rmsnorm(g, r, "/norm/", H, form="div")
+        rmsnorm(g, r, "/final_norm/", H, form="mul")
+        g.save(file, opset=17)
+
+    llama_mlp("llama_mlp.onnx")
+    llama_mlp("rms_tokens.onnx", axis=1)   # the mean over the tokens: no DFL rmsnorm
+    llama_mlp("rms_eps.onnx", eps=0.5)     # 0.5 is no epsilon: no RMSNorm, ReduceMean refused
+
+    # GroupNorm as torch.onnx exports nn.GroupNorm(32, C) at opset 17 (no
+    # GroupNormalization before 18): Reshape(x, [0, G, -1]) ->
+    # InstanceNormalization(ones, zeros) -> Reshape(., Shape(x)) -> Mul(weight)
+    # -> Add(bias); in a diffusion ResBlock's first half on [N, C, H, W]:
+    # norm, SiLU, 3x3 conv, norm, SiLU, 3x3 conv; then nn.InstanceNorm2d, an
+    # InstanceNormalization of the image itself (a group per channel).
+    def groupnorm(g, x, p, c, groups):
+        r = g.node("Reshape", [x, g.const(p + "shape", [0, groups, -1], np.int64)], p + "Reshape")
+        n = g.node("InstanceNormalization", [r, g.const(p + "ones", [1.0] * groups),
+                                             g.const(p + "zeros", [0.0] * groups)],
+                   p + "InstanceNormalization", epsilon=1e-5)
+        y = g.node("Reshape", [n, g.node("Shape", [x], p + "Shape")], p + "Reshape_1")
+        y = g.node("Mul", [y, g.weight(p + "weight", [c, 1, 1])], p + "Mul")
+        return g.node("Add", [y, g.weight(p + "bias", [c, 1, 1])], p + "Add")
+
+    g = Graph("resblock")
+    x = g.input("x", [1, 64, 8, 8])
+    for i in (1, 2):
+        h = groupnorm(g, x, "/norm%d/" % i, 64, 32)
+        h = g.node("Mul", [h, g.node("Sigmoid", [h], "/act%d/Sigmoid" % i)], "/act%d/Mul" % i)
+        x = g.conv(h, "/conv%d/Conv" % i, 64, 64, 3, pad=1, hw=8)
+    g.node("InstanceNormalization", [x, g.weight("in_scale", [64]), g.weight("in_bias", [64])], "/in/InstanceNormalization")
+    g.save("groupnorm.onnx", opset=17)
+
     # Squeeze-and-excitation as torch.onnx exports torchvision's
     # SqueezeExcitation: GlobalAveragePool -> 1x1 Conv -> Relu -> 1x1 Conv ->
     # Sigmoid -> Mul(scale, input), the [N, C, 1, 1] scale first; then a

@@ -353,7 +353,8 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
           case Statement::Copy: EXPECT_EQ(pts, l.ofmShape.size() * net.batch); break;
           case Statement::Unary:
           case Statement::Softmax:
-          case Statement::LayerNorm:   // a point per element, each of several operations
+          case Statement::LayerNorm:
+          case Statement::RmsNorm:   // a point per element, each of several operations
             EXPECT_EQ(pts * l.opsPerElement(), l.ops * net.batch);
             break;
           }

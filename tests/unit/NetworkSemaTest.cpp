@@ -130,6 +130,28 @@ TEST(NetworkSema, NormalizationsAndGeluAreLayers) {
   EXPECT_EQ(layer(c, "g").nest.text(), "ofm g[n, c, xo, yo] <- gelu(ifm x[n, c, xo, yo])");
 }
 
+TEST(NetworkSema, RmsNormIsALayerNormVariant) {
+  auto c = compile(R"(network n {
+    input x [C=6, X=4, Y=3];
+    r = rmsnorm(x);
+    rg = rmsnorm(x, groups=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // layernorm's rows (the 6 channels; 2 groups of 3), 4 ops per element
+  // (x², the mean square, the scaling by 1/rms, γ·: docs/directives.md §7).
+  const Layer &r = layer(c, "r");
+  EXPECT_EQ(r.type, LayerType::LayerNorm);
+  EXPECT_TRUE(r.rms);
+  EXPECT_STREQ(r.kindName(), "rmsnorm");
+  EXPECT_TRUE(r.normalizes());
+  EXPECT_EQ(r.rowLength(), 6);
+  EXPECT_EQ(layer(c, "rg").rowLength(), 3);
+  EXPECT_EQ(r.ops, 4 * 72);
+  EXPECT_EQ(r.macs, 0);
+  EXPECT_EQ(r.nest.statement, Statement::RmsNorm);
+  EXPECT_EQ(r.nest.text(), "ofm r[n, c, xo, yo] <- rmsnorm(ifm x[n, c, xo, yo])");
+}
+
 TEST(NetworkSema, UnaryFunctionsAreLayersOrFusedSigmoids) {
   auto c = compile(R"(network n {
     input x [C=6, X=4, Y=3];

@@ -439,6 +439,69 @@ TEST(Reference, GeluSoftmaxLayerNormIntegerForms) {
   EXPECT_EQ(run(net, "lg", s), (std::vector<Word>{16, -16, 0, 0}));
 }
 
+TEST(Reference, RmsNormIntegerForm) {
+  // docs/simulator.md: layernorm's form with the mean 0, σ = max(1, ⌊√(Σv²/L)⌋),
+  // out = 16·v/σ; 16 is 1.0.
+  auto c = compileNet(R"(network t {
+    input y [C=4, X=1]; input t [C=3]; input w [C=2]; input v [C=4, X=1];
+    ry = rmsnorm(y);
+    rt = rmsnorm(t);
+    rw = rmsnorm(w);
+    rg = rmsnorm(v, groups=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // (1.0, 0, 3.0, 2.0) = (16, 0, 48, 32): Σv² = 256 + 0 + 2304 + 1024 = 3584,
+  // /4 = 896; σ = 29 (841 <= 896 < 900); out = 256/29 = 8, 0, 768/29 = 26,
+  // 512/29 = 17 (float: rms √3.5 = 1.871, out 0.535, 0, 1.604, 1.069 =
+  // 8.6, 0, 25.7, 17.1 in 16ths; σ rounded down makes them larger). layernorm
+  // of the same row is -7, -22, 22, 7: the mean is not subtracted.
+  s.set("y", {{1, 4, 1, 1}, {16, 0, 48, 32}});
+  EXPECT_EQ(run(net, "ry", s), (std::vector<Word>{8, 0, 26, 17}));
+  // (-24, 0, 24): Σv² = 1152, /3 = 384, σ = 19 (361 <= 384 < 400);
+  // 16·(-24)/19 = -384/19 = -20 (-20.2, toward zero), 0, 20.
+  s.set("t", {{1, 3, 1, 1}, {-24, 0, 24}});
+  EXPECT_EQ(run(net, "rt", s), (std::vector<Word>{-20, 0, 20}));
+  // Saturated to 16 bits: (100000, 0) is (32767, 0); Σv² = 1073676289,
+  // /2 = 536838144; σ = 23169 (23169² = 536802561 <= it < 23170² =
+  // 536848900); out = 16·32767/23169 = 524272/23169 = 22 (22.6), 0.
+  s.set("w", {{1, 2, 1, 1}, {100000, 0}});
+  EXPECT_EQ(run(net, "rw", s), (std::vector<Word>{22, 0}));
+  // Groups of two channels: (8, -8): Σv²/2 = 64, σ = 8, out 16, -16;
+  // (40, 40): 1600, σ = 40, out 16, 16 (layernorm: 0, 0).
+  s.set("v", {{1, 4, 1, 1}, {8, -8, 40, 40}});
+  EXPECT_EQ(run(net, "rg", s), (std::vector<Word>{16, -16, 16, 16}));
+  // A row of zeros: σ = max(0, 1) = 1, out 0.
+  s.set("t", {{1, 3, 1, 1}, {0, 0, 0}});
+  EXPECT_EQ(run(net, "rt", s), (std::vector<Word>{0, 0, 0}));
+}
+
+TEST(Reference, GroupNormRowsSpanThePlane) {
+  // groupnorm: layernorm's form over a group's C/G channels at every position
+  // (docs/simulator.md), which layernorm(x, groups=G) is not.
+  auto c = compileNet(R"(network t {
+    input x [C=4, X=2];
+    gn = groupnorm(x, groups=2);
+    ln = layernorm(x, groups=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [c][x]: c0 = (16, 0), c1 = (48, 32), c2 = (8, -8), c3 = (8, -8). Group 0
+  // is the row (16, 0, 48, 32): μ = 24, σ² = 320, σ = 17, out -7, -22, 22, 7
+  // (ReferenceTest's layernorm row); group 1 (8, -8, 8, -8): μ = 0, σ² = 64,
+  // σ = 8, out 16, -16, 16, -16.
+  s.set("x", {{1, 4, 2, 1}, {16, 0, 48, 32, 8, -8, 8, -8}});
+  EXPECT_EQ(run(net, "gn", s), (std::vector<Word>{-7, -22, 22, 7, 16, -16, 16, -16}));
+  // layernorm per position: (16, 48) at x = 0: μ = 32, σ² = 256, σ = 16,
+  // out -16, 16; (0, 32) likewise; (8, 8): σ = 1, out 0; (-8, -8) 0.
+  EXPECT_EQ(run(net, "ln", s), (std::vector<Word>{-16, -16, 16, 16, 0, 0, 0, 0}));
+  const Layer &gn = net.layers[static_cast<size_t>(net.findLayer("gn"))];
+  EXPECT_EQ(gn.rowLength(), 4);
+  EXPECT_STREQ(gn.kindName(), "groupnorm");
+}
+
 TEST(Reference, FusedActivationsApplyInOrder) {
   auto c = compileNet("network t { input x [C=1]; f = fc(x, K=2); b = batchnorm(f); r = relu(b); }");
   ASSERT_EQ(c.diagnostics(), "");
