@@ -197,15 +197,34 @@ const std::vector<Word> &readOperand(const Network &net, const TensorStore &stor
   return read(store, operandName(net, op), activationExtent(net, operandShape(net, op)));
 }
 
-/// A forward layer's ifm: its ifm operands concatenated along C, [N][ΣC][X][Y].
+/// How a layer's ifm operands join along its concat axis (C, X or Y): the
+/// joined tensor is `outer` blocks, each the operands' blocks in turn, an
+/// operand's block its words from the axis inward ([N][ΣC][X][Y] along C).
+struct Joining {
+  int64_t outer;
+  std::vector<int64_t> block;   // per ifm operand
+};
+Joining joiningOf(const Network &net, const Layer &fwd) {
+  const TensorShape &in = fwd.ifmShape;
+  const Dim axis = fwd.concatAxis;
+  Joining j{net.batch * (axis == Dim::C ? 1 : axis == Dim::Xo ? in.C : in.C * in.X), {}};
+  for (TensorRef op : fwd.ifmOperands()) {
+    const TensorShape s = operandShape(net, op);
+    j.block.push_back(axis == Dim::C ? s.size() : axis == Dim::Xo ? s.X * s.Y : s.Y);
+  }
+  return j;
+}
+
+/// A forward layer's ifm: its ifm operands concatenated along its concat axis.
 std::vector<Word> readInput(const Network &net, const Layer &fwd, const TensorStore &store) {
   std::vector<Word> in;
   in.reserve(static_cast<size_t>(net.batch * fwd.ifmShape.size()));
-  for (int64_t n = 0; n < net.batch; ++n)
-    for (TensorRef op : fwd.ifmOperands()) {
-      const std::vector<Word> &words = readOperand(net, store, op);
-      const int64_t sample = operandShape(net, op).size();
-      in.insert(in.end(), words.begin() + n * sample, words.begin() + (n + 1) * sample);
+  const Joining j = joiningOf(net, fwd);
+  const std::vector<TensorRef> ops = fwd.ifmOperands();
+  for (int64_t o = 0; o < j.outer; ++o)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const std::vector<Word> &words = readOperand(net, store, ops[i]);
+      in.insert(in.end(), words.begin() + o * j.block[i], words.begin() + (o + 1) * j.block[i]);
     }
   return in;
 }
@@ -363,12 +382,12 @@ void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<
   const std::vector<TensorRef> ops = fwd.ifmOperands();
   for (TensorRef op : ops)
     grads.try_emplace(gradientName(operandName(net, op)), filled(activationExtent(net, operandShape(net, op)), 0));
+  const Joining j = joiningOf(net, fwd);
   size_t at = 0;
-  for (int64_t n = 0; n < net.batch; ++n)
-    for (TensorRef op : ops) {
-      std::vector<Word> &g = grads.at(gradientName(operandName(net, op))).data;
-      const int64_t sample = operandShape(net, op).size();
-      for (int64_t e = n * sample; e < (n + 1) * sample; ++e, ++at)
+  for (int64_t o = 0; o < j.outer; ++o)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::vector<Word> &g = grads.at(gradientName(operandName(net, ops[i]))).data;
+      for (int64_t e = o * j.block[i]; e < (o + 1) * j.block[i]; ++e, ++at)
         g[static_cast<size_t>(e)] = add(g[static_cast<size_t>(e)], dx[at]);
     }
   for (auto &[name, t] : grads)

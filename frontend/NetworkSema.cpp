@@ -48,7 +48,7 @@ const std::vector<OpSpec> &opSpecs() {
         {"avgpool", LayerType::AvgPool, 1, 1, pool},
         {"add", LayerType::Add, 2, -1, {}},
         {"mul", LayerType::Mul, 2, -1, {}},
-        {"concat", LayerType::Concat, 2, -1, {}},
+        {"concat", LayerType::Concat, 2, -1, {{"axis", ParamKind::Axis, false}}},
         {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
     };
@@ -108,16 +108,20 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
                      : std::pair(net.layers[r.index].name, net.layers[r.index].ofmShape);
   };
   auto activation = [&](const TensorShape &s) { return std::vector<int64_t>{batch, s.C, s.X, s.Y}; };
-  // The operands concatenated along C: operand i supplies channels [offset, offset + C_i).
+  // The operands concatenated along the layer's concat axis (tensor index j:
+  // C, X or Y): operand i supplies indices [offset, offset + extent_i) of it.
   auto readConcatenated = [&](AffineExpr n, const AffineExpr &channel, AffineExpr x, AffineExpr y) {
+    const size_t j = l.concatAxis == Dim::Xo ? 2 : l.concatAxis == Dim::Yo ? 3 : 1;
     int64_t offset = 0;
     for (TensorRef op : l.operands) {
       auto [name, shape] = tensorOf(op);
-      Access a{TensorRole::Ifm, name, {n, channel - offset, x, y}, activation(shape), {}};
+      Access a{TensorRole::Ifm, name, {n, channel, x, y}, activation(shape), {}};
+      const AffineExpr joined = a.index[j];
+      a.index[j] = joined - offset;
       if (l.operands.size() > 1)
-        a.guard = {channel - offset, offset + shape.C - 1 - channel};
+        a.guard = {joined - offset, offset + a.extent[j] - 1 - joined};
+      offset += a.extent[j];
       nest.accesses.push_back(std::move(a));
-      offset += shape.C;
     }
   };
   auto weights = [&](std::vector<AffineExpr> index, std::vector<int64_t> extent) {
@@ -502,7 +506,8 @@ private:
     auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
     Filter filter;
     if (axisNames.count("axis"))
-      layer.normAxis = axisNames["axis"] == "C" ? Dim::C : axisNames["axis"] == "X" ? Dim::Xo : Dim::Yo;
+      (layer.type == LayerType::Concat ? layer.concatAxis : layer.normAxis) =
+          axisNames["axis"] == "C" ? Dim::C : axisNames["axis"] == "X" ? Dim::Xo : Dim::Yo;
     if (!inferShape(layer, l, param, window, pads, bools, filter)) {
       failed_.insert(l.name.name);
       return;
@@ -565,20 +570,30 @@ private:
     return false;
   }
 
-  /// Concatenates operands along C; they must agree on X and Y.
+  /// Concatenates operands along the layer's concat axis (C unless a concat
+  /// says X or Y); they must agree on the other two dims.
   std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer) {
     TensorShape first = shapeOf(layer.operands[0]);
+    auto joined = [&](TensorShape &s) -> int64_t & {
+      return layer.concatAxis == Dim::Xo ? s.X : layer.concatAxis == Dim::Yo ? s.Y : s.C;
+    };
+    const char *others = layer.concatAxis == Dim::Xo   ? "channels or heights (joined along X)"
+                         : layer.concatAxis == Dim::Yo ? "channels or widths (joined along Y)"
+                                                       : "widths or heights (joined along C)";
     TensorShape out = first;
-    out.C = 0;
+    joined(out) = 0;
     for (size_t i = 0; i < layer.operands.size(); ++i) {
       TensorShape s = shapeOf(layer.operands[i]);
-      if (s.X != first.X || s.Y != first.Y) {
+      const int64_t along = joined(s);
+      joined(s) = joined(first);
+      if (!(s == first)) {
+        joined(s) = along;
         diags_.report(l.operands[i].range, diag::err_shape_mismatch)
-            << l.name.name << "widths or heights" << l.operands[0].name << shapeText(first) << l.operands[i].name
+            << l.name.name << others << l.operands[0].name << shapeText(first) << l.operands[i].name
             << shapeText(s);
         return std::nullopt;
       }
-      out.C += s.C;
+      joined(out) += along;
     }
     return out;
   }

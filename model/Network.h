@@ -65,6 +65,9 @@ struct Layer {
   /// normalized on its own (a softmax over attention heads' scores).
   Dim normAxis = Dim::C;
   int64_t normGroups = 1;
+  /// concat: the axis its operands are joined along (C, Xo for the width, Yo
+  /// for the height); the other layers read several operands joined along C.
+  Dim concatAxis = Dim::C;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.

@@ -106,6 +106,30 @@ TEST(LoopNestSema, MatMulHeadsPlainAndTransposed) {
   EXPECT_EQ(at(kaplaView(o).bounds, Dim::C), 6);
 }
 
+TEST(LoopNestSema, ConcatAlongWidthAndHeight) {
+  auto c = compile(R"(network c {
+    input a [C=2, X=3, Y=4];
+    input b [C=2, X=1, Y=4];
+    w = concat(a, b, axis=X);
+    h = concat(w, w, axis=Y);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // w: a supplies columns 0..2, b column 3 at xo − 3; the output is [2, 4, 4].
+  const LoopNest &w = nestOf(c, "w");
+  EXPECT_EQ(w.statement, Statement::Copy);
+  EXPECT_EQ(maps(w), (std::vector<std::string>{
+                         "{ w[n, c, xo, yo] -> a[n, c, xo, yo] : xo >= 0 and -xo + 2 >= 0 }",
+                         "{ w[n, c, xo, yo] -> b[n, c, xo - 3, yo] : xo - 3 >= 0 and -xo + 3 >= 0 }",
+                         "{ w[n, c, xo, yo] -> w[n, c, xo, yo] }"}));
+  EXPECT_EQ(at(kaplaView(w).bounds, Dim::Xi), 4);
+  EXPECT_EQ(at(kaplaView(w).bounds, Dim::Xo), 4);
+  // h: w twice, rows 0..3 then 4..7 at yo − 4; Yi spans both.
+  const LoopNest &h = nestOf(c, "h");
+  EXPECT_EQ(maps(h)[1], "{ h[n, c, xo, yo] -> w[n, c, xo, yo - 4] : yo - 4 >= 0 and -yo + 7 >= 0 }");
+  EXPECT_EQ(at(kaplaView(h).bounds, Dim::Yi), 8);
+  EXPECT_EQ(at(kaplaView(h).bounds, Dim::C), 2);
+}
+
 TEST(LoopNestSema, ConcatenatedOperandsPoolsAndEltwise) {
   auto c = compile(R"(network c {
     input a [C=3, X=5, Y=5];

@@ -307,6 +307,28 @@ TEST(Reference, AddMulConcat) {
   EXPECT_EQ(run(net, "k", s), (std::vector<Word>{1, 2, 10, 11, 12, 13, /**/ 3, 4, 14, 15, 16, 17}));
 }
 
+TEST(Reference, ConcatAlongWidthAndHeight) {
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input a [C=2, X=2, Y=1]; input b [C=2, X=1, Y=1];
+    input p [C=1, X=2, Y=2]; input q [C=1, X=2, Y=1];
+    kx = concat(a, b, axis=X); ky = concat(p, q, axis=Y);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [N][C][X][Y]: a's channel 0 is 1 2, channel 1 3 4; b one column per channel.
+  s.set("a", {{2, 2, 2, 1}, {1, 2, 3, 4, /**/ 5, 6, 7, 8}});
+  s.set("b", {{2, 2, 1, 1}, {10, 11, /**/ 12, 13}});
+  // Along X, per sample and channel: a's two columns, then b's one.
+  EXPECT_EQ(run(net, "kx", s), (std::vector<Word>{1, 2, 10, 3, 4, 11, /**/ 5, 6, 12, 7, 8, 13}));
+  // p: column 0 is rows 1 2, column 1 rows 3 4; q one row per column.
+  s.set("p", {{2, 1, 2, 2}, {1, 2, 3, 4, /**/ 5, 6, 7, 8}});
+  s.set("q", {{2, 1, 2, 1}, {10, 11, /**/ 12, 13}});
+  // Along Y, per sample and column: p's two rows, then q's one.
+  EXPECT_EQ(run(net, "ky", s), (std::vector<Word>{1, 2, 10, 3, 4, 11, /**/ 5, 6, 12, 7, 8, 13}));
+}
+
 TEST(Reference, BroadcastAddMul) {
   auto c = compileNet(R"(network t {
     batch N = 2;
