@@ -43,7 +43,7 @@ const std::vector<OpSpec> &opSpecs() {
         {"conv", LayerType::Conv, 1, -1, conv},
         {"dwconv", LayerType::DwConv, 1, 1, window},
         {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
-        {"matmul", LayerType::MatMul, 2, 2, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}}},
+        {"matmul", LayerType::MatMul, 2, -1, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}}},
         {"maxpool", LayerType::MaxPool, 1, 1, pool},
         {"avgpool", LayerType::AvgPool, 1, 1, pool},
         {"add", LayerType::Add, 2, -1, {}},
@@ -188,8 +188,12 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     break;
   }
   case LayerType::MatMul: {
-    // b's positions (bx, by) flatten row-major: j = bx·Yb + by, Lb = Xb·Yb.
-    auto [bName, b] = tensorOf(l.operands[1]);
+    // b's positions (bx, by) flatten row-major: j = bx·Yb + by, Lb = Xb·Yb;
+    // several second operands are b joined along X (b_i's columns from off_i).
+    TensorShape b = tensorOf(l.operands[1]).second;
+    b.X = 0;
+    for (size_t i = 1; i < l.operands.size(); ++i)
+      b.X += tensorOf(l.operands[i]).second.X;
     const int64_t H = l.groups, Lb = b.X * b.Y;
     // Every tensor is indexed by the head, as by the sample: in KAPLA's view
     // heads are batch (N = batch·heads), not output channels (K), or the
@@ -212,7 +216,15 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     Plane p = plane(false);
     nest.accesses.push_back(
         {TensorRole::Ifm, tensorOf(l.operands[0]).first, {n, channel, p.x, p.y}, activation(in), {}});
-    nest.accesses.push_back({TensorRole::Wgt, bName, {n, bChannel, bx, by}, activation(b), {}});
+    int64_t offset = 0;
+    for (size_t i = 1; i < l.operands.size(); ++i) {
+      auto [bName, bi] = tensorOf(l.operands[i]);
+      Access a{TensorRole::Wgt, bName, {n, bChannel, bx - offset, by}, activation(bi), {}};
+      if (l.operands.size() > 2)
+        a.guard = {bx - offset, offset + bi.X - 1 - bx};
+      nest.accesses.push_back(std::move(a));
+      offset += bi.X;
+    }
     write({n, outChannel, p.xo, p.yo});
     break;
   }
@@ -570,26 +582,26 @@ private:
     return false;
   }
 
-  /// Concatenates operands along the layer's concat axis (C unless a concat
-  /// says X or Y); they must agree on the other two dims.
-  std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer) {
-    TensorShape first = shapeOf(layer.operands[0]);
-    auto joined = [&](TensorShape &s) -> int64_t & {
-      return layer.concatAxis == Dim::Xo ? s.X : layer.concatAxis == Dim::Yo ? s.Y : s.C;
-    };
-    const char *others = layer.concatAxis == Dim::Xo   ? "channels or heights (joined along X)"
-                         : layer.concatAxis == Dim::Yo ? "channels or widths (joined along Y)"
-                                                       : "widths or heights (joined along C)";
+  /// Concatenates operands `from` on along `axis` (the layer's concat axis:
+  /// C unless a concat says X or Y; a matmul's second operands: X); they must
+  /// agree on the other two dims.
+  std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer, size_t from = 0) {
+    const Dim axis = layer.type == LayerType::MatMul ? Dim::Xo : layer.concatAxis;
+    TensorShape first = shapeOf(layer.operands[from]);
+    auto joined = [&](TensorShape &s) -> int64_t & { return axis == Dim::Xo ? s.X : axis == Dim::Yo ? s.Y : s.C; };
+    const char *others = axis == Dim::Xo   ? "channels or heights (joined along X)"
+                         : axis == Dim::Yo ? "channels or widths (joined along Y)"
+                                           : "widths or heights (joined along C)";
     TensorShape out = first;
     joined(out) = 0;
-    for (size_t i = 0; i < layer.operands.size(); ++i) {
+    for (size_t i = from; i < layer.operands.size(); ++i) {
       TensorShape s = shapeOf(layer.operands[i]);
       const int64_t along = joined(s);
       joined(s) = joined(first);
       if (!(s == first)) {
         joined(s) = along;
         diags_.report(l.operands[i].range, diag::err_shape_mismatch)
-            << l.name.name << others << l.operands[0].name << shapeText(first) << l.operands[i].name
+            << l.name.name << others << l.operands[from].name << shapeText(first) << l.operands[i].name
             << shapeText(s);
         return std::nullopt;
       }
@@ -636,10 +648,19 @@ private:
   }
 
   /// A matmul's shapes: [C, X, Y] x [C', X', Y'] contracting over channels per
-  /// head, or with transpose_b over the second's positions (docs/language.md).
+  /// head, or with transpose_b over the second's positions (docs/language.md);
+  /// several second operands are read as one, joined along X (a KV cache and
+  /// the new token's key or value).
   template <class Param>
   bool inferMatMul(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools) {
-    TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
+    TensorShape a = shapeOf(layer.operands[0]);
+    std::optional<TensorShape> joinedB = concatOperands(l, layer, 1);
+    if (!joinedB)
+      return false;
+    const TensorShape bm = *joinedB;
+    std::string bName = l.operands[1].name;
+    for (size_t i = 2; i < l.operands.size(); ++i)
+      bName += "' + '" + l.operands[i].name;
     int64_t h = param("heads", 1);
     if (!fits(l, {{"heads", h}, {"X", bm.X}, {"Y", bm.Y}}) || !fits(l, {{"C", a.C}, {"X", a.X}, {"Y", a.Y}}) ||
         !fits(l, {{"C", bm.C}, {"X", bm.X}, {"Y", bm.Y}}))
@@ -657,14 +678,14 @@ private:
     if (!layer.transposeB) {
       if (a.C != bm.C)
         return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
-                    "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
+                    "' has C=" + std::to_string(a.C) + " and '" + bName + "' has C=" +
                     std::to_string(bm.C));
       K = h * Lb;
       C = a.C / h;
     } else {
       if (a.C != h * Lb)
         return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
-                    l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
+                    bName + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
                     std::to_string(a.C));
       K = bm.C;
       C = Lb;
