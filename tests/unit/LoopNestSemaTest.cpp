@@ -288,8 +288,14 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
     break;
   case LayerType::MatMul: {
     const Layer &fwd = l.forwardOf.empty() ? l : net.layers[static_cast<size_t>(net.findLayer(l.forwardOf))];
-    TensorRef second = fwd.operands.at(1);
-    TensorShape bm = second.isInput ? net.inputs[second.index].shape : net.layers[second.index].ofmShape;
+    // b: the second operands joined along X (docs/language.md, "A KV cache").
+    TensorShape bm;
+    bm.X = 0;
+    for (size_t i = 1; i < fwd.operands.size(); ++i) {
+      TensorRef second = fwd.operands[i];
+      const TensorShape s = second.isInput ? net.inputs[second.index].shape : net.layers[second.index].ofmShape;
+      bm.X += s.X, bm.Y = s.Y;
+    }
     at(b, Dim::C) = l.transposeB ? bm.X * bm.Y : l.ifmShape.C / l.groups;
     at(b, Dim::K) = l.ofmShape.C / l.groups;   // one head's output channels
     at(b, Dim::N) = net.batch * l.groups;      // heads are batch
@@ -335,6 +341,10 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
       SourceManager sm;
       DiagnosticsEngine diags(sm);
       LoadedFiles files = loadFiles({entry.path().string()}, LoadOptions{{root}}, sm, diags);
+      // A decode step (a matmul of a KV cache and the new token) is
+      // inference only: its training is E0311.
+      if (train && entry.path().stem().string().find("decode") != std::string::npos)
+        continue;
       Model model = analyze(files.files, diags, AnalyzeOptions{train, {}});
       ASSERT_FALSE(diags.hasErrors()) << entry.path();
       Params params = paramsOf(files);
