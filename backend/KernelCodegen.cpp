@@ -374,22 +374,22 @@ private:
       *inside = b_.getTrue();
     Value *offset = c(0);
     for (size_t j = 0; j < src.index.size(); ++j) {
-      Value *v;
-      if (src.windowDim[j] >= 0) {
-        const Dim window = static_cast<Dim>(src.windowDim[j]);
-        v = b_.CreateSub(coord.at(window), c(p_.axes.along(window).padBegin));
-        if (inside)
-          *inside = b_.CreateAnd(*inside, b_.CreateAnd(b_.CreateICmpSGE(v, c(0)),
-                                                       b_.CreateICmpSLT(v, c(src.extent[j]))));
-      } else {
-        v = affine(src.index[j], coord);
-      }
+      Value *v = indexAt(src, j, coord), *extent = c(src.extent[j]);
       if (of && j == of->index)
-        offset = b_.CreateAdd(b_.CreateMul(offset, of->extent), b_.CreateSub(v, of->first));
-      else
-        offset = b_.CreateAdd(b_.CreateMul(offset, c(src.extent[j])), v);
+        v = b_.CreateSub(v, of->first), extent = of->extent;
+      if (src.windowDim[j] >= 0 && inside)
+        *inside = b_.CreateAnd(*inside, b_.CreateAnd(b_.CreateICmpSGE(v, c(0)), b_.CreateICmpSLT(v, extent)));
+      offset = b_.CreateAdd(b_.CreateMul(offset, extent), v);
     }
     return offset;
+  }
+  /// Tensor index j of a role point through the access: an input window's
+  /// coordinate minus the padding, else the affine index.
+  Value *indexAt(const PlanSource &src, size_t j, const std::map<Dim, Value *> &coord) {
+    if (src.windowDim[j] < 0)
+      return affine(src.index[j], coord);
+    const Dim window = static_cast<Dim>(src.windowDim[j]);
+    return b_.CreateSub(coord.at(window), c(p_.axes.along(window).padBegin));
   }
   std::map<Dim, Value *> coordinates(TensorRole r, const Box &point) {
     std::map<Dim, Value *> coord;
@@ -602,7 +602,7 @@ private:
     }
     llvm::GlobalVariable *firsts = tables[0], *counts = tables[1], *baseTable = tables[2];
     const int64_t n = static_cast<int64_t>(pr.sources.size());
-    Value *channel = affine(first.index[pr.channelIndex], coordinates(r, a));   // source 0 starts at channel 0
+    Value *channel = indexAt(first, pr.channelIndex, coordinates(r, a));   // source 0 starts at channel 0
     // The last operand whose first channel is at most `channel`.
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     llvm::Function *fn = pre->getParent();

@@ -20,7 +20,8 @@ bool movesWindow(const LoopNest &nest, const AffineExpr &e, Dim out, Dim win) {
 }
 
 /// A role's sources as operands concatenated along one tensor index (the
-/// network's channels, frontend/NetworkSema.cpp): equal but for that index,
+/// channels, or a concat's width or height, frontend/NetworkSema.cpp; an
+/// input window's coordinate then, read as the window's position): equal but for that index,
 /// where source k reads at source 0's index less its first channel. Fills
 /// in the index and the first channels; false and `why` otherwise.
 bool concatenation(PlanRole &pr, std::string &why) {
@@ -40,7 +41,7 @@ bool concatenation(PlanRole &pr, std::string &why) {
       firsts.push_back(at);
       at += src.extent[ci];
     }
-    if (fits && first.windowDim[ci] < 0) {
+    if (fits) {
       pr.channelIndex = ci, pr.firstChannel = std::move(firsts);
       return true;
     }
@@ -148,8 +149,11 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
         if (window < 0 && !spanned(e))
           return std::nullopt;
       }
+      // A guard along an input window's coordinate (a concat along X or Y)
+      // is the window's: concatenation() reads it through the coordinate.
       for (const AffineExpr &g : a->guard)
-        if (!spanned(g))
+        if (!(r == TensorRole::Ifm && (movesWindow(nest, g, Dim::Xo, Dim::R) || movesWindow(nest, g, Dim::Yo, Dim::S))) &&
+            !spanned(g))
           return std::nullopt;
       pr.sources.push_back(std::move(src));
     }

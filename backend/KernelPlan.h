@@ -54,8 +54,8 @@ struct PlanRole {
   /// source (the sources are the buffer's outermost dim).
   bool everySource = false;
   /// A concatenation (several sources, each read where its channels hold
-  /// the point): the tensor index that is the channel, and each source's
-  /// first channel. The sources differ in nothing else, so the kernel reads
+  /// the point): the tensor index joined (the channel, or a concat's width
+  /// or height), and each source's first index along it. The sources differ in nothing else, so the kernel reads
   /// them through one access and tables (docs/simulator.md, "Kernels").
   size_t channelIndex = 0;
   std::vector<int64_t> firstChannel;

@@ -150,13 +150,23 @@ template <class F> void matmulMacs(const Network &net, const Layer &l, const Ten
         }
 }
 
+/// A matmul's second operands, joined along X: b, read as the wgt.
+std::vector<TensorRef> secondOperands(const Layer &l) { return {l.operands.begin() + 1, l.operands.end()}; }
+TensorShape secondShape(const Network &net, const Layer &l) {
+  TensorShape b = operandShape(net, l.operands[1]);
+  b.X = 0;
+  for (TensorRef op : secondOperands(l))
+    b.X += operandShape(net, op).X;
+  return b;
+}
+
 /// Every multiply-accumulate of a conv, dwconv, fc or matmul layer.
 template <class F> void forEachMac(const Network &net, const Layer &l, F &&f) {
   switch (l.type) {
   case LayerType::Conv: return convMacs(net, l, f);
   case LayerType::DwConv: return dwconvMacs(net, l, f);
   case LayerType::FC: return fcMacs(net, l, f);
-  case LayerType::MatMul: return matmulMacs(net, l, operandShape(net, l.operands[1]), f);
+  case LayerType::MatMul: return matmulMacs(net, l, secondShape(net, l), f);
   default: DFLC_UNREACHABLE(std::string("no multiply-accumulates in a ") + l.kindName());
   }
 }
@@ -197,23 +207,45 @@ const std::vector<Word> &readOperand(const Network &net, const TensorStore &stor
   return read(store, operandName(net, op), activationExtent(net, operandShape(net, op)));
 }
 
-/// A forward layer's ifm: its ifm operands concatenated along C, [N][ΣC][X][Y].
-std::vector<Word> readInput(const Network &net, const Layer &fwd, const TensorStore &store) {
-  std::vector<Word> in;
-  in.reserve(static_cast<size_t>(net.batch * fwd.ifmShape.size()));
-  for (int64_t n = 0; n < net.batch; ++n)
-    for (TensorRef op : fwd.ifmOperands()) {
-      const std::vector<Word> &words = readOperand(net, store, op);
-      const int64_t sample = operandShape(net, op).size();
-      in.insert(in.end(), words.begin() + n * sample, words.begin() + (n + 1) * sample);
+/// How a layer's ifm operands join along its concat axis (C, X or Y): the
+/// joined tensor is `outer` blocks, each the operands' blocks in turn, an
+/// operand's block its words from the axis inward ([N][ΣC][X][Y] along C).
+struct Joining {
+  int64_t outer;
+  std::vector<int64_t> block;   // per ifm operand
+};
+Joining joiningOf(const Network &net, const std::vector<TensorRef> &ops, Dim axis) {
+  const TensorShape first = operandShape(net, ops.at(0));   // the others agree off the axis
+  Joining j{net.batch * (axis == Dim::C ? 1 : axis == Dim::Xo ? first.C : first.C * first.X), {}};
+  for (TensorRef op : ops) {
+    const TensorShape s = operandShape(net, op);
+    j.block.push_back(axis == Dim::C ? s.size() : axis == Dim::Xo ? s.X * s.Y : s.Y);
+  }
+  return j;
+}
+Joining joiningOf(const Network &net, const Layer &fwd) { return joiningOf(net, fwd.ifmOperands(), fwd.concatAxis); }
+
+/// Operands joined along `axis`, [N][ΣC][X][Y] along C.
+std::vector<Word> join(const Network &net, const TensorStore &store, const std::vector<TensorRef> &ops, Dim axis) {
+  std::vector<Word> out;
+  const Joining j = joiningOf(net, ops, axis);
+  for (int64_t o = 0; o < j.outer; ++o)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const std::vector<Word> &words = readOperand(net, store, ops[i]);
+      out.insert(out.end(), words.begin() + o * j.block[i], words.begin() + (o + 1) * j.block[i]);
     }
-  return in;
+  return out;
 }
 
-/// The layer's wgt: its stored weights, or a matmul's second operand.
-const std::vector<Word> &readWeights(const Network &net, const Layer &fwd, const TensorStore &store) {
+/// A forward layer's ifm: its ifm operands concatenated along its concat axis.
+std::vector<Word> readInput(const Network &net, const Layer &fwd, const TensorStore &store) {
+  return join(net, store, fwd.ifmOperands(), fwd.concatAxis);
+}
+
+/// The layer's wgt: its stored weights, or a matmul's second operands joined.
+std::vector<Word> readWeights(const Network &net, const Layer &fwd, const TensorStore &store) {
   if (fwd.type == LayerType::MatMul)
-    return readOperand(net, store, fwd.operands[1]);
+    return join(net, store, secondOperands(fwd), Dim::Xo);
   return read(store, weightName(fwd), weightExtent(fwd));
 }
 
@@ -366,12 +398,12 @@ void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<
   const std::vector<TensorRef> ops = fwd.ifmOperands();
   for (TensorRef op : ops)
     grads.try_emplace(gradientName(operandName(net, op)), filled(activationExtent(net, operandShape(net, op)), 0));
+  const Joining j = joiningOf(net, fwd);
   size_t at = 0;
-  for (int64_t n = 0; n < net.batch; ++n)
-    for (TensorRef op : ops) {
-      std::vector<Word> &g = grads.at(gradientName(operandName(net, op))).data;
-      const int64_t sample = operandShape(net, op).size();
-      for (int64_t e = n * sample; e < (n + 1) * sample; ++e, ++at)
+  for (int64_t o = 0; o < j.outer; ++o)
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::vector<Word> &g = grads.at(gradientName(operandName(net, ops[i]))).data;
+      for (int64_t e = o * j.block[i]; e < (o + 1) * j.block[i]; ++e, ++at)
         g[static_cast<size_t>(e)] = add(g[static_cast<size_t>(e)], dx[at]);
     }
   for (auto &[name, t] : grads)

@@ -45,12 +45,12 @@ const std::vector<OpSpec> &opSpecs() {
         {"conv", LayerType::Conv, 1, -1, conv},
         {"dwconv", LayerType::DwConv, 1, 1, window},
         {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
-        {"matmul", LayerType::MatMul, 2, 2, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}}},
+        {"matmul", LayerType::MatMul, 2, -1, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}}},
         {"maxpool", LayerType::MaxPool, 1, 1, pool},
         {"avgpool", LayerType::AvgPool, 1, 1, pool},
         {"add", LayerType::Add, 2, -1, {}},
         {"mul", LayerType::Mul, 2, -1, {}},
-        {"concat", LayerType::Concat, 2, -1, {}},
+        {"concat", LayerType::Concat, 2, -1, {{"axis", ParamKind::Axis, false}}},
         {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
         {"rmsnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, true},
@@ -112,16 +112,20 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
                      : std::pair(net.layers[r.index].name, net.layers[r.index].ofmShape);
   };
   auto activation = [&](const TensorShape &s) { return std::vector<int64_t>{batch, s.C, s.X, s.Y}; };
-  // The operands concatenated along C: operand i supplies channels [offset, offset + C_i).
+  // The operands concatenated along the layer's concat axis (tensor index j:
+  // C, X or Y): operand i supplies indices [offset, offset + extent_i) of it.
   auto readConcatenated = [&](AffineExpr n, const AffineExpr &channel, AffineExpr x, AffineExpr y) {
+    const size_t j = l.concatAxis == Dim::Xo ? 2 : l.concatAxis == Dim::Yo ? 3 : 1;
     int64_t offset = 0;
     for (TensorRef op : l.operands) {
       auto [name, shape] = tensorOf(op);
-      Access a{TensorRole::Ifm, name, {n, channel - offset, x, y}, activation(shape), {}};
+      Access a{TensorRole::Ifm, name, {n, channel, x, y}, activation(shape), {}};
+      const AffineExpr joined = a.index[j];
+      a.index[j] = joined - offset;
       if (l.operands.size() > 1)
-        a.guard = {channel - offset, offset + shape.C - 1 - channel};
+        a.guard = {joined - offset, offset + a.extent[j] - 1 - joined};
+      offset += a.extent[j];
       nest.accesses.push_back(std::move(a));
-      offset += shape.C;
     }
   };
   auto weights = [&](std::vector<AffineExpr> index, std::vector<int64_t> extent) {
@@ -188,8 +192,12 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     break;
   }
   case LayerType::MatMul: {
-    // b's positions (bx, by) flatten row-major: j = bx·Yb + by, Lb = Xb·Yb.
-    auto [bName, b] = tensorOf(l.operands[1]);
+    // b's positions (bx, by) flatten row-major: j = bx·Yb + by, Lb = Xb·Yb;
+    // several second operands are b joined along X (b_i's columns from off_i).
+    TensorShape b = tensorOf(l.operands[1]).second;
+    b.X = 0;
+    for (size_t i = 1; i < l.operands.size(); ++i)
+      b.X += tensorOf(l.operands[i]).second.X;
     const int64_t H = l.groups, Lb = b.X * b.Y;
     // Every tensor is indexed by the head, as by the sample: in KAPLA's view
     // heads are batch (N = batch·heads), not output channels (K), or the
@@ -212,7 +220,15 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     Plane p = plane(false);
     nest.accesses.push_back(
         {TensorRole::Ifm, tensorOf(l.operands[0]).first, {n, channel, p.x, p.y}, activation(in), {}});
-    nest.accesses.push_back({TensorRole::Wgt, bName, {n, bChannel, bx, by}, activation(b), {}});
+    int64_t offset = 0;
+    for (size_t i = 1; i < l.operands.size(); ++i) {
+      auto [bName, bi] = tensorOf(l.operands[i]);
+      Access a{TensorRole::Wgt, bName, {n, bChannel, bx - offset, by}, activation(bi), {}};
+      if (l.operands.size() > 2)
+        a.guard = {bx - offset, offset + bi.X - 1 - bx};
+      nest.accesses.push_back(std::move(a));
+      offset += bi.X;
+    }
     write({n, outChannel, p.xo, p.yo});
     break;
   }
@@ -508,7 +524,8 @@ private:
     auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
     Filter filter;
     if (axisNames.count("axis"))
-      layer.normAxis = axisNames["axis"] == "C" ? Dim::C : axisNames["axis"] == "X" ? Dim::Xo : Dim::Yo;
+      (layer.type == LayerType::Concat ? layer.concatAxis : layer.normAxis) =
+          axisNames["axis"] == "C" ? Dim::C : axisNames["axis"] == "X" ? Dim::Xo : Dim::Yo;
     if (!inferShape(layer, l, param, window, pads, bools, filter)) {
       failed_.insert(l.name.name);
       return;
@@ -571,20 +588,30 @@ private:
     return false;
   }
 
-  /// Concatenates operands along C; they must agree on X and Y.
-  std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer) {
-    TensorShape first = shapeOf(layer.operands[0]);
+  /// Concatenates operands `from` on along `axis` (the layer's concat axis:
+  /// C unless a concat says X or Y; a matmul's second operands: X); they must
+  /// agree on the other two dims.
+  std::optional<TensorShape> concatOperands(const ast::LayerDecl &l, const Layer &layer, size_t from = 0) {
+    const Dim axis = layer.type == LayerType::MatMul ? Dim::Xo : layer.concatAxis;
+    TensorShape first = shapeOf(layer.operands[from]);
+    auto joined = [&](TensorShape &s) -> int64_t & { return axis == Dim::Xo ? s.X : axis == Dim::Yo ? s.Y : s.C; };
+    const char *others = axis == Dim::Xo   ? "channels or heights (joined along X)"
+                         : axis == Dim::Yo ? "channels or widths (joined along Y)"
+                                           : "widths or heights (joined along C)";
     TensorShape out = first;
-    out.C = 0;
-    for (size_t i = 0; i < layer.operands.size(); ++i) {
+    joined(out) = 0;
+    for (size_t i = from; i < layer.operands.size(); ++i) {
       TensorShape s = shapeOf(layer.operands[i]);
-      if (s.X != first.X || s.Y != first.Y) {
+      const int64_t along = joined(s);
+      joined(s) = joined(first);
+      if (!(s == first)) {
+        joined(s) = along;
         diags_.report(l.operands[i].range, diag::err_shape_mismatch)
-            << l.name.name << "widths or heights" << l.operands[0].name << shapeText(first) << l.operands[i].name
+            << l.name.name << others << l.operands[from].name << shapeText(first) << l.operands[i].name
             << shapeText(s);
         return std::nullopt;
       }
-      out.C += s.C;
+      joined(out) += along;
     }
     return out;
   }
@@ -627,10 +654,19 @@ private:
   }
 
   /// A matmul's shapes: [C, X, Y] x [C', X', Y'] contracting over channels per
-  /// head, or with transpose_b over the second's positions (docs/language.md).
+  /// head, or with transpose_b over the second's positions (docs/language.md);
+  /// several second operands are read as one, joined along X (a KV cache and
+  /// the new token's key or value).
   template <class Param>
   bool inferMatMul(Layer &layer, const ast::LayerDecl &l, Param param, std::map<std::string, bool> &bools) {
-    TensorShape a = shapeOf(layer.operands[0]), bm = shapeOf(layer.operands[1]);
+    TensorShape a = shapeOf(layer.operands[0]);
+    std::optional<TensorShape> joinedB = concatOperands(l, layer, 1);
+    if (!joinedB)
+      return false;
+    const TensorShape bm = *joinedB;
+    std::string bName = l.operands[1].name;
+    for (size_t i = 2; i < l.operands.size(); ++i)
+      bName += "' + '" + l.operands[i].name;
     int64_t h = param("heads", 1);
     if (!fits(l, {{"heads", h}, {"X", bm.X}, {"Y", bm.Y}}) || !fits(l, {{"C", a.C}, {"X", a.X}, {"Y", a.Y}}) ||
         !fits(l, {{"C", bm.C}, {"X", bm.X}, {"Y", bm.Y}}))
@@ -648,14 +684,14 @@ private:
     if (!layer.transposeB) {
       if (a.C != bm.C)
         return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
-                    "' has C=" + std::to_string(a.C) + " and '" + l.operands[1].name + "' has C=" +
+                    "' has C=" + std::to_string(a.C) + " and '" + bName + "' has C=" +
                     std::to_string(bm.C));
       K = h * Lb;
       C = a.C / h;
     } else {
       if (a.C != h * Lb)
         return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
-                    l.operands[1].name + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
+                    bName + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
                     std::to_string(a.C));
       K = bm.C;
       C = Lb;

@@ -489,6 +489,20 @@ private:
     return "";
   }
 
+  /// The DFL axis ("C", "X" or "Y") ONNX axis `axis` (non-negative) of `x`
+  /// is, "" if none (Layouts: an image's W is X, H is Y; a sequence's L is X;
+  /// the last axis of scores is their channels).
+  static std::string dflAxis(const Value &x, int64_t axis) {
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    switch (x.layout) {
+    case Layout::Vector: return axis == 1 ? "C" : "";
+    case Layout::Image: return axis == 1 ? "C" : axis == 2 ? "Y" : axis == 3 ? "X" : "";
+    case Layout::Seq: return axis == rank - 1 ? "C" : axis == 1 ? "X" : "";
+    case Layout::Scores: return axis == rank - 1 ? "C" : "";
+    default: return "";
+    }
+  }
+
   /// Emits `name = text;` with the node's comment; the output is an activation.
   Value &emit(const onnx::NodeProto &n, const std::string &text, Layout layout, std::vector<int64_t> shape,
               int64_t heads = 1, bool isLayer = true, const std::string &comment = "") {
@@ -666,16 +680,7 @@ private:
     int64_t rank = static_cast<int64_t>(x.shape.size());
     if (axis < 0)
       axis += rank;
-    // The DFL axis of the ONNX axis, "" if none (Layouts: an image's W is X, H is Y; a sequence's L is X).
-    std::string along = x.layout == Layout::Vector                                  ? (axis == 1 ? "C" : "")
-                        : x.layout == Layout::Image                                 ? (axis == 1   ? "C"
-                                                                                       : axis == 2 ? "Y"
-                                                                                       : axis == 3 ? "X"
-                                                                                                   : "")
-                        : x.layout == Layout::Seq || x.layout == Layout::Scores ? (axis == rank - 1 ? "C"
-                                                                                     : x.layout == Layout::Seq && axis == 1 ? "X"
-                                                                                                                             : "")
-                                                                                : "";
+    std::string along = dflAxis(x, axis);
     // ONNX's LayerNormalization normalizes every axis from `axis` on: one DFL axis only if it is the last.
     const bool channels = dfl != "softmax";
     if (channels && (axis != rank - 1 || along != "C"))
@@ -885,18 +890,18 @@ private:
     int64_t axis = intAttr(n, "axis", 1);
     if (axis < 0)
       axis += static_cast<int64_t>(s.size());
-    bool channels = (x.layout == Layout::Image && axis == 1) || (x.layout == Layout::Seq && axis == 2) ||
-                    (x.layout == Layout::Vector && axis == 1);
+    // Scores' channels are heads x keys: joining them is no DFL concat.
+    const std::string along = x.layout == Layout::Scores ? "" : dflAxis(x, axis);
     std::string text = "concat(";
     for (size_t i = 0; i < ins.size(); ++i) {
       if (!ins[i] || ins[i]->kind != Value::Activation || ins[i]->layout != x.layout)
         return Refusal{"its operands are not all activations of one layout"};
       text += (i ? ", " : "") + ins[i]->name;
     }
-    if (!channels)
+    if (along.empty())
       return Refusal{"axis " + std::to_string(axis) + " of a " + layoutName(x) +
-                     " tensor is not its channels, the only axis DFL concatenates"};
-    emit(n, text + ")", x.layout, s);
+                     " tensor is none of the axes DFL concatenates along (C, X or Y)"};
+    emit(n, text + (along == "C" ? ")" : ", axis=" + along + ")"), x.layout, s);
     return std::nullopt;
   }
 

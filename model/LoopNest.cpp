@@ -230,6 +230,16 @@ KaplaView kaplaView(const LoopNest &nest) {
   DFLC_CHECK(!ifm.empty() && ifm[0]->extent.size() == 4) << "nest '" << nest.name << "' has no [N, C, X, Y] ifm";
   at(v.bounds, Dim::Xi) = ifm[0]->extent[2];
   at(v.bounds, Dim::Yi) = ifm[0]->extent[3];
+  // A concatenation along the width or height (guarded operands whose index
+  // there is offset): the input spans all of theirs.
+  if (ifm.size() > 1 && !ifm[0]->guard.empty())
+    for (int j : {2, 3})
+      if (!(ifm[1]->index[j] == ifm[0]->index[j])) {
+        int64_t &joined = at(v.bounds, j == 2 ? Dim::Xi : Dim::Yi);
+        joined = 0;
+        for (const Access *a : ifm)
+          joined += a->extent[static_cast<size_t>(j)];
+      }
   // Per axis: the width index (2) for Xo and R, the height index (3) for Yo and S.
   auto axis = [&](int index, Dim out, Dim tap, int64_t extent) {
     const AffineExpr &e = ifm[0]->index[index];

@@ -73,6 +73,9 @@ struct Layer {
   /// layernorm: PyTorch's GroupNorm (`groupnorm`): a row is a group's C/groups
   /// channels at every position, C/groups·X·Y words, contiguous in [C][X][Y].
   bool normPlane = false;
+  /// concat: the axis its operands are joined along (C, Xo for the width, Yo
+  /// for the height); the other layers read several operands joined along C.
+  Dim concatAxis = Dim::C;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.

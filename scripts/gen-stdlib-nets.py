@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the stdlib networks that are too regular to write by hand: BERT-base
-at sequence lengths 128, 256, 384 and 512, ViT-B/16, DenseNet-121 and
-EfficientNet-B0.
+at sequence lengths 128, 256, 384 and 512, ViT-B/16, DenseNet-121,
+EfficientNet-B0 and a GPT-2 small decode step.
 
 Usage: scripts/gen-stdlib-nets.py [--check] [DIR]    (DIR: stdlib/nets)
 
@@ -292,11 +292,65 @@ network efficientnet_b0 {{
     return "efficientnet_b0", text + "\n".join(body) + "\n}\n"
 
 
+def gpt2_decode():
+    """GPT-2 small, one decode step against a KV cache of 1,024 tokens."""
+    L, d, heads, layers = 1024, 768, 12, 12
+    per_layer = 4 * d * d + 2 * d * 4 * d + 2 * (L + 1) * d
+    text = HEADER + f"""// GPT-2 small, one decode step: the new token through 12 pre-norm decoder
+// layers (hidden {d}, {heads} heads of 64, MLP {4 * d}) against a KV cache of
+// {L} tokens per layer, then the final LayerNorm.
+//
+// Architecture: A. Radford et al., "Language Models are Unsupervised
+// Multitask Learners", OpenAI 2019 (GPT-2 small: 12 layers, d_model 768; the
+// GPT-1 block, x = x + attn(ln_1(x)), x = x + mlp(ln_2(x)), MLP fc, GELU,
+// proj) and the Hugging Face `GPT2Block` module names per layer N:
+// hN_{{ln_1,q,k,v,scores,probs,context,c_proj,attn_add,ln_2,c_fc,gelu,mlp_proj,
+// mlp_add}}.
+//
+// The cache of layer N is two network inputs [C={d}, X={L}] (hN_k_cache,
+// hN_v_cache). The scores and context matmuls read them and the new token's
+// k, v as one second operand joined along X (docs/language.md, "A KV
+// cache"): the cache is read, the new k and v written once by their
+// projections, nothing copied. The causal mask is void at decode (the token
+// sees every cached one). The embeddings and the LM head are left out, as
+// Kaplan et al.'s non-embedding count leaves them out.
+// MACs per token: {layers * per_layer:,} (tests/lit/stdlib/check_macs.py).
+network gpt2_small_decode {{
+  batch N = 1;
+  input token [C={d}];                 // the new token's embedding
+"""
+    for n in range(layers):
+        text += f"  input h{n}_k_cache [C={d}, X={L}];\n  input h{n}_v_cache [C={d}, X={L}];\n"
+    x = "token"
+    for n in range(layers):
+        p = f"h{n}_"
+        text += f"""
+  // Decoder layer {n}.
+  {p}ln_1 = layernorm({x});
+  {p}q = conv({p}ln_1, K={d}, R=1);
+  {p}k = conv({p}ln_1, K={d}, R=1);
+  {p}v = conv({p}ln_1, K={d}, R=1);
+  {p}scores = matmul({p}q, {p}k_cache, {p}k, heads={heads});  // [{heads}*{L + 1}, 1]
+  {p}probs = softmax({p}scores, groups={heads});             // per head, over the {L + 1} keys
+  {p}context = matmul({p}probs, {p}v_cache, {p}v, heads={heads}, transpose_b=true);  // [{d}, 1]
+  {p}c_proj = conv({p}context, K={d}, R=1);
+  {p}attn_add = add({p}c_proj, {x});
+  {p}ln_2 = layernorm({p}attn_add);
+  {p}c_fc = conv({p}ln_2, K={4 * d}, R=1);
+  {p}gelu = gelu({p}c_fc);
+  {p}mlp_proj = conv({p}gelu, K={d}, R=1);
+  {p}mlp_add = add({p}mlp_proj, {p}attn_add);
+"""
+        x = p + "mlp_add"
+    text += f"\n  ln_f = layernorm({x});\n}}\n"
+    return "gpt2_small_decode", text
+
+
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
     out = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent / "stdlib" / "nets")
-    nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121(), efficientnet_b0()]
+    nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121(), efficientnet_b0(), gpt2_decode()]
     stale = []
     for name, text in nets:
         path = out / f"{name}.dfl"

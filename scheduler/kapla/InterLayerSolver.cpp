@@ -136,11 +136,12 @@ std::string shapeKey(const Layer &l) {
   for (int64_t v : {l.groups, x.stride, x.dilation, x.padBegin, x.padEnd, y.stride, y.dilation, y.padBegin, y.padEnd,
                     int64_t{l.ceilMode}, int64_t{l.transposeB}, l.ifmShape.C,
                     l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops,
-                    static_cast<int64_t>(l.normAxis), l.normGroups, int64_t{l.normPlane}})
+                    static_cast<int64_t>(l.normAxis), l.normGroups, int64_t{l.normPlane}, int64_t{l.rms},
+                    static_cast<int64_t>(l.concatAxis)})
     k += "," + std::to_string(v);
   for (const std::string &a : l.activations)
     k += "," + a;
-  return k;
+  return k + "," + std::string(l.kindName());   // a unary layer's function
 }
 
 } // namespace

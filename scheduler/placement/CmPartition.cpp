@@ -38,7 +38,7 @@ public:
     for (size_t q = 0; q < net_.layers.size(); ++q) {
       const Layer &l = net_.layers[q];
       const CmPartition &part = p_.partitions[static_cast<size_t>(partOf_[q])];
-      int64_t offset = 0;   // concat: the operand's first output channel
+      int64_t offset = 0;   // concat along C: the operand's first output channel
       for (const TensorRef &ref : l.operands) {
         TensorShape shape = ref.isInput ? net_.inputs[static_cast<size_t>(ref.index)].shape
                                         : net_.layers[static_cast<size_t>(ref.index)].ofmShape;
@@ -99,7 +99,7 @@ private:
       return out;
     }
     // A DPU layer runs on the reducer tile of the channel's block.
-    int64_t ch = l.type == LayerType::Concat ? k + offset : k;
+    int64_t ch = l.type == LayerType::Concat && l.concatAxis == Dim::C ? k + offset : k;
     out.push_back(part.firstTile + static_cast<int>(std::min(ch / hw_.xbarCols, part.colTiles - 1)));
     return out;
   }

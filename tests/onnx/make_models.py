@@ -295,6 +295,25 @@ def small():
     g.node("LayerNormalization", [x, g.weight("ln_g", [4, 8, 8]), g.weight("ln_b", [4, 8, 8])], "ln", axis=1)
     g.save("ln_image.onnx", opset=17)
 
+    # Concat along an image's W (axis 3: X) and H (axis -2: Y), and a KV
+    # cache's append: the [N, L, hidden] cache joined with the new token's
+    # key along the tokens (axis 1: X); along the batch: refused.
+    g = Graph("concat_axes")
+    x = g.input("x", [1, 4, 8, 6])
+    c = g.conv(x, "c", 4, 4, 1)
+    w = g.node("Concat", [c, x], "cat_w", axis=3)
+    g.node("Concat", [w, w], "cat_h", axis=-2)
+    g.save("concat_axes.onnx")
+    g = Graph("kv_append")
+    cache = g.input("k_cache", [1, 16, 8])
+    k = g.node("MatMul", [g.input("x", [1, 1, 8]), g.weight("Wk", [8, 8])], "k_proj")
+    g.node("Concat", [cache, k], "k_append", axis=1)
+    g.save("kv_append.onnx")
+    g = Graph("concat_batch")
+    x = g.input("x", [1, 4, 8, 8])
+    g.node("Concat", [x, g.conv(x, "c", 4, 4, 1)], "cat_n", axis=0)
+    g.save("concat_batch.onnx")
+
     g = Graph("gemm")
     x = g.input("x", [4, 2, 3, 3])
     x = g.node("Flatten", [x], "fl")

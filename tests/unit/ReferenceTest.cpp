@@ -236,6 +236,26 @@ TEST(Reference, MatMulTransposedHeads) {
   EXPECT_EQ(run(net, "m", s), (std::vector<Word>{17, 53}));
 }
 
+TEST(Reference, MatMulOfJoinedSecondOperands) {
+  // A decode step's scores and context: the cache b (2 tokens) and the new
+  // token's n joined along X, Lb = 3, one head.
+  auto c = compileNet(R"(network t {
+    input a [C=2]; input b [C=2, X=2]; input n [C=2]; input p [C=3];
+    s = matmul(a, b, n); o = matmul(p, b, n, transpose_b=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore st;
+  st.set("a", {{1, 2, 1, 1}, {1, 2}});
+  st.set("b", {{1, 2, 2, 1}, {3, 4, /**/ 5, 6}});   // b[c][j]: channel 0 is 3 4, channel 1 is 5 6
+  st.set("n", {{1, 2, 1, 1}, {7, 8}});              // the new token: column j = 2
+  st.set("p", {{1, 3, 1, 1}, {1, -1, 2}});
+  // out[j] = Σ_c a[c]·b'[c][j], b' = [[3, 4, 7], [5, 6, 8]]: 1·3 + 2·5 = 13, 1·4 + 2·6 = 16, 1·7 + 2·8 = 23.
+  EXPECT_EQ(run(net, "s", st), (std::vector<Word>{13, 16, 23}));
+  // out[k] = Σ_j p[j]·b'[k][j]: 3 − 4 + 14 = 13, 5 − 6 + 16 = 15.
+  EXPECT_EQ(run(net, "o", st), (std::vector<Word>{13, 15}));
+}
+
 TEST(Reference, MaxPoolCeilModeReadsMinusInfinityPastTheInput) {
   auto c = compileNet(R"(network t {
     input x [C=1, X=4]; input y [C=1, X=4, Y=4];
@@ -305,6 +325,28 @@ TEST(Reference, AddMulConcat) {
   s.set("a", {{2, 1, 2, 1}, {1, 2, /**/ 3, 4}});
   s.set("b", {{2, 2, 2, 1}, {10, 11, 12, 13, /**/ 14, 15, 16, 17}});
   EXPECT_EQ(run(net, "k", s), (std::vector<Word>{1, 2, 10, 11, 12, 13, /**/ 3, 4, 14, 15, 16, 17}));
+}
+
+TEST(Reference, ConcatAlongWidthAndHeight) {
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input a [C=2, X=2, Y=1]; input b [C=2, X=1, Y=1];
+    input p [C=1, X=2, Y=2]; input q [C=1, X=2, Y=1];
+    kx = concat(a, b, axis=X); ky = concat(p, q, axis=Y);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [N][C][X][Y]: a's channel 0 is 1 2, channel 1 3 4; b one column per channel.
+  s.set("a", {{2, 2, 2, 1}, {1, 2, 3, 4, /**/ 5, 6, 7, 8}});
+  s.set("b", {{2, 2, 1, 1}, {10, 11, /**/ 12, 13}});
+  // Along X, per sample and channel: a's two columns, then b's one.
+  EXPECT_EQ(run(net, "kx", s), (std::vector<Word>{1, 2, 10, 3, 4, 11, /**/ 5, 6, 12, 7, 8, 13}));
+  // p: column 0 is rows 1 2, column 1 rows 3 4; q one row per column.
+  s.set("p", {{2, 1, 2, 2}, {1, 2, 3, 4, /**/ 5, 6, 7, 8}});
+  s.set("q", {{2, 1, 2, 1}, {10, 11, /**/ 12, 13}});
+  // Along Y, per sample and column: p's two rows, then q's one.
+  EXPECT_EQ(run(net, "ky", s), (std::vector<Word>{1, 2, 10, 3, 4, 11, /**/ 5, 6, 12, 7, 8, 13}));
 }
 
 TEST(Reference, BroadcastAddMul) {

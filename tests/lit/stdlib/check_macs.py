@@ -444,6 +444,39 @@ net("vit_b16", 17_471_649_792,
     172)  # patch_embed + 12 x (6 conv + 2 matmul + 2 add + softmax + 2 layernorm + gelu) + norm, pool, head
 
 # ---------------------------------------------------------------------------
+# GPT-2 small, one decode step (d = 768, 12 layers, 12 heads, a KV cache of
+# L = 1,024 tokens; the new token makes n_ctx = L + 1 = 1,025 keys). Per layer:
+#   q, k, v, c_proj   4 * 768*768                 =  2,359,296
+#   c_fc, mlp_proj    2 * 768*3072                =  4,718,592
+#   scores            X*Y*Lb*Ca = 1*1025*768      =    787,200
+#   context           X*Y*Cb*Lb = 768*1025        =    787,200
+#   layer                                            8,652,288
+#   total             12 * 8,652,288              = 103,827,456
+# Published: J. Kaplan et al., "Scaling Laws for Neural Language Models",
+# 2020, Table 1: C_forward = 2N + 2 n_layer n_ctx d_attn FLOPs per token, N
+# the non-embedding parameters, N = 2 d_model n_layer (2 d_attn + d_ff) =
+# 2*768*12*(1536 + 3072) = 84,934,656 (the paper's 85 M for GPT-2 small). In
+# MACs (half): N + n_layer n_ctx d_attn = 84,934,656 + 12*1025*768 =
+# 94,381,056. Kaplan's context term (Table 1's "Attention: Mask", 2 n_layer
+# n_ctx d_attn FLOPs) counts the token's attention over the context once;
+# QK^T and softmax*V each cost n_ctx d_attn MACs per layer, so the exact
+# count is Kaplan's plus one more n_layer n_ctx d_attn = 9,446,400 MACs:
+# 103,827,456 / 94,381,056 = 1.1001. TOL 10.1% covers exactly that term.
+net("gpt2_small_decode", 103_827_456,
+    12 * (4 * 768 * 768 + 2 * 768 * 3072 + 2 * 1025 * 768),
+    2 * 768 * 12 * (2 * 768 + 3072) + 12 * 1025 * 768, 0.101,
+    "Kaplan et al. 2020, Table 1: C_forward = 2N + 2 n_layer n_ctx d_attn, N = 85 M (GPT-2 small)",
+    {"h0_q": ("conv", 768 * 768),                             # 589,824
+     "h0_scores": ("matmul", 1025 * 768),                     # 787,200
+     "h0_probs": ("softmax", 0),
+     "h0_context": ("matmul", 768 * 1025),                    # 787,200
+     "h5_c_fc": ("conv", 768 * 3072),                         # 2,359,296
+     "h11_mlp_proj": ("conv", 3072 * 768),                    # 2,359,296
+     "h11_mlp_add": ("add", 0),
+     "ln_f": ("layernorm", 0)},
+    169)  # 12 x (4 conv + 2 more conv + 2 matmul + softmax + 2 layernorm + gelu + 2 add) + ln_f
+
+# ---------------------------------------------------------------------------
 # DenseNet-121 at 224 (growth k = 32, bottleneck 4k = 128, blocks 6, 12, 24,
 # 16, compression 0.5). Dense layer i (from 0) of a block at s x s with c0
 # input channels: 1x1 conv s^2 * 128 * (c0 + 32 i), 3x3 conv s^2 * 32*128*9.
