@@ -14,6 +14,9 @@ and --train:
             in the pipeline simulator with 0 violations (`dflc sim
             --pipelines-only`: their dependences and LCUs without the kernels,
             whose work at batch 64 would pass E1307's bound).
+A decode step (a network named *_decode: one token against a KV cache) is
+inference by nature and runs without --train (its matmuls of several second
+operands do not train, E0311; docs/language.md, "A KV cache").
 Prints one line per case and a summary; --json FILE writes the details.
 Runs each dflc under a per-case timeout (a case that times out is reported as
 such, not as a pass). Cases run one after the other unless --jobs is given.
@@ -168,7 +171,8 @@ def main():
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="dflc-verdict-")
     cases = [(n, h, m == "train", int(b)) for n in a.nets.split(",") for h in a.hw.split(",")
-             for m in a.modes.split(",") for b in a.batches.split(",")]
+             for m in a.modes.split(",") for b in a.batches.split(",")
+             if not (m == "train" and n.endswith("_decode"))]
     start = time.monotonic()
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
