@@ -155,19 +155,8 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
     }
   sema::resolveLevelIntrinsics(model, diags);
   if (options.train)
-    for (Network &n : model.networks) {
-      // A broadcast operand's gradient reduces dY over X and Y: a nest no
-      // backward layer has yet (docs/limits.md).
-      bool trainable = true;
-      for (const Layer &l : n.layers)
-        if (l.broadcast >= 0) {
-          diags.report(l.opRange, diag::err_broadcast_training)
-              << l.kindName() << l.name << l.operandNames[static_cast<size_t>(l.broadcast)];
-          trainable = false;
-        }
-      if (trainable)
-        addBackwardLayers(n);
-    }
+    for (Network &n : model.networks)
+      addBackwardLayers(n);
   for (const ast::File &f : files)
     for (const ast::TopDecl &d : f.decls)
       if (auto *s = std::get_if<ast::ScheduleDecl>(&d)) {

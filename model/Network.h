@@ -81,6 +81,9 @@ struct Layer {
   /// The operands read as the ifm: all but a matmul's second operand and an
   /// add's or mul's broadcast operand (both read as the wgt).
   std::vector<TensorRef> ifmOperands() const;
+  /// add, mul: the ifm operands every point reads (the nest's ifm accesses,
+  /// which a backward layer keeps though it names no operands); else 1.
+  int64_t pointOperands() const;
   /// Roles this layer has tensors for.
   std::vector<TensorRole> roles() const;
   /// Loop dims of this layer's iteration space (all nine; trivial ones are 1).
