@@ -43,11 +43,10 @@ void addBackwardLayers(Network &net) {
     if (fwd.broadcast >= 0) {
       // dX of the [C,X,Y] operand as for any add or mul (routed; dY·s), and
       // the [C,1,1] operand's gradient, read as the wgt, a reduction over X
-      // and Y: the wgt written, like a matmul's second operand.
+      // and Y: the wgt written, as for a matmul's second operand.
       if (fwd.type == LayerType::Mul && needsDataGradient)
         backward("__dgrad", TensorRole::Ifm);
-      if (!fwd.operands[static_cast<size_t>(fwd.broadcast)].isInput)
-        backward("__wgrad", TensorRole::Wgt);
+      backward("__wgrad", TensorRole::Wgt);
       continue;
     }
     switch (fwd.type) {

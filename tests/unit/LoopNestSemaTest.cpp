@@ -313,12 +313,6 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
       DiagnosticsEngine diags(sm);
       LoadedFiles files = loadFiles({entry.path().string()}, LoadOptions{{root}}, sm, diags);
       Model model = analyze(files.files, diags, AnalyzeOptions{train, {}});
-      // A network with broadcasts (EfficientNet-B0's SE scales) does not
-      // train: E0310 at each, and nothing else (docs/limits.md).
-      if (train && diags.hasErrors() &&
-          std::all_of(diags.diagnostics().begin(), diags.diagnostics().end(),
-                      [](const Diagnostic &d) { return d.severity != Severity::Error || d.id == diag::err_broadcast_training; }))
-        continue;
       ASSERT_FALSE(diags.hasErrors()) << entry.path();
       Params params = paramsOf(files);
       for (const Network &net : model.networks)
