@@ -900,6 +900,11 @@ private:
         switch (p_.statement) {
         case Statement::Add:
         case Statement::Mul:
+          if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
+            Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
+            result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
+            break;
+          }
           result = in;
           for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
             result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));

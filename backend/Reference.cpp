@@ -413,6 +413,16 @@ void splitInputGradient(const Network &net, const Layer &fwd, const std::vector<
 /// dX from dY: the forward relation with the ifm written (docs/simulator.md).
 void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store, TensorStore &out) {
   const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
+  if (fwd.broadcast >= 0) {   // a broadcast mul: Π over what is read, dY · s
+    const TensorRef x = fwd.ifmOperands().at(0);
+    const std::vector<Word> &s = readOperand(net, store, fwd.operands[static_cast<size_t>(fwd.broadcast)]);
+    std::vector<Word> dx(dy.size());
+    const size_t plane = static_cast<size_t>(fwd.ofmShape.X * fwd.ofmShape.Y);
+    for (size_t e = 0; e < dx.size(); ++e)
+      dx[e] = mul(dy[e], s[e / plane]);
+    out.set(gradientName(operandName(net, x)), {activationExtent(net, operandShape(net, x)), std::move(dx)});
+    return;
+  }
   if (fwd.type == LayerType::Mul || fwd.opsPerElement() > 0) {
     // Π over what is read, or a softmax's, layernorm's or unary function's relation
     // read backward: dY alone, to every operand (docs/simulator.md, "Training").
@@ -450,10 +460,27 @@ void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store
   splitInputGradient(net, fwd, dx, out);
 }
 
+/// A broadcast operand's gradient: the sum over X and Y of dY (add: dY is
+/// routed to s, which every x, y read) or of dY · x (mul).
+Tensor broadcastGradient(const Network &net, const Layer &fwd, const std::vector<Word> &dy,
+                         const std::vector<Word> &x) {
+  const TensorRef s = fwd.operands[static_cast<size_t>(fwd.broadcast)];
+  Tensor ds = filled(activationExtent(net, operandShape(net, s)), 0);
+  const size_t plane = static_cast<size_t>(fwd.ofmShape.X * fwd.ofmShape.Y);
+  for (size_t e = 0; e < dy.size(); ++e)
+    ds.data[e / plane] = add(ds.data[e / plane], fwd.type == LayerType::Add ? dy[e] : mul(dy[e], x[e]));
+  return ds;
+}
+
 /// dW from X and dY: the forward relation with the wgt written.
 void weightGradient(const Network &net, const Layer &fwd, const TensorStore &store, TensorStore &out) {
   const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
   const std::vector<Word> x = readInput(net, fwd, store);
+  if (fwd.broadcast >= 0) {
+    const std::string s = operandName(net, fwd.operands[static_cast<size_t>(fwd.broadcast)]);
+    out.set(gradientName(s), broadcastGradient(net, fwd, dy, x));
+    return;
+  }
   const bool matmul = fwd.type == LayerType::MatMul;
   Tensor dw = filled(matmul ? activationExtent(net, operandShape(net, fwd.operands[1])) : weightExtent(fwd), 0);
   std::vector<Word> &g = dw.data;

@@ -84,9 +84,10 @@ std::vector<std::string> outputNames(const Network &net, int layer) {
   const Layer &fwd = forwardLayer(net, l);
   switch (l.output) {
   case TensorRole::Ofm: return {l.name};
-  case TensorRole::Wgt:
-    return {fwd.type == LayerType::MatMul ? gradientName(operandName(net, fwd.operands[1]))
-                                          : gradientName(weightName(fwd))};
+  case TensorRole::Wgt:   // a matmul's second operand and a broadcast one are read as the wgt
+    if (fwd.type == LayerType::MatMul || fwd.broadcast >= 0)
+      return {gradientName(operandName(net, fwd.operands[fwd.broadcast >= 0 ? static_cast<size_t>(fwd.broadcast) : 1]))};
+    return {gradientName(weightName(fwd))};
   case TensorRole::Ifm: {
     std::vector<std::string> names;
     for (TensorRef op : fwd.ifmOperands()) {

@@ -156,16 +156,11 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
   sema::resolveLevelIntrinsics(model, diags);
   if (options.train)
     for (Network &n : model.networks) {
-      // A broadcast operand's gradient reduces dY over X and Y, a joined
-      // matmul's is split among its second operands: nests no backward layer
-      // has yet (docs/limits.md).
+      // A joined matmul's weight gradient is split among its second operands:
+      // a nest no backward layer has yet (docs/limits.md).
       bool trainable = true;
       for (const Layer &l : n.layers)
-        if (l.broadcast >= 0) {
-          diags.report(l.opRange, diag::err_broadcast_training)
-              << l.kindName() << l.name << l.operandNames[static_cast<size_t>(l.broadcast)];
-          trainable = false;
-        } else if (l.type == LayerType::MatMul && l.operands.size() > 2) {
+        if (l.type == LayerType::MatMul && l.operands.size() > 2) {
           diags.report(l.opRange, diag::err_joined_matmul_training) << l.name << l.operands.size() - 1;
           trainable = false;
         }

@@ -48,6 +48,12 @@ std::vector<TensorRef> Layer::ifmOperands() const {
   return out;
 }
 
+int64_t Layer::pointOperands() const {
+  if (type != LayerType::Add && type != LayerType::Mul)
+    return 1;
+  return static_cast<int64_t>(nest.accessesOf(TensorRole::Ifm).size());
+}
+
 std::vector<Dim> Layer::loopDims() const {
   std::vector<Dim> dims;
   for (size_t i = 0; i < kNumDims; ++i)

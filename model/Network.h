@@ -94,6 +94,9 @@ struct Layer {
   std::vector<TensorRef> ifmOperands() const;
   /// Operand `i` is read as the wgt (a matmul's second, a broadcast one).
   bool operandIsWgt(size_t i) const;
+  /// add, mul: the ifm operands every point reads (the nest's ifm accesses,
+  /// which a backward layer keeps though it names no operands); else 1.
+  int64_t pointOperands() const;
   /// Roles this layer has tensors for.
   std::vector<TensorRole> roles() const;
   /// Loop dims of this layer's iteration space (all nine; trivial ones are 1).

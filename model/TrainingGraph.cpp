@@ -24,7 +24,7 @@ void addBackwardLayers(Network &net) {
   for (size_t i = forward; i-- > 0;) {
     const Layer fwd = net.layers[i];
     bool needsDataGradient = false;
-    for (const TensorRef &op : fwd.operands)
+    for (const TensorRef &op : fwd.broadcast >= 0 ? fwd.ifmOperands() : fwd.operands)
       needsDataGradient |= !op.isInput;
     auto backward = [&](const char *suffix, TensorRole output) {
       Layer b = fwd;
@@ -40,6 +40,15 @@ void addBackwardLayers(Network &net) {
       net.names[b.name] = {false, static_cast<int>(net.layers.size())};
       net.layers.push_back(std::move(b));
     };
+    if (fwd.broadcast >= 0) {
+      // dX of the [C,X,Y] operand as for any add or mul (routed; dY·s), and
+      // the [C,1,1] operand's gradient, read as the wgt, a reduction over X
+      // and Y: the wgt written, as for a matmul's second operand.
+      if (fwd.type == LayerType::Mul && needsDataGradient)
+        backward("__dgrad", TensorRole::Ifm);
+      backward("__wgrad", TensorRole::Wgt);
+      continue;
+    }
     switch (fwd.type) {
     case LayerType::Add:
     case LayerType::Concat: break;   // gradients are routed, not computed

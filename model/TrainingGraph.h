@@ -8,8 +8,11 @@
 // (Layer::nest: the same domain and accesses; the output role's tensors and
 // the forward output become gradients, `X__grad`).
 // Pools get a gradient-routing L__dgrad; add and concat route gradients for
-// free; mul gets L__dgrad. No data gradient is derived for a layer whose
-// operands are all network inputs (nothing upstream needs it).
+// free; mul gets L__dgrad. A broadcast add or mul also gets L__wgrad, its
+// [C,1,1] operand's gradient (read as the wgt, as a matmul's second operand
+// is). No data gradient is derived for a layer whose operands are all
+// network inputs (a broadcast: whose [C,X,Y] operand is one), since nothing
+// upstream needs it.
 #pragma once
 
 #include "model/Model.h"

@@ -9,7 +9,7 @@ namespace dfl {
 double computeFloorPj(const Network &net, int x, const Hardware &hw) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   const double work = static_cast<double>((l.macs ? l.macs : l.ops) * net.batch);
-  double operands = (l.type == LayerType::Add || l.type == LayerType::Mul) ? static_cast<double>(l.ifmOperands().size()) : 1.0;
+  const double operands = static_cast<double>(l.pointOperands());
   // Per point computed; a softmax, layernorm or unary function does several operations per point.
   const int64_t perElement = l.opsPerElement();
   const double points = perElement ? work / static_cast<double>(perElement) : work;

@@ -1254,9 +1254,7 @@ private:
           if (!m.isStack && m.level == static_cast<int>(l) && m.indexInLevel == i)
             nest.push_back(&m);
 
-    double operands = (layer_.type == LayerType::Add || layer_.type == LayerType::Mul)
-                          ? static_cast<double>(layer_.ifmOperands().size())
-                          : 1.0;
+    const double operands = static_cast<double>(layer_.pointOperands());
     // The tensor the layer produces: ofm forward; ifm (data gradient) or wgt
     // (weight gradient) for training's backward layers. It accumulates partial sums.
     const TensorRole output = layer_.output;

@@ -347,12 +347,6 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
       if (train && entry.path().stem().string().find("decode") != std::string::npos)
         continue;
       Model model = analyze(files.files, diags, AnalyzeOptions{train, {}});
-      // A network with broadcasts (EfficientNet-B0's SE scales) does not
-      // train: E0310 at each, and nothing else (docs/limits.md).
-      if (train && diags.hasErrors() &&
-          std::all_of(diags.diagnostics().begin(), diags.diagnostics().end(),
-                      [](const Diagnostic &d) { return d.severity != Severity::Error || d.id == diag::err_broadcast_training; }))
-        continue;
       ASSERT_FALSE(diags.hasErrors()) << entry.path();
       Params params = paramsOf(files);
       for (const Network &net : model.networks)

@@ -283,14 +283,23 @@ TEST(NetworkSema, BroadcastsTheLanguageCannotExpress) {
             "7:19: E0302 operands of 'e' have different shapes: 'x' has [C=8, X=6, Y=4], 't' has [C=8, X=1, Y=1]\n");
 }
 
-TEST(NetworkSema, BroadcastIsNotTrained) {
+TEST(NetworkSema, BroadcastTrains) {
+  // The broadcast operand's gradient is m__wgrad's output, the wgt role
+  // written; the large operand's is m__dgrad's (x is the input: none).
   auto c = compile(R"(network n {
     input x [C=8, X=6, Y=4];
     s = avgpool(x, R=6, S=4);
     m = mul(x, s);
   })", AnalyzeOptions{true, {}});
-  EXPECT_EQ(c.diagnostics(), "4:9: E0310 mul 'm' broadcasts 's' over X and Y; training it is not supported yet: "
-                             "the gradient of 's' is a sum over X and Y, which no backward layer computes\n");
+  ASSERT_EQ(c.diagnostics(), "");
+  std::vector<std::string> names;
+  for (const Layer &l : c.model.networks[0].layers)
+    names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"s", "m", "m__wgrad"}));
+  const Layer &w = c.model.networks[0].layers[2];
+  EXPECT_EQ(w.output, TensorRole::Wgt);
+  ASSERT_EQ(w.nest.accessesOf(TensorRole::Wgt).size(), 1u);
+  EXPECT_EQ(w.nest.accessesOf(TensorRole::Wgt)[0]->tensor, "s__grad");
 }
 
 TEST(NetworkSema, StrideDilationAndPaddingPerAxis) {

@@ -623,6 +623,41 @@ TEST(Reference, PoolAndMulDataGradients) {
   EXPECT_THROW(referenceLayer(net, dm, s), InternalError);   // two tensors
 }
 
+TEST(Reference, BroadcastGradients) {
+  // x [C=2, X=2] and s [C=1 a channel]: m = mul(x, s), a = add(s, x), each
+  // out[n][c][x] = x[n][c][x] (op) s[n][c]. x and s are layers, so their
+  // gradients are derived: m__dgrad (dX = dY·s), m__wgrad and a__wgrad
+  // (ds, read as the wgt); a routes dX, no layer.
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input u [C=2, X=2]; input v [C=2];
+    x = conv(u, K=2, R=1); s = fc(v, K=2);
+    m = mul(x, s); a = add(s, x);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  EXPECT_LT(net.findLayer("a__dgrad"), 0);
+  EXPECT_EQ(outputNames(net, net.findLayer("m__dgrad")), (std::vector<std::string>{"x__grad"}));
+  EXPECT_EQ(outputNames(net, net.findLayer("m__wgrad")), (std::vector<std::string>{"s__grad"}));
+  EXPECT_EQ(outputNames(net, net.findLayer("a__wgrad")), (std::vector<std::string>{"s__grad"}));
+  TensorStore st;
+  st.set("x", {{2, 2, 2, 1}, {1, 2, 3, 4, /**/ 5, 6, 7, 65536}});   // [n][c][x]
+  st.set("s", {{2, 2, 1, 1}, {10, -1, /**/ 2, 65536}});             // [n][c]
+  st.set("m__grad", {{2, 2, 2, 1}, {1, 2, 3, 4, /**/ -1, 1, 2, 65536}});
+  st.set("a__grad", {{2, 2, 2, 1}, {1, 2, 3, 4, /**/ 5, 6, 2147483647, 2}});
+  // dX[n][c][x] = dY[n][c][x]·s[n][c]: 1·10, 2·10, 3·−1, 4·−1; −1·2, 1·2,
+  // 2·65536 = 131072, 65536·65536 = 2^32 ≡ 0.
+  EXPECT_EQ(run(net, "m__dgrad", st), (std::vector<Word>{10, 20, -3, -4, /**/ -2, 2, 131072, 0}));
+  // mul: ds[n][c] = Σ_x dY·x: 1·1 + 2·2 = 5, 3·3 + 4·4 = 25; −1·5 + 1·6 = 1,
+  // 2·7 + 65536·65536 = 14 + 2^32 ≡ 14.
+  EXPECT_EQ(run(net, "m__wgrad", st), (std::vector<Word>{5, 25, /**/ 1, 14}));
+  // add: ds[n][c] = Σ_x dY (dY routed to s, which every x reads): 3, 7; 11,
+  // (2^31 − 1) + 2 ≡ −2^31 + 1.
+  EXPECT_EQ(run(net, "a__wgrad", st), (std::vector<Word>{3, 7, /**/ 11, -2147483647}));
+  EXPECT_EQ(referenceOutputs(net, net.findLayer("a__wgrad"), st).at("s__grad").extent,
+            (std::vector<int64_t>{2, 2, 1, 1}));
+}
+
 TEST(Reference, MatMulGradients) {
   auto c = compileNet(R"(network t {
     input p [C=2]; input b [C=2, X=1, Y=2];
@@ -832,15 +867,23 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
   const int64_t window = at(l.bounds, Dim::R) * at(l.bounds, Dim::S);
   for (;;) {
     std::vector<Word> reads;
+    Word dy = 0;   // a backward layer's read of dY
     for (const Access &a : nest.accesses)
       if (a.role != nest.output) {
         const int64_t off = offset(a);
         if (off != -2)
           reads.push_back(off < 0 ? (max ? kMin : 0) : store.at(a.tensor).data[static_cast<size_t>(off)]);
+        if (a.role == TensorRole::Ofm && off >= 0)
+          dy = reads.back();
       }
     uint32_t v = nest.statement == Statement::Add ? 0 : 1;
     for (Word r : reads)
       v = nest.statement == Statement::Add ? v + static_cast<uint32_t>(r) : v * static_cast<uint32_t>(r);
+    // A broadcast operand's gradient sums over X and Y; an add's is dY alone (routed).
+    const bool reduces = nest.output == TensorRole::Wgt &&
+                         (nest.statement == Statement::Add || nest.statement == Statement::Mul);
+    if (reduces && nest.statement == Statement::Add)
+      v = static_cast<uint32_t>(dy);
     if (nest.statement == Statement::Average)
       v = static_cast<uint32_t>(reads.at(0) / window);
     if (nest.statement == Statement::Unary && nest.output == TensorRole::Ofm) {
@@ -859,7 +902,7 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
       Word &out = outs.at(a.tensor).data[static_cast<size_t>(off)];
       if (max)
         out = std::max(out, reads.at(0));
-      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average)
+      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average || reduces)
         out = static_cast<Word>(static_cast<uint32_t>(out) + v);
       else   // add, mul, copy: one point per output element
         out = static_cast<Word>(v);
@@ -904,21 +947,30 @@ TEST(ReferenceProperty, AgreesWithTheLoopNestOnEveryLayer) {
 
 TEST(ReferenceProperty, BroadcastAgreesWithItsLoopNest) {
   // The broadcast operand read through its access s[n, c, 0, 0] at every
-  // point: the nest's product and sum equal the reference's (kMixed is
-  // trained, which a broadcast is not).
+  // point: forward and backward, the nest's products and sums equal the
+  // reference's, and the reference writes the tensors the nest writes.
   auto c = compileNet(R"(network t {
     batch N = 2;
-    input x [C=3, X=4, Y=2]; input s [C=3];
+    input u [C=3, X=4, Y=2]; input v [C=3];
+    x = conv(u, K=3, R=1); s = fc(v, K=3);
     m = mul(x, s); a = add(s, m);
-  })");
+  })", true);
   ASSERT_EQ(c.diagnostics(), "");
   const Network &net = c.model.networks[0];
   TensorStore s = seedNetwork(net, 5);
   runReference(net, s);
-  for (const char *name : {"m", "a"}) {
+  for (const char *name : {"m", "a", "m__dgrad", "m__wgrad", "a__wgrad"}) {
+    SCOPED_TRACE(name);
     const int i = net.findLayer(name);
-    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data)
-        << name;
+    ASSERT_GE(i, 0);
+    const Layer &l = net.layers[static_cast<size_t>(i)];
+    const TensorStore ref = referenceOutputs(net, i, s), nest = interpretNest(l, s);
+    const std::vector<std::string> names = outputNames(net, i);
+    ASSERT_EQ(ref.tensors().size(), 1u);
+    ASSERT_EQ(nest.tensors().size(), 1u);
+    EXPECT_EQ(names, std::vector<std::string>{ref.tensors().begin()->first});
+    EXPECT_EQ(ref.at(names[0]).extent, nest.at(names[0]).extent);
+    EXPECT_EQ(ref.at(names[0]).data, nest.at(names[0]).data);
   }
 }
 
