@@ -159,7 +159,9 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size
                                std::to_string(op.value) + ", which stays at " +
                                std::to_string(counter[static_cast<size_t>(op.counter)]));
     }
-  seg.cycles = now;
+  // The steps do not contend for the DRAM channel; the segment takes at
+  // least the channel's time for all its words (the analysis' rule, §8).
+  seg.cycles = std::max(now, seg.dramCycles);
   double firstEnd = now;
   for (const RegionRun &r : seg.regions) {
     seg.fillCycles = std::max(seg.fillCycles, r.firstStart);
@@ -237,6 +239,7 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       if (g.layers == sr.layers)
         seg.range = g.range;
     seg.analyticalCycles = sr.latencyCycles;
+    seg.dramCycles = sr.dramCycles;
     auto start = std::chrono::steady_clock::now();
     std::vector<StepSpace> spaces;
     for (int li : sr.layers) {

@@ -75,6 +75,7 @@ struct SegmentRun {
   std::vector<std::string> layers;
   std::string skipped;              // why not simulated (empty: it was)
   double cycles = 0, analyticalCycles = 0;
+  double dramCycles = 0;   // the shared DRAM channel's floor (the analysis' SegmentResult::dramCycles)
   double fillCycles = 0, drainCycles = 0;
   std::vector<RegionRun> regions;
   std::vector<BufferRun> buffers;

@@ -112,6 +112,10 @@ struct SegmentResult {
   Dim splitDim = Dim::Yo;       // temporal: run in `instances` pieces along it (§9, "Instances")
   int64_t instances = 1;
   double latencyCycles = 0;
+  /// The cycles the chip's DRAM channel needs for every word its layers move
+  /// (§8): pipelined layers run at once but share the one channel, so the
+  /// segment takes at least this long.
+  double dramCycles = 0;
   double energyPj = 0;
 };
 

@@ -80,15 +80,16 @@ ScheduleFloors scheduleFloors(const Network &net, const Hardware &hw, const Sche
   out.layers.resize(net.layers.size());
   for (const std::vector<int> &seg : segments) {
     const int last = *std::max_element(seg.begin(), seg.end());
-    double work = 0, longest = 0;
+    double work = 0, longest = 0, dramWords = 0;
     for (int x : seg) {
       LayerFloor &f = out.layers[static_cast<size_t>(x)] = layerFloor(net, x, hw, last);
       out.total.energyPj += f.energyPj;
       work += workOf(net, net.layers[static_cast<size_t>(x)]);
+      dramWords += dramFloor(net, x, hw, last).words();
       longest = std::max(longest, f.latencyCycles);
     }
-    // Its layers share the PEs, whether they run together or in turn.
-    out.total.latencyCycles += std::max(longest, cyclesFloor(hw, work, 0));
+    // Its layers share the PEs and the DRAM channel, whether they run together or in turn.
+    out.total.latencyCycles += std::max(longest, cyclesFloor(hw, work, dramWords));
   }
   out.total.energyPj += hw.chipStaticEnergyPj() * out.total.latencyCycles;
   return out;

@@ -391,6 +391,7 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                         {"split", s.instances > 1 ? json{{"dim", dimName(s.splitDim)}, {"instances", s.instances}}
                                                   : json(nullptr)},
                         {"latency_cycles", s.latencyCycles},
+                        {"dram_cycles", s.dramCycles},
                         {"energy_pj", s.energyPj}});
   }
   json levelEnergy = json::object();

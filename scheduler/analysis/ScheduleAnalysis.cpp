@@ -594,8 +594,12 @@ private:
         seg.energyPj += lr.energyPj;
         sum += lr.latencyCycles;
         slowest = std::max(slowest, lr.latencyCycles);
+        if (!lr.levels.empty())
+          seg.dramCycles += lr.levels.back().cycles;
       }
-      seg.latencyCycles = seg.pipelined ? pipelinedLatency(seg, si, sum, slowest) : sum;
+      // Pipelined layers overlap, but not on the one DRAM channel they share
+      // (nn_dataflow's segment time: max(node time, Σ DRAM time)).
+      seg.latencyCycles = seg.pipelined ? std::max(pipelinedLatency(seg, si, sum, slowest), seg.dramCycles) : sum;
       r_.latencyCycles += seg.latencyCycles;
       if (seg.pipelined && sum > 0) {
         // The layers overlap: the chip leaks for the segment's time, not the
