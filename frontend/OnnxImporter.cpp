@@ -676,7 +676,9 @@ private:
         return r;
     if (causal_.count(&n))
       args += ", causal=true";
-    emit(n, dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads);
+    auto comment = causalComment_.find(&n);
+    emit(n, dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads, true,
+         comment == causalComment_.end() ? "" : comment->second);
     return std::nullopt;
   }
 
@@ -1276,8 +1278,10 @@ private:
           for (int64_t i = 0; i < Lq && why.empty(); ++i)
             for (int64_t j = 0; j < Lk && why.empty(); ++j) {
               const double v = (*m)[static_cast<size_t>(i * Lk + j)];
+              std::ostringstream text;
+              text << v;
               if (seen(i, j) ? v != 0 : !(v <= kMasked))
-                why = "the added mask is " + std::to_string(v) + " at query " + std::to_string(i) + ", key " +
+                why = "the added mask is " + text.str() + " at query " + std::to_string(i) + ", key " +
                       std::to_string(j) + "; a causal mask is 0 where key <= query + " + std::to_string(o) +
                       " and at most -1e4 elsewhere";
             }
@@ -1338,6 +1342,8 @@ private:
       }
       causalMask_.insert(mask);
       causal_.insert({mm, &sm});
+      causalComment_[&sm] = "Softmax '" + printable(nodeName(sm)) + "', causal mask " + mask->op_type() + " '" +
+                            printable(nodeName(*mask)) + "'";
       const onnx::NodeProto *pv = soleReader(sm.output(0));
       if (is(pv, "MatMul") && pv->input(0) == sm.output(0))
         causal_.insert(pv);
@@ -1369,6 +1375,7 @@ private:
 
   std::set<const onnx::NodeProto *> causalMask_;   // a causal mask proven: dropped (its scores go on)
   std::set<const onnx::NodeProto *> causal_;       // MatMuls and Softmaxes made causal by one
+  std::map<const onnx::NodeProto *, std::string> causalComment_;   // a causal Softmax's, naming its mask
   std::map<const onnx::NodeProto *, Fusion> fusedAt_;
   std::set<const onnx::NodeProto *> absorbed_;
   std::set<const onnx::NodeProto *> expandFolded_;   // Expands whose Adds and Muls broadcast their input
