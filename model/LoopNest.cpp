@@ -138,19 +138,22 @@ std::vector<const Access *> LoopNest::accessesOf(TensorRole r) const {
 }
 
 int64_t LoopNest::points() const {
-  // The dims no guard names multiply; over the guarded ones, all but the last
-  // are enumerated and the last's interval solved from each guard (a
-  // triangle: O(its rows), not O(its points)).
+  // The dims no guard names multiply; over the guarded ones, all but the
+  // longest are enumerated and its interval solved from each guard (a
+  // triangle: O(its shorter side), not O(its points)).
   std::vector<int> guarded;
   for (const AffineExpr &g : guard)
     for (auto [dim, coeff] : g.terms)
       if (std::find(guarded.begin(), guarded.end(), dim) == guarded.end())
         guarded.push_back(dim);
-  std::sort(guarded.begin(), guarded.end());
   int64_t p = 1;
   for (size_t i = 0; i < dims.size(); ++i)
-    if (!std::binary_search(guarded.begin(), guarded.end(), static_cast<int>(i)))
+    if (std::find(guarded.begin(), guarded.end(), static_cast<int>(i)) == guarded.end())
       p *= dims[i].extent;
+  // The longest last: it is the one solved.
+  std::stable_sort(guarded.begin(), guarded.end(), [&](int x, int y) {
+    return dims[static_cast<size_t>(x)].extent < dims[static_cast<size_t>(y)].extent;
+  });
   if (guarded.empty())
     return p;
   const int last = guarded.back();
