@@ -1269,7 +1269,9 @@ private:
         }
         return v;
       };
-      if (Lk < Lq) {
+      if (Lq < 1) {
+        continue;   // shapes unknown or empty: mapped node by node (and refused there)
+      } else if (Lk < Lq) {
         why = "it masks " + std::to_string(Lq) + " queries over " + std::to_string(Lk) + " keys; a causal layer has at least as many keys";
       } else if (add) {
         const bool first = !constants.count(mask->input(0));
