@@ -842,6 +842,14 @@ private:
                    " tensor is neither attention's Q*K^T nor P*V per head"};
   }
 
+  /// A constant whose values dflc reads and all are 0 (a mask that masks nothing).
+  static bool zeros(const Value &v) {
+    std::optional<std::vector<double>> values;
+    if (v.tensor && !isExternal(*v.tensor))
+      values = valuesOf(*v.tensor);
+    return values && std::all_of(values->begin(), values->end(), [](double x) { return x == 0; });
+  }
+
   std::optional<Refusal> eltwise(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
     std::vector<const Value *> acts;
     for (const Value *v : ins)
@@ -857,7 +865,7 @@ private:
       if (x.layout == Layout::Scores && (n.op_type() == "Add" || n.op_type() == "Sub"))
         for (const Value *v : ins)
           if (v && v->kind == Value::Constant &&
-              std::any_of(v->shape.begin(), v->shape.end(), [](int64_t d) { return d != 1; })) {
+              std::any_of(v->shape.begin(), v->shape.end(), [](int64_t d) { return d != 1; }) && !zeros(*v)) {
             auto why = unfused_.find(&n);
             return Refusal{"an additive mask on attention scores has no DFL layer but the causal one (" +
                            (why != unfused_.end() ? why->second : std::string("no causal mask: it is not before a Softmax")) + ")"};

@@ -531,6 +531,10 @@ def causal():
     attention("causal_bad_add.onnx", 4, 4, add(1))    # a query sees the next token
     attention("causal_bad_trilu.onnx", 4, 4, where(k=2))
 
+    def zeros(g, s, lq, lk):   # a mask of zeros masks nothing: plain attention
+        return g.node("Add", [s, g.const("no_mask", np.zeros((1, 1, lq, lk)))], "masked")
+    attention("zero_mask.onnx", 4, 4, zeros)
+
 
 resnet50()
 mobilenet_v2()
