@@ -886,60 +886,60 @@ private:
         v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.axes.y.stride)),
                                         b_.CreateMul(v[idx(Dim::S)], c(p_.axes.y.dilation)));
         auto statement = [&] {
-        auto at = [&](TensorRole r) {
-          Box point;
-          for (Dim d : p_.role(r).dims)
-            point.push_back(v[idx(d)]);
-          return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
-        };
-        const TensorRole out = p_.output;
-        Value *outAt = at(out);
-        Value *acc = load(buffer_[0][idx(out)], outAt);
-        // The statement's input: ifm forward; a backward layer's other activation.
-        const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
-        Value *in = load(buffer_[0][idx(inRole)], at(inRole));
-        auto operand = [&](int64_t op) {
-          return load(buffer_[0][idx(TensorRole::Ifm)],
-                      b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
-        };
-        Value *result;
-        switch (p_.statement) {
-        case Statement::Add:
-        case Statement::Mul:
-          if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
-            Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
-            result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
+          auto at = [&](TensorRole r) {
+            Box point;
+            for (Dim d : p_.role(r).dims)
+              point.push_back(v[idx(d)]);
+            return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
+          };
+          const TensorRole out = p_.output;
+          Value *outAt = at(out);
+          Value *acc = load(buffer_[0][idx(out)], outAt);
+          // The statement's input: ifm forward; a backward layer's other activation.
+          const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
+          Value *in = load(buffer_[0][idx(inRole)], at(inRole));
+          auto operand = [&](int64_t op) {
+            return load(buffer_[0][idx(TensorRole::Ifm)],
+                        b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
+          };
+          Value *result;
+          switch (p_.statement) {
+          case Statement::Add:
+          case Statement::Mul:
+            if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
+              Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
+              result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
+              break;
+            }
+            result = in;
+            for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
+              result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
+            if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
+              Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
+              result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
+            }
+            result = b_.CreateAdd(acc, result);
+            break;
+          case Statement::Copy:
+          case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
+          case Statement::LayerNorm:
+          case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
+          case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
+            result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
+            break;
+          case Statement::Mac: {
+            // The product of the two roles not written.
+            const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
+            result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
             break;
           }
-          result = in;
-          for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
-            result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
-          if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
-            Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
-            result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
+          case Statement::Max: result = combine(acc, in); break;
+          case Statement::Average:
+            result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
+            break;
+          default: DFLC_UNREACHABLE("planKernel admits no other statement");
           }
-          result = b_.CreateAdd(acc, result);
-          break;
-        case Statement::Copy:
-        case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
-        case Statement::LayerNorm:
-        case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
-        case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
-          result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
-          break;
-        case Statement::Mac: {
-          // The product of the two roles not written.
-          const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
-          result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
-          break;
-        }
-        case Statement::Max: result = combine(acc, in); break;
-        case Statement::Average:
-          result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
-          break;
-        default: DFLC_UNREACHABLE("planKernel admits no other statement");
-        }
-        store(buffer_[0][idx(out)], outAt, result);
+          store(buffer_[0][idx(out)], outAt, result);
         };
         if (p_.guard.empty())
           return statement();
