@@ -852,14 +852,19 @@ private:
         points = b_.CreateMul(points, b_.CreateSub(bhi[i], blo[i]));
       // The statement's operations (docs/directives.md §7): a concatenation's
       // copies are none; n operands take n - 1 additions or products.
-      if (p_.statement != Statement::Copy && counters_) {
+      // A guarded domain (a causal mask) counts its points one by one, below.
+      auto countPoints = [&](Value *points) {
+        if (p_.statement == Statement::Copy || !counters_)
+          return;
         const int64_t perPoint = p_.opsPerPoint ? p_.opsPerPoint : std::max<int64_t>(1, ops(TensorRole::Ifm) - 1);
         countAt(code_.counters.macs(), b_.CreateMul(points, c(perPoint)));
         for (const PlanRole &r : p_.roles)
           if (r.present)
             count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
         count(0, p_.output, kWrites, points);
-      }
+      };
+      if (p_.guard.empty())
+        countPoints(points);
       const PlanLevel &pe = p_.levels[0];
       std::array<Value *, kNumRoles> base{};
       for (const PlanRole &r : p_.roles)
@@ -880,63 +885,87 @@ private:
                                         b_.CreateMul(v[idx(Dim::R)], c(p_.axes.x.dilation)));
         v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.axes.y.stride)),
                                         b_.CreateMul(v[idx(Dim::S)], c(p_.axes.y.dilation)));
-        auto at = [&](TensorRole r) {
-          Box point;
-          for (Dim d : p_.role(r).dims)
-            point.push_back(v[idx(d)]);
-          return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
-        };
-        const TensorRole out = p_.output;
-        Value *outAt = at(out);
-        Value *acc = load(buffer_[0][idx(out)], outAt);
-        // The statement's input: ifm forward; a backward layer's other activation.
-        const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
-        Value *in = load(buffer_[0][idx(inRole)], at(inRole));
-        auto operand = [&](int64_t op) {
-          return load(buffer_[0][idx(TensorRole::Ifm)],
-                      b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
-        };
-        Value *result;
-        switch (p_.statement) {
-        case Statement::Add:
-        case Statement::Mul:
-          if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
-            Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
-            result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
+        auto statement = [&] {
+          auto at = [&](TensorRole r) {
+            Box point;
+            for (Dim d : p_.role(r).dims)
+              point.push_back(v[idx(d)]);
+            return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
+          };
+          const TensorRole out = p_.output;
+          Value *outAt = at(out);
+          Value *acc = load(buffer_[0][idx(out)], outAt);
+          // The statement's input: ifm forward; a backward layer's other activation.
+          const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
+          Value *in = load(buffer_[0][idx(inRole)], at(inRole));
+          auto operand = [&](int64_t op) {
+            return load(buffer_[0][idx(TensorRole::Ifm)],
+                        b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
+          };
+          Value *result;
+          switch (p_.statement) {
+          case Statement::Add:
+          case Statement::Mul:
+            if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
+              Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
+              result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
+              break;
+            }
+            result = in;
+            for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
+              result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
+            if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
+              Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
+              result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
+            }
+            result = b_.CreateAdd(acc, result);
+            break;
+          case Statement::Copy:
+          case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
+          case Statement::LayerNorm:
+          case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
+          case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
+            result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
+            break;
+          case Statement::Mac: {
+            // The product of the two roles not written.
+            const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
+            result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
             break;
           }
-          result = in;
-          for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
-            result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
-          if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
-            Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
-            result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
+          case Statement::Max: result = combine(acc, in); break;
+          case Statement::Average:
+            result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
+            break;
+          default: DFLC_UNREACHABLE("planKernel admits no other statement");
           }
-          result = b_.CreateAdd(acc, result);
-          break;
-        case Statement::Copy:
-        case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
-        case Statement::LayerNorm:
-        case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
-        case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
-          result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
-          break;
-        case Statement::Mac: {
-          // The product of the two roles not written.
-          const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
-          result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
-          break;
-        }
-        case Statement::Max: result = combine(acc, in); break;
-        case Statement::Average:
-          result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
-          break;
-        default: DFLC_UNREACHABLE("planKernel admits no other statement");
-        }
-        store(buffer_[0][idx(out)], outAt, result);
+          store(buffer_[0][idx(out)], outAt, result);
+        };
+        if (p_.guard.empty())
+          return statement();
+        ifThen(guardHolds(v), [&] {
+          countPoints(c(1));
+          statement();
+        });
       });
       hot_ = false;
     });
+  }
+
+  /// Whether the nest's domain guard holds at the canonical coordinates v:
+  /// each iteration dim recovered as (v[from] / divisor) mod extent.
+  Value *guardHolds(const std::array<Value *, kNumDims> &v) {
+    Value *holds = b_.getTrue();
+    for (const AffineExpr &g : p_.guard) {
+      Value *sum = c(g.constant);
+      for (auto [dim, coeff] : g.terms) {
+        const PlanIterDim &f = p_.iterDims.at(static_cast<size_t>(dim));
+        Value *value = b_.CreateSRem(b_.CreateSDiv(v[idx(f.from)], c(f.divisor)), c(f.extent));
+        sum = b_.CreateAdd(sum, b_.CreateMul(value, c(coeff)));
+      }
+      holds = b_.CreateAnd(holds, b_.CreateICmpSGE(sum, c(0)));
+    }
+    return holds;
   }
 
   void emitKernel() {
@@ -998,7 +1027,8 @@ private:
   /// statistics pass reads the input there once more (docs/directives.md §7).
   /// In 64 bits; the fixed-point forms of docs/simulator.md.
   void normalizeRows() {
-    count(nOn() - 1, TensorRole::Ifm, kReads, c(p_.tensorWords(TensorRole::Ifm)));
+    const bool causal = p_.causalOffset >= 0;
+    count(nOn() - 1, TensorRole::Ifm, kReads, c(p_.statisticsWords));
     const int out = code_.tensorSlot[idx(p_.output)];
     const int64_t L = p_.rowLength, B = p_.rowStride;
     llvm::BasicBlock &entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
@@ -1009,14 +1039,18 @@ private:
         Value *base = b_.CreateAdd(b_.CreateMul(a, c(L * B)), bIndex);
         auto word = [&](Value *j) { return b_.CreateAdd(base, b_.CreateMul(j, c(B))); };
         auto value = [&](Value *j) { return b_.CreateSExt(load(out, word(j)), i64_); };
+        // A causal row sees its words j < seen = min(L, b + offset + 1) (b the
+        // query position), read once by the statistics pass; the rest are 0.
+        Value *seen = causal ? smin(c(L), b_.CreateAdd(bIndex, c(p_.causalOffset + 1))) : c(L);
         // Pass j over the row: acc := f(acc, v_j), from `init`.
         auto fold = [&](llvm::AllocaInst *into, Value *init, const std::function<Value *(Value *, Value *)> &f) {
           b_.CreateStore(init, into);
-          forLoop(c(0), c(L), [&](Value *j) { b_.CreateStore(f(b_.CreateLoad(i64_, into), value(j)), into); });
+          forLoop(c(0), seen, [&](Value *j) { b_.CreateStore(f(b_.CreateLoad(i64_, into), value(j)), into); });
           return b_.CreateLoad(i64_, into);
         };
         auto writeRow = [&](const std::function<Value *(Value *)> &f) {
-          forLoop(c(0), c(L), [&](Value *j) { store(out, word(j), b_.CreateTrunc(f(value(j)), i32_)); });
+          forLoop(c(0), seen, [&](Value *j) { store(out, word(j), b_.CreateTrunc(f(value(j)), i32_)); });
+          forLoop(seen, c(L), [&](Value *j) { store(out, word(j), b_.getInt32(0)); });
         };
         if (p_.statement == Statement::Softmax) {
           Value *m = fold(acc, c(INT64_MIN), [&](Value *s, Value *v) { return smax(s, v); });

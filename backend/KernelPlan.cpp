@@ -95,7 +95,15 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     plan.rowLength = layer.rowLength();
     plan.rowStride = layer.normPlane ? 1 : layer.normAxis == Dim::C ? s.X * s.Y : layer.normAxis == Dim::Xo ? s.Y : 1;
     plan.rows = net.batch * s.size() / (plan.rowLength * plan.rowStride);
+    plan.statisticsWords = net.batch * s.size();
+    if (layer.causal) {   // row (a, b) sees min(L, b + offset + 1) words, b the query
+      plan.causalOffset = layer.causalOffset();
+      plan.statisticsWords = 0;
+      for (int64_t b = 0; b < plan.rowStride; ++b)
+        plan.statisticsWords += plan.rows * std::min(plan.rowLength, b + plan.causalOffset + 1);
+    }
   }
+  plan.guard = nest.guard;
   auto canon = [&](Dim d) { return canonicalDim(d, plan.channelWise); };
 
   plan.output = layer.output;

@@ -105,6 +105,14 @@ struct KernelPlan {
   /// softmax, layernorm forward: the output seen as [rows][rowLength][rowStride],
   /// every row normalized as the output leaves the chip (docs/simulator.md).
   int64_t rows = 0, rowLength = 0, rowStride = 0;
+  /// The nest's domain guard over its iteration dims (iterDims recovers them
+  /// from the canonical coordinates): the statement runs only where it holds.
+  std::vector<AffineExpr> guard;
+  /// A causal softmax: row (a, b) sees its words j <= b + causalOffset, the
+  /// others are masked (weight 0); -1 if not causal.
+  int64_t causalOffset = -1;
+  /// The words the statistics pass reads: the input's, a causal softmax's seen ones.
+  int64_t statisticsWords = 0;
   int32_t identity = 0;           // the output's initial value: 0, or INT32_MIN for max
   int32_t padding = 0;            // the value the input's padding reads
 

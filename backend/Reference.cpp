@@ -145,8 +145,12 @@ template <class F> void matmulMacs(const Network &net, const Layer &l, const Ten
           const int64_t outChannel = h * outer + u;
           const int64_t aChannel = l.transposeB ? h * Lb + v : h * inner + v;
           const int64_t bElement = l.transposeB ? (h * outer + u) * Lb + v : (h * inner + v) * Lb + u;
-          f(Run{(n * out.C + outChannel) * plane, (n * a.C + aChannel) * plane, n * b.C * Lb + bElement, 1, 1, 0,
-                plane});
+          // Causal (Y = 1, the plane a sequence): key j is seen by the queries
+          // x >= j − offset, so the run starts there.
+          const int64_t key = l.transposeB ? v : u;
+          const int64_t x0 = l.causal ? std::clamp<int64_t>(key - l.causalOffset(), 0, plane) : 0;
+          f(Run{(n * out.C + outChannel) * plane + x0, (n * a.C + aChannel) * plane + x0, n * b.C * Lb + bElement, 1,
+                1, 0, plane - x0});
         }
 }
 
@@ -270,16 +274,20 @@ Rows rowsOf(const Network &net, const Layer &l) {
 /// row's maximum and d = m − v ≥ 0, t = ⌊23·d/16⌋ ≈ d·log2(e) in 16ths of a
 /// power of two, e = (2^16 >> ⌊t/16⌋)·(32 − t mod 16)/32 ≈ 2^16·exp(−d/16),
 /// and out = ⌊16·e / Σe⌋.
-void softmaxRow(std::vector<int64_t> &row) {
-  const int64_t m = *std::max_element(row.begin(), row.end());
+/// A causal row sees only its first `seen` words; the others are masked:
+/// weight exactly 0, out of the maximum and the sum.
+void softmaxRow(std::vector<int64_t> &row, size_t seen) {
+  const auto end = row.begin() + static_cast<std::ptrdiff_t>(seen);
+  const int64_t m = *std::max_element(row.begin(), end);
   int64_t sum = 0;
-  for (int64_t &v : row) {
-    const int64_t t = (m - v) * 23 / 16, q = t / 16, f = t % 16;
-    v = q > 16 ? 0 : (int64_t{65536} >> q) * (32 - f) / 32;
-    sum += v;
+  for (auto v = row.begin(); v != end; ++v) {
+    const int64_t t = (m - *v) * 23 / 16, q = t / 16, f = t % 16;
+    *v = q > 16 ? 0 : (int64_t{65536} >> q) * (32 - f) / 32;
+    sum += *v;
   }
-  for (int64_t &v : row)
-    v = 16 * v / sum;
+  std::fill(end, row.end(), 0);
+  for (auto v = row.begin(); v != end; ++v)
+    *v = 16 * *v / sum;
 }
 
 /// layernorm of one row: the words saturated to 16 bits, mean μ = Σv / L and
@@ -313,7 +321,9 @@ void normalizeRows(const Network &net, const Layer &l, std::vector<Word> &y) {
       const int64_t base = a * r.length * r.b + b;
       for (int64_t j = 0; j < r.length; ++j)
         row[static_cast<size_t>(j)] = y[static_cast<size_t>(base + j * r.b)];
-      l.type == LayerType::Softmax ? softmaxRow(row) : layernormRow(row, l.rms);
+      // A causal row (a, b): along C, b is the query position x (Y = 1).
+      const int64_t seen = l.causal ? std::min(r.length, b + l.causalOffset() + 1) : r.length;
+      l.type == LayerType::Softmax ? softmaxRow(row, static_cast<size_t>(seen)) : layernormRow(row, l.rms);
       for (int64_t j = 0; j < r.length; ++j)
         y[static_cast<size_t>(base + j * r.b)] = static_cast<Word>(row[static_cast<size_t>(j)]);
     }

@@ -45,13 +45,13 @@ const std::vector<OpSpec> &opSpecs() {
         {"conv", LayerType::Conv, 1, -1, conv},
         {"dwconv", LayerType::DwConv, 1, 1, window},
         {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
-        {"matmul", LayerType::MatMul, 2, -1, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}}},
+        {"matmul", LayerType::MatMul, 2, -1, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}, {"causal", ParamKind::Bool, false}}},
         {"maxpool", LayerType::MaxPool, 1, 1, pool},
         {"avgpool", LayerType::AvgPool, 1, 1, pool},
         {"add", LayerType::Add, 2, -1, {}},
         {"mul", LayerType::Mul, 2, -1, {}},
         {"concat", LayerType::Concat, 2, -1, {{"axis", ParamKind::Axis, false}}},
-        {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}}},
+        {"softmax", LayerType::Softmax, 1, 1, {{"axis", ParamKind::Axis, false}, {"groups", ParamKind::Int, false}, {"causal", ParamKind::Bool, false}}},
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
         {"rmsnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, true},
         {"groupnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, false, true},
@@ -230,6 +230,9 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
       offset += bi.X;
     }
     write({n, outChannel, p.xo, p.yo});
+    // Causal: query x sees keys j = bx <= x + offset (Y = Yb = 1, checked).
+    if (l.causal)
+      nest.guard = {p.xo + l.causalOffset() - bx};
     break;
   }
   case LayerType::Add:
@@ -241,8 +244,15 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     // Element by element; softmax and layernorm then normalize each row of
     // the output (Layer::rowLength), which the schedule keeps whole in one
     // buffer (docs/directives.md §7): the nest is the pass over the elements.
-    AffineExpr c = nest.addDim("c", out.C, {Dim::C, Dim::K});
+    // A causal softmax's channel is a group's key j: c = g·Lb + j, two dims,
+    // so that its guard j <= xo + offset is affine.
+    const int64_t keys = out.C / l.normGroups;
+    AffineExpr g = l.causal && l.normGroups > 1 ? nest.addDim("g", l.normGroups, {Dim::C, Dim::K}) : AffineExpr(0);
+    AffineExpr j = l.causal ? nest.addDim("j", keys, {Dim::C, Dim::K}) : AffineExpr(0);
+    AffineExpr c = l.causal ? g * keys + j : nest.addDim("c", out.C, {Dim::C, Dim::K});
     Plane p = plane(false);
+    if (l.causal)
+      nest.guard = {p.xo + l.causalOffset() - j};
     if (l.type != LayerType::Add && l.type != LayerType::Mul) {
       readConcatenated(n, c, p.x, p.y);
       nest.statement = l.type == LayerType::Softmax     ? Statement::Softmax
@@ -303,6 +313,9 @@ public:
       Layer &l = net_.layers[i];
       l.nest = layerNest(net_, l, windows_[i]);
       l.bounds = kaplaView(l.nest).bounds;
+      // The triangle's work: the guarded domain's points, exactly.
+      if (l.causal)
+        (l.macs ? l.macs : l.ops) = l.nest.points() / net_.batch * (l.macs ? 1 : l.opsPerElement());
     }
     return std::move(net_);
   }
@@ -698,12 +711,32 @@ private:
     }
     if (!fits(l, {{"K", K}, {"C", C}, {"X", a.X}, {"Y", a.Y}}))
       return false;
+    layer.causal = bools.count("causal") && bools["causal"];
+    if (layer.causal && !causalShape(l, "matmul", a, Lb, a.Y == 1 && bm.Y == 1))
+      return false;
     layer.groups = h;
     layer.ifmShape = a;
     layer.ofmShape = {K, a.X, a.Y};
     layer.wgtSize = K * C;
     layer.macs = a.X * a.Y * K * C;
     return true;
+  }
+
+  /// A causal layer's queries are the X positions of a sequence [C, X, 1]
+  /// (`alongX`: its keys too; a softmax's rows along C) and its keys at least
+  /// as many as its queries, so every query sees one key (E0312 otherwise).
+  bool causalShape(const ast::LayerDecl &l, const char *kind, const TensorShape &queries, int64_t keys, bool alongX) {
+    std::string why;
+    if (!alongX)
+      why = std::string(kind) == "softmax" ? "its rows must be along C (the keys) of a sequence [C, X, Y=1]"
+                                           : "its operands must be sequences along X ([C, X, Y=1])";
+    else if (keys < queries.X)
+      why = "it has " + std::to_string(keys) + " keys for " + std::to_string(queries.X) +
+            " queries; the first queries would see no key";
+    if (why.empty())
+      return true;
+    diags_.report(l.op.range, diag::err_causal_shape) << kind << l.name.name << why;
+    return false;
   }
 
   template <class Param, class Axes, class Pads>
@@ -838,6 +871,9 @@ private:
             << layer.normGroups << l.name.name << (layer.normAxis != Dim::C ? "its axis is not C" : "it has C=" + std::to_string(in.C));
         return false;
       }
+      layer.causal = bools.count("causal") && bools["causal"];
+      if (layer.causal && !causalShape(l, "softmax", in, in.C / layer.normGroups, layer.normAxis == Dim::C && in.Y == 1))
+        return false;
       layer.ifmShape = in;
       layer.ofmShape = in;
       layer.ops = perElement * in.size();

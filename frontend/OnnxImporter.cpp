@@ -118,6 +118,7 @@ std::optional<std::vector<double>> valuesOf(const onnx::TensorProto &t) {
   case onnx::TensorProto::DOUBLE: ok = appendValues<double>(t, t.double_data(), v); break;
   case onnx::TensorProto::INT64: ok = appendValues<int64_t>(t, t.int64_data(), v); break;
   case onnx::TensorProto::INT32: ok = appendValues<int32_t>(t, t.int32_data(), v); break;
+  case onnx::TensorProto::BOOL: ok = appendValues<uint8_t>(t, t.int32_data(), v); break;   // a mask's ones
   default: break;
   }
   if (!ok)
@@ -608,6 +609,12 @@ private:
         {"Gelu", {"gelu", true}},          {"FastGelu", {"gelu", true}},
         {"BiasGelu", {"gelu", true}},      {"Softmax", {"softmax", true}},
         {"LayerNormalization", {"layernorm", true}}};
+    if (causalMask_.count(&n)) {   // its Softmax and MatMuls are causal instead
+      if (x->layout != Layout::Scores)
+        return Refusal{"it masks a " + layoutName(*x) + " tensor, not attention scores"};
+      alias(n, *x, x->layout, x->shape, x->heads);
+      return std::nullopt;
+    }
     if (auto a = elementwise.find(op); a != elementwise.end())
       return a->second.layer ? normalization(n, *x, a->second.dfl) : activation(n, *x, a->second.dfl);
     if (op == "InstanceNormalization") {   // each channel over its positions: a group per channel
@@ -667,7 +674,11 @@ private:
     if (dfl != "gelu")
       if (auto r = normArgs(x, intAttr(n, "axis", dfl == "softmax" && opset_ < 13 ? 1 : -1), dfl, args))
         return r;
-    emit(n, dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads);
+    if (causal_.count(&n))
+      args += ", causal=true";
+    auto comment = causalComment_.find(&n);
+    emit(n, dfl + "(" + x.name + args + ")", x.layout, x.shape, x.heads, true,
+         comment == causalComment_.end() ? "" : comment->second);
     return std::nullopt;
   }
 
@@ -814,20 +825,29 @@ private:
     std::vector<int64_t> s;
     if (auto r = needShape(n, s))
       return r;
+    const std::string causal = causal_.count(&n) ? ", causal=true" : "";
     if (a.layout == Layout::Heads && b.layout == Layout::HeadsT && a.heads == b.heads) {
       // scores = Q·Kᵀ per head: matmul(q, k, heads=h) is [h·Lk, X = Lq].
-      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + ")", Layout::Scores, s,
-           a.heads);
+      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + causal + ")", Layout::Scores,
+           s, a.heads);
       return std::nullopt;
     }
     if (a.layout == Layout::Scores && b.layout == Layout::Heads && a.heads == b.heads) {
       // context = P·V per head: matmul(p, v, heads=h, transpose_b=true) is [h·d, X = Lq].
-      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + ", transpose_b=true)",
+      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + ", transpose_b=true" + causal + ")",
            Layout::Heads, s, a.heads);
       return std::nullopt;
     }
     return Refusal{"a " + layoutName(a) + " times a " + layoutName(b) +
                    " tensor is neither attention's Q*K^T nor P*V per head"};
+  }
+
+  /// A constant whose values dflc reads and all are 0 (a mask that masks nothing).
+  static bool zeros(const Value &v) {
+    std::optional<std::vector<double>> values;
+    if (v.tensor && !isExternal(*v.tensor))
+      values = valuesOf(*v.tensor);
+    return values && std::all_of(values->begin(), values->end(), [](double x) { return x == 0; });
   }
 
   std::optional<Refusal> eltwise(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
@@ -840,6 +860,16 @@ private:
       return r;
     const Value &x = *acts[0];
     if (acts.size() == 1) {
+      // A mask added to attention scores changes which keys count: one not
+      // proven causal (findCausalMasks) has no DFL layer.
+      if (x.layout == Layout::Scores && (n.op_type() == "Add" || n.op_type() == "Sub"))
+        for (const Value *v : ins)
+          if (v && v->kind == Value::Constant &&
+              std::any_of(v->shape.begin(), v->shape.end(), [](int64_t d) { return d != 1; }) && !zeros(*v)) {
+            auto why = unfused_.find(&n);
+            return Refusal{"an additive mask on attention scores has no DFL layer but the causal one (" +
+                           (why != unfused_.end() ? why->second : std::string("no causal mask: it is not before a Softmax")) + ")"};
+          }
       // By a constant (a bias, a scale): fused into the producer, no layer.
       if (s != x.shape)
         return Refusal{"broadcasting a " + shapeText(x.shape) + " activation to " + shapeText(s) +
@@ -1193,6 +1223,7 @@ private:
       for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
     }
+    findCausalMasks(g, producer, soleReader, constants);
     // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
     for (const onnx::NodeProto &e : g.node()) {
       auto rs = readers.find(e.output_size() ? e.output(0) : std::string());
@@ -1201,6 +1232,131 @@ private:
       if (std::all_of(rs->second.begin(), rs->second.end(),
                       [&](const onnx::NodeProto *r) { return is(r, "Mul", 2) || is(r, "Add", 2); }))
         expandFolded_.insert(&e);
+    }
+  }
+
+  /// Causal masks before a Softmax, as torch.onnx exports Hugging Face's
+  /// (docs/onnx.md): Where(Trilu(ones, upper=1, k), -inf, s) or
+  /// Where(Trilu(ones, upper=0, k), s, -inf), the Trilu maybe Cast, or
+  /// Add(s, M) of a constant M that is 0 where key j <= query i + o and at
+  /// most -1e4 (or -inf) elsewhere; s a MatMul's scores (Q·Kᵀ), maybe scaled
+  /// by a constant, and o = Lk − Lq. Proven causal, the mask is dropped and
+  /// the MatMul, the Softmax and a MatMul of its probabilities alone (P·V,
+  /// whose masked terms are 0) are causal; otherwise the mask is refused with why.
+  template <class SoleReader>
+  void findCausalMasks(const onnx::GraphProto &g, std::map<std::string, const onnx::NodeProto *> &producer,
+                       const SoleReader &soleReader, const std::map<std::string, const onnx::TensorProto *> &constants) {
+    auto made = [&](const std::string &v) { return producer.count(v) ? producer[v] : nullptr; };
+    auto is = [&](const onnx::NodeProto *n, const char *op) { return n && n->op_type() == op && defaultDomain(*n); };
+    // A constant's numbers, if dflc reads them.
+    auto numbers = [&](const std::string &name) -> std::optional<std::vector<double>> {
+      auto it = constants.find(name);
+      if (it == constants.end() || isExternal(*it->second))
+        return std::nullopt;
+      return valuesOf(*it->second);
+    };
+    constexpr double kMasked = -1e4;   // fp16's reach: torch's finfo.min and -1e9 are below, as is -inf
+    for (const onnx::NodeProto &sm : g.node()) {
+      const onnx::NodeProto *mask = is(&sm, "Softmax") ? made(sm.input(0)) : nullptr;
+      const bool where = is(mask, "Where") && mask->input_size() == 3, add = is(mask, "Add") && mask->input_size() == 2;
+      if (!where && !add)
+        continue;
+      auto shape = outputShape(sm.input(0));   // [N, h, Lq, Lk]
+      if (!shape || shape->size() != 4)
+        continue;
+      const int64_t Lq = (*shape)[2], Lk = (*shape)[3], o = Lk - Lq;
+      std::string scores, why;
+      auto seen = [&](int64_t i, int64_t j) { return j <= i + o; };
+      // `values` an [.., Lq, Lk] matrix of constants (leading dims 1)?
+      auto matrix = [&](const std::string &name, const char *what) -> std::optional<std::vector<double>> {
+        auto v = numbers(name);
+        if (!v || static_cast<int64_t>(v->size()) != Lq * Lk) {
+          why = std::string(what) + " '" + printable(name) + "' is not a constant " + std::to_string(Lq) + " x " +
+                std::to_string(Lk) + " matrix whose values dflc reads";
+          return std::nullopt;
+        }
+        return v;
+      };
+      if (Lq < 1) {
+        continue;   // shapes unknown or empty: mapped node by node (and refused there)
+      } else if (Lk < Lq) {
+        why = "it masks " + std::to_string(Lq) + " queries over " + std::to_string(Lk) + " keys; a causal layer has at least as many keys";
+      } else if (add) {
+        const bool first = !constants.count(mask->input(0));
+        scores = mask->input(first ? 0 : 1);
+        if (auto m = matrix(mask->input(first ? 1 : 0), "the added mask"))
+          for (int64_t i = 0; i < Lq && why.empty(); ++i)
+            for (int64_t j = 0; j < Lk && why.empty(); ++j) {
+              const double v = (*m)[static_cast<size_t>(i * Lk + j)];
+              std::ostringstream text;
+              text << v;
+              if (seen(i, j) ? v != 0 : !(v <= kMasked))
+                why = "the added mask is " + text.str() + " at query " + std::to_string(i) + ", key " +
+                      std::to_string(j) + "; a causal mask is 0 where key <= query + " + std::to_string(o) +
+                      " and at most -1e4 elsewhere";
+            }
+      } else {
+        // Where(cond, a, b): the masked branch a constant at most -1e4.
+        auto low = [&](const std::string &v) {
+          auto n = numbers(v);
+          return n && n->size() == 1 && (*n)[0] <= kMasked;
+        };
+        const bool maskWhenTrue = low(mask->input(1)), maskWhenFalse = low(mask->input(2));
+        scores = maskWhenTrue ? mask->input(2) : mask->input(1);
+        const onnx::NodeProto *tri = made(mask->input(0));
+        if (is(tri, "Cast"))
+          tri = made(tri->input(0));
+        if (maskWhenTrue == maskWhenFalse) {
+          why = "neither branch alone is a constant at most -1e4";
+        } else if (!is(tri, "Trilu")) {
+          why = "its condition is not a Trilu (maybe Cast) of a constant";
+        } else if (auto ones = matrix(tri->input(0), "the Trilu's input")) {
+          const int64_t upper = intAttr(*tri, "upper", 1);
+          std::optional<std::vector<double>> k = tri->input_size() > 1 ? numbers(tri->input(1)) : std::vector<double>{0};
+          if (std::any_of(ones->begin(), ones->end(), [](double v) { return v == 0; }))
+            why = "the Trilu's input has zeros, so its triangle is not the mask";
+          else if (!k || k->size() != 1)
+            why = "the Trilu's k is not a constant";
+          else if (maskWhenTrue ? !(upper == 1 && (*k)[0] - 1 == static_cast<double>(o))
+                                : !(upper == 0 && (*k)[0] == static_cast<double>(o)))
+            why = "Trilu(upper=" + std::to_string(upper) + ", k=" + std::to_string(static_cast<int64_t>((*k)[0])) +
+                  ") " + (maskWhenTrue ? "masks" : "keeps") + " another triangle than key <= query + " +
+                  std::to_string(o) + " (" + (maskWhenTrue ? "upper=1, k=" + std::to_string(o + 1) : "upper=0, k=" + std::to_string(o)) + ")";
+        }
+      }
+      // The scores: a MatMul's, maybe scaled by a constant, each step read by the next alone.
+      const onnx::NodeProto *mm = nullptr;
+      for (std::string at = scores, next = mask->output(0); why.empty();) {
+        const onnx::NodeProto *p = made(at);
+        const onnx::NodeProto *reader = soleReader(at);
+        if (!p || !reader || reader->output(0) != next) {
+          why = "the masked scores are read by another node too";
+          break;
+        }
+        if (is(p, "MatMul")) {
+          mm = p;
+          break;
+        }
+        if (!((is(p, "Div") || is(p, "Mul")) && p->input_size() == 2 && constants.count(p->input(1)))) {
+          why = "the masked scores are not a MatMul's (Q*K^T), maybe scaled by a constant";
+          break;
+        }
+        next = at;
+        at = p->input(0);
+      }
+      if (why.empty() && soleReader(mask->output(0)) != &sm)
+        why = "the masked scores are read by another node than the Softmax";
+      if (!why.empty()) {
+        unfused_[mask] = "no causal mask: " + why;
+        continue;
+      }
+      causalMask_.insert(mask);
+      causal_.insert({mm, &sm});
+      causalComment_[&sm] = "Softmax '" + printable(nodeName(sm)) + "', causal mask " + mask->op_type() + " '" +
+                            printable(nodeName(*mask)) + "'";
+      const onnx::NodeProto *pv = soleReader(sm.output(0));
+      if (is(pv, "MatMul") && pv->input(0) == sm.output(0))
+        causal_.insert(pv);
     }
   }
 
@@ -1227,6 +1383,9 @@ private:
     return std::nullopt;
   }
 
+  std::set<const onnx::NodeProto *> causalMask_;   // a causal mask proven: dropped (its scores go on)
+  std::set<const onnx::NodeProto *> causal_;       // MatMuls and Softmaxes made causal by one
+  std::map<const onnx::NodeProto *, std::string> causalComment_;   // a causal Softmax's, naming its mask
   std::map<const onnx::NodeProto *, Fusion> fusedAt_;
   std::set<const onnx::NodeProto *> absorbed_;
   std::set<const onnx::NodeProto *> expandFolded_;   // Expands whose Adds and Muls broadcast their input

@@ -163,6 +163,9 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
         if (l.type == LayerType::MatMul && l.operands.size() > 2) {
           diags.report(l.opRange, diag::err_joined_matmul_training) << l.name << l.operands.size() - 1;
           trainable = false;
+        } else if (l.causal) {   // its backward layers would need the triangle too (docs/limits.md)
+          diags.report(l.opRange, diag::err_causal_training) << l.kindName() << l.name;
+          trainable = false;
         }
       if (trainable)
         addBackwardLayers(n);

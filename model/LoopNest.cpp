@@ -1,6 +1,7 @@
 #include "model/LoopNest.h"
 
 #include "support/Check.h"
+#include "support/IntMath.h"
 
 #include <algorithm>
 
@@ -137,10 +138,55 @@ std::vector<const Access *> LoopNest::accessesOf(TensorRole r) const {
 }
 
 int64_t LoopNest::points() const {
+  // The dims no guard names multiply; over the guarded ones, all but the
+  // longest are enumerated and its interval solved from each guard (a
+  // triangle: O(its shorter side), not O(its points)).
+  std::vector<int> guarded;
+  for (const AffineExpr &g : guard)
+    for (auto [dim, coeff] : g.terms)
+      if (std::find(guarded.begin(), guarded.end(), dim) == guarded.end())
+        guarded.push_back(dim);
   int64_t p = 1;
-  for (const IterDim &d : dims)
-    p *= d.extent;
-  return p;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (std::find(guarded.begin(), guarded.end(), static_cast<int>(i)) == guarded.end())
+      p *= dims[i].extent;
+  // The longest last: it is the one solved.
+  std::stable_sort(guarded.begin(), guarded.end(), [&](int x, int y) {
+    return dims[static_cast<size_t>(x)].extent < dims[static_cast<size_t>(y)].extent;
+  });
+  if (guarded.empty())
+    return p;
+  const int last = guarded.back();
+  const int64_t extent = dims[static_cast<size_t>(last)].extent;
+  std::vector<int64_t> point(dims.size(), 0);
+  int64_t sum = 0;
+  while (true) {
+    int64_t lo = 0, hi = extent - 1;   // last's values satisfying every guard
+    for (const AffineExpr &g : guard) {
+      const int64_t a = g.coefficient(last), rest = g.evaluate(point) - a * point[static_cast<size_t>(last)];
+      if (a > 0)
+        lo = std::max(lo, -floorDiv(rest, a));   // a·v + rest >= 0: v >= ⌈−rest/a⌉
+      else if (a < 0)
+        hi = std::min(hi, floorDiv(rest, -a));
+      else if (rest < 0)
+        hi = -1;
+    }
+    sum += std::max<int64_t>(0, hi - lo + 1);
+    size_t i = guarded.size() - 1;   // the next point of the others, odometer-wise
+    while (i-- > 0) {
+      int64_t &v = point[static_cast<size_t>(guarded[i])];
+      if (++v < dims[static_cast<size_t>(guarded[i])].extent)
+        break;
+      v = 0;
+    }
+    if (i == static_cast<size_t>(-1))
+      break;
+  }
+  return p * sum;
+}
+
+bool LoopNest::inDomain(const std::vector<int64_t> &point) const {
+  return std::all_of(guard.begin(), guard.end(), [&](const AffineExpr &g) { return g.evaluate(point) >= 0; });
 }
 
 std::vector<int> LoopNest::reductionDims() const {
@@ -178,7 +224,10 @@ std::string LoopNest::toIslSet() const {
     names.push_back(d.name);
     extents.push_back(d.extent);
   }
-  return setText(tuple(name.empty() ? "S" : name, names), boxText(names, extents));
+  std::string constraints = boxText(names, extents);
+  for (const AffineExpr &g : guard)
+    constraints += " and " + exprText(g) + " >= 0";
+  return setText(tuple(name.empty() ? "S" : name, names), constraints);
 }
 
 std::string LoopNest::toIslMap(const Access &a) const {
@@ -212,7 +261,10 @@ std::string LoopNest::text() const {
     std::string &list = a.role == output ? out : in;
     list += (list.empty() ? "" : ", ") + accessText(a);
   }
-  return out + " <- " + statementName() + "(" + in + ")";
+  std::string where;
+  for (const AffineExpr &g : guard)
+    where += (where.empty() ? " : " : " and ") + exprText(g) + " >= 0";
+  return out + " <- " + statementName() + "(" + in + ")" + where;
 }
 
 // ---- the KAPLA nine-dimension view ------------------------------------------

@@ -101,6 +101,10 @@ struct LoopNest {
   UnaryFn unary = UnaryFn::Gelu;   // statement Unary: the function
   std::vector<IterDim> dims;
   std::vector<Access> accesses;
+  /// The domain's guard: the statement runs only at the points of the box
+  /// where every expression is >= 0 (a causal mask's triangle, j <= x +
+  /// offset; docs/design.md, "Causal attention"). Empty: the whole box.
+  std::vector<AffineExpr> guard;
   /// The role written: ofm forward; ifm or wgt for training's backward layers
   /// (the same domain and accesses, another output). The other roles are read.
   TensorRole output = TensorRole::Ofm;
@@ -112,12 +116,15 @@ struct LoopNest {
   int findDim(const std::string &dimName) const;   // -1 if absent
   /// The accesses of role r, in order (several operands: several accesses).
   std::vector<const Access *> accessesOf(TensorRole r) const;
-  /// The number of points of the domain (statement instances).
+  /// The number of points of the domain (statement instances), the guard's
+  /// exactly: a sum over the guarded dims but one, the last solved per guard.
   int64_t points() const;
+  /// Whether a point (one value per dim, inside the box) satisfies the guard.
+  bool inDomain(const std::vector<int64_t> &point) const;
   /// The dimensions no output access is indexed by: those the statement reduces over.
   std::vector<int> reductionDims() const;
 
-  /// isl text of the domain: `{ S[n, k] : 0 <= n < 2 and 0 <= k < 16 }`.
+  /// isl text of the domain: `{ S[n, k] : 0 <= n < 2 and 0 <= k < 16 }`, and the guard.
   std::string toIslSet() const;
   /// isl text of one access relation, without the domain's bounds (intersect
   /// it with toIslSet()) and with the guard: `{ S[n, c] -> b[n, c - 3] : c - 3 >= 0 }`.

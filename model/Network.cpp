@@ -93,6 +93,14 @@ bool Layer::channelWise() const {
   }
 }
 
+int64_t Layer::causalOffset() const {
+  // The keys: a score's channels per head, or the context's contraction.
+  const int64_t keys = type == LayerType::Softmax ? ofmShape.C / normGroups
+                       : transposeB              ? ifmShape.C / groups
+                                                 : ofmShape.C / groups;
+  return keys - ofmShape.X;
+}
+
 int64_t Layer::rowLength() const {
   if (!normalizes())
     return 0;

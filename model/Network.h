@@ -55,6 +55,9 @@ struct Layer {
   Window window;
   bool ceilMode = false;
   bool transposeB = false;
+  /// matmul, softmax: the causal mask (docs/language.md): query position x
+  /// sees key positions j <= x + causalOffset(), a guard on the nest's domain.
+  bool causal = false;
   UnaryFn unary = UnaryFn::Gelu;           // LayerType::Unary: the function
   /// add, mul: the operand of shape [C,1,1] broadcast over the other's X and
   /// Y, read as the layer's per-sample wgt (docs/language.md), or -1.
@@ -109,6 +112,9 @@ struct Layer {
   int64_t rowLength() const;
   /// The dims a row spans, each with the row's extent along it (docs/directives.md §7).
   std::vector<std::pair<Dim, int64_t>> rowDims() const;
+  /// causal: the keys past the queries, Lb − X (0 at prefill without a
+  /// cache), so the last query sees every key.
+  int64_t causalOffset() const;
   /// The layer's kind as DFL writes it: the unary function's name, `rmsnorm`, `groupnorm`, else layerTypeName.
   const char *kindName() const;
   /// The operations per element of the element-wise layers with their own

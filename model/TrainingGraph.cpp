@@ -1,5 +1,7 @@
 #include "model/TrainingGraph.h"
 
+#include "support/Check.h"
+
 namespace dfl {
 namespace {
 
@@ -23,6 +25,7 @@ void addBackwardLayers(Network &net) {
   const size_t forward = net.layers.size();
   for (size_t i = forward; i-- > 0;) {
     const Layer fwd = net.layers[i];
+    DFLC_CHECK(!fwd.causal) << "causal layer '" << fwd.name << "' reached the training transform; sema refuses it (E0313)";
     bool needsDataGradient = false;
     for (const TensorRef &op : fwd.broadcast >= 0 ? fwd.ifmOperands() : fwd.operands)
       needsDataGradient |= !op.isInput;

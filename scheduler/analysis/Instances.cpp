@@ -61,6 +61,8 @@ std::string uncuttable(const Layer &l, Dim dim) {
     return "'" + l.name + "' (" + l.kindName() + ") has no " + dimName(dim) + " positions of its own";
   if (l.normalizes() && (l.normAxis == dim || (l.normPlane && dim != Dim::C)))
     return "'" + l.name + "' normalizes along " + dimName(dim);
+  if (l.causal)   // a piece of the queries has its own share of the triangle, not a proportional one
+    return "'" + l.name + "' is causal: its work is not in proportion to its " + dimName(dim) + " positions";
   int loops = 0;
   for (const IterDim &d : l.nest.dims)
     if (std::find(d.kapla.begin(), d.kapla.end(), dim) != d.kapla.end())

@@ -1170,7 +1170,10 @@ private:
     // outermost on-chip level, which holds whole rows (checkRows, §7).
     if (layer_.normalizes() && output == TensorRole::Ofm) {
       const size_t row = nl - 2, ri = static_cast<size_t>(TensorRole::Ifm);
-      const double words = static_cast<double>(layer_.ifmShape.size() * net_.batch);
+      // A causal softmax's rows: the words each query sees, its points (ops
+      // are counted over them, sema).
+      const int64_t perSample = layer_.causal ? layer_.ops / layer_.opsPerElement() : layer_.ifmShape.size();
+      const double words = static_cast<double>(perSample * net_.batch);
       result_.levels[row].accesses.reads[ri] += words;
       result_.levels[row].trafficWords += words;
       result_.levels[row].trafficBytes += scale_.boundaryWords(ri, words, 0, false) * wordBytes;

@@ -408,7 +408,7 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
     // Compute: the matrix or vector units of the bound cores; fused activations on the vector units.
     const double cores = static_cast<double>(in.cores());
     for (const auto &[l, it] : in.fp.iteration) {
-      const double points = static_cast<double>(it.volume());
+      const double points = static_cast<double>(it.volume()) * g.density(l);
       (g.onMatrixUnit(l) ? task[l].matrix : task[l].vector) +=
           points / (hw.rate(g.onMatrixUnit(l) ? DsaUnitKind::Matrix : DsaUnitKind::Vector) * cores);
       const double acts = static_cast<double>(g.net().layers[static_cast<size_t>(l)].activations.size());

@@ -77,6 +77,10 @@ GraphView::GraphView(const Network &net, const DsaHardware &hw, int64_t clusterB
   consumers_.resize(net.layers.size());
   for (size_t l = 0; l < net.layers.size(); ++l) {
     const LoopNest &nest = net.layers[l].nest;
+    double box = 1;
+    for (const IterDim &d : nest.dims)
+      box *= static_cast<double>(d.extent);
+    density_.push_back(nest.guard.empty() ? 1.0 : static_cast<double>(nest.points()) / box);
     for (const Access &a : nest.accesses) {
       if (a.role == TensorRole::Wgt || a.role == nest.output)
         continue;

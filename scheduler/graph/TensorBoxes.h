@@ -59,6 +59,10 @@ public:
   int source(const Access &a) const;
   /// The operators a layer counts as (Algorithm 1's num_of_op): its own and its fused activations.
   int64_t opCount(int l) const { return 1 + static_cast<int64_t>(net_.layers[static_cast<size_t>(l)].activations.size()); }
+  /// The share of layer l's iteration box its domain holds: 1, or a causal
+  /// mask's triangle over the square (docs/limits.md: an instance's compute is
+  /// its box times this average, exact over the layer, not per instance).
+  double density(int l) const { return density_[static_cast<size_t>(l)]; }
   /// Whether layer l runs on the matrix units (conv, fc, matmul) rather than the vector units.
   bool onMatrixUnit(int l) const;
   int64_t bytes(const Box &b) const { return b.volume() * hw_.wordBytes(); }
@@ -68,6 +72,7 @@ private:
   const DsaHardware &hw_;
   int64_t clusterBatch_ = 1;
   std::vector<std::vector<int>> producers_, consumers_;
+  std::vector<double> density_;
 };
 
 /// What a piece of a sub-graph touches: per layer of the sub-graph its

@@ -182,6 +182,25 @@ def huge_dimension(case):
         finite_report(case, case.path("out", "report.json"))
 
 
+def causal_huge(case):
+    """A causal matmul and softmax over 2^26 queries and keys (2^52 MACs, the
+    triangle counted over its shorter side), and one query over 2^31 - 1
+    keys: counted in bounded time, shown or refused."""
+    case.write("net.dfl", """network big {
+  input q [C=1, X=67108864];
+  input k [C=1, X=67108864];
+  s = matmul(q, k, causal=true);
+}
+network wide {
+  input q [C=1, X=1];
+  input k [C=1, X=2147483647];
+  s = matmul(q, k, causal=true);
+  p = softmax(s, causal=true);
+}
+""")
+    case.finishes(["show", "net.dfl"], 30)
+
+
 def thousand_levels(case):
     """A hardware template with 1,000 levels."""
     levels = "".join(
@@ -1371,7 +1390,7 @@ CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injecti
           sweep_spec_json, sweep_bad_records]
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
           onnx_fusion_patterns, onnx_broadcasts, onnx_rmsnorm_patterns]
-CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks]
+CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks, causal_huge]
 
 
 def main():

@@ -482,8 +482,63 @@ def small():
     g.save("opset9.onnx", opset=9)
 
 
+def causal():
+    # A decoder's masked self-attention as torch.onnx exports Hugging Face's
+    # (GPT-2, Llama): scores Q*K^T / sqrt(d), a causal mask, Softmax, P*V;
+    # hidden 8, 2 heads of 4. The mask as Where(Trilu(ones, upper=1, k=1)
+    # cast to bool, -inf, scores), or as an Add of a constant triangle of
+    # torch.finfo(float32).min; with Lq < Lk (a prefill after a cache) the
+    # triangle is shifted by Lk - Lq.
+    H, A, D = 8, 2, 4
+    low = float(np.finfo(np.float32).min)
+
+    def attention(file, lq, lk, mask):
+        g = Graph("decoder")
+        x = g.input("x", [1, lq, H])
+        ctx = x if lq == lk else g.input("ctx", [1, lk, H])
+
+        def heads(t, l, name, perm):
+            shape = g.const(name + "_shape", [1, l, A, D], np.int64)
+            return g.node("Transpose", [g.node("Reshape", [t, shape], name + "_heads")], name + "_t", perm=perm)
+
+        q = heads(g.node("MatMul", [x, g.weight("Wq", [H, H])], "q"), lq, "q", [0, 2, 1, 3])
+        k = heads(g.node("MatMul", [ctx, g.weight("Wk", [H, H])], "k"), lk, "k", [0, 2, 3, 1])
+        v = heads(g.node("MatMul", [ctx, g.weight("Wv", [H, H])], "v"), lk, "v", [0, 2, 1, 3])
+        s = g.node("Div", [g.node("MatMul", [q, k], "scores"), g.const("sqrt_d", 2.0)], "scaled")
+        s = mask(g, s, lq, lk)
+        p = g.node("Softmax", [s], "probs", axis=-1)
+        c = g.node("Transpose", [g.node("MatMul", [p, v], "context")], "c_t", perm=[0, 2, 1, 3])
+        g.node("Reshape", [c, g.const("merged", [1, lq, H], np.int64)], "merged_ctx")
+        g.save(file, opset=14)
+
+    def where(upper=1, k=1):
+        def f(g, s, lq, lk):
+            tri = g.node("Trilu", [g.const("ones", np.ones((lq, lk))), g.const("k", k, np.int64)], "triu", upper=upper)
+            m = g.node("Cast", [tri], "mask", to=TensorProto.BOOL)
+            return g.node("Where", [m, g.const("minus_inf", -np.inf), s], "masked")
+        return f
+
+    def add(offset):
+        def f(g, s, lq, lk):
+            i, j = np.indices((lq, lk))
+            m = np.where(j <= i + offset, 0.0, low).reshape(1, 1, lq, lk)
+            return g.node("Add", [s, g.const("causal_mask", m)], "masked")
+        return f
+
+    attention("causal_where.onnx", 4, 4, where())
+    attention("causal_add.onnx", 4, 4, add(0))
+    attention("causal_cache.onnx", 2, 4, add(2))      # 2 new tokens after 2 cached
+    attention("causal_bad_add.onnx", 4, 4, add(1))    # a query sees the next token
+    attention("causal_bad_trilu.onnx", 4, 4, where(k=2))
+
+    def zeros(g, s, lq, lk):   # a mask of zeros masks nothing: plain attention
+        return g.node("Add", [s, g.const("no_mask", np.zeros((1, 1, lq, lk)))], "masked")
+    attention("zero_mask.onnx", 4, 4, zeros)
+
+
 resnet50()
 mobilenet_v2()
 efficientnet_b0()
 bert(12, "bert_base.onnx")
 small()
+causal()

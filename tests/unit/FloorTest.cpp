@@ -52,6 +52,32 @@ TEST(Floors, ByHandOnOneConv) {
   EXPECT_GE(s.result.latencyCycles, f.latencyCycles);
 }
 
+// A causal matmul's floors count the triangle: 4 queries and keys, 2 heads
+// of 2 channels, 10 (query, key) pairs per head: 2·10·2 = 40 MACs (the
+// square's 64). Compute: 40 · (1 + 4) = 200 pJ (the square's 320). The
+// solver's schedule stays at or above every floor.
+TEST(Floors, CausalCountsTheTriangle) {
+  std::string text = test::kSmallConv;
+  text.replace(text.find("network n {"), text.find("hardware h") - text.find("network n {"), R"(network n {
+  input q [C=4, X=4];
+  input k [C=4, X=4];
+  s = matmul(q, k, heads=2, causal=true);
+}
+)");
+  auto c = test::compile(text);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const Hardware &hw = c.model.hardware[0];
+  EXPECT_EQ(net.layers[0].macs, 40);
+  EXPECT_DOUBLE_EQ(computeFloorPj(net, 0, hw), 200);
+  const LayerFloor f = layerFloor(net, 0, hw, 0);
+  Solution s = solve(c.model);
+  ASSERT_TRUE(s.result.valid && s.result.complete);
+  EXPECT_DOUBLE_EQ(s.result.layers[0].work, 40);
+  EXPECT_GE(s.result.energyPj, f.energyPj);
+  EXPECT_GE(s.result.latencyCycles, f.latencyCycles);
+}
+
 // Every layer of the solver's schedule, and the whole run, at or above its floor.
 TEST(Floors, BelowEverySchedule) {
   const std::string &root = test::kStdlibRoot;

@@ -34,6 +34,11 @@ const LoopNest &nestOf(const test::Compiled &c, const std::string &name) {
   return n.layers.at(static_cast<size_t>(i)).nest;
 }
 
+const Layer &layerOf(const test::Compiled &c, const std::string &name) {
+  const Network &n = c.model.networks.at(0);
+  return n.layers.at(static_cast<size_t>(std::max(0, n.findLayer(name))));
+}
+
 std::vector<std::string> maps(const LoopNest &nest) {
   std::vector<std::string> out;
   for (const Access &a : nest.accesses)
@@ -105,6 +110,39 @@ TEST(LoopNestSema, MatMulHeadsPlainAndTransposed) {
   EXPECT_EQ(at(kaplaView(o).bounds, Dim::N), 2);
   EXPECT_EQ(at(kaplaView(o).bounds, Dim::K), 4);
   EXPECT_EQ(at(kaplaView(o).bounds, Dim::C), 6);
+}
+
+TEST(LoopNestSema, CausalAttentionIsAGuardedDomain) {
+  // 4 queries, 6 keys (2 cached): o = 6 − 4 = 2, query x sees keys j <= x + 2:
+  // 3 + 4 + 5 + 6 = 18 (query, key) pairs per head of the square's 24.
+  auto c = compile(R"(network m {
+    input q [C=8, X=4];
+    input k [C=8, X=6];
+    input v [C=8, X=6];
+    s = matmul(q, k, heads=2, causal=true);
+    p = softmax(s, groups=2, causal=true);
+    o = matmul(p, v, heads=2, transpose_b=true, causal=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const LoopNest &s = nestOf(c, "s");
+  EXPECT_EQ(s.toIslSet(), "{ s[n, h, kx, ky, c, xo, yo] : 0 <= n < 1 and 0 <= h < 2 and 0 <= kx < 6 and "
+                          "0 <= ky < 1 and 0 <= c < 4 and 0 <= xo < 4 and 0 <= yo < 1 and -kx + xo + 2 >= 0 }");
+  // MACs: 2 heads x 18 pairs x 4 channels = 144 (the square: 4·6·8 = 192).
+  EXPECT_EQ(s.points(), 144);
+  EXPECT_EQ(layerOf(c, "s").macs, 144);
+  // The softmax's channel is the group g and the key j (c = 6g + j), so the
+  // guard is affine; 5 ops x 2 x 18 = 180.
+  const LoopNest &p = nestOf(c, "p");
+  EXPECT_EQ(p.toIslSet(), "{ p[n, g, j, xo, yo] : 0 <= n < 1 and 0 <= g < 2 and 0 <= j < 6 and 0 <= xo < 4 and "
+                          "0 <= yo < 1 and -j + xo + 2 >= 0 }");
+  EXPECT_EQ(maps(p)[0], "{ p[n, g, j, xo, yo] -> s[n, 6*g + j, xo, yo] }");
+  EXPECT_EQ(layerOf(c, "p").ops, 180);
+  EXPECT_EQ(layerOf(c, "p").bounds, (DimVector{1, 12, 12, 4, 1, 4, 1, 1, 1}));   // N C K Xi Yi Xo Yo R S
+  // The context: 2 heads x 4 output channels x 18 = 144, the key cx.
+  const LoopNest &o = nestOf(c, "o");
+  EXPECT_EQ(o.guard.size(), 1u);
+  EXPECT_EQ(o.exprText(o.guard[0]), "-cx + xo + 2");
+  EXPECT_EQ(layerOf(c, "o").macs, 144);
 }
 
 TEST(LoopNestSema, ConcatAlongWidthAndHeight) {

@@ -213,3 +213,25 @@ TEST(LoopNest, BackwardLayersKeepTheDomainAndWriteAnotherRole) {
   EXPECT_LT(net.findLayer("c1__dgrad"), 0);
   EXPECT_GE(net.findLayer("c1__wgrad"), 0);
 }
+
+TEST(LoopNest, GuardedDomainCountsItsPointsExactly) {
+  // A triangle b <= a over 0 <= a, b < 5 (5 + 4 + ... = 15 points), times a
+  // free dim of 3: 45. toIslSet prints the guard, inDomain tests it.
+  LoopNest nest;
+  nest.name = "t";
+  AffineExpr f = nest.addDim("f", 3), a = nest.addDim("a", 5), b = nest.addDim("b", 5);
+  nest.guard = {a - b};
+  EXPECT_EQ(nest.points(), 45);
+  EXPECT_EQ(nest.toIslSet(), "{ t[f, a, b] : 0 <= f < 3 and 0 <= a < 5 and 0 <= b < 5 and a - b >= 0 }");
+  EXPECT_TRUE(nest.inDomain({0, 2, 2}));
+  EXPECT_FALSE(nest.inDomain({0, 2, 3}));
+  // Two guards with coefficients, 2a − b >= 0 and b − 1 >= 0: a = 0 none;
+  // a = 1, b in [1, 2]: 2; a = 2, 3, 4, b in [1, 4]: 4 each. x3 = 42.
+  nest.guard = {2 * a - b, b - 1};
+  EXPECT_EQ(nest.points(), 42);
+  // An empty domain, and a guard on one dim alone (b >= 7 never holds).
+  nest.guard = {b - 7};
+  EXPECT_EQ(nest.points(), 0);
+  nest.guard.clear();
+  EXPECT_EQ(nest.points(), 75);
+}

@@ -236,6 +236,37 @@ TEST(Reference, MatMulTransposedHeads) {
   EXPECT_EQ(run(net, "m", s), (std::vector<Word>{17, 53}));
 }
 
+TEST(Reference, CausalAttentionSeesOnlyTheTriangle) {
+  // 2 queries after 1 cached key: Lb = 3 keys, X = 2, offset o = 3 − 2 = 1:
+  // query x sees keys j <= x + 1 (query 0 keys 0, 1; query 1 all three).
+  auto c = compileNet(R"(network t {
+    input q [C=1, X=2]; input k [C=1, X=3]; input v [C=1, X=3];
+    s = matmul(q, k, causal=true);
+    p = softmax(s, causal=true);
+    o = matmul(p, v, transpose_b=true, causal=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore st;
+  st.set("q", {{1, 1, 2, 1}, {1, 2}});      // q[x]
+  st.set("k", {{1, 1, 3, 1}, {3, 5, 7}});   // k[j]
+  st.set("v", {{1, 1, 3, 1}, {1, 2, 4}});   // v[j]
+  // s[j][x] = q[x]·k[j] where j <= x + 1, else never computed (0):
+  //   j = 0: 3, 6; j = 1: 5, 10; j = 2: 0 (masked at x = 0), 14.
+  EXPECT_EQ(run(net, "s", st), (std::vector<Word>{3, 6, /**/ 5, 10, /**/ 0, 14}));
+  // p over each query's seen keys alone; a masked word is exactly 0.
+  // Query 0, scores (0, 0) seen (masked 7 would win were it read): e = 65536
+  // twice, 16·65536/131072 = 8 each, the third 0. Query 1, (16, 16, 16)
+  // seen: 16/3 -> 5 each. (Without the mask query 0 would be (0, 0, 7): t =
+  // 7·23/16 = 10, e = 65536·22/32 = 45056 for the zeros: 16·45056/155648 = 4.)
+  st.set("s", {{1, 3, 2, 1}, {0, 16, /**/ 0, 16, /**/ 7, 16}});
+  EXPECT_EQ(run(net, "p", st), (std::vector<Word>{8, 5, /**/ 8, 5, /**/ 0, 5}));
+  // o[x] = Σ_{j <= x + 1} p[j][x]·v[j]; p's masked word 9 is not read:
+  //   x = 0: 1·1 + 2·2 = 5; x = 1: 3·1 + 4·2 + 5·4 = 31.
+  st.set("p", {{1, 3, 2, 1}, {1, 3, /**/ 2, 4, /**/ 9, 5}});
+  EXPECT_EQ(run(net, "o", st), (std::vector<Word>{5, 31}));
+}
+
 TEST(Reference, MatMulOfJoinedSecondOperands) {
   // A decode step's scores and context: the cache b (2 tokens) and the new
   // token's n joined along X, Lb = 3, one head.
