@@ -50,6 +50,9 @@ struct Layer {
   /// The nest in KAPLA's nine dims (kaplaView(nest).bounds; N is the batch).
   DimVector bounds{};
   int64_t groups = 1;                      // conv/matmul groups (matmul: heads)
+  /// matmul: the second operand's heads (`kv_heads`, grouped-query attention):
+  /// query head i reads head i / (groups / kvHeads) of it; groups without it.
+  int64_t kvHeads = 1;
   /// Stride, dilation and padding per axis (x: width, y: height); the
   /// identity for layers without a window.
   Window window;
