@@ -274,6 +274,20 @@ TEST(Reference, MatMulOfJoinedSecondOperands) {
   EXPECT_EQ(run(net, "o", st), (std::vector<Word>{13, 15}));
 }
 
+TEST(Reference, MatMulOfJoinedSecondOperandsPerSample) {
+  // Batch 2: each sample's first operand is its own, not joined with the new
+  // token's n (which is read as the wgt, like the cache b).
+  auto c = compileNet("network t { batch N = 2; input a [C=1]; input b [C=1]; input n [C=1]; s = matmul(a, b, n); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore st;
+  st.set("a", {{2, 1, 1, 1}, {2, 3}});
+  st.set("b", {{2, 1, 1, 1}, {5, 7}});
+  st.set("n", {{2, 1, 1, 1}, {11, 13}});
+  // out[n][j] = a[n]·[b[n], n[n]][j]: sample 0 2·[5, 11], sample 1 3·[7, 13].
+  EXPECT_EQ(run(net, "s", st), (std::vector<Word>{10, 22, 21, 39}));
+}
+
 TEST(Reference, MaxPoolCeilModeReadsMinusInfinityPastTheInput) {
   auto c = compileNet(R"(network t {
     input x [C=1, X=4]; input y [C=1, X=4, Y=4];
