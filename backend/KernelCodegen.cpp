@@ -395,6 +395,8 @@ private:
     std::map<Dim, Value *> coord;
     for (size_t i = 0; i < p_.role(r).dims.size(); ++i)
       coord[p_.role(r).dims[i]] = point[i];
+    if (r == TensorRole::Ifm && p_.rowsAreOutputs)
+      coord[Dim::Yo] = coord.at(Dim::Yi);
     return coord;
   }
   /// An affine expression over the nest's iteration dims, each recovered

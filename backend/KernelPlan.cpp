@@ -121,6 +121,10 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
   if (!planIterDims(nest, plan.channelWise, plan.iterDims, why))
     return std::nullopt;
 
+  {
+    const Access &in = *nest.accessesOf(TensorRole::Ifm).at(0);
+    plan.rowsAreOutputs = at(layer.bounds, Dim::Yo) > 1 && in.index.size() == 4 && in.index[3].terms.empty();
+  }
   // Roles: the analysis' dims (a per-sample wgt has N), and the access into the tensor.
   for (TensorRole r : layer.roles()) {
     PlanRole &pr = plan.roles[static_cast<size_t>(r)];
@@ -137,6 +141,8 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     auto spanned = [&](const AffineExpr &e) {
       for (auto [dim, coefficient] : e.terms) {
         Dim from = plan.iterDims[static_cast<size_t>(dim)].from;
+        if (r == TensorRole::Ifm && plan.rowsAreOutputs && from == Dim::Yo)
+          from = Dim::Yi;
         if (std::find(pr.dims.begin(), pr.dims.end(), from) == pr.dims.end()) {
           why = std::string(roleName(r)) + " of a grouped layer depends on " + dimName(from) +
                 ", which its tiles do not span; grouped layers are not simulated yet";
@@ -151,7 +157,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
         int window = -1;
         if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Xo, Dim::R))
           window = static_cast<int>(Dim::Xi);
-        else if (r == TensorRole::Ifm && movesWindow(nest, e, Dim::Yo, Dim::S))
+        else if (r == TensorRole::Ifm && !plan.rowsAreOutputs && movesWindow(nest, e, Dim::Yo, Dim::S))
           window = static_cast<int>(Dim::Yi);
         src.windowDim.push_back(window);
         if (window < 0 && !spanned(e))

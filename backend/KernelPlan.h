@@ -115,6 +115,10 @@ struct KernelPlan {
   int64_t statisticsWords = 0;
   int32_t identity = 0;           // the output's initial value: 0, or INT32_MIN for max
   int32_t padding = 0;            // the value the input's padding reads
+  /// The ifm's rows are indexed by no Yo- or S-dim (grouped-query attention's
+  /// group member, a Yo-dim, indexes its channels; kaplaView): the Yi
+  /// coordinate of an ifm point is its Yo coordinate.
+  bool rowsAreOutputs = false;
 
   /// The independent dims the layer has (canonical), in loop order.
   std::vector<Dim> independentDims() const;

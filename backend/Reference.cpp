@@ -128,23 +128,25 @@ template <class F> void fcMacs(const Network &net, const Layer &l, F &&f) {
 }
 
 /// matmul with H heads, a = [Ca][X][Y], b = [Cb][Lb] (Lb = Xb·Yb, position
-/// j = bx·Yb + by):
-///   without transpose_b  out[n][h·Lb + j][x][y] += a[n][h·Ca/H + c][x][y] · b[n][h·Ca/H + c][j]
-///   with transpose_b     out[n][h·Cb/H + k][x][y] += a[n][h·Lb + j][x][y] · b[n][h·Cb/H + k][j]
+/// j = bx·Yb + by) of Hkv heads, query head h reading b's head g = h / (H/Hkv)
+/// (Hkv = H but for grouped-query attention):
+///   without transpose_b  out[n][h·Lb + j][x][y] += a[n][h·Ca/H + c][x][y] · b[n][g·Ca/H + c][j]
+///   with transpose_b     out[n][h·Cb/Hkv + k][x][y] += a[n][h·Lb + j][x][y] · b[n][g·Cb/Hkv + k][j]
 /// The "weight" offset is into b; a run covers the output plane (x, y).
 template <class F> void matmulMacs(const Network &net, const Layer &l, const TensorShape &b, F &&f) {
   const TensorShape &a = l.ifmShape, &out = l.ofmShape;
   const int64_t H = l.groups, Lb = b.X * b.Y, plane = a.X * a.Y;
   // Per head: `outer` output channels, each the sum of `inner` products.
-  const int64_t outer = l.transposeB ? b.C / H : Lb, inner = l.transposeB ? Lb : a.C / H;
+  const int64_t outer = l.transposeB ? b.C / l.kvHeads : Lb, inner = l.transposeB ? Lb : a.C / H;
   for (int64_t n = 0; n < net.batch; ++n)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t u = 0; u < outer; ++u)
         for (int64_t v = 0; v < inner; ++v) {
           // Without transpose_b: u = j, v = c; with it: u = k, v = j.
+          const int64_t g = h / (H / l.kvHeads);
           const int64_t outChannel = h * outer + u;
           const int64_t aChannel = l.transposeB ? h * Lb + v : h * inner + v;
-          const int64_t bElement = l.transposeB ? (h * outer + u) * Lb + v : (h * inner + v) * Lb + u;
+          const int64_t bElement = l.transposeB ? (g * outer + u) * Lb + v : (g * inner + v) * Lb + u;
           // Causal (Y = 1, the plane a sequence): key j is seen by the queries
           // x >= j − offset, so the run starts there.
           const int64_t key = l.transposeB ? v : u;

@@ -45,7 +45,11 @@ const std::vector<OpSpec> &opSpecs() {
         {"conv", LayerType::Conv, 1, -1, conv},
         {"dwconv", LayerType::DwConv, 1, 1, window},
         {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
-        {"matmul", LayerType::MatMul, 2, -1, {{"heads", ParamKind::Int, false}, {"transpose_b", ParamKind::Bool, false}, {"causal", ParamKind::Bool, false}}},
+        {"matmul", LayerType::MatMul, 2, -1,
+         {{"heads", ParamKind::Int, false},
+          {"kv_heads", ParamKind::Int, false},
+          {"transpose_b", ParamKind::Bool, false},
+          {"causal", ParamKind::Bool, false}}},
         {"maxpool", LayerType::MaxPool, 1, 1, pool},
         {"avgpool", LayerType::AvgPool, 1, 1, pool},
         {"add", LayerType::Add, 2, -1, {}},
@@ -198,26 +202,36 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     b.X = 0;
     for (size_t i = 1; i < l.operands.size(); ++i)
       b.X += tensorOf(l.operands[i]).second.X;
-    const int64_t H = l.groups, Lb = b.X * b.Y;
+    const int64_t H = l.groups, Hkv = l.kvHeads, G = H / Hkv, Lb = b.X * b.Y;
     // Every tensor is indexed by the head, as by the sample: in KAPLA's view
     // heads are batch (N = batch·heads), not output channels (K), or the
-    // operands would count one head's words (docs/language.md).
-    AffineExpr h = H > 1 ? nest.addDim("h", H, {Dim::N}) : AffineExpr(0);
+    // operands would count one head's words (docs/language.md). Grouped-query
+    // attention splits query head h = g·G + m into its K/V head g (N) and its
+    // member m of the group, which b is not indexed by: m takes the place of
+    // the (extent-1) output row, Yo, so a K/V tile is reused across a group's
+    // query heads as a conv's weights are across rows.
+    AffineExpr g = Hkv > 1 ? nest.addDim(G > 1 ? "g" : "h", Hkv, {Dim::N}) : AffineExpr(0);
+    AffineExpr m = G > 1 ? nest.addDim("m", G, {Dim::Yo}) : AffineExpr(0);
+    AffineExpr h = g * G + m;
     AffineExpr channel, bChannel, outChannel, bx, by;
-    if (!l.transposeB) {   // out[h·Lb + j] = Σ_c a[h·C/H + c] · b[h·C/H + c][j]
+    if (!l.transposeB) {   // out[h·Lb + j] = Σ_c a[h·C/H + c] · b[g·C/H + c][j]
       bx = nest.addDim("kx", b.X, {Dim::K});
       by = nest.addDim("ky", b.Y, {Dim::K});
       AffineExpr c = nest.addDim("c", in.C / H, {Dim::C});
-      channel = bChannel = h * (in.C / H) + c;
+      channel = h * (in.C / H) + c;
+      bChannel = g * (in.C / H) + c;
       outChannel = h * Lb + bx * b.Y + by;
-    } else {   // out[h·Cb/H + k] = Σ_j a[h·Lb + j] · b[h·Cb/H + k][j]
-      AffineExpr k = nest.addDim("k", b.C / H, {Dim::K});
+    } else {   // out[h·Cb/Hkv + k] = Σ_j a[h·Lb + j] · b[g·Cb/Hkv + k][j]
+      AffineExpr k = nest.addDim("k", b.C / Hkv, {Dim::K});
       bx = nest.addDim("cx", b.X, {Dim::C});
       by = nest.addDim("cy", b.Y, {Dim::C});
       channel = h * Lb + bx * b.Y + by;
-      bChannel = outChannel = h * (b.C / H) + k;
+      bChannel = g * (b.C / Hkv) + k;
+      outChannel = h * (b.C / Hkv) + k;
     }
-    Plane p = plane(false);
+    Plane p;   // the output plane; with groups the row is the member (in.Y = 1)
+    p.xo = p.x = nest.addDim("xo", out.X, {Dim::Xo});
+    p.yo = p.y = G > 1 ? AffineExpr(0) : nest.addDim("yo", out.Y, {Dim::Yo});
     nest.accesses.push_back(
         {TensorRole::Ifm, tensorOf(l.operands[0]).first, {n, channel, p.x, p.y}, activation(in), {}});
     int64_t offset = 0;
@@ -690,15 +704,26 @@ private:
       diags_.report(l.op.range, diag::err_matmul_shape) << l.name.name << why;
       return false;
     };
-    if (a.C % h != 0 || bm.C % h != 0)
-      return fail("heads=" + std::to_string(h) + " must divide the channels of both operands (" +
-                  std::to_string(a.C) + " and " + std::to_string(bm.C) + ")");
+    // Grouped-query attention: b has kv heads, each read by heads/kv query heads.
+    int64_t kv = param("kv_heads", h);
+    if (kv < 1 || h % kv != 0)
+      return fail("kv_heads=" + std::to_string(kv) + " must divide heads=" + std::to_string(h));
+    if (kv < h && a.Y != 1)   // the group's member is the nest's output row (layerNest)
+      return fail("kv_heads needs a first operand of height 1 (tokens along X), but '" + l.operands[0].name +
+                  "' has Y=" + std::to_string(a.Y));
+    if (a.C % h != 0 || bm.C % kv != 0)
+      return fail("heads=" + std::to_string(h) + " must divide the channels of " +
+                  (kv < h ? "'" + l.operands[0].name + "' and kv_heads=" + std::to_string(kv) + " those of '" +
+                                bName + "'"
+                          : std::string("both operands")) +
+                  " (" + std::to_string(a.C) + " and " + std::to_string(bm.C) + ")");
     int64_t K, C;
     if (!layer.transposeB) {
-      if (a.C != bm.C)
-        return fail("the operands must have equal channels to contract over, but '" + l.operands[0].name +
-                    "' has C=" + std::to_string(a.C) + " and '" + bName + "' has C=" +
-                    std::to_string(bm.C));
+      if (a.C / h != bm.C / kv)
+        return fail("the operands must have equal channels" + std::string(kv < h ? " per head" : "") +
+                    " to contract over, but '" + l.operands[0].name +
+                    "' has C=" + std::to_string(a.C) + " and '" + bName + "' has C=" + std::to_string(bm.C) +
+                    (kv < h ? " for heads=" + std::to_string(h) + ", kv_heads=" + std::to_string(kv) : ""));
       K = h * Lb;
       C = a.C / h;
     } else {
@@ -706,7 +731,7 @@ private:
         return fail("with transpose_b, '" + l.operands[0].name + "' must have heads x (X*Y of '" +
                     bName + "') = " + std::to_string(h * Lb) + " channels, but has C=" +
                     std::to_string(a.C));
-      K = bm.C;
+      K = bm.C / kv * h;
       C = Lb;
     }
     if (!fits(l, {{"K", K}, {"C", C}, {"X", a.X}, {"Y", a.Y}}))
@@ -715,9 +740,10 @@ private:
     if (layer.causal && !causalShape(l, "matmul", a, Lb, a.Y == 1 && bm.Y == 1))
       return false;
     layer.groups = h;
+    layer.kvHeads = kv;
     layer.ifmShape = a;
     layer.ofmShape = {K, a.X, a.Y};
-    layer.wgtSize = K * C;
+    layer.wgtSize = bm.C * Lb;   // K·C without groups; the kv heads' alone with them
     layer.macs = a.X * a.Y * K * C;
     return true;
   }

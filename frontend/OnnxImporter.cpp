@@ -37,6 +37,7 @@ enum class Layout {
   Heads,      // [N, h, L, d]: the same, heads first (attention's Q, V)
   HeadsT,     // [N, h, d, L]: keys transposed for Q·Kᵀ
   Scores,     // [N, h, Lq, Lk]: a matmul's [h·Lk, X = Lq]
+  HeadsRep,   // [N, h, r, L, d]: Heads with each head repeated r times (repeat_kv)
 };
 
 /// An ONNX value: an activation (a DFL name and a layout), a constant
@@ -47,6 +48,10 @@ struct Value {
   std::string name;                              // DFL name (activations)
   Layout layout = Layout::Image;
   int64_t heads = 1;
+  /// A K or V of kvHeads heads repeated to `heads` by repeat_kv (Unsqueeze,
+  /// Expand, Reshape): its DFL tensor keeps kvHeads·d channels, which a
+  /// matmul reads with kv_heads (docs/onnx.md); 0 if not repeated.
+  int64_t kvHeads = 0;
   std::vector<int64_t> shape;                    // ONNX shape, batch first
   const onnx::TensorProto *tensor = nullptr;     // constants with data
 };
@@ -486,6 +491,7 @@ private:
     case Layout::Heads: return "[N, heads, L, d] per-head";
     case Layout::HeadsT: return "[N, heads, d, L] per-head transposed";
     case Layout::Scores: return "[N, heads, L, L] attention-score";
+    case Layout::HeadsRep: return "[N, kv_heads, repeats, L, d] repeated per-head";
     }
     return "";
   }
@@ -596,6 +602,14 @@ private:
         x = v;
         break;
       }
+    // repeat_kv's copies are folded into the matmuls reading them (kv_heads);
+    // any other reader would read the copy, which no DFL tensor holds.
+    static const std::set<std::string> readsRepeated = {"MatMul", "Transpose", "Expand", "Reshape", "Identity"};
+    for (const Value *v : ins)
+      if (v && v->kind == Value::Activation && (v->kvHeads > 0 || v->layout == Layout::HeadsRep) &&
+          !readsRepeated.count(op))
+        return Refusal{"it reads a K or V repeated by repeat_kv (Unsqueeze, Expand, Reshape), which is folded into "
+                       "kv_heads of the MatMuls reading it alone"};
     // One table: an ONNX element-wise operator and the DFL operator it is,
     // a fused activation or a layer of its own (docs/onnx.md).
     struct Elementwise {
@@ -826,16 +840,21 @@ private:
     if (auto r = needShape(n, s))
       return r;
     const std::string causal = causal_.count(&n) ? ", causal=true" : "";
+    if (a.kvHeads > 0)
+      return Refusal{"its first operand is a K or V repeated by repeat_kv; only a second operand's repeat folds into "
+                     "kv_heads"};
+    // b repeated by repeat_kv: its heads are read by groups of query heads.
+    const std::string heads = ", heads=" + std::to_string(a.heads) +
+                              (b.kvHeads > 0 ? ", kv_heads=" + std::to_string(b.kvHeads) : "");
     if (a.layout == Layout::Heads && b.layout == Layout::HeadsT && a.heads == b.heads) {
       // scores = Q·Kᵀ per head: matmul(q, k, heads=h) is [h·Lk, X = Lq].
-      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + causal + ")", Layout::Scores,
-           s, a.heads);
+      emit(n, "matmul(" + a.name + ", " + b.name + heads + causal + ")", Layout::Scores, s, a.heads);
       return std::nullopt;
     }
     if (a.layout == Layout::Scores && b.layout == Layout::Heads && a.heads == b.heads) {
       // context = P·V per head: matmul(p, v, heads=h, transpose_b=true) is [h·d, X = Lq].
-      emit(n, "matmul(" + a.name + ", " + b.name + ", heads=" + std::to_string(a.heads) + ", transpose_b=true" + causal + ")",
-           Layout::Heads, s, a.heads);
+      emit(n, "matmul(" + a.name + ", " + b.name + heads + ", transpose_b=true" + causal + ")", Layout::Heads, s,
+           a.heads);
       return std::nullopt;
     }
     return Refusal{"a " + layoutName(a) + " times a " + layoutName(b) +
@@ -905,6 +924,17 @@ private:
   /// An Expand read by Adds and Muls alone keeps its input's shape: they
   /// broadcast it (eltwise). Any other Expand copies data DFL has no layer for.
   std::optional<Refusal> expand(const onnx::NodeProto &n, const Value *x) {
+    if (x && x->layout == Layout::HeadsRep) {   // repeat_kv: [N, h, 1, L, d] to [N, h, r, L, d]
+      std::vector<int64_t> s;
+      if (auto r = needShape(n, s))
+        return r;
+      const std::vector<int64_t> &i = x->shape;
+      if (s.size() != 5 || i[2] != 1 || s[0] != i[0] || s[1] != i[1] || s[3] != i[3] || s[4] != i[4])
+        return Refusal{"expanding a " + layoutName(*x) + " tensor " + shapeText(i) + " to " + shapeText(s) +
+                       " is not repeat_kv's [N, kv_heads, 1, L, d] to [N, kv_heads, repeats, L, d]"};
+      alias(n, *x, Layout::HeadsRep, s, x->heads);
+      return std::nullopt;
+    }
     if (!x || !expandFolded_.count(&n))
       return Refusal{"an Expand is folded only where binary Add and Mul nodes alone read it, and its input is an "
                      "activation; DFL broadcasts only an add's or mul's operand"};
@@ -970,6 +1000,20 @@ private:
       }
       if (x.layout == Layout::SeqHeads && s.size() == 3 && s[1] == i[1] && s[2] == i[2] * i[3]) {
         alias(n, x, Layout::Seq, s, 1);
+        return std::nullopt;
+      }
+      // repeat_kv (HF Llama, Mistral): x[:, :, None].expand(N, kv, r, L, d).reshape(N, kv·r, L, d)
+      // folds into kv_heads of the matmuls reading it (docs/onnx.md).
+      if (x.layout == Layout::Heads && x.kvHeads == 0 && s == std::vector<int64_t>{i[0], i[1], 1, i[2], i[3]}) {
+        alias(n, x, Layout::HeadsRep, s, x.heads);
+        return std::nullopt;
+      }
+      if (x.layout == Layout::HeadsRep && s == std::vector<int64_t>{i[0], i[1] * i[2], i[3], i[4]}) {
+        Value &v = values_[n.output(0)] = x;
+        v.layout = Layout::Heads;
+        v.heads = i[1] * i[2];
+        v.kvHeads = i[2] > 1 ? i[1] : 0;
+        v.shape = s;
         return std::nullopt;
       }
     }

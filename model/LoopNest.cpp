@@ -292,6 +292,12 @@ KaplaView kaplaView(const LoopNest &nest) {
         for (const Access *a : ifm)
           joined += a->extent[static_cast<size_t>(j)];
       }
+  // A Yo-dim the ifm's rows are not indexed by (grouped-query attention's
+  // member of a group, which indexes channels, docs/language.md): the view
+  // counts its ifm words as rows, Yi = Yo, as a 1 x 1 window reads them.
+  int64_t rows = ifm[0]->extent[3];
+  if (at(v.bounds, Dim::Yo) > 1 && ifm[0]->index[3].terms.empty())
+    rows = at(v.bounds, Dim::Yi) = at(v.bounds, Dim::Yo);
   // Per axis: the width index (2) for Xo and R, the height index (3) for Yo and S.
   auto axis = [&](int index, Dim out, Dim tap, int64_t extent) {
     const AffineExpr &e = ifm[0]->index[index];
@@ -309,7 +315,7 @@ KaplaView kaplaView(const LoopNest &nest) {
     return a;
   };
   v.window.x = axis(2, Dim::Xo, Dim::R, ifm[0]->extent[2]);
-  v.window.y = axis(3, Dim::Yo, Dim::S, ifm[0]->extent[3]);
+  v.window.y = axis(3, Dim::Yo, Dim::S, rows);
   return v;
 }
 

@@ -183,6 +183,8 @@ std::string modelSummaryJson(const Model &model) {
                     {"ops", l.ops * net.batch}};
       if (!l.activations.empty())
         layer["activations"] = l.activations;
+      if (l.type == LayerType::MatMul && l.kvHeads < l.groups)   // grouped-query attention
+        layer["kv_heads"] = l.kvHeads;
       if (l.normalizes())   // the rows a softmax or layernorm normalizes (docs/language.md)
         layer["rows"] = {{"axis", l.normPlane ? "CXY" : l.normAxis == Dim::C ? "C" : l.normAxis == Dim::Xo ? "X" : "Y"},
                          {"groups", l.normGroups},

@@ -37,7 +37,7 @@ std::vector<TensorRole> Layer::roles() const {
 }
 
 bool Layer::operandIsWgt(size_t i) const {
-  return (type == LayerType::MatMul && i == 1) || static_cast<int>(i) == broadcast;
+  return (type == LayerType::MatMul && i >= 1) || static_cast<int>(i) == broadcast;
 }
 
 std::vector<TensorRef> Layer::ifmOperands() const {

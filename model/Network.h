@@ -50,6 +50,9 @@ struct Layer {
   /// The nest in KAPLA's nine dims (kaplaView(nest).bounds; N is the batch).
   DimVector bounds{};
   int64_t groups = 1;                      // conv/matmul groups (matmul: heads)
+  /// matmul: the second operand's heads (`kv_heads`, grouped-query attention):
+  /// query head i reads head i / (groups / kvHeads) of it; groups without it.
+  int64_t kvHeads = 1;
   /// Stride, dilation and padding per axis (x: width, y: height); the
   /// identity for layers without a window.
   Window window;
@@ -92,10 +95,10 @@ struct Layer {
   SourceRange range, nameRange, opRange;
 
   bool hasWeights() const { return wgtSize > 0; }
-  /// The operands read as the ifm: all but a matmul's second operand and an
-  /// add's or mul's broadcast operand (both read as the wgt).
+  /// The operands read as the ifm: all but a matmul's second operands (a KV
+  /// cache's several) and an add's or mul's broadcast operand (read as the wgt).
   std::vector<TensorRef> ifmOperands() const;
-  /// Operand `i` is read as the wgt (a matmul's second, a broadcast one).
+  /// Operand `i` is read as the wgt (a matmul's second ones, a broadcast one).
   bool operandIsWgt(size_t i) const;
   /// add, mul: the ifm operands every point reads (the nest's ifm accesses,
   /// which a backward layer keeps though it names no operands); else 1.

@@ -917,6 +917,10 @@ private:
     }
   }
 
+  /// The input's width (x) or height without padding: the view's Xi or Yi,
+  /// which are the ifm's but where a Yo-dim indexes no row of it (kaplaView).
+  int64_t inputExtent(bool x) const { return at(layer_.bounds, x ? Dim::Xi : Dim::Yi); }
+
   /// Along one input window dim (Xi or Yi) of level l's ifm tiles, summed over
   /// all positions: the words the units write (on a step of the sliding loop
   /// `slide`, only those not in the window they held); the words their
@@ -958,7 +962,7 @@ private:
     axis(l, x ? Dim::Xo : Dim::Yo, slide, out);
     axis(l, x ? Dim::R : Dim::S, slide, win);
     const WindowAxis &a = layer_.window.along(in);
-    const int64_t dataLo = a.padBegin, dataHi = a.padBegin + (x ? layer_.ifmShape.X : layer_.ifmShape.Y);
+    const int64_t dataLo = a.padBegin, dataHi = a.padBegin + inputExtent(x);
     auto window = [&](int64_t o, int64_t w) { return windowOf(a, out, win, o, w); };
     auto data = [&](Span s) { return std::max<int64_t>(0, std::min(s.second, dataHi) - std::max(s.first, dataLo)); };
     WindowSums sums;
@@ -1014,7 +1018,7 @@ private:
     axis(l, x ? Dim::R : Dim::S, nullptr, win);
     const WindowAxis &a = layer_.window.along(in);
     const int64_t dataLo = dataOnly ? a.padBegin : std::numeric_limits<int64_t>::min();
-    const int64_t dataHi = dataOnly ? a.padBegin + (x ? layer_.ifmShape.X : layer_.ifmShape.Y)
+    const int64_t dataHi = dataOnly ? a.padBegin + inputExtent(x)
                                     : std::numeric_limits<int64_t>::max();
     std::vector<std::vector<Span>> byParent(static_cast<size_t>(out.parents * win.parents));
     for (int64_t o = 0; o < static_cast<int64_t>(out.lo.size()); ++o)
@@ -1048,8 +1052,8 @@ private:
   /// outside the input (§6).
   bool readsPadding() const {
     const Window &w = layer_.window;
-    return w.padded() || windowSpan(at(layer_.bounds, Dim::Xo), at(layer_.bounds, Dim::R), w.x) > layer_.ifmShape.X ||
-           windowSpan(at(layer_.bounds, Dim::Yo), at(layer_.bounds, Dim::S), w.y) > layer_.ifmShape.Y;
+    return w.padded() || windowSpan(at(layer_.bounds, Dim::Xo), at(layer_.bounds, Dim::R), w.x) > inputExtent(true) ||
+           windowSpan(at(layer_.bounds, Dim::Yo), at(layer_.bounds, Dim::S), w.y) > inputExtent(false);
   }
 
   /// Whether level l's input windows are all whole: no partial or idle

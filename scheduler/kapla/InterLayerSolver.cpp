@@ -133,7 +133,7 @@ std::string shapeKey(const Layer &l) {
   for (int64_t v : l.bounds)
     k += "," + std::to_string(v);
   const WindowAxis &x = l.window.x, &y = l.window.y;
-  for (int64_t v : {l.groups, x.stride, x.dilation, x.padBegin, x.padEnd, y.stride, y.dilation, y.padBegin, y.padEnd,
+  for (int64_t v : {l.groups, l.kvHeads, x.stride, x.dilation, x.padBegin, x.padEnd, y.stride, y.dilation, y.padBegin, y.padEnd,
                     int64_t{l.ceilMode}, int64_t{l.transposeB}, l.ifmShape.C,
                     l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops,
                     static_cast<int64_t>(l.normAxis), l.normGroups, int64_t{l.normPlane}, int64_t{l.rms},

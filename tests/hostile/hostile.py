@@ -414,6 +414,30 @@ onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), out
 """
 
 
+def gqa_groups(case):
+    """Grouped-query attention at the extremes: 4,096 query heads sharing one K/V head
+    (a group member dim of 4,096, the nest's output row) solves within the budget or is
+    refused; kv_heads of 2^31 - 1 or one not dividing the heads is E0304 at the layer."""
+    case.write("net.dfl", """network g {
+  input q [C=4096, X=2];
+  input k [C=1, X=2];
+  s = matmul(q, k, heads=4096, kv_heads=1);
+}
+""")
+    case.write("hw.dfl", HW)
+    rc, _, _ = case.finishes(["net.dfl", "hw.dfl", "-o", "out", "--time-limit", "20"], 60)
+    if rc == 0:
+        finite_report(case, case.path("out", "report.json"))
+    case.write("bad.dfl", """network b {
+  input q [C=16, X=2];
+  input k [C=8, X=2];
+  s = matmul(q, k, heads=4, kv_heads=2147483647);
+  t = matmul(q, k, heads=4, kv_heads=3);
+}
+""")
+    case.diagnosed(["show", "bad.dfl"], 10, mentions=r"kv_heads=2147483647 must divide heads=4 \[E0304\]")
+
+
 def onnx_broadcasts(case):
     """Broadcast Mul through Expand (docs/onnx.md) on adversarial graphs: one Expand read by
     thousands of Muls folds in linear time into as many broadcast muls; an Expand of an
@@ -1391,6 +1415,7 @@ CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injecti
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
           onnx_fusion_patterns, onnx_broadcasts, onnx_rmsnorm_patterns]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks, causal_huge]
+CASES += [gqa_groups]
 
 
 def main():

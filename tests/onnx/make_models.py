@@ -536,9 +536,61 @@ def causal():
     attention("zero_mask.onnx", 4, 4, zeros)
 
 
+def gqa():
+    # Grouped-query attention as torch.onnx exports Hugging Face's
+    # LlamaAttention (Llama 2/3, Mistral): K and V projected to kv heads, each
+    # repeated to the query heads by repeat_kv, x[:, :, None, :, :].expand(N,
+    # kv, r, L, d).reshape(N, kv*r, L, d): Unsqueeze, Expand, Reshape.
+    H, KV, D, L = 4, 2, 8, 16
+    hidden = H * D
+
+    def attention(file, bad_reshape=False, k_read_by_mul=False):
+        g = Graph("gqa")
+        x = g.input("x", [1, L, hidden])
+
+        def linear(x, name, cin, cout):
+            g.macs += L * cin * cout
+            return g.node("MatMul", [x, g.weight(name + "_W", [cin, cout])], name)
+
+        def heads(x, name, h, perm):
+            x = g.node("Reshape", [x, g.const(name + "_shape", [1, L, h, D], np.int64)], name + "_heads")
+            return g.node("Transpose", [x], name + "_t", perm=perm)
+
+        def repeat_kv(x, name, r=H // KV, to=None):
+            x = g.node("Unsqueeze", [x, g.const(name + "_axes", [2], np.int64)], name + "_unsqueeze")
+            x = g.node("Expand", [x, g.const(name + "_expand", [1, KV, r, L, D], np.int64)], name + "_expand")
+            to = to or [1, KV * r, L, D]
+            return g.node("Reshape", [x, g.const(name + "_rshape", to, np.int64)], name + "_repeat")
+
+        q = heads(linear(x, "q_proj", hidden, hidden), "q", H, [0, 2, 1, 3])
+        k = heads(linear(x, "k_proj", hidden, KV * D), "k", KV, [0, 2, 1, 3])
+        v = heads(linear(x, "v_proj", hidden, KV * D), "v", KV, [0, 2, 1, 3])
+        if k_read_by_mul:   # the repeated copy read by another node: refused
+            k = g.node("Mul", [repeat_kv(k, "k"), g.const("k_scale", 0.5)], "k_scaled")
+        elif bad_reshape:   # the repeats merged into the tokens, not the heads: refused
+            k = repeat_kv(k, "k", to=[1, KV, H // KV * L, D])
+        else:
+            k = repeat_kv(k, "k")
+        v = repeat_kv(v, "v")
+        s = g.node("MatMul", [q, g.node("Transpose", [k], "k_tt", perm=[0, 1, 3, 2])], "scores")
+        g.macs += 2 * H * L * L * D   # scores and context: per query head L x L x D each
+        s = g.node("Div", [s, g.const("sqrt_d", float(D) ** 0.5)], "scaled")
+        s = g.node("Softmax", [s], "probs", axis=-1)
+        c = g.node("MatMul", [s, v], "context")
+        c = g.node("Transpose", [c], "c_t", perm=[0, 2, 1, 3])
+        c = g.node("Reshape", [c, g.const("merged", [1, L, hidden], np.int64)], "c_merged")
+        linear(c, "o_proj", hidden, hidden)
+        g.save(file)
+
+    attention("gqa.onnx")
+    attention("gqa_bad_reshape.onnx", bad_reshape=True)
+    attention("gqa_k_mul.onnx", k_read_by_mul=True)
+
+
 resnet50()
 mobilenet_v2()
 efficientnet_b0()
 bert(12, "bert_base.onnx")
 small()
 causal()
+gqa()

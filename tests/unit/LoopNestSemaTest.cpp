@@ -145,6 +145,40 @@ TEST(LoopNestSema, CausalAttentionIsAGuardedDomain) {
   EXPECT_EQ(layerOf(c, "o").macs, 144);
 }
 
+TEST(LoopNestSema, GroupedQueryAttention) {
+  auto c = compile(R"(network g {
+    input q [C=16, X=3];
+    input k [C=8, X=5];
+    input p [C=20, X=3];
+    s = matmul(q, k, heads=4, kv_heads=2);
+    o = matmul(p, k, heads=4, kv_heads=2, transpose_b=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // s: query head h = 2g + m of C/h = 4 channels reads K head g; k has Lb = 5
+  // positions, s 4·5 = 20 channels. The member m replaces the row yo.
+  const LoopNest &s = nestOf(c, "s");
+  EXPECT_EQ(maps(s), (std::vector<std::string>{"{ s[n, g, m, kx, ky, c, xo] -> q[n, 8*g + 4*m + c, xo, 0] }",
+                                               "{ s[n, g, m, kx, ky, c, xo] -> k[n, 4*g + c, kx, ky] }",
+                                               "{ s[n, g, m, kx, ky, c, xo] -> s[n, 10*g + 5*m + kx + ky, xo, 0] }"}));
+  // o: head h's 5 scores (channels 5h..5h+4) times V head g's 4 channels.
+  const LoopNest &o = nestOf(c, "o");
+  EXPECT_EQ(maps(o), (std::vector<std::string>{"{ o[n, g, m, k, cx, cy, xo] -> p[n, 10*g + 5*m + cx + cy, xo, 0] }",
+                                               "{ o[n, g, m, k, cx, cy, xo] -> k[n, 4*g + k, cx, cy] }",
+                                               "{ o[n, g, m, k, cx, cy, xo] -> o[n, 8*g + 4*m + k, xo, 0] }"}));
+  // The nine-dim view: N = n·g = 2 K/V heads, the members Yo = Yi = 2, so the
+  // wgt (K, C, per-sample N) has no Yo and is reused across a group: s's
+  // wgt 2·5·4 = 40 words = k, its ifm N·C·Xi·Yi = 2·4·3·2 = 48 = q.
+  const DimVector b = kaplaView(s).bounds;
+  EXPECT_EQ(at(b, Dim::N), 2);
+  EXPECT_EQ(at(b, Dim::Yo), 2);
+  EXPECT_EQ(at(b, Dim::Yi), 2);
+  EXPECT_EQ(at(b, Dim::K), 5);
+  EXPECT_EQ(at(b, Dim::C), 4);
+  EXPECT_EQ(kaplaView(s).window.y, (WindowAxis{1, 1, 0, 0}));
+  EXPECT_EQ(at(kaplaView(o).bounds, Dim::K), 4);
+  EXPECT_EQ(at(kaplaView(o).bounds, Dim::C), 5);
+}
+
 TEST(LoopNestSema, ConcatAlongWidthAndHeight) {
   auto c = compile(R"(network c {
     input a [C=2, X=3, Y=4];

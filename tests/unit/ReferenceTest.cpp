@@ -267,6 +267,24 @@ TEST(Reference, CausalAttentionSeesOnlyTheTriangle) {
   EXPECT_EQ(run(net, "o", st), (std::vector<Word>{5, 31}));
 }
 
+TEST(Reference, MatMulGroupedQueryHeads) {
+  // 4 query heads of one channel, 2 K/V heads: query head h reads b's head h / 2.
+  auto c = compileNet(R"(network t {
+    input a [C=4]; input b [C=2, X=2]; input p [C=8];
+    s = matmul(a, b, heads=4, kv_heads=2); o = matmul(p, b, heads=4, kv_heads=2, transpose_b=true);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore st;
+  st.set("a", {{1, 4, 1, 1}, {1, 2, 3, 4}});
+  st.set("b", {{1, 2, 2, 1}, {5, 6, /**/ 7, 8}});   // b[g][j]
+  st.set("p", {{1, 8, 1, 1}, {1, 0, 0, 1, 1, 1, 2, -1}});
+  // out[2h + j] = a[h]·b[h / 2][j]: 1·[5, 6], 2·[5, 6], 3·[7, 8], 4·[7, 8].
+  EXPECT_EQ(run(net, "s", st), (std::vector<Word>{5, 6, 10, 12, 21, 24, 28, 32}));
+  // out[h] = Σ_j p[2h + j]·b[h / 2][j]: 5, 6, 7 + 8 = 15, 14 − 8 = 6.
+  EXPECT_EQ(run(net, "o", st), (std::vector<Word>{5, 6, 15, 6}));
+}
+
 TEST(Reference, MatMulOfJoinedSecondOperands) {
   // A decode step's scores and context: the cache b (2 tokens) and the new
   // token's n joined along X, Lb = 3, one head.
@@ -285,6 +303,20 @@ TEST(Reference, MatMulOfJoinedSecondOperands) {
   EXPECT_EQ(run(net, "s", st), (std::vector<Word>{13, 16, 23}));
   // out[k] = Σ_j p[j]·b'[k][j]: 3 − 4 + 14 = 13, 5 − 6 + 16 = 15.
   EXPECT_EQ(run(net, "o", st), (std::vector<Word>{13, 15}));
+}
+
+TEST(Reference, MatMulOfJoinedSecondOperandsPerSample) {
+  // Batch 2: each sample's first operand is its own, not joined with the new
+  // token's n (which is read as the wgt, like the cache b).
+  auto c = compileNet("network t { batch N = 2; input a [C=1]; input b [C=1]; input n [C=1]; s = matmul(a, b, n); }");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore st;
+  st.set("a", {{2, 1, 1, 1}, {2, 3}});
+  st.set("b", {{2, 1, 1, 1}, {5, 7}});
+  st.set("n", {{2, 1, 1, 1}, {11, 13}});
+  // out[n][j] = a[n]·[b[n], n[n]][j]: sample 0 2·[5, 11], sample 1 3·[7, 13].
+  EXPECT_EQ(run(net, "s", st), (std::vector<Word>{10, 22, 21, 39}));
 }
 
 TEST(Reference, MaxPoolCeilModeReadsMinusInfinityPastTheInput) {
