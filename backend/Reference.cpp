@@ -323,7 +323,8 @@ void normalizeRows(const Network &net, const Layer &l, std::vector<Word> &y) {
 /// (docs/language.md): output (c, x, y) is input position (x / sx, y / sy)
 /// of channel c (upsample), or of the channel block phase (y mod b, x mod b),
 /// the height's first, and c make: c·b² + phase (CRD) or phase·C + c (DCR).
-void resample(const Network &net, const Layer &l, const std::vector<Word> &x, std::vector<Word> &y) {
+/// `f(o, i)` for every output word o and the input word i it copies.
+template <class F> void forEachResampled(const Network &net, const Layer &l, F f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
   const int64_t sx = l.resample.x, sy = l.resample.y;
   size_t at = 0;
@@ -333,7 +334,7 @@ void resample(const Network &net, const Layer &l, const std::vector<Word> &x, st
         for (int64_t oy = 0; oy < out.Y; ++oy, ++at) {
           const int64_t phase = (oy % sy) * sx + ox % sx;
           const int64_t ic = l.type == LayerType::Upsample ? c : l.resample.dcr ? phase * out.C + c : c * sx * sy + phase;
-          y[at] = x[static_cast<size_t>(((n * in.C + ic) * in.X + ox / sx) * in.Y + oy / sy)];
+          f(at, static_cast<size_t>(((n * in.C + ic) * in.X + ox / sx) * in.Y + oy / sy));
         }
 }
 
@@ -403,7 +404,11 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     normalizeRows(net, l, out.data);
     break;
   case LayerType::Upsample:
-  case LayerType::DepthToSpace: resample(net, l, readInput(net, l, store), y); break;
+  case LayerType::DepthToSpace: {
+    const std::vector<Word> x = readInput(net, l, store);
+    forEachResampled(net, l, [&](size_t o, size_t i) { y[o] = x[i]; });
+    break;
+  }
   }
   for (const std::string &a : l.activations)
     for (Word &v : out.data)
@@ -475,6 +480,12 @@ void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store
     });
     break;
   }
+  case LayerType::Upsample:
+  case LayerType::DepthToSpace:
+    // Every output word's dY back to the input word it copied: a sum over
+    // the phases (upsample), a permutation (depth_to_space).
+    forEachResampled(net, fwd, [&](size_t o, size_t i) { dx[i] = add(dx[i], dy[o]); });
+    break;
   default: DFLC_UNREACHABLE(std::string("no data gradient for a ") + fwd.kindName());
   }
   splitInputGradient(net, fwd, dx, out);

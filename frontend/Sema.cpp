@@ -163,16 +163,6 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
         if (l.type == LayerType::MatMul && l.operands.size() > 2) {
           diags.report(l.opRange, diag::err_joined_matmul_training) << l.name << l.operands.size() - 1;
           trainable = false;
-        } else if (l.type == LayerType::Upsample || l.type == LayerType::DepthToSpace) {
-          // The data gradient sums (upsample) or permutes (depth_to_space)
-          // over the phases, which fold into the channel dim: no backward
-          // nest of that form yet (docs/limits.md).
-          diags.report(l.opRange, diag::err_resample_training)
-              << l.kindName() << l.name
-              << (l.type == LayerType::Upsample ? "its input's gradient is a sum over the output's phases"
-                                                : "its input's gradient is the inverse permutation (space_to_depth)") +
-                     std::string(", which no backward layer writes");
-          trainable = false;
         }
       if (trainable)
         addBackwardLayers(n);

@@ -666,6 +666,30 @@ TEST(Reference, PoolAndMulDataGradients) {
   EXPECT_THROW(referenceLayer(net, dm, s), InternalError);   // two tensors
 }
 
+TEST(Reference, ResampleGradients) {
+  // dX of a copy: each output word's dY back to the input word it copied.
+  // upsample 2 along X sums the two phases of each input column; depth_to_space
+  // permutes dY back (its forward, run backwards).
+  auto c = compileNet(R"(network t {
+    input v [C=1, X=2, Y=1]; input w [C=4, X=1, Y=1];
+    a = conv(v, K=1, R=1); u = upsample(a, scale=2 x 1);
+    b = conv(w, K=4, R=1); d = depth_to_space(b, block=2);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  EXPECT_EQ(outputNames(net, net.findLayer("u__dgrad")), (std::vector<std::string>{"a__grad"}));
+  EXPECT_EQ(outputNames(net, net.findLayer("d__dgrad")), (std::vector<std::string>{"b__grad"}));
+  TensorStore st;
+  // u's output columns 0 1 copy a's column 0, columns 2 3 its column 1:
+  // dA = 1 + 2, 10 + 20.
+  st.set("u__grad", {{1, 1, 4, 1}, {1, 2, 10, 20}});
+  EXPECT_EQ(run(net, "u__dgrad", st), (std::vector<Word>{3, 30}));
+  // d (DCR, one output channel) out(x = j, y = i) = b[2i + j]: [X=2][Y=2] is
+  // b's 0 2 1 3; dB gives each channel its word back: 5 7 6 8 -> 5 6 7 8.
+  st.set("d__grad", {{1, 1, 2, 2}, {5, 7, 6, 8}});
+  EXPECT_EQ(run(net, "d__dgrad", st), (std::vector<Word>{5, 6, 7, 8}));
+}
+
 TEST(Reference, BroadcastGradients) {
   // x [C=2, X=2] and s [C=1 a channel]: m = mul(x, s), a = add(s, x), each
   // out[n][c][x] = x[n][c][x] (op) s[n][c]. x and s are layers, so their
