@@ -331,6 +331,25 @@ void normalizeRows(const Network &net, const Layer &l, std::vector<Word> &y) {
     }
 }
 
+/// upsample (nearest) and depth_to_space, from their definitions
+/// (docs/language.md): output (c, x, y) is input position (x / sx, y / sy)
+/// of channel c (upsample), or of the channel block phase (y mod b, x mod b),
+/// the height's first, and c make: c·b² + phase (CRD) or phase·C + c (DCR).
+/// `f(o, i)` for every output word o and the input word i it copies.
+template <class F> void forEachResampled(const Network &net, const Layer &l, F f) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const int64_t sx = l.resample.x, sy = l.resample.y;
+  size_t at = 0;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t c = 0; c < out.C; ++c)
+      for (int64_t ox = 0; ox < out.X; ++ox)
+        for (int64_t oy = 0; oy < out.Y; ++oy, ++at) {
+          const int64_t phase = (oy % sy) * sx + ox % sx;
+          const int64_t ic = l.type == LayerType::Upsample ? c : l.resample.dcr ? phase * out.C + c : c * sx * sy + phase;
+          f(at, static_cast<size_t>(((n * in.C + ic) * in.X + ox / sx) * in.Y + oy / sy));
+        }
+}
+
 Tensor filled(std::vector<int64_t> extent, Word value) {
   const int64_t size = elementCount(extent);
   return {std::move(extent), std::vector<Word>(static_cast<size_t>(size), value)};
@@ -396,6 +415,12 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     out.data = readInput(net, l, store);
     normalizeRows(net, l, out.data);
     break;
+  case LayerType::Upsample:
+  case LayerType::DepthToSpace: {
+    const std::vector<Word> x = readInput(net, l, store);
+    forEachResampled(net, l, [&](size_t o, size_t i) { y[o] = x[i]; });
+    break;
+  }
   }
   for (const std::string &a : l.activations)
     for (Word &v : out.data)
@@ -467,6 +492,12 @@ void dataGradient(const Network &net, const Layer &fwd, const TensorStore &store
     });
     break;
   }
+  case LayerType::Upsample:
+  case LayerType::DepthToSpace:
+    // Every output word's dY back to the input word it copied: a sum over
+    // the phases (upsample), a permutation (depth_to_space).
+    forEachResampled(net, fwd, [&](size_t o, size_t i) { dx[i] = add(dx[i], dy[o]); });
+    break;
   default: DFLC_UNREACHABLE(std::string("no data gradient for a ") + fwd.kindName());
   }
   splitInputGradient(net, fwd, dx, out);

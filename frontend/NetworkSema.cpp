@@ -8,17 +8,20 @@
 #include <optional>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace dfl::sema {
 namespace {
 
 // Axes: `N` or `X x Y` (stride, dilation; positive); Pad: that or
-// `X x Y, X x Y` (begin, end; non-negative); Axis: one of C, X, Y.
-enum class ParamKind { Int, Bool, Axes, Pad, Axis };
+// `X x Y, X x Y` (begin, end; non-negative); Axis: one of C, X, Y; Word:
+// one of `words`.
+enum class ParamKind { Int, Bool, Axes, Pad, Axis, Word };
 struct ParamSpec {
   const char *name;
   ParamKind kind;
   bool required;
+  std::vector<std::string> words = {};   // Word: the values it takes
 };
 struct OpSpec {
   const char *name;
@@ -59,6 +62,10 @@ const std::vector<OpSpec> &opSpecs() {
         {"layernorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}},
         {"rmsnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, true},
         {"groupnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, false, true},
+        {"upsample", LayerType::Upsample, 1, 1,
+         {{"scale", ParamKind::Axes, false}, {"mode", ParamKind::Word, false, {"nearest"}}}},
+        {"depth_to_space", LayerType::DepthToSpace, 1, 1,
+         {{"block", ParamKind::Int, false}, {"mode", ParamKind::Word, false, {"DCR", "CRD"}}}},
     };
     for (const UnaryFnSpec &f : unaryFunctions())
       specs.push_back({f.name, LayerType::Unary, 1, 1, {}, f.fn});
@@ -288,6 +295,40 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     write({n, c, p.xo, p.yo});
     break;
   }
+  case LayerType::Upsample: {
+    // Each output axis split into (input position q, phase p): out[s·q + p]
+    // = in[q]. The channels are batch in the nine-dim view (as a matmul's
+    // heads) and the phases its K: the input is read, as a conv's, once for
+    // all K, and each tile's words are distinct (docs/design.md,
+    // "Resolution changes").
+    const int64_t sx = l.resample.x, sy = l.resample.y;
+    AffineExpr c = nest.addDim("c", out.C, {Dim::N});
+    AffineExpr px = nest.addDim("px", sx, {Dim::K}), py = nest.addDim("py", sy, {Dim::K});
+    AffineExpr qx = nest.addDim("qx", in.X, {Dim::Xo}), qy = nest.addDim("qy", in.Y, {Dim::Yo});
+    readConcatenated(n, c, qx, qy);
+    nest.statement = Statement::Copy;
+    write({n, c, qx * sx + px, qy * sy + py});
+    break;
+  }
+  case LayerType::DepthToSpace: {
+    // out[c][b·x + px][b·y + py] = in[c·b² + py·b + px] (CRD) or
+    // in[(py·b + px)·C + c] (DCR), the height's phase first as ONNX's [N,
+    // C, H, W] has it: the phases fold with c into the one channel dim (C
+    // and K) in the order that makes the input's channel the C coordinate,
+    // so the nine-dim view is a channel-wise copy of C·b² channels over the
+    // input's plane, every word read and written once.
+    const int64_t b = l.resample.x;
+    const bool crd = !l.resample.dcr;
+    AffineExpr c = crd ? nest.addDim("c", out.C, {Dim::C, Dim::K}) : AffineExpr();
+    AffineExpr py = nest.addDim("py", b, {Dim::C, Dim::K}), px = nest.addDim("px", b, {Dim::C, Dim::K});
+    if (!crd)
+      c = nest.addDim("c", out.C, {Dim::C, Dim::K});
+    AffineExpr x = nest.addDim("x", in.X, {Dim::Xo}), y = nest.addDim("y", in.Y, {Dim::Yo});
+    readConcatenated(n, crd ? c * (b * b) + py * b + px : (py * b + px) * out.C + c, x, y);
+    nest.statement = Statement::Copy;
+    write({n, c, x * b + px, y * b + py});
+    break;
+  }
   }
   return nest;
 }
@@ -498,6 +539,18 @@ private:
         }
         continue;
       }
+      if (ps->kind == ParamKind::Word) {
+        if (a.value.kind == ast::Value::Kind::Word &&
+            std::find(ps->words.begin(), ps->words.end(), a.value.text) != ps->words.end()) {
+          axisNames[a.key.name] = a.value.text;
+        } else {
+          diags_.report(a.value.range, diag::err_parameter_value)
+              << a.key.name << (ps->words.size() == 1 ? ps->words[0] : "one of " + joinList(ps->words, ", ", " or "))
+              << valueText(a.value);
+          ok = false;
+        }
+        continue;
+      }
       if (ps->kind == ParamKind::Int) {
         if (auto v = positiveInteger(a.value, a.key.name, diags_))
           ints[a.key.name] = *v;
@@ -550,6 +603,10 @@ private:
     };
     auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
     Filter filter;
+    if (axisNames.count("mode"))
+      layer.resample.dcr = axisNames["mode"] == "DCR";
+    else
+      layer.resample.dcr = layer.type == LayerType::DepthToSpace;   // ONNX's default
     if (axisNames.count("axis"))
       (layer.type == LayerType::Concat ? layer.concatAxis : layer.normAxis) =
           axisNames["axis"] == "C" ? Dim::C : axisNames["axis"] == "X" ? Dim::Xo : Dim::Yo;
@@ -903,6 +960,31 @@ private:
       layer.ifmShape = in;
       layer.ofmShape = in;
       layer.ops = perElement * in.size();
+      break;
+    }
+    case LayerType::Upsample:
+    case LayerType::DepthToSpace: {
+      // A copy, no arithmetic: out has sx·sy times the input's positions;
+      // depth_to_space takes them from b² times fewer channels.
+      TensorShape in = shapeOf(layer.operands[0]);
+      int64_t sx, sy;
+      if (layer.type == LayerType::Upsample)
+        std::tie(sx, sy) = axes("scale", 2);
+      else
+        sx = sy = param("block", 2);
+      layer.resample.x = sx, layer.resample.y = sy;
+      if (!fits(l, {{"C", in.C}, {"X", in.X}, {"Y", in.Y}, {"sx", sx}, {"sy", sy}}))
+        return false;
+      TensorShape out{in.C, in.X * sx, in.Y * sy};
+      if (layer.type == LayerType::DepthToSpace) {
+        if (in.C % (sx * sy) != 0) {
+          diags_.report(l.op.range, diag::err_block_channels) << l.name.name << sx * sy << l.operands[0].name << in.C;
+          return false;
+        }
+        out.C = in.C / (sx * sy);
+      }
+      layer.ifmShape = in;
+      layer.ofmShape = out;
       break;
     }
     }

@@ -664,6 +664,10 @@ private:
       return reshape(n, *x);
     if (op == "Transpose")
       return transpose(n, *x);
+    if (op == "Resize")
+      return resize(n, ins, *x);
+    if (op == "DepthToSpace")
+      return depthToSpace(n, *x);
     if (auto why = unfused_.find(&n); why != unfused_.end())
       return Refusal{"not supported (" + why->second + ")"};
     return Refusal{"not supported"};
@@ -939,6 +943,81 @@ private:
       return Refusal{"an Expand is folded only where binary Add and Mul nodes alone read it, and its input is an "
                      "activation; DFL broadcasts only an add's or mul's operand"};
     alias(n, *x, x->layout, x->shape, x->heads);
+    return std::nullopt;
+  }
+
+  /// Resize (opset 11 on: X, roi, scales, sizes): nearest with an integer
+  /// scale per axis of the plane, where the attributes pick input q for every
+  /// output s·q + p (docs/onnx.md). Anything else is refused, naming the attribute.
+  std::optional<Refusal> resize(const onnx::NodeProto &n, const std::vector<const Value *> &ins, const Value &x) {
+    if (x.layout != Layout::Image || x.shape.size() != 4)
+      return Refusal{"its input is not an [N, C, H, W] image"};
+    const std::string mode = stringAttr(n, "mode", "nearest");
+    if (mode != "nearest")
+      return Refusal{"mode '" + mode + "' is not supported (only 'nearest' maps, to upsample)"};
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    if (s.size() != 4 || s[0] != x.shape[0] || s[1] != x.shape[1])
+      return Refusal{"it resizes the batch or the channels, not only the plane"};
+    // The scales: an integer per axis, out = in · scale (a constant scales
+    // input, when readable, must say the same).
+    int64_t scale[4] = {1, 1, 1, 1};
+    for (int k = 2; k < 4; ++k) {
+      if (s[k] % x.shape[k] != 0)
+        return Refusal{"its output " + shapeText(s) + " is no integer multiple of its input " + shapeText(x.shape)};
+      scale[k] = s[k] / x.shape[k];
+    }
+    std::optional<std::vector<double>> given;
+    if (ins.size() > 2 && ins[2] && ins[2]->tensor && !isExternal(*ins[2]->tensor))
+      given = valuesOf(*ins[2]->tensor);
+    if (given && !given->empty())
+      for (size_t k = 0; k < 4; ++k)
+        if (given->size() != 4 || (*given)[k] != static_cast<double>(scale[k]))
+          return Refusal{"its scales are not integers matching its output " + shapeText(s) + " of input " +
+                         shapeText(x.shape)};
+    // Output i = s·q + p reads x = i / s (asymmetric) or (i + 0.5) / s − 0.5
+    // (half_pixel), rounded by nearest_mode: it must be q for every phase p.
+    const std::string coord = stringAttr(n, "coordinate_transformation_mode", "half_pixel");
+    const std::string rounding = stringAttr(n, "nearest_mode", "round_prefer_floor");
+    if (coord != "asymmetric" && coord != "half_pixel" && coord != "pytorch_half_pixel")
+      return Refusal{"coordinate_transformation_mode '" + coord + "' is not supported (asymmetric, half_pixel and "
+                     "pytorch_half_pixel map nearest to upsample)"};
+    if (rounding != "floor" && rounding != "ceil" && rounding != "round_prefer_ceil" && rounding != "round_prefer_floor")
+      return Refusal{"nearest_mode '" + rounding + "' is not one of round_prefer_floor, round_prefer_ceil, floor, ceil"};
+    for (int k = 2; k < 4; ++k)
+      for (int64_t p = 0; p < scale[k]; ++p) {
+        const double i = static_cast<double>(scale[k] + p), sk = static_cast<double>(scale[k]);
+        const double at = coord == "asymmetric" ? i / sk : (i + 0.5) / sk - 0.5;
+        const double q = rounding == "floor"             ? std::floor(at)
+                         : rounding == "ceil"            ? std::ceil(at)
+                         : rounding == "round_prefer_ceil" ? std::floor(at + 0.5)
+                                                           : std::ceil(at - 0.5);
+        if (q != 1)
+          return Refusal{"coordinate_transformation_mode '" + coord + "' with nearest_mode '" + rounding + "' reads input " +
+                         std::to_string(static_cast<int64_t>(q)) + " for output " + std::to_string(scale[k] + p) +
+                         " at scale " + std::to_string(scale[k]) + ", not the nearest upsample's 1"};
+      }
+    // ONNX's H is DFL's Y, W its X: scale=W x H.
+    emit(n, "upsample(" + x.name + ", scale=" + std::to_string(scale[3]) + " x " + std::to_string(scale[2]) + ")",
+         Layout::Image, s);
+    return std::nullopt;
+  }
+
+  std::optional<Refusal> depthToSpace(const onnx::NodeProto &n, const Value &x) {
+    if (x.layout != Layout::Image || x.shape.size() != 4)
+      return Refusal{"its input is not an [N, C, H, W] image"};
+    const int64_t b = intAttr(n, "blocksize", 0);
+    const std::string mode = stringAttr(n, "mode", "DCR");
+    if (b < 1)
+      return Refusal{"its blocksize is not a positive integer"};
+    if (mode != "DCR" && mode != "CRD")
+      return Refusal{"mode '" + mode + "' is neither DCR nor CRD"};
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    emit(n, "depth_to_space(" + x.name + ", block=" + std::to_string(b) + (mode == "CRD" ? ", mode=CRD)" : ")"),
+         Layout::Image, s);
     return std::nullopt;
   }
 

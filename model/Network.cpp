@@ -26,6 +26,8 @@ const char *layerTypeName(LayerType t) {
   case LayerType::Softmax: return "softmax";
   case LayerType::LayerNorm: return "layernorm";
   case LayerType::Unary: return "unary";
+  case LayerType::Upsample: return "upsample";
+  case LayerType::DepthToSpace: return "depth_to_space";
   }
   DFLC_UNREACHABLE("LayerType " + std::to_string(static_cast<int>(t)));
 }
@@ -88,7 +90,8 @@ bool Layer::channelWise() const {
   case LayerType::Concat:
   case LayerType::Softmax:
   case LayerType::LayerNorm:
-  case LayerType::Unary: return true;
+  case LayerType::Unary:
+  case LayerType::DepthToSpace: return true;   // upsample: channels are batch, phases K
   default: return false;
   }
 }

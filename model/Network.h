@@ -15,7 +15,8 @@ namespace dfl {
 
 // ---- network ----------------------------------------------------------------
 
-enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Unary };
+enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Unary,
+                       Upsample, DepthToSpace /* resolution changes: copies through split dims */ };
 const char *layerTypeName(LayerType t);   // "unary" for Unary: Layer::kindName names the function
 /// The element-wise operators fused into their producer (docs/language.md).
 const std::vector<std::string> &activationNames();
@@ -82,6 +83,14 @@ struct Layer {
   /// concat: the axis its operands are joined along (C, Xo for the width, Yo
   /// for the height); the other layers read several operands joined along C.
   Dim concatAxis = Dim::C;
+  /// upsample (nearest), depth_to_space: the factor per axis (x: width, y:
+  /// height; depth_to_space's block is square) and depth_to_space's channel
+  /// order, DCR (ONNX's default) or CRD (PyTorch's pixel_shuffle).
+  struct Resample {
+    int64_t x = 1, y = 1;
+    bool dcr = false;
+    friend bool operator==(const Resample &, const Resample &) = default;
+  } resample;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.

@@ -61,6 +61,8 @@ void addBackwardLayers(Network &net) {
     case LayerType::Softmax:
     case LayerType::LayerNorm:
     case LayerType::Unary:
+    case LayerType::Upsample:       // dX sums dY over the phases
+    case LayerType::DepthToSpace:   // dX is dY permuted back
       if (needsDataGradient)
         backward("__dgrad", TensorRole::Ifm);
       break;

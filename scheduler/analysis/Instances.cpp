@@ -69,6 +69,13 @@ std::string uncuttable(const Layer &l, Dim dim) {
       loops += d.kapla.size() == 1 ? 1 : 2;
   if (loops != 1)
     return "'" + l.name + "' has no loop over " + dimName(dim) + " alone";
+  // An upsample's or depth_to_space's output position is s·q + p: its loop
+  // runs over the input's positions, its phases over K (docs/design.md,
+  // "Resolution changes"), which a piece of the output's positions does not cut.
+  const AffineExpr &written = outputAccess(l).index[tensorIndex(dim)];
+  if (written.terms.size() != 1 || written.terms[0].second != 1)
+    return "'" + l.name + "' (" + l.kindName() + ") writes its output's " + dimName(dim) +
+           " positions as s*q + p, not one per position of its loop";
   // What instanceLayer cuts: work in proportion to the output positions, and
   // inputs read through the layer's window along the axis.
   const int64_t extent = along(l.ofmShape, dim);

@@ -382,6 +382,16 @@ private:
     const size_t top = hw_.levels.size() - 2;
     const LevelResult &pt = r_.layers[p].levels[top], &ct = r_.layers[c].levels[top];
     const bool concat = net_.layers[c].operands.size() > 1;
+    // The rule below matches the producer's N and K with the consumer's N
+    // and C: an upsample's tiles name its channels N and its phases K, and a
+    // resampling producer's K and Xo, Yo are no positions of its output
+    // (docs/design.md, "Resolution changes").
+    for (int l : {p, c}) {
+      const Layer &r = net_.layers[static_cast<size_t>(l)];
+      if (r.type == LayerType::Upsample || (l == p && r.type == LayerType::DepthToSpace))
+        return "'" + r.name + "' (" + r.kindName() + ") tiles " + (l == p ? "its output" : "its input") +
+               " by input position and phase, not by the channels and positions the other's tiles name";
+    }
     if (at(pt.extent, Dim::N) != at(ct.extent, Dim::N))
       return "the producer's top-level tile has N=" + std::to_string(at(pt.extent, Dim::N)) +
              " and the consumer's N=" + std::to_string(at(ct.extent, Dim::N));

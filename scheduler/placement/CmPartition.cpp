@@ -163,6 +163,16 @@ std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardwar
                  " words (the row's statistics), and the DPU computes an element as soon as its operand's is done";
       ok = false;
       continue;
+    } else if (l.type == LayerType::Upsample || l.type == LayerType::DepthToSpace) {
+      // The tile graph sends a channel's X·Y words to the tiles reading it,
+      // and the DPU computes an element from its operand's at the same position.
+      diags.report(l.nameRange, diag::err_cm_unsupported_layer)
+          << l.name << l.kindName() << hw.name
+          << "it changes the resolution (" + std::to_string(l.ifmShape.X) + "x" + std::to_string(l.ifmShape.Y) +
+                 " to " + std::to_string(l.ofmShape.X) + "x" + std::to_string(l.ofmShape.Y) +
+                 "), and the DPU's operations and the tile graph keep each element's position";
+      ok = false;
+      continue;
     } else if (!dpuOpOf(l).empty()) {
       int latest = -1;
       for (const TensorRef &r : l.operands)

@@ -201,6 +201,21 @@ network wide {
     case.finishes(["show", "net.dfl"], 30)
 
 
+def huge_resample(case):
+    """upsample by 2^31 - 1 along X (a prime K of phases) solves or is refused
+    within the budget; by 2^31 - 1 on both axes of a 2 x 2 map it is too large (E0308); a
+    depth_to_space block whose square overflows is E0314 or E0308, never a wrapped product."""
+    case.write("net.dfl", "network h {\n  input x [C=1, X=1, Y=1];\n  u = upsample(x, scale=2147483647 x 1);\n}\n")
+    case.write("hw.dfl", HW)
+    rc, _, _ = case.finishes(["net.dfl", "hw.dfl", "-o", "out", "--no-plots", "--time-limit", "20"], 60)
+    if rc == 0:
+        finite_report(case, case.path("out", "report.json"))
+    case.write("big.dfl", "network b {\n  input x [C=1, X=2, Y=2];\n  u = upsample(x, scale=2147483647);\n}\n")
+    case.diagnosed(["check", "big.dfl"], 10, mentions=r"E0308")
+    case.write("block.dfl", "network d {\n  input x [C=4, X=2, Y=2];\n  d = depth_to_space(x, block=2147483647);\n}\n")
+    case.diagnosed(["check", "block.dfl"], 10, mentions=r"E0308|E0314")
+
+
 def thousand_levels(case):
     """A hardware template with 1,000 levels."""
     levels = "".join(
@@ -1404,7 +1419,7 @@ def lsp_localhost_uri(case):
     s.finish()
 
 
-CASES = [deep_imports, huge_batch, huge_dimension, thousand_levels, many_layers, long_identifiers,
+CASES = [deep_imports, huge_batch, huge_dimension, huge_resample, thousand_levels, many_layers, long_identifiers,
          overflowing_arrays, not_files, symlink_loop_import, onnx_external_data, dsa_limits_stated,
          schedule_other_network, output_is_directory, planted_symlinks, planted_output_entries, odd_input_names,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,

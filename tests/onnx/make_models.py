@@ -314,6 +314,39 @@ def small():
     g.node("Concat", [x, g.conv(x, "c", 4, 4, 1)], "cat_n", axis=0)
     g.save("concat_batch.onnx")
 
+    # Resolution changes as torch.onnx exports them (docs/onnx.md):
+    # F.interpolate(scale_factor=2, mode="nearest") at opset 11 (roi an empty
+    # constant) and 13 (roi left out), nn.Upsample(size=...) through sizes,
+    # Resize's defaults (half_pixel, round_prefer_floor: input q at every
+    # phase of an integer scale too), and nn.PixelShuffle (DepthToSpace CRD)
+    # beside ONNX's default DCR.
+    nearest = dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor",
+                   cubic_coeff_a=-0.75)
+    g = Graph("resize_nearest")
+    x = g.conv(g.input("x", [1, 4, 6, 4]), "c", 4, 4, 3, pad=1)
+    u = g.node("Resize", [x, g.const("roi", []), g.const("scales", [1, 1, 2, 2])], "up1", **nearest)
+    g.node("Resize", [u, g.const("roi2", []), g.const("no_scales", []), g.const("sizes", [1, 4, 24, 8], np.int64)],
+           "up2", **nearest)
+    g.save("resize_nearest.onnx", opset=11)
+    g = Graph("resize_default")
+    x = g.input("x", [1, 2, 3, 5])
+    g.node("Resize", [x, "", g.const("scales", [1, 1, 3, 2])], "up")
+    g.save("resize_default.onnx", opset=13)
+    for name, attrs in [("linear", dict(mode="linear", coordinate_transformation_mode="half_pixel")),
+                        ("align", dict(mode="nearest", coordinate_transformation_mode="align_corners")),
+                        ("ceil", dict(nearest, nearest_mode="ceil")),
+                        ("round3", dict(nearest, nearest_mode="round_prefer_floor"))]:
+        g = Graph("resize_" + name)
+        x = g.input("x", [1, 2, 4, 4])
+        scale = 3 if name == "round3" else 2
+        g.node("Resize", [x, "", g.const("scales", [1, 1, scale, scale])], "up_" + name, **attrs)
+        g.save("resize_" + name + ".onnx", opset=13)
+    g = Graph("depth_to_space")
+    x = g.conv(g.input("x", [1, 4, 3, 5]), "c", 4, 8, 1)
+    d = g.node("DepthToSpace", [x], "d2s_dcr", blocksize=2)
+    g.node("DepthToSpace", [x], "pixel_shuffle", blocksize=2, mode="CRD")
+    g.save("depth_to_space.onnx", opset=13)
+
     g = Graph("gemm")
     x = g.input("x", [4, 2, 3, 3])
     x = g.node("Flatten", [x], "fl")
@@ -458,7 +491,7 @@ def small():
     g = Graph("resize")
     x = g.input("x", [1, 3, 8, 8])
     x = g.conv(x, "c", 3, 4, 3, pad=1)
-    g.node("Resize", [x, "", g.const("scales", [1, 1, 2, 2])], "Resize_231")
+    g.node("Resize", [x, "", g.const("scales", [1, 1, 2, 2])], "Resize_231", mode="linear")
     g.save("resize.onnx")
 
     g = Graph("bad")

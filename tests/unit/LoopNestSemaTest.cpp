@@ -203,6 +203,46 @@ TEST(LoopNestSema, ConcatAlongWidthAndHeight) {
   EXPECT_EQ(at(kaplaView(h).bounds, Dim::C), 2);
 }
 
+TEST(LoopNestSema, UpsampleAndDepthToSpaceSplitTheOutputAxes) {
+  auto c = compile(R"(network r {
+    batch N = 2;
+    input x [C=3, X=4, Y=5];
+    u = upsample(x, scale=2 x 3);
+    input z [C=8, X=2, Y=2];
+    dcr = depth_to_space(z, block=2); crd = depth_to_space(z, block=2, mode=CRD);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // u: out[2·qx + px][3·qy + py] = x[qx][qy]; 2·3·3·2·4·5 = 720 points, one
+  // per output word ([3, 8, 15] at batch 2).
+  const LoopNest &u = nestOf(c, "u");
+  EXPECT_EQ(u.statement, Statement::Copy);
+  EXPECT_EQ(maps(u), (std::vector<std::string>{"{ u[n, c, px, py, qx, qy] -> x[n, c, qx, qy] }",
+                                               "{ u[n, c, px, py, qx, qy] -> u[n, c, px + 2*qx, py + 3*qy] }"}));
+  EXPECT_EQ(u.points(), 2 * 3 * 8 * 15);
+  // Channels are batch (N = 2·3), the phases K (2·3); the plane the input's.
+  const DimVector ub = kaplaView(u).bounds;
+  EXPECT_EQ(at(ub, Dim::N), 6);
+  EXPECT_EQ(at(ub, Dim::C), 1);
+  EXPECT_EQ(at(ub, Dim::K), 6);
+  EXPECT_EQ(at(ub, Dim::Xo), 4);
+  EXPECT_EQ(at(ub, Dim::Xi), 4);
+  EXPECT_EQ(at(ub, Dim::Yo), 5);
+  // depth_to_space: the height's phase py before the width's px, as ONNX's
+  // [N, C, H, W] (DCR: (py·2 + px)·2 + c; CRD: c·4 + py·2 + px), the dims
+  // ordered so that channel is the C coordinate.
+  EXPECT_EQ(maps(nestOf(c, "dcr")),
+            (std::vector<std::string>{"{ dcr[n, py, px, c, x, y] -> z[n, 4*py + 2*px + c, x, y] }",
+                                      "{ dcr[n, py, px, c, x, y] -> dcr[n, c, px + 2*x, py + 2*y] }"}));
+  EXPECT_EQ(maps(nestOf(c, "crd")),
+            (std::vector<std::string>{"{ crd[n, c, py, px, x, y] -> z[n, 4*c + 2*py + px, x, y] }",
+                                      "{ crd[n, c, py, px, x, y] -> crd[n, c, px + 2*x, py + 2*y] }"}));
+  const KaplaView d = kaplaView(nestOf(c, "crd"));
+  EXPECT_TRUE(d.channelWise);
+  EXPECT_EQ(at(d.bounds, Dim::C), 8);
+  EXPECT_EQ(at(d.bounds, Dim::K), 8);
+  EXPECT_EQ(at(d.bounds, Dim::Xo), 2);
+}
+
 TEST(LoopNestSema, ConcatenatedOperandsPoolsAndEltwise) {
   auto c = compile(R"(network c {
     input a [C=3, X=5, Y=5];
@@ -386,6 +426,18 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
   case LayerType::Softmax:
   case LayerType::LayerNorm:
   case LayerType::Unary: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
+  case LayerType::Upsample:
+  case LayerType::DepthToSpace:
+    // Over the input's plane (docs/language.md, "Resolution changes"):
+    // upsample's channels are batch and its sx·sy phases K; depth_to_space
+    // a channel-wise copy of the input's channels.
+    if (l.type == LayerType::Upsample)
+      at(b, Dim::N) = net.batch * l.ifmShape.C, at(b, Dim::K) = l.resample.x * l.resample.y;
+    else
+      at(b, Dim::C) = at(b, Dim::K) = l.ifmShape.C;
+    at(b, Dim::Xi) = at(b, Dim::Xo) = l.ifmShape.X;
+    at(b, Dim::Yi) = at(b, Dim::Yo) = l.ifmShape.Y;
+    return b;
   }
   at(b, Dim::Xi) = l.ifmShape.X;
   at(b, Dim::Yi) = l.ifmShape.Y;

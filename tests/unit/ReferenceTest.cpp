@@ -412,6 +412,49 @@ TEST(Reference, ConcatAlongWidthAndHeight) {
   EXPECT_EQ(run(net, "ky", s), (std::vector<Word>{1, 2, 10, 3, 4, 11, /**/ 5, 6, 12, 7, 8, 13}));
 }
 
+TEST(Reference, UpsampleAndDepthToSpace) {
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=2, Y=2]; input z [C=4, X=1, Y=2];
+    u = upsample(x, scale=2 x 1);
+    dcr = depth_to_space(z, block=2); crd = depth_to_space(z, block=2, mode=CRD);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [N][C][X][Y]: x's column 0 is rows 1 2, column 1 rows 3 4.
+  s.set("x", {{1, 1, 2, 2}, {1, 2, 3, 4}});
+  // Nearest, 2 along X: columns 0 0 1 1 of x, each with its rows.
+  EXPECT_EQ(run(net, "u", s), (std::vector<Word>{1, 2, 1, 2, 3, 4, 3, 4}));
+  // z: channel k at (0, y) is 10·k + y. ONNX's DepthToSpace on [1, 4, H=2,
+  // W=1] (W is DFL's X, H its Y), output [1, 1, H=4, W=2]: DCR reads channel
+  // (i·2 + j)·1 + 0 at (h·2 + i, w·2 + j), CRD 0·4 + i·2 + j — equal for
+  // one output channel: out(x = j, y = 2h + i) = z[2i + j][0][h].
+  s.set("z", {{1, 4, 1, 2}, {0, 1, 10, 11, 20, 21, 30, 31}});
+  // [X=2][Y=4]: x = 0 (j = 0): y = 0..3 is (h, i) = (0,0) (0,1) (1,0) (1,1):
+  // channels 0 2 0 2 at h 0 0 1 1: 0 20 1 21; x = 1: channels 1 3: 10 30 11 31.
+  const std::vector<Word> oneChannel{0, 20, 1, 21, 10, 30, 11, 31};
+  EXPECT_EQ(run(net, "dcr", s), oneChannel);
+  EXPECT_EQ(run(net, "crd", s), oneChannel);
+}
+
+TEST(Reference, DepthToSpaceModesDiffer) {
+  // Two output channels, block 2 on one position: DCR reads channel
+  // (i·2 + j)·2 + c, CRD c·4 + i·2 + j (ONNX's definitions).
+  auto c = compileNet(R"(network t {
+    input z [C=8, X=1, Y=1];
+    dcr = depth_to_space(z, block=2); crd = depth_to_space(z, block=2, mode=CRD);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("z", {{1, 8, 1, 1}, {0, 1, 2, 3, 4, 5, 6, 7}});
+  // out[c][x = j][y = i], in [C][X][Y] order: (j, i) = (0,0) (0,1) (1,0) (1,1).
+  // DCR: c = 0 reads 0, 4, 2, 6; c = 1 reads 1, 5, 3, 7.
+  EXPECT_EQ(run(net, "dcr", s), (std::vector<Word>{0, 4, 2, 6, 1, 5, 3, 7}));
+  // CRD: c = 0 reads 0, 2, 1, 3; c = 1 reads 4, 6, 5, 7.
+  EXPECT_EQ(run(net, "crd", s), (std::vector<Word>{0, 2, 1, 3, 4, 6, 5, 7}));
+}
+
 TEST(Reference, BroadcastAddMul) {
   auto c = compileNet(R"(network t {
     batch N = 2;
@@ -684,6 +727,30 @@ TEST(Reference, PoolAndMulDataGradients) {
   EXPECT_EQ(out.at("a__grad").data, (std::vector<Word>{1, 2, 3, 4, 5}));
   EXPECT_EQ(out.at("b__grad").data, (std::vector<Word>{1, 2, 3, 4, 5}));
   EXPECT_THROW(referenceLayer(net, dm, s), InternalError);   // two tensors
+}
+
+TEST(Reference, ResampleGradients) {
+  // dX of a copy: each output word's dY back to the input word it copied.
+  // upsample 2 along X sums the two phases of each input column; depth_to_space
+  // permutes dY back (its forward, run backwards).
+  auto c = compileNet(R"(network t {
+    input v [C=1, X=2, Y=1]; input w [C=4, X=1, Y=1];
+    a = conv(v, K=1, R=1); u = upsample(a, scale=2 x 1);
+    b = conv(w, K=4, R=1); d = depth_to_space(b, block=2);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  EXPECT_EQ(outputNames(net, net.findLayer("u__dgrad")), (std::vector<std::string>{"a__grad"}));
+  EXPECT_EQ(outputNames(net, net.findLayer("d__dgrad")), (std::vector<std::string>{"b__grad"}));
+  TensorStore st;
+  // u's output columns 0 1 copy a's column 0, columns 2 3 its column 1:
+  // dA = 1 + 2, 10 + 20.
+  st.set("u__grad", {{1, 1, 4, 1}, {1, 2, 10, 20}});
+  EXPECT_EQ(run(net, "u__dgrad", st), (std::vector<Word>{3, 30}));
+  // d (DCR, one output channel) out(x = j, y = i) = b[2i + j]: [X=2][Y=2] is
+  // b's 0 2 1 3; dB gives each channel its word back: 5 7 6 8 -> 5 6 7 8.
+  st.set("d__grad", {{1, 1, 2, 2}, {5, 7, 6, 8}});
+  EXPECT_EQ(run(net, "d__dgrad", st), (std::vector<Word>{5, 6, 7, 8}));
 }
 
 TEST(Reference, BroadcastGradients) {
@@ -1034,6 +1101,27 @@ TEST(ReferenceProperty, BroadcastAgreesWithItsLoopNest) {
     EXPECT_EQ(names, std::vector<std::string>{ref.tensors().begin()->first});
     EXPECT_EQ(ref.at(names[0]).extent, nest.at(names[0]).extent);
     EXPECT_EQ(ref.at(names[0]).data, nest.at(names[0]).data);
+  }
+}
+
+TEST(ReferenceProperty, ResampleAgreesWithItsLoopNest) {
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=3, X=3, Y=2];
+    u = upsample(x, scale=2 x 3);
+    a = conv(u, K=8, R=1);
+    dcr = depth_to_space(a, block=2); crd = depth_to_space(a, block=2, mode=CRD);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 3);
+  runReference(net, s);
+  for (const char *name : {"u", "dcr", "crd"}) {
+    SCOPED_TRACE(name);
+    const int i = net.findLayer(name);
+    const TensorStore ref = referenceOutputs(net, i, s), nest = interpretNest(net.layers[static_cast<size_t>(i)], s);
+    EXPECT_EQ(ref.at(name).extent, nest.at(name).extent);
+    EXPECT_EQ(ref.at(name).data, nest.at(name).data);
   }
 }
 
