@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the stdlib networks that are too regular to write by hand: BERT-base
 at sequence lengths 128, 256, 384 and 512, ViT-B/16, DenseNet-121,
-EfficientNet-B0 and a GPT-2 small decode step.
+EfficientNet-B0, a GPT-2 small decode step and a Llama 3 8B decoder layer
+(prefill of 2,048 tokens, decode against caches of 2,048 and 8,192).
 
 Usage: scripts/gen-stdlib-nets.py [--check] [DIR]    (DIR: stdlib/nets)
 
@@ -346,11 +347,81 @@ network gpt2_small_decode {{
     return "gpt2_small_decode", text
 
 
+def llama3_layer(mode, L):
+    """One Llama 3 8B decoder layer: prefill of L tokens, or one decode step
+    against a KV cache of L tokens."""
+    d, ff, heads, kv, hd = 4096, 14336, 32, 8, 128
+    prefill = mode == "prefill"
+    name = f"llama3_8b_layer_{mode}_{L}"
+    per_token = 2 * d * d + 2 * d * kv * hd + 3 * d * ff
+    if prefill:
+        macs = L * per_token + 2 * heads * hd * (L * (L + 1) // 2)
+        what = f"the prefill of {L:,} tokens"
+        mask_note = ("// The causal mask is the attention's domain: query x sees keys j <= x\n"
+                     "// (docs/language.md, \"Causal attention\").")
+    else:
+        macs = per_token + 2 * heads * hd * (L + 1)
+        what = f"one decode step against a KV cache of {L:,} tokens"
+        mask_note = (f"// The cache is two network inputs [C={kv * hd}, X={L}] that the scores and\n"
+                     "// context matmuls read joined with the new token's k and v (docs/language.md,\n"
+                     "// \"A KV cache\"); the causal mask is void at decode.")
+    text = HEADER + f"""// One Llama 3 8B decoder layer, {what}:
+// hidden {d}, {heads} query heads of {hd}, {kv} K/V heads (grouped-query
+// attention), SwiGLU MLP of {ff}, RMSNorm before attention and MLP.
+//
+// Architecture: Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783, 2024),
+// Table 3 (8B: 32 layers, model dimension 4,096, FFN dimension 14,336, 32
+// attention heads, 8 key/value heads), and the Hugging Face
+// `LlamaDecoderLayer` module names: input_layernorm, q_proj, k_proj, v_proj,
+// o_proj, post_attention_layernorm, gate_proj, up_proj, down_proj; SwiGLU is
+// down_proj(silu(gate_proj(x)) * up_proj(x)) (Shazeer, "GLU Variants Improve
+// Transformer", 2020). Tokens lie along X, the hidden vector along C.
+//
+// Not modelled: the rotary position embeddings (RoPE) applied to q and k, an
+// element-wise rotation with no MACs (docs/limits.md), and RMSNorm's learned
+// scale (as layernorm's).
+//
+{mask_note}
+// MACs per sample: {macs:,} (tests/lit/stdlib/check_macs.py).
+network {name} {{
+  batch N = 1;
+"""
+    causal = ", causal=true" if prefill else ""
+    if prefill:
+        text += f"  input x [C={d}, X={L}];                // the hidden states of {L} tokens\n"
+        keys, values = "k_proj", "v_proj"
+    else:
+        text += (f"  input x [C={d}];                      // the new token's hidden state\n"
+                 f"  input k_cache [C={kv * hd}, X={L}];\n  input v_cache [C={kv * hd}, X={L}];\n")
+        keys, values = "k_cache, k_proj", "v_cache, v_proj"
+    text += f"""
+  input_layernorm = rmsnorm(x);
+  q_proj = conv(input_layernorm, K={d}, R=1);
+  k_proj = conv(input_layernorm, K={kv * hd}, R=1);
+  v_proj = conv(input_layernorm, K={kv * hd}, R=1);
+  scores = matmul(q_proj, {keys}, heads={heads}, kv_heads={kv}{causal});
+  probs = softmax(scores, groups={heads}{causal});
+  context = matmul(probs, {values}, heads={heads}, kv_heads={kv}, transpose_b=true{causal});
+  o_proj = conv(context, K={d}, R=1);
+  attn_add = add(o_proj, x);
+  post_attention_layernorm = rmsnorm(attn_add);
+  gate_proj = conv(post_attention_layernorm, K={ff}, R=1);
+  up_proj = conv(post_attention_layernorm, K={ff}, R=1);
+  gate_silu = silu(gate_proj);
+  swiglu = mul(gate_silu, up_proj);
+  down_proj = conv(swiglu, K={d}, R=1);
+  mlp_add = add(down_proj, attn_add);
+}}
+"""
+    return name, text
+
+
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
     out = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent / "stdlib" / "nets")
-    nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121(), efficientnet_b0(), gpt2_decode()]
+    nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121(), efficientnet_b0(), gpt2_decode()] + \
+        [llama3_layer("prefill", 2048), llama3_layer("decode", 2048), llama3_layer("decode", 8192)]
     stale = []
     for name, text in nets:
         path = out / f"{name}.dfl"

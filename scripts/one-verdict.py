@@ -14,9 +14,10 @@ and --train:
             in the pipeline simulator with 0 violations (`dflc sim
             --pipelines-only`: their dependences and LCUs without the kernels,
             whose work at batch 64 would pass E1307's bound).
-A decode step (a network named *_decode: one token against a KV cache) is
-inference by nature and runs without --train (its matmuls of several second
-operands do not train, E0311; docs/language.md, "A KV cache").
+A decode step (a network named *_decode or *_decode_L: one token against a
+KV cache) is inference by nature and runs without --train (its matmuls of
+several second operands do not train, E0311; docs/language.md, "A KV cache");
+so does a causal prefill (*_prefill_L: causal layers do not train yet, E0313).
 Prints one line per case and a summary; --json FILE writes the details.
 Runs each dflc under a per-case timeout (a case that times out is reported as
 such, not as a pass). Cases run one after the other unless --jobs is given.
@@ -28,6 +29,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -157,6 +159,9 @@ def case(dflc, net, hw, train, batch, timeout, work):
     return result
 
 
+INFERENCE_ONLY = re.compile(r"_(decode|prefill)(_\d+)?$")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dflc", default=os.path.join(ROOT, "build/tools/dflc"))
@@ -172,7 +177,7 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="dflc-verdict-")
     cases = [(n, h, m == "train", int(b)) for n in a.nets.split(",") for h in a.hw.split(",")
              for m in a.modes.split(",") for b in a.batches.split(",")
-             if not (m == "train" and n.endswith("_decode"))]
+             if not (m == "train" and INFERENCE_ONLY.search(n))]
     start = time.monotonic()
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:

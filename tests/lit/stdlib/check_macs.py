@@ -477,6 +477,54 @@ net("gpt2_small_decode", 103_827_456,
     169)  # 12 x (4 conv + 2 more conv + 2 matmul + softmax + 2 layernorm + gelu + 2 add) + ln_f
 
 # ---------------------------------------------------------------------------
+# One Llama 3 8B decoder layer (Meta, "The Llama 3 Herd of Models", arXiv
+# 2407.21783, Table 3: model dimension d = 4,096, FFN 14,336, 32 query heads
+# of 128, 8 key/value heads; SwiGLU MLP). Per token:
+#   q_proj, o_proj      2 * 4096 * 4096                    =  33,554,432
+#   k_proj, v_proj      2 * 4096 * 8*128                   =   8,388,608
+#   gate, up, down      3 * 4096 * 14336                   = 176,160,768
+#   projections                                            = 218,103,808
+# (every weight of the layer but its two RMSNorm scales). Attention, per
+# (query, key) pair seen: scores 32 * 128 and context 32 * 128 = 8,192 MACs
+# (grouped-query attention shares K and V, not MACs):
+#   decode against L cached tokens: L + 1 keys    8,192 * (L + 1)
+#   prefill of L tokens, causal: L(L+1)/2 pairs   8,192 * L(L+1)/2
+# Published: 8.03 B parameters (the Hugging Face model card of
+# meta-llama/Meta-Llama-3-8B, its safetensors' count). Less the embedding and
+# LM head (2 * 128,256 * 4,096 = 1,050,673,152) and the 65 RMSNorm scales of
+# 4,096, over 32 layers: N = (8.03e9 - 1,050,673,152 - 266,240) / 32 =
+# 218,095,644 per layer, the published figure per token below plus the same
+# attention products; TOL 0.1% (8.03 B is given to three digits: +-0.07% of N).
+LLAMA_N = (8_030_000_000 - 2 * 128_256 * 4096 - 65 * 4096) // 32
+LLAMA_PROJ = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+# Weights: the layer's projections; the other parameters of the model are the
+# other 31 layers, the embedding and LM head and the norms' scales.
+LLAMA_WEIGHTS = (218_103_808, LLAMA_PROJ, 31 * LLAMA_PROJ + 2 * 128_256 * 4096 + 65 * 4096, 8.03e9, 0.001,
+                 "Hugging Face model card, meta-llama/Meta-Llama-3-8B: 8.03 B parameters")
+LLAMA_SOURCE = "Llama 3 8B: 8.03 B parameters (Hugging Face model card), per layer and token, plus attention"
+for L in (2048, 8192):
+    net(f"llama3_8b_layer_decode_{L}", {2048: 234_889_216, 8192: 285_220_864}[L],
+        LLAMA_PROJ + 8192 * (L + 1), LLAMA_N + 8192 * (L + 1), 0.001, LLAMA_SOURCE,
+        {"q_proj": ("conv", 4096 * 4096),                    # 16,777,216
+         "k_proj": ("conv", 4096 * 1024),                    # 4,194,304
+         "scores": ("matmul", 32 * 128 * (L + 1)),           # Ca = 4,096 per key
+         "probs": ("softmax", 0),
+         "context": ("matmul", 32 * 128 * (L + 1)),
+         "gate_silu": ("silu", 0),
+         "swiglu": ("mul", 0),
+         "down_proj": ("conv", 14336 * 4096)},               # 58,720,256
+        16,  # 2 rmsnorm + 7 conv + 2 matmul + softmax + silu + mul + 2 add
+        weights=LLAMA_WEIGHTS)
+net("llama3_8b_layer_prefill_2048", 463_864_856_576,
+    2048 * LLAMA_PROJ + 8192 * (2048 * 2049 // 2),
+    2048 * LLAMA_N + 8192 * (2048 * 2049 // 2), 0.001, LLAMA_SOURCE,
+    {"q_proj": ("conv", 2048 * 4096 * 4096),                 # 34,359,738,368
+     "scores": ("matmul", 32 * 128 * (2048 * 2049 // 2)),   # the triangle: 8,594,128,896
+     "context": ("matmul", 32 * 128 * (2048 * 2049 // 2)),
+     "up_proj": ("conv", 2048 * 4096 * 14336)},              # 120,259,084,288
+    16, weights=LLAMA_WEIGHTS)
+
+# ---------------------------------------------------------------------------
 # DenseNet-121 at 224 (growth k = 32, bottleneck 4k = 128, blocks 6, 12, 24,
 # 16, compression 0.5). Dense layer i (from 0) of a block at s x s with c0
 # input channels: 1x1 conv s^2 * 128 * (c0 + 32 i), 3x3 conv s^2 * 32*128*9.
