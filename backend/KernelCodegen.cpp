@@ -935,6 +935,7 @@ private:
             result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
             break;
           }
+          case Statement::Rope: result = b_.CreateAdd(acc, rope(v, in, operand(1))); break;
           case Statement::Max: result = combine(acc, in); break;
           case Statement::Average:
             result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
@@ -960,14 +961,33 @@ private:
     Value *holds = b_.getTrue();
     for (const AffineExpr &g : p_.guard) {
       Value *sum = c(g.constant);
-      for (auto [dim, coeff] : g.terms) {
-        const PlanIterDim &f = p_.iterDims.at(static_cast<size_t>(dim));
-        Value *value = b_.CreateSRem(b_.CreateSDiv(v[idx(f.from)], c(f.divisor)), c(f.extent));
-        sum = b_.CreateAdd(sum, b_.CreateMul(value, c(coeff)));
-      }
+      for (auto [dim, coeff] : g.terms)
+        sum = b_.CreateAdd(sum, b_.CreateMul(iterValue(v, dim), c(coeff)));
       holds = b_.CreateAnd(holds, b_.CreateICmpSGE(sum, c(0)));
     }
     return holds;
+  }
+
+  /// Iteration dim `dim` of the nest at the canonical coordinates v.
+  Value *iterValue(const std::array<Value *, kNumDims> &v, int dim) {
+    const PlanIterDim &f = p_.iterDims.at(static_cast<size_t>(dim));
+    return b_.CreateSRem(b_.CreateSDiv(v[idx(f.from)], c(f.divisor)), c(f.extent));
+  }
+
+  /// rope's integer form (model/LoopNest.h, docs/simulator.md): (x·cos ∓
+  /// partner·sin) / 16, − in the first half, cos and sin from one table of 8.
+  Value *rope(const std::array<Value *, kNumDims> &v, Value *x, Value *partner) {
+    if (!ropeTable_)
+      ropeTable_ = table(std::vector<int64_t>(std::begin(kRopeCos16), std::end(kRopeCos16)), "rope_cos16");
+    Value *pair = iterValue(v, p_.ropePair);
+    Value *position = b_.CreateAdd(iterValue(v, p_.ropeToken), c(p_.ropePos));
+    Value *shift = b_.CreateSelect(b_.CreateICmpSLT(pair, c(62)), pair, c(62));
+    Value *a = b_.CreateAnd(b_.CreateAShr(position, shift), c(7));
+    Value *cos = b_.CreateTrunc(tableAt(ropeTable_, 8, a), i32_);
+    Value *sin = b_.CreateTrunc(tableAt(ropeTable_, 8, b_.CreateAnd(b_.CreateAdd(a, c(6)), c(7))), i32_);
+    Value *second = b_.CreateICmpEQ(iterValue(v, p_.ropeHalf), c(1));
+    sin = b_.CreateSelect(second, sin, b_.CreateNeg(sin));
+    return b_.CreateSDiv(b_.CreateAdd(b_.CreateMul(x, cos), b_.CreateMul(partner, sin)), b_.getInt32(16));
   }
 
   void emitKernel() {
@@ -1129,6 +1149,7 @@ private:
   Value *slots_ = nullptr;   // the function's table of slot pointers
   /// Per role, a concatenation's tables: first channels, channels, bases.
   std::array<std::array<llvm::GlobalVariable *, 3>, kNumRoles> operandTables_{};
+  llvm::GlobalVariable *ropeTable_ = nullptr;   // rope: kRopeCos16
   std::map<size_t, llvm::AllocaInst *> accumulators_;   // of the function being emitted
   std::vector<std::pair<llvm::MDNode *, llvm::MDNode *>> scopes_;   // per slot: its alias scope, all others
   std::vector<llvm::Function *> evictFns_;

@@ -104,6 +104,10 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     }
   }
   plan.guard = nest.guard;
+  if (nest.statement == Statement::Rope) {
+    plan.ropeHalf = nest.findDim("half"), plan.ropePair = nest.findDim("j"), plan.ropeToken = nest.findDim("xo");
+    plan.ropePos = layer.ropePos;
+  }
   auto canon = [&](Dim d) { return canonicalDim(d, plan.channelWise); };
 
   plan.output = layer.output;

@@ -113,6 +113,10 @@ struct KernelPlan {
   int64_t causalOffset = -1;
   /// The words the statistics pass reads: the input's, a causal softmax's seen ones.
   int64_t statisticsWords = 0;
+  /// rope: the nest's iteration dims of the half, the pair j and the token t
+  /// (iterDims recovers them), and the first token's position.
+  int ropeHalf = -1, ropePair = -1, ropeToken = -1;
+  int64_t ropePos = 0;
   int32_t identity = 0;           // the output's initial value: 0, or INT32_MIN for max
   int32_t padding = 0;            // the value the input's padding reads
   /// The ifm's rows are indexed by no Yo- or S-dim (grouped-query attention's

@@ -415,6 +415,29 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     out.data = readInput(net, l, store);
     normalizeRows(net, l, out.data);
     break;
+  case LayerType::Rope: {
+    // Head i's halves rotated by the token's angle (docs/simulator.md): out[c]
+    // = (x[c]·cos ∓ x[partner]·sin) / 16, in 32-bit wrapping arithmetic.
+    const std::vector<Word> x = readInput(net, l, store);
+    const TensorShape &s = l.ofmShape;
+    const int64_t d = s.C / l.groups, h2 = d / 2, plane = s.X * s.Y;
+    for (int64_t n = 0; n < net.batch; ++n)
+      for (int64_t c = 0; c < s.C; ++c) {
+        const int64_t j = c % d % h2;
+        const bool second = c % d >= h2;
+        const int64_t partner = second ? c - h2 : c + h2;
+        for (int64_t t = 0; t < s.X; ++t) {
+          const int64_t a = ropeAngle(t + l.ropePos, j);
+          const Word sin = second ? ropeSin16(a) : -ropeSin16(a);
+          for (int64_t yy = 0; yy < s.Y; ++yy) {
+            const size_t e = static_cast<size_t>((n * s.C + c) * plane + t * s.Y + yy);
+            const size_t p = static_cast<size_t>((n * s.C + partner) * plane + t * s.Y + yy);
+            y[e] = add(mul(x[e], ropeCos16(a)), mul(x[p], sin)) / 16;
+          }
+        }
+      }
+    break;
+  }
   case LayerType::Upsample:
   case LayerType::DepthToSpace: {
     const std::vector<Word> x = readInput(net, l, store);

@@ -16,7 +16,7 @@ namespace {
 // Axes: `N` or `X x Y` (stride, dilation; positive); Pad: that or
 // `X x Y, X x Y` (begin, end; non-negative); Axis: one of C, X, Y; Word:
 // one of `words`.
-enum class ParamKind { Int, Bool, Axes, Pad, Axis, Word };
+enum class ParamKind { Int, Bool, Axes, Pad, Axis, Word, Index /* an integer >= 0 */ };
 struct ParamSpec {
   const char *name;
   ParamKind kind;
@@ -66,6 +66,7 @@ const std::vector<OpSpec> &opSpecs() {
          {{"scale", ParamKind::Axes, false}, {"mode", ParamKind::Word, false, {"nearest"}}}},
         {"depth_to_space", LayerType::DepthToSpace, 1, 1,
          {{"block", ParamKind::Int, false}, {"mode", ParamKind::Word, false, {"DCR", "CRD"}}}},
+        {"rope", LayerType::Rope, 1, 1, {{"heads", ParamKind::Int, false}, {"pos", ParamKind::Index, false}}},
     };
     for (const UnaryFnSpec &f : unaryFunctions())
       specs.push_back({f.name, LayerType::Unary, 1, 1, {}, f.fn});
@@ -292,6 +293,23 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
       }
       nest.statement = l.type == LayerType::Add ? Statement::Add : Statement::Mul;
     }
+    write({n, c, p.xo, p.yo});
+    break;
+  }
+  case LayerType::Rope: {
+    // Channel c = i·d + half·d/2 + j: the point reads x at c and at its
+    // partner i·d + (1 − half)·d/2 + j, two ifm accesses of one tensor as
+    // add's two operands; the dims fold into the one channel dim (C and K).
+    const int64_t d = out.C / l.groups, h2 = d / 2;
+    AffineExpr i = nest.addDim("i", l.groups, {Dim::C, Dim::K});
+    AffineExpr half = nest.addDim("half", 2, {Dim::C, Dim::K});
+    AffineExpr j = nest.addDim("j", h2, {Dim::C, Dim::K});
+    Plane p = plane(false);
+    const std::string x = tensorOf(l.operands[0]).first;
+    AffineExpr c = i * d + half * h2 + j;
+    nest.accesses.push_back({TensorRole::Ifm, x, {n, c, p.x, p.y}, activation(in), {}});
+    nest.accesses.push_back({TensorRole::Ifm, x, {n, i * d + (1 - half) * h2 + j, p.x, p.y}, activation(in), {}});
+    nest.statement = Statement::Rope;
     write({n, c, p.xo, p.yo});
     break;
   }
@@ -551,8 +569,8 @@ private:
         }
         continue;
       }
-      if (ps->kind == ParamKind::Int) {
-        if (auto v = positiveInteger(a.value, a.key.name, diags_))
+      if (ps->kind == ParamKind::Int || ps->kind == ParamKind::Index) {
+        if (auto v = positiveInteger(a.value, a.key.name, diags_, ps->kind == ParamKind::Index ? 0 : 1))
           ints[a.key.name] = *v;
         else
           ok = false;
@@ -960,6 +978,24 @@ private:
       layer.ifmShape = in;
       layer.ofmShape = in;
       layer.ops = perElement * in.size();
+      break;
+    }
+    case LayerType::Rope: {
+      // Element-wise over [h·d, L, Y]: each head's two halves rotated by the
+      // token's angle (docs/language.md); d even.
+      TensorShape in = shapeOf(layer.operands[0]);
+      layer.groups = param("heads", 1);
+      layer.ropePos = param("pos", 0);
+      if (!fits(l, {{"C", in.C}, {"X", in.X}, {"Y", in.Y}, {"heads", layer.groups}, {"pos", layer.ropePos},
+                    {"ops", layer.opsPerElement()}}))
+        return false;
+      if (in.C % (2 * layer.groups) != 0) {
+        diags_.report(l.op.range, diag::err_rope_channels) << l.name.name << 2 * layer.groups << l.operands[0].name << in.C;
+        return false;
+      }
+      layer.ifmShape = in;
+      layer.ofmShape = in;
+      layer.ops = layer.opsPerElement() * in.size();
       break;
     }
     case LayerType::Upsample:

@@ -63,13 +63,14 @@ bool onceUnnamed(const ast::HardwareBlock &b, std::map<std::string, SourceRange>
 }
 
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
-                                       DiagnosticsEngine &diags) {
+                                       DiagnosticsEngine &diags, int64_t least) {
+  const char *what = least == 0 ? "a non-negative integer" : "a positive integer";
   if (v.kind != ast::Value::Kind::Quantity || !v.isInteger || !v.unit.empty()) {
-    diags.report(v.range, diag::err_parameter_value) << key << "a positive integer" << valueText(v);
+    diags.report(v.range, diag::err_parameter_value) << key << what << valueText(v);
     return std::nullopt;
   }
-  if (v.numeric < 1) {
-    diags.report(v.range, diag::err_parameter_value) << key << "a positive integer" << v.number;
+  if (v.numeric < static_cast<double>(least)) {
+    diags.report(v.range, diag::err_parameter_value) << key << what << v.number;
     return std::nullopt;
   }
   return static_cast<int64_t>(v.numeric);
@@ -165,6 +166,9 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
           trainable = false;
         } else if (l.causal) {   // its backward layers would need the triangle too (docs/limits.md)
           diags.report(l.opRange, diag::err_causal_training) << l.kindName() << l.name;
+          trainable = false;
+        } else if (l.type == LayerType::Rope) {   // the inverse rotation has no backward layer yet (docs/limits.md)
+          diags.report(l.opRange, diag::err_rope_training) << l.name;
           trainable = false;
         }
       if (trainable)

@@ -145,9 +145,9 @@ bool onceUnnamed(const ast::HardwareBlock &b, std::map<std::string, SourceRange>
 
 /// A value as a diagnostic quotes it: `4 pJ`, `2 x 2`, `'word'`.
 std::string valueText(const ast::Value &v);
-/// A positive integer from a quantity value (no unit), or reports E0210.
+/// A positive integer (at least `least`: 0 for a position) from a quantity value (no unit), or reports E0210.
 std::optional<int64_t> positiveInteger(const ast::Value &v, const std::string &key,
-                                       DiagnosticsEngine &diags);
+                                       DiagnosticsEngine &diags, int64_t least = 1);
 /// true/false from a word value, or reports E0210.
 std::optional<bool> boolean(const ast::Value &v, const std::string &key, DiagnosticsEngine &diags);
 

@@ -58,6 +58,7 @@ const char *statementName(Statement s) {
   case Statement::Softmax: return "softmax";
   case Statement::LayerNorm: return "layernorm";
   case Statement::RmsNorm: return "rmsnorm";
+  case Statement::Rope: return "rope";
   }
   return "?";
 }

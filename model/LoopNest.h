@@ -92,7 +92,17 @@ enum class Statement {
   Softmax,   // out = in, then each row normalized: exp(in − max) / Σ exp
   LayerNorm, // out = in, then each row normalized: (in − mean) / σ
   RmsNorm,   // out = in, then each row normalized: in / rms
+  Rope,      // out = in·cos θ ∓ partner·sin θ (rotary position embedding; two ifm accesses)
 };
+
+/// rope's integer form (docs/simulator.md), shared by the reference and the
+/// kernels: a rotation by a multiple a of 45°, a = ((t + pos) >> min(j, 62))
+/// mod 8 (the frequency halving per pair j, as base^(−2j/d) falls), with
+/// cos and sin scaled by 16 and rounded (11 for √2/2·16).
+constexpr int32_t kRopeCos16[8] = {16, 11, 0, -11, -16, -11, 0, 11};
+inline int64_t ropeAngle(int64_t position, int64_t pair) { return (position >> (pair < 62 ? pair : 62)) & 7; }
+inline int32_t ropeCos16(int64_t a) { return kRopeCos16[a & 7]; }
+inline int32_t ropeSin16(int64_t a) { return kRopeCos16[(a + 6) & 7]; }   // sin θ = cos(θ − 90°)
 const char *statementName(Statement s);   // "unary" for Unary: LoopNest::statementName names f
 
 struct LoopNest {

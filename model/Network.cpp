@@ -28,6 +28,7 @@ const char *layerTypeName(LayerType t) {
   case LayerType::Unary: return "unary";
   case LayerType::Upsample: return "upsample";
   case LayerType::DepthToSpace: return "depth_to_space";
+  case LayerType::Rope: return "rope";
   }
   DFLC_UNREACHABLE("LayerType " + std::to_string(static_cast<int>(t)));
 }
@@ -51,7 +52,7 @@ std::vector<TensorRef> Layer::ifmOperands() const {
 }
 
 int64_t Layer::pointOperands() const {
-  if (type != LayerType::Add && type != LayerType::Mul)
+  if (type != LayerType::Add && type != LayerType::Mul && type != LayerType::Rope)
     return 1;
   return static_cast<int64_t>(nest.accessesOf(TensorRole::Ifm).size());
 }
@@ -91,6 +92,7 @@ bool Layer::channelWise() const {
   case LayerType::Softmax:
   case LayerType::LayerNorm:
   case LayerType::Unary:
+  case LayerType::Rope:
   case LayerType::DepthToSpace: return true;   // upsample: channels are batch, phases K
   default: return false;
   }
@@ -138,6 +140,8 @@ int64_t Layer::opsPerElement() const {
     // mean, subtraction or beta: square, mean square, scale, gamma.
     return rms ? 4 : 7;
   case LayerType::Unary: return unarySpec(unary).opsPerPoint;
+  // θ = (t + pos)·base^(−2j/d), cos θ, sin θ, two products and their sum.
+  case LayerType::Rope: return kRopeOpsPerElement;
   default: return 0;
   }
 }

@@ -16,7 +16,8 @@ namespace dfl {
 // ---- network ----------------------------------------------------------------
 
 enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Unary,
-                       Upsample, DepthToSpace /* resolution changes: copies through split dims */ };
+                       Upsample, DepthToSpace /* resolution changes: copies through split dims */,
+                       Rope /* rotary position embeddings: element-wise, two reads of one tensor */ };
 const char *layerTypeName(LayerType t);   // "unary" for Unary: Layer::kindName names the function
 /// The element-wise operators fused into their producer (docs/language.md).
 const std::vector<std::string> &activationNames();
@@ -39,6 +40,11 @@ struct Input {
   TensorShape shape;
   SourceRange range, nameRange;
 };
+
+/// rope's operations per element (docs/directives.md §7): the angle θ = (t +
+/// pos)·base^(−2j/d), its cosine and sine generated on the fly (not stored),
+/// two products and their sum.
+constexpr int64_t kRopeOpsPerElement = 6;
 
 struct Layer {
   std::string name;
@@ -91,6 +97,9 @@ struct Layer {
     bool dcr = false;
     friend bool operator==(const Resample &, const Resample &) = default;
   } resample;
+  /// rope: the position of the first token (`pos`, a decode step's); the
+  /// heads are `groups` (docs/language.md).
+  int64_t ropePos = 0;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
   /// wgt (weight gradient) — the same loop nest with another output.

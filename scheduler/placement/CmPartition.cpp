@@ -173,6 +173,13 @@ std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardwar
                  "), and the DPU's operations and the tile graph keep each element's position";
       ok = false;
       continue;
+    } else if (l.type == LayerType::Rope) {   // its second read is another channel's word
+      diags.report(l.nameRange, diag::err_cm_unsupported_layer)
+          << l.name << l.kindName() << hw.name
+          << "each output reads its own element and its partner's in the other half of the head, and the DPU "
+             "computes an element from its operands' at the same position";
+      ok = false;
+      continue;
     } else if (!dpuOpOf(l).empty()) {
       int latest = -1;
       for (const TensorRef &r : l.operands)

@@ -216,6 +216,23 @@ def huge_resample(case):
     case.diagnosed(["check", "block.dfl"], 10, mentions=r"E0308|E0314")
 
 
+def rope_extremes(case):
+    """rope at the edges of its integers: a position of 2^31 - 1 (t + pos past 32 bits, so
+    the angle is taken in 64; pairs j past 62 shift by 62) simulates equal to the reference;
+    a position past it is E0006, heads of 2^31 - 1 (2·heads past 32 bits) E0315, never a
+    wrapped product."""
+    case.write("net.dfl", "network r {\n  input x [C=136, X=3];\n"
+               "  r = rope(x, pos=2147483647);\n}\n")
+    case.write("hw.dfl", HW)
+    rc, out, _ = case.run(["net.dfl", "hw.dfl", "-o", "out", "--sim", "--time-limit", "20"], 120)
+    if rc != 0 or "1 of 1 layers simulated equal the reference" not in out:
+        raise Failure("rope at pos 2^31 - 1 does not simulate equal: " + case.last)
+    case.write("far.dfl", "network f {\n  input x [C=4, X=3];\n  r = rope(x, pos=2147483648);\n}\n")
+    case.diagnosed(["check", "far.dfl"], 10, mentions=r"E0006")
+    case.write("heads.dfl", "network h {\n  input x [C=4, X=3];\n  r = rope(x, heads=2147483647);\n}\n")
+    case.diagnosed(["check", "heads.dfl"], 10, mentions=r"2 x heads = 4294967294.*\[E0315\]")
+
+
 def thousand_levels(case):
     """A hardware template with 1,000 levels."""
     levels = "".join(
@@ -1430,7 +1447,7 @@ CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injecti
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
           onnx_fusion_patterns, onnx_broadcasts, onnx_rmsnorm_patterns]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks, causal_huge]
-CASES += [gqa_groups]
+CASES += [gqa_groups, rope_extremes]
 
 
 def main():

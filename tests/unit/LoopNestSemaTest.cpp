@@ -243,6 +243,30 @@ TEST(LoopNestSema, UpsampleAndDepthToSpaceSplitTheOutputAxes) {
   EXPECT_EQ(at(d.bounds, Dim::Xo), 2);
 }
 
+TEST(LoopNestSema, RopeReadsEachWordAndItsPartner) {
+  auto c = compile(R"(network r {
+    input q [C=12, X=5];
+    a = rope(q, heads=2, pos=4);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // d = 6: channel 6·i + 3·half + j, its partner 6·i + 3·(1 − half) + j.
+  const LoopNest &a = nestOf(c, "a");
+  EXPECT_EQ(a.statement, Statement::Rope);
+  EXPECT_EQ(maps(a), (std::vector<std::string>{"{ a[n, i, half, j, xo, yo] -> q[n, 6*i + 3*half + j, xo, yo] }",
+                                               "{ a[n, i, half, j, xo, yo] -> q[n, 6*i - 3*half + j + 3, xo, yo] }",
+                                               "{ a[n, i, half, j, xo, yo] -> a[n, 6*i + 3*half + j, xo, yo] }"}));
+  // One point per output word, 6 ops each: 12·5 = 60 points, 360 ops.
+  EXPECT_EQ(a.points(), 60);
+  const Layer &l = c.model.networks[0].layers[0];
+  EXPECT_EQ(l.ops, 360);
+  EXPECT_EQ(l.pointOperands(), 2);
+  const KaplaView v = kaplaView(a);
+  EXPECT_TRUE(v.channelWise);
+  EXPECT_EQ(at(v.bounds, Dim::C), 12);
+  EXPECT_EQ(at(v.bounds, Dim::K), 12);
+  EXPECT_EQ(at(v.bounds, Dim::Xo), 5);
+}
+
 TEST(LoopNestSema, ConcatenatedOperandsPoolsAndEltwise) {
   auto c = compile(R"(network c {
     input a [C=3, X=5, Y=5];
@@ -429,6 +453,7 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
   case LayerType::Concat:
   case LayerType::Softmax:
   case LayerType::LayerNorm:
+  case LayerType::Rope:
   case LayerType::Unary: at(b, Dim::C) = at(b, Dim::K) = l.ofmShape.C; break;
   case LayerType::Upsample:
   case LayerType::DepthToSpace:
@@ -514,6 +539,7 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
           case Statement::Softmax:
           case Statement::LayerNorm:
           case Statement::RmsNorm:   // a point per element, each of several operations
+          case Statement::Rope:
             EXPECT_EQ(pts * l.opsPerElement(), l.ops * net.batch);
             break;
           }

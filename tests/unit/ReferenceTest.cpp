@@ -437,6 +437,33 @@ TEST(Reference, UpsampleAndDepthToSpace) {
   EXPECT_EQ(run(net, "crd", s), oneChannel);
 }
 
+TEST(Reference, Rope) {
+  // x [C=4, X=3]: rows c0 16 32 48, c1 160 320 480, c2 -16 64 80, c3 8 8 8.
+  // The angle index a = ((t + pos) >> j) mod 8 (multiples of 45°); cos·16 and
+  // sin·16 at a = 0..7: 16 11 0 -11 -16 -11 0 11 and 0 11 16 11 0 -11 -16 -11.
+  // First half out = (x·cos − partner·sin)/16, second (x·cos + partner·sin)/16,
+  // each quotient truncated toward zero.
+  auto c = compileNet(R"(network t {
+    input x [C=4, X=3];
+    r = rope(x); p = rope(x, heads=2, pos=5);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 4, 3, 1}, {16, 32, 48, 160, 320, 480, -16, 64, 80, 8, 8, 8}});
+  // r: d = 4, pairs (c0, c2) at j = 0 (a = t: 0 1 2) and (c1, c3) at j = 1
+  // (a = t >> 1: 0 0 1). c0: 16; (32·11 − 64·11)/16 = −22; (0 − 80·16)/16 = −80.
+  // c1: 160; 320; (480·11 − 8·11)/16 = 324.5 → 324. c2: −16; (64·11 + 32·11)/16
+  // = 66; 48·16/16 = 48. c3: 8; 8; (8·11 + 480·11)/16 = 335.5 → 335.
+  EXPECT_EQ(run(net, "r", s), (std::vector<Word>{16, -22, -80, 160, 320, 324, -16, 66, 48, 8, 8, 335}));
+  // p: d = 2, pairs (c0, c1) and (c2, c3), j = 0, a = t + 5: 5 6 7
+  // (cos −11 0 11, sin −11 −16 −11). c0: (−176 + 1760)/16 = 99; 5120/16 = 320;
+  // (528 + 5280)/16 = 363. c1: −1936/16 = −121; −512/16 = −32; (5280 − 528)/16
+  // = 297. c2: (176 + 88)/16 = 16.5 → 16; 128/16 = 8; (880 + 88)/16 = 60.5 → 60.
+  // c3: (−88 + 176)/16 = 5.5 → 5; −1024/16 = −64; (88 − 880)/16 = −49.5 → −49.
+  EXPECT_EQ(run(net, "p", s), (std::vector<Word>{99, 320, 363, -121, -32, 297, 16, 8, 60, 5, -64, -49}));
+}
+
 TEST(Reference, DepthToSpaceModesDiffer) {
   // Two output channels, block 2 on one position: DCR reads channel
   // (i·2 + j)·2 + c, CRD c·4 + i·2 + j (ONNX's definitions).
@@ -1025,6 +1052,14 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
       else   // gelu: x·(7x/16 + 8)/16 in (-19, 19)
         v = static_cast<uint32_t>(x >= 19 ? x : x <= -19 ? 0 : x * (7 * x / 16 + 8) / 16);
     }
+    if (nest.statement == Statement::Rope) {   // (x·cos ∓ partner·sin)/16 at a = ((t + pos) >> j) mod 8
+      static const int32_t cos16[8] = {16, 11, 0, -11, -16, -11, 0, 11}, sin16[8] = {0, 11, 16, 11, 0, -11, -16, -11};
+      const int64_t j = point[static_cast<size_t>(nest.findDim("j"))];
+      const int64_t a = ((point[static_cast<size_t>(nest.findDim("xo"))] + l.ropePos) >> std::min<int64_t>(j, 62)) & 7;
+      const int32_t sin = point[static_cast<size_t>(nest.findDim("half"))] ? sin16[a] : -sin16[a];
+      v = static_cast<uint32_t>(static_cast<Word>(static_cast<uint32_t>(reads.at(0)) * static_cast<uint32_t>(cos16[a]) +
+                                                  static_cast<uint32_t>(reads.at(1)) * static_cast<uint32_t>(sin)) / 16);
+    }
     for (const Access &a : nest.accesses) {
       const int64_t off = a.role == nest.output ? offset(a) : -1;
       if (off < 0)
@@ -1101,6 +1136,23 @@ TEST(ReferenceProperty, BroadcastAgreesWithItsLoopNest) {
     EXPECT_EQ(names, std::vector<std::string>{ref.tensors().begin()->first});
     EXPECT_EQ(ref.at(names[0]).extent, nest.at(names[0]).extent);
     EXPECT_EQ(ref.at(names[0]).data, nest.at(names[0]).data);
+  }
+}
+
+TEST(ReferenceProperty, RopeAgreesWithItsLoopNest) {
+  // Its two ifm accesses (the word and its partner) through the nest's point.
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=12, X=70, Y=2];
+    a = rope(x, heads=3, pos=9); b = rope(x, heads=1);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 7);
+  for (const char *name : {"a", "b"}) {
+    SCOPED_TRACE(name);
+    const int i = net.findLayer(name);
+    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
   }
 }
 
