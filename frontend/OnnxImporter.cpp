@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <set>
@@ -331,6 +332,68 @@ std::string windowArgs(const Window &w, bool strideAlways) {
   if (w.ceil)
     s += ", ceil=true";
   return s;
+}
+
+/// What a RoPE pattern's tables give: the first token's position and the
+/// base b of the frequencies θ_j = b^(−2j/d).
+struct Rotation {
+  int64_t pos = 0;
+  double base = 0;
+};
+
+/// The rotation of rotate_half's cos and sin tables ([L, d], row t the token
+/// at pos + t): each half is cos, sin((pos + t)·θ_j) for j < d/2. The last
+/// row's two lowest frequencies give θ's ratio r = θ_{j+1}/θ_j, then its
+/// position P = a/θ_{d/2−1} (both angles below π: positions up to
+/// π/θ_{d/2−2}, about 23,000 for b = 10,000 and d = 128, 1.2 M for Llama 3's
+/// 500,000); every entry is then checked within 0.01. Empty, with why, when
+/// the tables are no rotation.
+std::optional<Rotation> ropePosition(const std::vector<double> &cos, const std::vector<double> &sin, int64_t L,
+                                     int64_t d, std::string &why) {
+  const int64_t h = d / 2;
+  auto at = [&](const std::vector<double> &v, int64_t t, int64_t j) { return v[static_cast<size_t>(t * d + j)]; };
+  for (int64_t t = 0; t < L; ++t)
+    for (int64_t j = 0; j < h; ++j)
+      if (at(cos, t, j) != at(cos, t, j + h) || at(sin, t, j) != at(sin, t, j + h)) {
+        why = "the tables' two halves differ at token " + std::to_string(t) + ", channel " + std::to_string(j) +
+              " (rotate_half's are cat(freqs, freqs))";
+        return std::nullopt;
+      }
+  if (h < 2) {
+    why = "a head of " + std::to_string(d) + " channels has fewer than two frequencies";
+    return std::nullopt;
+  }
+  auto angle = [&](int64_t j) { return std::atan2(at(sin, L - 1, j), at(cos, L - 1, j)); };
+  const double low = angle(h - 1), next = angle(h - 2);
+  Rotation r;
+  double theta = 0;   // θ_{h−1}; 0 for a single token at position 0 (every angle 0, the base unknown)
+  if (std::abs(low) > 1e-9 || L > 1) {
+    if (!(low > 0 && next > low)) {
+      why = "the last token's lowest frequency has the angle " + std::to_string(low) + " and the next " +
+            std::to_string(next) + ", not a position's (0 < lowest < next < pi)";
+      return std::nullopt;
+    }
+    const double estimate = low / std::pow(low / next, static_cast<double>(h - 1)), last = std::round(estimate);
+    if (!(last >= static_cast<double>(L - 1) && last < 2147483647.0)) {
+      why = "the tables place the last of " + std::to_string(L) + " tokens at position " + std::to_string(estimate);
+      return std::nullopt;
+    }
+    r.pos = static_cast<int64_t>(last) - (L - 1);
+    theta = low / last;
+    r.base = std::pow(theta, -static_cast<double>(d) / static_cast<double>(2 * (h - 1)));
+  }
+  for (int64_t t = 0; t < L; ++t)
+    for (int64_t j = 0; j < h; ++j) {
+      const double a = static_cast<double>(r.pos + t) * (theta > 0 ? std::pow(theta, double(j) / double(h - 1)) : 0.0);
+      if (std::abs(std::cos(a) - at(cos, t, j)) > 0.01 || std::abs(std::sin(a) - at(sin, t, j)) > 0.01) {
+        std::ostringstream text;
+        text << "the tables at token " << t << ", frequency " << j << " are cos " << at(cos, t, j) << ", sin "
+             << at(sin, t, j) << ", not the rotation by (" << r.pos << " + " << t << ") * theta_" << j << " = " << a;
+        why = text.str();
+        return std::nullopt;
+      }
+    }
+  return r;
 }
 
 class Importer {
@@ -1346,6 +1409,7 @@ private:
       for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
     }
+    findRope(g, producer, soleReader, constants);
     findCausalMasks(g, producer, soleReader, constants);
     // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
     for (const onnx::NodeProto &e : g.node()) {
@@ -1355,6 +1419,107 @@ private:
       if (std::all_of(rs->second.begin(), rs->second.end(),
                       [&](const onnx::NodeProto *r) { return is(r, "Mul", 2) || is(r, "Add", 2); }))
         expandFolded_.insert(&e);
+    }
+  }
+
+  /// Rotary position embeddings as torch.onnx exports Hugging Face's
+  /// `apply_rotary_pos_emb` (Llama, Mistral, GPT-NeoX), anchored at the Neg of
+  /// `rotate_half`: Add(Mul(x, cos), Mul(Concat(Neg(x2), x1, axis=-1), sin)),
+  /// x1 and x2 the Slices of x's first and second half along its last axis,
+  /// cos and sin constant tables (docs/onnx.md). Proven, it is `rope(x,
+  /// heads, pos)`, pos read from the tables (ropePosition); otherwise the Neg
+  /// is refused with why.
+  template <class SoleReader>
+  void findRope(const onnx::GraphProto &g, std::map<std::string, const onnx::NodeProto *> &producer,
+                const SoleReader &soleReader, const std::map<std::string, const onnx::TensorProto *> &constants) {
+    auto made = [&](const std::string &v) { return producer.count(v) ? producer[v] : nullptr; };
+    auto is = [&](const onnx::NodeProto *n, const char *op) {
+      return n && n->op_type() == op && defaultDomain(*n) && n->output_size() >= 1 && !absorbed_.count(n) &&
+             !fusedAt_.count(n);
+    };
+    auto numbers = [&](const std::string &name) -> std::optional<std::vector<double>> {
+      auto it = constants.find(name);
+      if (it == constants.end() || isExternal(*it->second))
+        return std::nullopt;
+      return valuesOf(*it->second);
+    };
+    auto other = [](const onnx::NodeProto &n, const std::string &one) {
+      return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : std::string();
+    };
+    auto quoted = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
+    for (const onnx::NodeProto &neg : g.node()) {
+      if (!is(&neg, "Neg") || neg.input_size() != 1)
+        continue;
+      const onnx::NodeProto *s2 = made(neg.input(0)), *cat = soleReader(neg.output(0)), *s1 = nullptr;
+      // Why, on the Neg and its Slices (refused before it).
+      auto refuse = [&](const std::string &why) {
+        for (const onnx::NodeProto *n : {&neg, s1, s2})
+          if (n && (n == &neg || n->op_type() == "Slice"))
+            unfused_[n] = "no rotary embedding (rotate_half) pattern: " + why;
+      };
+      if (!is(s2, "Slice") || soleReader(s2->output(0)) != &neg || !is(cat, "Concat") || cat->input_size() != 2 ||
+          cat->input(0) != neg.output(0)) {
+        refuse("it is not Concat(Neg(Slice(x)), Slice(x)), each read by the next alone");
+        continue;
+      }
+      const std::string x = s2->input(0);
+      s1 = made(cat->input(1));
+      auto shape = outputShape(x);
+      if (!is(s1, "Slice") || s1->input(0) != x || soleReader(s1->output(0)) != cat || !shape || shape->size() < 3) {
+        refuse("the Concat's second operand is not a Slice of the same tensor of known shape, read by it alone");
+        continue;
+      }
+      const int64_t rank = static_cast<int64_t>(shape->size()), d = shape->back(), L = (*shape)[shape->size() - 2];
+      // Slice(x, starts, ends, axes[, steps]) of the last axis: [from, to).
+      auto slices = [&](const onnx::NodeProto &s, int64_t from, int64_t to) {
+        if (s.input_size() < 4)
+          return false;
+        auto st = numbers(s.input(1)), en = numbers(s.input(2)), ax = numbers(s.input(3));
+        auto sp = s.input_size() > 4 ? numbers(s.input(4)) : std::optional<std::vector<double>>(std::vector<double>{1});
+        return st && en && ax && sp && st->size() == 1 && en->size() == 1 && ax->size() == 1 && sp->size() == 1 &&
+               ((*ax)[0] == -1 || (*ax)[0] == static_cast<double>(rank - 1)) && (*sp)[0] == 1 &&
+               (*st)[0] == static_cast<double>(from) && ((*en)[0] == static_cast<double>(to) || (to == d && (*en)[0] >= to));
+      };
+      const int64_t axis = intAttr(*cat, "axis", 0);
+      if (d % 2 || !slices(*s1, 0, d / 2) || !slices(*s2, d / 2, d) || (axis != -1 && axis != rank - 1)) {
+        refuse("the Slices are not x's two halves along its last axis (" + std::to_string(d) +
+               " channels), concatenated along it (-x2, x1)");
+        continue;
+      }
+      const onnx::NodeProto *mulSin = soleReader(cat->output(0));
+      const onnx::NodeProto *add = mulSin ? soleReader(mulSin->output(0)) : nullptr;
+      if (!is(mulSin, "Mul") || mulSin->input_size() != 2 || !is(add, "Add") || add->input_size() != 2) {
+        refuse("rotate_half(x) is not multiplied by a table and added to x times another");
+        continue;
+      }
+      const onnx::NodeProto *mulCos = made(other(*add, mulSin->output(0)));
+      if (!is(mulCos, "Mul") || mulCos->input_size() != 2 || other(*mulCos, x).empty() ||
+          soleReader(mulCos->output(0)) != add) {
+        refuse("the Add's other operand is not x times a table, read by it alone");
+        continue;
+      }
+      auto cosT = numbers(other(*mulCos, x)), sinT = numbers(other(*mulSin, cat->output(0)));
+      if (!cosT || !sinT || static_cast<int64_t>(cosT->size()) != L * d || static_cast<int64_t>(sinT->size()) != L * d) {
+        refuse("cos and sin are not constant " + std::to_string(L) + " x " + std::to_string(d) +
+               " tables whose values dflc reads (torch.onnx folds them when the positions are fixed)");
+        continue;
+      }
+      std::string why;
+      const std::optional<Rotation> r = ropePosition(*cosT, *sinT, L, d, why);
+      if (!r) {
+        refuse(why);
+        continue;
+      }
+      std::ostringstream base;
+      if (r->base > 0)
+        base << " (base " << std::setprecision(6) << r->base << ")";
+      fusedAt_[add] = {"rope", x,
+                       "RoPE" + base.str() + ": Slice " + quoted(*s1) + ", Slice " + quoted(*s2) + ", Neg " +
+                           quoted(neg) + ", Concat " + quoted(*cat) + ", Mul " + quoted(*mulCos) + ", Mul " +
+                           quoted(*mulSin) + ", Add " + quoted(*add),
+                       {}, ", pos=" + std::to_string(r->pos)};
+      for (const onnx::NodeProto *n : {s1, s2, &neg, cat, mulCos, mulSin})
+        absorbed_.insert(n);
     }
   }
 
@@ -1497,6 +1662,12 @@ private:
     if (x.kind != Value::Activation)
       return Refusal{"the " + f.dfl + " pattern's input '" + f.x + "' is no activation"};
     std::string args = f.args;
+    if (f.dfl == "rope") {
+      if (x.layout != Layout::Heads && x.layout != Layout::SeqHeads && x.layout != Layout::Seq)
+        return Refusal{"it ends a rotary embedding pattern whose input is a " + layoutName(x) +
+                       " tensor, not a sequence or its heads"};
+      args = ", heads=" + std::to_string(x.heads) + args;
+    }
     if (f.dfl == "groupnorm" && x.layout != Layout::Image)
       return Refusal{"it ends a GroupNorm pattern whose input is a " + layoutName(x) + " tensor, not an image"};
     if (f.axis)

@@ -181,6 +181,10 @@ std::string modelSummaryJson(const Model &model) {
                     {"bounds", bounds},
                     {"macs", l.macs * net.batch},
                     {"ops", l.ops * net.batch}};
+      json dims = json::array();   // the loop nest (docs/language.md, "Loop nests"): dims, then the statement
+      for (const IterDim &d : l.nest.dims)
+        dims.push_back({{"name", d.name}, {"extent", d.extent}});
+      layer["loop_nest"] = {{"dims", dims}, {"statement", l.nest.text()}};
       if (!l.activations.empty())
         layer["activations"] = l.activations;
       if (l.type == LayerType::MatMul && l.kvHeads < l.groups)   // grouped-query attention

@@ -357,11 +357,14 @@ def llama3_layer(mode, L):
     if prefill:
         macs = L * per_token + 2 * heads * hd * (L * (L + 1) // 2)
         what = f"the prefill of {L:,} tokens"
+        pos, pos_note = 0, f"the tokens are at positions 0 to {L - 1:,}"
         mask_note = ("// The causal mask is the attention's domain: query x sees keys j <= x\n"
                      "// (docs/language.md, \"Causal attention\").")
     else:
         macs = per_token + 2 * heads * hd * (L + 1)
         what = f"one decode step against a KV cache of {L:,} tokens"
+        pos, pos_note = L, (f"the new token is at position {L:,}; the cache\n"
+                            "// holds keys already rotated, as Hugging Face's does")
         mask_note = (f"// The cache is two network inputs [C={kv * hd}, X={L}] that the scores and\n"
                      "// context matmuls read joined with the new token's k and v (docs/language.md,\n"
                      "// \"A KV cache\"); the causal mask is void at decode.")
@@ -377,9 +380,10 @@ def llama3_layer(mode, L):
 // down_proj(silu(gate_proj(x)) * up_proj(x)) (Shazeer, "GLU Variants Improve
 // Transformer", 2020). Tokens lie along X, the hidden vector along C.
 //
-// Not modelled: the rotary position embeddings (RoPE) applied to q and k, an
-// element-wise rotation with no MACs (docs/limits.md), and RMSNorm's learned
-// scale (as layernorm's).
+// Rotary position embeddings (Su et al., "RoFormer: Enhanced Transformer
+// with Rotary Position Embedding", Neurocomputing 2024) rotate q and k per
+// head before the scores: {pos_note}.
+// Not modelled: RMSNorm's learned scale (as layernorm's).
 //
 {mask_note}
 // MACs per sample: {macs:,} (tests/lit/stdlib/check_macs.py).
@@ -389,17 +393,19 @@ network {name} {{
     causal = ", causal=true" if prefill else ""
     if prefill:
         text += f"  input x [C={d}, X={L}];                // the hidden states of {L} tokens\n"
-        keys, values = "k_proj", "v_proj"
+        keys, values = "k_rope", "v_proj"
     else:
         text += (f"  input x [C={d}];                      // the new token's hidden state\n"
                  f"  input k_cache [C={kv * hd}, X={L}];\n  input v_cache [C={kv * hd}, X={L}];\n")
-        keys, values = "k_cache, k_proj", "v_cache, v_proj"
+        keys, values = "k_cache, k_rope", "v_cache, v_proj"
     text += f"""
   input_layernorm = rmsnorm(x);
   q_proj = conv(input_layernorm, K={d}, R=1);
   k_proj = conv(input_layernorm, K={kv * hd}, R=1);
   v_proj = conv(input_layernorm, K={kv * hd}, R=1);
-  scores = matmul(q_proj, {keys}, heads={heads}, kv_heads={kv}{causal});
+  q_rope = rope(q_proj, heads={heads}, pos={pos});
+  k_rope = rope(k_proj, heads={kv}, pos={pos});
+  scores = matmul(q_rope, {keys}, heads={heads}, kv_heads={kv}{causal});
   probs = softmax(scores, groups={heads}{causal});
   context = matmul(probs, {values}, heads={heads}, kv_heads={kv}, transpose_b=true{causal});
   o_proj = conv(context, K={d}, R=1);

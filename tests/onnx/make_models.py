@@ -620,6 +620,65 @@ def gqa():
     attention("gqa_k_mul.onnx", k_read_by_mul=True)
 
 
+def rope():
+    # Rotary position embeddings as torch.onnx exports Hugging Face's
+    # apply_rotary_pos_emb (Llama): q * cos + rotate_half(q) * sin, with
+    # rotate_half(x) = cat(-x[..., d/2:], x[..., :d/2]) (Slice, Slice, Neg,
+    # Concat) and cos, sin folded to constant [1, 1, L, d] tables when the
+    # positions are fixed: cat(freqs, freqs), freqs[t][j] = (pos + t) * base^(-2j/d).
+    def attention(file, L, D, pos, base, H=4, KV=2, swap=False, quarter=False):
+        g = Graph("rope")
+        hidden = H * D
+        x = g.input("x", [1, L, hidden])
+        freqs = np.outer(np.arange(pos, pos + L), base ** (-np.arange(0, D, 2) / D))
+        emb = np.concatenate([freqs, freqs], axis=-1).reshape(1, 1, L, D)
+        cos = g.const("cos", np.cos(emb).astype(np.float32))
+        sin = g.const("sin", np.sin(emb).astype(np.float32))
+        if swap:   # the tables swapped: no rotation
+            cos, sin = sin, cos
+        half = D // 4 if quarter else D // 2   # a quarter: not rotate_half's halves
+        i64 = lambda name, v: g.const(name, [v], np.int64)
+
+        def linear(x, name, cout):
+            g.macs += L * hidden * cout
+            return g.node("MatMul", [x, g.weight(name + "_W", [hidden, cout])], name)
+
+        def heads(x, name, h):
+            x = g.node("Reshape", [x, g.const(name + "_shape", [1, L, h, D], np.int64)], name + "_heads")
+            return g.node("Transpose", [x], name + "_t", perm=[0, 2, 1, 3])
+
+        def rotate(x, name):
+            x1 = g.node("Slice", [x, i64(name + "_s0", 0), i64(name + "_e0", half), i64(name + "_a0", -1)], name + "_x1")
+            x2 = g.node("Slice", [x, i64(name + "_s1", half), i64(name + "_e1", 2 ** 63 - 1), i64(name + "_a1", -1)],
+                        name + "_x2")
+            r = g.node("Concat", [g.node("Neg", [x2], name + "_neg"), x1], name + "_cat", axis=-1)
+            return g.node("Add", [g.node("Mul", [x, cos], name + "_cos"), g.node("Mul", [r, sin], name + "_sin")],
+                          name + "_rope")
+
+        q = rotate(heads(linear(x, "q_proj", hidden), "q", H), "q")
+        k = rotate(heads(linear(x, "k_proj", KV * D), "k", KV), "k")
+        v = heads(linear(x, "v_proj", KV * D), "v", KV)
+
+        def repeat_kv(x, name, r=H // KV):
+            x = g.node("Unsqueeze", [x, g.const(name + "_axes", [2], np.int64)], name + "_unsqueeze")
+            x = g.node("Expand", [x, g.const(name + "_expand", [1, KV, r, L, D], np.int64)], name + "_expand")
+            return g.node("Reshape", [x, g.const(name + "_rshape", [1, KV * r, L, D], np.int64)], name + "_repeat")
+
+        s = g.node("MatMul", [q, g.node("Transpose", [repeat_kv(k, "k")], "k_tt", perm=[0, 1, 3, 2])], "scores")
+        g.macs += 2 * H * L * L * D
+        s = g.node("Softmax", [s], "probs", axis=-1)
+        c = g.node("MatMul", [s, repeat_kv(v, "v")], "context")
+        c = g.node("Transpose", [c], "c_t", perm=[0, 2, 1, 3])
+        c = g.node("Reshape", [c, g.const("merged", [1, L, hidden], np.int64)], "c_merged")
+        linear(c, "o_proj", hidden)
+        g.save(file)
+
+    attention("rope.onnx", L=16, D=8, pos=0, base=10000.0)             # a prefill, HF's default base
+    attention("rope_decode.onnx", L=1, D=128, pos=8192, base=500000.0)  # a Llama 3 decode step
+    attention("rope_swapped.onnx", L=16, D=8, pos=0, base=10000.0, swap=True)
+    attention("rope_quarter.onnx", L=16, D=8, pos=0, base=10000.0, quarter=True)
+
+
 resnet50()
 mobilenet_v2()
 efficientnet_b0()
@@ -627,3 +686,4 @@ bert(12, "bert_base.onnx")
 small()
 causal()
 gqa()
+rope()

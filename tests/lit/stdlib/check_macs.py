@@ -12,14 +12,14 @@ Reads {"networks": [{"name", "batch", "total_macs", "layers": [{"name",
    published architecture with the formulas of docs/language.md
    (conv: K*Xo*Yo*(C/groups)*R*S, dwconv: C*Xo*Yo*R*S, fc: K*C*Xi*Yi,
    matmul: X*Y*Lb*Ca, with transpose_b X*Y*Cb*Lb; pools, add, mul, concat,
-   softmax, layernorm, gelu, silu: 0);
+   softmax, layernorm, gelu, silu, rope: 0);
 3. total_macs / batch is within TOL (relative) of PUBLISHED, a figure taken
    from the literature; where it counts something slightly different, the
    comment says so and TOL is chosen (and explained) to cover it;
 4. a few layers' MACs (and types) equal values derived by hand;
 5. the number of layers (activations and batch norm are fused into their
    producer and are not layers; pools, add, mul, concat, softmax, layernorm,
-   gelu and silu are);
+   gelu, silu and rope are);
 6. where a weight count is given, the conv, dwconv and fc layers' weight
    words equal it, and with the parameters DFL does not model (batch norm,
    biases) it is within TOL of the published parameter count.
@@ -512,8 +512,9 @@ for L in (2048, 8192):
          "context": ("matmul", 32 * 128 * (L + 1)),
          "gate_silu": ("silu", 0),
          "swiglu": ("mul", 0),
+         "q_rope": ("rope", 0),
          "down_proj": ("conv", 14336 * 4096)},               # 58,720,256
-        16,  # 2 rmsnorm + 7 conv + 2 matmul + softmax + silu + mul + 2 add
+        18,  # 2 rmsnorm + 7 conv + 2 rope + 2 matmul + softmax + silu + mul + 2 add
         weights=LLAMA_WEIGHTS)
 net("llama3_8b_layer_prefill_2048", 463_864_856_576,
     2048 * LLAMA_PROJ + 8192 * (2048 * 2049 // 2),
@@ -521,8 +522,9 @@ net("llama3_8b_layer_prefill_2048", 463_864_856_576,
     {"q_proj": ("conv", 2048 * 4096 * 4096),                 # 34,359,738,368
      "scores": ("matmul", 32 * 128 * (2048 * 2049 // 2)),   # the triangle: 8,594,128,896
      "context": ("matmul", 32 * 128 * (2048 * 2049 // 2)),
+     "k_rope": ("rope", 0),
      "up_proj": ("conv", 2048 * 4096 * 14336)},              # 120,259,084,288
-    16, weights=LLAMA_WEIGHTS)
+    18, weights=LLAMA_WEIGHTS)
 
 # ---------------------------------------------------------------------------
 # DenseNet-121 at 224 (growth k = 32, bottleneck 4k = 128, blocks 6, 12, 24,
