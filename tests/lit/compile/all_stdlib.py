@@ -38,8 +38,9 @@ REFUSED = {("llama3_8b_layer_decode_8192", "eyeriss_multinode"): "error: no vali
 # KiB GBUF; on the two larger buffers the widest, up3_res0_norm1 over 960
 # channels (30 a group, 122,880 words a row), needs 2 x 122,880 x 2 B =
 # 491,520 B of edge_systolic's 256 KiB GBUF and 122,880 x (1 + 4) B = 614,400 B
-# (8-bit input, 32-bit output row) of vta_gemm's 416 KiB SRAM. A row split with
-# its statistics re-read would lift all four.
+# of vta_gemm's 416 KiB SRAM (its input row in 8-bit words, the output row held
+# as 32-bit psum words). A row split with its statistics re-read would lift
+# all four.
 SD15_EYERISS = ("error: no valid schedule for layer 'down0_res0_norm1': layer 'down0_res0_norm1' does not fit "
                 "level GBUF: even its smallest tiles need 163840 B of 32768 B [E0821]")
 REFUSED.update({("sd15_unet", "eyeriss_multinode"): SD15_EYERISS,

@@ -12,14 +12,14 @@ Reads {"networks": [{"name", "batch", "total_macs", "layers": [{"name",
    published architecture with the formulas of docs/language.md
    (conv: K*Xo*Yo*(C/groups)*R*S, dwconv: C*Xo*Yo*R*S, fc: K*C*Xi*Yi,
    matmul: X*Y*Lb*Ca, with transpose_b X*Y*Cb*Lb; pools, add, mul, concat,
-   softmax, layernorm, gelu, silu: 0);
+   upsample, softmax, layernorm, groupnorm, gelu, silu: 0);
 3. total_macs / batch is within TOL (relative) of PUBLISHED, a figure taken
    from the literature; where it counts something slightly different, the
    comment says so and TOL is chosen (and explained) to cover it;
 4. a few layers' MACs (and types) equal values derived by hand;
 5. the number of layers (activations and batch norm are fused into their
-   producer and are not layers; pools, add, mul, concat, softmax, layernorm,
-   gelu and silu are);
+   producer and are not layers; pools, add, mul, concat, upsample, softmax,
+   layernorm, groupnorm, gelu and silu are);
 6. where a weight count is given, the conv, dwconv and fc layers' weight
    words equal it, and with the parameters DFL does not model (batch norm,
    biases) it is within TOL of the published parameter count.
@@ -600,7 +600,7 @@ assert sum(b[0] for b in SD_BLOCKS) == 401_540_300_800 and SD_ATTENTION == 63_02
     "check_macs.py: Stable Diffusion v1.5 U-Net's block sums"
 net("sd15_unet", 401_636_720_640,
     2_048_000 + 64 * 64 * 320 * 4 * 9 + sum(b[0] for b in SD_BLOCKS) + 64 * 64 * 4 * 320 * 9,
-    401_636_720_640, 0.0, "derived from the diffusers config of Stable Diffusion v1.5 (no MAC figure published)",
+    401_636_720_640, 0.0, "derived from the diffusers config of Stable Diffusion v1.5 (no cited MAC figure)",
     {"time_linear_1": ("fc", 320 * 1280),                      # 409,600
      "conv_in": ("conv", 64 * 64 * 320 * 4 * 9),               # 47,185,920
      "down0_res0_norm1": ("groupnorm", 0),
