@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the stdlib networks that are too regular to write by hand: BERT-base
 at sequence lengths 128, 256, 384 and 512, ViT-B/16, DenseNet-121,
-EfficientNet-B0, a GPT-2 small decode step and a Llama 3 8B decoder layer
-(prefill of 2,048 tokens, decode against caches of 2,048 and 8,192).
+EfficientNet-B0, a GPT-2 small decode step, a Llama 3 8B decoder layer
+(prefill of 2,048 tokens, decode against caches of 2,048 and 8,192) and one
+denoising step of Stable Diffusion v1.5's U-Net at a 64 x 64 latent.
 
 Usage: scripts/gen-stdlib-nets.py [--check] [DIR]    (DIR: stdlib/nets)
 
@@ -422,12 +423,173 @@ network {name} {{
     return name, text
 
 
+# Stable Diffusion v1.5's UNet2DConditionModel (diffusers config of
+# runwayml/stable-diffusion-v1-5, unet/config.json).
+SD15_CHANNELS = (320, 640, 1280, 1280)   # block_out_channels
+SD15_HEADS = 8                           # attention_head_dim 8: in v1.5 the number of heads
+SD15_CONTEXT = (768, 77)                 # cross_attention_dim, CLIP ViT-L/14's 77 tokens
+
+
+def sd15_resnet(p, x, cin, cout):
+    """diffusers ResnetBlock2D (time_embedding_norm "default"): GroupNorm(32) +
+    SiLU, conv3x3, + time_emb_proj(SiLU(temb)) broadcast, GroupNorm(32) + SiLU,
+    conv3x3, a 1x1 conv_shortcut where the channels change, the residual add."""
+    out = [f"  {p}norm1 = groupnorm({x}, groups=32);",
+           f"  {p}act1 = silu({p}norm1);",
+           f"  {p}conv1 = conv({p}act1, K={cout}, R=3, pad=1);",
+           f"  {p}time_emb_proj = fc(time_emb_act, K={cout});   // [{cout}, 1, 1]",
+           f"  {p}time_add = add({p}conv1, {p}time_emb_proj);     // broadcast over the plane",
+           f"  {p}norm2 = groupnorm({p}time_add, groups=32);",
+           f"  {p}act2 = silu({p}norm2);",
+           f"  {p}conv2 = conv({p}act2, K={cout}, R=3, pad=1);"]
+    if cin != cout:
+        out.append(f"  {p}conv_shortcut = conv({x}, K={cout}, R=1);")
+        x = p + "conv_shortcut"
+    out.append(f"  {p}add = add({x}, {p}conv2);")
+    return out, p + "add"
+
+
+def sd15_transformer(p, x, c, size):
+    """diffusers Transformer2DModel (v1.5: use_linear_projection false, so
+    proj_in and proj_out are 1x1 convs) around one BasicTransformerBlock."""
+    h, (cd, ctx), t = SD15_HEADS, SD15_CONTEXT, size * size
+    out = [f"  {p}norm = groupnorm({x}, groups=32);",
+           f"  {p}proj_in = conv({p}norm, K={c}, R=1);"]
+    y = p + "proj_in"
+    for a, kv in (("attn1", None), ("attn2", "encoder_hidden_states")):
+        n = "norm1" if a == "attn1" else "norm2"
+        src = kv or p + n
+        keys = t if kv is None else ctx
+        out += [f"  {p}{n} = layernorm({y});",
+                f"  {p}{a}_to_q = conv({p}{n}, K={c}, R=1);",
+                f"  {p}{a}_to_k = conv({src}, K={c}, R=1);",
+                f"  {p}{a}_to_v = conv({src}, K={c}, R=1);",
+                f"  {p}{a}_scores = matmul({p}{a}_to_q, {p}{a}_to_k, heads={h});   // [{h}*{keys}, {size}, {size}]",
+                f"  {p}{a}_probs = softmax({p}{a}_scores, groups={h});",
+                f"  {p}{a}_context = matmul({p}{a}_probs, {p}{a}_to_v, heads={h}, transpose_b=true);",
+                f"  {p}{a}_to_out = conv({p}{a}_context, K={c}, R=1);",
+                f"  {p}{a}_add = add({p}{a}_to_out, {y});"]
+        y = f"{p}{a}_add"
+    out += [f"  {p}norm3 = layernorm({y});",
+            f"  {p}ff_proj_hidden = conv({p}norm3, K={4 * c}, R=1);   // GEGLU's proj, first half",
+            f"  {p}ff_proj_gate = conv({p}norm3, K={4 * c}, R=1);     // its second half",
+            f"  {p}ff_gelu = gelu({p}ff_proj_gate);",
+            f"  {p}ff_geglu = mul({p}ff_proj_hidden, {p}ff_gelu);",
+            f"  {p}ff_out = conv({p}ff_geglu, K={c}, R=1);",
+            f"  {p}ff_add = add({p}ff_out, {y});",
+            f"  {p}proj_out = conv({p}ff_add, K={c}, R=1);",
+            f"  {p}add = add({p}proj_out, {x});"]
+    return out, p + "add"
+
+
+def sd15_unet():
+    """Stable Diffusion v1.5's U-Net, one denoising step at a 64 x 64 latent."""
+    chans, size = SD15_CHANNELS, 64
+    text = HEADER + f"""// Stable Diffusion v1.5's U-Net (UNet2DConditionModel), one denoising step
+// at a 64 x 64 x 4 latent (512 x 512 images), conditioned on the CLIP text
+// encoder's 77 tokens x 768 and the timestep.
+//
+// Architecture: R. Rombach, A. Blattmann, D. Lorenz, P. Esser and B. Ommer,
+// "High-Resolution Image Synthesis with Latent Diffusion Models", CVPR 2022
+// (the latent diffusion U-Net with cross-attention conditioning; Stable
+// Diffusion v1 is its text-to-image model at f = 8), as Hugging Face diffusers
+// builds it from the unet/config.json of runwayml/stable-diffusion-v1-5:
+// block_out_channels (320, 640, 1280, 1280), layers_per_block 2, down blocks
+// CrossAttnDownBlock2D x 3 + DownBlock2D, UNetMidBlock2DCrossAttn, up blocks
+// UpBlock2D + CrossAttnUpBlock2D x 3, 8 heads (attention_head_dim 8),
+// cross_attention_dim 768, norm_num_groups 32, time embedding 320 -> 1280 ->
+// 1280. Modules (diffusers `unet_2d_condition.py`, `unet_2d_blocks.py`,
+// `resnet.py`, `transformer_2d.py`, `attention.py`) give the layer names:
+// time_linear_1/2 (TimestepEmbedding), conv_in; downB_resR_* (ResnetBlock2D:
+// norm1, act1, conv1, time_emb_proj, time_add, norm2, act2, conv2,
+// conv_shortcut, add), downB_attnR_* (Transformer2DModel: norm, proj_in,
+// BasicTransformerBlock norm1, attn1_{{to_q,to_k,to_v,scores,probs,context,
+// to_out,add}}, norm2, attn2_*, norm3, ff_*, then proj_out, add),
+// downB_downsample (Downsample2D); mid_*; upB_resR_concat (the skip joined
+// along the channels) and upB_upsample_{{interp,conv}} (Upsample2D); then
+// conv_norm_out, conv_act, conv_out.
+//
+// The inputs are the noisy latent, the timestep's sinusoidal embedding
+// (Timesteps: no parameters, no MACs) and the text encoder's output. Each
+// ResnetBlock2D applies SiLU to the time embedding before its time_emb_proj;
+// the values are the same for all of them, so one silu layer (time_emb_act)
+// stands for the 22 (no MACs either way). GEGLU's projection C -> 2 x 4C,
+// split in halves, is two 1x1 convs of 4C (ff_proj_hidden, ff_proj_gate):
+// the same weights, MACs and values. The attention's 1/sqrt(d) scaling folds
+// into to_q's weights; dropout is the identity at inference. GroupNorm's and
+// LayerNorm's affine scale and shift and the biases are not modelled
+// (docs/limits.md).
+// MACs and parameters per step: tests/lit/stdlib/check_macs.py.
+network sd15_unet {{
+  batch N = 1;
+  input sample [C=4, X={size}, Y={size}];             // the noisy latent
+  input timestep_embedding [C={chans[0]}];              // Timesteps(320): sin/cos of the timestep
+  input encoder_hidden_states [C={SD15_CONTEXT[0]}, X={SD15_CONTEXT[1]}];  // CLIP ViT-L/14's last hidden state
+
+  time_linear_1 = fc(timestep_embedding, K={4 * chans[0]});
+  time_act = silu(time_linear_1);
+  time_linear_2 = fc(time_act, K={4 * chans[0]});
+  time_emb_act = silu(time_linear_2);   // every ResnetBlock2D's SiLU(temb)
+
+  conv_in = conv(sample, K={chans[0]}, R=3, pad=1);
+"""
+    body = []
+    x, cin, skips = "conv_in", chans[0], []
+    skips.append(("conv_in", chans[0]))
+    for b, c in enumerate(chans):
+        attn = b < len(chans) - 1
+        body.append(f"\n  // down_blocks[{b}]: {'CrossAttnDownBlock2D' if attn else 'DownBlock2D'}, "
+                    f"{cin} -> {c} channels at {size} x {size}.")
+        for r in range(2):
+            lines, x = sd15_resnet(f"down{b}_res{r}_", x, cin, c)
+            body += lines
+            cin = c
+            if attn:
+                lines, x = sd15_transformer(f"down{b}_attn{r}_", x, c, size)
+                body += lines
+            skips.append((x, c))
+        if attn:
+            body.append(f"  down{b}_downsample = conv({x}, K={c}, R=3, stride=2, pad=1);   // -> {size // 2} x {size // 2}")
+            x, size = f"down{b}_downsample", size // 2
+            skips.append((x, c))
+    body.append(f"\n  // mid_block: UNetMidBlock2DCrossAttn at {size} x {size}.")
+    lines, x = sd15_resnet("mid_res0_", x, cin, cin)
+    body += lines
+    lines, x = sd15_transformer("mid_attn0_", x, cin, size)
+    body += lines
+    lines, x = sd15_resnet("mid_res1_", x, cin, cin)
+    body += lines
+    for b, c in enumerate(reversed(chans)):
+        attn = b > 0
+        body.append(f"\n  // up_blocks[{b}]: {'CrossAttnUpBlock2D' if attn else 'UpBlock2D'}, "
+                    f"{cin} -> {c} channels at {size} x {size}, three skips joined.")
+        for r in range(3):
+            skip, sc = skips.pop()
+            body.append(f"  up{b}_res{r}_concat = concat({x}, {skip});   // {cin} + {sc} channels")
+            lines, x = sd15_resnet(f"up{b}_res{r}_", f"up{b}_res{r}_concat", cin + sc, c)
+            body += lines
+            cin = c
+            if attn:
+                lines, x = sd15_transformer(f"up{b}_attn{r}_", x, c, size)
+                body += lines
+        if b < len(chans) - 1:
+            body += [f"  up{b}_upsample_interp = upsample({x}, scale=2);   // nearest, -> {2 * size} x {2 * size}",
+                     f"  up{b}_upsample_conv = conv(up{b}_upsample_interp, K={c}, R=3, pad=1);"]
+            x, size = f"up{b}_upsample_conv", size * 2
+    assert not skips
+    body += ["",
+             f"  conv_norm_out = groupnorm({x}, groups=32);",
+             "  conv_act = silu(conv_norm_out);",
+             "  conv_out = conv(conv_act, K=4, R=3, pad=1);   // the predicted noise"]
+    return "sd15_unet", text + "\n".join(body) + "\n}\n"
+
+
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
     out = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent / "stdlib" / "nets")
     nets = [bert(L) for L in (128, 256, 384, 512)] + [vit(), densenet121(), efficientnet_b0(), gpt2_decode()] + \
-        [llama3_layer("prefill", 2048), llama3_layer("decode", 2048), llama3_layer("decode", 8192)]
+        [llama3_layer("prefill", 2048), llama3_layer("decode", 2048), llama3_layer("decode", 8192)] + [sd15_unet()]
     stale = []
     for name, text in nets:
         path = out / f"{name}.dfl"

@@ -12,14 +12,14 @@ Reads {"networks": [{"name", "batch", "total_macs", "layers": [{"name",
    published architecture with the formulas of docs/language.md
    (conv: K*Xo*Yo*(C/groups)*R*S, dwconv: C*Xo*Yo*R*S, fc: K*C*Xi*Yi,
    matmul: X*Y*Lb*Ca, with transpose_b X*Y*Cb*Lb; pools, add, mul, concat,
-   softmax, layernorm, gelu, silu, rope: 0);
+   upsample, softmax, layernorm, groupnorm, gelu, silu, rope: 0);
 3. total_macs / batch is within TOL (relative) of PUBLISHED, a figure taken
    from the literature; where it counts something slightly different, the
    comment says so and TOL is chosen (and explained) to cover it;
 4. a few layers' MACs (and types) equal values derived by hand;
 5. the number of layers (activations and batch norm are fused into their
-   producer and are not layers; pools, add, mul, concat, softmax, layernorm,
-   gelu, silu and rope are);
+   producer and are not layers; pools, add, mul, concat, upsample, softmax,
+   layernorm, groupnorm, gelu, silu and rope are);
 6. where a weight count is given, the conv, dwconv and fc layers' weight
    words equal it, and with the parameters DFL does not model (batch norm,
    biases) it is within TOL of the published parameter count.
@@ -525,6 +525,115 @@ net("llama3_8b_layer_prefill_2048", 463_864_856_576,
      "k_rope": ("rope", 0),
      "up_proj": ("conv", 2048 * 4096 * 14336)},              # 120,259,084,288
     18, weights=LLAMA_WEIGHTS)
+
+# ---------------------------------------------------------------------------
+# Stable Diffusion v1.5's U-Net (diffusers UNet2DConditionModel, config of
+# runwayml/stable-diffusion-v1-5: block_out_channels 320, 640, 1280, 1280;
+# 2 layers per down block, 3 per up block; 8 heads; cross_attention_dim 768;
+# 77 text tokens), one step at a 64 x 64 latent. A ResnetBlock2D, Cin -> C at
+# s x s, with the time embedding's 1280 -> C projection (an fc on 1 x 1):
+#   s^2*C*9*(Cin + C) [conv1, conv2] + s^2*C*Cin [1x1 shortcut, if Cin != C] + 1280*C;
+# its weights are the same products without s^2; its other parameters the two
+# GroupNorms' scale and shift 2*Cin + 2*C and the biases of conv1,
+# time_emb_proj, conv2 (and the shortcut): 3*C (+ C).
+def sd_resnet(cin, c, s):
+    short = cin != c
+    return (s * s * c * 9 * (cin + c) + (s * s * c * cin if short else 0) + 1280 * c,
+            c * 9 * (cin + c) + (c * cin if short else 0) + 1280 * c,
+            2 * cin + 2 * c + 3 * c + (c if short else 0))
+
+
+# A Transformer2DModel of C channels at s x s, T = s^2 tokens, one
+# BasicTransformerBlock: proj_in, proj_out, attn1's to_q/to_k/to_v/to_out,
+# attn2's to_q and to_out (2 + 4 + 2 = 8 projections of C x C), GEGLU's
+# C -> 2*4C (8 C^2) and the feed-forward's 4C -> C (4 C^2): 20*T*C^2; attn2's
+# to_k, to_v on the 77 x 768 context 2*77*768*C; the attention products,
+# self Q^T K and P V 2*T*T*C, cross 2*T*77*C. Weights 20*C^2 + 2*768*C; other
+# parameters 21*C: the GroupNorm's and the three LayerNorms' scale and shift
+# (2*C + 6*C), the biases of proj_in, proj_out, both to_out (4*C), GEGLU's
+# proj (8*C) and the feed-forward's out (C); to_q, to_k, to_v have none.
+def sd_transformer(c, s):
+    t = s * s
+    return (20 * t * c * c + 2 * 77 * 768 * c + 2 * t * t * c + 2 * t * 77 * c,
+            20 * c * c + 2 * 768 * c, 21 * c)
+
+
+SD_BLOCKS = (   # (MACs, weights, other parameters) of every block, in order
+    [sd_resnet(320, 320, 64), sd_transformer(320, 64)] * 2           # down_blocks[0]
+    + [(32 * 32 * 320 * 320 * 9, 320 * 320 * 9, 320)]                # its downsampler, -> 32 x 32
+    + [sd_resnet(320, 640, 32), sd_transformer(640, 32), sd_resnet(640, 640, 32), sd_transformer(640, 32)]
+    + [(16 * 16 * 640 * 640 * 9, 640 * 640 * 9, 640)]                # -> 16 x 16
+    + [sd_resnet(640, 1280, 16), sd_transformer(1280, 16), sd_resnet(1280, 1280, 16), sd_transformer(1280, 16)]
+    + [(8 * 8 * 1280 * 1280 * 9, 1280 * 1280 * 9, 1280)]             # -> 8 x 8
+    + [sd_resnet(1280, 1280, 8)] * 2                                 # down_blocks[3]: no attention
+    + [sd_resnet(1280, 1280, 8), sd_transformer(1280, 8), sd_resnet(1280, 1280, 8)]   # mid_block
+    # up_blocks: each resnet reads the previous output joined with a skip
+    # (conv_in's, then each down resnet's or transformer's and downsampler's
+    # output, last first): [0] 1280 + 1280 x 3 at 8 x 8, then upsample + conv;
+    + [sd_resnet(2560, 1280, 8)] * 3 + [(16 * 16 * 1280 * 1280 * 9, 1280 * 1280 * 9, 1280)]
+    # [1] at 16: 1280 + 1280, 1280 + 1280, 1280 + 640;
+    + [sd_resnet(2560, 1280, 16), sd_transformer(1280, 16)] * 2
+    + [sd_resnet(1920, 1280, 16), sd_transformer(1280, 16), (32 * 32 * 1280 * 1280 * 9, 1280 * 1280 * 9, 1280)]
+    # [2] at 32: 1280 + 640, 640 + 640, 640 + 320;
+    + [sd_resnet(1920, 640, 32), sd_transformer(640, 32), sd_resnet(1280, 640, 32), sd_transformer(640, 32)]
+    + [sd_resnet(960, 640, 32), sd_transformer(640, 32), (64 * 64 * 640 * 640 * 9, 640 * 640 * 9, 640)]
+    # [3] at 64: 640 + 320, 320 + 320, 320 + 320; no upsampler.
+    + [sd_resnet(960, 320, 64), sd_transformer(320, 64)]
+    + [sd_resnet(640, 320, 64), sd_transformer(320, 64)] * 2)
+#   time embedding 320*1280 + 1280*1280 = 2,048,000; conv_in 64^2*320*4*9 =
+#   47,185,920; the blocks 401,540,300,800; conv_out 64^2*4*320*9 =
+#   47,185,920; total 401,636,720,640 MACs, of which the attention products
+#   (self 2*T^2*C, cross 2*T*77*C) 63,026,135,040.
+# Weights: 2,048,000 + 320*4*9 + the blocks' 857,006,080 + 4*320*9 =
+#   859,077,120; other parameters: the time embedding's biases 2*1280, conv_in's
+#   320, the blocks' 440,320, conv_norm_out's scale and shift 2*320 and
+#   conv_out's bias 4: 443,844.
+# Published: 859,520,964 parameters, the diffusers UNet2DConditionModel of
+# Stable Diffusion v1.5 (sum of its parameters' numel; the model card's "860M
+# UNet"; R. Rombach et al., "High-Resolution Image Synthesis with Latent
+# Diffusion Models", CVPR 2022): weights and other parameters add up to it to
+# the unit, TOL 0. No MAC figure for one step was found with a citation that
+# says what it counts, so the published MACs are this derivation from the
+# config (as for mlp and lstm): exact, TOL 0.
+SD_ATTENTION = (5 * (2 * 4096**2 * 320 + 2 * 4096 * 77 * 320) + 5 * (2 * 1024**2 * 640 + 2 * 1024 * 77 * 640)
+                + 5 * (2 * 256**2 * 1280 + 2 * 256 * 77 * 1280) + (2 * 64**2 * 1280 + 2 * 64 * 77 * 1280))
+assert sum(b[0] for b in SD_BLOCKS) == 401_540_300_800 and SD_ATTENTION == 63_026_135_040 \
+    and sum(b[1] for b in SD_BLOCKS) == 857_006_080 and sum(b[2] for b in SD_BLOCKS) == 440_320, \
+    "check_macs.py: Stable Diffusion v1.5 U-Net's block sums"
+net("sd15_unet", 401_636_720_640,
+    2_048_000 + 64 * 64 * 320 * 4 * 9 + sum(b[0] for b in SD_BLOCKS) + 64 * 64 * 4 * 320 * 9,
+    401_636_720_640, 0.0, "derived from the diffusers config of Stable Diffusion v1.5 (no cited MAC figure)",
+    {"time_linear_1": ("fc", 320 * 1280),                      # 409,600
+     "conv_in": ("conv", 64 * 64 * 320 * 4 * 9),               # 47,185,920
+     "down0_res0_norm1": ("groupnorm", 0),
+     "down0_res0_time_emb_proj": ("fc", 1280 * 320),           # 409,600, on 1 x 1
+     "down0_res0_time_add": ("add", 0),                        # the broadcast
+     "down0_res0_conv1": ("conv", 64 * 64 * 320 * 320 * 9),    # 3,774,873,600
+     "down0_attn0_attn1_scores": ("matmul", 4096 * 4096 * 320),     # 5,368,709,120
+     "down0_attn0_attn1_context": ("matmul", 4096 * 320 * 4096),    # 5,368,709,120
+     "down0_attn0_attn2_to_k": ("conv", 77 * 320 * 768),       # 18,923,520, on the context
+     "down0_attn0_attn2_scores": ("matmul", 4096 * 77 * 320),  # 100,925,440
+     "down0_attn0_ff_proj_gate": ("conv", 4096 * 1280 * 320),  # 1,677,721,600
+     "down0_attn0_ff_gelu": ("gelu", 0),
+     "down0_attn0_ff_geglu": ("mul", 0),
+     "down0_downsample": ("conv", 32 * 32 * 320 * 320 * 9),    # 943,718,400 (stride 2)
+     "down1_res0_conv_shortcut": ("conv", 32 * 32 * 640 * 320),     # 209,715,200
+     "mid_attn0_attn1_scores": ("matmul", 64 * 64 * 1280),     # 5,242,880
+     "up0_res0_concat": ("concat", 0),
+     "up0_res0_conv1": ("conv", 8 * 8 * 1280 * 2560 * 9),      # 1,887,436,800
+     "up2_upsample_interp": ("upsample", 0),
+     "up2_upsample_conv": ("conv", 64 * 64 * 640 * 640 * 9),   # 15,099,494,400
+     "up3_res2_conv_shortcut": ("conv", 64 * 64 * 320 * 640),  # 838,860,800
+     "conv_out": ("conv", 64 * 64 * 4 * 320 * 9)},             # 47,185,920
+    # time: 2 fc + 2 silu; conv_in; 22 resnets of 9 (norm1, act1, conv1,
+    # time_emb_proj, time_add, norm2, act2, conv2, add), 14 with a shortcut;
+    # 16 transformers of 29 (norm, proj_in, 2 x 9 attention, norm3, 6 ff,
+    # proj_out, add); 3 downsamplers, 3 upsamplers of 2, 12 concats;
+    # conv_norm_out, conv_act, conv_out
+    4 + 1 + 22 * 9 + 14 + 16 * 29 + 3 + 3 * 2 + 12 + 3,
+    weights=(859_077_120, 2_048_000 + 320 * 4 * 9 + sum(b[1] for b in SD_BLOCKS) + 4 * 320 * 9,
+             2 * 1280 + 320 + sum(b[2] for b in SD_BLOCKS) + 2 * 320 + 4, 859_520_964, 0.0,
+             "diffusers UNet2DConditionModel of Stable Diffusion v1.5: 859,520,964 parameters"))
 
 # ---------------------------------------------------------------------------
 # DenseNet-121 at 224 (growth k = 32, bottleneck 4k = 128, blocks 6, 12, 24,
