@@ -437,6 +437,34 @@ TEST(Reference, UpsampleAndDepthToSpace) {
   EXPECT_EQ(run(net, "crd", s), oneChannel);
 }
 
+TEST(Reference, BilinearUpsample) {
+  // PyTorch's F.interpolate(mode="bilinear", align_corners=False): output o
+  // of an axis scaled by 2 samples the input at (o + 0.5)/2 − 0.5, clamped
+  // to [0, X − 1]: 0, 0.25, 0.75, 1 for X = 2. Weights in quarters per
+  // axis scaled by 2, halves per axis scaled by 1; each term x·wx·wy / (4·sx·sy)
+  // rounded toward zero.
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=2, Y=1]; input z [C=1, X=2, Y=2];
+    u = upsample(x, scale=2 x 1, mode=bilinear); v = upsample(z, scale=2, mode=bilinear);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [8, 16]: 8; 0.75·8 + 0.25·16 = 10; 0.25·8 + 0.75·16 = 14; 16 (PyTorch's values).
+  s.set("x", {{1, 1, 2, 1}, {8, 16}});
+  EXPECT_EQ(run(net, "u", s), (std::vector<Word>{8, 10, 14, 16}));
+  // [1, 2]: each term rounded toward zero: 1·4·2/8 = 1; 1·3·2/8 = 0.75 → 0
+  // and 2·1·2/8 = 0.5 → 0, so 0 (1.25 in floating point); 1·1·2/8 → 0 and
+  // 2·3·2/8 = 1.5 → 1; 2.
+  s.set("x", {{1, 1, 2, 1}, {1, 2}});
+  EXPECT_EQ(run(net, "u", s), (std::vector<Word>{1, 0, 1, 2}));
+  // z[i][j] = 32·i + 16·j is linear, so is its interpolation: out(ox, oy) =
+  // 32·(0, 0.25, 0.75, 1)[ox] + 16·(0, 0.25, 0.75, 1)[oy], every term exact
+  // (x a multiple of 16, weights in sixteenths).
+  s.set("z", {{1, 1, 2, 2}, {0, 16, 32, 48}});
+  EXPECT_EQ(run(net, "v", s), (std::vector<Word>{0, 4, 12, 16, 8, 12, 20, 24, 24, 28, 36, 40, 32, 36, 44, 48}));
+}
+
 TEST(Reference, Rope) {
   // x [C=4, X=3]: rows c0 16 32 48, c1 160 320 480, c2 -16 64 80, c3 8 8 8.
   // The angle index a = ((t + pos) >> j) mod 8 (multiples of 45°); cos·16 and
