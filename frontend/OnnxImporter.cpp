@@ -668,6 +668,9 @@ private:
       return resize(n, ins, *x);
     if (op == "DepthToSpace")
       return depthToSpace(n, *x);
+    if (op == "ConvTranspose")   // docs/limits.md
+      return Refusal{"not supported yet: DFL has no transposed convolution (conv_transpose); a U-Net decoder "
+                     "can upsample and conv instead"};
     if (auto why = unfused_.find(&n); why != unfused_.end())
       return Refusal{"not supported (" + why->second + ")"};
     return Refusal{"not supported"};

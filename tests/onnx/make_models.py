@@ -355,6 +355,12 @@ def small():
         scale = 3 if name == "round3" else 2
         g.node("Resize", [x, "", g.const("scales", [1, 1, scale, scale])], "up_" + name, **attrs)
         g.save("resize_" + name + ".onnx", opset=13)
+    # nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1) as torch.onnx exports it: refused, named.
+    g = Graph("conv_transpose")
+    x = g.input("x", [1, 4, 5, 5])
+    g.node("ConvTranspose", [x, g.weight("deconv_W", [4, 2, 4, 4])], "deconv", kernel_shape=[4, 4],
+           strides=[2, 2], pads=[1, 1, 1, 1])
+    g.save("conv_transpose.onnx", opset=13)
     g = Graph("depth_to_space")
     x = g.conv(g.input("x", [1, 4, 3, 5]), "c", 4, 8, 1)
     d = g.node("DepthToSpace", [x], "d2s_dcr", blocksize=2)
