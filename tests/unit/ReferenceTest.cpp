@@ -1088,14 +1088,29 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
       v = static_cast<uint32_t>(static_cast<Word>(static_cast<uint32_t>(reads.at(0)) * static_cast<uint32_t>(cos16[a]) +
                                                   static_cast<uint32_t>(reads.at(1)) * static_cast<uint32_t>(sin)) / 16);
     }
+    if (nest.statement == Statement::Bilinear) {
+      // x·wx·wy / (4·sx·sy), the weights from the tap's phase (model/LoopNest.h);
+      // a tap whose partner lies past the input's edge weighs 2s.
+      auto weight = [&](const char *p, const char *u, const char *q, int64_t sc, int64_t extent) {
+        const int64_t pv = point[static_cast<size_t>(nest.findDim(p))], uv = point[static_cast<size_t>(nest.findDim(u))];
+        const int64_t partner = point[static_cast<size_t>(nest.findDim(q))] - 1 + 2 * bilinearBase(pv, sc) + 1 - uv;
+        return static_cast<uint32_t>(partner < 0 || partner >= extent ? 2 * sc : bilinearWeight(pv, sc, uv));
+      };
+      const uint32_t term = static_cast<uint32_t>(reads.at(0)) * weight("px", "u", "qx", l.resample.x, l.ifmShape.X) *
+                            weight("py", "v", "qy", l.resample.y, l.ifmShape.Y);
+      v = static_cast<uint32_t>(
+          static_cast<Word>(static_cast<int64_t>(static_cast<Word>(term)) / (4 * l.resample.x * l.resample.y)));
+    }
+    // Outside the domain's guard (a bilinear tap of another phase) nothing is written.
     for (const Access &a : nest.accesses) {
-      const int64_t off = a.role == nest.output ? offset(a) : -1;
+      const int64_t off = a.role == nest.output && nest.inDomain(point) ? offset(a) : -1;
       if (off < 0)
         continue;
       Word &out = outs.at(a.tensor).data[static_cast<size_t>(off)];
       if (max)
         out = std::max(out, reads.at(0));
-      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average || reduces)
+      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average ||
+               nest.statement == Statement::Bilinear || reduces)
         out = static_cast<Word>(static_cast<uint32_t>(out) + v);
       else   // add, mul, copy: one point per output element
         out = static_cast<Word>(v);
@@ -1178,6 +1193,27 @@ TEST(ReferenceProperty, RopeAgreesWithItsLoopNest) {
   const Network &net = c.model.networks[0];
   TensorStore s = seedNetwork(net, 7);
   for (const char *name : {"a", "b"}) {
+    SCOPED_TRACE(name);
+    const int i = net.findLayer(name);
+    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
+  }
+}
+
+TEST(ReferenceProperty, BilinearAgreesWithItsLoopNest) {
+  // The guarded 3 x 3 window with the weights' rule, point by point, against
+  // the reference's PyTorch rule (clamped source, merged taps): edges, odd
+  // and even scales, a scale of 1 and a one-word axis.
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=3, X=4, Y=3]; input z [C=2, X=1, Y=5];
+    u = upsample(x, scale=2, mode=bilinear);
+    v = upsample(x, scale=3 x 1, mode=bilinear);
+    w = upsample(z, scale=4 x 5, mode=bilinear);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 13);
+  for (const char *name : {"u", "v", "w"}) {
     SCOPED_TRACE(name);
     const int i = net.findLayer(name);
     EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
