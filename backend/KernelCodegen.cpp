@@ -936,6 +936,7 @@ private:
             break;
           }
           case Statement::Rope: result = b_.CreateAdd(acc, rope(v, in, operand(1))); break;
+          case Statement::Bilinear: result = b_.CreateAdd(acc, bilinear(v, in)); break;
           case Statement::Max: result = combine(acc, in); break;
           case Statement::Average:
             result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
@@ -988,6 +989,26 @@ private:
     Value *second = b_.CreateICmpEQ(iterValue(v, p_.ropeHalf), c(1));
     sin = b_.CreateSelect(second, sin, b_.CreateNeg(sin));
     return b_.CreateSDiv(b_.CreateAdd(b_.CreateMul(x, cos), b_.CreateMul(partner, sin)), b_.getInt32(16));
+  }
+
+  /// bilinear upsample's term (model/LoopNest.h): x·wx·wy / (4·sx·sy), in
+  /// 32-bit products and rounded toward zero as the reference's; a tap whose
+  /// partner lies past the input's edge weighs 2s (the partner reads padding).
+  Value *bilinear(const std::array<Value *, kNumDims> &v, Value *x) {
+    Value *term = x;
+    for (const KernelPlan::BilinearAxis &a : p_.bilinear) {
+      const int64_t s = a.scale;
+      Value *p = iterValue(v, a.phase), *u = iterValue(v, a.tap), *q = iterValue(v, a.position);
+      Value *b = b_.CreateZExt(b_.CreateICmpSGE(b_.CreateAdd(b_.CreateMul(p, c(2)), c(1)), c(s)), i64_);
+      Value *far = b_.CreateSub(b_.CreateAdd(b_.CreateMul(p, c(2)), c(1 + s)), b_.CreateMul(b, c(2 * s)));
+      Value *w = b_.CreateSelect(b_.CreateICmpEQ(u, b_.CreateAdd(b, c(1))), far, b_.CreateSub(c(2 * s), far));
+      Value *partner = b_.CreateSub(b_.CreateAdd(q, b_.CreateMul(b, c(2))), u);   // q − 1 + (2b + 1 − u)
+      Value *inside = b_.CreateAnd(b_.CreateICmpSGE(partner, c(0)), b_.CreateICmpSLT(partner, c(a.extent)));
+      w = b_.CreateSelect(inside, w, c(2 * s));
+      term = b_.CreateMul(term, b_.CreateTrunc(w, i32_));
+    }
+    const int64_t d = 4 * p_.bilinear[0].scale * p_.bilinear[1].scale;
+    return b_.CreateTrunc(b_.CreateSDiv(b_.CreateSExt(term, i64_), c(d)), i32_);
   }
 
   void emitKernel() {

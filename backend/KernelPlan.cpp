@@ -108,6 +108,11 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     plan.ropeHalf = nest.findDim("half"), plan.ropePair = nest.findDim("j"), plan.ropeToken = nest.findDim("xo");
     plan.ropePos = layer.ropePos;
   }
+  if (nest.statement == Statement::Bilinear)
+    plan.bilinear = {KernelPlan::BilinearAxis{nest.findDim("px"), nest.findDim("u"), nest.findDim("qx"),
+                                              layer.resample.x, layer.ifmShape.X},
+                     KernelPlan::BilinearAxis{nest.findDim("py"), nest.findDim("v"), nest.findDim("qy"),
+                                              layer.resample.y, layer.ifmShape.Y}};
   auto canon = [&](Dim d) { return canonicalDim(d, plan.channelWise); };
 
   plan.output = layer.output;

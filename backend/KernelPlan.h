@@ -117,6 +117,14 @@ struct KernelPlan {
   /// (iterDims recovers them), and the first token's position.
   int ropeHalf = -1, ropePair = -1, ropeToken = -1;
   int64_t ropePos = 0;
+  /// bilinear upsample, per axis (x, y): the nest's iteration dims of the
+  /// phase p, the tap u and the input position q, the scale and the input's
+  /// extent (the weights' integer form, model/LoopNest.h).
+  struct BilinearAxis {
+    int phase = -1, tap = -1, position = -1;
+    int64_t scale = 1, extent = 1;
+  };
+  std::array<BilinearAxis, 2> bilinear{};
   int32_t identity = 0;           // the output's initial value: 0, or INT32_MIN for max
   int32_t padding = 0;            // the value the input's padding reads
   /// The ifm's rows are indexed by no Yo- or S-dim (grouped-query attention's

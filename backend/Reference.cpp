@@ -350,6 +350,47 @@ template <class F> void forEachResampled(const Network &net, const Layer &l, F f
         }
 }
 
+/// bilinear upsample from PyTorch's rule (align_corners=False), not from the
+/// nest: output o of an axis scaled by s samples the input at (o + ½)/s − ½,
+/// clamped at 0, between x0 = its floor and x1 = min(x0 + 1, X − 1) with
+/// weights 1 − λ and λ; in units of 1/(2s) the source is 2o + 1 − s. Taps
+/// at one word are one term (their weights summed).
+struct AxisTaps {
+  int64_t at[2], weight[2];
+  int count;
+};
+AxisTaps bilinearTaps(int64_t o, int64_t s, int64_t extent) {
+  const int64_t source = std::max<int64_t>(0, 2 * o + 1 - s);
+  const int64_t x0 = source / (2 * s), lambda = source - 2 * s * x0, x1 = std::min(x0 + 1, extent - 1);
+  if (x1 == x0)
+    return {{x0, 0}, {2 * s, 0}, 1};
+  return {{x0, x1}, {2 * s - lambda, lambda}, 2};
+}
+/// Each output word is Σ x·wx·wy / (4·sx·sy) over its distinct source
+/// words, each term's product in 32 bits and rounded toward zero, as an
+/// average's (docs/simulator.md).
+void bilinear(const Network &net, const Layer &l, const std::vector<Word> &x, std::vector<Word> &y) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const int64_t sx = l.resample.x, sy = l.resample.y;
+  size_t at = 0;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t c = 0; c < out.C; ++c)
+      for (int64_t ox = 0; ox < out.X; ++ox) {
+        const AxisTaps tx = bilinearTaps(ox, sx, in.X);
+        for (int64_t oy = 0; oy < out.Y; ++oy, ++at) {
+          const AxisTaps ty = bilinearTaps(oy, sy, in.Y);
+          Word sum = 0;
+          for (int i = 0; i < tx.count; ++i)
+            for (int j = 0; j < ty.count; ++j) {
+              const Word v = x[static_cast<size_t>(((n * in.C + c) * in.X + tx.at[i]) * in.Y + ty.at[j])];
+              sum = add(sum, divide(mul(mul(v, static_cast<Word>(tx.weight[i])), static_cast<Word>(ty.weight[j])),
+                                    4 * sx * sy));
+            }
+          y[at] = sum;
+        }
+      }
+}
+
 Tensor filled(std::vector<int64_t> extent, Word value) {
   const int64_t size = elementCount(extent);
   return {std::move(extent), std::vector<Word>(static_cast<size_t>(size), value)};
@@ -441,6 +482,10 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
   case LayerType::Upsample:
   case LayerType::DepthToSpace: {
     const std::vector<Word> x = readInput(net, l, store);
+    if (l.resample.bilinear) {
+      bilinear(net, l, x, y);
+      break;
+    }
     forEachResampled(net, l, [&](size_t o, size_t i) { y[o] = x[i]; });
     break;
   }

@@ -63,7 +63,7 @@ const std::vector<OpSpec> &opSpecs() {
         {"rmsnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, true},
         {"groupnorm", LayerType::LayerNorm, 1, 1, {{"groups", ParamKind::Int, false}}, UnaryFn::Gelu, false, true},
         {"upsample", LayerType::Upsample, 1, 1,
-         {{"scale", ParamKind::Axes, false}, {"mode", ParamKind::Word, false, {"nearest"}}}},
+         {{"scale", ParamKind::Axes, false}, {"mode", ParamKind::Word, false, {"nearest", "bilinear"}}}},
         {"depth_to_space", LayerType::DepthToSpace, 1, 1,
          {{"block", ParamKind::Int, false}, {"mode", ParamKind::Word, false, {"DCR", "CRD"}}}},
         {"rope", LayerType::Rope, 1, 1, {{"heads", ParamKind::Int, false}, {"pos", ParamKind::Index, false}}},
@@ -323,8 +323,20 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     AffineExpr c = nest.addDim("c", out.C, {Dim::N});
     AffineExpr px = nest.addDim("px", sx, {Dim::K}), py = nest.addDim("py", sy, {Dim::K});
     AffineExpr qx = nest.addDim("qx", in.X, {Dim::Xo}), qy = nest.addDim("qy", in.Y, {Dim::Yo});
-    readConcatenated(n, c, qx, qy);
-    nest.statement = Statement::Copy;
+    if (l.resample.bilinear) {
+      // A 3 x 3 window at q − 1 + u (stride 1, padding 1), the guard keeping
+      // the two taps of each axis's phase, u ∈ {b(p), b(p) + 1} (bilinearBase):
+      // s·u + s − 2 − 2p >= 0 and 2p + 1 + s − s·u >= 0. Four points per
+      // output; the window a conv's, so tiles, halos and moves are.
+      AffineExpr u = nest.addDim("u", 3, {Dim::R}), v = nest.addDim("v", 3, {Dim::S});
+      readConcatenated(n, c, qx + u - 1, qy + v - 1);
+      nest.statement = Statement::Bilinear;
+      nest.guard = {u * sx + (sx - 2) - px * 2, px * 2 + (1 + sx) - u * sx,
+                    v * sy + (sy - 2) - py * 2, py * 2 + (1 + sy) - v * sy};
+    } else {
+      readConcatenated(n, c, qx, qy);
+      nest.statement = Statement::Copy;
+    }
     write({n, c, qx * sx + px, qy * sy + py});
     break;
   }
@@ -621,6 +633,7 @@ private:
     };
     auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
     Filter filter;
+    layer.resample.bilinear = axisNames.count("mode") && axisNames["mode"] == "bilinear";
     if (axisNames.count("mode"))
       layer.resample.dcr = axisNames["mode"] == "DCR";
     else
@@ -1019,6 +1032,13 @@ private:
         }
         out.C = in.C / (sx * sy);
       }
+      // bilinear: four weighted taps per output word (docs/language.md), of
+      // a 3 x 3 window's box the kernels walk.
+      if (layer.resample.bilinear && !fits(l, {{"C", in.C}, {"X", in.X}, {"Y", in.Y}, {"sx", sx}, {"sy", sy}, {"taps", 9}}))
+        return false;
+      layer.ops = layer.resample.bilinear ? 4 * out.size() : 0;
+      if (layer.resample.bilinear)   // the nest's 3 x 3 window at q − 1 + u
+        layer.window.x = layer.window.y = WindowAxis{1, 1, 1, 1};
       layer.ifmShape = in;
       layer.ofmShape = out;
       break;

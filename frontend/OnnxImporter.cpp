@@ -731,6 +731,9 @@ private:
       return resize(n, ins, *x);
     if (op == "DepthToSpace")
       return depthToSpace(n, *x);
+    if (op == "ConvTranspose")   // docs/limits.md
+      return Refusal{"not supported yet: DFL has no transposed convolution (conv_transpose); a U-Net decoder "
+                     "can upsample and conv instead"};
     if (auto why = unfused_.find(&n); why != unfused_.end())
       return Refusal{"not supported (" + why->second + ")"};
     return Refusal{"not supported"};
@@ -1011,13 +1014,16 @@ private:
 
   /// Resize (opset 11 on: X, roi, scales, sizes): nearest with an integer
   /// scale per axis of the plane, where the attributes pick input q for every
-  /// output s·q + p (docs/onnx.md). Anything else is refused, naming the attribute.
+  /// output s·q + p, or linear at half pixels (PyTorch's bilinear with
+  /// align_corners=False) with an integer scale per axis (docs/onnx.md).
+  /// Anything else is refused, naming the attribute.
   std::optional<Refusal> resize(const onnx::NodeProto &n, const std::vector<const Value *> &ins, const Value &x) {
     if (x.layout != Layout::Image || x.shape.size() != 4)
       return Refusal{"its input is not an [N, C, H, W] image"};
     const std::string mode = stringAttr(n, "mode", "nearest");
-    if (mode != "nearest")
-      return Refusal{"mode '" + mode + "' is not supported (only 'nearest' maps, to upsample)"};
+    if (mode != "nearest" && mode != "linear")
+      return Refusal{"mode '" + mode + "' is not supported (nearest and linear map, to upsample)"};
+    const bool linear = mode == "linear";
     std::vector<int64_t> s;
     if (auto r = needShape(n, s))
       return r;
@@ -1039,9 +1045,20 @@ private:
         if (given->size() != 4 || (*given)[k] != static_cast<double>(scale[k]))
           return Refusal{"its scales are not integers matching its output " + shapeText(s) + " of input " +
                          shapeText(x.shape)};
+    const std::string coord = stringAttr(n, "coordinate_transformation_mode", "half_pixel");
+    // ONNX's H is DFL's Y, W its X: scale=W x H.
+    const std::string scaleText = std::to_string(scale[3]) + " x " + std::to_string(scale[2]);
+    if (linear) {
+      // Half pixels, the source clamped to the input's edge: upsample's
+      // bilinear mode exactly (pytorch_half_pixel differs only for an output of one).
+      if (coord != "half_pixel" && coord != "pytorch_half_pixel")
+        return Refusal{"coordinate_transformation_mode '" + coord + "' is not supported for mode 'linear' (half_pixel "
+                       "and pytorch_half_pixel, PyTorch's align_corners=False, map to upsample's bilinear mode)"};
+      emit(n, "upsample(" + x.name + ", scale=" + scaleText + ", mode=bilinear)", Layout::Image, s);
+      return std::nullopt;
+    }
     // Output i = s·q + p reads x = i / s (asymmetric) or (i + 0.5) / s − 0.5
     // (half_pixel), rounded by nearest_mode: it must be q for every phase p.
-    const std::string coord = stringAttr(n, "coordinate_transformation_mode", "half_pixel");
     const std::string rounding = stringAttr(n, "nearest_mode", "round_prefer_floor");
     if (coord != "asymmetric" && coord != "half_pixel" && coord != "pytorch_half_pixel")
       return Refusal{"coordinate_transformation_mode '" + coord + "' is not supported (asymmetric, half_pixel and "
@@ -1061,9 +1078,7 @@ private:
                          std::to_string(static_cast<int64_t>(q)) + " for output " + std::to_string(scale[k] + p) +
                          " at scale " + std::to_string(scale[k]) + ", not the nearest upsample's 1"};
       }
-    // ONNX's H is DFL's Y, W its X: scale=W x H.
-    emit(n, "upsample(" + x.name + ", scale=" + std::to_string(scale[3]) + " x " + std::to_string(scale[2]) + ")",
-         Layout::Image, s);
+    emit(n, "upsample(" + x.name + ", scale=" + scaleText + ")", Layout::Image, s);
     return std::nullopt;
   }
 

@@ -170,6 +170,9 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
         } else if (l.type == LayerType::Rope) {   // the inverse rotation has no backward layer yet (docs/limits.md)
           diags.report(l.opRange, diag::err_rope_training) << l.name;
           trainable = false;
+        } else if (l.resample.bilinear) {   // its weighted taps have no backward layer yet (docs/limits.md)
+          diags.report(l.opRange, diag::err_bilinear_training) << l.name;
+          trainable = false;
         }
       if (trainable)
         addBackwardLayers(n);

@@ -59,6 +59,7 @@ const char *statementName(Statement s) {
   case Statement::LayerNorm: return "layernorm";
   case Statement::RmsNorm: return "rmsnorm";
   case Statement::Rope: return "rope";
+  case Statement::Bilinear: return "bilinear";
   }
   return "?";
 }

@@ -93,6 +93,7 @@ enum class Statement {
   LayerNorm, // out = in, then each row normalized: (in − mean) / σ
   RmsNorm,   // out = in, then each row normalized: in / rms
   Rope,      // out = in·cos θ ∓ partner·sin θ (rotary position embedding; two ifm accesses)
+  Bilinear,  // out += in·wx·wy / (4·sx·sy), the tap's weights from its phase (bilinear upsample)
 };
 
 /// rope's integer form (docs/simulator.md), shared by the reference and the
@@ -103,6 +104,18 @@ constexpr int32_t kRopeCos16[8] = {16, 11, 0, -11, -16, -11, 0, 11};
 inline int64_t ropeAngle(int64_t position, int64_t pair) { return (position >> (pair < 62 ? pair : 62)) & 7; }
 inline int32_t ropeCos16(int64_t a) { return kRopeCos16[a & 7]; }
 inline int32_t ropeSin16(int64_t a) { return kRopeCos16[(a + 6) & 7]; }   // sin θ = cos(θ − 90°)
+/// bilinear upsample's integer form (docs/simulator.md), as the nest and the
+/// kernels have it: output o = s·q + p of an axis scaled by s reads input
+/// q − 1 + u at taps u ∈ {b, b + 1}, b = 1 if 2p + 1 >= s (the half-pixel
+/// source (o + ½)/s − ½ at or past q) else 0; the tap b + 1's weight is
+/// 2p + 1 + s − 2s·b and tap b's 2s minus it, in units of 1/(2s): PyTorch's
+/// align_corners=False weights, exact. A tap past the input's edge weighs 0
+/// and the other 2s (PyTorch clamps the source to the edge).
+inline int64_t bilinearBase(int64_t p, int64_t s) { return 2 * p + 1 >= s ? 1 : 0; }
+inline int64_t bilinearWeight(int64_t p, int64_t s, int64_t u) {
+  const int64_t b = bilinearBase(p, s), far = 2 * p + 1 + s - 2 * s * b;
+  return u == b + 1 ? far : u == b ? 2 * s - far : 0;
+}
 const char *statementName(Statement s);   // "unary" for Unary: LoopNest::statementName names f
 
 struct LoopNest {

@@ -91,10 +91,12 @@ struct Layer {
   Dim concatAxis = Dim::C;
   /// upsample (nearest), depth_to_space: the factor per axis (x: width, y:
   /// height; depth_to_space's block is square) and depth_to_space's channel
-  /// order, DCR (ONNX's default) or CRD (PyTorch's pixel_shuffle).
+  /// order, DCR (ONNX's default) or CRD (PyTorch's pixel_shuffle);
+  /// upsample's mode, nearest or bilinear (PyTorch's align_corners=False).
   struct Resample {
     int64_t x = 1, y = 1;
     bool dcr = false;
+    bool bilinear = false;
     friend bool operator==(const Resample &, const Resample &) = default;
   } resample;
   /// rope: the position of the first token (`pos`, a decode step's); the

@@ -138,7 +138,7 @@ std::string shapeKey(const Layer &l) {
                     l.ifmShape.X, l.ifmShape.Y, l.ofmShape.C, l.ofmShape.X, l.ofmShape.Y, l.wgtSize, l.macs, l.ops,
                     static_cast<int64_t>(l.normAxis), l.normGroups, int64_t{l.normPlane}, int64_t{l.rms},
                     static_cast<int64_t>(l.concatAxis), int64_t{l.causal}, l.resample.x, l.resample.y,
-                    int64_t{l.resample.dcr}, l.ropePos})
+                    int64_t{l.resample.dcr}, int64_t{l.resample.bilinear}, l.ropePos})
     k += "," + std::to_string(v);
   for (const std::string &a : l.activations)
     k += "," + a;

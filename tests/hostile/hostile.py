@@ -216,6 +216,27 @@ def huge_resample(case):
     case.diagnosed(["check", "block.dfl"], 10, mentions=r"E0308|E0314")
 
 
+def huge_bilinear(case):
+    """a bilinear upsample by 2^31 - 1 along X (weights 2p + 1 + s past 32 bits, taken in 64;
+    its guard's points solved, not enumerated) solves or is refused within the budget; a
+    small one at scale 7 x 5 on a 1 x 1 map (every tap at the edge) simulates equal to the
+    reference; by 2^31 - 1 on both axes of a 2 x 2 map it is too large (E0308)."""
+    case.write("net.dfl", "network h {\n  input x [C=1, X=1, Y=1];\n"
+               "  u = upsample(x, scale=2147483647 x 1, mode=bilinear);\n}\n")
+    case.write("hw.dfl", HW)
+    rc, _, _ = case.finishes(["net.dfl", "hw.dfl", "-o", "out", "--no-plots", "--time-limit", "20"], 60)
+    if rc == 0:
+        finite_report(case, case.path("out", "report.json"))
+    case.write("edge.dfl", "network e {\n  input x [C=2, X=1, Y=1];\n"
+               "  u = upsample(x, scale=7 x 5, mode=bilinear);\n}\n")
+    rc, out, _ = case.finishes(["edge.dfl", "hw.dfl", "-o", "edge", "--sim", "--no-plots"], 60)
+    if rc != 0 or "1 of 1 layers simulated equal the reference" not in out:
+        raise Failure("a bilinear upsample of a 1 x 1 map did not simulate equal: " + case.last)
+    case.write("big.dfl", "network b {\n  input x [C=1, X=2, Y=2];\n"
+               "  u = upsample(x, scale=2147483647, mode=bilinear);\n}\n")
+    case.diagnosed(["check", "big.dfl"], 10, mentions=r"E0308")
+
+
 def rope_extremes(case):
     """rope at the edges of its integers: a position of 2^31 - 1 (t + pos past 32 bits, so
     the angle is taken in 64; pairs j past 62 shift by 62) simulates equal to the reference;
@@ -1436,7 +1457,7 @@ def lsp_localhost_uri(case):
     s.finish()
 
 
-CASES = [deep_imports, huge_batch, huge_dimension, huge_resample, thousand_levels, many_layers, long_identifiers,
+CASES = [deep_imports, huge_batch, huge_dimension, huge_resample, huge_bilinear, thousand_levels, many_layers, long_identifiers,
          overflowing_arrays, not_files, symlink_loop_import, onnx_external_data, dsa_limits_stated,
          schedule_other_network, output_is_directory, planted_symlinks, planted_output_entries, odd_input_names,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,

@@ -332,7 +332,21 @@ def small():
     x = g.input("x", [1, 2, 3, 5])
     g.node("Resize", [x, "", g.const("scales", [1, 1, 3, 2])], "up")
     g.save("resize_default.onnx", opset=13)
-    for name, attrs in [("linear", dict(mode="linear", coordinate_transformation_mode="half_pixel")),
+    # F.interpolate(scale_factor=2, mode="bilinear", align_corners=False) at
+    # opset 11 (pytorch_half_pixel, roi an empty constant) and 13 (roi left
+    # out); ONNX's own half_pixel with scales 3 on H and 2 on W.
+    bilinear = dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor",
+                    cubic_coeff_a=-0.75)
+    g = Graph("resize_bilinear")
+    x = g.conv(g.input("x", [1, 3, 4, 6]), "c", 3, 4, 3, pad=1)
+    u = g.node("Resize", [x, g.const("roi", []), g.const("scales", [1, 1, 2, 2])], "up1", **bilinear)
+    g.save("resize_bilinear.onnx", opset=11)
+    g = Graph("resize_bilinear13")
+    x = g.input("x", [1, 2, 3, 5])
+    g.node("Resize", [x, "", g.const("scales", [1, 1, 3, 2])], "up", mode="linear")
+    g.save("resize_bilinear13.onnx", opset=13)
+    for name, attrs in [("linear", dict(mode="linear", coordinate_transformation_mode="align_corners")),
+                        ("cubic", dict(mode="cubic")),
                         ("align", dict(mode="nearest", coordinate_transformation_mode="align_corners")),
                         ("ceil", dict(nearest, nearest_mode="ceil")),
                         ("round3", dict(nearest, nearest_mode="round_prefer_floor"))]:
@@ -341,6 +355,12 @@ def small():
         scale = 3 if name == "round3" else 2
         g.node("Resize", [x, "", g.const("scales", [1, 1, scale, scale])], "up_" + name, **attrs)
         g.save("resize_" + name + ".onnx", opset=13)
+    # nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1) as torch.onnx exports it: refused, named.
+    g = Graph("conv_transpose")
+    x = g.input("x", [1, 4, 5, 5])
+    g.node("ConvTranspose", [x, g.weight("deconv_W", [4, 2, 4, 4])], "deconv", kernel_shape=[4, 4],
+           strides=[2, 2], pads=[1, 1, 1, 1])
+    g.save("conv_transpose.onnx", opset=13)
     g = Graph("depth_to_space")
     x = g.conv(g.input("x", [1, 4, 3, 5]), "c", 4, 8, 1)
     d = g.node("DepthToSpace", [x], "d2s_dcr", blocksize=2)
@@ -491,7 +511,7 @@ def small():
     g = Graph("resize")
     x = g.input("x", [1, 3, 8, 8])
     x = g.conv(x, "c", 3, 4, 3, pad=1)
-    g.node("Resize", [x, "", g.const("scales", [1, 1, 2, 2])], "Resize_231", mode="linear")
+    g.node("Resize", [x, "", g.const("scales", [1, 1, 2, 2])], "Resize_231", mode="cubic")
     g.save("resize.onnx")
 
     g = Graph("bad")

@@ -203,6 +203,53 @@ TEST(LoopNestSema, ConcatAlongWidthAndHeight) {
   EXPECT_EQ(at(kaplaView(h).bounds, Dim::C), 2);
 }
 
+TEST(LoopNestSema, BilinearUpsampleIsAGuardedWindow) {
+  auto c = compile(R"(network r {
+    input x [C=2, X=4, Y=5];
+    u = upsample(x, scale=2 x 3, mode=bilinear);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  // out[2·qx + px][3·qy + py] reads x at qx − 1 + u, qy − 1 + v over a 3 x 3
+  // window; the guard keeps u ∈ {b, b + 1}, b = 1 if 2p + 1 >= s.
+  const LoopNest &u = nestOf(c, "u");
+  EXPECT_EQ(u.statement, Statement::Bilinear);
+  EXPECT_EQ(maps(u), (std::vector<std::string>{
+                         "{ u[n, c, px, py, qx, qy, u, v] -> x[n, c, qx + u - 1, qy + v - 1] }",
+                         "{ u[n, c, px, py, qx, qy, u, v] -> u[n, c, px + 2*qx, py + 3*qy] }"}));
+  // By hand, scale 2: p = 0 (b = 0) taps 0 1, p = 1 (b = 1) taps 1 2; scale
+  // 3: p = 0 (b = 0) taps 0 1, p = 1 and 2 (b = 1) taps 1 2. Four points per
+  // output word: 4 · 2 · 8 · 15 = 960 (the box has 9 · 240 = 2,160).
+  for (int64_t t = 0; t < 3; ++t) {
+    for (int64_t px = 0; px < 2; ++px)   // (n, c, px, py, qx, qy, u, v), v = 1 kept at py = 0
+      EXPECT_EQ(u.inDomain({0, 0, px, 0, 0, 0, t, 1}), px == 0 ? t <= 1 : t >= 1) << px << " " << t;
+    for (int64_t py = 0; py < 3; ++py)
+      EXPECT_EQ(u.inDomain({0, 0, 0, py, 0, 0, 1, t}), py == 0 ? t <= 1 : t >= 1) << py << " " << t;
+  }
+  EXPECT_EQ(u.points(), 4 * 2 * 8 * 15);
+  // Weights in units of 1/(2s), PyTorch's align_corners=False: scale 2, 1/4
+  // and 3/4; scale 3 at p = 1 the source is q itself (6/6 and 0/6).
+  EXPECT_EQ(bilinearWeight(0, 2, 0), 1);
+  EXPECT_EQ(bilinearWeight(0, 2, 1), 3);
+  EXPECT_EQ(bilinearWeight(1, 2, 1), 3);
+  EXPECT_EQ(bilinearWeight(1, 2, 2), 1);
+  EXPECT_EQ(bilinearWeight(0, 3, 0), 2);
+  EXPECT_EQ(bilinearWeight(0, 3, 1), 4);
+  EXPECT_EQ(bilinearWeight(1, 3, 1), 6);
+  EXPECT_EQ(bilinearWeight(1, 3, 2), 0);
+  EXPECT_EQ(bilinearWeight(2, 3, 1), 4);
+  EXPECT_EQ(bilinearWeight(2, 3, 2), 2);
+  // The nine-dim view: channels batch, phases K, a 3 x 3 window padded by 1.
+  const KaplaView v = kaplaView(u);
+  EXPECT_EQ(at(v.bounds, Dim::N), 2);
+  EXPECT_EQ(at(v.bounds, Dim::K), 6);
+  EXPECT_EQ(at(v.bounds, Dim::R), 3);
+  EXPECT_EQ(at(v.bounds, Dim::S), 3);
+  EXPECT_EQ(at(v.bounds, Dim::Xo), 4);
+  EXPECT_EQ(at(v.bounds, Dim::Xi), 4);
+  EXPECT_EQ(v.window.x.padBegin, 1);
+  EXPECT_EQ(v.window.y.padEnd, 1);
+}
+
 TEST(LoopNestSema, UpsampleAndDepthToSpaceSplitTheOutputAxes) {
   auto c = compile(R"(network r {
     batch N = 2;
@@ -462,6 +509,8 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
     // a channel-wise copy of the input's channels.
     if (l.type == LayerType::Upsample)
       at(b, Dim::N) = net.batch * l.ifmShape.C, at(b, Dim::K) = l.resample.x * l.resample.y;
+    if (l.resample.bilinear)   // a 3 x 3 window, two taps of each axis kept by the guard
+      at(b, Dim::R) = at(b, Dim::S) = 3;
     else
       at(b, Dim::C) = at(b, Dim::K) = l.ifmShape.C;
     at(b, Dim::Xi) = at(b, Dim::Xo) = l.ifmShape.X;
@@ -527,6 +576,7 @@ TEST(LoopNestSema, StdlibNineDimViewAgreesWithTheShapeFormulas) {
           switch (l.nest.statement) {
           case Statement::Mac: EXPECT_EQ(pts, l.macs * net.batch); break;
           case Statement::Max:
+          case Statement::Bilinear:
           case Statement::Average: EXPECT_EQ(pts, l.ops * net.batch); break;
           case Statement::Add:
           case Statement::Mul:

@@ -437,6 +437,34 @@ TEST(Reference, UpsampleAndDepthToSpace) {
   EXPECT_EQ(run(net, "crd", s), oneChannel);
 }
 
+TEST(Reference, BilinearUpsample) {
+  // PyTorch's F.interpolate(mode="bilinear", align_corners=False): output o
+  // of an axis scaled by 2 samples the input at (o + 0.5)/2 − 0.5, clamped
+  // to [0, X − 1]: 0, 0.25, 0.75, 1 for X = 2. Weights in quarters per
+  // axis scaled by 2, halves per axis scaled by 1; each term x·wx·wy / (4·sx·sy)
+  // rounded toward zero.
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=2, Y=1]; input z [C=1, X=2, Y=2];
+    u = upsample(x, scale=2 x 1, mode=bilinear); v = upsample(z, scale=2, mode=bilinear);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  // [8, 16]: 8; 0.75·8 + 0.25·16 = 10; 0.25·8 + 0.75·16 = 14; 16 (PyTorch's values).
+  s.set("x", {{1, 1, 2, 1}, {8, 16}});
+  EXPECT_EQ(run(net, "u", s), (std::vector<Word>{8, 10, 14, 16}));
+  // [1, 2]: each term rounded toward zero: 1·4·2/8 = 1; 1·3·2/8 = 0.75 → 0
+  // and 2·1·2/8 = 0.5 → 0, so 0 (1.25 in floating point); 1·1·2/8 → 0 and
+  // 2·3·2/8 = 1.5 → 1; 2.
+  s.set("x", {{1, 1, 2, 1}, {1, 2}});
+  EXPECT_EQ(run(net, "u", s), (std::vector<Word>{1, 0, 1, 2}));
+  // z[i][j] = 32·i + 16·j is linear, so is its interpolation: out(ox, oy) =
+  // 32·(0, 0.25, 0.75, 1)[ox] + 16·(0, 0.25, 0.75, 1)[oy], every term exact
+  // (x a multiple of 16, weights in sixteenths).
+  s.set("z", {{1, 1, 2, 2}, {0, 16, 32, 48}});
+  EXPECT_EQ(run(net, "v", s), (std::vector<Word>{0, 4, 12, 16, 8, 12, 20, 24, 24, 28, 36, 40, 32, 36, 44, 48}));
+}
+
 TEST(Reference, Rope) {
   // x [C=4, X=3]: rows c0 16 32 48, c1 160 320 480, c2 -16 64 80, c3 8 8 8.
   // The angle index a = ((t + pos) >> j) mod 8 (multiples of 45°); cos·16 and
@@ -1060,14 +1088,29 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
       v = static_cast<uint32_t>(static_cast<Word>(static_cast<uint32_t>(reads.at(0)) * static_cast<uint32_t>(cos16[a]) +
                                                   static_cast<uint32_t>(reads.at(1)) * static_cast<uint32_t>(sin)) / 16);
     }
+    if (nest.statement == Statement::Bilinear) {
+      // x·wx·wy / (4·sx·sy), the weights from the tap's phase (model/LoopNest.h);
+      // a tap whose partner lies past the input's edge weighs 2s.
+      auto weight = [&](const char *p, const char *u, const char *q, int64_t sc, int64_t extent) {
+        const int64_t pv = point[static_cast<size_t>(nest.findDim(p))], uv = point[static_cast<size_t>(nest.findDim(u))];
+        const int64_t partner = point[static_cast<size_t>(nest.findDim(q))] - 1 + 2 * bilinearBase(pv, sc) + 1 - uv;
+        return static_cast<uint32_t>(partner < 0 || partner >= extent ? 2 * sc : bilinearWeight(pv, sc, uv));
+      };
+      const uint32_t term = static_cast<uint32_t>(reads.at(0)) * weight("px", "u", "qx", l.resample.x, l.ifmShape.X) *
+                            weight("py", "v", "qy", l.resample.y, l.ifmShape.Y);
+      v = static_cast<uint32_t>(
+          static_cast<Word>(static_cast<int64_t>(static_cast<Word>(term)) / (4 * l.resample.x * l.resample.y)));
+    }
+    // Outside the domain's guard (a bilinear tap of another phase) nothing is written.
     for (const Access &a : nest.accesses) {
-      const int64_t off = a.role == nest.output ? offset(a) : -1;
+      const int64_t off = a.role == nest.output && nest.inDomain(point) ? offset(a) : -1;
       if (off < 0)
         continue;
       Word &out = outs.at(a.tensor).data[static_cast<size_t>(off)];
       if (max)
         out = std::max(out, reads.at(0));
-      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average || reduces)
+      else if (nest.statement == Statement::Mac || nest.statement == Statement::Average ||
+               nest.statement == Statement::Bilinear || reduces)
         out = static_cast<Word>(static_cast<uint32_t>(out) + v);
       else   // add, mul, copy: one point per output element
         out = static_cast<Word>(v);
@@ -1150,6 +1193,27 @@ TEST(ReferenceProperty, RopeAgreesWithItsLoopNest) {
   const Network &net = c.model.networks[0];
   TensorStore s = seedNetwork(net, 7);
   for (const char *name : {"a", "b"}) {
+    SCOPED_TRACE(name);
+    const int i = net.findLayer(name);
+    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
+  }
+}
+
+TEST(ReferenceProperty, BilinearAgreesWithItsLoopNest) {
+  // The guarded 3 x 3 window with the weights' rule, point by point, against
+  // the reference's PyTorch rule (clamped source, merged taps): edges, odd
+  // and even scales, a scale of 1 and a one-word axis.
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=3, X=4, Y=3]; input z [C=2, X=1, Y=5];
+    u = upsample(x, scale=2, mode=bilinear);
+    v = upsample(x, scale=3 x 1, mode=bilinear);
+    w = upsample(z, scale=4 x 5, mode=bilinear);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, 13);
+  for (const char *name : {"u", "v", "w"}) {
     SCOPED_TRACE(name);
     const int i = net.findLayer(name);
     EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
