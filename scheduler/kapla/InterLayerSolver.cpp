@@ -94,8 +94,8 @@ bool receivesChannels(const Network &net, int first, int x) {
   return l.operands.size() == 1 && !l.operands[0].isInput && l.operands[0].index >= first && l.operands[0].index < x;
 }
 
-/// Whether `m` is an attention's score matmul (heads > 1) whose scores go
-/// to a softmax over each head's keys inside first..last.
+/// The softmax inside m..last over each head's keys of `m`, an attention's
+/// score matmul (heads > 1); -1 if `m` is not one.
 int attentionSoftmax(const Network &net, int m, int last) {
   const Layer &s = net.layers[static_cast<size_t>(m)];
   if (s.type != LayerType::MatMul || s.groups < 2 || s.transposeB)
@@ -115,9 +115,10 @@ int attentionSoftmax(const Network &net, int m, int last) {
 int attentionOf(const Network &net, int first, int last, int x) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   auto producer = [&](const Layer &c) { return c.operands.empty() || c.operands[0].isInput ? -1 : c.operands[0].index; };
+  const int in = producer(l);
   int scores = l.type == LayerType::MatMul && !l.transposeB ? x
-               : l.type == LayerType::Softmax               ? producer(l)
-               : l.type == LayerType::MatMul                ? (producer(l) >= 0 ? producer(net.layers[static_cast<size_t>(producer(l))]) : -1)
+               : l.type == LayerType::Softmax               ? in
+               : l.type == LayerType::MatMul && in >= 0     ? producer(net.layers[static_cast<size_t>(in)])
                                                             : -1;
   if (scores < first || scores > last)
     return -1;
@@ -134,6 +135,8 @@ int attentionOf(const Network &net, int first, int last, int x) {
   return -1;
 }
 
+/// The dims a fused attention's layer x walks outermost at the nodes,
+/// innermost first: its queries inside its head groups (empty: not one).
 std::vector<Dim> attentionOrder(const Network &net, int first, int last, int x) {
   if (attentionOf(net, first, last, x) < 0)
     return {};
@@ -178,8 +181,8 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
 /// (forcedTiles) cut into per-node tiles `tile` stacked `stack` times, over
 /// its keys (a row's part per node; a softmax's rows whole on each), its
 /// head's channels, its group's query heads, then its queries, as far as
-/// the nodes go: at most
-/// two stacks, one along the mesh's rows and one along its columns (E0803).
+/// the nodes go: at most two stacks, one along the mesh's rows and one along
+/// its columns (E0803).
 /// False if x is not one.
 bool attentionTiles(const Network &net, const Level &mesh, const SpatialSegment &s, int x, int64_t nodes,
                     DimVector &tile, DimVector &stack) {
