@@ -392,6 +392,27 @@ private:
         return "'" + r.name + "' (" + r.kindName() + ") tiles " + (l == p ? "its output" : "its input") +
                " by input position and phase, not by the channels and positions the other's tiles name";
     }
+    // The verdict is taken on the forwarded tensor itself (walkMismatch);
+    // the canonical comparison words it where the dims name the tensor's
+    // axes alike (both do, but for a matmul's heads and a causal softmax's
+    // groups) and decides where the walks cannot be derived.
+    const std::optional<std::string> walk = walkMismatch(p, c);
+    if (walk && walk->empty())
+      return {};
+    auto alike = [&](int l) {
+      const Layer &r = net_.layers[static_cast<size_t>(l)];
+      return !(r.type == LayerType::MatMul && r.groups > 1) && !(r.causal && r.normGroups > 1);
+    };
+    if (walk && !(alike(p) && alike(c)))
+      return *walk;
+    std::string canonical = canonicalMismatch(p, c, pt, ct, concat);
+    return canonical.empty() && walk ? *walk : canonical;
+  }
+
+  /// The granularity rule on canonical dims: the producer's N and K tiles
+  /// and steps against the consumer's N and C.
+  std::string canonicalMismatch(int p, int c, const LevelResult &pt, const LevelResult &ct, bool concat) const {
+    const size_t top = hw_.levels.size() - 2;
     if (at(pt.extent, Dim::N) != at(ct.extent, Dim::N))
       return "the producer's top-level tile has N=" + std::to_string(at(pt.extent, Dim::N)) +
              " and the consumer's N=" + std::to_string(at(ct.extent, Dim::N));
@@ -407,6 +428,52 @@ private:
                " and the consumer walks " + dimName(cd) + " " + stepList(cs);
     }
     return {};
+  }
+
+  /// The granularity rule on the forwarded tensor (E0814): along its N and
+  /// C axes the producer's top-level steps write the same ranges, in the
+  /// same order, as the consumer's read (axisWalk). Dims name the axes
+  /// differently where heads or groups fold into them: a matmul's head is
+  /// its N and its query row, a score's channel its head and key. Empty: they
+  /// match; nullopt: the walks cannot be derived (a layer's partial level or
+  /// an intrinsic's nest), the canonical rule decides. A concatenation's or
+  /// a sum's C is not compared (each operand is a part of its channels).
+  std::optional<std::string> walkMismatch(int p, int c) const {
+    const LayerResult &pr = r_.layers[p], &cr = r_.layers[c];
+    if (!pr.complete || !cr.complete)
+      return std::nullopt;
+    const Layer &cons = net_.layers[static_cast<size_t>(c)];
+    const StepRegion prod = stepRegion(net_, hw_, p, scheduleOf(p), pr), use = stepRegion(net_, hw_, c, scheduleOf(c), cr);
+    if (!prod.output)
+      return std::nullopt;
+    const std::string &tensor = prod.output->tensor;
+    // A matmul's first operand is its own ifm; its second, and every
+    // operand of a concatenation or a sum, only part of the role's channels.
+    const bool parts = cons.operands.size() > 1 &&
+                       !(cons.type == LayerType::MatMul && !cons.operands[0].isInput && cons.operands[0].index == p &&
+                         std::none_of(cons.operands.begin() + 1, cons.operands.end(),
+                                      [&](const TensorRef &o) { return !o.isInput && o.index == p; }));
+    for (size_t axis : {size_t{0}, size_t{1}}) {
+      if (axis == 1 && parts)
+        continue;
+      auto written = axisWalk(prod, tensor, true, axis), read = axisWalk(use, tensor, false, axis);
+      if (!written || !read)
+        return std::nullopt;
+      if (*written == *read)
+        continue;
+      const char *name = axis == 0 ? "N" : "C";
+      size_t k = 0;
+      while (k < written->size() && k < read->size() && (*written)[k] == (*read)[k])
+        ++k;
+      auto range = [](const std::vector<Interval> &w, size_t i) {
+        return i < w.size() ? "[" + std::to_string(w[i].lo) + ", " + std::to_string(w[i].hi) + "]" : std::string("none");
+      };
+      return "at level " + hw_.levels[hw_.levels.size() - 2].name + " the producer's tile " + std::to_string(k + 1) +
+             " along " + name + " of '" + tensor + "' is " + range(*written, k) + " and the consumer's " +
+             range(*read, k) + " (" + std::to_string(written->size()) + " and " + std::to_string(read->size()) +
+             " tiles)";
+    }
+    return std::string();
   }
 
   /// The words layer p of `seg` writes as its output over the segment's

@@ -4,6 +4,7 @@
 #include "support/Check.h"
 
 #include <algorithm>
+#include <set>
 
 namespace dfl {
 
@@ -125,6 +126,14 @@ bool StepRegion::accessReads(const Access &a, const Cover &box, bool clip, Inter
       return false;
   }
   return true;
+}
+
+std::optional<IntervalBox> StepRegion::image(const Access &a, const std::vector<int64_t> &u) const {
+  IntervalBox b;
+  std::vector<int64_t> strides;
+  if (!accessReads(a, cover(u), true, b, strides))
+    return std::nullopt;
+  return b;
 }
 
 std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const {
@@ -343,6 +352,48 @@ StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const Layer
       r.outputDims.clear();
   }
   return r;
+}
+
+std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis) {
+  if (!r.folds)
+    return std::nullopt;
+  std::vector<const Access *> accesses;
+  for (const Access &a : r.layer->nest.accesses)
+    if (a.tensor == tensor && (a.role == r.layer->output) == write && axis < a.index.size())
+      accesses.push_back(&a);
+  if (accesses.empty())
+    return std::nullopt;
+  // The updates moving a canonical dim some iteration dim of the axis' index folds into.
+  std::vector<size_t> moving;
+  for (size_t i = 0; i < r.updates.size(); ++i) {
+    bool moves = false;
+    for (const Access *a : accesses)
+      for (auto [dim, coefficient] : a->index[axis].terms)
+        moves |= coefficient != 0 && r.fold[static_cast<size_t>(dim)].from == r.updates[i].dim;
+    if (moves)
+      moving.push_back(i);
+  }
+  int64_t combinations = 1;
+  for (size_t i : moving)
+    if ((combinations *= r.updates[i].count) > kMaxWalk)
+      return std::nullopt;
+  std::vector<Interval> walk;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  std::vector<int64_t> u(r.updates.size(), 0);
+  for (int64_t k = 0; k < combinations; ++k) {
+    for (int64_t rest = k, m = static_cast<int64_t>(moving.size()); m-- > 0;) {   // outermost first: lexicographic
+      const size_t i = moving[static_cast<size_t>(m)];
+      u[i] = rest % r.updates[i].count;
+      rest /= r.updates[i].count;
+    }
+    Interval range;
+    for (const Access *a : accesses)
+      if (std::optional<IntervalBox> b = r.image(*a, u))
+        range = range.hull((*b)[axis]);
+    if (!range.empty() && seen.insert({range.lo, range.hi}).second)
+      walk.push_back(range);
+  }
+  return walk;
 }
 
 namespace {

@@ -69,6 +69,9 @@ struct StepRegion {
   /// each clipped to the tensor and its guards (`clip`), or unclipped: the
   /// index ranges themselves, which only grow with the step. Empty if none.
   std::optional<IntervalBox> reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const;
+  /// What access `a` touches over a (partial) step, clipped to its tensor
+  /// and guards; nullopt if nothing.
+  std::optional<IntervalBox> image(const Access &a, const std::vector<int64_t> &u) const;
   /// The last of this (producer) region's steps that finalizes an element of
   /// `box` (a box of its output tensor).
   int64_t lastWriter(const IntervalBox &box) const;
@@ -99,6 +102,16 @@ private:
   /// (`clip`) or not; false if nothing.
   bool accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out, std::vector<int64_t> &strides) const;
 };
+
+/// The ranges of axis `axis` of `tensor` that a region's steps write (its
+/// output, `write`) or read, in the order its steps first reach each, the
+/// updates that do not move that axis held at their first iteration; the
+/// forwarding granularity rule (E0814, docs/directives.md §9) compares a
+/// producer's and a consumer's along the tensor's N and C. Nullopt where the
+/// steps cannot be read as boxes (an intrinsic's nest) or those updates make
+/// more than kMaxWalk combinations.
+constexpr int64_t kMaxWalk = int64_t{1} << 16;
+std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis);
 
 /// Layer `l`'s region: its node-level steps under its directives.
 StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const LayerScheduleModel *schedule,

@@ -94,14 +94,80 @@ bool receivesChannels(const Network &net, int first, int x) {
   return l.operands.size() == 1 && !l.operands[0].isInput && l.operands[0].index >= first && l.operands[0].index < x;
 }
 
+/// The softmax inside m..last over each head's keys of `m`, an attention's
+/// score matmul (heads > 1); -1 if `m` is not one.
+int attentionSoftmax(const Network &net, int m, int last) {
+  const Layer &s = net.layers[static_cast<size_t>(m)];
+  if (s.type != LayerType::MatMul || s.groups < 2 || s.transposeB)
+    return -1;
+  for (int c = m + 1; c <= last; ++c) {
+    const Layer &p = net.layers[static_cast<size_t>(c)];
+    if (p.type == LayerType::Softmax && p.normGroups == s.groups && p.operands.size() == 1 &&
+        !p.operands[0].isInput && p.operands[0].index == m)
+      return c;
+  }
+  return -1;
+}
+
+/// The score matmul of the fused attention (FLAT) layer x is part of inside
+/// first..last, or -1: the scores, their softmax, and a matmul with the same
+/// heads taking the probabilities as its first operand (transpose_b).
+int attentionOf(const Network &net, int first, int last, int x) {
+  const Layer &l = net.layers[static_cast<size_t>(x)];
+  auto producer = [&](const Layer &c) { return c.operands.empty() || c.operands[0].isInput ? -1 : c.operands[0].index; };
+  const int in = producer(l);
+  int scores = l.type == LayerType::MatMul && !l.transposeB ? x
+               : l.type == LayerType::Softmax               ? in
+               : l.type == LayerType::MatMul && in >= 0     ? producer(net.layers[static_cast<size_t>(in)])
+                                                            : -1;
+  if (scores < first || scores > last)
+    return -1;
+  const int softmax = attentionSoftmax(net, scores, last);
+  if (softmax < 0)
+    return -1;
+  const Layer &s = net.layers[static_cast<size_t>(scores)];
+  for (int c = softmax + 1; c <= last; ++c) {
+    const Layer &o = net.layers[static_cast<size_t>(c)];
+    if (o.type == LayerType::MatMul && o.transposeB && o.groups == s.groups && o.kvHeads == s.kvHeads &&
+        producer(o) == softmax && (x == scores || x == softmax || x == c))
+      return scores;
+  }
+  return -1;
+}
+
+/// The dims a fused attention's layer x walks outermost at the nodes,
+/// innermost first: its queries inside its head groups (empty: not one).
+std::vector<Dim> attentionOrder(const Network &net, int first, int last, int x) {
+  if (attentionOf(net, first, last, x) < 0)
+    return {};
+  return {Dim::Xo, net.layers[static_cast<size_t>(x)].type == LayerType::Softmax ? Dim::C : Dim::N};
+}
+
 /// The top-level tiles a layer of a spatial segment must have (docs/directives.md
 /// §9, E0814): the batch tile everywhere; on both ends of a tensor forwarded
 /// to a single-operand consumer the channel dim cut into `split` equal tiles
-/// (1: whole), so producer `K` = consumer `C`.
-DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t batchTile, int64_t split) {
+/// (1: whole), so producer `K` = consumer `C`. In a fused attention (FLAT)
+/// each tile holds whole rows of one sample's K/V head group: the score and
+/// output matmuls one K/V head (N = 1; its query heads, Yo, and keys whole),
+/// the softmax that head group's rows (C = its query heads' keys); each
+/// layer `queryTile` queries (Xo) a step, so that the three step alike.
+DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t batchTile, int64_t split,
+                      int64_t queryTile = 0) {
   DimVector t{};
   at(t, Dim::N) = batchTile;
   const Layer &layer = net.layers[static_cast<size_t>(x)];
+  if (int scores = attentionOf(net, first, last, x); scores >= 0) {
+    const Layer &s = net.layers[static_cast<size_t>(scores)];
+    at(t, Dim::Xo) = queryTile;
+    if (layer.type == LayerType::Softmax) {
+      at(t, Dim::C) = at(layer.bounds, Dim::C) / s.kvHeads;
+    } else {
+      at(t, Dim::N) = 1;
+      at(t, Dim::Yo) = at(layer.bounds, Dim::Yo);
+      at(t, layer.transposeB ? Dim::C : Dim::K) = at(layer.bounds, layer.transposeB ? Dim::C : Dim::K);
+    }
+    return t;
+  }
   if (forwardsChannels(net, x, last)) {
     Dim d = canonicalDim(Dim::K, layer.channelWise());
     at(t, d) = at(layer.bounds, d) / split;
@@ -111,12 +177,62 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
   return t;
 }
 
+/// A fused attention's layer x with `nodes` nodes: its region steps
+/// (forcedTiles) cut into per-node tiles `tile` stacked `stack` times, over
+/// its keys (a row's part per node; a softmax's rows whole on each), its
+/// head's channels, its group's query heads, then its queries, as far as
+/// the nodes go: at most two stacks, one along the mesh's rows and one along
+/// its columns (E0803).
+/// False if x is not one.
+bool attentionTiles(const Network &net, const Level &mesh, const SpatialSegment &s, int x, int64_t nodes,
+                    DimVector &tile, DimVector &stack) {
+  const int scores = attentionOf(net, s.first, s.last, x);
+  if (scores < 0)
+    return false;
+  const Layer &l = net.layers[static_cast<size_t>(x)];
+  tile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile);
+  stack = {};
+  for (size_t d = 0; d < kNumDims; ++d)
+    if (tile[d])
+      stack[d] = 1;
+  const bool softmax = l.type == LayerType::Softmax;
+  const int64_t keys = at(net.layers[static_cast<size_t>(scores)].bounds, Dim::K);
+  std::vector<std::pair<Dim, int64_t>> order;   // dim, the unit its tile stays a multiple of
+  if (softmax)
+    order = {{Dim::C, keys}, {Dim::Xo, 1}};
+  else {
+    // The head's channels (a K/V head's other dim) whole on the region too:
+    // its K/V tile then stays on chip for every query tile (FLAT's reuse).
+    const Dim channels = l.transposeB ? Dim::K : Dim::C;
+    at(tile, channels) = at(l.bounds, channels);
+    at(stack, channels) = 1;
+    order = {{l.transposeB ? Dim::C : Dim::K, 1}, {channels, 1}, {Dim::Yo, 1}, {Dim::Xo, 1}};
+  }
+  int64_t left = std::max<int64_t>(1, nodes);
+  std::vector<int64_t> sides{std::max(mesh.rows, mesh.cols), std::min(mesh.rows, mesh.cols)};
+  for (auto [d, unit] : order) {
+    const int64_t parts = at(tile, d) / unit;
+    if (parts < 1 || sides.empty())
+      continue;
+    int64_t r = std::min({left, parts, sides.front()});
+    while (parts % r)
+      --r;
+    at(tile, d) /= r;
+    at(stack, d) = r;
+    left /= r;
+    if (r > 1)
+      sides.erase(sides.begin());
+  }
+  return true;
+}
+
 /// Bytes one node of layer x holds at least with this scheme: its top-level
 /// tiles with the forced (granularity) dims at their size and every other dim
 /// at 1. Every schedule's tiles contain these.
 int64_t minTileBytes(const Network &net, const Hardware &hw, const SpatialSegment &s, int x) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
-  DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit);
+  DimVector t = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile), stack{};
+  attentionTiles(net, hw.levels[hw.levels.size() - 2], s, x, s.nodes[static_cast<size_t>(x - s.first)], t, stack);
   for (int64_t &v : t)
     v = std::max<int64_t>(1, v);
   int64_t bytes = 0;
@@ -183,7 +299,7 @@ std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const 
   std::vector<int64_t> splits{1};
   bool any = false;
   for (int x = first; x <= last; ++x)
-    any |= forwardsChannels(net, x, last);
+    any |= forwardsChannels(net, x, last) && attentionOf(net, first, last, x) < 0;
   if (!any)
     return splits;
   for (int64_t s : {int64_t{2}, int64_t{4}}) {
@@ -204,9 +320,29 @@ std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const 
 
 std::vector<SpatialSegment> InterLayerSolver::schemes(int first, int last, const std::vector<int64_t> &nodes) const {
   std::vector<SpatialSegment> out;
+  // A fused attention forwards one sample at a time (its N tiles are a
+  // sample's K/V heads).
+  int scores = -1;
+  for (int x = first; x <= last && scores < 0; ++x)
+    scores = attentionOf(network(), first, last, x);
+  const bool attention = scores >= 0;
+  // Its query tiles: a few sizes, each the same on its three layers (their
+  // steps then meet one to one, and the buffers hold a tile or two).
+  std::vector<int64_t> queryTiles{0};
+  if (attention) {
+    queryTiles.clear();
+    const int64_t queries = network().layers[static_cast<size_t>(scores)].ofmShape.X;
+    for (int64_t q : {int64_t{1}, int64_t{4}, int64_t{16}, int64_t{64}})
+      if (q < queries && queries % q == 0)
+        queryTiles.push_back(q);
+    if (queryTiles.empty())
+      queryTiles.push_back(queries);
+  }
   for (int64_t t : batchTiles())
     for (int64_t c : channelSplits(first, last))
-      out.push_back({first, last, nodes, t, c});
+      for (int64_t q : queryTiles)
+        if (!attention || t == 1)
+          out.push_back({first, last, nodes, t, c, q});
   return out;
 }
 
@@ -324,7 +460,8 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   for (int x = s.first; x <= s.last; ++x) {
     IntraLayerOptions o = options_.intra;
     o.maxNodes = s.nodes[static_cast<size_t>(x - s.first)];
-    o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit);
+    o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile);
+    o.topOutermost = attentionOrder(net, s.first, s.last, x);
     // The granularity's dims are not stacked over the region: every layer
     // then walks them in chunks of exactly the forced tile, so both ends of a
     // forwarded tensor have the same steps (E0814 compares them). Stacked,
@@ -332,12 +469,15 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
     for (size_t d = 0; d < kNumDims; ++d)
       if (o.fixedTopTile[d])
         o.fixedTopStack[d] = 1;
+    attentionTiles(net, hw.levels[hw.levels.size() - 2], s, x, o.maxNodes, o.fixedTopTile, o.fixedTopStack);
     // Layers of the same shape under the same constraints get the same
     // schedule (ResNet's and GoogLeNet's repeated blocks): solved once.
     std::string key = shapeKey(net.layers[static_cast<size_t>(x)]);
     for (size_t d = 0; d < kNumDims; ++d)
       key += "/" + std::to_string(o.fixedTopTile[d]) + "," + std::to_string(o.fixedTopStack[d]);
     key += "/" + std::to_string(o.maxNodes);
+    for (Dim d : o.topOutermost)
+      key += "/o" + std::string(dimName(d));
     if (o.search == IntraLayerSearch::Random)
       key += "/" + std::to_string(x);   // its seed depends on the layer
     auto it = memo_.find(key);

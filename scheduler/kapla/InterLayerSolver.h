@@ -102,6 +102,7 @@ struct SpatialSegment {
   std::vector<int64_t> nodes;   // per layer of the segment
   int64_t batchTile = 1;
   int64_t channelSplit = 1;     // 1: whole channels
+  int64_t queryTile = 0;        // a fused attention's queries (Xo) per node step, on each of its layers; 0: none
 };
 
 /// The optimistic top-level picture of one scheme (KAPLA §IV-B, "fast cost

@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dfl {
 
@@ -57,6 +58,11 @@ struct IntraLayerOptions {
   /// last, whatever the loop order): a layer of a temporal segment run in
   /// batch chunks (docs/directives.md §9) stops between two chunks.
   bool topBatchOutermost = false;
+  /// Dims the second-outermost level walks outside all others, innermost
+  /// first (after topBatchOutermost's N): a fused attention's layers walk
+  /// their head groups outermost and the queries inside them, all alike, so
+  /// that each forwards a head group's rows query tile by query tile.
+  std::vector<Dim> topOutermost;
   /// Exhaustive: start from KAPLA's solution as the incumbent (off only to
   /// test that the bound alone finds the same optimum).
   bool seedWithKapla = true;

@@ -430,6 +430,10 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
   std::array<Dim, kND> order = loopOrders()[lp.order];
   if (l == top_ && options_.topBatchOutermost)
     std::stable_partition(order.begin(), order.end(), [](Dim dim) { return dim != Dim::N; });
+  if (l == top_)
+    for (Dim outer : options_.topOutermost)
+      if (auto it = std::find(order.begin(), order.end(), outer); it != order.end())
+        std::rotate(it, it + 1, order.end());
   for (Dim dim : order) {
     size_t i = index(dim);
     if (written[i])
