@@ -18,7 +18,6 @@ import sys
 BOUND = 1.164   # docs/directives.md §4: approximated counts are upper bounds, at most 16.4 % above
 # Networks not simulated here, with the reason printed in their place (docs/limits.md).
 NOT_SIMULATED = {
-    'llama3_8b_layer_decode_8192': 'refused: its softmax row of 8,193 keys does not fit a 32 KiB node (E0821)',
     'llama3_8b_layer_prefill_2048': 'not simulated: its layers at batch 1 (463.9 G MACs) pass the '
                                     'simulator\'s 2^36 points (E1307)',
 }
