@@ -292,10 +292,13 @@ private:
     const SegmentResult &seg = r_.segments[segIndex];
     for (int l : seg.layers) {
       const LayerResult &lr = r_.layers[static_cast<size_t>(l)];
-      if (!lr.rowsSplit)
-        continue;
       const Layer &layer = net_.layers[static_cast<size_t>(l)];
-      const auto [axis, row] = *splitRowDim(layer, lr.levels[top].extent);
+      if (!layer.normalizes() || layer.output != TensorRole::Ofm || !lr.levels[top].known)
+        continue;
+      const auto split = splitRowDim(layer, lr.levels[top].extent);
+      if (!split)
+        continue;
+      const auto [axis, row] = *split;
       SourceRange where = ranges_[segIndex];
       // At the level's ofm tile as written, else the level, else the segment.
       if (const LayerScheduleModel *ls = scheduleOf(l))
