@@ -1066,12 +1066,15 @@ private:
   }
 
   /// A softmax's, layernorm's or rmsnorm's rows, normalized in the output as it leaves
-  /// the chip: the outermost on-chip level holds whole rows (E0826), and its
-  /// statistics pass reads the input there once more (docs/directives.md §7).
+  /// the chip. Whole rows in the outermost on-chip level: its statistics pass
+  /// reads the input there once more. Split rows: each statistics pass
+  /// streams the row from DRAM into that level and reads it there, counted
+  /// per word the pass folds (docs/directives.md §7, "Rows and the passes").
   /// In 64 bits; the fixed-point forms of docs/simulator.md.
   void normalizeRows() {
-    const bool causal = p_.causalOffset >= 0;
-    count(nOn() - 1, TensorRole::Ifm, kReads, c(p_.statisticsWords));
+    const bool causal = p_.causalOffset >= 0, split = p_.rowsSplit;
+    if (!split)
+      count(nOn() - 1, TensorRole::Ifm, kReads, c(p_.statisticsWords));
     const int out = code_.tensorSlot[idx(p_.output)];
     const int64_t L = p_.rowLength, B = p_.rowStride;
     llvm::BasicBlock &entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
@@ -1085,8 +1088,19 @@ private:
         // A causal row sees its words j < seen = min(L, b + offset + 1) (b the
         // query position), read once by the statistics pass; the rest are 0.
         Value *seen = causal ? smin(c(L), b_.CreateAdd(bIndex, c(p_.causalOffset + 1))) : c(L);
+        // A statistics pass over a split row: its `seen` words from DRAM
+        // into the outermost on-chip level, and read there.
+        auto streamed = [&]() {
+          if (!split)
+            return;
+          count(nOn(), TensorRole::Ifm, kReads, seen);
+          countAt(code_.counters.sourceReads(TensorRole::Ifm, 0), seen);
+          count(nOn() - 1, TensorRole::Ifm, kWrites, seen);
+          count(nOn() - 1, TensorRole::Ifm, kReads, seen);
+        };
         // Pass j over the row: acc := f(acc, v_j), from `init`.
         auto fold = [&](llvm::AllocaInst *into, Value *init, const std::function<Value *(Value *, Value *)> &f) {
+          streamed();
           b_.CreateStore(init, into);
           forLoop(c(0), seen, [&](Value *j) { b_.CreateStore(f(b_.CreateLoad(i64_, into), value(j)), into); });
           return b_.CreateLoad(i64_, into);
@@ -1108,13 +1122,35 @@ private:
           writeRow([&](Value *v) { return b_.CreateSDiv(b_.CreateMul(c(16), exp(v)), sum); });
         } else {
           auto sat = [&](Value *v) { return smin(smax(v, c(-32768)), c(32767)); };
-          // rmsnorm: layernorm's form with the mean 0 (σ the root mean square).
-          Value *mean = p_.statement == Statement::RmsNorm
-                            ? c(0)
-                            : b_.CreateSDiv(fold(acc, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, sat(v)); }), c(L));
+          const bool rms = p_.statement == Statement::RmsNorm;
+          Value *mean = nullptr, *squares = nullptr;
+          if (split) {
+            // One pass for Σv and Σv² together; Σ(v − μ)² = Σv² − 2μΣv + Lμ²
+            // holds in integers for the integer μ, so the reference's
+            // two-pass form is matched word for word.
+            streamed();
+            b_.CreateStore(c(0), acc);
+            b_.CreateStore(c(0), acc2);
+            forLoop(c(0), seen, [&](Value *j) {
+              Value *v = sat(value(j));
+              b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, acc), v), acc);
+              b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64_, acc2), b_.CreateMul(v, v)), acc2);
+            });
+            Value *sum = b_.CreateLoad(i64_, acc), *sumSq = b_.CreateLoad(i64_, acc2);
+            mean = rms ? c(0) : b_.CreateSDiv(sum, c(L));
+            squares = b_.CreateAdd(b_.CreateSub(sumSq, b_.CreateMul(c(2), b_.CreateMul(mean, sum))),
+                                   b_.CreateMul(c(L), b_.CreateMul(mean, mean)));
+          } else {
+            // rmsnorm: layernorm's form with the mean 0 (σ the root mean square).
+            mean = rms ? c(0)
+                       : b_.CreateSDiv(fold(acc, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, sat(v)); }), c(L));
+            squares = fold(acc2, c(0), [&](Value *s, Value *v) {
+              Value *d = b_.CreateSub(sat(v), mean);
+              return b_.CreateAdd(s, b_.CreateMul(d, d));
+            });
+          }
           auto dev = [&](Value *v) { return b_.CreateSub(sat(v), mean); };
-          Value *variance = b_.CreateSDiv(
-              fold(acc2, c(0), [&](Value *s, Value *v) { return b_.CreateAdd(s, b_.CreateMul(dev(v), dev(v))); }), c(L));
+          Value *variance = b_.CreateSDiv(squares, c(L));
           // ⌊√variance⌋ bit by bit (variance < 2^34, so the root < 2^17).
           Value *root = c(0);
           for (int bit = 17; bit-- > 0;) {

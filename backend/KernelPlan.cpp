@@ -96,6 +96,7 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     plan.rowStride = layer.normPlane ? 1 : layer.normAxis == Dim::C ? s.X * s.Y : layer.normAxis == Dim::Xo ? s.Y : 1;
     plan.rows = net.batch * s.size() / (plan.rowLength * plan.rowStride);
     plan.statisticsWords = net.batch * s.size();
+    plan.rowsSplit = analysis.rowsSplit;
     if (layer.causal) {   // row (a, b) sees min(L, b + offset + 1) words, b the query
       plan.causalOffset = layer.causalOffset();
       plan.statisticsWords = 0;

@@ -111,8 +111,15 @@ struct KernelPlan {
   /// A causal softmax: row (a, b) sees its words j <= b + causalOffset, the
   /// others are masked (weight 0); -1 if not causal.
   int64_t causalOffset = -1;
-  /// The words the statistics pass reads: the input's, a causal softmax's seen ones.
+  /// The words a statistics pass reads: the input's, a causal softmax's seen ones.
   int64_t statisticsWords = 0;
+  /// Rows split in the outermost on-chip level's tiles: each statistics
+  /// pass streams the row from DRAM (docs/directives.md §7, "Rows and the
+  /// passes"); softmax's maximum and Σ exp are then two passes, a norm's Σv
+  /// and Σv² one.
+  bool rowsSplit = false;
+  /// The statistics passes over the input before the normalizing one.
+  int statisticsPasses() const { return rowsSplit && statement == Statement::Softmax ? 2 : 1; }
   /// rope: the nest's iteration dims of the half, the pair j and the token t
   /// (iterDims recovers them), and the first token's position.
   int ropeHalf = -1, ropePair = -1, ropeToken = -1;

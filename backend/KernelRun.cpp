@@ -68,7 +68,7 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
         if (r != plan.output) {
           double fed = out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
           if (plan.rows > 0 && r == TensorRole::Ifm && l + 2 == plan.levels.size())
-            fed -= static_cast<double>(plan.statisticsWords);
+            fed -= static_cast<double>(plan.statisticsWords * plan.statisticsPasses());
           out.counts.levels[l][static_cast<size_t>(r)].same += out.counts.levels[l][static_cast<size_t>(r)].writes - fed;
         }
   out.counts.macs = static_cast<double>(counters[k.counters.macs()]);

@@ -102,6 +102,14 @@ struct LayerResult {
   /// The access counts equal those of executing the schedule word by word
   /// (docs/directives.md §4, "Partial tiles": when they are exact).
   bool exactCounts = false;
+  /// A softmax's or norm's rows split in the outermost on-chip level's tiles
+  /// (docs/directives.md §7, "Rows and the passes"): its statistics passes
+  /// stream the input from DRAM again, each one.
+  bool rowsSplit = false;
+  /// The passes over the input before the normalizing one (the layer's own):
+  /// 1 with whole rows; split, softmax's 2 (the maximum, then Σ exp), a
+  /// norm's 1 (Σv and Σv² together). 0 for other layers.
+  int statisticsPasses = 0;
 };
 
 struct SegmentResult {

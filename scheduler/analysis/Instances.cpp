@@ -273,6 +273,7 @@ void addPiece(LayerResult &sum, const LayerResult &piece, double times) {
   sum.latencyCycles += piece.latencyCycles * times;
   sum.complete = sum.complete && piece.complete;
   sum.valid = sum.valid && piece.valid;
+  sum.rowsSplit = sum.rowsSplit || piece.rowsSplit;   // E0826 in the segment
   sum.exactCounts = sum.exactCounts && piece.exactCounts;
 }
 

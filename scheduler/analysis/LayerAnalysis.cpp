@@ -87,7 +87,7 @@ public:
         checkOccupancy(l);
         checkFixed(l);
         if (l + 2 == nl)
-          checkRows(l);
+          findSplitRows(l);
       } else if (directives_[l]) {
         // A level written without all its tensors: the rules its stacks and
         // updates decide alone (a completion keeps them, §11).
@@ -480,23 +480,17 @@ private:
     }
   }
 
-  // ---- §7 normalizations: whole rows -------------------------------------------------------
-  /// A softmax's or layernorm's rows are whole in the tiles of the outermost
-  /// on-chip level, whose buffer holds a row for the statistics pass and the
-  /// normalizing one (docs/directives.md §7, "Normalizations and GELU").
-  void checkRows(size_t l) {
+  // ---- §7 normalizations: whole or split rows ----------------------------------------------
+  /// A softmax's or norm's rows whole in the tiles of the outermost on-chip
+  /// level take one statistics pass there; split, the statistics passes
+  /// stream the input from DRAM again (docs/directives.md §7, "Rows and the
+  /// passes"). A segment forwarding the layer's input refuses a split (E0826,
+  /// ScheduleAnalysis).
+  void findSplitRows(size_t l) {
     if (!layer_.normalizes() || layer_.output != TensorRole::Ofm)
       return;
-    for (auto [axis, row] : layer_.rowDims()) {   // groupnorm's rows span C, X and Y
-      const int64_t have = at(result_.levels[l].extent, axis);
-      if (have % row == 0)
-        continue;
-      const TensorDirective *t = tensorDirective(l, TensorRole::Ofm);
-      issue(t ? t->range : directives_[l]->range, diag::err_row_split,
-            {hw_.levels[l].name, layer_.name, dimName(axis), std::to_string(have), std::to_string(row),
-             layer_.kindName()});
-      return;
-    }
+    result_.rowsSplit = splitRowDim(layer_, result_.levels[l].extent).has_value();
+    result_.statisticsPasses = result_.rowsSplit && layer_.type == LayerType::Softmax ? 2 : 1;
   }
 
   // ---- §4 coverage and trip counts ------------------------------------------------------------
@@ -1169,18 +1163,27 @@ private:
         pe.reads[ri] += points * (r == TensorRole::Ifm ? operands : 1.0);
       }
     }
-    // A softmax's or layernorm's statistics pass (max and exponent sum, or
-    // mean and variance, in one pass) reads its input once more out of the
-    // outermost on-chip level, which holds whole rows (checkRows, §7).
+    // A softmax's or norm's statistics passes (§7) read its input once each
+    // out of the outermost on-chip level; where its tiles split the rows,
+    // each pass first streams the input there from DRAM.
     if (layer_.normalizes() && output == TensorRole::Ofm) {
       const size_t row = nl - 2, ri = static_cast<size_t>(TensorRole::Ifm);
       // A causal softmax's rows: the words each query sees, its points (ops
       // are counted over them, sema).
       const int64_t perSample = layer_.causal ? layer_.ops / layer_.opsPerElement() : layer_.ifmShape.size();
-      const double words = static_cast<double>(perSample * net_.batch);
+      const double passes = std::max(1, result_.statisticsPasses);
+      const double words = static_cast<double>(perSample * net_.batch) * passes;
       result_.levels[row].accesses.reads[ri] += words;
       result_.levels[row].trafficWords += words;
       result_.levels[row].trafficBytes += scale_.boundaryWords(ri, words, 0, false) * wordBytes;
+      if (result_.rowsSplit) {
+        LevelResult &dram = result_.levels[nl - 1];
+        result_.levels[row].accesses.writes[ri] += words;
+        result_.levels[row].accesses.fills[ri] += words;
+        dram.accesses.reads[ri] += words;
+        dram.trafficWords += words;
+        dram.trafficBytes += scale_.boundaryWords(ri, words, 0, true) * wordBytes;
+      }
     }
   }
 
@@ -1628,6 +1631,13 @@ LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, cons
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues) {
   return LayerAnalyzer(net, shape, layer, hw, schedule, issues).run();
+}
+
+std::optional<std::pair<Dim, int64_t>> splitRowDim(const Layer &layer, const DimVector &extent) {
+  for (auto [axis, row] : layer.rowDims())   // groupnorm's rows span C, X and Y
+    if (at(extent, axis) % row != 0)
+      return std::pair{axis, row};
+  return std::nullopt;
 }
 
 std::optional<double> boundaryCycles(const Hardware &hw, const LayerResult &lr, size_t l) {

@@ -16,6 +16,10 @@ LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, cons
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues);
 
+/// §7: the first of a normalization's row dims along which `extent` (a
+/// level's tile) splits its rows, and the row's words along it (nullopt: whole rows).
+std::optional<std::pair<Dim, int64_t>> splitRowDim(const Layer &layer, const DimVector &extent);
+
 /// §8: a layer's latency (the longer of its compute cycles and each level's
 /// traffic at that level's bandwidth), its binding level, and the static energy
 /// the chip leaks meanwhile (energyPj adjusted). Run again on a layer whose

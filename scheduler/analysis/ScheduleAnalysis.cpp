@@ -251,6 +251,7 @@ private:
                 {{nodes.arrayRange.valid() ? nodes.arrayRange : nodes.nameRange, diag::note_array_here,
                   {nodes.name, std::to_string(nodes.rows) + " x " + std::to_string(nodes.cols)}}});
       }
+      checkSplitRows(i);
       const size_t before = r_.issues.size();
       for (int c : seg.layers) {
         // Each producer once per consumer (add(a, a) reads a twice, in one fill);
@@ -278,6 +279,39 @@ private:
       }
       if (seg.pipelined && complete && r_.issues.size() == before)
         checkBuffers(seg, i);
+    }
+  }
+
+  /// E0826 (docs/directives.md §7, "Rows and the passes"): a layer of a
+  /// segment of several keeps whole rows in the outermost on-chip level. A
+  /// split row's statistics passes stream its input from DRAM once each,
+  /// before any output word leaves: a forwarded input is not there to
+  /// stream, and a forwarded output would wait for every pass.
+  void checkSplitRows(size_t segIndex) {
+    const size_t top = hw_.levels.size() - 2;
+    const SegmentResult &seg = r_.segments[segIndex];
+    for (int l : seg.layers) {
+      const LayerResult &lr = r_.layers[static_cast<size_t>(l)];
+      const Layer &layer = net_.layers[static_cast<size_t>(l)];
+      if (!layer.normalizes() || layer.output != TensorRole::Ofm || !lr.levels[top].known)
+        continue;
+      const auto split = splitRowDim(layer, lr.levels[top].extent);
+      if (!split)
+        continue;
+      const auto [axis, row] = *split;
+      SourceRange where = ranges_[segIndex];
+      // At the level's ofm tile as written, else the level, else the segment.
+      if (const LayerScheduleModel *ls = scheduleOf(l))
+        for (const LevelDirectives &d : ls->levels)
+          if (d.level == static_cast<int>(top) && d.range.valid()) {
+            where = d.range;
+            for (const TensorDirective &t : d.tensors)
+              if (t.role == TensorRole::Ofm)
+                where = t.range;
+          }
+      issue(where, diag::err_row_split,
+            {hw_.levels[top].name, layer.name, dimName(axis), std::to_string(at(lr.levels[top].extent, axis)),
+             std::to_string(row), layer.kindName(), std::to_string(seg.layers.size())});
     }
   }
 

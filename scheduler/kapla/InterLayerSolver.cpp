@@ -460,6 +460,7 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   for (int x = s.first; x <= s.last; ++x) {
     IntraLayerOptions o = options_.intra;
     o.maxNodes = s.nodes[static_cast<size_t>(x - s.first)];
+    o.mayRowSplit = false;   // whole rows in a segment (E0826)
     o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile);
     o.topOutermost = attentionOrder(net, s.first, s.last, x);
     // The granularity's dims are not stacked over the region: every layer
@@ -569,6 +570,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
   const Hardware &hw = hardware();
   IntraLayerOptions o = options_.intra;
   o.maxNodes = 0;
+  o.mayRowSplit = false;   // a temporal segment's layer: whole rows (E0826)
   o.fixedTopTile = {};
   o.fixedTopStack = {};
   o.reservedTopBytes = reserve;

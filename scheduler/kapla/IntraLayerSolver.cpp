@@ -25,19 +25,12 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles) {
   DFLC_UNREACHABLE("objective " + std::to_string(static_cast<int>(o)));
 }
 
-std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
+namespace {
+
+/// One search of the layer's tiling space under `options`.
+std::optional<IntraLayerSolution> solveTiled(const Network &net, int layer, const Hardware &hw,
                                              const LayerScheduleModel *given, const IntraLayerOptions &options,
                                              IntraLayerStats &stats, SolveFailure &why) {
-  DFLC_CHECK(layer >= 0 && static_cast<size_t>(layer) < net.layers.size())
-      << "layer " << layer << " of network '" << net.name << "'";
-  if (hw.levels.size() < 2) {
-    why = SolveFailure{};
-    why.reason = SolveFailure::Reason::SingleLevel;
-    why.layer = layer;
-    why.layerName = net.layers[static_cast<size_t>(layer)].name;
-    why.hardwareName = hw.name;
-    return std::nullopt;
-  }
   switch (options.search) {
   case IntraLayerSearch::Exhaustive: {
     intra::BranchAndBound search(net, layer, hw, given, options, stats);
@@ -52,6 +45,34 @@ std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, cons
   DFLC_CHECK(options.search == IntraLayerSearch::Kapla) << "search " << static_cast<int>(options.search);
   intra::KaplaDescent search(net, layer, hw, given, options, stats);
   return search.finish(search.kaplaSearch(why), why);
+}
+
+} // namespace
+
+std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, const Hardware &hw,
+                                             const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                             IntraLayerStats &stats, SolveFailure &why) {
+  DFLC_CHECK(layer >= 0 && static_cast<size_t>(layer) < net.layers.size())
+      << "layer " << layer << " of network '" << net.name << "'";
+  if (hw.levels.size() < 2) {
+    why = SolveFailure{};
+    why.reason = SolveFailure::Reason::SingleLevel;
+    why.layer = layer;
+    why.layerName = net.layers[static_cast<size_t>(layer)].name;
+    why.hardwareName = hw.name;
+    return std::nullopt;
+  }
+  std::optional<IntraLayerSolution> whole = solveTiled(net, layer, hw, given, options, stats, why);
+  const Layer &l = net.layers[static_cast<size_t>(layer)];
+  if (whole || !options.mayRowSplit || options.rowsSplit || !l.normalizes() || l.output != TensorRole::Ofm)
+    return whole;
+  // No valid schedule holds whole rows: split them, each statistics pass
+  // streamed from DRAM (docs/directives.md §7). Where that fails too, E0821
+  // gives the whole rows' reason.
+  IntraLayerOptions split = options;
+  split.rowsSplit = true;
+  SolveFailure splitWhy;
+  return solveTiled(net, layer, hw, given, split, stats, splitWhy);
 }
 
 } // namespace dfl

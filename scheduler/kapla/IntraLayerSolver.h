@@ -70,6 +70,13 @@ struct IntraLayerOptions {
   /// not use: room kept for a temporal segment's intermediates (E0819). All
   /// searches see that level's capacity less this.
   int64_t reservedTopBytes = 0;
+  /// A softmax's or norm's rows (docs/directives.md §7, "Rows and the
+  /// passes"): whole in the outermost on-chip level's tiles, and where no
+  /// such schedule is valid, split there when `mayRowSplit` (each statistics
+  /// pass streams the input from DRAM). Off for the layers of a segment of
+  /// several (E0826). `rowsSplit`: this solve's tiles split them.
+  bool mayRowSplit = true;
+  bool rowsSplit = false;
   /// The solve's budget (null: none). Every candidate scored is counted; a
   /// search stops where it scores them once a limit is reached and it holds
   /// a valid schedule (at once when cancelled), returning the best scored.

@@ -323,6 +323,7 @@ private:
       const Layer &layer = net.layers[static_cast<size_t>(x)];
       IntraLayerOptions o = inter.intra;
       o.maxNodes = nodes[k];
+      o.mayRowSplit = false;   // whole rows in a segment (E0826)
       std::vector<std::string> forced{std::to_string(nodes[k]) + " of " + std::to_string(hw.levels[top].units()) +
                                       " nodes, the others written for the segment's layers"};
       SourceRange forcedAt = seg.range;

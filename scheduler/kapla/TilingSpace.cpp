@@ -36,11 +36,11 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
   }
   if (layer_.channelWise())
     forced_[index(Dim::K)] = forcedStack_[index(Dim::K)] = 0;
-  // A softmax's or layernorm's top-level tile holds whole rows (E0826,
-  // docs/directives.md §7): one row along its axis, unless the inter-layer
-  // scheme forces a tile there already (a multiple of the row, or the
-  // analysis refuses the scheme).
-  if (layer_.normalizes() && layer_.output == TensorRole::Ofm)
+  // A softmax's or norm's top-level tile holds whole rows (docs/directives.md
+  // §7): one row along its axis, unless the inter-layer scheme forces a tile
+  // there already (a multiple of the row, or the analysis refuses the scheme,
+  // E0826), or this solve splits them (the tiles free along the row).
+  if (layer_.normalizes() && layer_.output == TensorRole::Ofm && !options.rowsSplit)
     for (auto [dim, extent] : layer_.rowDims())
       if (!forced_[index(dim)])
         forced_[index(dim)] = extent;
