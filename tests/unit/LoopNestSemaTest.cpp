@@ -507,12 +507,13 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
     // Over the input's plane (docs/language.md, "Resolution changes"):
     // upsample's channels are batch and its sx·sy phases K; depth_to_space
     // a channel-wise copy of the input's channels.
-    if (l.type == LayerType::Upsample)
+    if (l.type == LayerType::Upsample) {
       at(b, Dim::N) = net.batch * l.ifmShape.C, at(b, Dim::K) = l.resample.x * l.resample.y;
-    if (l.resample.bilinear)   // a 3 x 3 window, two taps of each axis kept by the guard
-      at(b, Dim::R) = at(b, Dim::S) = 3;
-    else
+      if (l.resample.bilinear)   // a 3 x 3 window, two taps of each axis kept by the guard
+        at(b, Dim::R) = at(b, Dim::S) = 3;
+    } else {
       at(b, Dim::C) = at(b, Dim::K) = l.ifmShape.C;
+    }
     at(b, Dim::Xi) = at(b, Dim::Xo) = l.ifmShape.X;
     at(b, Dim::Yi) = at(b, Dim::Yo) = l.ifmShape.Y;
     return b;
