@@ -396,6 +396,57 @@ std::optional<Rotation> ropePosition(const std::vector<double> &cos, const std::
   return r;
 }
 
+/// A graph's values: the node making each, the nodes reading it, its
+/// outputs and constants; what the exporters' pattern finders walk.
+struct GraphIndex {
+  std::map<std::string, const onnx::NodeProto *> producer;
+  std::map<std::string, std::vector<const onnx::NodeProto *>> readers;
+  std::set<std::string> outputs;
+  std::map<std::string, const onnx::TensorProto *> constants;
+
+  explicit GraphIndex(const onnx::GraphProto &g) {
+    for (const onnx::NodeProto &n : g.node()) {
+      for (const std::string &o : n.output())
+        producer[o] = &n;
+      for (const std::string &i : n.input())
+        readers[i].push_back(&n);
+    }
+    for (const onnx::ValueInfoProto &o : g.output())
+      outputs.insert(o.name());
+    for (const onnx::TensorProto &t : g.initializer())
+      constants[t.name()] = &t;
+    for (const onnx::NodeProto &n : g.node())
+      if (const onnx::AttributeProto *a = attribute(n, "value"); n.op_type() == "Constant" && a && a->has_t())
+        constants[n.output(0)] = &a->t();
+  }
+  /// The node making `v` (null for a graph input or an initializer).
+  const onnx::NodeProto *made(const std::string &v) const {
+    auto it = producer.find(v);
+    return it == producer.end() ? nullptr : it->second;
+  }
+  /// The one node reading `v` (null if it is read elsewhere too, or is a graph output).
+  const onnx::NodeProto *soleReader(const std::string &v) const {
+    auto it = readers.find(v);
+    return it == readers.end() || it->second.size() != 1 || outputs.count(v) ? nullptr : it->second[0];
+  }
+  bool isConstant(const std::string &v) const { return constants.count(v) > 0; }
+  /// A constant's numbers, if dflc reads them (not external data).
+  std::optional<std::vector<double>> numbers(const std::string &v) const {
+    auto it = constants.find(v);
+    if (it == constants.end() || isExternal(*it->second))
+      return std::nullopt;
+    return valuesOf(*it->second);
+  }
+  std::optional<double> scalar(const std::string &v) const {
+    std::optional<std::vector<double>> n = numbers(v);
+    return n && n->size() == 1 ? std::optional((*n)[0]) : std::nullopt;
+  }
+  /// The input of binary node n other than `one` (empty if n does not read `one`).
+  static std::string other(const onnx::NodeProto &n, const std::string &one) {
+    return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : std::string();
+  }
+};
+
 class Importer {
 public:
   Importer(const std::string &path, onnx::ModelProto &model) : path_(path), model_(model) {}
@@ -1227,52 +1278,20 @@ private:
   /// intermediate must be read by the pattern alone, and the constants must be
   /// √2, 1 and 0.5: what only partly matches is mapped node by node.
   void findFusions(const onnx::GraphProto &g) {
-    std::map<std::string, const onnx::NodeProto *> producer;
-    std::map<std::string, std::vector<const onnx::NodeProto *>> readers;
-    std::set<std::string> graphOutputs;
-    for (const onnx::NodeProto &n : g.node()) {
-      for (const std::string &o : n.output())
-        producer[o] = &n;
-      for (const std::string &i : n.input())
-        readers[i].push_back(&n);
-    }
-    for (const onnx::ValueInfoProto &o : g.output())
-      graphOutputs.insert(o.name());
-    std::map<std::string, const onnx::TensorProto *> constants;
-    for (const onnx::TensorProto &t : g.initializer())
-      constants[t.name()] = &t;
-    for (const onnx::NodeProto &n : g.node())
-      if (const onnx::AttributeProto *a = attribute(n, "value"); n.op_type() == "Constant" && a && a->has_t())
-        constants[n.output(0)] = &a->t();
-    // The one node reading `name` (null if it is read elsewhere too, or is a graph output).
-    auto soleReader = [&](const std::string &name) -> const onnx::NodeProto * {
-      auto it = readers.find(name);
-      return it == readers.end() || it->second.size() != 1 || graphOutputs.count(name) ? nullptr : it->second[0];
-    };
-    auto scalar = [&](const std::string &name) -> std::optional<double> {
-      auto it = constants.find(name);
-      std::optional<std::vector<double>> v;
-      if (it != constants.end() && !isExternal(*it->second))
-        v = valuesOf(*it->second);
-      return v && v->size() == 1 ? std::optional((*v)[0]) : std::nullopt;
-    };
+    const GraphIndex ix(g);
     auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; };
     auto is = [&](const onnx::NodeProto *n, const char *op, int inputs) {
       return n && n->op_type() == op && defaultDomain(*n) && n->input_size() == inputs && n->output_size() >= 1 &&
              !absorbed_.count(n) && !fusedAt_.count(n);
-    };
-    // The input of binary node n other than `one` (empty if n does not read `one`).
-    auto other = [](const onnx::NodeProto &n, const std::string &one) {
-      return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : std::string();
     };
     auto name = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
     for (const onnx::NodeProto &m : g.node()) {   // silu: Mul(x, Sigmoid(x)), either order
       if (!is(&m, "Mul", 2))
         continue;
       for (int i = 0; i < 2; ++i) {
-        const onnx::NodeProto *sig = producer.count(m.input(i)) ? producer[m.input(i)] : nullptr;
+        const onnx::NodeProto *sig = ix.made(m.input(i));
         const std::string &x = m.input(1 - i);
-        if (is(sig, "Sigmoid", 1) && sig->input(0) == x && !constants.count(x) && soleReader(m.input(i)) == &m) {
+        if (is(sig, "Sigmoid", 1) && sig->input(0) == x && !ix.isConstant(x) && ix.soleReader(m.input(i)) == &m) {
           fusedAt_[&m] = {"silu", x, "x*Sigmoid(x): Sigmoid " + name(*sig) + ", Mul " + name(m), {}, {}};
           absorbed_.insert(sig);
           break;
@@ -1282,37 +1301,37 @@ private:
     for (const onnx::NodeProto &e : g.node()) {   // gelu, anchored at its Erf
       if (!is(&e, "Erf", 1))
         continue;
-      const onnx::NodeProto *div = producer.count(e.input(0)) ? producer[e.input(0)] : nullptr;
-      if (!is(div, "Div", 2) || soleReader(div->output(0)) != &e) {
+      const onnx::NodeProto *div = ix.made(e.input(0));
+      if (!is(div, "Div", 2) || ix.soleReader(div->output(0)) != &e) {
         unfused_[&e] = "no GELU pattern: its input is not a Div read by it alone";
         continue;
       }
       const std::string x = div->input(0);
-      if (std::optional<double> d = scalar(div->input(1)); !near(d, std::sqrt(2.0))) {
+      if (std::optional<double> d = ix.scalar(div->input(1)); !near(d, std::sqrt(2.0))) {
         std::ostringstream why;
         why << "the Div " << name(*div) << " divides by ";
         d ? why << *d : why << "no constant scalar";
         unfused_[&e] = "no GELU pattern: " + why.str() + ", not sqrt(2)";
         continue;
       }
-      const onnx::NodeProto *add = soleReader(e.output(0));
-      if (!is(add, "Add", 2) || !near(scalar(other(*add, e.output(0))), 1.0)) {
+      const onnx::NodeProto *add = ix.soleReader(e.output(0));
+      if (!is(add, "Add", 2) || !near(ix.scalar(ix.other(*add, e.output(0))), 1.0)) {
         unfused_[&e] = "no GELU pattern: its output is not read by one Add of the constant 1 alone";
         continue;
       }
-      const onnx::NodeProto *m1 = soleReader(add->output(0));
+      const onnx::NodeProto *m1 = ix.soleReader(add->output(0));
       if (!is(m1, "Mul", 2)) {
         unfused_[&e] = "no GELU pattern: 1 + erf is not read by one Mul alone";
         continue;
       }
-      const std::string f = other(*m1, add->output(0));
-      const onnx::NodeProto *half = producer.count(f) ? producer[f] : nullptr, *last = nullptr;
+      const std::string f = ix.other(*m1, add->output(0));
+      const onnx::NodeProto *half = ix.made(f), *last = nullptr;
       if (f == x) {   // (x·(1 + erf))·0.5
-        last = soleReader(m1->output(0));
-        if (!is(last, "Mul", 2) || !near(scalar(other(*last, m1->output(0))), 0.5))
+        last = ix.soleReader(m1->output(0));
+        if (!is(last, "Mul", 2) || !near(ix.scalar(ix.other(*last, m1->output(0))), 0.5))
           last = nullptr;
         half = m1;
-      } else if (is(half, "Mul", 2) && soleReader(f) == m1 && near(scalar(other(*half, x)), 0.5)) {
+      } else if (is(half, "Mul", 2) && ix.soleReader(f) == m1 && near(ix.scalar(ix.other(*half, x)), 0.5)) {
         last = m1;   // (x·0.5)·(1 + erf)
       }
       if (!last) {
@@ -1329,8 +1348,8 @@ private:
     for (const onnx::NodeProto &r : g.node()) {
       if (!is(&r, "ReduceMean", 1))
         continue;
-      const onnx::NodeProto *sq = producer.count(r.input(0)) ? producer[r.input(0)] : nullptr;
-      const bool pow = is(sq, "Pow", 2) && near(scalar(sq->input(1)), 2.0);
+      const onnx::NodeProto *sq = ix.made(r.input(0));
+      const bool pow = is(sq, "Pow", 2) && near(ix.scalar(sq->input(1)), 2.0);
       // Why no RMSNorm was found, on the ReduceMean and on its Pow (refused first).
       auto refuse = [&](const std::string &why) {
         unfused_[&r] = "no RMSNorm pattern: " + why;
@@ -1342,22 +1361,22 @@ private:
         refuse("it does not average one axis keeping it");
         continue;
       }
-      if (!(pow || (is(sq, "Mul", 2) && sq->input(0) == sq->input(1))) || soleReader(sq->output(0)) != &r ||
-          constants.count(sq->input(0))) {
+      if (!(pow || (is(sq, "Mul", 2) && sq->input(0) == sq->input(1))) || ix.soleReader(sq->output(0)) != &r ||
+          ix.isConstant(sq->input(0))) {
         refuse("its input is not x squared (Pow(x, 2) or Mul(x, x)) read by it alone");
         continue;
       }
       const std::string x = sq->input(0);
       std::vector<const onnx::NodeProto *> nodes = {sq, &r};
-      const onnx::NodeProto *next = soleReader(r.output(0));
+      const onnx::NodeProto *next = ix.soleReader(r.output(0));
       if (is(next, "Add", 2)) {   // + ε, a small non-negative constant
-        std::optional<double> eps = scalar(other(*next, r.output(0)));
+        std::optional<double> eps = ix.scalar(ix.other(*next, r.output(0)));
         if (!eps || !(*eps >= 0 && *eps <= 0.01)) {   // NaN fails too
           refuse("the Add " + name(*next) + " adds no constant epsilon from 0 to 0.01");
           continue;
         }
         nodes.push_back(next);
-        next = soleReader(next->output(0));
+        next = ix.soleReader(next->output(0));
       }
       if (!is(next, "Sqrt", 1)) {
         refuse("the mean square (plus epsilon) is not read by one Sqrt alone");
@@ -1365,12 +1384,12 @@ private:
       }
       nodes.push_back(next);
       const std::string root = next->output(0);
-      const onnx::NodeProto *inv = soleReader(root), *last = nullptr;
+      const onnx::NodeProto *inv = ix.soleReader(root), *last = nullptr;
       if (is(inv, "Div", 2) && inv->input(0) == x && inv->input(1) == root) {
         last = inv;   // x / √(…)
-      } else if (is(inv, "Reciprocal", 1) || (is(inv, "Div", 2) && inv->input(1) == root && near(scalar(inv->input(0)), 1.0))) {
-        const onnx::NodeProto *m = soleReader(inv->output(0));
-        if (is(m, "Mul", 2) && other(*m, inv->output(0)) == x) {
+      } else if (is(inv, "Reciprocal", 1) || (is(inv, "Div", 2) && inv->input(1) == root && near(ix.scalar(inv->input(0)), 1.0))) {
+        const onnx::NodeProto *m = ix.soleReader(inv->output(0));
+        if (is(m, "Mul", 2) && ix.other(*m, inv->output(0)) == x) {
           nodes.push_back(inv);
           last = m;   // x · (1 / √(…))
         }
@@ -1379,8 +1398,8 @@ private:
         refuse("x is not divided by the Sqrt (Div(x, s), or Mul(x, Reciprocal(s)) or Mul(x, Div(1, s)))");
         continue;
       }
-      const onnx::NodeProto *w = soleReader(last->output(0));
-      if (is(w, "Mul", 2) && constants.count(other(*w, last->output(0)))) {   // γ, not modelled (as layernorm's)
+      const onnx::NodeProto *w = ix.soleReader(last->output(0));
+      if (is(w, "Mul", 2) && ix.isConstant(ix.other(*w, last->output(0)))) {   // γ, not modelled (as layernorm's)
         nodes.push_back(last);
         last = w;
       }
@@ -1397,10 +1416,10 @@ private:
     for (const onnx::NodeProto &in : g.node()) {
       if (!is(&in, "InstanceNormalization", 3))
         continue;
-      const onnx::NodeProto *r1 = producer.count(in.input(0)) ? producer[in.input(0)] : nullptr;
-      const onnx::NodeProto *r2 = soleReader(in.output(0));
-      if (!is(r1, "Reshape", 2) || soleReader(r1->output(0)) != &in || !is(r2, "Reshape", 2) ||
-          constants.count(r1->input(0)))
+      const onnx::NodeProto *r1 = ix.made(in.input(0));
+      const onnx::NodeProto *r2 = ix.soleReader(in.output(0));
+      if (!is(r1, "Reshape", 2) || ix.soleReader(r1->output(0)) != &in || !is(r2, "Reshape", 2) ||
+          ix.isConstant(r1->input(0)))
         continue;   // an InstanceNormalization of its own (map)
       const std::string x = r1->input(0);
       auto xs = outputShape(x), gs = outputShape(r1->output(0)), ys = outputShape(r2->output(0));
@@ -1410,8 +1429,8 @@ private:
       std::vector<const onnx::NodeProto *> nodes = {r1, &in};
       const onnx::NodeProto *last = r2;
       for (const char *op : {"Mul", "Add"}) {   // γ, β: not modelled (as layernorm's)
-        const onnx::NodeProto *a = soleReader(last->output(0));
-        if (is(a, op, 2) && constants.count(other(*a, last->output(0)))) {
+        const onnx::NodeProto *a = ix.soleReader(last->output(0));
+        if (is(a, op, 2) && ix.isConstant(ix.other(*a, last->output(0)))) {
           nodes.push_back(last);
           last = a;
         }
@@ -1424,12 +1443,12 @@ private:
       for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
     }
-    findRope(g, producer, soleReader, constants);
-    findCausalMasks(g, producer, soleReader, constants);
+    findRope(g, ix);
+    findCausalMasks(g, ix);
     // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
     for (const onnx::NodeProto &e : g.node()) {
-      auto rs = readers.find(e.output_size() ? e.output(0) : std::string());
-      if (!is(&e, "Expand", 2) || rs == readers.end() || graphOutputs.count(e.output(0)))
+      auto rs = ix.readers.find(e.output_size() ? e.output(0) : std::string());
+      if (!is(&e, "Expand", 2) || rs == ix.readers.end() || ix.outputs.count(e.output(0)))
         continue;
       if (std::all_of(rs->second.begin(), rs->second.end(),
                       [&](const onnx::NodeProto *r) { return is(r, "Mul", 2) || is(r, "Add", 2); }))
@@ -1444,43 +1463,31 @@ private:
   /// cos and sin constant tables (docs/onnx.md). Proven, it is `rope(x,
   /// heads, pos)`, pos read from the tables (ropePosition); otherwise the Neg
   /// is refused with why.
-  template <class SoleReader>
-  void findRope(const onnx::GraphProto &g, std::map<std::string, const onnx::NodeProto *> &producer,
-                const SoleReader &soleReader, const std::map<std::string, const onnx::TensorProto *> &constants) {
-    auto made = [&](const std::string &v) { return producer.count(v) ? producer[v] : nullptr; };
+  void findRope(const onnx::GraphProto &g, const GraphIndex &ix) {
     auto is = [&](const onnx::NodeProto *n, const char *op) {
       return n && n->op_type() == op && defaultDomain(*n) && n->output_size() >= 1 && !absorbed_.count(n) &&
              !fusedAt_.count(n);
-    };
-    auto numbers = [&](const std::string &name) -> std::optional<std::vector<double>> {
-      auto it = constants.find(name);
-      if (it == constants.end() || isExternal(*it->second))
-        return std::nullopt;
-      return valuesOf(*it->second);
-    };
-    auto other = [](const onnx::NodeProto &n, const std::string &one) {
-      return n.input(0) == one ? n.input(1) : n.input(1) == one ? n.input(0) : std::string();
     };
     auto quoted = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
     for (const onnx::NodeProto &neg : g.node()) {
       if (!is(&neg, "Neg") || neg.input_size() != 1)
         continue;
-      const onnx::NodeProto *s2 = made(neg.input(0)), *cat = soleReader(neg.output(0)), *s1 = nullptr;
+      const onnx::NodeProto *s2 = ix.made(neg.input(0)), *cat = ix.soleReader(neg.output(0)), *s1 = nullptr;
       // Why, on the Neg and its Slices (refused before it).
       auto refuse = [&](const std::string &why) {
         for (const onnx::NodeProto *n : {&neg, s1, s2})
           if (n && (n == &neg || n->op_type() == "Slice"))
             unfused_[n] = "no rotary embedding (rotate_half) pattern: " + why;
       };
-      if (!is(s2, "Slice") || soleReader(s2->output(0)) != &neg || !is(cat, "Concat") || cat->input_size() != 2 ||
+      if (!is(s2, "Slice") || ix.soleReader(s2->output(0)) != &neg || !is(cat, "Concat") || cat->input_size() != 2 ||
           cat->input(0) != neg.output(0)) {
         refuse("it is not Concat(Neg(Slice(x)), Slice(x)), each read by the next alone");
         continue;
       }
       const std::string x = s2->input(0);
-      s1 = made(cat->input(1));
+      s1 = ix.made(cat->input(1));
       auto shape = outputShape(x);
-      if (!is(s1, "Slice") || s1->input(0) != x || soleReader(s1->output(0)) != cat || !shape || shape->size() < 3) {
+      if (!is(s1, "Slice") || s1->input(0) != x || ix.soleReader(s1->output(0)) != cat || !shape || shape->size() < 3) {
         refuse("the Concat's second operand is not a Slice of the same tensor of known shape, read by it alone");
         continue;
       }
@@ -1489,8 +1496,8 @@ private:
       auto slices = [&](const onnx::NodeProto &s, int64_t from, int64_t to) {
         if (s.input_size() < 4)
           return false;
-        auto st = numbers(s.input(1)), en = numbers(s.input(2)), ax = numbers(s.input(3));
-        auto sp = s.input_size() > 4 ? numbers(s.input(4)) : std::optional<std::vector<double>>(std::vector<double>{1});
+        auto st = ix.numbers(s.input(1)), en = ix.numbers(s.input(2)), ax = ix.numbers(s.input(3));
+        auto sp = s.input_size() > 4 ? ix.numbers(s.input(4)) : std::optional<std::vector<double>>(std::vector<double>{1});
         return st && en && ax && sp && st->size() == 1 && en->size() == 1 && ax->size() == 1 && sp->size() == 1 &&
                ((*ax)[0] == -1 || (*ax)[0] == static_cast<double>(rank - 1)) && (*sp)[0] == 1 &&
                (*st)[0] == static_cast<double>(from) && ((*en)[0] == static_cast<double>(to) || (to == d && (*en)[0] >= to));
@@ -1501,19 +1508,19 @@ private:
                " channels), concatenated along it (-x2, x1)");
         continue;
       }
-      const onnx::NodeProto *mulSin = soleReader(cat->output(0));
-      const onnx::NodeProto *add = mulSin ? soleReader(mulSin->output(0)) : nullptr;
+      const onnx::NodeProto *mulSin = ix.soleReader(cat->output(0));
+      const onnx::NodeProto *add = mulSin ? ix.soleReader(mulSin->output(0)) : nullptr;
       if (!is(mulSin, "Mul") || mulSin->input_size() != 2 || !is(add, "Add") || add->input_size() != 2) {
         refuse("rotate_half(x) is not multiplied by a table and added to x times another");
         continue;
       }
-      const onnx::NodeProto *mulCos = made(other(*add, mulSin->output(0)));
-      if (!is(mulCos, "Mul") || mulCos->input_size() != 2 || other(*mulCos, x).empty() ||
-          soleReader(mulCos->output(0)) != add) {
+      const onnx::NodeProto *mulCos = ix.made(ix.other(*add, mulSin->output(0)));
+      if (!is(mulCos, "Mul") || mulCos->input_size() != 2 || ix.other(*mulCos, x).empty() ||
+          ix.soleReader(mulCos->output(0)) != add) {
         refuse("the Add's other operand is not x times a table, read by it alone");
         continue;
       }
-      auto cosT = numbers(other(*mulCos, x)), sinT = numbers(other(*mulSin, cat->output(0)));
+      auto cosT = ix.numbers(ix.other(*mulCos, x)), sinT = ix.numbers(ix.other(*mulSin, cat->output(0)));
       if (!cosT || !sinT || static_cast<int64_t>(cosT->size()) != L * d || static_cast<int64_t>(sinT->size()) != L * d) {
         refuse("cos and sin are not constant " + std::to_string(L) + " x " + std::to_string(d) +
                " tables whose values dflc reads (torch.onnx folds them when the positions are fixed)");
@@ -1546,21 +1553,11 @@ private:
   /// by a constant, and o = Lk − Lq. Proven causal, the mask is dropped and
   /// the MatMul, the Softmax and a MatMul of its probabilities alone (P·V,
   /// whose masked terms are 0) are causal; otherwise the mask is refused with why.
-  template <class SoleReader>
-  void findCausalMasks(const onnx::GraphProto &g, std::map<std::string, const onnx::NodeProto *> &producer,
-                       const SoleReader &soleReader, const std::map<std::string, const onnx::TensorProto *> &constants) {
-    auto made = [&](const std::string &v) { return producer.count(v) ? producer[v] : nullptr; };
+  void findCausalMasks(const onnx::GraphProto &g, const GraphIndex &ix) {
     auto is = [&](const onnx::NodeProto *n, const char *op) { return n && n->op_type() == op && defaultDomain(*n); };
-    // A constant's numbers, if dflc reads them.
-    auto numbers = [&](const std::string &name) -> std::optional<std::vector<double>> {
-      auto it = constants.find(name);
-      if (it == constants.end() || isExternal(*it->second))
-        return std::nullopt;
-      return valuesOf(*it->second);
-    };
     constexpr double kMasked = -1e4;   // fp16's reach: torch's finfo.min and -1e9 are below, as is -inf
     for (const onnx::NodeProto &sm : g.node()) {
-      const onnx::NodeProto *mask = is(&sm, "Softmax") ? made(sm.input(0)) : nullptr;
+      const onnx::NodeProto *mask = is(&sm, "Softmax") ? ix.made(sm.input(0)) : nullptr;
       const bool where = is(mask, "Where") && mask->input_size() == 3, add = is(mask, "Add") && mask->input_size() == 2;
       if (!where && !add)
         continue;
@@ -1572,7 +1569,7 @@ private:
       auto seen = [&](int64_t i, int64_t j) { return j <= i + o; };
       // `values` an [.., Lq, Lk] matrix of constants (leading dims 1)?
       auto matrix = [&](const std::string &name, const char *what) -> std::optional<std::vector<double>> {
-        auto v = numbers(name);
+        auto v = ix.numbers(name);
         if (!v || static_cast<int64_t>(v->size()) != Lq * Lk) {
           why = std::string(what) + " '" + printable(name) + "' is not a constant " + std::to_string(Lq) + " x " +
                 std::to_string(Lk) + " matrix whose values dflc reads";
@@ -1585,7 +1582,7 @@ private:
       } else if (Lk < Lq) {
         why = "it masks " + std::to_string(Lq) + " queries over " + std::to_string(Lk) + " keys; a causal layer has at least as many keys";
       } else if (add) {
-        const bool first = !constants.count(mask->input(0));
+        const bool first = !ix.isConstant(mask->input(0));
         scores = mask->input(first ? 0 : 1);
         if (auto m = matrix(mask->input(first ? 1 : 0), "the added mask"))
           for (int64_t i = 0; i < Lq && why.empty(); ++i)
@@ -1601,21 +1598,21 @@ private:
       } else {
         // Where(cond, a, b): the masked branch a constant at most -1e4.
         auto low = [&](const std::string &v) {
-          auto n = numbers(v);
+          auto n = ix.numbers(v);
           return n && n->size() == 1 && (*n)[0] <= kMasked;
         };
         const bool maskWhenTrue = low(mask->input(1)), maskWhenFalse = low(mask->input(2));
         scores = maskWhenTrue ? mask->input(2) : mask->input(1);
-        const onnx::NodeProto *tri = made(mask->input(0));
+        const onnx::NodeProto *tri = ix.made(mask->input(0));
         if (is(tri, "Cast"))
-          tri = made(tri->input(0));
+          tri = ix.made(tri->input(0));
         if (maskWhenTrue == maskWhenFalse) {
           why = "neither branch alone is a constant at most -1e4";
         } else if (!is(tri, "Trilu")) {
           why = "its condition is not a Trilu (maybe Cast) of a constant";
         } else if (auto ones = matrix(tri->input(0), "the Trilu's input")) {
           const int64_t upper = intAttr(*tri, "upper", 1);
-          std::optional<std::vector<double>> k = tri->input_size() > 1 ? numbers(tri->input(1)) : std::vector<double>{0};
+          std::optional<std::vector<double>> k = tri->input_size() > 1 ? ix.numbers(tri->input(1)) : std::vector<double>{0};
           if (std::any_of(ones->begin(), ones->end(), [](double v) { return v == 0; }))
             why = "the Trilu's input has zeros, so its triangle is not the mask";
           else if (!k || k->size() != 1)
@@ -1630,8 +1627,8 @@ private:
       // The scores: a MatMul's, maybe scaled by a constant, each step read by the next alone.
       const onnx::NodeProto *mm = nullptr;
       for (std::string at = scores, next = mask->output(0); why.empty();) {
-        const onnx::NodeProto *p = made(at);
-        const onnx::NodeProto *reader = soleReader(at);
+        const onnx::NodeProto *p = ix.made(at);
+        const onnx::NodeProto *reader = ix.soleReader(at);
         if (!p || !reader || reader->output(0) != next) {
           why = "the masked scores are read by another node too";
           break;
@@ -1640,14 +1637,14 @@ private:
           mm = p;
           break;
         }
-        if (!((is(p, "Div") || is(p, "Mul")) && p->input_size() == 2 && constants.count(p->input(1)))) {
+        if (!((is(p, "Div") || is(p, "Mul")) && p->input_size() == 2 && ix.isConstant(p->input(1)))) {
           why = "the masked scores are not a MatMul's (Q*K^T), maybe scaled by a constant";
           break;
         }
         next = at;
         at = p->input(0);
       }
-      if (why.empty() && soleReader(mask->output(0)) != &sm)
+      if (why.empty() && ix.soleReader(mask->output(0)) != &sm)
         why = "the masked scores are read by another node than the Softmax";
       if (!why.empty()) {
         unfused_[mask] = "no causal mask: " + why;
@@ -1657,7 +1654,7 @@ private:
       causal_.insert({mm, &sm});
       causalComment_[&sm] = "Softmax '" + printable(nodeName(sm)) + "', causal mask " + mask->op_type() + " '" +
                             printable(nodeName(*mask)) + "'";
-      const onnx::NodeProto *pv = soleReader(sm.output(0));
+      const onnx::NodeProto *pv = ix.soleReader(sm.output(0));
       if (is(pv, "MatMul") && pv->input(0) == sm.output(0))
         causal_.insert(pv);
     }
