@@ -1135,6 +1135,24 @@ TensorStore interpretNest(const Layer &l, const TensorStore &store) {
   return result;
 }
 
+/// Each named layer of `text`'s network: the reference's output equals what
+/// its loop nest computes point by point (extent and words), on seeded inputs.
+void expectReferenceIsItsNest(const std::string &text, uint64_t seed, std::initializer_list<const char *> names) {
+  auto c = compileNet(text);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s = seedNetwork(net, seed);
+  runReference(net, s);
+  for (const char *name : names) {
+    SCOPED_TRACE(name);
+    const int i = net.findLayer(name);
+    ASSERT_GE(i, 0);
+    const TensorStore ref = referenceOutputs(net, i, s), nest = interpretNest(net.layers[static_cast<size_t>(i)], s);
+    EXPECT_EQ(ref.at(name).extent, nest.at(name).extent);
+    EXPECT_EQ(ref.at(name).data, nest.at(name).data);
+  }
+}
+
 } // namespace
 
 TEST(ReferenceProperty, AgreesWithTheLoopNestOnEveryLayer) {
@@ -1184,61 +1202,34 @@ TEST(ReferenceProperty, BroadcastAgreesWithItsLoopNest) {
 
 TEST(ReferenceProperty, RopeAgreesWithItsLoopNest) {
   // Its two ifm accesses (the word and its partner) through the nest's point.
-  auto c = compileNet(R"(network t {
+  expectReferenceIsItsNest(R"(network t {
     batch N = 2;
     input x [C=12, X=70, Y=2];
     a = rope(x, heads=3, pos=9); b = rope(x, heads=1);
-  })");
-  ASSERT_EQ(c.diagnostics(), "");
-  const Network &net = c.model.networks[0];
-  TensorStore s = seedNetwork(net, 7);
-  for (const char *name : {"a", "b"}) {
-    SCOPED_TRACE(name);
-    const int i = net.findLayer(name);
-    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
-  }
+  })", 7, {"a", "b"});
 }
 
 TEST(ReferenceProperty, BilinearAgreesWithItsLoopNest) {
   // The guarded 3 x 3 window with the weights' rule, point by point, against
   // the reference's PyTorch rule (clamped source, merged taps): edges, odd
   // and even scales, a scale of 1 and a one-word axis.
-  auto c = compileNet(R"(network t {
+  expectReferenceIsItsNest(R"(network t {
     batch N = 2;
     input x [C=3, X=4, Y=3]; input z [C=2, X=1, Y=5];
     u = upsample(x, scale=2, mode=bilinear);
     v = upsample(x, scale=3 x 1, mode=bilinear);
     w = upsample(z, scale=4 x 5, mode=bilinear);
-  })");
-  ASSERT_EQ(c.diagnostics(), "");
-  const Network &net = c.model.networks[0];
-  TensorStore s = seedNetwork(net, 13);
-  for (const char *name : {"u", "v", "w"}) {
-    SCOPED_TRACE(name);
-    const int i = net.findLayer(name);
-    EXPECT_EQ(referenceOutputs(net, i, s).at(name).data, interpretNest(net.layers[static_cast<size_t>(i)], s).at(name).data);
-  }
+  })", 13, {"u", "v", "w"});
 }
 
 TEST(ReferenceProperty, ResampleAgreesWithItsLoopNest) {
-  auto c = compileNet(R"(network t {
+  expectReferenceIsItsNest(R"(network t {
     batch N = 2;
     input x [C=3, X=3, Y=2];
     u = upsample(x, scale=2 x 3);
     a = conv(u, K=8, R=1);
     dcr = depth_to_space(a, block=2); crd = depth_to_space(a, block=2, mode=CRD);
-  })");
-  ASSERT_EQ(c.diagnostics(), "");
-  const Network &net = c.model.networks[0];
-  TensorStore s = seedNetwork(net, 3);
-  runReference(net, s);
-  for (const char *name : {"u", "dcr", "crd"}) {
-    SCOPED_TRACE(name);
-    const int i = net.findLayer(name);
-    const TensorStore ref = referenceOutputs(net, i, s), nest = interpretNest(net.layers[static_cast<size_t>(i)], s);
-    EXPECT_EQ(ref.at(name).extent, nest.at(name).extent);
-    EXPECT_EQ(ref.at(name).data, nest.at(name).data);
-  }
+  })", 3, {"u", "dcr", "crd"});
 }
 
 TEST(Reference, MissingOrMisshapenInputIsAnInternalError) {
