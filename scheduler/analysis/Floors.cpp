@@ -55,7 +55,8 @@ LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segment
   LayerFloor f;
   const DramFloor dram = dramFloor(net, x, hw, segmentLast);
   const Level &outer = hw.levels.back();
-  f.latencyCycles = cyclesFloor(hw, workOf(net, l), dram.words());
+  f.dramWords = dram.words();
+  f.latencyCycles = cyclesFloor(hw, workOf(net, l), f.dramWords);
   f.energyPj = computeFloorPj(net, x, hw);
   for (const std::string &a : l.activations)   // each fused activation once per output element
     if (auto it = hw.activationEnergyPj.find(a); it != hw.activationEnergyPj.end())
@@ -85,11 +86,12 @@ ScheduleFloors scheduleFloors(const Network &net, const Hardware &hw, const Sche
       LayerFloor &f = out.layers[static_cast<size_t>(x)] = layerFloor(net, x, hw, last);
       out.total.energyPj += f.energyPj;
       work += workOf(net, net.layers[static_cast<size_t>(x)]);
-      dramWords += dramFloor(net, x, hw, last).words();
+      dramWords += f.dramWords;
       longest = std::max(longest, f.latencyCycles);
     }
     // Its layers share the PEs and the DRAM channel, whether they run together or in turn.
     out.total.latencyCycles += std::max(longest, cyclesFloor(hw, work, dramWords));
+    out.total.dramWords += dramWords;
   }
   out.total.energyPj += hw.chipStaticEnergyPj() * out.total.latencyCycles;
   return out;

@@ -33,6 +33,7 @@ DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentLa
 
 struct LayerFloor {
   double energyPj = 0, latencyCycles = 0;
+  double dramWords = 0;   // its DramFloor's words, which the segment's latency floor sums
 };
 
 /// Layer x's floors in a segment ending at `segmentLast`: latency, the
