@@ -62,6 +62,7 @@ public:
       std::visit([this](const auto &d) { print(d); }, decl);
     }
     flushComments(std::numeric_limits<uint32_t>::max());
+    alignTrailingComments();
     std::string out;
     for (const std::string &l : lines_)
       out += l + "\n";
@@ -78,12 +79,29 @@ private:
     emit(begin, end, s);
   }
 
+  /// Trailing comments on consecutive lines start in one column, two spaces
+  /// after the longest code among them (as gofmt and clang-format align
+  /// them); a line without one, or a blank line, ends the run.
+  void alignTrailingComments() {
+    for (size_t i = 0; i < lines_.size();) {
+      size_t end = i, width = 0;
+      for (; end < lines_.size() && codeWidth_[end]; ++end)
+        width = std::max(width, codeWidth_[end]);
+      for (size_t j = i; j < end; ++j)
+        lines_[j].insert(codeWidth_[j], width - codeWidth_[j], ' ');
+      i = std::max(end, i + 1);
+    }
+  }
+
   void emit(uint32_t begin, uint32_t end, const std::string &s) {
-    if (!lines_.empty() && blankAllowed_ && (wantBlank_ || blankBetween(lastEnd_, begin)))
+    if (!lines_.empty() && blankAllowed_ && (wantBlank_ || blankBetween(lastEnd_, begin))) {
       lines_.emplace_back();
+      codeWidth_.push_back(0);
+    }
     wantBlank_ = false;
     blankAllowed_ = true;
     lines_.push_back(syntax::indentation(indent_) + s);
+    codeWidth_.push_back(0);
     lastEnd_ = end;
     endsWithLineComment_ = false;
   }
@@ -94,6 +112,8 @@ private:
       bool isLine = c.text.rfind("//", 0) == 0;
       if (!lines_.empty() && !lines_.back().empty() && !endsWithLineComment_ &&
           sameLine(lastEnd_, c.range.begin.offset)) {
+        if (!codeWidth_.back())
+          codeWidth_.back() = lines_.back().size();
         lines_.back() += "  " + c.text;
         lastEnd_ = std::max(lastEnd_, c.range.end.offset);
       } else {
@@ -328,6 +348,7 @@ private:
   const std::string &text_;
   const std::vector<Comment> &comments_;
   std::vector<std::string> lines_;
+  std::vector<size_t> codeWidth_;   // per line: where its trailing comment starts; 0: none
   size_t next_ = 0;            // the first comment not yet printed
   uint32_t lastEnd_ = 0;       // source end of what was printed last
   int indent_ = 0;

@@ -584,6 +584,27 @@ network sd15_unet {{
     return "sd15_unet", text + "\n".join(body) + "\n}\n"
 
 
+def canonical(text):
+    """The text as `dflc fmt` prints it (docs/cli.md): trailing comments on
+    consecutive lines start in one column, two spaces after the longest code
+    among them. (tests/lit/cli/fmt.test checks every stdlib file is canonical.)"""
+    lines = text.split("\n")
+    code = []
+    for line in lines:
+        i = line.find("//")
+        code.append(line[:i].rstrip() if i > 0 and line[:i].strip() else None)
+    i = 0
+    while i < len(lines):
+        end = i
+        while end < len(lines) and code[end] is not None:
+            end += 1
+        width = max((len(code[j]) for j in range(i, end)), default=0)
+        for j in range(i, end):
+            lines[j] = code[j].ljust(width) + "  " + lines[j][lines[j].find("//"):]
+        i = max(end, i + 1)
+    return "\n".join(lines)
+
+
 def main(argv):
     check = "--check" in argv
     args = [a for a in argv[1:] if a != "--check"]
@@ -592,6 +613,7 @@ def main(argv):
         [llama3_layer("prefill", 2048), llama3_layer("decode", 2048), llama3_layer("decode", 8192)] + [sd15_unet()]
     stale = []
     for name, text in nets:
+        text = canonical(text)
         path = out / f"{name}.dfl"
         if check:
             if not path.exists() or path.read_text() != text:
