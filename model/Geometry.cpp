@@ -7,6 +7,7 @@
 
 #include <array>
 #include <numeric>
+#include <optional>
 #include <set>
 
 namespace dfl {
@@ -158,7 +159,9 @@ IntervalBox accessImage(const Access &a, std::vector<Interval> iters) {
   return out;
 }
 
-int tensorSource(const Network &net, const std::string &name) {
+namespace {
+
+std::optional<int> findSource(const Network &net, const std::string &name) {
   if (auto n = net.names.find(name); n != net.names.end())
     return n->second.isInput ? -1 - n->second.index : n->second.index;
   // A network built by hand, without names.
@@ -168,8 +171,19 @@ int tensorSource(const Network &net, const std::string &name) {
   for (size_t i = 0; i < net.inputs.size(); ++i)
     if (net.inputs[i].name == name)
       return -1 - static_cast<int>(i);
-  DFLC_CHECK(false) << "access to unknown tensor '" << name << "'";
-  return 0;
+  return std::nullopt;
+}
+
+} // namespace
+
+int tensorSource(const Network &net, const std::string &name) {
+  std::optional<int> s = findSource(net, name);
+  DFLC_CHECK(s) << "access to unknown tensor '" << name << "'";
+  return *s;
+}
+
+bool readsSource(const Network &net, const Access &a, TensorRole output) {
+  return a.role != output && (a.role != TensorRole::Wgt || findSource(net, a.tensor));
 }
 
 Halos propagateHalos(const Network &net, const std::vector<int> &layers, const IntervalBox &exitBox) {
@@ -190,7 +204,7 @@ Halos propagateHalos(const Network &net, const std::vector<int> &layers, const I
       if (a.role == nest.output)
         continue;
       const IntervalBox b = accessImage(a, it);
-      if (a.role == TensorRole::Wgt) {
+      if (!readsSource(net, a, nest.output)) {
         hullInto(h.weights[*l], b);
         continue;
       }

@@ -117,6 +117,12 @@ struct Halos {
 /// layer's or an input's name, or an alias of a fused activation.
 int tensorSource(const Network &net, const std::string &name);
 
+/// Whether access `a`, of a layer whose output role is `output`, reads a
+/// layer's or a network input's tensor: every operand, a matmul's second
+/// one (role wgt) included; not the layer's own weights (`L__wgt`), not its
+/// output.
+bool readsSource(const Network &net, const Access &a, TensorRole output);
+
 /// Propagates `exitBox` (a box of layer `layers.back()`'s output) backwards
 /// through `layers` (topological order, the exit last; every layer but the
 /// exit read only inside the list): each layer's iteration box covers its

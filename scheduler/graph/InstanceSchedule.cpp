@@ -1,5 +1,6 @@
 #include "scheduler/graph/InstanceSchedule.h"
 
+#include "model/Geometry.h"
 #include "support/Check.h"
 
 #include <algorithm>
@@ -385,8 +386,7 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
       int reader = sg.layers.back();   // the first layer reading it pays for the transfer
       for (auto l = sg.layers.rbegin(); l != sg.layers.rend(); ++l)
         for (const Access &a : g.net().layers[static_cast<size_t>(*l)].nest.accesses)
-          if (a.role != TensorRole::Wgt && a.role != g.net().layers[static_cast<size_t>(*l)].nest.output &&
-              g.source(a) == src)
+          if (readsSource(g.net(), a, g.net().layers[static_cast<size_t>(*l)].nest.output) && g.source(a) == src)
             reader = *l;
       if (src < 0) {
         task[reader].ddrBytes += static_cast<double>(g.bytes(need));

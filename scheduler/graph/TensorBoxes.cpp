@@ -82,7 +82,7 @@ GraphView::GraphView(const Network &net, const DsaHardware &hw, int64_t clusterB
       box *= static_cast<double>(d.extent);
     density_.push_back(nest.guard.empty() ? 1.0 : static_cast<double>(nest.points()) / box);
     for (const Access &a : nest.accesses) {
-      if (a.role == TensorRole::Wgt || a.role == nest.output)
+      if (!readsSource(net, a, nest.output))
         continue;
       int s = source(a);
       auto &p = producers_[l];
@@ -161,7 +161,7 @@ Footprint propagate(const GraphView &g, const std::vector<int> &layers, const Bo
   std::map<int, size_t> lastReader;
   for (size_t k = 0; k < layers.size(); ++k)
     for (const Access &a : g.net().layers[static_cast<size_t>(layers[k])].nest.accesses)
-      if (a.role != TensorRole::Wgt && a.role != g.net().layers[static_cast<size_t>(layers[k])].nest.output)
+      if (readsSource(g.net(), a, g.net().layers[static_cast<size_t>(layers[k])].nest.output))
         lastReader[g.source(a)] = k;
   for (size_t k = 0; k < layers.size(); ++k) {
     int64_t live = 0;

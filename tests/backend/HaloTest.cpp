@@ -88,7 +88,9 @@ ExactHalos exactHalos(const isl::Ctx &ctx, const Network &net, const std::vector
     const isl::Map write = isl::intersectDomain(isl::readMap(ctx, nest.toIslMap(writeOf(net.layers[static_cast<size_t>(*l)]))), domain);
     const isl::Set points = isl::domain(isl::intersectRange(write, need->second));
     for (const Access &a : nest.accesses) {
-      if (a.role == nest.output || a.role == TensorRole::Wgt)
+      // A layer's own weights (`L__wgt`) are no halo; a matmul's second
+      // operand (role wgt, a layer's or an input's tensor) is.
+      if (a.role == nest.output || (a.role == TensorRole::Wgt && a.tensor.ends_with("__wgt")))
         continue;
       isl::Set read = isl::range(isl::intersectDomain(isl::readMap(ctx, nest.toIslMap(a)), points));
       read = isl::Set(isl_set_intersect(read.copy(), isl::readSet(ctx, LoopNest::toIslTensorSet(a)).copy()));

@@ -4,9 +4,12 @@
 // derived by hand in the comments (8-bit words: one byte per element).
 #include "TestUtil.h"
 
+#include "model/Geometry.h"
 #include "scheduler/graph/GraphTurbo.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace dfl;
 using namespace dfl::graph;
@@ -136,6 +139,31 @@ TEST(GraphTurbo, StraightMerge) {
   SubGraphSet set(*f.g);
   EXPECT_EQ(set.straightMerge(), 1);
   EXPECT_EQ(groups(f, set), (std::vector<std::vector<std::string>>{{"a", "b"}}));
+}
+
+// A matmul's second operand (role wgt) produced by a layer is data, not
+// weights: k = fc(x) feeds s = matmul(q, k), so s depends on k (an edge of the
+// graph, whose instance order and GB/DDR traffic follow it) and a piece of s
+// needs k's output (its halo), as it needs q's. Before, GraphTurbo priced k as
+// s's weights from DDR and let s run without k's producer. The fc's own
+// weights (`k__wgt`) stay weights.
+TEST(GraphTurbo, MatmulSecondOperandIsAProducerEdge) {
+  Fixture f("network n { input x [C=8, X=4]; q = fc(x, K=8); k = fc(x, K=8); s = matmul(q, k); }\n" + dsa(1024));
+  const int q = f.layer("q"), k = f.layer("k"), s = f.layer("s");
+  std::vector<int> producers = f.g->producers(s);
+  std::sort(producers.begin(), producers.end());
+  EXPECT_EQ(producers, (std::vector<int>{q, k}));
+  EXPECT_EQ(f.g->consumers(k), (std::vector<int>{s}));
+  const Network &net = f.c.model.networks[0];
+  const LoopNest &nest = net.layers[static_cast<size_t>(s)].nest;
+  IntervalBox all;   // the whole of s's output
+  for (int64_t e : nest.accessesOf(nest.output)[0]->extent)
+    all.push_back({0, e - 1});
+  const Halos h = propagateHalos(net, {k, s}, all);
+  EXPECT_FALSE(boxEmpty(h.output.at(k)));   // s needs all of k: k computes it
+  EXPECT_EQ(h.weights.count(s), 0u);        // s has no weights of its own
+  EXPECT_EQ(h.weights.count(k), 1u);        // k's fc weights
+  EXPECT_EQ(h.external.count(q), 1u);       // q is read from outside the list
 }
 
 // A down-sampling consumer stops the propagation (rule (i), first
