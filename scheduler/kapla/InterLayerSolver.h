@@ -113,8 +113,9 @@ struct SpatialSegment {
 struct SchemeEstimate {
   std::vector<double> accesses;   // per layer: wgt, ifm, ofm at DRAM, then at GBUF
   double bufferBytes = 0;         // the largest per-node minimum over the layers
+  double steps = 0;               // a fused attention's query steps (queries / query tile); 0 otherwise
   double energyPj = 0;
-  /// Pareto pruning's vector: the access counts, then the buffer.
+  /// Pareto pruning's vector: the access counts, the buffer, the steps.
   std::vector<double> paretoVector() const;
 };
 
