@@ -110,6 +110,31 @@ template <class F> void convMacs(const Network &net, const Layer &l, F &&f) {
       }
 }
 
+/// conv_transpose, from PyTorch's definition: every input word scatters its
+/// taps, out[n][g·K/G + k][xi·strideX + r − padLeft][yi·strideY + s − padTop]
+/// += in[n][g·C/G + c][xi][yi] · w[g·C/G + c][k][r][s]; taps outside the
+/// output (in its padding) are dropped. Independent of the nest's form.
+void convTranspose(const Network &net, const Layer &l, const std::vector<Word> &x, const std::vector<Word> &w,
+                   std::vector<Word> &y) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const Filter f = windowOf(l);
+  const int64_t G = l.groups, Cg = in.C / G, Kg = out.C / G;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t c = 0; c < in.C; ++c)
+      for (int64_t k = 0; k < Kg; ++k)
+        for (int64_t xi = 0; xi < in.X; ++xi)
+          for (int64_t yi = 0; yi < in.Y; ++yi)
+            for (int64_t r = 0; r < f.R; ++r)
+              for (int64_t s = 0; s < f.S; ++s) {
+                const int64_t xo = xi * f.x.stride + r - f.x.padBegin, yo = yi * f.y.stride + s - f.y.padBegin;
+                if (xo < 0 || xo >= out.X || yo < 0 || yo >= out.Y)
+                  continue;
+                const size_t o = static_cast<size_t>(((n * out.C + c / Cg * Kg + k) * out.X + xo) * out.Y + yo);
+                const Word a = x[static_cast<size_t>(((n * in.C + c) * in.X + xi) * in.Y + yi)];
+                y[o] = add(y[o], mul(a, w[static_cast<size_t>(((c * Kg + k) * f.R + r) * f.S + s)]));
+              }
+}
+
 /// dwconv: out[n][c][xo][yo] += in[n][c][x][y] · w[c][r][s], x and y as conv's.
 template <class F> void dwconvMacs(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
@@ -411,6 +436,9 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     forEachMac(net, l, [&](const Run &r) { macRun(&y[r.o], r.dO, &x[r.i], r.dI, &w[r.w], r.dW, r.count); });
     break;
   }
+  case LayerType::ConvTranspose:
+    convTranspose(net, l, readInput(net, l, store), readWeights(net, l, store), y);
+    break;
   case LayerType::MaxPool: {
     const std::vector<Word> x = readInput(net, l, store);
     std::fill(y.begin(), y.end(), kMinusInfinity);   // the padding leaves it
@@ -651,7 +679,7 @@ TensorStore referenceOutputs(const Network &net, int layer, const TensorStore &s
   const Layer &l = net.layers[static_cast<size_t>(layer)];
   const Layer &fwd = forwardLayer(net, l);
   TensorStore out;
-  switch (l.output) {
+  switch (l.forwardOf.empty() ? TensorRole::Ofm : l.output) {   // a conv_transpose writes ifm forward
   case TensorRole::Ofm: out.set(l.name, forward(net, l, store)); break;
   case TensorRole::Ifm: dataGradient(net, fwd, store, out); break;
   case TensorRole::Wgt: weightGradient(net, fwd, store, out); break;
