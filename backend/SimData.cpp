@@ -83,6 +83,8 @@ const Layer &forwardLayer(const Network &net, const Layer &l) {
 std::vector<std::string> outputNames(const Network &net, int layer) {
   const Layer &l = net.layers[static_cast<size_t>(layer)];
   const Layer &fwd = forwardLayer(net, l);
+  if (!l.forwardOf.empty() && fwd.type == LayerType::ConvTranspose && l.output == TensorRole::Ofm)
+    return {gradientName(operandName(net, fwd.operands[0]))};   // its dX writes its nest's ofm, x
   switch (l.forwardOf.empty() ? TensorRole::Ofm : l.output) {   // a conv_transpose writes ifm forward
   case TensorRole::Ofm: return {l.name};
   case TensorRole::Wgt:   // a matmul's second operand and a broadcast one are read as the wgt

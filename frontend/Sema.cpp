@@ -173,9 +173,6 @@ Model analyze(const std::vector<ast::File> &files, DiagnosticsEngine &diags, con
         } else if (l.resample.bilinear) {   // its weighted taps have no backward layer yet (docs/limits.md)
           diags.report(l.opRange, diag::err_bilinear_training) << l.name;
           trainable = false;
-        } else if (l.type == LayerType::ConvTranspose) {   // its nest's roles are swapped (docs/limits.md)
-          diags.report(l.opRange, diag::err_conv_transpose_training) << l.name;
-          trainable = false;
         }
       if (trainable)
         addBackwardLayers(n);
