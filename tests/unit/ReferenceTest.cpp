@@ -1007,6 +1007,33 @@ TEST(ReferenceProperty, ConvTransposeIsTheConvsDataGradient) {
   EXPECT_EQ(run(net, "u", s), dgrad.at("a__grad").data);
 }
 
+TEST(ReferenceProperty, ConvTransposeGradientsAreAdjoints) {
+  // As GradientsAreAdjointsOfTheForwardLayer: over Z/2^32, <dX, x> = <dY, y>
+  // = <dW, w> for a conv_transpose's gradients, grouped, strided, padded and
+  // with output_padding (taps dropped in the padding are dropped both ways).
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input v [C=6, X=5, Y=3];
+    x = conv(v, K=6, R=1);
+    u = conv_transpose(x, K=4, R=4, S=3, stride=2 x 1, pad=1 x 2, output_padding=1 x 0, groups=2);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const int dgrad = net.findLayer("u__dgrad"), wgrad = net.findLayer("u__wgrad");
+  ASSERT_GE(dgrad, 0);
+  ASSERT_GE(wgrad, 0);
+  EXPECT_EQ(outputNames(net, dgrad), (std::vector<std::string>{"x__grad"}));
+  EXPECT_EQ(outputNames(net, wgrad), (std::vector<std::string>{"u__wgt__grad"}));
+  TensorStore s = seedNetwork(net, 7);
+  runReference(net, s);
+  const std::vector<Word> y = run(net, "u", s);
+  const std::vector<Word> dy = seedTensor("dy", static_cast<int64_t>(y.size()), 1);
+  s.set("u__grad", {s.at("u").extent, dy});
+  const Word expected = dot(dy, y);
+  EXPECT_EQ(dot(referenceLayer(net, dgrad, s), s.at("x").data), expected);
+  EXPECT_EQ(dot(referenceLayer(net, wgrad, s), s.at("u__wgt").data), expected);
+}
+
 /// Every layer kind with stride, padding, dilation, groups, heads, ceil mode,
 /// several operands and fused activations, on planes that are not square (a
 /// 7 x 5, d 3 x 2, p and q 2 x 1), trained.
