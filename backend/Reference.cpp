@@ -110,6 +110,31 @@ template <class F> void convMacs(const Network &net, const Layer &l, F &&f) {
       }
 }
 
+/// conv_transpose, from PyTorch's definition: every input word scatters its
+/// taps, out[n][g·K/G + k][xi·strideX + r − padLeft][yi·strideY + s − padTop]
+/// += in[n][g·C/G + c][xi][yi] · w[g·C/G + c][k][r][s]; taps outside the
+/// output (in its padding) are dropped. Independent of the nest's form.
+/// f(o, i, w) gets the offsets of every tap that lands: output, input, weight.
+template <class F> void forEachConvTransposeTap(const Network &net, const Layer &l, F &&f) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const Filter w = windowOf(l);
+  const int64_t Cg = in.C / l.groups, Kg = out.C / l.groups;
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t c = 0; c < in.C; ++c)
+      for (int64_t k = 0; k < Kg; ++k)
+        for (int64_t xi = 0; xi < in.X; ++xi)
+          for (int64_t yi = 0; yi < in.Y; ++yi)
+            for (int64_t r = 0; r < w.R; ++r)
+              for (int64_t s = 0; s < w.S; ++s) {
+                const int64_t xo = xi * w.x.stride + r - w.x.padBegin, yo = yi * w.y.stride + s - w.y.padBegin;
+                if (xo < 0 || xo >= out.X || yo < 0 || yo >= out.Y)
+                  continue;
+                f(static_cast<size_t>(((n * out.C + c / Cg * Kg + k) * out.X + xo) * out.Y + yo),
+                  static_cast<size_t>(((n * in.C + c) * in.X + xi) * in.Y + yi),
+                  static_cast<size_t>(((c * Kg + k) * w.R + r) * w.S + s));
+              }
+}
+
 /// dwconv: out[n][c][xo][yo] += in[n][c][x][y] · w[c][r][s], x and y as conv's.
 template <class F> void dwconvMacs(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
@@ -411,6 +436,12 @@ Tensor forward(const Network &net, const Layer &l, const TensorStore &store) {
     forEachMac(net, l, [&](const Run &r) { macRun(&y[r.o], r.dO, &x[r.i], r.dI, &w[r.w], r.dW, r.count); });
     break;
   }
+  case LayerType::ConvTranspose: {
+    const std::vector<Word> x = readInput(net, l, store);
+    const std::vector<Word> &w = readWeights(net, l, store);
+    forEachConvTransposeTap(net, l, [&](size_t o, size_t i, size_t t) { y[o] = add(y[o], mul(x[i], w[t])); });
+    break;
+  }
   case LayerType::MaxPool: {
     const std::vector<Word> x = readInput(net, l, store);
     std::fill(y.begin(), y.end(), kMinusInfinity);   // the padding leaves it
@@ -599,6 +630,23 @@ void weightGradient(const Network &net, const Layer &fwd, const TensorStore &sto
   out.set(matmul ? gradientName(operandName(net, fwd.operands[1])) : gradientName(weightName(fwd)), std::move(dw));
 }
 
+/// A conv_transpose's gradients, the scatter read backward: dX[i] += dY[o]·w,
+/// dW += x[i]·dY[o] over the taps that land (docs/simulator.md, "Training").
+void convTransposeGradient(const Network &net, const Layer &fwd, TensorRole output, const TensorStore &store,
+                           TensorStore &out) {
+  const std::vector<Word> &dy = read(store, gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
+  const std::vector<Word> x = readInput(net, fwd, store);
+  const std::vector<Word> &w = readWeights(net, fwd, store);
+  const TensorRef in = fwd.operands[0];
+  Tensor g = filled(output == TensorRole::Wgt ? weightExtent(fwd) : activationExtent(net, operandShape(net, in)), 0);
+  std::vector<Word> &d = g.data;
+  if (output == TensorRole::Wgt)
+    forEachConvTransposeTap(net, fwd, [&](size_t o, size_t i, size_t t) { d[t] = add(d[t], mul(x[i], dy[o])); });
+  else
+    forEachConvTransposeTap(net, fwd, [&](size_t o, size_t i, size_t t) { d[i] = add(d[i], mul(dy[o], w[t])); });
+  out.set(output == TensorRole::Wgt ? gradientName(weightName(fwd)) : gradientName(operandName(net, in)), std::move(g));
+}
+
 Word clamp(Word x, Word lo, Word hi) { return std::min(std::max(x, lo), hi); }
 
 } // namespace
@@ -651,7 +699,11 @@ TensorStore referenceOutputs(const Network &net, int layer, const TensorStore &s
   const Layer &l = net.layers[static_cast<size_t>(layer)];
   const Layer &fwd = forwardLayer(net, l);
   TensorStore out;
-  switch (l.output) {
+  if (!l.forwardOf.empty() && fwd.type == LayerType::ConvTranspose) {
+    convTransposeGradient(net, fwd, l.output, store, out);
+    return out;
+  }
+  switch (l.forwardOf.empty() ? TensorRole::Ofm : l.output) {   // a conv_transpose writes ifm forward
   case TensorRole::Ofm: out.set(l.name, forward(net, l, store)); break;
   case TensorRole::Ifm: dataGradient(net, fwd, store, out); break;
   case TensorRole::Wgt: weightGradient(net, fwd, store, out); break;

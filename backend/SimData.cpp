@@ -54,6 +54,7 @@ std::vector<int64_t> weightExtent(const Layer &l) {
   const int64_t R = at(l.bounds, Dim::R), S = at(l.bounds, Dim::S);
   switch (l.type) {
   case LayerType::Conv: return {out.C, in.C / l.groups, R, S};
+  case LayerType::ConvTranspose: return {in.C, out.C / l.groups, R, S};   // PyTorch's [Cin, Cout/G, R, S]
   case LayerType::DwConv: return {in.C, R, S};
   case LayerType::FC: return {out.C, in.C, in.X, in.Y};
   default: return {};
@@ -82,7 +83,9 @@ const Layer &forwardLayer(const Network &net, const Layer &l) {
 std::vector<std::string> outputNames(const Network &net, int layer) {
   const Layer &l = net.layers[static_cast<size_t>(layer)];
   const Layer &fwd = forwardLayer(net, l);
-  switch (l.output) {
+  if (!l.forwardOf.empty() && fwd.type == LayerType::ConvTranspose && l.output == TensorRole::Ofm)
+    return {gradientName(operandName(net, fwd.operands[0]))};   // its dX writes its nest's ofm, x
+  switch (l.forwardOf.empty() ? TensorRole::Ofm : l.output) {   // a conv_transpose writes ifm forward
   case TensorRole::Ofm: return {l.name};
   case TensorRole::Wgt:   // a matmul's second operand and a broadcast one are read as the wgt
     if (fwd.type == LayerType::MatMul || fwd.broadcast >= 0)

@@ -512,7 +512,7 @@ std::string Compilation::dsaNetworkError(const Network &net) {
   if (net.layers.empty())
     return "it has no layers";
   for (const Layer &l : net.layers)
-    if (l.output != TensorRole::Ofm)
+    if (!l.forwardOf.empty())
       return "layer '" + l.name + "' is a backward layer; GraphTurbo schedules inference graphs (drop --train)";
   return "";
 }

@@ -44,8 +44,15 @@ const std::vector<OpSpec> &opSpecs() {
     std::vector<ParamSpec> conv = window;
     conv.insert(conv.begin(), {"K", ParamKind::Int, true});
     conv.push_back({"groups", ParamKind::Int, false});
+    // conv_transpose: conv's spelling without dilation; output_padding (x
+    // and y, each below the stride) lengthens the output's end, as PyTorch's.
+    std::vector<ParamSpec> convTranspose = conv;
+    convTranspose.erase(std::find_if(convTranspose.begin(), convTranspose.end(),
+                                     [](const ParamSpec &p) { return std::string(p.name) == "dilation"; }));
+    convTranspose.push_back({"output_padding", ParamKind::Pad, false});
     std::vector<OpSpec> specs{
         {"conv", LayerType::Conv, 1, -1, conv},
+        {"conv_transpose", LayerType::ConvTranspose, 1, 1, convTranspose},
         {"dwconv", LayerType::DwConv, 1, 1, window},
         {"fc", LayerType::FC, 1, -1, {{"K", ParamKind::Int, true}}},
         {"matmul", LayerType::MatMul, 2, -1,
@@ -177,6 +184,27 @@ LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
     readConcatenated(n, g * Cg + c, p.x, p.y);
     weights({g * Kg + k, c, p.r, p.s}, {out.C, Cg, w.R, w.S});
     write({n, g * Kg + k, p.xo, p.yo});
+    break;
+  }
+  case LayerType::ConvTranspose: {
+    // The scatter y[k][xi·s − pad + r] += x[c][xi]·w[c][k][r] is the data
+    // gradient of the conv from y to x (docs/design.md, "ConvTranspose"): a
+    // conv's nest whose ofm is the input x and whose ifm, written, is y.
+    // Group g reads x's channels [g·Cin/G, ...) and writes y's [g·Cout/G, ...);
+    // the weights are PyTorch's [Cin, Cout/G, R, S], the conv's [K, C/G, R, S].
+    const int64_t G = l.groups, Kg = in.C / G, Cg = out.C / G;
+    AffineExpr g = G > 1 ? nest.addDim("g", G, {Dim::K}) : AffineExpr(0);
+    AffineExpr ci = nest.addDim("ci", Kg, {Dim::K}), co = nest.addDim("co", Cg, {Dim::C});
+    AffineExpr xi = nest.addDim("xi", in.X, {Dim::Xo}), yi = nest.addDim("yi", in.Y, {Dim::Yo});
+    AffineExpr r = nest.addDim("r", w.R, {Dim::R}), s = nest.addDim("s", w.S, {Dim::S});
+    const WindowAxis &ax = l.window.x, &ay = l.window.y;
+    nest.accesses.push_back({TensorRole::Ifm, l.name,
+                             {n, g * Cg + co, xi * ax.stride + r - ax.padBegin, yi * ay.stride + s - ay.padBegin},
+                             activation(out), {}});
+    weights({g * Kg + ci, co, r, s}, {in.C, Cg, w.R, w.S});
+    nest.accesses.push_back(
+        {TensorRole::Ofm, tensorOf(l.operands[0]).first, {n, g * Kg + ci, xi, yi}, activation(in), {}});
+    nest.output = TensorRole::Ifm;
     break;
   }
   case LayerType::DwConv:
@@ -631,7 +659,7 @@ private:
       AxisValues v = axes.count(k) ? axes[k] : AxisValues{dflt, dflt, dflt, dflt};
       return std::pair(v[0], v[1]);
     };
-    auto pads = [&]() { return axes.count("pad") ? axes["pad"] : AxisValues{0, 0, 0, 0}; };
+    auto pads = [&](const char *k = "pad") { return axes.count(k) ? axes[k] : AxisValues{0, 0, 0, 0}; };
     Filter filter;
     layer.resample.bilinear = axisNames.count("mode") && axisNames["mode"] == "bilinear";
     if (axisNames.count("mode"))
@@ -885,6 +913,50 @@ private:
       layer.wgtSize = layer.type == LayerType::DwConv ? in->C * R * S : K * (in->C / layer.groups) * R * S;
       layer.macs = layer.type == LayerType::DwConv ? in->C * o->first * o->second * R * S
                                                    : K * o->first * o->second * (in->C / layer.groups) * R * S;
+      break;
+    }
+    case LayerType::ConvTranspose: {
+      // PyTorch's output size per axis: (i − 1)·stride − padBegin − padEnd +
+      // taps + output_padding; the nest's window is the conv's from the
+      // output back to the input, whose end padding is what it reaches past
+      // the output's end (padEnd − output_padding, if positive).
+      TensorShape in = shapeOf(layer.operands[0]);
+      const int64_t R = param("R", 1), S = param("S", R), K = param("K", 1);
+      layer.groups = param("groups", 1);
+      const AxisValues op = pads("output_padding");
+      auto [sx, sy] = axes("stride", 1);
+      const AxisValues pad = pads();
+      auto fail = [&](const std::string &why) {
+        diags_.report(l.op.range, diag::err_conv_transpose_shape) << l.name.name << why;
+        return false;
+      };
+      if (op[0] != op[2] || op[1] != op[3])
+        return fail("output_padding takes one value per axis (N or X x Y), not begin and end");
+      if (op[0] >= sx || op[1] >= sy)
+        return fail("output_padding " + std::to_string(op[0]) + " x " + std::to_string(op[1]) +
+                    " must be below the stride " + std::to_string(sx) + " x " + std::to_string(sy) +
+                    " (PyTorch's rule: a larger one adds outputs no input position reaches)");
+      if (in.C % layer.groups != 0 || K % layer.groups != 0) {
+        diags_.report(l.op.range, diag::err_groups_divide) << layer.groups << l.name.name << in.C << K;
+        return false;
+      }
+      // Each factor is below 2^31, so the sizes below fit in 64 bits.
+      const int64_t xo = (in.X - 1) * sx - pad[0] - pad[2] + R + op[0];
+      const int64_t yo = (in.Y - 1) * sy - pad[1] - pad[3] + S + op[1];
+      if (xo < 1 || yo < 1)
+        return fail(std::string("the output's ") + (xo < 1 ? "width" : "height") + " (i - 1)·stride - pads + taps + output_padding is " +
+                    std::to_string(xo < 1 ? xo : yo) + ", not positive");
+      if (!fits(l, {{"C", in.C}, {"K", K}, {"Xi", in.X}, {"Yi", in.Y}, {"R", R}, {"S", S}}) ||
+          !fits(l, {{"K", K}, {"Xo", xo}, {"Yo", yo}}))
+        return false;
+      layer.window = windowOf({sx, sy}, {1, 1}, {pad[0], pad[1], std::max<int64_t>(0, pad[2] - op[0]),
+                                                  std::max<int64_t>(0, pad[3] - op[1])});
+      layer.output = TensorRole::Ifm;
+      layer.ifmShape = in;
+      layer.ofmShape = {K, xo, yo};
+      filter = {R, S};
+      layer.wgtSize = in.C * (K / layer.groups) * R * S;
+      layer.macs = layer.wgtSize * in.X * in.Y;   // every tap of every input word, those landing in the padding too
       break;
     }
     case LayerType::FC: {

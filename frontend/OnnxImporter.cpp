@@ -782,9 +782,8 @@ private:
       return resize(n, ins, *x);
     if (op == "DepthToSpace")
       return depthToSpace(n, *x);
-    if (op == "ConvTranspose")   // docs/limits.md
-      return Refusal{"not supported yet: DFL has no transposed convolution (conv_transpose); a U-Net decoder "
-                     "can upsample and conv instead"};
+    if (op == "ConvTranspose")
+      return convTranspose(n, ins);
     if (auto why = unfused_.find(&n); why != unfused_.end())
       return Refusal{"not supported (" + why->second + ")"};
     return Refusal{"not supported"};
@@ -887,6 +886,46 @@ private:
       text = "conv(" + x.name + ", K=" + std::to_string(k) + windowArgs(*win, false) +
              (groups > 1 ? ", groups=" + std::to_string(groups) : "") + ")";
     emit(n, text, Layout::Image, s);
+    return std::nullopt;
+  }
+
+  /// nn.ConvTranspose2d as torch.onnx exports it: weights [C, K/group, kH,
+  /// kW], explicit pads, output_padding [h, w]; a bias input is free, as Conv's.
+  std::optional<Refusal> convTranspose(const onnx::NodeProto &n, const std::vector<const Value *> &ins) {
+    if (!ins[0] || ins[0]->kind != Value::Activation || ins[0]->layout != Layout::Image)
+      return Refusal{"its input is not an [N, C, H, W] image"};
+    const Value &x = *ins[0];
+    if (ins.size() < 2 || !ins[1] || ins[1]->kind != Value::Constant || ins[1]->shape.size() != 4)
+      return Refusal{"its weights are not a constant [C, K/group, kH, kW] tensor"};
+    const std::vector<int64_t> &w = ins[1]->shape;
+    const int64_t groups = intAttr(n, "group", 1), c = x.shape[1], k = w[1] * groups;
+    if (groups < 1 || c % groups || w[0] != c)
+      return Refusal{"group " + std::to_string(groups) + " does not divide its " + std::to_string(c) +
+                     " input channels, or the weights' first dim " + std::to_string(w[0]) + " is not them"};
+    if (intsAttr(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+      return Refusal{"dilations other than 1 are not supported: conv_transpose has no dilation (docs/limits.md)"};
+    if (std::string autoPad = stringAttr(n, "auto_pad", "NOTSET"); autoPad != "NOTSET")
+      return Refusal{"auto_pad " + autoPad + " is not supported: give explicit pads (as torch.onnx does)"};
+    if (!intsAttr(n, "output_shape", {}).empty())
+      return Refusal{"output_shape is not supported: give pads and output_padding (as torch.onnx does)"};
+    const std::vector<int64_t> op = intsAttr(n, "output_padding", {0, 0});
+    if (op.size() != 2 || op[0] < 0 || op[1] < 0)
+      return Refusal{"output_padding is not two non-negative integers (a 2-D plane's)"};
+    std::vector<int64_t> s;
+    if (auto r = needShape(n, s))
+      return r;
+    std::string why;
+    auto win = windowOf(n, w[2], w[3], x.shape[2], x.shape[3], why);
+    if (!win)
+      return Refusal{why};
+    if (s.size() != 4 || s[1] != k || s[2] != (x.shape[2] - 1) * win->sh - win->pt - win->pb + win->kh + op[0] ||
+        s[3] != (x.shape[3] - 1) * win->sw - win->pl - win->pr + win->kw + op[1])
+      return Refusal{"its output shape from ONNX's shape inference is not (in - 1)·stride - pads + kernel + "
+                     "output_padding with K = group x the weights' second dim"};
+    std::string text = "conv_transpose(" + x.name + ", K=" + std::to_string(k) + windowArgs(*win, false);
+    if (op[0] || op[1])
+      text += ", output_padding=" + std::to_string(op[1]) + " x " + std::to_string(op[0]);
+    emit(n, text + (groups > 1 ? ", groups=" + std::to_string(groups) : "") + ")", Layout::Image, s);
     return std::nullopt;
   }
 

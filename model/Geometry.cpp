@@ -141,9 +141,16 @@ IntervalBox outputPreimage(const LoopNest &nest, const Access &out, const Interv
     const auto [i, c] = *outer;
     if (c <= 0)
       continue;
+    // The other terms' range: below c in a mixed-radix index (s·q + p), a
+    // window's taps in a scatter (a conv_transpose's xi·s + r − pad), where
+    // an outer value is needed if any tap reaches the box.
+    int64_t least = 0, most = 0;
+    for (const auto &[d, k] : e.terms)
+      if (d != i)
+        (k > 0 ? most : least) += k * (nest.dims[static_cast<size_t>(d)].extent - 1);
     Interval &r = it[static_cast<size_t>(i)];
-    r.lo = std::max(r.lo, (box[j].lo - e.constant) / c);
-    r.hi = std::min(r.hi, (box[j].hi - e.constant) / c);
+    r.lo = std::max(r.lo, ceilDiv(box[j].lo - e.constant - most, c));
+    r.hi = std::min(r.hi, floorDiv(box[j].hi - e.constant - least, c));
   }
   return it;
 }

@@ -29,6 +29,7 @@ const char *layerTypeName(LayerType t) {
   case LayerType::Upsample: return "upsample";
   case LayerType::DepthToSpace: return "depth_to_space";
   case LayerType::Rope: return "rope";
+  case LayerType::ConvTranspose: return "conv_transpose";
   }
   DFLC_UNREACHABLE("LayerType " + std::to_string(static_cast<int>(t)));
 }
@@ -49,6 +50,12 @@ std::vector<TensorRef> Layer::ifmOperands() const {
     if (!operandIsWgt(i))
       out.push_back(operands[i]);
   return out;
+}
+
+int64_t Layer::outputWords() const {
+  if (output == TensorRole::Wgt)
+    return wgtSize;
+  return output == TensorRole::Ofm || type == LayerType::ConvTranspose ? ofmShape.size() : ifmShape.size();
 }
 
 int64_t Layer::pointOperands() const {

@@ -17,7 +17,8 @@ namespace dfl {
 
 enum class LayerType { Conv, DwConv, FC, MatMul, MaxPool, AvgPool, Add, Mul, Concat, Softmax, LayerNorm, Unary,
                        Upsample, DepthToSpace /* resolution changes: copies through split dims */,
-                       Rope /* rotary position embeddings: element-wise, two reads of one tensor */ };
+                       Rope /* rotary position embeddings: element-wise, two reads of one tensor */,
+                       ConvTranspose /* a conv's data-gradient nest run forward: its output is the nest's ifm */ };
 const char *layerTypeName(LayerType t);   // "unary" for Unary: Layer::kindName names the function
 /// The element-wise operators fused into their producer (docs/language.md).
 const std::vector<std::string> &activationNames();
@@ -104,12 +105,17 @@ struct Layer {
   int64_t ropePos = 0;
   /// The tensor the layer produces (and accumulates partial sums of): ofm for
   /// the forward pass; for training's backward layers ifm (data gradient) or
-  /// wgt (weight gradient) — the same loop nest with another output.
+  /// wgt (weight gradient) — the same loop nest with another output. A
+  /// conv_transpose writes ifm too: its nest is a conv's data gradient, its
+  /// ifmShape the tensor it reads (the nest's ofm), its ofmShape the one it
+  /// writes (the nest's ifm; docs/design.md, "ConvTranspose").
   TensorRole output = TensorRole::Ofm;
   std::string forwardOf;                   // backward layers: the forward layer
   TensorShape ifmShape;   // the (concatenated) input, per sample
   TensorShape ofmShape;   // per sample
   int64_t wgtSize = 0;    // words; 0 if the layer has no weights
+  /// The words per sample of the tensor the layer writes (its `output`).
+  int64_t outputWords() const;
   int64_t macs = 0;       // per sample
   int64_t ops = 0;        // per sample, non-MAC operations (pool, eltwise)
   SourceRange range, nameRange, opRange;

@@ -7,14 +7,14 @@ namespace {
 
 /// A backward layer's nest: the forward domain and access functions; the
 /// accesses of role `output` are written, to the gradients of their tensors,
-/// and the forward output is read as its gradient (dY): dgrad dX += dY·W,
-/// wgrad dW += X·dY.
+/// and the forward output (ofm; a conv_transpose's ifm) is read as its
+/// gradient (dY): dgrad dX += dY·W, wgrad dW += X·dY.
 LoopNest backwardNest(const LoopNest &fwd, const std::string &name, TensorRole output) {
   LoopNest b = fwd;
   b.name = name;
   b.output = output;
   for (Access &a : b.accesses)
-    if (a.role == output || a.role == TensorRole::Ofm)
+    if (a.role == output || a.role == fwd.output)
       a.tensor += "__grad";
   return b;
 }
@@ -49,6 +49,17 @@ void addBackwardLayers(Network &net) {
       // and Y: the wgt written, as for a matmul's second operand.
       if (fwd.type == LayerType::Mul && needsDataGradient)
         backward("__dgrad", TensorRole::Ifm);
+      backward("__wgrad", TensorRole::Wgt);
+      continue;
+    }
+    if (fwd.type == LayerType::ConvTranspose) {
+      // Its nest is the conv from y to x run as that conv's data gradient, so
+      // dX is that conv itself: the nest with its ofm (x) written from dY and
+      // the weights, shaped as a conv from y to x; dW reads x and dY.
+      if (needsDataGradient) {
+        backward("__dgrad", TensorRole::Ofm);
+        std::swap(net.layers.back().ifmShape, net.layers.back().ofmShape);
+      }
       backward("__wgrad", TensorRole::Wgt);
       continue;
     }

@@ -57,6 +57,9 @@ namespace {
 std::string uncuttable(const Layer &l, Dim dim) {
   if (!l.forwardOf.empty())
     return "'" + l.name + "' is a backward layer";
+  if (l.type == LayerType::ConvTranspose)   // its loop runs over the input's positions (docs/design.md)
+    return "'" + l.name + "' (conv_transpose) scatters each input position's taps over its output, so a piece of "
+           "the output's " + dimName(dim) + " positions is no piece of its loop";
   if (l.type == LayerType::FC || l.type == LayerType::MatMul)
     return "'" + l.name + "' (" + l.kindName() + ") has no " + dimName(dim) + " positions of its own";
   if (l.normalizes() && (l.normAxis == dim || (l.normPlane && dim != Dim::C)))

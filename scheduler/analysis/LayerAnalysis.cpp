@@ -1268,9 +1268,8 @@ private:
     // The tensor the layer produces: ofm forward; ifm (data gradient) or wgt
     // (weight gradient) for training's backward layers. It accumulates partial sums.
     const TensorRole output = layer_.output;
-    double outputWords = output == TensorRole::Ofm   ? static_cast<double>(layer_.ofmShape.size() * net_.batch)
-                         : output == TensorRole::Ifm ? static_cast<double>(layer_.ifmShape.size() * net_.batch)
-                                                     : static_cast<double>(layer_.wgtSize * (wgtPerSample_ ? net_.batch : 1));
+    double outputWords = static_cast<double>(layer_.outputWords() *
+                                             (output != TensorRole::Wgt || wgtPerSample_ ? net_.batch : 1));
 
     const double wordBytes = static_cast<double>(hw_.wordBytes());
     for (size_t l = 0; l + 1 < nl; ++l) {

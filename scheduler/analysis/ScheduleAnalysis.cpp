@@ -425,6 +425,9 @@ private:
       if (r.type == LayerType::Upsample || (l == p && r.type == LayerType::DepthToSpace))
         return "'" + r.name + "' (" + r.kindName() + ") tiles " + (l == p ? "its output" : "its input") +
                " by input position and phase, not by the channels and positions the other's tiles name";
+      if (r.type == LayerType::ConvTranspose)   // its nest's ofm is its input (docs/design.md, "ConvTranspose")
+        return "'" + r.name + "' (conv_transpose) " + (l == p ? "scatters its output" : "reads its input") +
+               " as a conv's data gradient, whose tiles name the output by input position and tap";
     }
     // The verdict is taken on the forwarded tensor itself (walkMismatch);
     // the canonical comparison words it where the dims name the tensor's

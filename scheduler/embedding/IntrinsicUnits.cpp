@@ -20,7 +20,8 @@ IntrinsicUnit embedLayerUnit(const Layer &layer, const Hardware &hw, int level, 
     return u;
   }
   if (layer.nest.output != TensorRole::Ofm) {
-    u.reason = "a backward layer (training) is not embedded";
+    u.reason = layer.type == LayerType::ConvTranspose ? "a conv_transpose (a conv's data gradient) is not embedded"
+                                                      : "a backward layer (training) is not embedded";
     return u;
   }
   EmbeddingResult r = embedIntrinsic(layer.nest, in, options);

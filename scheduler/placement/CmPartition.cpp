@@ -173,6 +173,13 @@ std::optional<CmPartitioning> partitionForCm(const Network &net, const CmHardwar
                  "), and the DPU's operations and the tile graph keep each element's position";
       ok = false;
       continue;
+    } else if (l.type == LayerType::ConvTranspose) {   // a crossbar computes a window's dot product per output
+      diags.report(l.nameRange, diag::err_cm_unsupported_layer)
+          << l.name << l.kindName() << hw.name
+          << "each input word scatters its taps over the output (a conv's data gradient), and a crossbar "
+             "computes one output position's dot product over the window it reads";
+      ok = false;
+      continue;
     } else if (l.type == LayerType::Rope) {   // its second read is another channel's word
       diags.report(l.nameRange, diag::err_cm_unsupported_layer)
           << l.name << l.kindName() << hw.name

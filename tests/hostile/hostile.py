@@ -237,6 +237,31 @@ def huge_bilinear(case):
     case.diagnosed(["check", "big.dfl"], 10, mentions=r"E0308")
 
 
+def conv_transpose_extremes(case):
+    """conv_transpose at the edges of its integers: stride 2^31 - 1 along X on a 2-wide
+    input (an output 2^31 + 1 wide, every tap of a window in its own column) solves or is
+    refused within the budget; on both axes of a wide input the output is too large
+    (E0308), never a wrapped product; pads past the output are E0318; a 1 x 1 input whose
+    5 x 5 window lands all but its centre in the padding simulates equal to the reference."""
+    case.write("net.dfl", "network t {\n  input x [C=1, X=2, Y=1];\n"
+               "  u = conv_transpose(x, K=1, R=3, S=1, stride=2147483647 x 1);\n}\n")
+    case.write("hw.dfl", HW)
+    rc, _, _ = case.finishes(["net.dfl", "hw.dfl", "-o", "out", "--no-plots", "--time-limit", "20"], 60)
+    if rc == 0:
+        finite_report(case, case.path("out", "report.json"))
+    case.write("big.dfl", "network b {\n  input x [C=1, X=2147483647, Y=2147483647];\n"
+               "  u = conv_transpose(x, K=2147483647, R=2, stride=2147483647);\n}\n")
+    case.diagnosed(["check", "big.dfl"], 10, mentions=r"E0308")
+    case.write("pad.dfl", "network p {\n  input x [C=1, X=2, Y=2];\n"
+               "  u = conv_transpose(x, K=1, R=1, pad=2147483647);\n}\n")
+    case.diagnosed(["check", "pad.dfl"], 10, mentions=r"E0318")
+    case.write("edge.dfl", "network e {\n  input x [C=2, X=1, Y=1];\n"
+               "  u = conv_transpose(x, K=3, R=5, stride=3, pad=2);\n}\n")
+    rc, out, _ = case.finishes(["edge.dfl", "hw.dfl", "-o", "edge", "--sim", "--no-plots"], 60)
+    if rc != 0 or "1 of 1 layers simulated equal the reference" not in out:
+        raise Failure("a conv_transpose of a 1 x 1 map did not simulate equal: " + case.last)
+
+
 def rope_extremes(case):
     """rope at the edges of its integers: a position of 2^31 - 1 (t + pos past 32 bits, so
     the angle is taken in 64; pairs j past 62 shift by 62) simulates equal to the reference;
@@ -1468,7 +1493,7 @@ CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injecti
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
           onnx_fusion_patterns, onnx_broadcasts, onnx_rmsnorm_patterns]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks, causal_huge]
-CASES += [gqa_groups, rope_extremes]
+CASES += [gqa_groups, rope_extremes, conv_transpose_extremes]
 
 
 def main():

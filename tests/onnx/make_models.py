@@ -355,12 +355,27 @@ def small():
         scale = 3 if name == "round3" else 2
         g.node("Resize", [x, "", g.const("scales", [1, 1, scale, scale])], "up_" + name, **attrs)
         g.save("resize_" + name + ".onnx", opset=13)
-    # nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1) as torch.onnx exports it: refused, named.
+    # nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1) (a bias input) then
+    # nn.ConvTranspose2d(2, 2, 3, stride=2, padding=1, output_padding=1,
+    # groups=2, bias=False) as torch.onnx exports them: weights [C, K/group,
+    # kH, kW]. Shapes (i - 1)·s - 2p + k + op: 5 -> 8 - 2 + 4 = 10 -> 18 - 2
+    # + 3 + 1 = 20; MACs C·(K/group)·k²·i²: 4·2·16·25 = 3,200 and
+    # 2·1·9·100 = 1,800.
     g = Graph("conv_transpose")
     x = g.input("x", [1, 4, 5, 5])
-    g.node("ConvTranspose", [x, g.weight("deconv_W", [4, 2, 4, 4])], "deconv", kernel_shape=[4, 4],
-           strides=[2, 2], pads=[1, 1, 1, 1])
+    d = g.node("ConvTranspose", [x, g.weight("deconv_W", [4, 2, 4, 4]), g.weight("deconv_B", [2])], "deconv",
+               kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1])
+    g.node("ConvTranspose", [d, g.weight("deconv2_W", [2, 1, 3, 3])], "deconv2", kernel_shape=[3, 3],
+           strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1], group=2)
+    g.macs = 3200 + 1800
     g.save("conv_transpose.onnx", opset=13)
+    # Refused, named: a dilated one and auto_pad.
+    for name, attrs in [("dilated", dict(dilations=[2, 2])), ("autopad", dict(auto_pad="SAME_UPPER"))]:
+        g = Graph("conv_transpose_" + name)
+        x = g.input("x", [1, 4, 5, 5])
+        g.node("ConvTranspose", [x, g.weight("W", [4, 2, 3, 3])], "deconv_" + name, kernel_shape=[3, 3],
+               strides=[2, 2], **attrs)
+        g.save("conv_transpose_" + name + ".onnx", opset=13)
     g = Graph("depth_to_space")
     x = g.conv(g.input("x", [1, 4, 3, 5]), "c", 4, 8, 1)
     d = g.node("DepthToSpace", [x], "d2s_dcr", blocksize=2)

@@ -78,6 +78,54 @@ TEST(LoopNestSema, GroupedStridedPaddedConv) {
   }
 }
 
+TEST(LoopNestSema, ConvTransposeIsAConvsDataGradient) {
+  auto c = compile(R"(network n {
+    batch N = 2;
+    input x [C=4, X=5, Y=3];
+    u = conv_transpose(x, K=6, R=4, stride=2, pad=1, groups=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  auto t = compileTraining(R"(network n {
+    batch N = 2;
+    input z [C=6, X=10, Y=6];
+    a = conv(z, K=6, R=1);
+    b = conv(a, K=4, R=4, stride=2, pad=1, groups=2);
+  })");
+  ASSERT_EQ(t.diagnostics(), "");
+  // u: (5 − 1)·2 − 2 + 4 = 10 wide, (3 − 1)·2 − 2 + 4 = 6 high: [6,10,6].
+  // Group g reads x's channels 2g + ci (Cin/G = 2) and writes y's 3g + co
+  // (Cout/G = 3) at column 2·xi + r − 1; weights PyTorch's [Cin, Cout/G, R, S].
+  const Layer &u = layerOf(c, "u");
+  EXPECT_EQ(u.ofmShape, (TensorShape{6, 10, 6}));
+  EXPECT_EQ(u.output, TensorRole::Ifm);
+  EXPECT_EQ(u.nest.output, TensorRole::Ifm);
+  EXPECT_EQ(u.macs, 4 * 3 * 16 * 15);   // Cin·(Cout/G)·R·S·X·Y
+  EXPECT_EQ(u.outputWords(), 6 * 10 * 6);
+  EXPECT_EQ(maps(u.nest), (std::vector<std::string>{
+                              "{ u[n, g, ci, co, xi, yi, r, s] -> u[n, 3*g + co, 2*xi + r - 1, 2*yi + s - 1] }",
+                              "{ u[n, g, ci, co, xi, yi, r, s] -> u__wgt[2*g + ci, co, r, s] }",
+                              "{ u[n, g, ci, co, xi, yi, r, s] -> x[n, 2*g + ci, xi, yi] }"}));
+  EXPECT_EQ(u.nest.accesses[1].extent, (std::vector<int64_t>{4, 3, 4, 4}));
+  // Its nine-dim view is the conv's from y to x: K = Cin, C = Cout/G, Xo = 5,
+  // Xi = 10, stride 2, padding 1 at the begin and, the window spanning
+  // 4·2 + 4 = 12 columns from −1, 1 at the end.
+  const KaplaView v = kaplaView(u.nest);
+  EXPECT_EQ(v.bounds, (DimVector{2, 3, 4, 10, 6, 5, 3, 4, 4}));
+  EXPECT_EQ(v.window.x, (WindowAxis{2, 1, 1, 1}));
+  EXPECT_EQ(u.window, v.window);
+  // b's data gradient (the conv from a [6,10,6] to b [4,5,3]; its dY is read
+  // where u reads x) has u's domain, accesses and roles, names aside.
+  const Layer &dgrad = layerOf(t, "b__dgrad");
+  EXPECT_EQ(dgrad.nest.output, TensorRole::Ifm);
+  EXPECT_EQ(kaplaView(dgrad.nest).bounds, v.bounds);
+  ASSERT_EQ(dgrad.nest.accesses.size(), u.nest.accesses.size());
+  for (size_t i = 0; i < u.nest.accesses.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(dgrad.nest.accesses[i].role, u.nest.accesses[i].role);
+    EXPECT_EQ(dgrad.nest.accesses[i].index, u.nest.accesses[i].index);
+  }
+}
+
 TEST(LoopNestSema, MatMulHeadsPlainAndTransposed) {
   auto c = compile(R"(network m {
     input q [C=8, X=4, Y=1];
@@ -489,6 +537,15 @@ DimVector boundsBeforeNests(const Network &net, const Layer &l, const std::map<s
       at(b, Dim::N) = net.batch * l.kvHeads;
     break;
   }
+  case LayerType::ConvTranspose:
+    // The conv from the output to the input (docs/design.md, "ConvTranspose").
+    at(b, Dim::C) = l.ofmShape.C / l.groups;
+    at(b, Dim::K) = l.ifmShape.C;
+    at(b, Dim::R) = param("R", 1);
+    at(b, Dim::S) = param("S", param("R", 1));
+    at(b, Dim::Xi) = l.ofmShape.X, at(b, Dim::Yi) = l.ofmShape.Y;
+    at(b, Dim::Xo) = l.ifmShape.X, at(b, Dim::Yo) = l.ifmShape.Y;
+    return b;
   case LayerType::MaxPool:
   case LayerType::AvgPool:
     at(b, Dim::C) = at(b, Dim::K) = l.ifmShape.C;

@@ -122,6 +122,21 @@ TEST(LoopNest, HalosOfTwoInstancesOfAStridedConv) {
   EXPECT_EQ(accessImage(nest.accesses[1], first), (IntervalBox{{0, 15}, {0, 2}, {0, 2}, {0, 2}}));
 }
 
+TEST(LoopNest, HalosOfAScatterNeedEveryInputATapOfWhichReaches) {
+  // A conv_transpose's written index xi·2 + r − 1 (R = 4): output columns
+  // [4, 7] need every xi with some tap there: 2·xi + 3 − 1 >= 4 and 2·xi − 1
+  // <= 7, xi in [1, 4] (xi = 1 reaches column 4 with r = 3).
+  LoopNest nest;
+  nest.name = "u";
+  AffineExpr xi = nest.addDim("xi", 6, {Dim::Xo}), r = nest.addDim("r", 4, {Dim::R});
+  nest.accesses.push_back({TensorRole::Ifm, "y", {xi * 2 + r - 1}, {12}, {}});
+  nest.accesses.push_back({TensorRole::Ofm, "x", {xi}, {6}, {}});
+  nest.output = TensorRole::Ifm;
+  const IntervalBox it = outputPreimage(nest, nest.accesses[0], {{4, 7}});
+  EXPECT_EQ(it, (IntervalBox{{1, 4}, {0, 3}}));
+  EXPECT_EQ(accessImage(nest.accesses[1], it), (IntervalBox{{1, 4}}));
+}
+
 TEST(LoopNest, HalosOfAChannelSliceOfAConcatenation) {
   // concat3and5's channels [0, 2] read a's [0, 2] and nothing of b, whose
   // guard c − 3 >= 0 leaves no c in [0, 2].

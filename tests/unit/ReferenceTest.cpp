@@ -143,6 +143,30 @@ TEST(Reference, ConvStridePad) {
   EXPECT_EQ(run(net, "c", s), (std::vector<Word>{4, 18, 36, 77}));
 }
 
+TEST(Reference, ConvTransposeScattersTaps) {
+  auto c = compileNet(R"(network t {
+    input x [C=1, X=3];
+    input z [C=4];
+    u = conv_transpose(x, K=1, R=3, S=1, stride=2 x 1, pad=1 x 0);
+    g = conv_transpose(z, K=2, R=1, groups=2);
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  TensorStore s;
+  s.set("x", {{1, 1, 3, 1}, {1, 2, 3}});
+  s.set("u__wgt", {{1, 1, 3, 1}, {1, 10, 100}});
+  // Width (3 − 1)·2 − 2 + 3 = 5; y[2·xi + r − 1] += x[xi]·w[r]:
+  //   xi = 0: r = 0 at −1 dropped, y[0] += 10, y[1] += 100
+  //   xi = 1: y[1] += 2, y[2] += 20, y[3] += 200
+  //   xi = 2: y[3] += 3, y[4] += 30, r = 2 at 5 dropped
+  EXPECT_EQ(run(net, "u", s), (std::vector<Word>{10, 102, 20, 203, 30}));
+  // Weights [Cin][Cout/G] = [4][1]: group 0 reads channels 0, 1 into output
+  // 0, group 1 channels 2, 3 into output 1: 1·1 + 10·2 = 21, 100·3 + 1000·4 = 4300.
+  s.set("z", {{1, 4, 1, 1}, {1, 10, 100, 1000}});
+  s.set("g__wgt", {{4, 1, 1, 1}, {1, 2, 3, 4}});
+  EXPECT_EQ(run(net, "g", s), (std::vector<Word>{21, 4300}));
+}
+
 TEST(Reference, ConvWrapsAroundModulo2To32) {
   auto c = compileNet("network t { input x [C=3]; f = fc(x, K=3); }");
   ASSERT_EQ(c.diagnostics(), "");
@@ -954,6 +978,60 @@ TEST(ReferenceProperty, GradientsAreAdjointsOfTheForwardLayer) {
     const std::string wName = l.type == LayerType::MatMul ? operandName(net, l.operands[1]) : weightName(l);
     EXPECT_EQ(dot(dw, t.at(wName).data), expected);
   }
+}
+
+TEST(ReferenceProperty, ConvTransposeIsTheConvsDataGradient) {
+  // PyTorch's definition, computed on its own, equals the data gradient of
+  // the conv from y's shape to x's with the same weights, dY = x: grouped,
+  // strided, padded, and with output_padding (an output column no tap reaches).
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input x [C=6, X=5, Y=3];
+    u = conv_transpose(x, K=4, R=4, S=3, stride=2, pad=1, output_padding=1, groups=2);
+  })");
+  auto t = compileNet(R"(network t {
+    batch N = 2;
+    input z [C=4, X=11, Y=6];
+    a = conv(z, K=4, R=1);
+    c = conv(a, K=6, R=4, S=3, stride=2, pad=1, groups=2);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  ASSERT_EQ(t.diagnostics(), "");
+  const Network &net = c.model.networks[0], &conv = t.model.networks[0];
+  const Layer &u = net.layers[static_cast<size_t>(net.findLayer("u"))];
+  ASSERT_EQ(u.ofmShape, (TensorShape{4, 11, 6}));   // (5 − 1)·2 − 2 + 4 + 1, (3 − 1)·2 − 2 + 3 + 1
+  TensorStore s = seedNetwork(net, 9), g = seedNetwork(conv, 9);
+  g.set("c__wgt", s.at("u__wgt"));
+  g.set("c__grad", s.at("x"));
+  const TensorStore dgrad = referenceOutputs(conv, conv.findLayer("c__dgrad"), g);
+  EXPECT_EQ(run(net, "u", s), dgrad.at("a__grad").data);
+}
+
+TEST(ReferenceProperty, ConvTransposeGradientsAreAdjoints) {
+  // As GradientsAreAdjointsOfTheForwardLayer: over Z/2^32, <dX, x> = <dY, y>
+  // = <dW, w> for a conv_transpose's gradients, grouped, strided, padded and
+  // with output_padding (taps dropped in the padding are dropped both ways).
+  auto c = compileNet(R"(network t {
+    batch N = 2;
+    input v [C=6, X=5, Y=3];
+    x = conv(v, K=6, R=1);
+    u = conv_transpose(x, K=4, R=4, S=3, stride=2 x 1, pad=1 x 2, output_padding=1 x 0, groups=2);
+  })", true);
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &net = c.model.networks[0];
+  const int dgrad = net.findLayer("u__dgrad"), wgrad = net.findLayer("u__wgrad");
+  ASSERT_GE(dgrad, 0);
+  ASSERT_GE(wgrad, 0);
+  EXPECT_EQ(outputNames(net, dgrad), (std::vector<std::string>{"x__grad"}));
+  EXPECT_EQ(outputNames(net, wgrad), (std::vector<std::string>{"u__wgt__grad"}));
+  TensorStore s = seedNetwork(net, 7);
+  runReference(net, s);
+  const std::vector<Word> y = run(net, "u", s);
+  const std::vector<Word> dy = seedTensor("dy", static_cast<int64_t>(y.size()), 1);
+  s.set("u__grad", {s.at("u").extent, dy});
+  const Word expected = dot(dy, y);
+  EXPECT_EQ(dot(referenceLayer(net, dgrad, s), s.at("x").data), expected);
+  EXPECT_EQ(dot(referenceLayer(net, wgrad, s), s.at("u__wgt").data), expected);
 }
 
 /// Every layer kind with stride, padding, dilation, groups, heads, ceil mode,
