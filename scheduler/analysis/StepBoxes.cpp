@@ -188,6 +188,17 @@ void splitRange(const Digits &g, size_t k, Interval r, std::vector<Interval> &pr
   }
 }
 
+/// The next of the combinations picking one of each `choices[t]`, odometer-wise
+/// (the last the fastest); false after the last.
+template <class T> bool nextCombination(std::vector<size_t> &pick, const std::vector<std::vector<T>> &choices) {
+  for (size_t t = choices.size(); t-- > 0;) {
+    if (++pick[t] < choices[t].size())
+      return true;
+    pick[t] = 0;
+  }
+  return false;
+}
+
 } // namespace
 
 // A lexmax, update by update from the outermost: one moving a dim the output
@@ -223,12 +234,7 @@ int64_t StepRegion::lastWriter(const IntervalBox &box) const {
       at(fixed, up.dim) += u[i] * up.amount;
     }
     last = std::max(last, linear(u));
-    more = false;   // the next combination, odometer-wise
-    for (size_t t = outputDims.size(); t-- > 0 && !more;)
-      if (++pick[t] < split[t].size())
-        more = true;
-      else
-        pick[t] = 0;
+    more = nextCombination(pick, split);
   }
   return last;
 }
@@ -365,12 +371,7 @@ std::optional<std::vector<IntervalBox>> StepRegion::pieces(const Cover &box) con
     for (size_t t = 0; t < runs.size(); ++t)
       b.push_back(runs[t][pick[t]]);
     out.push_back(std::move(b));
-    more = false;
-    for (size_t t = runs.size(); t-- > 0 && !more;)
-      if (++pick[t] < runs[t].size())
-        more = true;
-      else
-        pick[t] = 0;
+    more = nextCombination(pick, runs);
   }
   return out;
 }
