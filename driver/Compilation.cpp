@@ -356,7 +356,9 @@ bool Compilation::selectSchedule() {
       return false;
   }
   // The directives the user wrote must be valid on their own.
-  reportIssues(analyzeSchedule(model_, *selected_).issues, diags_);
+  const ScheduleResult checked = analyzeSchedule(model_, *selected_);
+  reportIssues(checked.issues, diags_);
+  reportIssues(checked.warnings, diags_);
   return !diags_.hasErrors();
 }
 
@@ -406,6 +408,7 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
     return false;
   }
   reportIssues(solution_->result.issues, diags_);
+  reportIssues(solution_->result.warnings, diags_);
   if (solution_->stats.status == SolveStatus::Unmet) {
     const ScheduleResult &r = solution_->result;
     diags_.report({}, diag::err_constraint_unmet)

@@ -131,6 +131,7 @@ struct ScheduleResult {
   std::vector<LayerResult> layers;     // one per network layer
   std::vector<SegmentResult> segments; // in execution order
   std::vector<Issue> issues;
+  std::vector<Issue> warnings;         // reported, but the schedule stays valid (W0831)
   bool complete = false, valid = false;
   double energyPj = 0, latencyCycles = 0;
   double energyMacPj = 0, energyNocPj = 0, energyBusPj = 0, energyStaticPj = 0;

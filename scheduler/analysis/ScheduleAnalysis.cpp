@@ -328,8 +328,11 @@ private:
       results.push_back(&r_.layers[l]);
     }
     const SegmentSteps &steps = steps_[segIndex] = segmentSteps(net_, hw_, seg.layers, schedules, results);
-    if (!steps.derived)
+    if (!steps.derived) {
+      // Not a refusal: the simulator's isl tables decide (docs/directives.md §8).
+      r_.warnings.push_back({diag::warn_segment_buffer_unchecked, ranges_[segIndex], {steps.why}, {}});
       return;
+    }
     for (size_t k = 0; k < seg.layers.size(); ++k) {
       const Layer &consumer = net_.layers[static_cast<size_t>(seg.layers[k])];
       std::vector<ForwardedWords> forwarded;

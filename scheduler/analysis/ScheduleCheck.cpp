@@ -14,6 +14,7 @@ std::vector<CheckedSchedule> checkSchedules(const Model &model, const std::vecto
     out.push_back({static_cast<int>(i), analyzeSchedule(model, s)});
     const ScheduleResult &r = out.back().result;
     reportIssues(r.issues, diags);
+    reportIssues(r.warnings, diags);
     if (r.valid && !r.complete) {
       std::vector<std::string> missing;
       for (const LayerResult &lr : r.layers)

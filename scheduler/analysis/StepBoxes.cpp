@@ -2,8 +2,10 @@
 #include "scheduler/analysis/StepBoxes.h"
 
 #include "support/Check.h"
+#include "support/IntMath.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 namespace dfl {
@@ -62,10 +64,10 @@ StepRegion::Cover StepRegion::cover(const std::vector<int64_t> &u) const {
   return box;
 }
 
-int64_t StepRegion::wholeCoordinate(const AffineExpr &e, Dim d) const {
+int64_t StepRegion::wholeCoordinate(const AffineExpr &e, Dim d, bool units) const {
   int64_t factor = 0;
   for (size_t i = 0; i < fold.size(); ++i) {
-    if (fold[i].from != d)
+    if (fold[i].from != d || (units && fold[i].extent == 1))
       continue;
     int64_t c = e.coefficient(static_cast<int>(i));
     if (c == 0 || c % fold[i].divisor != 0)
@@ -153,24 +155,88 @@ std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const st
   return out;
 }
 
+namespace {
+
+using Digits = std::vector<StepRegion::Digit>;
+
+/// Range `r` of an index linearizing `g` from digit `k` on (`prefix` the
+/// outer digits' values) as boxes of the digits, appended to `out`: a run
+/// aligned to digit k's stride is one box (the inner digits whole), else its
+/// ragged ends are boxes of their own; at most 2·|g| − 1 boxes.
+void splitRange(const Digits &g, size_t k, Interval r, std::vector<Interval> &prefix,
+                std::vector<std::vector<Interval>> &out) {
+  if (k == g.size()) {
+    out.push_back(prefix);
+    return;
+  }
+  const int64_t s = g[k].stride;
+  auto piece = [&](Interval digit, Interval inner) {
+    prefix.push_back(digit);
+    splitRange(g, k + 1, inner, prefix, out);
+    prefix.pop_back();
+  };
+  const int64_t a = floorDiv(r.lo, s), b = floorDiv(r.hi, s);
+  if (s == 1)
+    piece(r, {});
+  else if ((r.lo - a * s == 0 && r.hi - b * s == s - 1) || a == b)
+    piece({a, b}, {r.lo - a * s, r.hi - b * s});
+  else {
+    piece({a, a}, {r.lo - a * s, s - 1});
+    if (a + 1 <= b - 1)
+      piece({a + 1, b - 1}, {0, s - 1});
+    piece({b, b}, {0, r.hi - b * s});
+  }
+}
+
+/// The next of the combinations picking one of each `choices[t]`, odometer-wise
+/// (the last the fastest); false after the last.
+template <class T> bool nextCombination(std::vector<size_t> &pick, const std::vector<std::vector<T>> &choices) {
+  for (size_t t = choices.size(); t-- > 0;) {
+    if (++pick[t] < choices[t].size())
+      return true;
+    pick[t] = 0;
+  }
+  return false;
+}
+
+} // namespace
+
 // A lexmax, update by update from the outermost: one moving a dim the output
 // is not indexed by (a reduction) at its last iteration, one moving an output
-// coordinate at the last iteration that starts at or below the box's end.
+// coordinate at the last iteration that starts at or below the box's end;
+// the most of it over the boxes of the output's digits the box splits into.
 int64_t StepRegion::lastWriter(const IntervalBox &box) const {
-  std::vector<int64_t> u(updates.size());
-  DimVector fixed{};
-  for (size_t i = 0; i < updates.size(); ++i) {
-    const Update &up = updates[i];
-    auto t = std::find(outputDims.begin(), outputDims.end(), static_cast<int>(up.dim));
-    if (t == outputDims.end()) {
-      u[i] = up.count - 1;
-      continue;
-    }
-    int64_t hi = box[static_cast<size_t>(t - outputDims.begin())].hi - at(fixed, up.dim);
-    u[i] = std::clamp<int64_t>(hi < 0 ? 0 : hi / up.amount, 0, up.count - 1);
-    at(fixed, up.dim) += u[i] * up.amount;
+  std::vector<std::vector<std::vector<Interval>>> split(outputDims.size());
+  for (size_t t = 0; t < outputDims.size(); ++t) {
+    std::vector<Interval> prefix;
+    splitRange(outputDims[t], 0, box[t], prefix, split[t]);
   }
-  return linear(u);
+  int64_t last = 0;
+  std::vector<size_t> pick(outputDims.size(), 0);
+  for (bool more = true; more;) {
+    DimVector hi{};
+    std::array<bool, kNumDims> indexes{};
+    for (size_t t = 0; t < outputDims.size(); ++t)
+      for (size_t k = 0; k < outputDims[t].size(); ++k) {
+        at(hi, outputDims[t][k].dim) = split[t][pick[t]][k].hi;
+        indexes[static_cast<size_t>(outputDims[t][k].dim)] = true;
+      }
+    std::vector<int64_t> u(updates.size());
+    DimVector fixed{};
+    for (size_t i = 0; i < updates.size(); ++i) {
+      const Update &up = updates[i];
+      if (!indexes[static_cast<size_t>(up.dim)]) {
+        u[i] = up.count - 1;
+        continue;
+      }
+      int64_t h = at(hi, up.dim) - at(fixed, up.dim);
+      u[i] = std::clamp<int64_t>(h < 0 ? 0 : h / up.amount, 0, up.count - 1);
+      at(fixed, up.dim) += u[i] * up.amount;
+    }
+    last = std::max(last, linear(u));
+    more = nextCombination(pick, split);
+  }
+  return last;
 }
 
 std::vector<int64_t> StepRegion::writerOf(Dim d, int64_t x) const {
@@ -188,26 +254,135 @@ std::vector<int64_t> StepRegion::writerOf(Dim d, int64_t x) const {
 // The coordinates whose last writer is this step: per output dim those whose
 // components along it are the step's (lastWriter takes each dim's updates
 // alone, and their components only grow with the coordinate: an interval).
-IntervalBox StepRegion::finalized(const std::vector<int64_t> &u) const {
-  IntervalBox out(outputDims.size());
+std::optional<StepRegion::Cover> StepRegion::finalized(const std::vector<int64_t> &u) const {
+  std::array<bool, kNumDims> indexes{};
+  for (const Digits &g : outputDims)
+    for (const Digit &x : g)
+      indexes[static_cast<size_t>(x.dim)] = true;
   for (size_t i = 0; i < updates.size(); ++i)
-    if (std::find(outputDims.begin(), outputDims.end(), static_cast<int>(updates[i].dim)) == outputDims.end() &&
-        u[i] != updates[i].count - 1)
-      return IntervalBox(outputDims.size());   // partial sums only
+    if (!indexes[static_cast<size_t>(updates[i].dim)] && u[i] != updates[i].count - 1)
+      return std::nullopt;   // partial sums only
+  Cover out{};
+  for (const Digits &g : outputDims)
+    for (const Digit &x : g) {
+      std::vector<int64_t> mine;
+      for (size_t i = 0; i < updates.size(); ++i)
+        if (updates[i].dim == x.dim)
+          mine.push_back(u[i]);
+      // The least coordinate written no earlier than this step, the greatest no later.
+      out[static_cast<size_t>(x.dim)] = {leastWhere(0, x.radix, [&](int64_t c) { return writerOf(x.dim, c) >= mine; }),
+                                         leastWhere(0, x.radix, [&](int64_t c) { return writerOf(x.dim, c) > mine; }) - 1};
+    }
+  return out;
+}
+
+int64_t StepRegion::words(const Cover &box) const {
+  int64_t n = 1;
+  for (const Digits &g : outputDims)
+    for (const Digit &x : g)
+      n *= box[static_cast<size_t>(x.dim)].size();
+  // A guard over two iteration dims (a causal mask) leaves part of the box
+  // unwritten: counted row by row over the first dim's coordinates (the
+  // iteration dim from its coordinate, as it folds), the second its
+  // coordinate alone; else the box (more words, never fewer).
+  std::vector<AffineExpr> guards = layer->nest.guard;   // the domain's and the write's
+  guards.insert(guards.end(), output->guard.begin(), output->guard.end());
+  std::vector<int> two;
+  for (const AffineExpr &g : guards)
+    for (auto [i, c] : g.terms)
+      if (c != 0 && fold[static_cast<size_t>(i)].extent > 1 && std::find(two.begin(), two.end(), i) == two.end())
+        two.push_back(i);
+  if (n == 0 || two.size() != 2)
+    return n;
+  auto alone = [&](int i) {
+    const IterDimFold &f = fold[static_cast<size_t>(i)];
+    return f.divisor == 1 && std::count_if(fold.begin(), fold.end(), [&](const IterDimFold &x) {
+                               return x.from == f.from && x.extent > 1;
+                             }) == 1;
+  };
+  if (!alone(two[1]))
+    std::swap(two[0], two[1]);
+  std::array<Interval, 2> range;
+  for (size_t k = 0; k < 2; ++k) {
+    const Dim d = fold[static_cast<size_t>(two[k])].from;
+    if (!std::any_of(outputDims.begin(), outputDims.end(), [&](const Digits &g) {
+          return std::any_of(g.begin(), g.end(), [&](const Digit &x) { return x.dim == d; });
+        }))
+      return n;
+    range[k] = box[static_cast<size_t>(d)];
+  }
+  if (!alone(two[1]) || range[0].size() > kMaxGuardRows)
+    return n;
+  const IterDimFold &first = fold[static_cast<size_t>(two[0])];
+  int64_t inside = 0;
+  for (int64_t x = range[0].lo; x <= range[0].hi; ++x) {
+    const int64_t a = x / first.divisor % first.extent;
+    Interval b = range[1];
+    for (const AffineExpr &g : guards) {   // c_a·a + c_b·b + k >= 0
+      const int64_t ca = g.coefficient(two[0]), cb = g.coefficient(two[1]), k = g.constant + ca * a;
+      if (cb > 0)
+        b.lo = std::max(b.lo, -floorDiv(k, cb));
+      else if (cb < 0)
+        b.hi = std::min(b.hi, floorDiv(k, -cb));
+      else if (k < 0)
+        b = {};
+    }
+    inside += b.size();
+  }
+  return n / (range[0].size() * range[1].size()) * inside;
+}
+
+// Per output dim, the runs of index values: the outer digits enumerated down
+// to the innermost one not taken whole (dense digits: the inner whole ones
+// make a run with it).
+std::optional<std::vector<IntervalBox>> StepRegion::pieces(const Cover &box) const {
+  std::vector<std::vector<Interval>> runs(outputDims.size());
+  size_t combinations = 1;
   for (size_t t = 0; t < outputDims.size(); ++t) {
-    if (outputDims[t] == kNone) {
-      out[t] = {0, 0};
+    const Digits &g = outputDims[t];
+    if (g.empty()) {
+      runs[t].push_back({0, 0});
       continue;
     }
-    Dim d = static_cast<Dim>(outputDims[t]);
-    std::vector<int64_t> mine;
-    for (size_t i = 0; i < updates.size(); ++i)
-      if (updates[i].dim == d)
-        mine.push_back(u[i]);
-    // The least coordinate written no earlier than this step, the greatest no later.
-    const int64_t extent = output->extent[t];
-    out[t] = {leastWhere(0, extent, [&](int64_t x) { return writerOf(d, x) >= mine; }),
-              leastWhere(0, extent, [&](int64_t x) { return writerOf(d, x) > mine; }) - 1};
+    auto of = [&](size_t k) { return box[static_cast<size_t>(g[k].dim)]; };
+    size_t q = g.size() - 1;
+    while (q > 0 && of(q) == Interval{0, g[q].radix - 1})
+      --q;
+    size_t n = 1;
+    for (size_t k = 0; k < q; ++k)
+      if ((n *= static_cast<size_t>(of(k).size())) > kMaxPieces)
+        return std::nullopt;
+    if ((combinations *= n) > kMaxPieces)
+      return std::nullopt;
+    for (size_t r = 0; r < n; ++r) {
+      int64_t base = 0;
+      for (size_t k = q, rest = r; k-- > 0;) {
+        const int64_t size = of(k).size();
+        base += (of(k).lo + static_cast<int64_t>(rest % static_cast<size_t>(size))) * g[k].stride;
+        rest /= static_cast<size_t>(size);
+      }
+      runs[t].push_back({base + of(q).lo * g[q].stride, base + (of(q).hi + 1) * g[q].stride - 1});
+    }
+  }
+  std::vector<IntervalBox> out;
+  std::vector<size_t> pick(runs.size(), 0);
+  for (bool more = true; more;) {
+    IntervalBox b;
+    for (size_t t = 0; t < runs.size(); ++t)
+      b.push_back(runs[t][pick[t]]);
+    out.push_back(std::move(b));
+    more = nextCombination(pick, runs);
+  }
+  return out;
+}
+
+IntervalBox StepRegion::hull(const Cover &box) const {
+  IntervalBox out;
+  for (const Digits &g : outputDims) {
+    Interval r{0, 0};
+    for (const Digit &x : g)
+      r.lo += box[static_cast<size_t>(x.dim)].lo * x.stride, r.hi += box[static_cast<size_t>(x.dim)].hi * x.stride;
+    out.push_back(r);
   }
   return out;
 }
@@ -216,11 +391,7 @@ IntervalBox StepRegion::lastStepBox() const {
   std::vector<int64_t> u(updates.size());
   for (size_t i = 0; i < updates.size(); ++i)
     u[i] = updates[i].count - 1;
-  Cover box = cover(u);
-  IntervalBox out;
-  for (int d : outputDims)
-    out.push_back(d == kNone ? Interval{0, 0} : box[static_cast<size_t>(d)]);
-  return out;
+  return hull(cover(u));
 }
 
 // A lexmin, update by update from the outermost, each the least value whose
@@ -331,25 +502,42 @@ StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const Layer
   if (!outs.empty())
     r.output = outs[0];
   // The output tensor's dims as canonical coordinates: each index the whole
-  // coordinate of one dim, factor 1, no constant.
+  // coordinate of one dim (factor 1), or a dense mixed-radix linearization
+  // of several (dims of extent 1, always 0, left out); no constant.
   if (r.folds && r.output) {
+    std::array<int64_t, kNumDims> radix{};
+    radix.fill(1);
+    for (const IterDimFold &f : r.fold)
+      radix[static_cast<size_t>(f.from)] *= f.extent;
+    std::array<bool, kNumDims> seen{};
+    std::vector<std::vector<StepRegion::Digit>> dims;
     for (size_t t = 0; t < r.output->index.size(); ++t) {
       const AffineExpr &e = r.output->index[t];
-      if (e.terms.empty() && e.constant == 0 && r.output->extent[t] == 1) {
-        r.outputDims.push_back(StepRegion::kNone);
-        continue;
+      const int64_t extent = r.output->extent[t];
+      std::vector<StepRegion::Digit> g;
+      bool whole = e.constant == 0;
+      for (auto [i, c] : e.terms) {
+        const IterDimFold &f = r.fold[static_cast<size_t>(i)];
+        if (!whole || c == 0 || f.extent == 1 ||
+            std::any_of(g.begin(), g.end(), [&](const StepRegion::Digit &x) { return x.dim == f.from; }))
+          continue;
+        const int64_t stride = r.wholeCoordinate(e, f.from, true);
+        whole = stride > 0 && !seen[static_cast<size_t>(f.from)];
+        seen[static_cast<size_t>(f.from)] = true;
+        g.push_back({f.from, stride, radix[static_cast<size_t>(f.from)]});
       }
-      if (e.terms.empty() || e.constant != 0)
+      std::sort(g.begin(), g.end(), [](const StepRegion::Digit &a, const StepRegion::Digit &b) { return a.stride > b.stride; });
+      if (g.size() == 1)
+        g[0].radix = extent;   // the coordinate itself, over the tensor
+      // Dense: the innermost of stride 1, each stride its inner digit's times its radix, the outermost's spanning the tensor.
+      for (size_t k = 0; k < g.size(); ++k)
+        whole = whole && g[k].stride == (k + 1 < g.size() ? g[k + 1].stride * g[k + 1].radix : 1);
+      if (!whole || (g.empty() && extent != 1) || (g.size() > 1 && g[0].stride * g[0].radix != extent))
         break;
-      Dim d = r.fold[static_cast<size_t>(e.terms[0].first)].from;
-      if (r.wholeCoordinate(e, d) != 1 ||
-          std::any_of(e.terms.begin(), e.terms.end(), [&](auto &x) { return r.fold[static_cast<size_t>(x.first)].from != d; }) ||
-          std::find(r.outputDims.begin(), r.outputDims.end(), static_cast<int>(d)) != r.outputDims.end())
-        break;
-      r.outputDims.push_back(static_cast<int>(d));
+      dims.push_back(std::move(g));
     }
-    if (r.outputDims.size() != r.output->index.size())
-      r.outputDims.clear();
+    if (dims.size() == r.output->index.size())
+      r.outputDims = std::move(dims);
   }
   return r;
 }
@@ -422,16 +610,25 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
   for (size_t k = 0; k < layers.size(); ++k) {
     regions.push_back(stepRegion(net, hw, layers[k], schedules[k], *results[k]));
     out.steps.push_back(regions.back().steps);
-    if (regions.back().steps > kMaxSteps)
+    if (regions.back().steps > kMaxSteps) {
+      out.why = "'" + regions.back().layer->name + "' runs " + std::to_string(regions.back().steps) +
+                " steps at the node level, more than the " + std::to_string(kMaxSteps) + " the check derives";
       return out;
+    }
   }
   for (size_t c = 0; c < regions.size(); ++c)
     for (size_t p = 0; p < c; ++p) {
       const StepRegion &pr = regions[p], &cr = regions[c];
       if (!pr.output || !readsTensor(*cr.layer, pr.output->tensor))
         continue;
-      if (!pr.boxed() || !cr.folds)
+      if (!pr.boxed() || !cr.folds) {
+        const StepRegion &r = !pr.boxed() ? pr : cr;
+        out.why = "'" + r.layer->name + "' " +
+                  (!r.folds ? std::string("has an iteration dim that folds into no loop dim")
+                            : "writes its output at an index that is neither its loop dims' coordinates nor a "
+                              "dense linearization of them");
         return out;
+      }
       EdgeSteps e;
       e.producer = static_cast<int>(p), e.consumer = static_cast<int>(c);
       e.tensor = pr.output->tensor;
@@ -443,13 +640,15 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
       e.words.assign(static_cast<size_t>(pr.steps), 0);
       e.lastReader.assign(static_cast<size_t>(pr.steps), -1);
       for (int64_t i = 0; i < pr.steps; ++i) {
-        IntervalBox f = pr.finalized(pr.point(i));
-        int64_t words = 1;
-        for (const Interval &x : f)
-          words *= x.size();
+        std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i));
+        const int64_t words = f ? pr.words(*f) : 0;
         e.words[static_cast<size_t>(i)] = words;
-        if (words > 0)
-          e.lastReader[static_cast<size_t>(i)] = cr.lastReader(e.tensor, f).value_or(-1);
+        if (words == 0)
+          continue;
+        // The last reader of any run of it; too many runs: of their hull (later, never earlier).
+        int64_t &last = e.lastReader[static_cast<size_t>(i)];
+        for (const IntervalBox &b : pr.pieces(*f).value_or(std::vector<IntervalBox>{pr.hull(*f)}))
+          last = std::max(last, cr.lastReader(e.tensor, b).value_or(-1));
       }
       e.warWait = runningMax(e.lastReader);
       out.edges.push_back(std::move(e));

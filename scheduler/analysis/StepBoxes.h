@@ -52,11 +52,19 @@ struct StepRegion {
   int64_t steps = 1;
   double latency = 0;
   const Access *output = nullptr;
-  /// Per dim of the output tensor, the canonical dim it is the coordinate of
-  /// (kNone for an index 0 of an extent 1), or empty if some output index is
-  /// neither.
-  static constexpr int kNone = -1;
-  std::vector<int> outputDims;
+  /// One canonical dim of an output index: its coordinate times `stride`;
+  /// `radix` the values it spans (its layer's bound).
+  struct Digit {
+    Dim dim = Dim::N;
+    int64_t stride = 1, radix = 1;
+  };
+  /// Per dim of the output tensor, its index as canonical coordinates,
+  /// outermost first: one digit of stride 1 (the whole coordinate), none (an
+  /// index 0 of an extent 1), or several, a mixed-radix linearization (a
+  /// matmul with heads: 8192·g + 2048·m + kx is N, Yo and K), each stride
+  /// the product of the inner digits' radices, the outermost's spanning the
+  /// extent. Empty if some output index is none of these.
+  std::vector<std::vector<Digit>> outputDims;
 
   /// Whether its steps can be read as boxes (its reads and writes derived).
   bool boxed() const { return folds && output && !outputDims.empty(); }
@@ -73,12 +81,25 @@ struct StepRegion {
   /// and guards; nullopt if nothing.
   std::optional<IntervalBox> image(const Access &a, const std::vector<int64_t> &u) const;
   /// The last of this (producer) region's steps that finalizes an element of
-  /// `box` (a box of its output tensor).
+  /// `box` (a box of its output tensor): exact, a linearized index's range
+  /// split into boxes of its digits.
   int64_t lastWriter(const IntervalBox &box) const;
-  /// What this (producer) region's step finalizes of its output tensor:
-  /// empty if an update it reduces over is not at its last iteration.
-  IntervalBox finalized(const std::vector<int64_t> &u) const;
-  /// What this (producer) region's last step writes of its output tensor.
+  /// What this (producer) region's step finalizes of its output, per
+  /// canonical dim of it (a box in the output's digits): nullopt if an update
+  /// it reduces over is not at its last iteration.
+  std::optional<Cover> finalized(const std::vector<int64_t> &u) const;
+  /// The elements a finalized box holds (those its output's guards keep).
+  int64_t words(const Cover &box) const;
+  static constexpr int64_t kMaxGuardRows = int64_t{1} << 16;
+  /// The same box in the output tensor: one box, or where a linearized index
+  /// spans several runs of its values, a box per run; nullopt if more than
+  /// kMaxPieces (then the hull serves: more, never fewer, elements).
+  std::optional<std::vector<IntervalBox>> pieces(const Cover &box) const;
+  static constexpr size_t kMaxPieces = 256;
+  /// The least box of the output tensor holding it.
+  IntervalBox hull(const Cover &box) const;
+  /// What this (producer) region's last step writes of its output tensor (a
+  /// linearized index: the hull).
   IntervalBox lastStepBox() const;
   /// The first of this (consumer) region's steps that reads some element
   /// at or past the start of `box` of `tensor` in every dim.
@@ -88,7 +109,8 @@ struct StepRegion {
 
   /// If the terms of `e` over dims folding into `d` are the whole coordinate
   /// times a factor (Σ f·divisor_i·i over every dim of d), that factor; else 0.
-  int64_t wholeCoordinate(const AffineExpr &e, Dim d) const;
+  /// `units`: dims of extent 1 (always 0) count whatever their coefficient.
+  int64_t wholeCoordinate(const AffineExpr &e, Dim d, bool units = false) const;
 
 private:
   /// The components of the updates moving `d` in the last step writing
@@ -146,9 +168,11 @@ struct EdgeSteps {
 
 struct SegmentSteps {
   /// False if some layer's steps cannot be read as boxes (a producer whose
-  /// output is not indexed by its canonical coordinates, e.g. a data
-  /// gradient), or have more than kMaxSteps steps: then no tables.
+  /// output is not indexed by its canonical coordinates or a dense
+  /// linearization of them, e.g. a data gradient), or have more than
+  /// kMaxSteps steps: then no tables, and `dflc check` warns (W0831).
   bool derived = false;
+  std::string why;              // if not derived: which layer, and why
   std::vector<int64_t> steps;   // per layer of the segment
   std::vector<EdgeSteps> edges;
 };

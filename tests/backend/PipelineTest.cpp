@@ -347,6 +347,18 @@ TEST(PipelineTest, IslOperationLimitIsAnError) {
   EXPECT_NE(pipelineTable(r).find("error: isl reached its limit"), std::string::npos) << pipelineTable(r);
 }
 
+// A 4 x 4-node template with pipelining on.
+const std::string kFourByFour = R"(
+hardware hw {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
+  level GBUF { capacity = 4 KiB; array = 4 x 4; access_energy = 6 pJ; bandwidth = 16 B/cycle; }
+  level DRAM { access_energy = 100 pJ; bandwidth = 16 B/cycle; }
+  noc { hop_energy = 2 pJ; }
+  pipeline { temporal = true; spatial = true; }
+}
+)";
+
 TEST(PipelineTest, SolverSegmentsRunWithoutViolation) {
   // Every layer kind a pipelined segment may hold, on a 4 x 4-node template;
   // the solver's segments with pipelining on.
@@ -362,15 +374,7 @@ network net {
   k1 = concat(s1, p1);
   c4 = conv(k1, K=8, R=3, S=3, stride=2, pad=1);
 }
-)" + std::string(R"(
-hardware hw {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 64 B; array = 4 x 4; access_energy = 1 pJ; transfer = multicast; }
-  level GBUF { capacity = 4 KiB; array = 4 x 4; access_energy = 6 pJ; bandwidth = 16 B/cycle; }
-  level DRAM { access_energy = 100 pJ; bandwidth = 16 B/cycle; }
-  noc { hop_energy = 2 pJ; }
-  pipeline { temporal = true; spatial = true; }
-}
+)" + kFourByFour + std::string(R"(
 schedule for net on hw {
   segment c1, p1, c2, c3, s1 pipelined;
   segment k1, c4 pipelined;
@@ -400,6 +404,101 @@ schedule for net on hw {
   }
   // Both segments the schedule asks for were run, none skipped.
   EXPECT_EQ(run, 2u);
+}
+
+// Fused attention (docs/design.md, "Fused attention (FLAT)") at a small
+// size: scores -> softmax -> ctx, `heads` query heads of d = 16 over
+// `kvHeads` K/V heads, 16 tokens. The scores' channel index linearizes three
+// canonical dims (8·16·g + 16·m + kx: N, Yo and K, heads = kv_heads · groups
+// of m), the context's reads of the probabilities likewise: the boxes split
+// ranges of it into its digits (scheduler/analysis/StepBoxes.h).
+std::string attention(int heads, int kvHeads, bool causal) {
+  const std::string h = std::to_string(heads), kv = std::to_string(kvHeads), c = causal ? "true" : "false";
+  return "network attn {\n  batch N = 1;\n  input q [C=" + std::to_string(16 * heads) + ", X=16];\n"
+         "  input k [C=" + std::to_string(16 * kvHeads) + ", X=16];\n  input v [C=" + std::to_string(16 * kvHeads) +
+         ", X=16];\n  scores = matmul(q, k, heads=" + h + ", kv_heads=" + kv + ", causal=" + c + ");\n"
+         "  probs = softmax(scores, groups=" + h + ", causal=" + c + ");\n"
+         "  ctx = matmul(probs, v, heads=" + h + ", kv_heads=" + kv + ", transpose_b=true);\n}\n";
+}
+
+TEST(PipelineTest, BoxesMatchIslOnFusedAttention) {
+  // The solver's fused segment (as it writes it for the segment asked for),
+  // GQA and MHA, causal and not: every table the boxes derive is isl's.
+  for (auto [heads, kvHeads] : {std::pair{4, 2}, std::pair{4, 4}, std::pair{8, 2}})
+    for (bool causal : {true, false}) {
+      SCOPED_TRACE(std::to_string(heads) + " heads over " + std::to_string(kvHeads) + (causal ? ", causal" : ""));
+      test::Compiled comp = test::compile(attention(heads, kvHeads, causal) + kFourByFour +
+                                          "schedule for attn on hw { segment scores, probs, ctx pipelined; }\n");
+      ASSERT_EQ(comp.diagnostics(), "");
+      SolveFailure failure;
+      SolverOptions so;
+      so.pipelining = true;
+      auto sol = makeSolver("kapla")->solve(comp.model, comp.model.schedules.at(0), so, failure);
+      ASSERT_TRUE(sol) << failure;
+      EXPECT_EQ(compareSegments(comp.model, sol->schedule), 1u);
+    }
+}
+
+// A fused attention written by hand (tests/lit/check/E0824-attention.test
+// derives its E0824 by hand): 2 query heads over 1 K/V head, d = 2, 8
+// tokens, each layer on a node of its own; `scores` and `ctx` the two
+// matmuls' directives.
+std::string writtenAttention(const std::string &scores, const std::string &ctx) {
+  return R"(
+network attn {
+  batch N = 1;
+  input q [C=4, X=8];
+  input k [C=2, X=8];
+  input v [C=2, X=8];
+  scores = matmul(q, k, heads=2, kv_heads=1);
+  probs = softmax(scores, groups=2);
+  ctx = matmul(probs, v, heads=2, kv_heads=1, transpose_b=true);
+}
+hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }
+  level GBUF { capacity = 128 B; array = 3; access_energy = 2 pJ; }
+  level DRAM { access_energy = 100 pJ; }
+  pipeline { temporal = true; spatial = true; }
+}
+schedule for attn on h {
+  segment scores, probs, ctx pipelined;
+  layer scores { )" + scores + R"( }
+  layer probs {
+    REGF { tensor ifm [N=1, C=1, Xi=1, Yi=1]; tensor ofm [N=1, K=1, Xo=1, Yo=1]; update C += 1; }
+    GBUF { tensor ifm [N=1, C=8, Xi=1, Yi=1]; tensor ofm [N=1, K=8, Xo=1, Yo=1]; update C += 8; update Xo += 1, Xi += 1; }
+  }
+  layer ctx { )" + ctx + R"( }
+}
+)";
+}
+
+TEST(PipelineTest, BoxesMatchIslOnWrittenAttention) {
+  // scores finalizing a key row of one head a step (one run of its channel
+  // index 8·m + kx), or half the keys of both heads (two runs: 8·m + [0, 3]
+  // or [4, 7], m = 0, 1); ctx reading one head's probabilities of a query a
+  // step (a run of probs' channel index), or half the keys of both heads
+  // (two runs, whose hull the boxes take: later steps, never earlier).
+  const std::string row = "REGF { tensor ifm [N=1, C=2, Xi=1, Yi=1]; tensor wgt [K=8, C=2, R=1, S=1]; tensor ofm [N=1, K=8, Xo=1, Yo=1]; }"
+                          "GBUF { tensor ifm [N=1, C=2, Xi=1, Yi=1]; tensor wgt [K=8, C=2, R=1, S=1]; tensor ofm [N=1, K=8, Xo=1, Yo=1];"
+                          " update Xo += 1, Xi += 1; update Yo += 1, Yi += 1; }";
+  const std::string halves = "REGF { tensor ifm [N=1, C=2, Xi=1, Yi=1]; tensor wgt [K=4, C=2, R=1, S=1]; tensor ofm [N=1, K=4, Xo=1, Yo=1];"
+                             " update Yo += 1, Yi += 1; }"
+                             "GBUF { tensor ifm [N=1, C=2, Xi=1, Yi=2]; tensor wgt [K=4, C=2, R=1, S=1]; tensor ofm [N=1, K=4, Xo=1, Yo=2];"
+                             " update K += 4; update Xo += 1, Xi += 1; }";
+  const std::string head = "REGF { tensor ifm [N=1, C=8, Xi=1, Yi=1]; tensor wgt [K=2, C=8, R=1, S=1]; tensor ofm [N=1, K=2, Xo=1, Yo=1]; }"
+                           "GBUF { tensor ifm [N=1, C=8, Xi=1, Yi=1]; tensor wgt [K=2, C=8, R=1, S=1]; tensor ofm [N=1, K=2, Xo=1, Yo=1];"
+                           " update Yo += 1, Yi += 1; update Xo += 1, Xi += 1; }";
+  const std::string half = "REGF { tensor ifm [N=1, C=4, Xi=1, Yi=1]; tensor wgt [K=2, C=4, R=1, S=1]; tensor ofm [N=1, K=2, Xo=1, Yo=1];"
+                           " update Yo += 1, Yi += 1; }"
+                           "GBUF { tensor ifm [N=1, C=4, Xi=1, Yi=2]; tensor wgt [K=2, C=4, R=1, S=1]; tensor ofm [N=1, K=2, Xo=1, Yo=2];"
+                           " update C += 4; update Xo += 1, Xi += 1; }";
+  for (const auto &[scores, ctx] : {std::pair{row, head}, std::pair{halves, head}, std::pair{row, half}, std::pair{halves, half}}) {
+    SCOPED_TRACE(scores + " / " + ctx);
+    test::Compiled comp = test::compile(writtenAttention(scores, ctx));
+    ASSERT_EQ(comp.diagnostics(), "");
+    EXPECT_EQ(compareSegments(comp.model, comp.model.schedules.at(0)), 1u);
+  }
 }
 
 std::string stdlibText(const std::string &path) {
