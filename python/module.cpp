@@ -116,7 +116,7 @@ py::dict compile(const Inputs &in, const std::string &objective, const std::stri
   o.timeLimitSeconds = timeLimit;
   o.pipelining = pipelining;
   o.plots = plots;
-  o.outDir = outDir;
+  o.outDir = outDir.empty() ? "." : outDir;   // the schedule's imports are relative to it
   driver::Compilation c(std::move(o));
   py::dict out;
   bool opened = true, ok = false, written = false;
