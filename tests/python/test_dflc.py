@@ -175,3 +175,18 @@ def test_bad_options():
         dflc.check(dflc.Schedule.from_string("", path="x.dfl"), batch=0)
     with pytest.raises(TypeError):
         dflc.check("net.dfl")
+
+
+def test_threads_compile_at_once_as_one_by_one(quick):
+    # The GIL is released during the stages: points compiled on threads at
+    # once give the reports compiled one after another give.
+    import concurrent.futures
+    net, hw = quick
+    capacities = ["16 KiB", "32 KiB", "64 KiB", "256 KiB"]
+
+    def report(capacity):
+        return dflc.compile(net, hw.with_level("GBUF", capacity=capacity), plots=False).report
+
+    one_by_one = [report(c) for c in capacities]
+    with concurrent.futures.ThreadPoolExecutor(len(capacities)) as pool:
+        assert list(pool.map(report, capacities)) == one_by_one
