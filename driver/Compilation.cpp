@@ -584,7 +584,16 @@ bool Compilation::scheduleOnDsa() {
 
 bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
   enter(Stage::Solved, "write");
-  DFLC_CHECK(solution_) << "writeOutputs() without a solution";
+  std::vector<OutputFile> files = outputs();
+  files.insert(files.end(), extra.begin(), extra.end());
+  stage_ = Stage::Written;
+  return write(files);
+}
+
+const std::vector<OutputFile> &Compilation::outputs() {
+  DFLC_CHECK(solution_) << "outputs() without a solution";
+  if (outputs_)
+    return *outputs_;
   const DriverOptions &o = options_;
   std::vector<std::string> imports;
   for (const std::string &f : o.files)
@@ -613,9 +622,7 @@ bool Compilation::writeOutputs(const std::vector<OutputFile> &extra) {
   if (o.pareto)
     outputs.push_back({"pareto.json", paretoJson(model_, *solution_, o)});
   outputs.insert(outputs.end(), plots.begin(), plots.end());
-  outputs.insert(outputs.end(), extra.begin(), extra.end());
-  stage_ = Stage::Written;
-  return write(outputs);
+  return *(outputs_ = std::move(outputs));
 }
 
 bool Compilation::writeFiles(const std::vector<OutputFile> &files) {

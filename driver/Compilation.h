@@ -153,6 +153,11 @@ public:
   /// `extra` files (paths relative to the output directory, e.g. the
   /// simulator's) are written with them, all or nothing.
   bool writeOutputs(const std::vector<OutputFile> &extra = {});
+  /// After solve() returned true: what writeOutputs() writes besides its
+  /// `extra` (schedule.dfl, report.json, the plots; paths relative to OUT),
+  /// made once; a client that keeps them in memory (the Python module) reads
+  /// them here.
+  const std::vector<OutputFile> &outputs();
   /// After checkSchedules() (`dflc sim`): writes `files` (paths relative to
   /// the output directory) as writeOutputs() does, all or nothing.
   bool writeFiles(const std::vector<OutputFile> &files);
@@ -196,6 +201,7 @@ private:
   std::vector<LayerEmbedding> embeddings_;
   std::optional<Schedule> selected_;
   std::optional<Solution> solution_;
+  std::optional<std::vector<OutputFile>> outputs_;
   std::optional<CmMapping> cmMapping_;
   std::optional<Simulation> simulation_;
   /// simulate()'s schedule: the solution, else the one complete checked

@@ -16,6 +16,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3                             # lit
   python3-jsonschema                  # tests/lit/compile: report.json against docs/report.schema.json
+  python3-dev pybind11-dev            # python/: the dflc Python module
+  python3-pytest                      # tests/python: the Python module's tests
   neovim                              # tests/nvim: the real Neovim LSP client test (0.7.2)
   slurm-wlm munge parallel            # dflc sweep: tests/lit/sweep runs a real Slurm and GNU parallel
 )

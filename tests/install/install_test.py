@@ -1,6 +1,6 @@
 """An installed dflc finds its stdlib next to itself, wherever the prefix is moved.
 
-usage: install_test.py CMAKE BUILD_DIR
+usage: install_test.py CMAKE BUILD_DIR [PYTHON]
 
 Installs BUILD_DIR into a fresh temporary directory (outside the source
 tree) with `cmake --install`, moves the prefix, and from there:
@@ -16,6 +16,9 @@ tree) with `cmake --install`, moves the prefix, and from there:
   5. the search order: that copy finds the stdlib through DFLC_PATH (empty
      and missing entries skipped); -I comes before DFLC_PATH, and DFLC_PATH
      before the stdlib next to the binary.
+  6. with PYTHON (the build has the Python package): `import dflc` from the
+     moved prefix's lib/python3/site-packages finds the moved stdlib and
+     schedules mlp with the figures of the moved binary.
 
 Prints one line per step; exits 1 on the first failure, leaving the
 temporary directory for a look.
@@ -29,6 +32,7 @@ import sys
 import tempfile
 
 cmake, build = sys.argv[1], sys.argv[2]
+python = sys.argv[3] if len(sys.argv) > 3 else None
 tmp = os.path.realpath(tempfile.mkdtemp(prefix="dflc-install-"))
 env = {k: v for k, v in os.environ.items() if k != "DFLC_PATH"}
 env["NO_COLOR"] = "1"
@@ -130,5 +134,25 @@ if previous_definition(dflc, proj, {"DFLC_PATH": shadow}) != shadow_net:
 if previous_definition(lonely, proj, path_env, ["-I", shadow]) != shadow_net:
     fail("-I does not come before DFLC_PATH")
 print("5. found through DFLC_PATH; -I before DFLC_PATH before the binary's stdlib")
+
+# 6. The Python package beside the binary.
+if python:
+    site = os.path.join(b, "lib", "python3", "site-packages")
+    script = ("import dflc, json\n"
+              "r = dflc.compile(dflc.Network.from_file('stdlib/nets/mlp.dfl'),\n"
+              "                 dflc.Hardware.from_file('stdlib/hw/eyeriss_multinode.dfl'), plots=False)\n"
+              "print(json.dumps([dflc.stdlib_root(), r.energy_pj, r.latency_cycles]))\n")
+    p = run([python, "-c", script], proj, {"PYTHONPATH": site})
+    root, energy, latency = json.loads(p.stdout)
+    if root != share:
+        fail("the installed package's stdlib root is %s, not %s" % (root, share))
+    out6 = os.path.join(tmp, "out6")
+    run([dflc, os.path.join(stdlib, "nets/mlp.dfl"), os.path.join(stdlib, "hw/eyeriss_multinode.dfl"),
+         "--no-plots", "-o", out6], tmp)
+    totals = json.load(open(os.path.join(out6, "report.json")))["totals"]
+    if (energy, latency) != (totals["energy_pj"], totals["latency_cycles"]):
+        fail("import dflc scheduled mlp at %s pJ, %s cycles; the binary at %s pJ, %s cycles"
+             % (energy, latency, totals["energy_pj"], totals["latency_cycles"]))
+    print("6. import dflc from %s: stdlib %s, mlp as the binary schedules it" % (site, root))
 
 shutil.rmtree(tmp)
