@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <sched.h>
+
 namespace dfl::sim {
 namespace {
 
@@ -133,10 +135,7 @@ CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options
   return compiledKernel(code, f.address, std::move(f.ir), f.compileMs);
 }
 
-KernelCache::KernelCache(int threads) {
-  for (int i = 0; i < threads; ++i)
-    threads_.emplace_back([this] { work(); });
-}
+KernelCache::KernelCache(int threads) : maxThreads_(static_cast<size_t>(std::max(threads, 0))) {}
 
 KernelCache::~KernelCache() {
   {
@@ -171,7 +170,7 @@ KernelCache::Entry &KernelCache::entry(const KernelPlan &plan, const KernelOptio
 }
 
 void KernelCache::prefetch(const KernelPlan &plan, const KernelOptions &options) {
-  if (threads_.empty())
+  if (maxThreads_ == 0)
     return;
   KernelCode code;
   Entry &e = entry(plan, options, code);
@@ -181,6 +180,9 @@ void KernelCache::prefetch(const KernelPlan &plan, const KernelOptions &options)
       return;
     e.queued = true;
     queue_.push_back(&e);
+    // No more threads than kernels queued.
+    if (threads_.size() < maxThreads_ && threads_.size() < queue_.size())
+      threads_.emplace_back([this] { work(); });
   }
   changed_.notify_all();
 }
@@ -223,7 +225,8 @@ CompiledKernel KernelCache::get(const KernelPlan &plan, const KernelOptions &opt
 }
 
 int defaultCompileThreads() {
-  return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  cpu_set_t cpus;   // as dflc sweep's --jobs
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
 } // namespace dfl::sim

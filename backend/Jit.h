@@ -76,7 +76,7 @@ private:
 /// The kernels of a run, each distinct one compiled once: two plans whose
 /// generated IR is the same (the layer's name aside) share one function
 /// (the key is the IR's text, so sharing is exact). prefetch() queues a
-/// kernel for `threads` background threads, in the order asked; get() waits
+/// kernel for at most `threads` background threads, in the order asked; get() waits
 /// for it or, not queued, compiles it in the caller. Which kernels are
 /// shared and what each computes never depend on the threads or the timing.
 class KernelCache {
@@ -114,11 +114,12 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  size_t maxThreads_;
+  std::vector<std::thread> threads_;   // started as kernels are queued
 };
 
-/// The background threads a run's KernelCache uses by default: the host's
-/// hardware threads, at most 8.
+/// The background threads a run's KernelCache uses by default: the CPUs
+/// this process may use (as dflc sweep's --jobs).
 int defaultCompileThreads();
 
 } // namespace dfl::sim
