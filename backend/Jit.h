@@ -97,8 +97,8 @@ public:
 
 private:
   struct Entry {
-    std::unique_ptr<llvm::Module> module;   // until compiled
-    std::unique_ptr<llvm::LLVMContext> ctx;
+    std::unique_ptr<llvm::LLVMContext> ctx;   // declared first: outlives module
+    std::unique_ptr<llvm::Module> module;     // until compiled
     std::string function;
     bool queued = false, done = false, taken = false;
     JitFunction compiled;

@@ -132,6 +132,20 @@ schedule for net on hw {
     EXPECT_EQ(b.ir, header + a.ir.substr(header.size()));
     EXPECT_NE(c.ir.substr(header.size()), a.ir.substr(header.size()));
   }
+  // Refused at a's arrays while b's and c's kernels may still be queued: the
+  // cache drops them (compiled or not) without running them.
+  for (int threads : {0, 2}) {
+    SimOptions o;
+    o.compileThreads = threads;
+    o.memoryLimitBytes = 1000;   // the run's tensors fit (92 words: 368 B), a's kernel's arrays not
+    try {
+      simulate(comp.model, comp.model.schedules[0], o);
+      ADD_FAILURE() << "no LimitError";
+    } catch (const LimitError &e) {
+      EXPECT_EQ(e.what, "its kernel's arrays");
+      EXPECT_EQ(e.layer, 0);
+    }
+  }
   for (size_t i = 1; i < runs.size(); ++i)
     for (size_t l = 0; l < 3; ++l) {
       const LayerSim &x = runs[0].layers[l], &y = runs[i].layers[l];
