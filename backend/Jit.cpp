@@ -5,6 +5,7 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -17,8 +18,10 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <chrono>
-#include <mutex>
+
+#include <sched.h>
 
 namespace dfl::sim {
 namespace {
@@ -28,6 +31,40 @@ template <class T> T take(llvm::Expected<T> e, const char *what) {
     DFLC_CHECK(false) << what << ": " << llvm::toString(e.takeError());
   }
   return std::move(*e);
+}
+
+/// The host's target machine at -O2's code generation level: one per
+/// compile, as a target machine is not safe to share between threads.
+std::unique_ptr<llvm::TargetMachine> hostMachine() {
+  auto jtmb = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
+  return take(jtmb.createTargetMachine(), "creating the target machine");
+}
+
+/// `ir` (a printed module) under module name `name`, as the printer writes it.
+std::string renamedModule(const std::string &ir, const std::string &name) {
+  size_t body = ir.find('\n', ir.find('\n') + 1);   // after "; ModuleID" and "source_filename"
+  DFLC_CHECK(body != std::string::npos) << "a printed module without its header";
+  std::string out = "; ModuleID = '" + name + "'\nsource_filename = \"";
+  llvm::raw_string_ostream os(out);
+  llvm::printEscapedString(name, os);
+  os << "\"";
+  os.flush();
+  return out + ir.substr(body);
+}
+
+/// A kernel: the generator's tables of `code`, the function at `address`.
+CompiledKernel compiledKernel(const KernelCode &code, uint64_t address, std::string ir, double compileMs) {
+  CompiledKernel out;
+  out.slots = code.slots;
+  out.counters = code.counters;
+  out.tensorSlot = code.tensorSlot;
+  out.inputs = code.inputs;
+  out.counterSlot = code.counterSlot;
+  out.ir = std::move(ir);
+  out.fn = llvm::jitTargetAddressToFunction<KernelFn>(address);
+  out.compileMs = compileMs;
+  return out;
 }
 
 void initializeTarget() {
@@ -47,9 +84,6 @@ Jit::Jit() {
   jit_->getMainJITDylib().addGenerator(
       take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
            "resolving the process' symbols"));
-  auto jtmb = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
-  tm_ = take(jtmb.createTargetMachine(), "creating the target machine");
 }
 
 Jit::~Jit() = default;
@@ -57,17 +91,15 @@ Jit::~Jit() = default;
 JitFunction Jit::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
                      const std::string &function) {
   auto start = std::chrono::steady_clock::now();
-  // Each module's function gets a fresh symbol: one JIT holds many.
-  std::string symbol = function + std::to_string(kernels_++);
-  m->getFunction(function)->setName(symbol);
-  m->setDataLayout(tm_->createDataLayout());
-  m->setTargetTriple(tm_->getTargetTriple().str());
+  std::unique_ptr<llvm::TargetMachine> tm = hostMachine();
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(tm->getTargetTriple().str());
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm_.get());
+  llvm::PassBuilder pb(tm.get());
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -79,10 +111,19 @@ JitFunction Jit::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVM
   llvm::raw_string_ostream os(out.ir);
   m->print(os, nullptr);
   os.flush();
-  llvm::Error err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)));
-  DFLC_CHECK(!err) << "adding a module to the JIT: " + llvm::toString(std::move(err));
-  auto sym = take(jit_->lookup(symbol), "looking up a JIT-compiled function");
-  out.address = sym.getAddress();
+  // Each module's function gets a fresh symbol (one JIT holds many), after
+  // the IR is printed: the text does not depend on the order of compiles.
+  const std::string symbol = function + "." + std::to_string(symbols_++);
+  m->getFunction(function)->setName(symbol);
+  auto object = take(llvm::orc::SimpleCompiler(*tm)(*m), "compiling a module to machine code");
+  {
+    std::lock_guard<std::mutex> lock(link_);
+    llvm::Error err = jit_->addObjectFile(std::move(object));
+    DFLC_CHECK(!err) << "adding an object to the JIT: " + llvm::toString(std::move(err));
+    out.address = take(jit_->lookup(symbol), "looking up a JIT-compiled function").getAddress();
+  }
+  m.reset();
+  ctx.reset();
   out.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
@@ -91,16 +132,101 @@ CompiledKernel Jit::compile(const KernelPlan &plan, const KernelOptions &options
   auto ctx = std::make_unique<llvm::LLVMContext>();
   KernelCode code = generateKernel(plan, *ctx, options);
   JitFunction f = add(std::move(code.module), std::move(ctx), code.function);
-  CompiledKernel out;
-  out.slots = code.slots;
-  out.counters = code.counters;
-  out.tensorSlot = code.tensorSlot;
-  out.inputs = code.inputs;
-  out.counterSlot = code.counterSlot;
-  out.ir = std::move(f.ir);
-  out.fn = llvm::jitTargetAddressToFunction<KernelFn>(f.address);
-  out.compileMs = f.compileMs;
+  return compiledKernel(code, f.address, std::move(f.ir), f.compileMs);
+}
+
+KernelCache::KernelCache(int threads) : maxThreads_(static_cast<size_t>(std::max(threads, 0))) {}
+
+KernelCache::~KernelCache() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread &t : threads_)
+    t.join();
+}
+
+KernelCache::Entry &KernelCache::entry(const KernelPlan &plan, const KernelOptions &options, KernelCode &code) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  code = generateKernel(plan, *ctx, options);
+  std::unique_ptr<llvm::Module> m = std::move(code.module);   // dies before ctx unless kept
+  // The key: the module's text under one name for every layer.
+  m->setModuleIdentifier("kernel");
+  m->setSourceFileName("kernel");
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  m->print(os, nullptr);
+  os.flush();
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<Entry> &e = entries_[key];
+  if (!e) {
+    e = std::make_unique<Entry>();
+    e->module = std::move(m);
+    e->ctx = std::move(ctx);
+    e->function = code.function;
+  }
+  return *e;
+}
+
+void KernelCache::prefetch(const KernelPlan &plan, const KernelOptions &options) {
+  if (maxThreads_ == 0)
+    return;
+  KernelCode code;
+  Entry &e = entry(plan, options, code);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (e.queued)
+      return;
+    e.queued = true;
+    queue_.push_back(&e);
+    // No more threads than kernels queued.
+    if (threads_.size() < maxThreads_ && threads_.size() < queue_.size())
+      threads_.emplace_back([this] { work(); });
+  }
+  changed_.notify_all();
+}
+
+void KernelCache::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || queueHead_ < queue_.size(); });
+    if (stopping_)
+      return;
+    Entry &e = *queue_[queueHead_++];
+    lock.unlock();
+    JitFunction f = jit_.add(std::move(e.module), std::move(e.ctx), e.function);
+    lock.lock();
+    e.compiled = std::move(f);
+    e.done = true;
+    changed_.notify_all();
+  }
+}
+
+CompiledKernel KernelCache::get(const KernelPlan &plan, const KernelOptions &options) {
+  KernelCode code;
+  Entry &e = entry(plan, options, code);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!e.queued) {   // not prefetched: compiled here
+    e.queued = true;
+    lock.unlock();
+    JitFunction f = jit_.add(std::move(e.module), std::move(e.ctx), e.function);
+    lock.lock();
+    e.compiled = std::move(f);
+    e.done = true;
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [&] { return e.done; });
+  CompiledKernel out = compiledKernel(code, e.compiled.address, renamedModule(e.compiled.ir, plan.layer),
+                                      e.taken ? 0 : e.compiled.compileMs);
+  out.shared = e.taken;
+  e.taken = true;
   return out;
+}
+
+int defaultCompileThreads() {
+  cpu_set_t cpus;   // as dflc sweep's --jobs
+  return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
 } // namespace dfl::sim

@@ -1,11 +1,19 @@
 // The JIT that runs simulator kernels: LLVM 14 ORC LLJIT, each module
-// optimized first with the new pass manager's -O2 pipeline for the host.
+// optimized first with the new pass manager's -O2 pipeline for the host and
+// compiled to machine code by the caller's thread (its own target machine),
+// then linked into the JIT under a lock. KernelCache compiles a run's kernels
+// once per distinct IR, ahead of use, on a few threads.
 #pragma once
 
 #include "backend/KernelCodegen.h"
 
+#include <atomic>
+#include <condition_variable>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace llvm {
@@ -30,6 +38,8 @@ struct CompiledKernel {
   int counterSlot = 0;
   std::string ir;          // the optimized module, as text
   double compileMs = 0;    // -O2 and machine code
+  /// KernelCache: an earlier kernel's function, the IR the same (compileMs 0).
+  bool shared = false;
 };
 
 /// A function the JIT compiled from a module: its address and the optimized module.
@@ -41,6 +51,7 @@ struct JitFunction {
 
 class Jit {
 public:
+  /// Thread-safe: compile, add and KernelCache's work may run on several threads.
   Jit();
   ~Jit();
   Jit(const Jit &) = delete;
@@ -50,14 +61,65 @@ public:
   /// error: the generator's output is verified, so one is a bug of dflc.
   CompiledKernel compile(const KernelPlan &plan, const KernelOptions &options = {});
   /// Optimizes a verified module (its own context) and compiles `function`
-  /// of it (the LCUs, backend/lcu/Lcu.h). Aborts on an LLVM error, likewise.
+  /// of it (the kernels, the LCUs of backend/lcu/Lcu.h); the optimized IR
+  /// names it `function`, whatever its symbol in the JIT. Aborts on an LLVM
+  /// error, likewise.
   JitFunction add(std::unique_ptr<llvm::Module> module, std::unique_ptr<llvm::LLVMContext> ctx,
                   const std::string &function);
 
 private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::unique_ptr<llvm::TargetMachine> tm_;   // the host's, for -O2's cost models
-  int kernels_ = 0;
+  std::mutex link_;                 // adding objects to jit_ and looking them up
+  std::atomic<int> symbols_{0};     // each function's symbol is unique in jit_
 };
+
+/// The kernels of a run, each distinct one compiled once: two plans whose
+/// generated IR is the same (the layer's name aside) share one function
+/// (the key is the IR's text, so sharing is exact). prefetch() queues a
+/// kernel for at most `threads` background threads, in the order asked; get() waits
+/// for it or, not queued, compiles it in the caller. Which kernels are
+/// shared and what each computes never depend on the threads or the timing.
+class KernelCache {
+public:
+  /// threads 0: no background threads (get() compiles).
+  explicit KernelCache(int threads);
+  ~KernelCache();
+  KernelCache(const KernelCache &) = delete;
+  KernelCache &operator=(const KernelCache &) = delete;
+
+  void prefetch(const KernelPlan &plan, const KernelOptions &options);
+  /// The plan's kernel: its slots the plan's own, its function (and the IR,
+  /// under the plan's layer's name) the first identical kernel's, compileMs
+  /// that compile's for the first get() of it, 0 and shared after.
+  CompiledKernel get(const KernelPlan &plan, const KernelOptions &options);
+  /// The distinct kernels compiled or queued.
+  size_t distinct() const { return entries_.size(); }
+
+private:
+  struct Entry {
+    std::unique_ptr<llvm::LLVMContext> ctx;   // declared first: outlives module
+    std::unique_ptr<llvm::Module> module;     // until compiled
+    std::string function;
+    bool queued = false, done = false, taken = false;
+    JitFunction compiled;
+  };
+  /// The plan's kernel generated, its entry (made, not queued, if new).
+  Entry &entry(const KernelPlan &plan, const KernelOptions &options, KernelCode &code);
+  void work();
+
+  Jit jit_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;   // by the IR's text
+  std::vector<Entry *> queue_;                               // FIFO, next at queueHead_
+  size_t queueHead_ = 0;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  size_t maxThreads_;
+  std::vector<std::thread> threads_;   // started as kernels are queued
+};
+
+/// The background threads a run's KernelCache uses by default: the CPUs
+/// this process may use (as dflc sweep's --jobs).
+int defaultCompileThreads();
 
 } // namespace dfl::sim

@@ -129,8 +129,12 @@ private:
       for (const PlanSource &src : r.sources) {
         sourceBase_[idx(r.role)].push_back(base);
         base += src.words();
-        sourceSlot_[idx(r.role)].push_back(
-            addSlot(src.tensor, src.words(), 4, r.role == p_.output ? p_.identity : 0));
+        // Named by level and role, not by tensor: layers of one plan
+        // generate the same IR (KernelCache shares their function).
+        std::string name = p_.outermost + "." + roleName(r.role);
+        if (r.sources.size() > 1)
+          name += std::to_string(sourceSlot_[idx(r.role)].size());
+        sourceSlot_[idx(r.role)].push_back(addSlot(name, src.words(), 4, r.role == p_.output ? p_.identity : 0));
         if (r.role != p_.output)
           code_.inputs.emplace_back(src.tensor, sourceSlot_[idx(r.role)].back());
       }

@@ -105,7 +105,7 @@ void addCounts(KernelCounts &sum, const KernelCounts &c) {
 /// (a halo two pieces compute is written twice, equal). Its output and its
 /// counts summed over the pieces are what the checks see.
 KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, size_t k, const Hardware &hw,
-                       const LayerScheduleModel &ls, const TensorStore &store, const Tensor &want, Jit &jit,
+                       const LayerScheduleModel &ls, const TensorStore &store, const Tensor &want, KernelCache &kernels,
                        const SimOptions &options, LayerSim &sim) {
   const Layer &layer = net.layers[static_cast<size_t>(li)];
   const size_t axis = seg.splitDim == Dim::Yo ? 3 : 2;
@@ -134,7 +134,7 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
         sim.skipped = why;
         return out;
       }
-      CompiledKernel kernel = jit.compile(*plan, KernelOptions{true, options.fault});
+      CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault});
       checkKernelBytes(kernel, li, options);
       sim.compileMs += kernel.compileMs;
       compiled.push_back(std::make_unique<Compiled>(Compiled{std::move(piece), std::move(*plan), std::move(kernel)}));
@@ -245,7 +245,16 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   for (size_t li = 0; li < end; ++li)
     todo += wanted(options, net.layers[li].name);
   TensorStore store = seedNetwork(net, options.seed, end);
-  Jit jit;
+  KernelCache kernels(options.compileThreads < 0 ? defaultCompileThreads() : options.compileThreads);
+  // The whole layers' kernels compile in the background, in layer order,
+  // while the reference runs (a split layer's pieces compile as they come).
+  for (size_t li = 0; li < end; ++li) {
+    size_t k = 0;
+    std::string why;
+    if (wanted(options, net.layers[li].name) && directives[li] && !splitSegmentOf(analysis, static_cast<int>(li), k))
+      if (auto plan = planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why))
+        kernels.prefetch(*plan, KernelOptions{true, options.fault});
+  }
   // The reference runs up to the last layer simulated, to give each its inputs.
   for (size_t li = 0; li < end; ++li) {
     const Layer &layer = net.layers[li];
@@ -265,14 +274,14 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
               : std::nullopt;
       std::optional<KernelResult> run;
       if (split) {
-        run = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store, outputs.at(layer.name), jit,
+        run = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store, outputs.at(layer.name), kernels,
                         options, sim);
         if (!sim.skipped.empty())
           run.reset();
       } else if (!plan) {
         sim.skipped = why.empty() ? "no directives" : why;
       } else {
-        CompiledKernel kernel = jit.compile(*plan, KernelOptions{true, options.fault});
+        CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault});
         checkKernelBytes(kernel, static_cast<int>(li), options);
         run = runKernel(*plan, kernel, store);
         sim.compileMs = kernel.compileMs;

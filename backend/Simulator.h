@@ -45,6 +45,9 @@ struct SimOptions {
   /// LCUs), no kernels: `dflc sim --pipelines-only`, for schedules whose
   /// kernels would pass the work bound (the driver's simulate stage reads it).
   bool pipelinesOnly = false;
+  /// The threads compiling kernels ahead of the run (KernelCache, backend/Jit.h);
+  /// -1: defaultCompileThreads(). The results do not depend on it.
+  int compileThreads = -1;
   KernelFault fault = KernelFault::None;   // tests only
   /// Called before each layer simulated and at the end.
   std::function<void(const SimProgress &)> progress;

@@ -49,6 +49,9 @@ Usage:
                                      --layers A,B: only these layers (and
                                      the pipelined segments holding them),
                                      --seed N: the data's seed (default 1),
+                                     --jobs N: threads compiling kernels
+                                     (default: the CPUs this process may
+                                     use; the results do not depend on it),
                                      --pipelines-only: only the pipelined
                                      segments' dependences and LCUs, no
                                      kernels (OUT/pipeline.json);
@@ -387,11 +390,12 @@ private:
   static std::optional<std::string> misuse(const CommandLine &o) {
     if (o.command.empty())
       return "no command given";
-    bool sweepOption = !o.mergeDir.empty() || o.jobs || o.slices > 1 || o.progress || o.slurm || o.submit ||
-                       !o.sbatchOptions.empty() || o.tasks || !o.sshLogins.empty();
+    const bool simulates = o.command == "sim" || o.sim;
+    bool sweepOption = !o.mergeDir.empty() || (o.jobs && !simulates) || o.slices > 1 || o.progress || o.slurm ||
+                       o.submit || !o.sbatchOptions.empty() || o.tasks || !o.sshLogins.empty();
     if (o.command != "sweep" && sweepOption)
       return "--merge, --jobs, --slice, --progress, --slurm, --submit, --sbatch-option, --tasks and --parallel are "
-             "options of 'dflc sweep'";
+             "options of 'dflc sweep' (--jobs also of 'dflc sim' and 'dflc compile --sim')";
     if (o.command == "sweep")
       return sweepMisuse(o);
     if (o.driver.files.empty())
@@ -430,7 +434,6 @@ private:
       return "-v is an option of 'dflc compile'";
     if (o.command != "compile" && o.sim)
       return "--sim is an option of 'dflc compile' ('dflc sim' simulates a schedule you have)";
-    bool simulates = o.command == "sim" || o.sim;
     if (!simulates && (!o.simLayers.empty() || o.seed || o.pipelinesOnly))
       return "--layers, --seed and --pipelines-only are options of 'dflc sim' and 'dflc compile --sim'";
     if (o.command != "compile" && o.command != "embed" && o.timeLimitGiven)

@@ -86,6 +86,77 @@ TEST(KernelTest, Conv1dTwoLevels) {
   EXPECT_EQ(l.macs, 72);
 }
 
+TEST(KernelTest, IdenticalLayersShareOneKernel) {
+  // a and b: the same conv of x (kConv1d's layer l) under the same
+  // directives, c the same shape with another weight window: a and b
+  // generate the same IR but for their tensors' names, so b runs a's
+  // function (compiled once: compileMs 0) and its IR file is a's under its
+  // own name; c compiles its own. The results whatever the compile threads.
+  const std::string directives = R"( {
+    REGF {
+      tensor ifm [C=1, Xi=3]; tensor wgt [K=1, C=1, R=3]; tensor ofm [K=1, Xo=1];
+      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
+      update Xo += 2, Xi += 2; update C += 1;
+    }
+  }
+)";
+  const std::string text = R"(
+network net { input x [C=2, X=8, Y=1]; a = conv(x, K=2, R=3, S=1); b = conv(x, K=2, R=3, S=1);
+              c = conv(x, K=2, R=1, S=1); }
+schedule for net on hw {
+  layer a)" + directives + "  layer b" + directives + R"(  layer c {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
+      update Xo += 2, Xi += 2; update C += 1;
+    }
+  }
+}
+)" + kTwoLevel;
+  test::Compiled comp = test::compile(text);
+  ASSERT_EQ(comp.diagnostics(), "");
+  std::vector<SimResult> runs;
+  for (int threads : {0, 1, 2}) {
+    SimOptions o;
+    o.compileThreads = threads;
+    runs.push_back(simulate(comp.model, comp.model.schedules[0], o));
+    const SimResult &r = runs.back();
+    ASSERT_EQ(r.layers.size(), 3u);
+    expectSound(r, "threads " + std::to_string(threads));
+    const LayerSim &a = r.layers[0], &b = r.layers[1], &c = r.layers[2];
+    EXPECT_GT(a.compileMs, 0);
+    EXPECT_EQ(b.compileMs, 0);
+    EXPECT_GT(c.compileMs, 0);
+    const std::string header = "; ModuleID = 'b'\nsource_filename = \"b\"\n";
+    ASSERT_EQ(a.ir.rfind("; ModuleID = 'a'\nsource_filename = \"a\"\n", 0), 0u);
+    EXPECT_EQ(b.ir, header + a.ir.substr(header.size()));
+    EXPECT_NE(c.ir.substr(header.size()), a.ir.substr(header.size()));
+  }
+  // Refused at a's arrays while b's and c's kernels may still be queued: the
+  // cache drops them (compiled or not) without running them.
+  for (int threads : {0, 2}) {
+    SimOptions o;
+    o.compileThreads = threads;
+    o.memoryLimitBytes = 1000;   // the run's tensors fit (92 words: 368 B), a's kernel's arrays not
+    try {
+      simulate(comp.model, comp.model.schedules[0], o);
+      ADD_FAILURE() << "no LimitError";
+    } catch (const LimitError &e) {
+      EXPECT_EQ(e.what, "its kernel's arrays");
+      EXPECT_EQ(e.layer, 0);
+    }
+  }
+  for (size_t i = 1; i < runs.size(); ++i)
+    for (size_t l = 0; l < 3; ++l) {
+      const LayerSim &x = runs[0].layers[l], &y = runs[i].layers[l];
+      EXPECT_EQ(x.ir, y.ir);
+      EXPECT_EQ(x.macs, y.macs);
+      ASSERT_EQ(x.counts.size(), y.counts.size());
+      for (size_t k = 0; k < x.counts.size(); ++k)
+        EXPECT_EQ(x.counts[k].counted, y.counts[k].counted);
+    }
+}
+
 TEST(KernelTest, BrokenKernelsAreCaught) {
   // One fill dropped: the PEs compute on stale inputs and count fewer writes.
   SimResult dropped = simulateText(std::string(kConv1d) + kTwoLevel, KernelFault::DropInnerFill);
