@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dfl::sim {
@@ -81,6 +82,11 @@ const Layer &forwardLayer(const Network &net, const Layer &l);
 /// forward layer (a matmul's first operand alone); a weight gradient
 /// `F__wgt__grad` (a matmul's: its second operand's gradient).
 std::vector<std::string> outputNames(const Network &net, int layer);
+/// The tensors layer `layer`'s reference reads (backend/Reference.cpp), by
+/// name with their extents, each once: a forward layer its operands and its
+/// stored weights; a backward layer its forward layer's output gradient and
+/// what its relation reads of the forward layer's operands and weights.
+std::vector<std::pair<std::string, std::vector<int64_t>>> layerReads(const Network &net, int layer);
 
 // ---- seeded data ------------------------------------------------------------
 
