@@ -40,6 +40,8 @@ public:
   /// Adds or replaces a tensor; its words must match its extents.
   void set(const std::string &name, Tensor tensor);
   bool contains(const std::string &name) const { return tensors_.count(name) != 0; }
+  /// Drops a tensor (no later layer reads it); nothing if absent.
+  void erase(const std::string &name) { tensors_.erase(name); }
   /// The tensor called `name`; an internal error if absent.
   const Tensor &at(const std::string &name) const;
   const std::map<std::string, Tensor> &tensors() const { return tensors_; }

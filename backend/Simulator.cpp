@@ -222,28 +222,22 @@ struct RunPlan {
   std::vector<LayerRun> layers;
   bool seedPrefix = false;   // a run of chosen layers past the bound
   double work = 0;
+  /// Per tensor a layer run reads, the last such layer: the run drops it after.
+  std::map<std::string, size_t> lastRead;
 };
 
-RunPlan planRun(const Network &net, const SimOptions &options, SimResult &result) {
+/// Which layers run, by their work.
+RunPlan planWork(const Network &net, const SimOptions &options, SimResult &result) {
   const size_t end = runEnd(net, options);
   const bool whole = options.layers.empty();
   RunPlan plan;
   plan.layers.assign(end, LayerRun::None);
   plan.seedPrefix = !whole && runWork(net, options) > options.workLimit;
-  double words = 0;
-  for (const Input &in : net.inputs)
-    words += static_cast<double>(net.batch) * static_cast<double>(in.shape.size());
   for (size_t li = 0; li < end; ++li) {
     const Layer &l = net.layers[li];
     const bool chosen = wanted(options, l.name);
     if (plan.seedPrefix && !chosen)
       continue;
-    // The run keeps every tensor it has made (a layer left out, its seeded stand-in).
-    words += static_cast<double>(net.batch) * static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
-             static_cast<double>(l.wgtSize);
-    if (words * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
-      throw LimitError{LimitError::Memory, static_cast<int>(li), words * sizeof(Word),
-                       static_cast<double>(options.memoryLimitBytes), "the tensors of the run up to it"};
     const double own = layerWork(l) * (chosen ? 2 : 1);
     if (!plan.seedPrefix && plan.work + own <= options.workLimit) {
       plan.layers[li] = chosen ? LayerRun::Kernel : LayerRun::Reference;
@@ -259,6 +253,58 @@ RunPlan planRun(const Network &net, const SimOptions &options, SimResult &result
       plan.work += own;
     }
   }
+  return plan;
+}
+
+/// The tensors the run holds, layer by layer: what a layer reads (seeded
+/// when first read) stays until its last reader has run; what it writes
+/// (at most batch·max(ofm, ifm) + its weights' words) until then too.
+/// Refused at the first layer where they would pass the memory limit.
+void planMemory(const Network &net, const SimOptions &options, RunPlan &plan) {
+  std::map<std::string, double> words;   // per tensor read, its words
+  for (size_t li = 0; li < plan.layers.size(); ++li)
+    if (plan.layers[li] != LayerRun::None)
+      for (const auto &[name, extent] : layerReads(net, static_cast<int>(li))) {
+        plan.lastRead[name] = li;
+        words[name] = static_cast<double>(elementCount(extent));
+      }
+  std::set<std::string> live;
+  double held = 0;
+  for (size_t li = 0; li < plan.layers.size(); ++li) {
+    if (plan.layers[li] == LayerRun::None)
+      continue;
+    const Layer &l = net.layers[li];
+    for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+      if (live.insert(name).second)
+        held += words[name];
+    const double written = static_cast<double>(net.batch) *
+                               static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
+                           (l.output == TensorRole::Wgt ? static_cast<double>(l.wgtSize) : 0);
+    if ((held + written) * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
+      throw LimitError{LimitError::Memory, static_cast<int>(li), (held + written) * sizeof(Word),
+                       static_cast<double>(options.memoryLimitBytes), "the tensors the run holds at it"};
+    for (const std::string &name : outputNames(net, static_cast<int>(li)))
+      if (auto it = plan.lastRead.find(name); it != plan.lastRead.end() && it->second > li && live.insert(name).second)
+        held += words[name];
+    for (auto it = live.begin(); it != live.end();)
+      if (plan.lastRead.at(*it) <= li)
+        held -= words[*it], it = live.erase(it);
+      else
+        ++it;
+  }
+}
+
+/// Which layers a run computes (docs/simulator.md, "Limits of the kernels",
+/// "Seeded operands"), and the work of those, before anything is allocated or
+/// run. A run whose work (runWork) fits the bound runs the reference of every
+/// layer up to the last chosen and the kernels of the chosen. Past it, a run of
+/// chosen layers runs those alone (their other operands are seeded) and a whole
+/// network's run leaves out each layer whose own work passes the bound (its
+/// readers' operands are seeded): a layer is refused (E1307) only if chosen
+/// and its own reference and kernel pass the bound.
+RunPlan planRun(const Network &net, const SimOptions &options, SimResult &result) {
+  RunPlan plan = planWork(net, options, result);
+  planMemory(net, options, plan);
   return plan;
 }
 
@@ -279,8 +325,11 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   size_t todo = 0, done = 0;
   for (LayerRun r : run.layers)
     todo += r == LayerRun::Kernel;
-  // Only what the run reaches is seeded; a run of chosen layers seeds what they read.
-  TensorStore store = run.seedPrefix ? TensorStore{} : seedNetwork(net, options.seed, end);
+  // A tensor is seeded when first read (the network's inputs, weights and
+  // output gradients no layer computes, as seedNetwork seeds them, and a
+  // stand-in for what a layer left out would compute) and dropped after its
+  // last reader (planMemory).
+  TensorStore store;
   std::set<std::string> written;   // the tensors some layer writes: seeded, they stand in for it
   for (size_t li = 0; li < net.layers.size(); ++li)
     for (const std::string &name : outputNames(net, static_cast<int>(li)))
@@ -363,12 +412,17 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     }
     // Consumers read the reference's outputs: one wrong layer is reported once.
     for (const auto &[name, tensor] : outputs.tensors()) {
+      if (auto it = run.lastRead.find(name); it == run.lastRead.end() || it->second <= li)
+        continue;   // no later layer reads it
       store.set(name, tensor);
       if (from.empty())
         standIns.erase(name);
       else
         standIns[name] = from;
     }
+    for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+      if (run.lastRead.at(name) == li)
+        store.erase(name);
   }
   if (options.progress)
     options.progress({done, todo, "", work, totalWork});

@@ -427,6 +427,39 @@ network net { input x [C=2, X=8, Y=1]; a = conv(x, K=2, R=3, S=1); b = conv(a, K
   EXPECT_THROW(simulate(comp.model, sol.schedule, tight), LimitError);
 }
 
+// The run drops a tensor after its last reader (docs/simulator.md, "Limits
+// of the kernels"). By hand, a chain of three 1x1 convs of 2 channels on 8
+// words: each activation 2·8 = 16 words, each layer's weights 2·2 = 4. At
+// each layer the run holds its input (16), its weights (4) and what it writes
+// (16): 36 words, 144 bytes; keeping every tensor, 16 + 3·(16 + 4) = 76
+// words, 304 bytes, by the last.
+TEST(KernelTest, ARunHoldsOnlyTheTensorsStillRead) {
+  test::Compiled comp = test::compile(std::string(R"(
+network net { input x [C=2, X=8, Y=1]; a = conv(x, K=2, R=1); b = conv(a, K=2, R=1); c = conv(b, K=2, R=1); }
+)") + kTwoLevel);
+  ASSERT_EQ(comp.diagnostics(), "");
+  Solution sol = solved(comp, "kapla", false);
+  // The same limit bounds a kernel's arrays (counters and all, more than 144
+  // bytes): at 144 the tensors pass and the first kernel is refused.
+  SimOptions tight;
+  auto refusal = [&](int64_t bytes) {
+    tight.memoryLimitBytes = bytes;
+    try {
+      simulate(comp.model, sol.schedule, tight);
+    } catch (const LimitError &e) {
+      EXPECT_EQ(e.kind, LimitError::Memory);
+      EXPECT_EQ(e.layer, 0);
+      return e;
+    }
+    ADD_FAILURE() << "a run over its memory limit was simulated";
+    return LimitError{};
+  };
+  EXPECT_EQ(refusal(144).what, "its kernel's arrays");
+  const LimitError tensors = refusal(143);
+  EXPECT_EQ(tensors.what, "the tensors the run holds at it");
+  EXPECT_EQ(tensors.amount, 144);
+}
+
 // ---- per-axis windows (docs/language.md: stride, dilation, pad per axis) ----
 
 /// One PE pair with room for a 20 x 5 window, then DRAM.

@@ -1044,6 +1044,12 @@ TEST(ReferenceProperty, LayerReadsAreWhatTheReferenceReads) {
           less.set(name, s.at(name));
       EXPECT_THROW(referenceOutputs(net, static_cast<int>(i), less), InternalError) << left << " is not read";
     }
+    // The kernel reads what the nest reads: the same tensors.
+    const Layer &l = net.layers[i];
+    for (const Access &a : l.nest.accesses) {
+      const bool listed = std::any_of(reads.begin(), reads.end(), [&](const auto &r) { return r.first == a.tensor; });
+      EXPECT_TRUE(a.role == l.output || listed) << a.tensor << " is read by the nest, not by layerReads";
+    }
   });
 }
 
