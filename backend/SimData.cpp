@@ -104,6 +104,50 @@ std::vector<std::string> outputNames(const Network &net, int layer) {
   DFLC_UNREACHABLE("TensorRole " + std::to_string(static_cast<int>(l.output)));
 }
 
+std::vector<std::pair<std::string, std::vector<int64_t>>> layerReads(const Network &net, int layer) {
+  const Layer &l = net.layers[static_cast<size_t>(layer)];
+  const Layer &fwd = forwardLayer(net, l);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> reads;
+  auto add = [&](const std::string &name, std::vector<int64_t> extent) {
+    if (std::none_of(reads.begin(), reads.end(), [&](const auto &r) { return r.first == name; }))
+      reads.emplace_back(name, std::move(extent));
+  };
+  auto addOperands = [&](const std::vector<TensorRef> &ops) {
+    for (TensorRef op : ops)
+      add(operandName(net, op), activationExtent(net, operandShape(net, op)));
+  };
+  const bool macs = fwd.type == LayerType::Conv || fwd.type == LayerType::DwConv || fwd.type == LayerType::FC ||
+                    fwd.type == LayerType::MatMul;
+  // The wgt of a MAC layer: a matmul's second operands, else its stored weights.
+  auto addWeights = [&] {
+    if (fwd.type == LayerType::MatMul)
+      addOperands({fwd.operands.begin() + 1, fwd.operands.end()});
+    else
+      add(weightName(fwd), weightExtent(fwd));
+  };
+  if (l.output != TensorRole::Ofm)
+    add(gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
+  switch (l.output) {
+  case TensorRole::Ofm:   // forward (Reference.cpp, forward)
+    if (fwd.type == LayerType::Add || fwd.type == LayerType::Mul) {
+      addOperands(fwd.operands);
+    } else {
+      addOperands(fwd.ifmOperands());
+      if (macs)
+        addWeights();
+    }
+    break;
+  case TensorRole::Ifm:   // dataGradient: dY and what the relation reads backward
+    if (fwd.broadcast >= 0)
+      addOperands({fwd.operands[static_cast<size_t>(fwd.broadcast)]});
+    else if (fwd.type != LayerType::Mul && fwd.opsPerElement() <= 0 && macs)
+      addWeights();
+    break;
+  case TensorRole::Wgt: addOperands(fwd.ifmOperands()); break;   // weightGradient: dY and X
+  }
+  return reads;
+}
+
 uint64_t tensorKey(const std::string &name, uint64_t seed) {
   uint64_t h = 0xcbf29ce484222325ull;   // FNV-1a, 64 bit
   for (unsigned char ch : name) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dfl::sim {
@@ -39,6 +40,8 @@ public:
   /// Adds or replaces a tensor; its words must match its extents.
   void set(const std::string &name, Tensor tensor);
   bool contains(const std::string &name) const { return tensors_.count(name) != 0; }
+  /// Drops a tensor (no later layer reads it); nothing if absent.
+  void erase(const std::string &name) { tensors_.erase(name); }
   /// The tensor called `name`; an internal error if absent.
   const Tensor &at(const std::string &name) const;
   const std::map<std::string, Tensor> &tensors() const { return tensors_; }
@@ -81,6 +84,11 @@ const Layer &forwardLayer(const Network &net, const Layer &l);
 /// forward layer (a matmul's first operand alone); a weight gradient
 /// `F__wgt__grad` (a matmul's: its second operand's gradient).
 std::vector<std::string> outputNames(const Network &net, int layer);
+/// The tensors layer `layer`'s reference reads (backend/Reference.cpp), by
+/// name with their extents, each once: a forward layer its operands and its
+/// stored weights; a backward layer its forward layer's output gradient and
+/// what its relation reads of the forward layer's operands and weights.
+std::vector<std::pair<std::string, std::vector<int64_t>>> layerReads(const Network &net, int layer);
 
 // ---- seeded data ------------------------------------------------------------
 

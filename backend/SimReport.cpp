@@ -1,6 +1,7 @@
 // The simulator's outputs (backend/SimReport.h).
 #include "backend/SimReport.h"
 
+#include "support/Diagnostics.h"
 #include "support/FiniteJson.h"
 #include "support/Format.h"
 
@@ -26,6 +27,11 @@ std::string simJson(const Network &net, const Hardware &hw, const SimOptions &op
       j["skipped"] = l.skipped;
       out["layers"].push_back(j);
       continue;
+    }
+    if (!l.seeded.empty()) {   // docs/simulator.md, "Seeded operands"
+      j["operands"] = "seeded";
+      j["seeded_because"] = l.seeded;
+      j["seeded_tensors"] = l.seededTensors;
     }
     j["output"] = l.outputEqual ? "equal" : "differs";
     if (!l.outputEqual)
@@ -54,7 +60,7 @@ std::string simTable(const SimResult &result) {
                   padLeft("compile", 9) + "  " + padLeft("run", 9) + "\n" + padRight("", 20) + "  " +
                   padRight("", 8) + "  " + padRight("", 22) + "  " + padLeft("[ms]", 9) + "  " + padLeft("[ms]", 9) +
                   "\n";
-  size_t equal = 0, simulated = 0;
+  size_t equal = 0, simulated = 0, seeded = 0;
   for (const LayerSim &l : result.layers) {
     if (!l.skipped.empty()) {
       s += padRight(l.layer, 20) + "  skipped: " + l.skipped + "\n";
@@ -65,9 +71,15 @@ std::string simTable(const SimResult &result) {
     std::string counts = l.countsEqual ? "equal" : l.exactClaimed ? "DIFFER" : "differ (approximated)";
     s += padRight(l.layer, 20) + "  " + padRight(l.outputEqual ? "equal" : "DIFFERS", 8) + "  " + padRight(counts, 22) +
          "  " + padLeft(formatFixed(l.compileMs, 1), 9) + "  " + padLeft(formatFixed(l.runMs, 1), 9) + "\n";
+    if (!l.seeded.empty()) {
+      ++seeded;
+      s += padRight("", 20) + "  on seeded operands: " + l.seeded + " (" + joinList(l.seededTensors, ", ", " and ") +
+           ")\n";
+    }
   }
   s += std::to_string(equal) + " of " + std::to_string(simulated) + " layers simulated equal the reference; " +
-       std::to_string(result.layers.size() - simulated) + " skipped; " + (result.ok() ? "ok" : "FAILED") + "\n";
+       std::to_string(result.layers.size() - simulated) + " skipped; " +
+       (seeded ? std::to_string(seeded) + " on seeded operands; " : "") + (result.ok() ? "ok" : "FAILED") + "\n";
   return s;
 }
 

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 namespace dfl::sim {
 namespace {
@@ -203,6 +205,111 @@ bool SimResult::ok() const {
   return std::all_of(layers.begin(), layers.end(), [](const LayerSim &l) { return l.ok(); });
 }
 
+namespace {
+
+/// What a run does with a layer: nothing, its reference, or its reference and its kernel.
+enum class LayerRun { None, Reference, Kernel };
+
+/// Which layers a run computes (docs/simulator.md, "Limits of the kernels",
+/// "Seeded operands"), and the work of those, before anything is allocated or
+/// run. A run whose work (runWork) fits the bound runs the reference of every
+/// layer up to the last chosen and the kernels of the chosen. Past it, a run of
+/// chosen layers runs those alone (their other operands are seeded) and a whole
+/// network's run leaves out each layer whose own work passes the bound (its
+/// readers' operands are seeded): a layer is refused (E1307) only if chosen
+/// and its own reference and kernel pass the bound.
+struct RunPlan {
+  std::vector<LayerRun> layers;
+  bool seedPrefix = false;   // a run of chosen layers past the bound
+  double work = 0;
+  /// Per tensor a layer run reads, the last such layer: the run drops it after.
+  std::map<std::string, size_t> lastRead;
+};
+
+/// Which layers run, by their work.
+RunPlan planWork(const Network &net, const SimOptions &options, SimResult &result) {
+  const size_t end = runEnd(net, options);
+  const bool whole = options.layers.empty();
+  RunPlan plan;
+  plan.layers.assign(end, LayerRun::None);
+  plan.seedPrefix = !whole && runWork(net, options) > options.workLimit;
+  for (size_t li = 0; li < end; ++li) {
+    const Layer &l = net.layers[li];
+    const bool chosen = wanted(options, l.name);
+    if (plan.seedPrefix && !chosen)
+      continue;
+    const double own = layerWork(l) * (chosen ? 2 : 1);
+    if (!plan.seedPrefix && plan.work + own <= options.workLimit) {
+      plan.layers[li] = chosen ? LayerRun::Kernel : LayerRun::Reference;
+      plan.work += own;
+    } else if (own > options.workLimit && whole) {
+      if (!result.workCut)
+        result.workCut = SimResult::WorkCut{static_cast<int>(li), own, 0};
+      ++result.workCut->layers;
+    } else if (own > options.workLimit) {
+      throw LimitError{LimitError::Work, static_cast<int>(li), own, options.workLimit, "its reference and its kernel"};
+    } else {   // a whole network's run past the sum of its layers; or a chosen layer, seeded
+      plan.layers[li] = LayerRun::Kernel;
+      plan.work += own;
+    }
+  }
+  return plan;
+}
+
+/// The tensors the run holds, layer by layer: what a layer reads (seeded
+/// when first read) stays until its last reader has run; what it writes
+/// (at most batch·max(ofm, ifm) + its weights' words) until then too.
+/// Refused at the first layer where they would pass the memory limit.
+void planMemory(const Network &net, const SimOptions &options, RunPlan &plan) {
+  std::map<std::string, double> words;   // per tensor read, its words
+  for (size_t li = 0; li < plan.layers.size(); ++li)
+    if (plan.layers[li] != LayerRun::None)
+      for (const auto &[name, extent] : layerReads(net, static_cast<int>(li))) {
+        plan.lastRead[name] = li;
+        words[name] = static_cast<double>(elementCount(extent));
+      }
+  std::set<std::string> live;
+  double held = 0;
+  for (size_t li = 0; li < plan.layers.size(); ++li) {
+    if (plan.layers[li] == LayerRun::None)
+      continue;
+    const Layer &l = net.layers[li];
+    for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+      if (live.insert(name).second)
+        held += words[name];
+    const double written = static_cast<double>(net.batch) *
+                               static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
+                           (l.output == TensorRole::Wgt ? static_cast<double>(l.wgtSize) : 0);
+    if ((held + written) * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
+      throw LimitError{LimitError::Memory, static_cast<int>(li), (held + written) * sizeof(Word),
+                       static_cast<double>(options.memoryLimitBytes), "the tensors the run holds at it"};
+    for (const std::string &name : outputNames(net, static_cast<int>(li)))
+      if (auto it = plan.lastRead.find(name); it != plan.lastRead.end() && it->second > li && live.insert(name).second)
+        held += words[name];
+    for (auto it = live.begin(); it != live.end();)
+      if (plan.lastRead.at(*it) <= li)
+        held -= words[*it], it = live.erase(it);
+      else
+        ++it;
+  }
+}
+
+/// Which layers a run computes (docs/simulator.md, "Limits of the kernels",
+/// "Seeded operands"), and the work of those, before anything is allocated or
+/// run. A run whose work (runWork) fits the bound runs the reference of every
+/// layer up to the last chosen and the kernels of the chosen. Past it, a run of
+/// chosen layers runs those alone (their other operands are seeded) and a whole
+/// network's run leaves out each layer whose own work passes the bound (its
+/// readers' operands are seeded): a layer is refused (E1307) only if chosen
+/// and its own reference and kernel pass the bound.
+RunPlan planRun(const Network &net, const SimOptions &options, SimResult &result) {
+  RunPlan plan = planWork(net, options, result);
+  planMemory(net, options, plan);
+  return plan;
+}
+
+} // namespace
+
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options) {
   const Network &net = networkOf(model, schedule);
   const Hardware &hw = hardwareOf(model, schedule);
@@ -210,61 +317,70 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   DFLC_CHECK(analysis.complete && analysis.valid) << "simulate() takes a complete, valid schedule";
 
   std::vector<const LayerScheduleModel *> directives = layerDirectives(net, schedule);
-  size_t end = runEnd(net, options);
   SimResult result;
-
-  // The run keeps every tensor it has made, and its work is known before it
-  // starts: refuse at the layer that would take either past its limit,
-  // before allocating or running anything. A whole network's run instead
-  // stops before that layer (the layers from it are skipped), unless not
-  // even its first layer fits.
-  double words = 0, work = 0;
-  for (const Input &in : net.inputs)
-    words += static_cast<double>(net.batch) * static_cast<double>(in.shape.size());
-  for (size_t li = 0; li < end; ++li) {
-    const Layer &l = net.layers[li];
-    const double upTo = work + layerWork(l) * (wanted(options, l.name) ? 2 : 1);
-    if (upTo > options.workLimit && options.layers.empty() && li > 0) {
-      result.workCut = {static_cast<int>(li), upTo};
-      end = li;
-      break;
-    }
-    words += static_cast<double>(net.batch) * static_cast<double>(std::max(l.ofmShape.size(), l.ifmShape.size())) +
-             static_cast<double>(l.wgtSize);
-    if (words * sizeof(Word) > static_cast<double>(options.memoryLimitBytes))
-      throw LimitError{LimitError::Memory, static_cast<int>(li), words * sizeof(Word),
-                       static_cast<double>(options.memoryLimitBytes), "the tensors of the run up to it"};
-    if (upTo > options.workLimit)
-      throw LimitError{LimitError::Work, static_cast<int>(li), upTo, options.workLimit,
-                       "the reference and the kernels up to it"};
-    work = upTo;
-  }
-  const double totalWork = work;   // runWork, up to the cut
-  work = 0;
+  const RunPlan run = planRun(net, options, result);
+  const size_t end = run.layers.size();
+  const double totalWork = run.work;
+  double work = 0;
   size_t todo = 0, done = 0;
-  for (size_t li = 0; li < end; ++li)
-    todo += wanted(options, net.layers[li].name);
-  TensorStore store = seedNetwork(net, options.seed, end);
+  for (LayerRun r : run.layers)
+    todo += r == LayerRun::Kernel;
+  // A tensor is seeded when first read (the network's inputs, weights and
+  // output gradients no layer computes, as seedNetwork seeds them, and a
+  // stand-in for what a layer left out would compute) and dropped after its
+  // last reader (planMemory).
+  TensorStore store;
+  std::set<std::string> written;   // the tensors some layer writes: seeded, they stand in for it
+  for (size_t li = 0; li < net.layers.size(); ++li)
+    for (const std::string &name : outputNames(net, static_cast<int>(li)))
+      written.insert(name);
+  std::map<std::string, std::set<std::string>> standIns;   // per tensor, the seeded stand-ins it derives from
   KernelCache kernels(options.compileThreads < 0 ? defaultCompileThreads() : options.compileThreads);
-  // The whole layers' kernels compile in the background, in layer order,
-  // while the reference runs (a split layer's pieces compile as they come).
+  // The kernels of the layers simulated whole compile in the background, in
+  // layer order, while the reference runs (a split layer's pieces compile as
+  // they come).
   for (size_t li = 0; li < end; ++li) {
     size_t k = 0;
     std::string why;
-    if (wanted(options, net.layers[li].name) && directives[li] && !splitSegmentOf(analysis, static_cast<int>(li), k))
+    if (run.layers[li] == LayerRun::Kernel && directives[li] && !splitSegmentOf(analysis, static_cast<int>(li), k))
       if (auto plan = planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why))
         kernels.prefetch(*plan, KernelOptions{true, options.fault});
   }
   // The reference runs up to the last layer simulated, to give each its inputs.
   for (size_t li = 0; li < end; ++li) {
     const Layer &layer = net.layers[li];
+    if (run.layers[li] == LayerRun::None) {
+      if (!run.seedPrefix && wanted(options, layer.name)) {   // past the bound alone
+        LayerSim sim;
+        sim.layer = layer.name;
+        sim.skipped = kPastWorkBound;
+        result.layers.push_back(std::move(sim));
+      }
+      continue;
+    }
+    // What a layer left out would have computed is seeded, as a network input is.
+    std::set<std::string> from;
+    for (auto &[name, extent] : layerReads(net, static_cast<int>(li))) {
+      if (!store.contains(name)) {
+        const int64_t size = elementCount(extent);
+        store.set(name, {std::move(extent), seedTensor(name, size, options.seed)});
+        if (written.count(name))
+          standIns[name] = {name};
+      }
+      if (auto it = standIns.find(name); it != standIns.end())
+        from.insert(it->second.begin(), it->second.end());
+    }
     TensorStore outputs = referenceOutputs(net, static_cast<int>(li), store);
     work += layerWork(layer);
-    if (wanted(options, layer.name)) {
+    if (run.layers[li] == LayerRun::Kernel) {
       if (options.progress)
         options.progress({done, todo, layer.name, work, totalWork});
       LayerSim sim;
       sim.layer = layer.name;
+      if (!from.empty()) {
+        sim.seeded = run.seedPrefix ? kSeededPrefix : kSeededPastBound;
+        sim.seededTensors.assign(from.begin(), from.end());
+      }
       std::string why;
       size_t k = 0;
       const SegmentResult *split = directives[li] ? splitSegmentOf(analysis, static_cast<int>(li), k) : nullptr;
@@ -272,49 +388,52 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
           directives[li] && !split
               ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
               : std::nullopt;
-      std::optional<KernelResult> run;
+      std::optional<KernelResult> kernelRun;
       if (split) {
-        run = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store, outputs.at(layer.name), kernels,
-                        options, sim);
+        kernelRun = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store, outputs.at(layer.name),
+                              kernels, options, sim);
         if (!sim.skipped.empty())
-          run.reset();
+          kernelRun.reset();
       } else if (!plan) {
         sim.skipped = why.empty() ? "no directives" : why;
       } else {
         CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault});
         checkKernelBytes(kernel, static_cast<int>(li), options);
-        run = runKernel(*plan, kernel, store);
+        kernelRun = runKernel(*plan, kernel, store);
         sim.compileMs = kernel.compileMs;
         sim.ir = std::move(kernel.ir);
       }
-      if (run) {
+      if (kernelRun) {
         // What the layer writes: its own tensor forward, a gradient backward.
         const Tensor &want = outputs.at(plan ? plan->role(plan->output).tensor() : layer.name);
         for (const SegmentResult &seg : analysis.segments)
-          forwardOnChip(net, static_cast<int>(li), seg.layers, layer.output, run->counts);
-        sim.runMs = run->runMs;
-        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run->output)});
+          forwardOnChip(net, static_cast<int>(li), seg.layers, layer.output, kernelRun->counts);
+        sim.runMs = kernelRun->runMs;
+        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(kernelRun->output)});
         sim.outputEqual = !m;
         if (m)
           sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
         sim.exactClaimed = analysis.layers[li].exactCounts;
-        compareCounts(run->counts, analysis.layers[li], sim);
+        compareCounts(kernelRun->counts, analysis.layers[li], sim);
       }
       result.layers.push_back(std::move(sim));
       ++done;
       work += layerWork(layer);
     }
     // Consumers read the reference's outputs: one wrong layer is reported once.
-    for (const auto &[name, tensor] : outputs.tensors())
+    for (const auto &[name, tensor] : outputs.tensors()) {
+      if (auto it = run.lastRead.find(name); it == run.lastRead.end() || it->second <= li)
+        continue;   // no later layer reads it
       store.set(name, tensor);
-  }
-  if (result.workCut)
-    for (size_t li = end; li < net.layers.size(); ++li) {
-      LayerSim sim;
-      sim.layer = net.layers[li].name;
-      sim.skipped = kPastWorkBound;
-      result.layers.push_back(std::move(sim));
+      if (from.empty())
+        standIns.erase(name);
+      else
+        standIns[name] = from;
     }
+    for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+      if (run.lastRead.at(name) == li)
+        store.erase(name);
+  }
   if (options.progress)
     options.progress({done, todo, "", work, totalWork});
   return result;

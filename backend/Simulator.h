@@ -33,13 +33,15 @@ struct SimProgress {
 struct SimOptions {
   uint64_t seed = 1;
   /// The layers to simulate (empty: all). The others run in the reference
-  /// only, to give their consumers real inputs.
+  /// only, to give their consumers real inputs, unless that passes the work
+  /// bound: then they do not run and what they compute is seeded.
   std::vector<std::string> layers;
   /// A kernel's arrays, and the run's tensors, may take at most this many bytes each.
   int64_t memoryLimitBytes = int64_t{8} << 30;
-  /// The run's work (runWork) may be at most this: 2^36, about ten minutes
-  /// at the kernels' 5 to 10 ns a point (docs/simulator.md, "Limits of the
-  /// kernels").
+  /// The work bound (docs/simulator.md, "Limits of the kernels"): a run's
+  /// work (runWork) up to it runs as chosen; past it, each layer's own
+  /// reference and kernel must fit (simulate()). 2^36, about ten minutes at
+  /// the kernels' 5 to 10 ns a point; `--work-limit` raises it.
   double workLimit = 0x1p36;
   /// Run the pipelined segments' control only (their isl dependences and
   /// LCUs), no kernels: `dflc sim --pipelines-only`, for schedules whose
@@ -66,6 +68,12 @@ struct LayerSim {
   std::string layer;
   /// Why the layer was not simulated (empty: it was).
   std::string skipped;
+  /// Why its operands derive from seeded data rather than from the network's
+  /// inputs through every layer before it (empty: they do), and the tensors
+  /// seeded in place of a layer's output they derive from (docs/simulator.md,
+  /// "Seeded operands"). The kernel is still compared with the reference on them.
+  std::string seeded;
+  std::vector<std::string> seededTensors;
   bool outputEqual = false;
   /// The first element that differs: its flat index, its index per tensor
   /// dimension, the kernel's word and the reference's.
@@ -84,17 +92,25 @@ struct LayerSim {
   bool ok() const { return !skipped.empty() || (outputEqual && (countsEqual || !exactClaimed)); }
 };
 
-/// Why a whole network's run skips the layers from its work cut.
+/// Why a whole network's run skips a layer whose own work passes the bound.
 inline constexpr const char *kPastWorkBound =
-    "past the run's work bound (docs/simulator.md, \"Limits of the kernels\"); simulate it with --layers";
+    "past the work bound alone (docs/simulator.md, \"Limits of the kernels\"); simulate it with --layers and a "
+    "larger --work-limit";
+/// Why a layer's operands are seeded (LayerSim::seeded).
+inline constexpr const char *kSeededPrefix =
+    "the reference of the layers before it would take the run past its work bound: what the layers not chosen "
+    "compute is seeded";
+inline constexpr const char *kSeededPastBound =
+    "a layer before it is past the work bound alone: what it computes is seeded";
 
 struct SimResult {
   std::vector<LayerSim> layers;
-  /// Where a whole network's run stopped for its work bound: the first layer
-  /// not run and the work of the run up to and with it.
+  /// The layers a whole network's run left out, each past the work bound
+  /// alone: the first, its own work (reference and kernel) and how many.
   struct WorkCut {
     int layer = 0;
     double work = 0;
+    int layers = 0;
   };
   std::optional<WorkCut> workCut;
   bool ok() const;
@@ -122,12 +138,14 @@ double runWork(const Network &net, const SimOptions &options);
 /// more: off a terminal, `dflc sim` reports its progress.
 constexpr double kProgressWork = 0x1p30;
 
-/// Simulates the schedule. Throws LimitError, before anything runs, if the
-/// run's work would pass options.workLimit or the tensors of the run up to a
-/// layer options.memoryLimitBytes, and before a kernel runs if its arrays
-/// would. A run of every layer (options.layers empty) whose work would pass
-/// the bound at a layer after the first runs up to that layer instead and
-/// skips the rest (SimResult::workCut).
+/// Simulates the schedule. A run whose work (runWork) would pass
+/// options.workLimit computes less, and seeds what it leaves out as it seeds
+/// the network's inputs (LayerSim::seeded): a run of chosen layers runs them
+/// alone; a whole network's run leaves out each layer whose own reference and
+/// kernel pass the bound (SimResult::workCut). Throws LimitError, before
+/// anything runs, if a chosen layer's own work passes the bound or the tensors
+/// of the run up to a layer options.memoryLimitBytes, and before a kernel runs
+/// if its arrays would.
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options);
 
 } // namespace dfl::sim

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 namespace dfl::driver {
@@ -56,6 +57,24 @@ std::optional<int64_t> parseBatch(const std::string &text, std::string &error) {
   if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) && !*end && errno != ERANGE && n >= 1)
     return n;
   error = "--batch needs a positive integer (at most 2^63 - 1), got '" + text + "'";
+  return std::nullopt;
+}
+
+std::optional<double> parseWorkLimit(const std::string &text, std::string &error) {
+  // Digits only (no sign, space or fraction); a power "2^K"; at most 2^53,
+  // where a double still counts every point.
+  auto digits = [](const std::string &t) {
+    return !t.empty() && t.size() <= 16 && std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  const bool power = text.rfind("2^", 0) == 0;
+  const std::string number = power ? text.substr(2) : text;
+  if (digits(number)) {
+    const uint64_t n = std::stoull(number), most = uint64_t{1} << 53;
+    if (power ? n <= 53 : n >= 1 && n <= most)
+      return static_cast<double>(power ? uint64_t{1} << n : n);
+  }
+  error = "--work-limit needs a positive number of points of work, an integer or 2^K, at most 2^53 (e.g. '2^40'), "
+          "got '" + text + "'";
   return std::nullopt;
 }
 

@@ -86,6 +86,10 @@ std::optional<std::string> objectiveNameError(const std::string &name);
 Objective objectiveOf(const std::string &name);
 /// --batch's value: a positive integer; nullopt with `error` set if not.
 std::optional<int64_t> parseBatch(const std::string &text, std::string &error);
+/// --work-limit's value, the simulator's work bound in points
+/// (sim::SimOptions::workLimit): a positive integer, or 2^K, at most 2^53;
+/// nullopt with `error` set if not.
+std::optional<double> parseWorkLimit(const std::string &text, std::string &error);
 /// --max-latency's value: a positive number of cycles (optionally followed by
 /// "cycles") or of s, ms, us or ns; nullopt with `error` set if not.
 std::optional<LatencyBound> parseLatencyBound(const std::string &text, std::string &error);

@@ -113,8 +113,8 @@ bool Compilation::simulate(sim::SimOptions options) {
       if (const auto &cut = run.kernels->workCut) {
         const Layer &l = net.layers[static_cast<size_t>(cut->layer)];
         diags_.report(l.nameRange, diag::warn_sim_work_cut)
-            << l.name << formatNumber(cut->work) << formatNumber(options.workLimit)
-            << std::to_string(net.layers.size() - static_cast<size_t>(cut->layer)) << std::to_string(net.layers.size());
+            << l.name << formatNumber(cut->work) << formatNumber(options.workLimit) << std::to_string(cut->layers)
+            << std::to_string(net.layers.size());
       }
     } catch (const sim::LimitError &e) {
       const Layer &l = net.layers[static_cast<size_t>(e.layer)];

@@ -52,6 +52,10 @@ Usage:
                                      --jobs N: threads compiling kernels
                                      (default: the CPUs this process may
                                      use; the results do not depend on it),
+                                     --work-limit N: the work bound in
+                                     points, an integer or 2^K (default
+                                     2^36, about ten minutes; past it the
+                                     run seeds what it leaves out),
                                      --pipelines-only: only the pipelined
                                      segments' dependences and LCUs, no
                                      kernels (OUT/pipeline.json);
@@ -303,6 +307,9 @@ public:
         if (!n)
           return std::nullopt;
         o.seed = static_cast<uint64_t>(*n);
+      } else if (auto v = value(i, "--work-limit", failed)) {
+        if (!(o.workLimit = driver::parseWorkLimit(*v, error_)))
+          return std::nullopt;
       } else if (auto v = value(i, "--format", failed)) {
         if (*v != "text" && *v != "json" && *v != "sarif") {
           error_ = "unknown diagnostics format '" + *v + "'" + didYouMean(*v, {"text", "json", "sarif"}) +
@@ -325,7 +332,7 @@ public:
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
                                 "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto", "--no-plots",
-                                "--verbose", "--sim", "--pipelines-only", "--layers", "--seed", "--merge", "--jobs", "--tasks", "--slice",
+                                "--verbose", "--sim", "--pipelines-only", "--layers", "--seed", "--work-limit", "--merge", "--jobs", "--tasks", "--slice",
                                 "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
                                 "--help", "--version", "-i", "-I"});
         return std::nullopt;
@@ -434,8 +441,8 @@ private:
       return "-v is an option of 'dflc compile'";
     if (o.command != "compile" && o.sim)
       return "--sim is an option of 'dflc compile' ('dflc sim' simulates a schedule you have)";
-    if (!simulates && (!o.simLayers.empty() || o.seed || o.pipelinesOnly))
-      return "--layers, --seed and --pipelines-only are options of 'dflc sim' and 'dflc compile --sim'";
+    if (!simulates && (!o.simLayers.empty() || o.seed || o.pipelinesOnly || o.workLimit))
+      return "--layers, --seed, --work-limit and --pipelines-only are options of 'dflc sim' and 'dflc compile --sim'";
     if (o.command != "compile" && o.command != "embed" && o.timeLimitGiven)
       return "--time-limit is an option of 'dflc compile' and 'dflc embed'";
     if (o.command != "compile" && (!o.driver.pipelining || o.driver.maxLatency || o.driver.maxEnergyPj ||

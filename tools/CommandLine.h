@@ -28,6 +28,7 @@ struct CommandLine {
   std::vector<std::string> simLayers;   // --layers a,b (empty: all)
   bool pipelinesOnly = false;           // --pipelines-only (dflc sim)
   std::optional<uint64_t> seed;         // --seed N
+  std::optional<double> workLimit;      // --work-limit N: the simulator's work bound
   // dflc sweep (docs/sweep.md)
   std::string mergeDir;                 // --merge OUT
   std::optional<size_t> jobs;           // --jobs N (default: the CPUs this process may use)

@@ -225,6 +225,8 @@ bool simulate(const CommandLine &o, Compilation &c) {
   so.layers = o.simLayers;
   so.pipelinesOnly = o.pipelinesOnly;
   so.compileThreads = o.jobs ? static_cast<int>(*o.jobs) : -1;
+  if (o.workLimit)
+    so.workLimit = *o.workLimit;
   // Progress: on a terminal, one line rewritten per layer; elsewhere, on a
   // long run (docs/simulator.md, "Limits of the kernels"), a line per tenth
   // of its work, which depends on the counts only.

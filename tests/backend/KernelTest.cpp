@@ -419,6 +419,7 @@ network net { input x [C=1, X=4, Y=4]; k = concat(x, x, x); }
   EXPECT_EQ(layerWork(cat.model.networks[0].layers[0]), 144);
   SimOptions tight;
   tight.workLimit = 143;   // one point short of the run's 144
+  tight.layers = {"l"};    // chosen: refused (a whole run would leave it out)
   try {
     simulate(comp.model, comp.model.schedules[0], tight);
     ADD_FAILURE() << "a run over its work limit was simulated";
@@ -429,6 +430,7 @@ network net { input x [C=1, X=4, Y=4]; k = concat(x, x, x); }
     EXPECT_EQ(e.limit, 143);
   }
   tight.workLimit = 144;
+  tight.layers.clear();
   std::vector<SimProgress> seen;
   tight.progress = [&](const SimProgress &p) { seen.push_back(p); };
   EXPECT_TRUE(simulate(comp.model, comp.model.schedules[0], tight).ok());
@@ -439,38 +441,94 @@ network net { input x [C=1, X=4, Y=4]; k = concat(x, x, x); }
   EXPECT_EQ(seen[1].totalWork, 144);
 }
 
-// A whole network's run that would pass its work bound stops before the layer
-// where it would, and skips the rest; a run of chosen layers is refused.
-// By hand: a is 1·2·2·6·1·3·1 = 72 points, b (Xo = 6 - 2 = 4) 1·2·2·4·1·3·1 =
-// 48; the whole run 2·72 + 2·48 = 240, the run up to a 144, the run of b
-// alone 72 + 2·48 = 168.
-TEST(KernelTest, WholeRunStopsAtItsWorkBound) {
+// Past the work bound a run seeds what it leaves out (docs/simulator.md,
+// "Seeded operands"). By hand: a is 1·2·2·6·1·3·1 = 72 points, b (Xo = 6 - 2 =
+// 4) 1·2·2·4·1·3·1 = 48; the whole run 2·72 + 2·48 = 240, the run of b after
+// a's reference 72 + 2·48 = 168, b alone 2·48 = 96, a alone 144.
+TEST(KernelTest, PastItsWorkBoundARunSeedsWhatItLeavesOut) {
   test::Compiled comp = test::compile(std::string(R"(
 network net { input x [C=2, X=8, Y=1]; a = conv(x, K=2, R=3, S=1); b = conv(a, K=2, R=3, S=1); }
 )") + kTwoLevel);
   ASSERT_EQ(comp.diagnostics(), "");
   Solution sol = solved(comp, "kapla", false);
   SimOptions tight;
-  tight.workLimit = 200;
+  tight.workLimit = 200;   // the whole run (240) passes it, each layer alone fits: all run, a's output computed
   SimResult r = simulate(comp.model, sol.schedule, tight);
-  ASSERT_TRUE(r.workCut);
-  EXPECT_EQ(r.workCut->layer, 1);
-  EXPECT_EQ(r.workCut->work, 240);
-  ASSERT_EQ(r.layers.size(), 2u);
-  EXPECT_TRUE(r.layers[0].skipped.empty());
-  EXPECT_TRUE(r.layers[0].outputEqual);
-  EXPECT_EQ(r.layers[1].skipped, kPastWorkBound);
-  EXPECT_TRUE(r.ok());
-  tight.layers = {"b"};   // 168: within the bound, the whole choice runs
-  r = simulate(comp.model, sol.schedule, tight);
   EXPECT_FALSE(r.workCut);
+  ASSERT_EQ(r.layers.size(), 2u);
+  EXPECT_TRUE(r.layers[0].outputEqual && r.layers[1].outputEqual);
+  EXPECT_EQ(r.layers[1].seeded, "");
+  tight.workLimit = 143;   // a alone passes it: left out, b runs on a seeded a
+  r = simulate(comp.model, sol.schedule, tight);
+  ASSERT_TRUE(r.workCut);
+  EXPECT_EQ(r.workCut->layer, 0);
+  EXPECT_EQ(r.workCut->work, 144);
+  EXPECT_EQ(r.workCut->layers, 1);
+  ASSERT_EQ(r.layers.size(), 2u);
+  EXPECT_EQ(r.layers[0].skipped, kPastWorkBound);
+  EXPECT_EQ(r.layers[1].seeded, kSeededPastBound);
+  EXPECT_EQ(r.layers[1].seededTensors, std::vector<std::string>{"a"});
+  EXPECT_TRUE(r.layers[1].outputEqual);
+  EXPECT_TRUE(r.ok());
+  tight.layers = {"b"};   // 168: within the bound, a's reference runs
+  tight.workLimit = 168;
+  r = simulate(comp.model, sol.schedule, tight);
   ASSERT_EQ(r.layers.size(), 1u);
   EXPECT_TRUE(r.layers[0].outputEqual);
-  tight.workLimit = 167;   // a choice of layers is refused, not cut
+  EXPECT_EQ(r.layers[0].seeded, "");
+  tight.workLimit = 167;   // past it: b alone (96) on a seeded a
+  std::vector<SimProgress> seen;
+  tight.progress = [&](const SimProgress &p) { seen.push_back(p); };
+  r = simulate(comp.model, sol.schedule, tight);
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_TRUE(r.layers[0].outputEqual);
+  EXPECT_EQ(r.layers[0].seeded, kSeededPrefix);
+  EXPECT_EQ(r.layers[0].seededTensors, std::vector<std::string>{"a"});
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].totalWork, 96);   // a's reference did not run
+  // A seeded layer is still compared: a wrong kernel differs.
+  tight.fault = KernelFault::OuterLoopShort;
+  r = simulate(comp.model, sol.schedule, tight);
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(r.layers[0].seeded, kSeededPrefix);
+  EXPECT_FALSE(r.layers[0].outputEqual);
+  EXPECT_FALSE(r.ok());
+  tight.fault = KernelFault::None;
+  tight.workLimit = 95;   // b alone passes it: refused
   EXPECT_THROW(simulate(comp.model, sol.schedule, tight), LimitError);
-  tight.layers.clear();
-  tight.workLimit = 143;   // not even the first layer fits: refused
-  EXPECT_THROW(simulate(comp.model, sol.schedule, tight), LimitError);
+}
+
+// The run drops a tensor after its last reader (docs/simulator.md, "Limits
+// of the kernels"). By hand, a chain of three 1x1 convs of 2 channels on 8
+// words: each activation 2·8 = 16 words, each layer's weights 2·2 = 4. At
+// each layer the run holds its input (16), its weights (4) and what it writes
+// (16): 36 words, 144 bytes; keeping every tensor, 16 + 3·(16 + 4) = 76
+// words, 304 bytes, by the last.
+TEST(KernelTest, ARunHoldsOnlyTheTensorsStillRead) {
+  test::Compiled comp = test::compile(std::string(R"(
+network net { input x [C=2, X=8, Y=1]; a = conv(x, K=2, R=1); b = conv(a, K=2, R=1); c = conv(b, K=2, R=1); }
+)") + kTwoLevel);
+  ASSERT_EQ(comp.diagnostics(), "");
+  Solution sol = solved(comp, "kapla", false);
+  // The same limit bounds a kernel's arrays (counters and all, more than 144
+  // bytes): at 144 the tensors pass and the first kernel is refused.
+  SimOptions tight;
+  auto refusal = [&](int64_t bytes) {
+    tight.memoryLimitBytes = bytes;
+    try {
+      simulate(comp.model, sol.schedule, tight);
+    } catch (const LimitError &e) {
+      EXPECT_EQ(e.kind, LimitError::Memory);
+      EXPECT_EQ(e.layer, 0);
+      return e;
+    }
+    ADD_FAILURE() << "a run over its memory limit was simulated";
+    return LimitError{};
+  };
+  EXPECT_EQ(refusal(144).what, "its kernel's arrays");
+  const LimitError tensors = refusal(143);
+  EXPECT_EQ(tensors.what, "the tensors the run holds at it");
+  EXPECT_EQ(tensors.amount, 144);
 }
 
 // ---- per-axis windows (docs/language.md: stride, dilation, pad per axis) ----

@@ -1033,7 +1033,8 @@ def concat_operands(n):
 def sim_many_operands(case):
     """`dflc sim` on a concatenation of many operands: 1,000 once ran past 150 s and
     20,000 overflowed the code generator's stack (SIGSEGV); the kernel reads them through
-    a table. 200,000 are refused for their work (E1307) before anything runs."""
+    a table. 200,000 pass the work bound alone: a whole run leaves the layer out (W1308)
+    before anything runs."""
     case.write("hw.dfl", HW)
     sizes = [1000, 20000] if not case.small else [1000]
     for n in sizes:
@@ -1042,21 +1043,28 @@ def sim_many_operands(case):
         if rc != 0 or "1 of 1 layers simulated equal the reference" not in out:
             raise Failure("the concatenation of %d operands does not simulate equal: %s" % (n, case.last))
     case.write("net200k.dfl", concat_operands(200000))
-    case.diagnosed(["net200k.dfl", "hw.dfl", "-o", "out200k", "--sim", "--time-limit", "20"], 240,
-                   mentions=r"simulating up to layer 'y' takes \d+ points of work.*\[E1307\]")
+    rc, out, err = case.run(["net200k.dfl", "hw.dfl", "-o", "out200k", "--sim", "--time-limit", "20"], 240)
+    if rc != 0 or not re.search(r"layer 'y' alone would take \d+ points of work.*\[W1308\]", err) \
+            or "0 of 0 layers simulated" not in out:
+        raise Failure("the concatenation of 200000 operands was not left out for its work: %s" % case.last)
 
 
 def sim_huge_work(case):
     """A 1.1 TMAC layer (33 x 33 filters, 512 channels in and out, a 64 x 64 plane) was
-    simulated with no bound: E1307 with the numbers, before any kernel runs."""
+    simulated with no bound: a whole run leaves it out (W1308 with the numbers), chosen
+    with --layers it is E1307, before any kernel runs."""
     case.write("net.dfl", "network big {\n  batch N = 1;\n  input x [C=512, X=64, Y=64];\n"
                           "  l = conv(x, K=512, R=33, pad=16);\n}\n")
     case.write("hw.dfl", TPU_HW)
     # 512 * 512 * 64 * 64 * 33 * 33 = 1,169,304,846,336 points, twice (reference and kernel).
-    case.diagnosed(["net.dfl", "hw.dfl", "-o", "out", "--sim", "--time-limit", "20"], 90,
+    rc, out, err = case.run(["net.dfl", "hw.dfl", "-o", "out", "--sim", "--time-limit", "20"], 90)
+    if rc != 0 or not re.search(r"take 2338609692672 points of work .* more than the 68719476736 .*\[W1308\]", err) \
+            or "l                     skipped: past the work bound alone" not in out:
+        raise Failure("the layer was not left out for its work: %s" % case.last)
+    case.diagnosed(["sim", "out/schedule.dfl", "--layers", "l", "-o", "again"], 90,
                    mentions=r"takes 2338609692672 points of work .* more than the 68719476736 .*\[E1307\]")
-    if os.path.exists(case.path("out")):
-        raise Failure("out/ was written")
+    if os.path.exists(case.path("again")):
+        raise Failure("again/ was written")
 
 
 def protobuf(fields):

@@ -1098,6 +1098,39 @@ TEST(ReferenceProperty, OutputsAreTheTensorsTheNestWrites) {
   });
 }
 
+TEST(ReferenceProperty, LayerReadsAreWhatTheReferenceReads) {
+  // Every layer kind, forward and backward: layerReads names the tensors the
+  // reference reads, with their extents, and no other: on those alone it
+  // computes the same outputs, and without any one of them it cannot run.
+  forEachMixedLayer(5, [](const Network &net, size_t i, const TensorStore &s) {
+    const auto reads = layerReads(net, static_cast<int>(i));
+    TensorStore only;
+    for (const auto &[name, extent] : reads) {
+      ASSERT_TRUE(s.contains(name)) << name;
+      EXPECT_EQ(s.at(name).extent, extent) << name;
+      only.set(name, s.at(name));
+    }
+    const TensorStore want = referenceOutputs(net, static_cast<int>(i), s);
+    const TensorStore got = referenceOutputs(net, static_cast<int>(i), only);
+    ASSERT_EQ(got.tensors().size(), want.tensors().size());
+    for (const auto &[name, t] : want.tensors())
+      EXPECT_EQ(got.at(name).data, t.data) << name;
+    for (const auto &[left, extent] : reads) {
+      TensorStore less;
+      for (const auto &[name, e] : reads)
+        if (name != left)
+          less.set(name, s.at(name));
+      EXPECT_THROW(referenceOutputs(net, static_cast<int>(i), less), InternalError) << left << " is not read";
+    }
+    // The kernel reads what the nest reads: the same tensors.
+    const Layer &l = net.layers[i];
+    for (const Access &a : l.nest.accesses) {
+      const bool listed = std::any_of(reads.begin(), reads.end(), [&](const auto &r) { return r.first == a.tensor; });
+      EXPECT_TRUE(a.role == l.output || listed) << a.tensor << " is read by the nest, not by layerReads";
+    }
+  });
+}
+
 namespace {
 
 /// A layer's loop nest run point by point with the statement semantics
