@@ -54,7 +54,10 @@ std::vector<int64_t> weightExtent(const Layer &l) {
   const int64_t R = at(l.bounds, Dim::R), S = at(l.bounds, Dim::S);
   switch (l.type) {
   case LayerType::Conv: return {out.C, in.C / l.groups, R, S};
-  case LayerType::ConvTranspose: return {in.C, out.C / l.groups, R, S};   // PyTorch's [Cin, Cout/G, R, S]
+  case LayerType::ConvTranspose:   // PyTorch's [Cin, Cout/G, R, S]; its dX is shaped as the conv from dY to x
+    if (!l.forwardOf.empty() && l.output == TensorRole::Ofm)
+      return {out.C, in.C / l.groups, R, S};
+    return {in.C, out.C / l.groups, R, S};
   case LayerType::DwConv: return {in.C, R, S};
   case LayerType::FC: return {out.C, in.C, in.X, in.Y};
   default: return {};
@@ -116,8 +119,15 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> layerReads(const Netwo
     for (TensorRef op : ops)
       add(operandName(net, op), activationExtent(net, operandShape(net, op)));
   };
+  const bool backward = !l.forwardOf.empty();
+  if (backward && fwd.type == LayerType::ConvTranspose) {   // convTransposeGradient: dY, x and w, either gradient
+    add(gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
+    addOperands(fwd.ifmOperands());
+    add(weightName(fwd), weightExtent(fwd));
+    return reads;
+  }
   const bool macs = fwd.type == LayerType::Conv || fwd.type == LayerType::DwConv || fwd.type == LayerType::FC ||
-                    fwd.type == LayerType::MatMul;
+                    fwd.type == LayerType::MatMul || fwd.type == LayerType::ConvTranspose;
   // The wgt of a MAC layer: a matmul's second operands, else its stored weights.
   auto addWeights = [&] {
     if (fwd.type == LayerType::MatMul)
@@ -125,9 +135,9 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> layerReads(const Netwo
     else
       add(weightName(fwd), weightExtent(fwd));
   };
-  if (l.output != TensorRole::Ofm)
+  if (backward)
     add(gradientName(fwd.name), activationExtent(net, fwd.ofmShape));
-  switch (l.output) {
+  switch (backward ? l.output : TensorRole::Ofm) {   // a conv_transpose writes ifm forward
   case TensorRole::Ofm:   // forward (Reference.cpp, forward)
     if (fwd.type == LayerType::Add || fwd.type == LayerType::Mul) {
       addOperands(fwd.operands);

@@ -1035,7 +1035,8 @@ TEST(ReferenceProperty, ConvTransposeGradientsAreAdjoints) {
 }
 
 /// Every layer kind with stride, padding, dilation, groups, heads, ceil mode,
-/// several operands and fused activations, on planes that are not square (a
+/// several operands and fused activations, a scatter (conv_transpose, whose
+/// output role is ifm), on planes that are not square (a
 /// 7 x 5, d 3 x 2, p and q 2 x 1), trained.
 const char *const kMixed = R"(network t {
     batch N = 2;
@@ -1058,6 +1059,7 @@ const char *const kMixed = R"(network t {
     mt = matmul(sm, d, heads=2, transpose_b=true);
     u = sigmoid(mt);
     ln = layernorm(u);
+    ct = conv_transpose(ln, K=2, R=3, stride=2, pad=1);
   })";
 
 /// Calls f(net, i, store) for every layer i of kMixed, trained, with every
