@@ -193,14 +193,17 @@ void KernelCache::work() {
     changed_.wait(lock, [&] { return stopping_ || queueHead_ < queue_.size(); });
     if (stopping_)
       return;
-    Entry &e = *queue_[queueHead_++];
-    lock.unlock();
-    JitFunction f = jit_.add(std::move(e.module), std::move(e.ctx), e.function);
-    lock.lock();
-    e.compiled = std::move(f);
-    e.done = true;
-    changed_.notify_all();
+    compile(*queue_[queueHead_++], lock);
   }
+}
+
+void KernelCache::compile(Entry &e, std::unique_lock<std::mutex> &lock) {
+  lock.unlock();
+  JitFunction f = jit_.add(std::move(e.module), std::move(e.ctx), e.function);
+  lock.lock();
+  e.compiled = std::move(f);
+  e.done = true;
+  changed_.notify_all();
 }
 
 CompiledKernel KernelCache::get(const KernelPlan &plan, const KernelOptions &options) {
@@ -209,12 +212,7 @@ CompiledKernel KernelCache::get(const KernelPlan &plan, const KernelOptions &opt
   std::unique_lock<std::mutex> lock(mutex_);
   if (!e.queued) {   // not prefetched: compiled here
     e.queued = true;
-    lock.unlock();
-    JitFunction f = jit_.add(std::move(e.module), std::move(e.ctx), e.function);
-    lock.lock();
-    e.compiled = std::move(f);
-    e.done = true;
-    changed_.notify_all();
+    compile(e, lock);
   }
   changed_.wait(lock, [&] { return e.done; });
   CompiledKernel out = compiledKernel(code, e.compiled.address, renamedModule(e.compiled.ir, plan.layer),

@@ -106,6 +106,8 @@ private:
   /// The plan's kernel generated, its entry (made, not queued, if new).
   Entry &entry(const KernelPlan &plan, const KernelOptions &options, KernelCode &code);
   void work();
+  /// Compiles queued `e` with `lock` (held) released meanwhile, then publishes it.
+  void compile(Entry &e, std::unique_lock<std::mutex> &lock);
 
   Jit jit_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;   // by the IR's text
