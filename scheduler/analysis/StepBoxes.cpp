@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <set>
 
 namespace dfl {
@@ -80,77 +81,96 @@ int64_t StepRegion::wholeCoordinate(const AffineExpr &e, Dim d, bool units) cons
   return factor;
 }
 
-/// The range of an affine expression over a step's coverage; `iters` the
-/// iteration dims' ranges (guards applied), `box` the canonical ranges. The
-/// terms of a coordinate folded into several dims (a flattened index) that
-/// add up to the whole coordinate are taken as that coordinate: exact where
-/// the dims' ranges wrap.
-Interval StepRegion::range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box,
-                           int64_t &stride) const {
-  AffineExpr image(e.constant);
-  std::vector<Interval> ranges;
-  std::array<bool, kNumDims> whole{};
-  for (auto [i, c] : e.terms) {
-    Dim d = fold[static_cast<size_t>(i)].from;
-    if (whole[static_cast<size_t>(d)])
+void StepRegion::deriveImages() {
+  images.clear();
+  readers.clear();
+  for (size_t k = 0; k < layer->nest.accesses.size(); ++k) {
+    const Access &a = layer->nest.accesses[k];
+    if (a.role == layer->output)
       continue;
-    int64_t f = wholeCoordinate(e, d);
-    bool alone = std::count_if(fold.begin(), fold.end(), [&](const IterDimFold &x) { return x.from == d; }) == 1;
-    if (f != 0 && !alone) {
-      whole[static_cast<size_t>(d)] = true;
-      image.terms.push_back({static_cast<int>(ranges.size()), f});
-      ranges.push_back(box[static_cast<size_t>(d)]);
-    } else {
-      image.terms.push_back({static_cast<int>(ranges.size()), c});
-      ranges.push_back(iters[static_cast<size_t>(i)]);
+    auto it = std::find_if(readers.begin(), readers.end(), [&](const auto &r) { return r.first == a.tensor; });
+    if (it != readers.end())
+      it->second.push_back(k);
+    else
+      readers.push_back({a.tensor, {k}});
+  }
+  for (const Access &a : layer->nest.accesses) {
+    std::vector<AffineExpr> &dims = images.emplace_back();
+    for (const AffineExpr &e : a.index) {
+      AffineExpr image(e.constant);
+      std::array<bool, kNumDims> whole{};
+      for (auto [i, c] : e.terms) {
+        const Dim d = fold[static_cast<size_t>(i)].from;
+        if (whole[static_cast<size_t>(d)])
+          continue;
+        const int64_t f = wholeCoordinate(e, d);
+        const bool alone = std::count_if(fold.begin(), fold.end(), [&](const IterDimFold &x) { return x.from == d; }) == 1;
+        if (f != 0 && !alone) {
+          whole[static_cast<size_t>(d)] = true;
+          image.terms.push_back({static_cast<int>(fold.size() + static_cast<size_t>(d)), f});
+        } else {
+          image.terms.push_back({i, c});
+        }
+      }
+      dims.push_back(std::move(image));
     }
   }
-  stride = affineStride(image, ranges);
-  return affineImage(image, ranges);
 }
 
-bool StepRegion::accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out,
-                             std::vector<int64_t> &strides) const {
-  std::vector<Interval> iters(fold.size());
+void StepRegion::setCover(const Cover &box, Ranges &r) const {
+  r.step.resize(fold.size() + kNumDims);
   for (size_t i = 0; i < fold.size(); ++i)
-    iters[i] = foldImage(fold[i], box[static_cast<size_t>(fold[i].from)]);
-  if (clip && !narrowByGuards(a, iters))
+    r.step[i] = foldImage(fold[i], box[static_cast<size_t>(fold[i].from)]);
+  std::copy(box.begin(), box.end(), r.step.begin() + static_cast<std::ptrdiff_t>(fold.size()));
+}
+
+bool StepRegion::accessReads(size_t k, bool clip, Ranges &r) const {
+  const Access &a = layer->nest.accesses[k];
+  r.slots = r.step;
+  if (clip && !narrowByGuards(a, r.slots))
     return false;
-  out.assign(a.index.size(), {});
-  strides.assign(a.index.size(), 1);
+  r.out.resize(a.index.size());
+  r.strides.resize(a.index.size());
   for (size_t t = 0; t < a.index.size(); ++t) {
-    out[t] = range(a.index[t], iters, box, strides[t]);
+    const AffineExpr &e = images[k][t];
+    r.out[t] = affineImage(e, r.slots);
+    r.strides[t] = affineStride(e, r.slots);
     // Clipped to the tensor, on the values the index takes (a strided
     // window reads every stride-th row).
     if (clip)
-      out[t] = onLattice(out[t].intersect({0, a.extent[t] - 1}), out[t].lo, strides[t]);
-    if (out[t].empty())
+      r.out[t] = onLattice(r.out[t].intersect({0, a.extent[t] - 1}), r.out[t].lo, r.strides[t]);
+    if (r.out[t].empty())
       return false;
   }
   return true;
 }
 
+const std::vector<size_t> &StepRegion::readersOf(const std::string &tensor) const {
+  static const std::vector<size_t> none;
+  auto it = std::find_if(readers.begin(), readers.end(), [&](const auto &r) { return r.first == tensor; });
+  return it == readers.end() ? none : it->second;
+}
+
 std::optional<IntervalBox> StepRegion::image(const Access &a, const std::vector<int64_t> &u) const {
-  IntervalBox b;
-  std::vector<int64_t> strides;
-  if (!accessReads(a, cover(u), true, b, strides))
+  Ranges r;
+  setCover(cover(u), r);
+  if (!accessReads(static_cast<size_t>(&a - layer->nest.accesses.data()), true, r))
     return std::nullopt;
-  return b;
+  return std::move(r.out);
 }
 
 std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const {
-  Cover box = cover(u);
   std::optional<IntervalBox> out;
-  IntervalBox b;
-  std::vector<int64_t> strides;
-  for (const Access &a : layer->nest.accesses) {
-    if (a.role == layer->output || a.tensor != tensor || !accessReads(a, box, clip, b, strides))
+  thread_local Ranges r;   // kept across calls: a step's reads allocate nothing but their result
+  setCover(cover(u), r);
+  for (size_t k : readersOf(tensor)) {
+    if (!accessReads(k, clip, r))
       continue;
     if (!out)
-      out = b;
+      out = r.out;
     else
-      for (size_t t = 0; t < b.size(); ++t)
-        (*out)[t] = (*out)[t].hull(b[t]);
+      for (size_t t = 0; t < r.out.size(); ++t)
+        (*out)[t] = (*out)[t].hull(r.out[t]);
   }
   return out;
 }
@@ -239,16 +259,18 @@ int64_t StepRegion::lastWriter(const IntervalBox &box) const {
   return last;
 }
 
-std::vector<int64_t> StepRegion::writerOf(Dim d, int64_t x) const {
-  std::vector<int64_t> out;
+int StepRegion::compareWriter(Dim d, int64_t x, std::span<const int64_t> mine) const {
   int64_t fixed = 0;
+  size_t k = 0;
   for (const Update &up : updates)
     if (up.dim == d) {
-      int64_t v = std::clamp<int64_t>((x - fixed) / up.amount, 0, up.count - 1);
-      out.push_back(v);
+      const int64_t v = std::clamp<int64_t>((x - fixed) / up.amount, 0, up.count - 1);
+      if (v != mine[k])
+        return v < mine[k] ? -1 : 1;
       fixed += v * up.amount;
+      ++k;
     }
-  return out;
+  return 0;
 }
 
 // The coordinates whose last writer is this step: per output dim those whose
@@ -263,15 +285,17 @@ std::optional<StepRegion::Cover> StepRegion::finalized(const std::vector<int64_t
     if (!indexes[static_cast<size_t>(updates[i].dim)] && u[i] != updates[i].count - 1)
       return std::nullopt;   // partial sums only
   Cover out{};
+  std::vector<int64_t> mine;
+  mine.reserve(updates.size());
   for (const Digits &g : outputDims)
     for (const Digit &x : g) {
-      std::vector<int64_t> mine;
+      mine.clear();
       for (size_t i = 0; i < updates.size(); ++i)
         if (updates[i].dim == x.dim)
           mine.push_back(u[i]);
       // The least coordinate written no earlier than this step, the greatest no later.
-      out[static_cast<size_t>(x.dim)] = {leastWhere(0, x.radix, [&](int64_t c) { return writerOf(x.dim, c) >= mine; }),
-                                         leastWhere(0, x.radix, [&](int64_t c) { return writerOf(x.dim, c) > mine; }) - 1};
+      out[static_cast<size_t>(x.dim)] = {leastWhere(0, x.radix, [&](int64_t c) { return compareWriter(x.dim, c, mine) >= 0; }),
+                                         leastWhere(0, x.radix, [&](int64_t c) { return compareWriter(x.dim, c, mine) > 0; }) - 1};
     }
   return out;
 }
@@ -424,25 +448,35 @@ std::optional<int64_t> StepRegion::firstReader(const std::string &tensor, const 
 // its clipped reads miss the box.
 std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const IntervalBox &box) const {
   std::vector<int64_t> u(updates.size(), kFree);
+  const std::vector<size_t> &readers = readersOf(tensor);
+  thread_local Ranges r;
+  std::vector<int64_t> least(box.size());
   // Some access reads an element of the box: per tensor dim a value of its
   // index (lo + k·stride) inside the box's interval.
   auto meets = [&]() {
-    const Cover c = cover(u);
-    IntervalBox r;
-    std::vector<int64_t> strides;
-    return std::any_of(layer->nest.accesses.begin(), layer->nest.accesses.end(), [&](const Access &a) {
-      if (a.role == layer->output || a.tensor != tensor || !accessReads(a, c, true, r, strides))
+    setCover(cover(u), r);
+    return std::any_of(readers.begin(), readers.end(), [&](size_t k) {
+      if (!accessReads(k, true, r))
         return false;
-      for (size_t t = 0; t < box.size() && t < r.size(); ++t)
-        if (onLattice(r[t].intersect(box[t]), r[t].lo, strides[t]).empty())
+      for (size_t t = 0; t < box.size() && t < r.out.size(); ++t)
+        if (onLattice(r.out[t].intersect(box[t]), r.out[t].lo, r.strides[t]).empty())
           return false;
       return true;
     });
   };
+  // The unclipped reads' hull starts at or before the box's end in every dim.
   auto startsBefore = [&]() {
-    std::optional<IntervalBox> r = reads(tensor, u, false);
-    for (size_t t = 0; r && t < box.size() && t < r->size(); ++t)
-      if ((*r)[t].lo > box[t].hi)
+    setCover(cover(u), r);
+    std::fill(least.begin(), least.end(), std::numeric_limits<int64_t>::max());
+    bool any = false;
+    for (size_t k : readers)
+      if (accessReads(k, false, r)) {
+        any = true;
+        for (size_t t = 0; t < box.size() && t < r.out.size(); ++t)
+          least[t] = std::min(least[t], r.out[t].lo);
+      }
+    for (size_t t = 0; any && t < box.size(); ++t)
+      if (least[t] > box[t].hi)
         return false;
     return true;
   };
@@ -539,6 +573,8 @@ StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const Layer
     if (dims.size() == r.output->index.size())
       r.outputDims = std::move(dims);
   }
+  if (r.folds)
+    r.deriveImages();
   return r;
 }
 

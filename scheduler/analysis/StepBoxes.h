@@ -112,17 +112,38 @@ struct StepRegion {
   /// `units`: dims of extent 1 (always 0) count whatever their coefficient.
   int64_t wholeCoordinate(const AffineExpr &e, Dim d, bool units = false) const;
 
+  /// Per access of the nest, per tensor dim, its index over a step's ranges
+  /// (`Ranges`): the terms of a coordinate folded into several dims (a
+  /// flattened index) that add up to the whole coordinate become one term of
+  /// that coordinate, exact where the dims' ranges wrap. Derived once
+  /// (stepRegion), since the solver asks for millions of steps' reads.
+  std::vector<std::vector<AffineExpr>> images;
+  /// Per tensor it reads, the accesses (indices) reading it.
+  std::vector<std::pair<std::string, std::vector<size_t>>> readers;
+  void deriveImages();
+
 private:
+  /// A step's ranges as `images` index them: each iteration dim's (slot i,
+  /// narrowed by an access's guards), then each canonical coordinate's
+  /// (slot fold.size() + dim). Kept by the caller across probes so that
+  /// reading a step allocates nothing.
+  struct Ranges {
+    std::vector<Interval> step, slots;   // the step's; one access's (narrowed by its guards)
+    IntervalBox out;
+    std::vector<int64_t> strides;
+  };
   /// The components of the updates moving `d` in the last step writing
-  /// canonical coordinate x along d (outermost first).
-  std::vector<int64_t> writerOf(Dim d, int64_t x) const;
-  /// The range of `e` over a step's coverage and, in `stride`, the step
-  /// between its values.
-  Interval range(const AffineExpr &e, const std::vector<Interval> &iters, const Cover &box, int64_t &stride) const;
-  /// What access `a` reads over coverage `box`: per tensor dim the values
-  /// lo + k·strides[t] up to hi, clipped to the tensor and its guards
-  /// (`clip`) or not; false if nothing.
-  bool accessReads(const Access &a, const Cover &box, bool clip, IntervalBox &out, std::vector<int64_t> &strides) const;
+  /// canonical coordinate x along d (outermost first), compared
+  /// lexicographically with `mine`: −1, 0 or 1.
+  int compareWriter(Dim d, int64_t x, std::span<const int64_t> mine) const;
+  /// `r.step` for a step's coverage `box`.
+  void setCover(const Cover &box, Ranges &r) const;
+  /// What access `a` (its index in the nest) reads over the step `r.step`
+  /// holds: per tensor dim, in `r.out`, the values lo + k·r.strides[t] up to
+  /// hi, clipped to the tensor and its guards (`clip`) or not; false if nothing.
+  bool accessReads(size_t a, bool clip, Ranges &r) const;
+  /// The accesses (indices) reading `tensor`, its output's left out.
+  const std::vector<size_t> &readersOf(const std::string &tensor) const;
 };
 
 /// The ranges of axis `axis` of `tensor` that a region's steps write (its
