@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <future>
 #include <map>
 #include <set>
 
@@ -184,6 +186,56 @@ void compareCounts(const KernelCounts &k, const LayerResult &a, LayerSim &out) {
   out.countsEqual = out.countsEqual && near(k.macs, a.work);
 }
 
+/// A layer's kernel run judged: its output against the reference's `want`,
+/// its counts (less what its segment keeps on chip) against the analysis'.
+void judge(const Network &net, int li, const ScheduleResult &analysis, KernelResult run, const Tensor &want,
+           LayerSim &sim) {
+  for (const SegmentResult &seg : analysis.segments)
+    forwardOnChip(net, li, seg.layers, net.layers[static_cast<size_t>(li)].output, run.counts);
+  sim.runMs = run.runMs;
+  std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(run.output)});
+  sim.outputEqual = !m;
+  if (m)
+    sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
+  const LayerResult &a = analysis.layers[static_cast<size_t>(li)];
+  sim.exactClaimed = a.exactCounts;
+  compareCounts(run.counts, a, sim);
+}
+
+/// The layers' results in layer order, their kernels running on up to
+/// `jobs` threads meanwhile: a layer's kernel needs only its own inputs (a
+/// copy) and the reference's output, so the runs are independent and what
+/// each finds does not depend on the threads or their timing.
+class LayerRuns {
+public:
+  explicit LayerRuns(size_t jobs) : jobs_(std::max<size_t>(1, jobs)) {}
+  void done(LayerSim sim) {
+    std::promise<LayerSim> p;
+    p.set_value(std::move(sim));
+    results_.push_back(p.get_future());
+  }
+  template <class Job> void run(Job job) {
+    while (running_.size() >= jobs_) {
+      results_[running_.front()].wait();
+      running_.pop_front();
+    }
+    running_.push_back(results_.size());
+    results_.push_back(std::async(std::launch::async, std::move(job)));
+  }
+  /// Every result, in order; a run's error is thrown at its layer, as it would be run in turn.
+  std::vector<LayerSim> collect() {
+    std::vector<LayerSim> out;
+    for (std::future<LayerSim> &f : results_)
+      out.push_back(f.get());
+    return out;
+  }
+
+private:
+  size_t jobs_;
+  std::vector<std::future<LayerSim>> results_;
+  std::deque<size_t> running_;
+};
+
 } // namespace
 
 double layerWork(const Layer &layer) {
@@ -335,7 +387,9 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     for (const std::string &name : outputNames(net, static_cast<int>(li)))
       written.insert(name);
   std::map<std::string, std::set<std::string>> standIns;   // per tensor, the seeded stand-ins it derives from
-  KernelCache kernels(options.compileThreads < 0 ? defaultCompileThreads() : options.compileThreads);
+  const int threads = options.compileThreads < 0 ? defaultCompileThreads() : options.compileThreads;
+  KernelCache kernels(threads);
+  LayerRuns runs(static_cast<size_t>(threads));
   // The kernels of the layers simulated whole compile in the background, in
   // layer order, while the reference runs (a split layer's pieces compile as
   // they come).
@@ -354,7 +408,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         LayerSim sim;
         sim.layer = layer.name;
         sim.skipped = kPastWorkBound;
-        result.layers.push_back(std::move(sim));
+        runs.done(std::move(sim));
       }
       continue;
     }
@@ -388,35 +442,32 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
           directives[li] && !split
               ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
               : std::nullopt;
-      std::optional<KernelResult> kernelRun;
       if (split) {
-        kernelRun = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store, outputs.at(layer.name),
-                              kernels, options, sim);
-        if (!sim.skipped.empty())
-          kernelRun.reset();
+        KernelResult pieces = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store,
+                                        outputs.at(layer.name), kernels, options, sim);
+        if (sim.skipped.empty())
+          judge(net, static_cast<int>(li), analysis, std::move(pieces), outputs.at(layer.name), sim);
+        runs.done(std::move(sim));
       } else if (!plan) {
         sim.skipped = why.empty() ? "no directives" : why;
+        runs.done(std::move(sim));
       } else {
-        CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault});
-        checkKernelBytes(kernel, static_cast<int>(li), options);
-        kernelRun = runKernel(*plan, kernel, store);
-        sim.compileMs = kernel.compileMs;
-        sim.ir = std::move(kernel.ir);
-      }
-      if (kernelRun) {
         // What the layer writes: its own tensor forward, a gradient backward.
-        const Tensor &want = outputs.at(plan ? plan->role(plan->output).tensor() : layer.name);
-        for (const SegmentResult &seg : analysis.segments)
-          forwardOnChip(net, static_cast<int>(li), seg.layers, layer.output, kernelRun->counts);
-        sim.runMs = kernelRun->runMs;
-        std::optional<Mismatch> m = firstMismatch(want, Tensor{want.extent, std::move(kernelRun->output)});
-        sim.outputEqual = !m;
-        if (m)
-          sim.mismatchAt = m->offset, sim.mismatchIndex = m->index, sim.got = m->actual, sim.want = m->expected;
-        sim.exactClaimed = analysis.layers[li].exactCounts;
-        compareCounts(kernelRun->counts, analysis.layers[li], sim);
+        Tensor want = outputs.at(plan->role(plan->output).tensor());
+        TensorStore inputs;
+        for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+          inputs.set(name, store.at(name));
+        runs.run([&, li, plan = std::move(*plan), inputs = std::move(inputs), want = std::move(want),
+                  sim = std::move(sim)]() mutable {
+          CompiledKernel kernel = kernels.get(plan, KernelOptions{true, options.fault});
+          checkKernelBytes(kernel, static_cast<int>(li), options);
+          KernelResult kernelRun = runKernel(plan, kernel, inputs);
+          sim.compileMs = kernel.compileMs;
+          sim.ir = std::move(kernel.ir);
+          judge(net, static_cast<int>(li), analysis, std::move(kernelRun), want, sim);
+          return std::move(sim);
+        });
       }
-      result.layers.push_back(std::move(sim));
       ++done;
       work += layerWork(layer);
     }
@@ -434,6 +485,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
       if (run.lastRead.at(name) == li)
         store.erase(name);
   }
+  result.layers = runs.collect();
   if (options.progress)
     options.progress({done, todo, "", work, totalWork});
   return result;
