@@ -351,9 +351,11 @@ private:
 
     std::vector<int> track(n, -1);
     if (o_.trace)
-      for (size_t r = 0; r < n; ++r)
-        track[r] = o_.trace->track(hw_.name + ": " + net_.name, regions[r].core < 0 ? "GCU: " + regions[r].name
-                                                                                 : "core " + std::to_string(regions[r].core) + ": " + regions[r].name);
+      for (size_t r = 0; r < n; ++r) {
+        const CmRegion &g = regions[r];
+        const std::string where = g.core < 0 ? "GCU" : "core " + std::to_string(g.core);
+        track[r] = o_.trace->track(hw_.name + ": " + net_.name, where + ": " + g.name);
+      }
     auto start = [&](size_t r, int64_t s, int64_t now) {
       for (size_t e : in[r]) {
         int64_t need = edges[e].needs[static_cast<size_t>(s)];

@@ -2,6 +2,7 @@
 
 #include "scheduler/graph/WrittenSchedule.h"
 
+#include "support/Check.h"
 #include "support/FiniteJson.h"
 #include "support/Format.h"
 
@@ -184,9 +185,10 @@ void planTrace(const Network &net, const DsaHardware &hw, const DsaComparison &c
   const Plan &gt = c.graphTurbo;
   // Every cluster with a share of the batch runs the same plan (§5.1).
   const int64_t active = std::min(hw.clusters, (c.batch + c.clusterBatch - 1) / c.clusterBatch);
-  std::vector<int64_t> pieces(gt.subGraphs.size(), 0);
+  DFLC_CHECK(gt.cost.perInstance.size() == gt.order.size()) << "planTrace() of a plan not evaluated";
+  std::vector<int64_t> instancesOf(gt.subGraphs.size(), 0);   // per sub-graph
   for (const Instance &in : gt.instances)
-    ++pieces[static_cast<size_t>(in.subGraph)];
+    ++instancesOf[static_cast<size_t>(in.subGraph)];
   for (int64_t k = 0; k < active; ++k) {
     const int track = trace.track("graphturbo: " + net.name + " on " + hw.name, "cluster " + std::to_string(k));
     double now = 0;
@@ -202,7 +204,7 @@ void planTrace(const Network &net, const DsaHardware &hw, const DsaComparison &c
                          {{"sub_graph", gt.subGraphName(static_cast<size_t>(in.subGraph))},
                           {"layers", layers},
                           {"instance", in.index},
-                          {"instances", pieces[static_cast<size_t>(in.subGraph)]},
+                          {"instances", instancesOf[static_cast<size_t>(in.subGraph)]},
                           {"iteration", it},
                           {"output_box", {in.outBox.lo, in.outBox.hi}},
                           {"binding", in.binding},
