@@ -44,7 +44,8 @@ std::string stepText(const StepSpace &s, int64_t step) {
 
 /// Runs the regions' traces event by event; fills the timings, the buffers'
 /// peaks and every violation.
-void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size_t listed, SegmentRun &seg) {
+void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size_t listed, ChromeTrace *trace,
+         SegmentRun &seg) {
   const std::vector<StepSpace> &regions = deps.regions();
   const std::vector<EdgeDependences> &edges = deps.edges();
   size_t n = regions.size();
@@ -60,6 +61,10 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size
   using Event = std::pair<double, size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::string where = "segment " + std::to_string(seg.index) + ", edge ";
+  std::vector<int> track(n, -1);
+  if (trace)
+    for (size_t r = 0; r < n; ++r)
+      track[r] = trace->track(segmentName(seg), regions[r].layer);
   // Whether a violation is listed (its words, an isl witness among them,
   // are made only then); the others are counted.
   auto listing = [&]() {
@@ -102,6 +107,9 @@ void run(const PipelineDependences &deps, const std::vector<Trace> &traces, size
       }
     }
     RegionRun &out = seg.regions[r];
+    if (trace && !trace->full())
+      trace->complete(track[r], out.layer, now, out.stepCycles,
+                      {{"layer", out.layer}, {"step", step}, {"tile", regions[r].point(step)}});
     if (current[r] < 0 && out.busy.empty())
       out.firstStart = now;
     out.stallCycles += now - readySince[r];
@@ -211,6 +219,10 @@ void deriveAndBuild(const PipelineDependences &deps, const PipelineOptions &opti
 
 } // namespace
 
+std::string segmentName(const SegmentRun &s) {
+  return "segment " + std::to_string(s.index) + ": " + s.layers.front() + " .. " + s.layers.back();
+}
+
 bool PipelineResult::ok() const {
   return std::all_of(segments.begin(), segments.end(), [](const SegmentRun &s) { return s.ok(); });
 }
@@ -292,7 +304,7 @@ PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, c
       continue;
     }
     start = std::chrono::steady_clock::now();
-    run(*derived, traces, options.listedViolations, seg);
+    run(*derived, traces, options.listedViolations, options.trace, seg);
     seg.runMs = msSince(start);
     result.segments.push_back(std::move(seg));
   }

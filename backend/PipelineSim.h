@@ -16,6 +16,7 @@
 #pragma once
 
 #include "model/Model.h"
+#include "support/ChromeTrace.h"
 
 #include <cstdint>
 #include <string>
@@ -39,6 +40,9 @@ struct PipelineOptions {
   /// Only the segments holding one of these layers (empty: every pipelined
   /// segment), as `dflc sim --layers` asks.
   std::vector<std::string> layers;
+  /// Where every step goes as an event (OUT/trace.json): a process per
+  /// segment, a track per region (null: no trace).
+  ChromeTrace *trace = nullptr;
 };
 
 struct RegionRun {
@@ -91,6 +95,9 @@ struct PipelineResult {
   std::vector<SegmentRun> segments;
   bool ok() const;
 };
+
+/// "segment N: FIRST .. LAST": the segment's process in the trace.
+std::string segmentName(const SegmentRun &s);
 
 PipelineResult simulatePipelines(const Model &model, const Schedule &schedule, const PipelineOptions &options = {});
 

@@ -9,8 +9,11 @@
 #include "backend/polyhedral/Isl.h"
 #include "scheduler/analysis/StepBoxes.h"
 #include "scheduler/placement/CmPlacementReport.h"
+#include "support/ChromeTrace.h"
 #include "support/Check.h"
 #include "support/Format.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -95,12 +98,14 @@ bool Compilation::simulate(sim::SimOptions options) {
     return false;
   Simulation &run = simulation_.emplace();
   run.options = options;
+  ChromeTrace pipelineTrace;
   // Pipelined segments run region against region through their LCUs; first,
   // as it is quick and can refuse the schedule before the kernels run.
   if (std::any_of(s->segments.begin(), s->segments.end(), [](const Segment &g) { return g.pipelined; })) {
     PassTimer::Scope time(timer_, "control");
     sim::PipelineOptions po;
     po.layers = options.layers;
+    po.trace = &pipelineTrace;
     run.pipelines = sim::simulatePipelines(model_, *s, po);
     checkSegmentBuffers(*run.pipelines, diags_);
     if (diags_.hasErrors())
@@ -129,6 +134,12 @@ bool Compilation::simulate(sim::SimOptions options) {
   if (run.pipelines) {
     run.files.push_back({"pipeline.json", sim::pipelineJson(*run.pipelines)});
     run.files.push_back({"pipeline.svg", sim::pipelineSvg(*run.pipelines)});
+    nlohmann::ordered_json segments = nlohmann::ordered_json::array();
+    for (const sim::SegmentRun &g : run.pipelines->segments)
+      if (g.skipped.empty() && g.error.empty())
+        segments.push_back({{"segment", sim::segmentName(g)}, {"cycles", g.cycles}, {"analytical_cycles", g.analyticalCycles}});
+    pipelineTrace.note("segments", segments);
+    run.files.push_back({"trace.json", pipelineTrace.json()});
     for (const sim::SegmentRun &g : run.pipelines->segments)
       for (const sim::RegionRun &r : g.regions)
         run.files.push_back({"lcu/" + r.layer + ".c", r.lcuC});
@@ -161,10 +172,15 @@ bool Compilation::controlCm(bool simulate, uint64_t seed) {
   if (!checkSram(net, hw, m, *ctl, diags_))
     return false;
   if (simulate) {
+    ChromeTrace trace;
     cm::CmSimOptions so;
     so.seed = seed;
+    so.trace = &trace;
     run.cm = cm::simulateCm(net, hw, m, *ctl, so);
+    trace.note("cycles", run.cm->cycles);
+    trace.note("batch", run.cm->batch);
     run.files.push_back({"sim.json", cm::cmSimJson(net, hw, so, *run.cm)});
+    run.files.push_back({"trace.json", trace.json()});
     for (const cm::CmCoreRun &r : run.cm->cores)
       run.files.push_back({"lcu/" + r.region + ".c", r.lcuC});
   } else {

@@ -16,6 +16,7 @@
 #include "scheduler/analysis/ScheduleDiff.h"
 #include "scheduler/kapla/SolverReport.h"
 #include "support/Check.h"
+#include "support/ChromeTrace.h"
 #include "support/DiagnosticRenderer.h"
 #include "support/Format.h"
 #include "sweep/Sweep.h"
@@ -360,8 +361,11 @@ int runCompileDsa(const CommandLine &o, Compilation &c) {
   const Network &net = c.model().networks[0];
   const DsaHardware &hw = c.model().dsaHardware[0];
   const graph::DsaComparison &s = c.dsaSchedules();
+  ChromeTrace trace;
+  graph::planTrace(net, hw, s, trace);
   if (!c.writeFiles({{"report.json", graph::dsaReportJson(net, hw, s, "schedule.dfl")},
-                     {"schedule.dfl", c.dsaScheduleText()}})) {
+                     {"schedule.dfl", c.dsaScheduleText()},
+                     {"trace.json", trace.json()}})) {
     printDiagnostics(o, c);
     printOutputError(o, c);
     return kExitInvalid;

@@ -306,6 +306,25 @@ private:
     return v;
   }
 
+  /// A step's event args (OUT/trace.json): its layer, tile, point [n, x, y]
+  /// and, on a core, its MxV and DPU cycles (the GCU streams a pixel a cycle).
+  nlohmann::ordered_json stepArgs(size_t r, int64_t s) const {
+    const CmRegion &g = ctl_.regions()[r];
+    const CmTile *t = tileOf(r);
+    nlohmann::ordered_json a;
+    a["layer"] = t ? crossbarOf(*t).name : net_.inputs.at(static_cast<size_t>(g.input)).name;
+    if (t)
+      a["tile"] = {{"row_block", t->rowBlock}, {"col_block", t->colBlock}};
+    a["step"] = s;
+    a["image"] = s / (g.counts[1] * g.counts[2]);
+    a["pixel"] = {s / g.counts[2] % g.counts[1], s % g.counts[2]};
+    if (t) {
+      a["mvm_cycles"] = mvm_[r][static_cast<size_t>(s)];
+      a["dpu_cycles"] = dpu_[r][static_cast<size_t>(s)];
+    }
+    return a;
+  }
+
   /// Cycle by cycle (events at the cycles something changes).
   void simulate() {
     const std::vector<CmRegion> &regions = ctl_.regions();
@@ -330,6 +349,13 @@ private:
       return c % 2 == 0 ? "RAW: " + e.tensor + " from " + p : "WAR: " + e.tensor + " buffer, " + q + " not done";
     };
 
+    std::vector<int> track(n, -1);
+    if (o_.trace)
+      for (size_t r = 0; r < n; ++r) {
+        const CmRegion &g = regions[r];
+        const std::string where = g.core < 0 ? "GCU" : "core " + std::to_string(g.core);
+        track[r] = o_.trace->track(hw_.name + ": " + net_.name, where + ": " + g.name);
+      }
     auto start = [&](size_t r, int64_t s, int64_t now) {
       for (size_t e : in[r]) {
         int64_t need = edges[e].needs[static_cast<size_t>(s)];
@@ -357,6 +383,8 @@ private:
       c.mvmCycles += mvm_[r][static_cast<size_t>(s)];
       c.dpuCycles += dpu_[r][static_cast<size_t>(s)];
       c.busyCycles += d;
+      if (o_.trace && !o_.trace->full())
+        o_.trace->complete(track[r], regions[r].name, static_cast<double>(now), static_cast<double>(d), stepArgs(r, s));
       current[r] = s;
       busy[r] = true;
       events.push({now + d, 0, r});

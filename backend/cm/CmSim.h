@@ -17,6 +17,7 @@
 #include "backend/SimData.h"
 #include "backend/cm/CmControl.h"
 #include "model/Evaluation.h"
+#include "support/ChromeTrace.h"
 
 #include <cstdint>
 #include <map>
@@ -38,6 +39,9 @@ struct CmSimOptions {
   /// one step short (LcuOptions).
   int weakenedEdge = -1;
   bool weakenWar = false;
+  /// Where every step goes as an event (OUT/trace.json): a track per core
+  /// and the GCU (null: no trace).
+  ChromeTrace *trace = nullptr;
 };
 
 struct CmCoreRun {

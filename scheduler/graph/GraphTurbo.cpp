@@ -2,6 +2,7 @@
 
 #include "scheduler/graph/WrittenSchedule.h"
 
+#include "support/Check.h"
 #include "support/FiniteJson.h"
 #include "support/Format.h"
 
@@ -178,6 +179,44 @@ std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaCo
   if (!scheduleFile.empty())
     out["schedule"] = scheduleFile;
   return dumpReport(out);
+}
+
+void planTrace(const Network &net, const DsaHardware &hw, const DsaComparison &c, ChromeTrace &trace) {
+  const Plan &gt = c.graphTurbo;
+  // Every cluster with a share of the batch runs the same plan (§5.1).
+  const int64_t active = std::min(hw.clusters, (c.batch + c.clusterBatch - 1) / c.clusterBatch);
+  DFLC_CHECK(gt.cost.perInstance.size() == gt.order.size()) << "planTrace() of a plan not evaluated";
+  std::vector<int64_t> instancesOf(gt.subGraphs.size(), 0);   // per sub-graph
+  for (const Instance &in : gt.instances)
+    ++instancesOf[static_cast<size_t>(in.subGraph)];
+  for (int64_t k = 0; k < active; ++k) {
+    const int track = trace.track("graphturbo: " + net.name + " on " + hw.name, "cluster " + std::to_string(k));
+    double now = 0;
+    for (int64_t it = 0; it < gt.iterations; ++it)
+      for (size_t pos = 0; pos < gt.order.size(); ++pos) {
+        const Instance &in = gt.instances[static_cast<size_t>(gt.order[pos])];
+        const double cycles = gt.cost.perInstance[pos];
+        if (!trace.full()) {
+          nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+          for (int l : gt.subGraphs[static_cast<size_t>(in.subGraph)].layers)
+            layers.push_back(net.layers[static_cast<size_t>(l)].name);
+          trace.complete(track, gt.subGraphName(static_cast<size_t>(in.subGraph)), now, cycles,
+                         {{"sub_graph", gt.subGraphName(static_cast<size_t>(in.subGraph))},
+                          {"layers", layers},
+                          {"instance", in.index},
+                          {"instances", instancesOf[static_cast<size_t>(in.subGraph)]},
+                          {"iteration", it},
+                          {"output_box", {in.outBox.lo, in.outBox.hi}},
+                          {"binding", in.binding},
+                          {"cores", in.cores()},
+                          {"scope", scopeName(in.scope)}});
+        }
+        now += cycles;
+      }
+  }
+  trace.note("clusters", hw.clusters);
+  trace.note("clusters_with_work", active);
+  trace.note("latency_cycles", gt.totalCycles());
 }
 
 std::string dsaReportText(const Network &net, const DsaHardware &hw, const DsaComparison &c) {

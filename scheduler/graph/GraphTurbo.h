@@ -7,6 +7,7 @@
 #include "model/Evaluation.h"
 #include "scheduler/analysis/Analysis.h"
 #include "scheduler/graph/InstanceSchedule.h"
+#include "support/ChromeTrace.h"
 
 #include <optional>
 #include <vector>
@@ -38,6 +39,11 @@ double throughput(const Plan &p, const Network &net, const DsaHardware &hw);
 /// plan's latency over the whole batch. GraphTurbo's model has no energy and
 /// costs instances, not layers: no energy, no rows.
 Evaluation evaluationOf(const Network &net, const DsaHardware &hw, const Plan &p);
+
+/// GraphTurbo's plan in time (OUT/trace.json, docs/graphturbo.md "Trace"):
+/// a track per cluster with work, every instance of every iteration an
+/// event, back to back in the plan's order, as the latency model adds them.
+void planTrace(const Network &net, const DsaHardware &hw, const DsaComparison &c, ChromeTrace &trace);
 
 /// `scheduleFile` (if not empty): where the schedule was written, relative to the report.
 std::string dsaReportJson(const Network &net, const DsaHardware &hw, const DsaComparison &c,

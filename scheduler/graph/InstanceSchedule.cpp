@@ -438,7 +438,8 @@ PlanCost evaluate(const GraphView &g, Plan &plan) {
       task[exit].gbBytes += static_cast<double>(in.outBytes);
     else if (in.scope == Scope::DDR)
       task[exit].ddrBytes += static_cast<double>(in.outBytes);
-    cost.cycles += instanceCycles(task, first, plan.overlap, gbRate, ddrRate, cost);
+    cost.perInstance.push_back(instanceCycles(task, first, plan.overlap, gbRate, ddrRate, cost));
+    cost.cycles += cost.perInstance.back();
     // Bookkeeping of what is live.
     for (auto it = live.begin(); it != live.end();)
       it = last[static_cast<size_t>(*it)] <= static_cast<int>(k) ? live.erase(it) : std::next(it);

@@ -50,6 +50,7 @@ struct PlanCost {
   int64_t tensors[3] = {0, 0, 0};   // per Scope: the paper's Table 3
   int spills = 0;                   // tensors §4.3 moved out of LB
   int64_t peakLbBytes = 0;          // live activation bytes at the fullest step, before spilling
+  std::vector<double> perInstance;  // per position in the order: the instance's cycles (they add to `cycles`)
 };
 
 struct Plan {

@@ -650,8 +650,8 @@ def snapshot(d):
 
 
 def planted_output_entries(case):
-    """A symbolic link at OUT/plots, OUT/kernels (sim), OUT/lcu (a CM chip), OUT/points
-    (sweep), OUT/report.json or OUT/schedule.dfl, and a FIFO at OUT/report.json (once the
+    """A symbolic link at OUT/plots, OUT/kernels (sim), OUT/lcu (a CM chip), OUT/trace.json
+    (a CM chip's run), OUT/points (sweep), OUT/report.json or OUT/schedule.dfl, and a FIFO at OUT/report.json (once the
     links were followed and the files behind them overwritten, exit 0): exit 1 with a
     diagnostic naming the entry, nothing outside OUT changed, no output written."""
     case.write("net.dfl", NET)
@@ -674,6 +674,7 @@ def planted_output_entries(case):
         ("report.json", None, compile_),   # a FIFO
         ("kernels", outside, ["sim", "sched/schedule.dfl", "-o", "out"]),
         ("lcu", outside, cm),
+        ("trace.json", os.path.join(outside, "victim.txt"), ["sim"] + cm),
         ("points", outside, ["sweep", "spec.json", "-o", "out", "--jobs", "1"]),
     ]:
         before = snapshot(outside)
