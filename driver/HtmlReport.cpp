@@ -1,4 +1,5 @@
-// OUT/report.html (driver/HtmlReport.h). The table's cells carry their exact
+// OUT/report.html (driver/HtmlReport.h). The sections: summary, layers,
+// segments, plots, loop nests (the longest last). The table's cells carry their exact
 // number in data-v, so the sort compares numbers, not the text shown.
 #include "driver/HtmlReport.h"
 
@@ -234,11 +235,12 @@ std::string reportHtml(const HtmlReport &r) {
          " - dflc report</title>\n<style>\n" + kStyle + "</style>\n</head>\n<body>\n<h1>" + escape(r.title) + "</h1>\n" +
          "<p class=\"sub\">" + escape(r.subtitle) + "</p>\n" +
          "<nav><a href=\"#summary\">Summary</a><a href=\"#layers\">Layers</a><a href=\"#segments\">Segments</a>"
-         "<a href=\"#loops\">Loop nests</a><a href=\"#plots\">Plots</a></nav>\n" +
+         "<a href=\"#plots\">Plots</a><a href=\"#loops\">Loop nests</a></nav>\n" +
          section("summary", "Summary", summary(r, unit)) + section("layers", "Layers", layerTable(r, unit)) +
-         section("segments", "Segments", segmentTable(r, unit)) +
-         section("loops", "Loop nests", "<pre class=\"loops\">" + escape(r.loops) + "</pre>\n") +
-         section("plots", "Plots", plots(r)) + "<script>\n" + kScript + "</script>\n</body>\n</html>\n";
+         section("segments", "Segments", segmentTable(r, unit)) + section("plots", "Plots", plots(r)) +
+         // the longest last: a layer's nest is a dozen lines
+         section("loops", "Loop nests", "<pre class=\"loops\">" + escape(r.loops) + "</pre>\n") + "<script>\n" +
+         kScript + "</script>\n</body>\n</html>\n";
 }
 
 } // namespace dfl::driver

@@ -1,7 +1,7 @@
 // OUT/report.html (docs/cli.md, "The report page"): one self-contained page a
 // compile writes beside report.json, to open offline or send to someone: the
 // summary, the per-layer table (sortable by a click on a header), the
-// segments, the loop nests (`dflc show --loops`'s text) and the plots, inline.
+// segments, the plots, inline, and the loop nests (`dflc show --loops`'s text).
 // Drawn from the data report.json is written from, so page and report never
 // disagree. No request leaves the page: inline CSS, inline SVG, one inline
 // script (the sort), and a Content-Security-Policy that forbids loading
