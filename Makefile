@@ -1,6 +1,6 @@
 # The two commands of the README. Both install what is missing (Debian 12
 # packages, scripts/install-deps.sh), configure and build.
-#   make run   - schedules ResNet-50 on the multi-node template (out/schedule.dfl, out/report.json)
+#   make run   - schedules ResNet-50 on the multi-node template (out/schedule.dfl, out/report.json, out/report.html)
 #   make test  - runs the whole test suite (unit, smoke, lit end-to-end, fuzz, the Python package's)
 BUILD ?= build
 JOBS ?= 2

@@ -1,5 +1,6 @@
 #include "driver/Compilation.h"
 
+#include "driver/HtmlReport.h"
 #include "driver/Plots.h"
 
 #include "support/FiniteJson.h"
@@ -618,7 +619,8 @@ const std::vector<OutputFile> &Compilation::outputs() {
                                  model_.networks[s.network].name + " on " + model_.hardware[s.hardware].name));
   }
   std::vector<OutputFile> outputs = {{"schedule.dfl", writeSchedule(model_, s, imports, header)},
-                                     {"report.json", reportJson(checked, *solution_, o, plots, model_)}};
+                                     {"report.json", reportJson(checked, *solution_, o, plots, model_)},
+                                     {"report.html", reportHtml(htmlReportOf(model_, *solution_, o, imports, plots))}};
   if (o.pareto)
     outputs.push_back({"pareto.json", paretoJson(model_, *solution_, o)});
   outputs.insert(outputs.end(), plots.begin(), plots.end());

@@ -20,6 +20,7 @@ packages=(
   python3-pytest                      # tests/python: the Python module's tests
   neovim                              # tests/nvim: the real Neovim LSP client test (0.7.2)
   slurm-wlm munge parallel            # dflc sweep: tests/lit/sweep runs a real Slurm and GNU parallel
+  chromium fonts-liberation           # tests/lit/report needs them: headless Chromium renders OUT/report.html
 )
 # tests/lsp-client (the real-client LSP test) and editors/vscode need node and
 # npm. Debian has them as nodejs + npm; a machine whose node comes from

@@ -53,6 +53,19 @@ std::string dominant(const Network &net, const ScheduleResult &r, double LayerRe
   return out;
 }
 
+} // namespace
+
+std::string segmentKindText(const SegmentResult &s) {
+  if (s.pipelined)
+    return "spatial";
+  if (s.layers.size() < 2)
+    return "one layer";
+  return s.instances > 1 ? "temporal, " + std::string(dimName(s.splitDim)) + "/" + std::to_string(s.instances)
+                         : "temporal";
+}
+
+namespace {
+
 /// What a complete schedule comes to (docs/cli.md, `dflc check`): its
 /// segments and their kind, the layers that dominate energy and latency, and
 /// how busy the PEs are.
@@ -75,10 +88,7 @@ std::string storyText(const Network &net, const ScheduleResult &r, EnergyUnit un
       continue;
     std::string names = net.layers[static_cast<size_t>(s.layers.front())].name + " .. " +
                         net.layers[static_cast<size_t>(s.layers.back())].name;
-    const std::string kind = s.pipelined        ? "spatial"
-                             : s.instances > 1 ? "temporal, " + std::string(dimName(s.splitDim)) + "/" +
-                                                     std::to_string(s.instances)
-                                               : "temporal";
+    const std::string kind = segmentKindText(s);
     os << "  " << padRight(std::to_string(i), 4) << padRight(kind, 10) << " "
        << padRight(names + " (" + std::to_string(s.layers.size()) + " layers)", 44) << " "
        << padLeft(formatFixed(s.energyPj / unit.pj, 3), 12) << " " << unit.name << " "
@@ -169,7 +179,19 @@ std::string givenLevelsText(const Hardware &hw, const Layer &l, const LayerResul
   return os.str();
 }
 
+/// The unit of the per-layer table: from its largest figure, the total.
+EnergyUnit tableUnit(const ScheduleResult &r) {
+  double largest = r.energyPj;
+  for (const LayerResult &lr : r.layers)
+    largest = std::max(largest, lr.energyPj);
+  return energyUnitFor(largest);
+}
+
 } // namespace
+
+std::string scheduleStoryText(const Network &net, const ScheduleResult &r) {
+  return r.complete && r.valid ? storyText(net, r, tableUnit(r)) : "";
+}
 
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &r) {
   const Network &net = networkOf(model, schedule);
@@ -180,10 +202,7 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
   size_t nameW = 5;
   for (const Layer &l : net.layers)
     nameW = std::max(nameW, l.name.size());
-  double largest = r.energyPj;
-  for (const LayerResult &lr : r.layers)
-    largest = std::max(largest, lr.energyPj);
-  EnergyUnit unit = energyUnitFor(largest);
+  const EnergyUnit unit = tableUnit(r);
   auto uj = [&](double pj) { return formatFixed(pj / unit.pj, 3); };
   std::string u = std::string("[") + unit.name + "]";
   os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("MAC", 10);

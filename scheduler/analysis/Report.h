@@ -15,6 +15,14 @@ namespace dfl {
 /// update stepping over an extent the solver still picks) is "?".
 std::string tripCountsText(const std::vector<int64_t> &trips);
 
+/// A segment's kind as the tables say it: "spatial", "temporal", "temporal,
+/// Yo/4" (split into instances) or "one layer".
+std::string segmentKindText(const SegmentResult &segment);
+/// The lines under the per-layer table of a complete, valid schedule: its
+/// segments of two or more layers, the layers that dominate energy and
+/// latency, the PE utilization (median layer, time-weighted); else "".
+std::string scheduleStoryText(const Network &net, const ScheduleResult &result);
+
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &result);
 /// Per layer and in total, the energy and latency beside their floors
 /// (scheduler/analysis/Floors.h) and the gaps: `dflc -v`. Empty unless the

@@ -651,7 +651,8 @@ def snapshot(d):
 
 def planted_output_entries(case):
     """A symbolic link at OUT/plots, OUT/kernels (sim), OUT/lcu (a CM chip), OUT/trace.json
-    (a CM chip's run), OUT/points (sweep), OUT/report.json or OUT/schedule.dfl, and a FIFO at OUT/report.json (once the
+    (a CM chip's run), OUT/points (sweep), OUT/report.json, OUT/report.html or OUT/schedule.dfl, and a FIFO at
+    OUT/report.json or OUT/report.html (once the
     links were followed and the files behind them overwritten, exit 0): exit 1 with a
     diagnostic naming the entry, nothing outside OUT changed, no output written."""
     case.write("net.dfl", NET)
@@ -672,6 +673,8 @@ def planted_output_entries(case):
         ("report.json", os.path.join(outside, "victim.txt"), compile_),
         ("schedule.dfl", os.path.join(outside, "victim.txt"), compile_),
         ("report.json", None, compile_),   # a FIFO
+        ("report.html", os.path.join(outside, "victim.txt"), compile_),
+        ("report.html", None, compile_),   # a FIFO
         ("kernels", outside, ["sim", "sched/schedule.dfl", "-o", "out"]),
         ("lcu", outside, cm),
         ("trace.json", os.path.join(outside, "victim.txt"), ["sim"] + cm),
@@ -701,6 +704,26 @@ def odd_input_names(case):
     rc, _, _ = case.run(["check", "out/schedule.dfl"], 30)
     if rc != 0:
         raise Failure("the written schedule does not re-check: " + case.last)
+
+
+def html_in_input_paths(case):
+    """Inputs under a directory named like markup (`<script>alert(1)</script>`, `&`, a
+    quote): report.html shows the paths as text, escaped, and holds no script but its
+    own (DFL names are identifiers, so a path is the user string that reaches the page)."""
+    hostile = '<script>alert(1)</script>&"x'
+    case.write(os.path.join(hostile, "net.dfl"), NET)
+    case.write(os.path.join(hostile, "hw.dfl"), HW)
+    rc, _, _ = case.finishes([os.path.join(hostile, "net.dfl"), os.path.join(hostile, "hw.dfl"), "-o", "out",
+                              "--time-limit", "20"], 60)
+    if rc != 0:
+        raise Failure("the compile failed: " + case.last)
+    page = open(case.path("out", "report.html"), encoding="utf-8").read()
+    if "alert(1)</script>" in page or '&"x' in page:
+        raise Failure("report.html holds the path unescaped: " + case.last)
+    if "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x/net.dfl" not in page:
+        raise Failure("report.html does not show the escaped input path: " + case.last)
+    if page.count("<script") != 1:
+        raise Failure("report.html holds %d scripts, not its one" % page.count("<script"))
 
 
 def output_over_input(case):
@@ -1493,7 +1516,7 @@ def lsp_localhost_uri(case):
 
 CASES = [deep_imports, huge_batch, huge_dimension, huge_resample, huge_bilinear, thousand_levels, many_layers, long_identifiers,
          overflowing_arrays, not_files, symlink_loop_import, onnx_external_data, dsa_limits_stated,
-         schedule_other_network, output_is_directory, planted_symlinks, planted_output_entries, odd_input_names,
+         schedule_other_network, output_is_directory, planted_symlinks, planted_output_entries, odd_input_names, html_in_input_paths,
          output_over_input, fmt_through_symlink, determinism, lsp_deep_json, lsp_malformed_headers,
          lsp_oversize_message, lsp_large_document, lsp_code_actions, lsp_cr_line_endings,
          lsp_missing_import_restored, lsp_bad_settings, lsp_localhost_uri]

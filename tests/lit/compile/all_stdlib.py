@@ -5,8 +5,10 @@ re-check reports the solver's totals (the property the solver must keep);
 its plots draw the report's numbers (plots_match_report.py); its account of
 the solver's choices agrees with the schedule (check_solver_choices.py); the
 report is valid against docs/report.schema.json (validate_report.py); the
-loop-nest view shows every layer, and `dflc diff` of the schedule against a
-copy of itself runs and finds nothing that differs."""
+loop-nest view shows every layer; report.html says what report.json says,
+with the plots and the loop nests as written (../report/page_matches_report.py);
+and `dflc diff` of the schedule against a copy of itself runs and finds
+nothing that differs."""
 import glob
 import json
 import os
@@ -18,6 +20,8 @@ sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 from check_solver_choices import check as check_choices
 from plots_match_report import check as check_plots
 from validate_report import errors as schema_errors
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report"))
+from page_matches_report import check as check_page  # noqa: E402
 
 dflc, stdlib, tmp = sys.argv[1:4]
 schema = json.load(open(os.path.join(stdlib, "..", "docs", "report.schema.json")))
@@ -69,6 +73,7 @@ for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl")) if no
         if d.returncode != 0 or "directives that differ (-: A's lines, +: B's)\n  (none)" not in d.stdout:
             failures.append(f"{name}: diff against itself exited {d.returncode}: {d.stdout[-300:]}")
         failures += check_plots(out)
+        failures += check_page(out, loops.stdout)
         failures += check_choices(out)
         failures += [f"{name}: report.json: {e}" for e in schema_errors(schema, report)]
 print(f"{runs - refused - len(failures)} of {runs - refused} schedules valid; {refused} refused as expected")
