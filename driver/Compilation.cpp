@@ -219,10 +219,12 @@ void Compilation::embedUnits() {
   embedIntrinsicUnits(model_);
 }
 
-void Compilation::adviseOnHardware() {
+void Compilation::adviseOnHardware(bool declaredOnly) {
   enter(Stage::Analyzed, "advise");
+  const std::vector<uint32_t> &roots = files_.roots;
   for (const Hardware &hw : model_.hardware)
-    dfl::adviseOnHardware(hw, diags_);
+    if (!declaredOnly || std::find(roots.begin(), roots.end(), hw.range.begin.file) != roots.end())
+      dfl::adviseOnHardware(hw, diags_);
 }
 
 bool Compilation::checkSchedules() {
@@ -246,6 +248,9 @@ bool Compilation::checkSchedules() {
 }
 
 bool Compilation::check(const CmPlacementOptions &options) {
+  // The FILEs' own templates only: an imported one (the stdlib's) is context.
+  if (stage_ == Stage::Analyzed)
+    adviseOnHardware(true);
   if (stage_ == Stage::Analyzed && targetsCm() && model_.networks.size() == 1)
     return placeOnCm(options) && controlCm(false, 1);
   return checkSchedules();

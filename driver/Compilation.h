@@ -78,11 +78,12 @@ public:
   bool parse();
   bool analyze();
   bool checkSchedules();
-  /// After analyze() (`dflc show`): warnings for hardware values no chip
-  /// would have (model/HardwareAdvice.h); advice, never an error.
-  void adviseOnHardware();
+  /// After analyze(): warnings for hardware values no chip would have
+  /// (model/HardwareAdvice.h); advice, never an error. `dflc show` advises on
+  /// every template it prints, check() on those the FILEs declare.
+  void adviseOnHardware(bool declaredOnly = false);
   /// After analyze(): the check every client runs (`dflc check`, the language
-  /// server). On a computational-memory input (targetsCm() with one network)
+  /// server): first adviseOnHardware() on the FILEs' templates. On a computational-memory input (targetsCm() with one network)
   /// the placement and the control without the run — its buffers against the
   /// cores' SRAM (E1108) — as `dflc NET HW` does, and no E0820; otherwise
   /// checkSchedules().
