@@ -80,10 +80,11 @@ public:
   bool checkSchedules();
   /// After analyze(): warnings for hardware values no chip would have
   /// (model/HardwareAdvice.h); advice, never an error. `dflc show` advises on
-  /// every template it prints, check() on those the FILEs declare.
-  void adviseOnHardware(bool declaredOnly = false);
+  /// every template it prints; check() (hardwareOnly) on those the FILEs
+  /// declare if they declare no network and no schedule: hardware files.
+  void adviseOnHardware(bool hardwareOnly = false);
   /// After analyze(): the check every client runs (`dflc check`, the language
-  /// server): first adviseOnHardware() on the FILEs' templates. On a computational-memory input (targetsCm() with one network)
+  /// server): first adviseOnHardware() on hardware files. On a computational-memory input (targetsCm() with one network)
   /// the placement and the control without the run — its buffers against the
   /// cores' SRAM (E1108) — as `dflc NET HW` does, and no E0820; otherwise
   /// checkSchedules().
@@ -190,6 +191,8 @@ private:
   /// The intrinsic-embedding stage, run by analyze() once sema succeeded.
   void embedUnits();
   void enter(Stage needed, const char *stage);
+  /// Whether a declaration at `range` is in one of the FILEs (not imported).
+  bool inFiles(const SourceRange &range) const;
   /// Writes files under the output directory, all or nothing.
   bool write(const std::vector<OutputFile> &files);
 
