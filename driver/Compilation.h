@@ -84,10 +84,10 @@ public:
   /// declare if they declare no network and no schedule: hardware files.
   void adviseOnHardware(bool hardwareOnly = false);
   /// After analyze(): the check every client runs (`dflc check`, the language
-  /// server): first adviseOnHardware() on hardware files. On a computational-memory input (targetsCm() with one network)
-  /// the placement and the control without the run — its buffers against the
-  /// cores' SRAM (E1108) — as `dflc NET HW` does, and no E0820; otherwise
-  /// checkSchedules().
+  /// server): first adviseOnHardware() on hardware files. On a
+  /// computational-memory input (targetsCm() with one network) the placement
+  /// and the control without the run — its buffers against the cores' SRAM
+  /// (E1108) — as `dflc NET HW` does, and no E0820; otherwise checkSchedules().
   bool check(const CmPlacementOptions &options = {});
   bool selectSchedule();
   /// After checkSchedules() (`dflc diff`): whether the FILEs hold two schedules,
