@@ -220,10 +220,20 @@ void Compilation::embedUnits() {
   embedIntrinsicUnits(model_);
 }
 
-void Compilation::adviseOnHardware() {
+bool Compilation::inFiles(const SourceRange &range) const {
+  return std::find(files_.roots.begin(), files_.roots.end(), range.begin.file) != files_.roots.end();
+}
+
+void Compilation::adviseOnHardware(bool hardwareOnly) {
   enter(Stage::Analyzed, "advise");
+  auto declared = [&](const auto &d) { return inFiles(d.range); };
+  auto any = [&](const auto &decls) { return std::any_of(decls.begin(), decls.end(), declared); };
+  // Beside a network or a schedule the template is context, not the subject.
+  if (hardwareOnly && (any(model_.networks) || any(model_.schedules) || any(model_.dsaSchedules)))
+    return;
   for (const Hardware &hw : model_.hardware)
-    dfl::adviseOnHardware(hw, diags_);
+    if (!hardwareOnly || declared(hw))
+      dfl::adviseOnHardware(hw, diags_);
 }
 
 bool Compilation::checkSchedules() {
@@ -231,7 +241,7 @@ bool Compilation::checkSchedules() {
   PassTimer::Scope time(timer_, "check");
   // E0820 only if no FILE declares a schedule (an imported one is context).
   const std::vector<uint32_t> &roots = files_.roots;
-  auto declared = [&](const auto &s) { return std::find(roots.begin(), roots.end(), s.range.begin.file) != roots.end(); };
+  auto declared = [&](const auto &s) { return inFiles(s.range); };
   bool any = std::any_of(model_.schedules.begin(), model_.schedules.end(), declared) ||
              std::any_of(model_.dsaSchedules.begin(), model_.dsaSchedules.end(), declared);
   if (!any && options_.requireSchedule)
@@ -247,6 +257,8 @@ bool Compilation::checkSchedules() {
 }
 
 bool Compilation::check(const CmPlacementOptions &options) {
+  if (stage_ == Stage::Analyzed)
+    adviseOnHardware(true);
   if (stage_ == Stage::Analyzed && targetsCm() && model_.networks.size() == 1)
     return placeOnCm(options) && controlCm(false, 1);
   return checkSchedules();

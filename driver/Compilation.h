@@ -78,14 +78,16 @@ public:
   bool parse();
   bool analyze();
   bool checkSchedules();
-  /// After analyze() (`dflc show`): warnings for hardware values no chip
-  /// would have (model/HardwareAdvice.h); advice, never an error.
-  void adviseOnHardware();
+  /// After analyze(): warnings for hardware values no chip would have
+  /// (model/HardwareAdvice.h); advice, never an error. `dflc show` advises on
+  /// every template it prints; check() (hardwareOnly) on those the FILEs
+  /// declare if they declare no network and no schedule: hardware files.
+  void adviseOnHardware(bool hardwareOnly = false);
   /// After analyze(): the check every client runs (`dflc check`, the language
-  /// server). On a computational-memory input (targetsCm() with one network)
-  /// the placement and the control without the run — its buffers against the
-  /// cores' SRAM (E1108) — as `dflc NET HW` does, and no E0820; otherwise
-  /// checkSchedules().
+  /// server): first adviseOnHardware() on hardware files. On a
+  /// computational-memory input (targetsCm() with one network) the placement
+  /// and the control without the run — its buffers against the cores' SRAM
+  /// (E1108) — as `dflc NET HW` does, and no E0820; otherwise checkSchedules().
   bool check(const CmPlacementOptions &options = {});
   bool selectSchedule();
   /// After checkSchedules() (`dflc diff`): whether the FILEs hold two schedules,
@@ -189,6 +191,8 @@ private:
   /// The intrinsic-embedding stage, run by analyze() once sema succeeded.
   void embedUnits();
   void enter(Stage needed, const char *stage);
+  /// Whether a declaration at `range` is in one of the FILEs (not imported).
+  bool inFiles(const SourceRange &range) const;
   /// Writes files under the output directory, all or nothing.
   bool write(const std::vector<OutputFile> &files);
 

@@ -1,7 +1,8 @@
 // What `dflc show` says about a hardware template beyond its own figures
 // (docs/cli.md, "dflc show"): the chip's peak rate and on-chip storage, and
-// warnings for values no chip would have. They advise; whether a schedule
-// can run is the check's to decide, so only `show` reports them.
+// warnings for values no chip would have. They advise on a template, not on
+// a schedule: `show` reports them, and the check (so the language server)
+// on hardware files alone (driver/Compilation.h, adviseOnHardware).
 #pragma once
 
 #include "model/Hardware.h"

@@ -159,7 +159,7 @@ std::string hardwareSummaryText(const Hardware &hw) {
   return os.str();
 }
 
-std::string modelSummaryJson(const Model &model) {
+std::string modelSummaryJson(const Model &model, const SourceManager *sm) {
   json nets = json::array();
   for (const Network &net : model.networks) {
     json layers = json::array();
@@ -211,7 +211,8 @@ std::string modelSummaryJson(const Model &model) {
   json hws = json::array();
   for (const Hardware &hw : model.hardware) {
     json levels = json::array();
-    for (const Level &lv : hw.levels) {
+    for (size_t l = 0; l < hw.levels.size(); ++l) {
+      const Level &lv = hw.levels[l];
       json j = {{"name", lv.name},
                 {"capacity_bytes", lv.capacityBytes ? json(*lv.capacityBytes) : json(nullptr)},
                 {"array", {lv.rows, lv.cols}},
@@ -220,26 +221,49 @@ std::string modelSummaryJson(const Model &model) {
                 {"fill_energy_pj", lv.fillEnergyPj ? json(*lv.fillEnergyPj) : json(nullptr)},
                 {"bus_energy_pj", lv.busEnergyPj},
                 {"neighbor_energy_pj", lv.neighborEnergyPj ? json(*lv.neighborEnergyPj) : json(nullptr)},
+                {"remote_energy_pj", lv.remoteEnergyPj},
                 {"static_energy_pj", lv.staticEnergyPj},
                 {"bandwidth_bytes_per_cycle",
                  lv.bandwidthBytesPerCycle ? json(*lv.bandwidthBytesPerCycle) : json(nullptr)},
-                {"transfers", transfersText(lv)}};
+                {"transfers", transfersText(lv)},
+                {"units", hw.chipUnits(l)},
+                {"fixed", printDirectives(lv.fixed)}};
       if (!lv.intrinsic.empty())
         j["intrinsic"] = lv.intrinsic;
       levels.push_back(j);
     }
-    hws.push_back({{"name", hw.name},
-                   {"word_bits", hw.wordBits},
-                   {"wgt_bits", hw.dataBits(TensorRole::Wgt)},
-                   {"psum_bits", hw.partialBits()},
-                   {"frequency_hz", hw.frequencyHz},
-                   {"mac_energy_pj", hw.macEnergyPj},
-                   {"static_energy_pj", hw.staticEnergyPj},
-                   {"levels", levels},
-                   {"noc", {{"topology", hw.nocTopology},
-                            {"hop_energy_pj", hw.nocHopEnergyPj},
-                            {"channels", hw.memoryChannels}}},
-                   {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}});
+    const HardwareTotals totals = hardwareTotals(hw);
+    json h = {{"name", hw.name},
+              {"word_bits", hw.wordBits},
+              {"wgt_bits", hw.dataBits(TensorRole::Wgt)},
+              {"psum_bits", hw.partialBits()},
+              {"frequency_hz", hw.frequencyHz},
+              {"peak_macs_per_cycle", totals.pes},
+              {"peak_macs_per_second", static_cast<double>(totals.pes) * hw.frequencyHz},
+              {"nodes", totals.nodes},
+              {"on_chip_bytes", totals.onChipBytes},
+              {"mac_energy_pj", hw.macEnergyPj},
+              {"static_energy_pj", hw.staticEnergyPj},
+              {"chip_static_energy_pj", hw.chipStaticEnergyPj()},
+              {"activation_energy_pj", hw.activationEnergyPj},
+              {"levels", levels},
+              {"noc", {{"topology", hw.nocTopology}, {"hop_energy_pj", hw.nocHopEnergyPj}, {"channels", hw.memoryChannels}}},
+              {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}};
+    if (sm) {   // the advice `show` prints, by the same rules (model/HardwareAdvice.h)
+      DiagnosticsEngine advice(*sm);
+      adviseOnHardware(hw, advice);
+      json warnings = json::array();
+      for (const Diagnostic &d : advice.diagnostics()) {
+        LineCol lc = d.range.valid() ? sm->lineCol(d.range.begin) : LineCol{};
+        warnings.push_back({{"code", d.code},
+                            {"message", d.message},
+                            {"file", d.range.valid() ? sm->path(d.range.begin.file) : ""},
+                            {"line", lc.line},
+                            {"column", lc.column}});
+      }
+      h["warnings"] = warnings;
+    }
+    hws.push_back(h);
   }
   return dumpReport(json{{"networks", nets}, {"hardware", hws}});
 }

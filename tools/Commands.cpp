@@ -101,7 +101,7 @@ int runShow(const CommandLine &o, Compilation &c) {
       std::cout << (i ? "\n" : "")
                 << scheduleLoopsText(model, model.schedules[results[i].schedule], results[i].result);
   } else if (o.json) {
-    std::cout << modelSummaryJson(model);
+    std::cout << modelSummaryJson(model, &c.sources());
   } else {
     bool first = true;
     for (const Network &n : model.networks)
