@@ -140,6 +140,10 @@ public:
   /// and evaluated (index into model().dsaSchedules, the comparison); one
   /// that is not valid is left out (its errors are reported).
   const std::vector<std::pair<size_t, graph::DsaComparison>> &checkedDsa() const { return checkedDsa_; }
+  /// After checkSchedules() (`dflc export --timeloop`): layer `layer` of the
+  /// one schedule checked as Timeloop YAML (driver/TimeloopExport.h);
+  /// nullopt after reporting why not.
+  std::optional<std::string> exportTimeloop(const std::string &layer);
   /// Opens the output directory (creating it) and locks it for the rest of
   /// the compilation (driver/OutputWriter.h); false with outputError() set if
   /// it cannot be opened or another run holds it. The write stages call it if
