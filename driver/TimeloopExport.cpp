@@ -207,7 +207,7 @@ private:
       }
       if (!placeSpatial(spatial, l, ld))
         return false;
-      if (!spatial.loops.empty())
+      if (hw_.levels[l].units() > 1)   // a fan-out: Timeloop wants its factors even if all 1
         directives_.push_back(spatial);
       directives_.push_back(temporal);
     }
