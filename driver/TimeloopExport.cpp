@@ -2,9 +2,9 @@
 
 #include "driver/Compilation.h"
 #include "support/Check.h"
-#include "support/Format.h"
 
 #include <algorithm>
+#include <bit>
 #include <iomanip>
 #include <sstream>
 
@@ -261,7 +261,7 @@ private:
             return bool(mask >> i & 1);
         return false;
       });
-      spatial.split = static_cast<size_t>(__builtin_popcountll(mask));
+      spatial.split = static_cast<size_t>(std::popcount(mask));
       return true;
     }
     refuse(ld ? ld->range : layerRange(), diag::err_timeloop_mapping,
