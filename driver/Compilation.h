@@ -31,6 +31,8 @@
 //                   (E1301-E1304, E1307); the outcome and its files in simulation()
 //   controlCm       after placeOnCm: the chip's dependences, buffers (E1108)
 //                   and LCUs, and with `simulate` its run (E1305)
+//   exportTimeloop  after checkSchedules (`dflc export --timeloop`): a layer
+//                   of the one schedule as Timeloop YAML (E1301, E1501-E1504)
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
