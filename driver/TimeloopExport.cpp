@@ -156,11 +156,14 @@ private:
     return true;
   }
 
+  /// Level `level`'s directives as the analysis took them: the schedule's,
+  /// else the hardware's fixed dataflow (scheduler/analysis, docs/directives.md §10).
   const LevelDirectives *written(size_t level) const {
     for (const LevelDirectives &ld : schedule_->levels)
-      if (ld.level == static_cast<int>(level))
+      if (ld.level == static_cast<int>(level) && !ld.empty())
         return &ld;
-    return nullptr;
+    const LevelDirectives &fixed = hw_.levels[level].fixed;
+    return fixed.empty() ? nullptr : &fixed;
   }
 
   /// The mapping: level l's tile extents are its temporal factors (level 0)
