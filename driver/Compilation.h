@@ -31,6 +31,8 @@
 //                   (E1301-E1304, E1307); the outcome and its files in simulation()
 //   controlCm       after placeOnCm: the chip's dependences, buffers (E1108)
 //                   and LCUs, and with `simulate` its run (E1305)
+//   exportTimeloop  after checkSchedules (`dflc export --timeloop`): a layer
+//                   of the one schedule as Timeloop YAML (E1301, E1501-E1504)
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
@@ -142,6 +144,10 @@ public:
   /// and evaluated (index into model().dsaSchedules, the comparison); one
   /// that is not valid is left out (its errors are reported).
   const std::vector<std::pair<size_t, graph::DsaComparison>> &checkedDsa() const { return checkedDsa_; }
+  /// After checkSchedules() (`dflc export --timeloop`): layer `layer` of the
+  /// one schedule checked as Timeloop YAML (driver/TimeloopExport.h);
+  /// nullopt after reporting why not.
+  std::optional<std::string> exportTimeloop(const std::string &layer);
   /// Opens the output directory (creating it) and locks it for the rest of
   /// the compilation (driver/OutputWriter.h); false with outputError() set if
   /// it cannot be opened or another run holds it. The write stages call it if

@@ -108,6 +108,11 @@ Usage:
                                      write the network of an ONNX model as
                                      canonical DFL (docs/onnx.md); any
                                      command reads MODEL.onnx as that network
+  dflc export --timeloop LAYER OUT   write layer LAYER of the compiled
+                                     OUT/schedule.dfl as Timeloop v0.4 YAML
+                                     (problem, architecture with its energy
+                                     table, mapping) to OUT/timeloop/LAYER.yaml
+                                     for timeloop-model (docs/timeloop.md)
   dflc fmt [-i | --check] FILE...    print FILEs in canonical DFL form
                                      -i: rewrite the files in place
                                      --check: exit 1 if a file is not canonical
@@ -230,7 +235,8 @@ public:
 
   std::optional<CommandLine> command() {
     CommandLine o;
-    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed", "sweep", "import"};
+    static const std::vector<std::string> commands = {"compile", "show", "check", "diff", "sim", "fmt", "embed", "sweep", "import",
+                                                       "export"};
     for (size_t i = 0; i < args_.size(); ++i) {
       const std::string &a = args_[i];
       bool failed = false;
@@ -264,6 +270,8 @@ public:
       } else if (auto v = value(i, "--max-energy", failed)) {
         if (!(o.driver.maxEnergyPj = driver::parseEnergyBound(*v, error_)))
           return std::nullopt;
+      } else if (auto v = value(i, "--timeloop", failed)) {
+        o.timeloopLayer = *v;
       } else if (auto v = value(i, "--merge", failed)) {
         o.mergeDir = *v;
       } else if (auto v = value(i, "--jobs", failed)) {
@@ -334,7 +342,7 @@ public:
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto", "--no-plots",
                                 "--verbose", "--sim", "--pipelines-only", "--layers", "--seed", "--work-limit", "--merge", "--jobs", "--tasks", "--slice",
                                 "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
-                                "--help", "--version", "-i", "-I"});
+                                "--timeloop", "--help", "--version", "-i", "-I"});
         return std::nullopt;
       } else if (o.command.empty()) {
         if (std::find(commands.begin(), commands.end(), a) == commands.end()) {
@@ -343,7 +351,7 @@ public:
             o.driver.files.push_back(a);
             continue;
           }
-          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt, embed, sweep or import)";
+          error_ = "unknown command '" + a + "'" + didYouMean(a, commands) + " (expected compile, show, check, diff, sim, fmt, embed, sweep, import or export)";
           return std::nullopt;
         }
         o.command = a;
@@ -354,6 +362,10 @@ public:
     if (auto e = misuse(o)) {
       error_ = *e;
       return std::nullopt;
+    }
+    if (o.command == "export") {   // reads OUT/schedule.dfl, writes beside it
+      o.driver.outDir = o.driver.files[0];
+      o.driver.files[0] = o.driver.outDir + (o.driver.outDir.back() == '/' ? "" : "/") + "schedule.dfl";
     }
     return o;
   }
@@ -411,6 +423,10 @@ private:
       return "'dflc import' takes one ONNX model, MODEL.onnx";
     if (o.command == "import" && o.driver.batch)
       return "--batch is an option of compile, check, sim and show";
+    if (o.command == "export")
+      return exportMisuse(o);
+    if (!o.timeloopLayer.empty())
+      return "--timeloop is an option of 'dflc export'";
     if (o.command == "diff" && o.driver.files.size() != 2)
       return "'dflc diff' takes two FILEs, A and B, a schedule in each";
     if (o.command != "show" && o.command != "embed" && o.json)
@@ -452,6 +468,24 @@ private:
       return "--batch is an option of compile, check, sim and show";
     if (o.inPlace && o.check)
       return "-i and --check cannot be combined";
+    return std::nullopt;
+  }
+
+  /// `dflc export --timeloop LAYER OUT`: one OUT, read as OUT/schedule.dfl;
+  /// the driver's options that change what a schedule means are not its.
+  static std::optional<std::string> exportMisuse(const CommandLine &o) {
+    if (o.timeloopLayer.empty())
+      return "'dflc export' needs the tool and the layer: --timeloop LAYER";
+    if (o.driver.files.size() != 1 || o.driver.files[0].empty())
+      return "'dflc export' takes one compiled output directory, OUT";
+    const driver::DriverOptions defaults;
+    if (!o.driver.outDir.empty() || o.json || o.loops || o.sim ||
+        o.timeLimitGiven || o.driver.solver != defaults.solver || o.driver.objective != defaults.objective ||
+        !o.driver.pipelining || o.driver.pareto || !o.driver.plots || o.inPlace || o.check || o.allowPartial ||
+        o.verbose || o.debugWaitAfterLock || o.driver.debugSkipAnalysis || !o.simLayers.empty() || o.seed ||
+        o.workLimit || o.pipelinesOnly)
+      return "'dflc export' takes --timeloop LAYER, OUT, --batch, --train and the common options (-I, --format, "
+             "--error-limit, --color, --time-passes) only: OUT/schedule.dfl says the rest";
     return std::nullopt;
   }
 

@@ -38,6 +38,8 @@ struct CommandLine {
   std::vector<std::string> sbatchOptions;   // --sbatch-option OPT
   std::optional<size_t> tasks;          // --tasks N: slices of --slurm and --parallel
   std::string sshLogins;                // --parallel SSHLOGINS
+  // dflc export --timeloop LAYER OUT
+  std::string timeloopLayer;
   // dflc lsp
   bool litTest = false;
   bool debugWaitAfterLock = false;  // --debug-wait-after-lock (compile, sim): read stdin to its end once OUT is locked

@@ -455,6 +455,26 @@ int runImport(const CommandLine &o, Compilation &c) {
   return kExitOk;
 }
 
+/// `dflc export --timeloop LAYER OUT`: OUT/timeloop/LAYER.yaml, all or
+/// nothing (driver/TimeloopExport.h).
+int runExport(const CommandLine &o, Compilation &c) {
+  if (!lockOutputs(o, c))
+    return kExitInvalid;
+  std::optional<std::string> yaml;
+  if (c.load() && c.analyze() && c.checkSchedules())
+    yaml = c.exportTimeloop(o.timeloopLayer);
+  if (yaml && !c.writeFiles({{"timeloop/" + o.timeloopLayer + ".yaml", *yaml}})) {
+    printDiagnostics(o, c);
+    printOutputError(o, c);
+    return kExitInvalid;
+  }
+  printDiagnostics(o, c);
+  if (!yaml)
+    return kExitInvalid;
+  std::cout << wroteLine(c);
+  return kExitOk;
+}
+
 int runFmt(const CommandLine &o, driver::PassTimer &timer) {
   int status = kExitOk;
   for (const std::string &path : o.driver.files) {
@@ -922,6 +942,8 @@ int runCommand(const CommandLine &cl) {
         return runEmbed(cl, c);
       if (cl.command == "import")
         return runImport(cl, c);
+      if (cl.command == "export")
+        return runExport(cl, c);
       DFLC_CHECK(cl.command == "compile") << "no command '" << cl.command << "'";
       return runCompile(cl, c);
     });

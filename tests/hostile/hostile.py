@@ -608,6 +608,19 @@ def files_under(d):
     return sorted(os.path.relpath(os.path.join(root, n), d) for root, _, names in os.walk(d) for n in names)
 
 
+def timeloop_export_names(case):
+    """`dflc export --timeloop NAME OUT` with a NAME that is a path (it names the file written,
+    OUT/timeloop/NAME.yaml): no such layer, E1501, and nothing written anywhere."""
+    case.write("net.dfl", NET)
+    case.write("hw.dfl", HW)
+    case.write("out/schedule.dfl", 'import "../net.dfl";\nimport "../hw.dfl";\nschedule for tiny on tinyhw {\n}\n')
+    before = files_under(case.dir)
+    for name in ["../PWNED", "/tmp/PWNED", "a/b", "conv1/../../PWNED", "conv1\n"]:
+        case.diagnosed(["export", "--timeloop", name, "out"], 30, mentions=r"\[E1501\]")
+    if files_under(case.dir) != before or os.path.exists("/tmp/PWNED.yaml"):
+        raise Failure("export wrote %s" % sorted(set(files_under(case.dir)) - set(before)))
+
+
 def output_is_directory(case):
     """OUT/report.json is a directory: exit 1, the previous schedule.dfl untouched, no
     temporary left (once exit 0, "wrote", one file replaced and a temporary left)."""
@@ -1525,7 +1538,7 @@ CASES += [sweep_slurm_injection, sweep_sbatch_line_break, sweep_parallel_injecti
 CASES += [tradeoff_plot_ulps, fractional_words, sim_many_operands, sim_huge_work, onnx_huge_batch,
           onnx_fusion_patterns, onnx_broadcasts, onnx_rmsnorm_patterns]
 CASES += [embed_large_intrinsic, cm_large_mesh, partial_occupancy_huge_stacks, causal_huge]
-CASES += [gqa_groups, rope_extremes, conv_transpose_extremes]
+CASES += [gqa_groups, rope_extremes, conv_transpose_extremes, timeloop_export_names]
 
 
 def main():
