@@ -516,7 +516,10 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
     if (r.complete && std::all_of(r.issues.begin(), r.issues.end(), buffer))
       shortOfBuffer_ = sched;
   }
-  if (!r.valid || !r.complete)
+  // Nor one whose buffers the check cannot derive (W0831): the simulator
+  // derives them with isl and may refuse it (one verdict for what the solver writes).
+  auto underivable = [](const Issue &i) { return i.id == diag::warn_segment_buffer_unchecked; };
+  if (!r.valid || !r.complete || std::any_of(r.warnings.begin(), r.warnings.end(), underivable))
     return std::nullopt;
   return std::pair{std::move(sched), std::move(r)};
 }
