@@ -76,6 +76,13 @@ void printOutputError(const CommandLine &o, const SourceManager &sm, const drive
 
 void printOutputError(const CommandLine &o, const Compilation &c) { printOutputError(o, c.sources(), c.outputError()); }
 
+/// A run whose outputs could not be written: its diagnostics, then why not.
+int outputsNotWritten(const CommandLine &o, const Compilation &c) {
+  printDiagnostics(o, c);
+  printOutputError(o, c);
+  return kExitInvalid;
+}
+
 /// Runs `body` on `c`; an internal error first prints the diagnostics so far
 /// (what led to it), then goes on to main().
 template <class F> int guarded(const CommandLine &o, const Compilation &c, F body) {
@@ -311,9 +318,7 @@ int runSim(const CommandLine &o, Compilation &c) {
     return runCompileCm(o, c, true);
   bool ran = !c.hasErrors() && c.checkSchedules() && simulate(o, c);
   if (ran && !c.writeFiles(c.simulation().files)) {
-    printDiagnostics(o, c);
-    printOutputError(o, c);
-    return kExitInvalid;
+    return outputsNotWritten(o, c);
   }
   printDiagnostics(o, c);
   if (!ran)
@@ -336,9 +341,7 @@ int runCompileCm(const CommandLine &o, Compilation &c, bool simulate) {
   }
   const driver::Simulation &run = c.simulation();
   if (!c.writeFiles(run.files)) {
-    printDiagnostics(o, c);
-    printOutputError(o, c);
-    return kExitInvalid;
+    return outputsNotWritten(o, c);
   }
   printDiagnostics(o, c);
   const Network &net = c.model().networks[0];
@@ -366,9 +369,7 @@ int runCompileDsa(const CommandLine &o, Compilation &c) {
   if (!c.writeFiles({{"report.json", graph::dsaReportJson(net, hw, s, "schedule.dfl")},
                      {"schedule.dfl", c.dsaScheduleText()},
                      {"trace.json", trace.json()}})) {
-    printDiagnostics(o, c);
-    printOutputError(o, c);
-    return kExitInvalid;
+    return outputsNotWritten(o, c);
   }
   printDiagnostics(o, c);
   std::cout << graph::dsaReportText(net, hw, s);
@@ -407,9 +408,7 @@ int runCompile(const CommandLine &o, Compilation &c) {
   if (o.sim)   // before the report, as the run comes before the write
     printSimulation(c.simulation());
   if (!c.writeOutputs(o.sim ? c.simulation().files : std::vector<driver::OutputFile>{})) {
-    printDiagnostics(o, c);
-    printOutputError(o, c);
-    return kExitInvalid;
+    return outputsNotWritten(o, c);
   }
   printDiagnostics(o, c);
   const Solution &s = c.solution();
@@ -464,9 +463,7 @@ int runExport(const CommandLine &o, Compilation &c) {
   if (c.load() && c.analyze() && c.checkSchedules())
     yaml = c.exportTimeloop(o.timeloopLayer);
   if (yaml && !c.writeFiles({{"timeloop/" + o.timeloopLayer + ".yaml", *yaml}})) {
-    printDiagnostics(o, c);
-    printOutputError(o, c);
-    return kExitInvalid;
+    return outputsNotWritten(o, c);
   }
   printDiagnostics(o, c);
   if (!yaml)
