@@ -413,11 +413,12 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
       continue;
     }
     // What a layer left out would have computed is seeded, as a network input is.
+    const std::vector<std::pair<std::string, std::vector<int64_t>>> reads = layerReads(net, static_cast<int>(li));
     std::set<std::string> from;
-    for (auto &[name, extent] : layerReads(net, static_cast<int>(li))) {
+    for (const auto &[name, extent] : reads) {
       if (!store.contains(name)) {
         const int64_t size = elementCount(extent);
-        store.set(name, {std::move(extent), seedTensor(name, size, options.seed)});
+        store.set(name, {extent, seedTensor(name, size, options.seed)});
         if (written.count(name))
           standIns[name] = {name};
       }
@@ -455,7 +456,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         // What the layer writes: its own tensor forward, a gradient backward.
         Tensor want = outputs.at(plan->role(plan->output).tensor());
         TensorStore inputs;
-        for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+        for (const auto &[name, extent] : reads)
           inputs.set(name, store.at(name));
         runs.run([&, li, plan = std::move(*plan), inputs = std::move(inputs), want = std::move(want),
                   sim = std::move(sim)]() mutable {
@@ -481,7 +482,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
       else
         standIns[name] = from;
     }
-    for (const auto &[name, extent] : layerReads(net, static_cast<int>(li)))
+    for (const auto &[name, extent] : reads)
       if (run.lastRead.at(name) == li)
         store.erase(name);
   }
