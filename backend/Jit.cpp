@@ -165,15 +165,16 @@ KernelCache::Entry &KernelCache::entry(const KernelPlan &plan, const KernelOptio
     e->module = std::move(m);
     e->ctx = std::move(ctx);
     e->function = code.function;
+    e->owner = plan.layer;
   }
   return *e;
 }
 
 void KernelCache::prefetch(const KernelPlan &plan, const KernelOptions &options) {
-  if (maxThreads_ == 0)
-    return;
   KernelCode code;
   Entry &e = entry(plan, options, code);
+  if (maxThreads_ == 0)
+    return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (e.queued)
@@ -215,10 +216,11 @@ CompiledKernel KernelCache::get(const KernelPlan &plan, const KernelOptions &opt
     compile(e, lock);
   }
   changed_.wait(lock, [&] { return e.done; });
+  const bool owns = !e.taken && plan.layer == e.owner;
   CompiledKernel out = compiledKernel(code, e.compiled.address, renamedModule(e.compiled.ir, plan.layer),
-                                      e.taken ? 0 : e.compiled.compileMs);
-  out.shared = e.taken;
-  e.taken = true;
+                                      owns ? e.compiled.compileMs : 0);
+  out.shared = !owns;
+  e.taken = e.taken || owns;
   return out;
 }
 

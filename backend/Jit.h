@@ -77,8 +77,11 @@ private:
 /// generated IR is the same (the layer's name aside) share one function
 /// (the key is the IR's text, so sharing is exact). prefetch() queues a
 /// kernel for at most `threads` background threads, in the order asked; get() waits
-/// for it or, not queued, compiles it in the caller. Which kernels are
-/// shared and what each computes never depend on the threads or the timing.
+/// for it or, not queued, compiles it in the caller. The layer that first
+/// asked for a kernel owns its compile: call prefetch() for every layer, in
+/// layer order, from one thread (with no threads it only records the order),
+/// so which kernels are shared and what each computes never depend on the
+/// threads or the timing.
 class KernelCache {
 public:
   /// threads 0: no background threads (get() compiles).
@@ -90,7 +93,7 @@ public:
   void prefetch(const KernelPlan &plan, const KernelOptions &options);
   /// The plan's kernel: its slots the plan's own, its function (and the IR,
   /// under the plan's layer's name) the first identical kernel's, compileMs
-  /// that compile's for the first get() of it, 0 and shared after.
+  /// that compile's for the owner's first get() of it, 0 and shared else.
   CompiledKernel get(const KernelPlan &plan, const KernelOptions &options);
   /// The distinct kernels compiled or queued.
   size_t distinct() const { return entries_.size(); }
@@ -100,6 +103,7 @@ private:
     std::unique_ptr<llvm::LLVMContext> ctx;   // declared first: outlives module
     std::unique_ptr<llvm::Module> module;     // until compiled
     std::string function;
+    std::string owner;   // the layer that first asked for it
     bool queued = false, done = false, taken = false;
     JitFunction compiled;
   };
