@@ -28,6 +28,9 @@ template <class Pred> int64_t leastWhere(int64_t lo, int64_t hi, Pred holds) {
   return lo;
 }
 
+void splitRange(const std::vector<int64_t> &strides, size_t k, Interval r, std::vector<Interval> &prefix,
+                std::vector<std::vector<Interval>> &out);
+
 } // namespace
 
 int64_t StepRegion::linear(const std::vector<int64_t> &u) const {
@@ -88,32 +91,73 @@ void StepRegion::deriveImages() {
     const Access &a = layer->nest.accesses[k];
     if (a.role == layer->output)
       continue;
-    auto it = std::find_if(readers.begin(), readers.end(), [&](const auto &r) { return r.first == a.tensor; });
-    if (it != readers.end())
-      it->second.push_back(k);
-    else
-      readers.push_back({a.tensor, {k}});
+    auto it = std::find_if(readers.begin(), readers.end(), [&](const Readers &r) { return r.tensor == a.tensor; });
+    if (it == readers.end())
+      it = readers.insert(readers.end(), Readers{a.tensor, {}, {}});
+    it->accesses.push_back(k);
   }
-  for (const Access &a : layer->nest.accesses) {
+  std::array<int64_t, kNumDims> span{};   // per canonical dim, its coordinate's values
+  span.fill(1);
+  for (const IterDimFold &f : fold)
+    span[static_cast<size_t>(f.from)] *= f.extent;
+  for (size_t k = 0; k < layer->nest.accesses.size(); ++k) {
+    const Access &a = layer->nest.accesses[k];
     std::vector<AffineExpr> &dims = images.emplace_back();
+    std::array<bool, kNumDims> wraps{};
     for (const AffineExpr &e : a.index) {
       AffineExpr image(e.constant);
       std::array<bool, kNumDims> whole{};
       for (auto [i, c] : e.terms) {
-        const Dim d = fold[static_cast<size_t>(i)].from;
+        const IterDimFold &f = fold[static_cast<size_t>(i)];
+        const Dim d = f.from;
         if (whole[static_cast<size_t>(d)])
           continue;
-        const int64_t f = wholeCoordinate(e, d);
+        const int64_t w = wholeCoordinate(e, d);
         const bool alone = std::count_if(fold.begin(), fold.end(), [&](const IterDimFold &x) { return x.from == d; }) == 1;
-        if (f != 0 && !alone) {
+        if (w != 0 && !alone) {
           whole[static_cast<size_t>(d)] = true;
-          image.terms.push_back({static_cast<int>(fold.size() + static_cast<size_t>(d)), f});
+          image.terms.push_back({static_cast<int>(fold.size() + static_cast<size_t>(d)), w});
         } else {
           image.terms.push_back({i, c});
+          // An inner iteration dim of a coordinate folding others: it wraps.
+          wraps[static_cast<size_t>(d)] |= c != 0 && f.extent > 1 && f.divisor * f.extent < span[static_cast<size_t>(d)];
         }
       }
       dims.push_back(std::move(image));
     }
+    if (a.role != layer->output)
+      for (Readers &r : readers)
+        if (r.tensor == a.tensor)
+          for (size_t d = 0; d < kNumDims; ++d)
+            r.wraps[d] = r.wraps[d] || wraps[d];
+  }
+}
+
+void StepRegion::subCovers(const Cover &box, const std::array<bool, kNumDims> &wraps, std::vector<Cover> &out) const {
+  out.assign(1, box);
+  for (Dim d : kIndependentDims) {
+    if (!wraps[static_cast<size_t>(d)])
+      continue;
+    std::vector<int64_t> divisors;   // its iteration dims', largest first
+    for (const IterDimFold &f : fold)
+      if (f.from == d && f.extent > 1)
+        divisors.push_back(f.divisor);
+    std::sort(divisors.rbegin(), divisors.rend());
+    std::vector<Interval> prefix;
+    std::vector<std::vector<Interval>> runs;
+    splitRange(divisors, 0, box[static_cast<size_t>(d)], prefix, runs);
+    if (runs.size() < 2)
+      continue;
+    std::vector<Cover> next;
+    for (const Cover &c : out)
+      for (const std::vector<Interval> &run : runs) {
+        Cover &n = next.emplace_back(c);
+        Interval &x = n[static_cast<size_t>(d)];
+        x = {0, 0};
+        for (size_t k = 0; k < run.size(); ++k)
+          x.lo += run[k].lo * divisors[k], x.hi += run[k].hi * divisors[k];
+      }
+    out = std::move(next);
   }
 }
 
@@ -145,10 +189,10 @@ bool StepRegion::accessReads(size_t k, bool clip, Ranges &r) const {
   return true;
 }
 
-const std::vector<size_t> &StepRegion::readersOf(const std::string &tensor) const {
-  static const std::vector<size_t> none;
-  auto it = std::find_if(readers.begin(), readers.end(), [&](const auto &r) { return r.first == tensor; });
-  return it == readers.end() ? none : it->second;
+const StepRegion::Readers &StepRegion::readersOf(const std::string &tensor) const {
+  static const Readers none;
+  auto it = std::find_if(readers.begin(), readers.end(), [&](const Readers &r) { return r.tensor == tensor; });
+  return it == readers.end() ? none : *it;
 }
 
 std::optional<IntervalBox> StepRegion::image(const Access &a, const std::vector<int64_t> &u) const {
@@ -159,40 +203,62 @@ std::optional<IntervalBox> StepRegion::image(const Access &a, const std::vector<
   return std::move(r.out);
 }
 
-std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const {
-  std::optional<IntervalBox> out;
-  thread_local Ranges r;   // kept across calls: a step's reads allocate nothing but their result
-  setCover(cover(u), r);
-  for (size_t k : readersOf(tensor)) {
+bool StepRegion::readHull(const std::vector<size_t> &accesses, bool clip, Ranges &r, IntervalBox &out) const {
+  bool any = false;
+  for (size_t k : accesses) {
     if (!accessReads(k, clip, r))
       continue;
-    if (!out)
+    if (!any)
       out = r.out;
     else
       for (size_t t = 0; t < r.out.size(); ++t)
-        (*out)[t] = (*out)[t].hull(r.out[t]);
+        out[t] = out[t].hull(r.out[t]);
+    any = true;
   }
+  return any;
+}
+
+std::optional<IntervalBox> StepRegion::reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const {
+  thread_local Ranges r;   // kept across calls: a step's reads allocate nothing but their result
+  setCover(cover(u), r);
+  IntervalBox out;
+  if (!readHull(readersOf(tensor).accesses, clip, r, out))
+    return std::nullopt;
   return out;
+}
+
+void StepRegion::readBoxes(const std::string &tensor, const std::vector<int64_t> &u, std::vector<IntervalBox> &out) const {
+  const Readers &of = readersOf(tensor);
+  thread_local Ranges r;
+  thread_local std::vector<Cover> covers;
+  subCovers(cover(u), of.wraps, covers);
+  IntervalBox box;
+  for (const Cover &c : covers) {
+    setCover(c, r);
+    if (readHull(of.accesses, true, r, box))
+      out.push_back(box);
+  }
 }
 
 namespace {
 
 using Digits = std::vector<StepRegion::Digit>;
 
-/// Range `r` of an index linearizing `g` from digit `k` on (`prefix` the
-/// outer digits' values) as boxes of the digits, appended to `out`: a run
-/// aligned to digit k's stride is one box (the inner digits whole), else its
-/// ragged ends are boxes of their own; at most 2·|g| − 1 boxes.
-void splitRange(const Digits &g, size_t k, Interval r, std::vector<Interval> &prefix,
+/// Range `r` of an index linearizing digits of strides `strides` (outermost
+/// first, dense) from digit `k` on (`prefix` the outer digits' values) as
+/// boxes of the digits, appended to `out`: a run aligned to digit k's stride
+/// is one box (the inner digits whole), else its ragged ends are boxes of
+/// their own; at most 2·|strides| − 1 boxes.
+void splitRange(const std::vector<int64_t> &strides, size_t k, Interval r, std::vector<Interval> &prefix,
                 std::vector<std::vector<Interval>> &out) {
-  if (k == g.size()) {
+  if (k == strides.size()) {
     out.push_back(prefix);
     return;
   }
-  const int64_t s = g[k].stride;
+  const int64_t s = strides[k];
   auto piece = [&](Interval digit, Interval inner) {
     prefix.push_back(digit);
-    splitRange(g, k + 1, inner, prefix, out);
+    splitRange(strides, k + 1, inner, prefix, out);
     prefix.pop_back();
   };
   const int64_t a = floorDiv(r.lo, s), b = floorDiv(r.hi, s);
@@ -206,6 +272,18 @@ void splitRange(const Digits &g, size_t k, Interval r, std::vector<Interval> &pr
       piece({a + 1, b - 1}, {0, s - 1});
     piece({b, b}, {0, r.hi - b * s});
   }
+}
+
+/// Range `r` of an index linearizing digits `g` (outermost first) as boxes
+/// of the digits.
+std::vector<std::vector<Interval>> splitRange(const Digits &g, Interval r) {
+  std::vector<int64_t> strides;
+  for (const StepRegion::Digit &x : g)
+    strides.push_back(x.stride);
+  std::vector<Interval> prefix;
+  std::vector<std::vector<Interval>> out;
+  splitRange(strides, 0, r, prefix, out);
+  return out;
 }
 
 /// The next of the combinations picking one of each `choices[t]`, odometer-wise
@@ -227,25 +305,20 @@ template <class T> bool nextCombination(std::vector<size_t> &pick, const std::ve
 // the most of it over the boxes of the output's digits the box splits into.
 int64_t StepRegion::lastWriter(const IntervalBox &box) const {
   std::vector<std::vector<std::vector<Interval>>> split(outputDims.size());
-  for (size_t t = 0; t < outputDims.size(); ++t) {
-    std::vector<Interval> prefix;
-    splitRange(outputDims[t], 0, box[t], prefix, split[t]);
-  }
+  for (size_t t = 0; t < outputDims.size(); ++t)
+    split[t] = splitRange(outputDims[t], box[t]);
   int64_t last = 0;
   std::vector<size_t> pick(outputDims.size(), 0);
   for (bool more = true; more;) {
-    DimVector hi{};
-    std::array<bool, kNumDims> indexes{};
+    DimVector hi{};   // per canonical dim its greatest coordinate in the box: its digits' greatest values
     for (size_t t = 0; t < outputDims.size(); ++t)
-      for (size_t k = 0; k < outputDims[t].size(); ++k) {
-        at(hi, outputDims[t][k].dim) = split[t][pick[t]][k].hi;
-        indexes[static_cast<size_t>(outputDims[t][k].dim)] = true;
-      }
+      for (size_t k = 0; k < outputDims[t].size(); ++k)
+        at(hi, outputDims[t][k].dim) += split[t][pick[t]][k].hi * outputDims[t][k].divisor;
     std::vector<int64_t> u(updates.size());
     DimVector fixed{};
     for (size_t i = 0; i < updates.size(); ++i) {
       const Update &up = updates[i];
-      if (!indexes[static_cast<size_t>(up.dim)]) {
+      if (digitsOf[static_cast<size_t>(up.dim)].empty()) {
         u[i] = up.count - 1;
         continue;
       }
@@ -277,34 +350,34 @@ int StepRegion::compareWriter(Dim d, int64_t x, std::span<const int64_t> mine) c
 // components along it are the step's (lastWriter takes each dim's updates
 // alone, and their components only grow with the coordinate: an interval).
 std::optional<StepRegion::Cover> StepRegion::finalized(const std::vector<int64_t> &u) const {
-  std::array<bool, kNumDims> indexes{};
-  for (const Digits &g : outputDims)
-    for (const Digit &x : g)
-      indexes[static_cast<size_t>(x.dim)] = true;
   for (size_t i = 0; i < updates.size(); ++i)
-    if (!indexes[static_cast<size_t>(updates[i].dim)] && u[i] != updates[i].count - 1)
+    if (digitsOf[static_cast<size_t>(updates[i].dim)].empty() && u[i] != updates[i].count - 1)
       return std::nullopt;   // partial sums only
   Cover out{};
   std::vector<int64_t> mine;
   mine.reserve(updates.size());
-  for (const Digits &g : outputDims)
-    for (const Digit &x : g) {
-      mine.clear();
-      for (size_t i = 0; i < updates.size(); ++i)
-        if (updates[i].dim == x.dim)
-          mine.push_back(u[i]);
-      // The least coordinate written no earlier than this step, the greatest no later.
-      out[static_cast<size_t>(x.dim)] = {leastWhere(0, x.radix, [&](int64_t c) { return compareWriter(x.dim, c, mine) >= 0; }),
-                                         leastWhere(0, x.radix, [&](int64_t c) { return compareWriter(x.dim, c, mine) > 0; }) - 1};
-    }
+  for (Dim d : kIndependentDims) {
+    const auto &where = digitsOf[static_cast<size_t>(d)];
+    if (where.empty())
+      continue;
+    const Digit &outer = outputDims[where[0][0]][where[0][1]];
+    const int64_t span = outer.divisor * outer.radix;   // the coordinate's values
+    mine.clear();
+    for (size_t i = 0; i < updates.size(); ++i)
+      if (updates[i].dim == d)
+        mine.push_back(u[i]);
+    // The least coordinate written no earlier than this step, the greatest no later.
+    out[static_cast<size_t>(d)] = {leastWhere(0, span, [&](int64_t c) { return compareWriter(d, c, mine) >= 0; }),
+                                   leastWhere(0, span, [&](int64_t c) { return compareWriter(d, c, mine) > 0; }) - 1};
+  }
   return out;
 }
 
 int64_t StepRegion::words(const Cover &box) const {
   int64_t n = 1;
-  for (const Digits &g : outputDims)
-    for (const Digit &x : g)
-      n *= box[static_cast<size_t>(x.dim)].size();
+  for (Dim d : kIndependentDims)
+    if (!digitsOf[static_cast<size_t>(d)].empty())
+      n *= box[static_cast<size_t>(d)].size();
   // A guard over two iteration dims (a causal mask) leaves part of the box
   // unwritten: counted row by row over the first dim's coordinates (the
   // iteration dim from its coordinate, as it folds), the second its
@@ -329,9 +402,7 @@ int64_t StepRegion::words(const Cover &box) const {
   std::array<Interval, 2> range;
   for (size_t k = 0; k < 2; ++k) {
     const Dim d = fold[static_cast<size_t>(two[k])].from;
-    if (!std::any_of(outputDims.begin(), outputDims.end(), [&](const Digits &g) {
-          return std::any_of(g.begin(), g.end(), [&](const Digit &x) { return x.dim == d; });
-        }))
+    if (digitsOf[static_cast<size_t>(d)].empty())
       return n;
     range[k] = box[static_cast<size_t>(d)];
   }
@@ -356,56 +427,104 @@ int64_t StepRegion::words(const Cover &box) const {
   return n / (range[0].size() * range[1].size()) * inside;
 }
 
-// Per output dim, the runs of index values: the outer digits enumerated down
-// to the innermost one not taken whole (dense digits: the inner whole ones
-// make a run with it).
-std::optional<std::vector<IntervalBox>> StepRegion::pieces(const Cover &box) const {
-  std::vector<std::vector<Interval>> runs(outputDims.size());
-  size_t combinations = 1;
-  for (size_t t = 0; t < outputDims.size(); ++t) {
-    const Digits &g = outputDims[t];
-    if (g.empty()) {
-      runs[t].push_back({0, 0});
+bool StepRegion::digitBoxes(const Cover &box, size_t limit, std::vector<DigitBox> &out) const {
+  out.assign(1, DigitBox(outputDims.size()));
+  for (size_t t = 0; t < outputDims.size(); ++t)
+    out[0][t].resize(outputDims[t].size());
+  for (Dim d : kIndependentDims) {
+    const auto &where = digitsOf[static_cast<size_t>(d)];
+    const Interval r = box[static_cast<size_t>(d)];
+    if (where.size() == 1) {   // the whole coordinate
+      for (DigitBox &b : out)
+        b[where[0][0]][where[0][1]] = r;
       continue;
     }
-    auto of = [&](size_t k) { return box[static_cast<size_t>(g[k].dim)]; };
-    size_t q = g.size() - 1;
-    while (q > 0 && of(q) == Interval{0, g[q].radix - 1})
-      --q;
-    size_t n = 1;
-    for (size_t k = 0; k < q; ++k)
-      if ((n *= static_cast<size_t>(of(k).size())) > kMaxPieces)
-        return std::nullopt;
-    if ((combinations *= n) > kMaxPieces)
-      return std::nullopt;
-    for (size_t r = 0; r < n; ++r) {
-      int64_t base = 0;
-      for (size_t k = q, rest = r; k-- > 0;) {
-        const int64_t size = of(k).size();
-        base += (of(k).lo + static_cast<int64_t>(rest % static_cast<size_t>(size))) * g[k].stride;
-        rest /= static_cast<size_t>(size);
+    if (where.empty())
+      continue;
+    std::vector<int64_t> divisors;
+    for (auto [t, k] : where)
+      divisors.push_back(outputDims[t][k].divisor);
+    std::vector<Interval> prefix;
+    std::vector<std::vector<Interval>> runs;
+    splitRange(divisors, 0, r, prefix, runs);
+    if (out.size() * runs.size() > limit)
+      return false;
+    std::vector<DigitBox> next;
+    for (const DigitBox &b : out)
+      for (const std::vector<Interval> &run : runs) {
+        DigitBox &n = next.emplace_back(b);
+        for (size_t j = 0; j < where.size(); ++j)
+          n[where[j][0]][where[j][1]] = run[j];
       }
-      runs[t].push_back({base + of(q).lo * g[q].stride, base + (of(q).hi + 1) * g[q].stride - 1});
-    }
+    out = std::move(next);
   }
+  return true;
+}
+
+// Per digit box, per output dim, the runs of index values: the outer digits
+// enumerated down to the innermost one not taken whole (dense digits: the
+// inner whole ones make a run with it).
+std::optional<std::vector<IntervalBox>> StepRegion::pieces(const Cover &box) const {
+  std::vector<DigitBox> boxes;
+  if (!digitBoxes(box, kMaxPieces, boxes))
+    return std::nullopt;
   std::vector<IntervalBox> out;
-  std::vector<size_t> pick(runs.size(), 0);
-  for (bool more = true; more;) {
-    IntervalBox b;
-    for (size_t t = 0; t < runs.size(); ++t)
-      b.push_back(runs[t][pick[t]]);
-    out.push_back(std::move(b));
-    more = nextCombination(pick, runs);
+  for (const DigitBox &digits : boxes) {
+    std::vector<std::vector<Interval>> runs(outputDims.size());
+    size_t combinations = 1;
+    for (size_t t = 0; t < outputDims.size(); ++t) {
+      const Digits &g = outputDims[t];
+      if (g.empty()) {
+        runs[t].push_back({0, 0});
+        continue;
+      }
+      auto of = [&](size_t k) { return digits[t][k]; };
+      size_t q = g.size() - 1;
+      while (q > 0 && of(q) == Interval{0, g[q].radix - 1})
+        --q;
+      size_t n = 1;
+      for (size_t k = 0; k < q; ++k)
+        if ((n *= static_cast<size_t>(of(k).size())) > kMaxPieces)
+          return std::nullopt;
+      if ((combinations *= n) > kMaxPieces)
+        return std::nullopt;
+      for (size_t r = 0; r < n; ++r) {
+        int64_t base = 0;
+        for (size_t k = q, rest = r; k-- > 0;) {
+          const int64_t size = of(k).size();
+          base += (of(k).lo + static_cast<int64_t>(rest % static_cast<size_t>(size))) * g[k].stride;
+          rest /= static_cast<size_t>(size);
+        }
+        runs[t].push_back({base + of(q).lo * g[q].stride, base + (of(q).hi + 1) * g[q].stride - 1});
+      }
+    }
+    if (out.size() + combinations > kMaxPieces)
+      return std::nullopt;
+    std::vector<size_t> pick(runs.size(), 0);
+    for (bool more = true; more;) {
+      IntervalBox b;
+      for (size_t t = 0; t < runs.size(); ++t)
+        b.push_back(runs[t][pick[t]]);
+      out.push_back(std::move(b));
+      more = nextCombination(pick, runs);
+    }
   }
   return out;
 }
 
+// Each digit's values over the box (an iteration dim's, as it folds), their
+// least and greatest index.
 IntervalBox StepRegion::hull(const Cover &box) const {
   IntervalBox out;
   for (const Digits &g : outputDims) {
     Interval r{0, 0};
-    for (const Digit &x : g)
-      r.lo += box[static_cast<size_t>(x.dim)].lo * x.stride, r.hi += box[static_cast<size_t>(x.dim)].hi * x.stride;
+    for (const Digit &x : g) {
+      const Interval c = box[static_cast<size_t>(x.dim)];
+      const Interval v = x.divisor == 1 && digitsOf[static_cast<size_t>(x.dim)].size() == 1
+                             ? c
+                             : foldImage({x.dim, x.divisor, x.radix}, c);
+      r.lo += v.lo * x.stride, r.hi += v.hi * x.stride;
+    }
     out.push_back(r);
   }
   return out;
@@ -445,23 +564,29 @@ std::optional<int64_t> StepRegion::firstReader(const std::string &tensor, const 
 // A lexmax, update by update from the outermost: the greatest value whose
 // reads (inner updates free) start at or before the box's end in every dim
 // (a binary search: the reads only grow with the value), stepped back while
-// its clipped reads miss the box.
+// its clipped reads miss the box. An update moving a coordinate whose
+// index wraps back (its reads do not only grow) steps back from its last
+// value instead.
 std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const IntervalBox &box) const {
   std::vector<int64_t> u(updates.size(), kFree);
-  const std::vector<size_t> &readers = readersOf(tensor);
+  const Readers &of = readersOf(tensor);
   thread_local Ranges r;
+  thread_local std::vector<Cover> covers;
   std::vector<int64_t> least(box.size());
   // Some access reads an element of the box: per tensor dim a value of its
   // index (lo + k·stride) inside the box's interval.
   auto meets = [&]() {
-    setCover(cover(u), r);
-    return std::any_of(readers.begin(), readers.end(), [&](size_t k) {
-      if (!accessReads(k, true, r))
-        return false;
-      for (size_t t = 0; t < box.size() && t < r.out.size(); ++t)
-        if (onLattice(r.out[t].intersect(box[t]), r.out[t].lo, r.strides[t]).empty())
+    subCovers(cover(u), of.wraps, covers);
+    return std::any_of(covers.begin(), covers.end(), [&](const Cover &c) {
+      setCover(c, r);
+      return std::any_of(of.accesses.begin(), of.accesses.end(), [&](size_t k) {
+        if (!accessReads(k, true, r))
           return false;
-      return true;
+        for (size_t t = 0; t < box.size() && t < r.out.size(); ++t)
+          if (onLattice(r.out[t].intersect(box[t]), r.out[t].lo, r.strides[t]).empty())
+            return false;
+        return true;
+      });
     });
   };
   // The unclipped reads' hull starts at or before the box's end in every dim.
@@ -469,7 +594,7 @@ std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const I
     setCover(cover(u), r);
     std::fill(least.begin(), least.end(), std::numeric_limits<int64_t>::max());
     bool any = false;
-    for (size_t k : readers)
+    for (size_t k : of.accesses)
       if (accessReads(k, false, r)) {
         any = true;
         for (size_t t = 0; t < box.size() && t < r.out.size(); ++t)
@@ -483,10 +608,13 @@ std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const I
   if (!meets())
     return std::nullopt;
   for (size_t i = 0; i < updates.size(); ++i) {
-    u[i] = leastWhere(1, updates[i].count, [&](int64_t v) {
-      u[i] = v;
-      return !startsBefore();
-    }) - 1;
+    if (of.wraps[static_cast<size_t>(updates[i].dim)])
+      u[i] = updates[i].count - 1;
+    else
+      u[i] = leastWhere(1, updates[i].count, [&](int64_t v) {
+        u[i] = v;
+        return !startsBefore();
+      }) - 1;
     while (u[i] > 0 && !meets())
       --u[i];
   }
@@ -535,43 +663,69 @@ StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const Layer
   std::vector<const Access *> outs = r.layer->nest.accessesOf(r.layer->output);
   if (!outs.empty())
     r.output = outs[0];
-  // The output tensor's dims as canonical coordinates: each index the whole
-  // coordinate of one dim (factor 1), or a dense mixed-radix linearization
-  // of several (dims of extent 1, always 0, left out); no constant.
+  // The output tensor's dims as digits: each index the whole coordinate of
+  // one dim (factor 1), its iteration dims apart (as they fold), or a dense
+  // mixed-radix linearization of several (dims of extent 1, always 0, left
+  // out); no constant. Each iteration dim in one digit, every one of a
+  // coordinate the output is indexed by.
   if (r.folds && r.output) {
+    using Digit = StepRegion::Digit;
     std::array<int64_t, kNumDims> radix{};
     radix.fill(1);
     for (const IterDimFold &f : r.fold)
       radix[static_cast<size_t>(f.from)] *= f.extent;
-    std::array<bool, kNumDims> seen{};
-    std::vector<std::vector<StepRegion::Digit>> dims;
-    for (size_t t = 0; t < r.output->index.size(); ++t) {
+    std::vector<bool> placed(r.fold.size());   // per iteration dim
+    bool dense = true;
+    auto place = [&](size_t i) {
+      dense = dense && !placed[i];
+      placed[i] = true;
+    };
+    std::vector<std::vector<Digit>> dims;
+    for (size_t t = 0; dense && t < r.output->index.size(); ++t) {
       const AffineExpr &e = r.output->index[t];
       const int64_t extent = r.output->extent[t];
-      std::vector<StepRegion::Digit> g;
-      bool whole = e.constant == 0;
+      std::vector<Digit> g;
+      std::array<bool, kNumDims> whole{};
+      dense = e.constant == 0;
       for (auto [i, c] : e.terms) {
         const IterDimFold &f = r.fold[static_cast<size_t>(i)];
-        if (!whole || c == 0 || f.extent == 1 ||
-            std::any_of(g.begin(), g.end(), [&](const StepRegion::Digit &x) { return x.dim == f.from; }))
+        if (c == 0 || f.extent == 1 || whole[static_cast<size_t>(f.from)])
           continue;
-        const int64_t stride = r.wholeCoordinate(e, f.from, true);
-        whole = stride > 0 && !seen[static_cast<size_t>(f.from)];
-        seen[static_cast<size_t>(f.from)] = true;
-        g.push_back({f.from, stride, radix[static_cast<size_t>(f.from)]});
+        if (const int64_t stride = r.wholeCoordinate(e, f.from, true); stride > 0) {
+          whole[static_cast<size_t>(f.from)] = true;
+          for (size_t j = 0; j < r.fold.size(); ++j)
+            if (r.fold[j].from == f.from && r.fold[j].extent > 1)
+              place(j);
+          g.push_back({f.from, 1, stride, radix[static_cast<size_t>(f.from)]});
+        } else {
+          place(static_cast<size_t>(i));
+          g.push_back({f.from, f.divisor, c, f.extent});
+        }
       }
-      std::sort(g.begin(), g.end(), [](const StepRegion::Digit &a, const StepRegion::Digit &b) { return a.stride > b.stride; });
-      if (g.size() == 1)
+      std::sort(g.begin(), g.end(), [](const Digit &a, const Digit &b) { return a.stride > b.stride; });
+      if (g.size() == 1 && g[0].divisor == 1 && radix[static_cast<size_t>(g[0].dim)] == g[0].radix)
         g[0].radix = extent;   // the coordinate itself, over the tensor
       // Dense: the innermost of stride 1, each stride its inner digit's times its radix, the outermost's spanning the tensor.
       for (size_t k = 0; k < g.size(); ++k)
-        whole = whole && g[k].stride == (k + 1 < g.size() ? g[k + 1].stride * g[k + 1].radix : 1);
-      if (!whole || (g.empty() && extent != 1) || (g.size() > 1 && g[0].stride * g[0].radix != extent))
-        break;
+        dense = dense && g[k].stride == (k + 1 < g.size() ? g[k + 1].stride * g[k + 1].radix : 1);
+      dense = dense && (g.empty() ? extent == 1 : g[0].stride * g[0].radix == extent);
       dims.push_back(std::move(g));
     }
-    if (dims.size() == r.output->index.size())
+    // A coordinate the output is indexed by has all its iteration dims placed.
+    for (size_t i = 0; i < r.fold.size(); ++i)
+      for (size_t j = 0; j < r.fold.size(); ++j)
+        if (r.fold[i].from == r.fold[j].from && r.fold[i].extent > 1 && r.fold[j].extent > 1)
+          dense = dense && placed[i] == placed[j];
+    if (dense) {
+      for (size_t t = 0; t < dims.size(); ++t)
+        for (size_t k = 0; k < dims[t].size(); ++k)
+          r.digitsOf[static_cast<size_t>(dims[t][k].dim)].push_back({t, k});
+      for (auto &where : r.digitsOf)
+        std::sort(where.begin(), where.end(), [&](const auto &a, const auto &b) {
+          return dims[a[0]][a[1]].divisor > dims[b[0]][b[1]].divisor;
+        });
       r.outputDims = std::move(dims);
+    }
   }
   if (r.folds)
     r.deriveImages();
@@ -669,9 +823,13 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
       e.producer = static_cast<int>(p), e.consumer = static_cast<int>(c);
       e.tensor = pr.output->tensor;
       e.needs.assign(static_cast<size_t>(cr.steps), -1);
-      for (int64_t j = 0; j < cr.steps; ++j)
-        if (std::optional<IntervalBox> b = cr.reads(e.tensor, cr.point(j), true))
-          e.needs[static_cast<size_t>(j)] = pr.lastWriter(*b);
+      std::vector<IntervalBox> boxes;
+      for (int64_t j = 0; j < cr.steps; ++j) {
+        boxes.clear();
+        cr.readBoxes(e.tensor, cr.point(j), boxes);
+        for (const IntervalBox &b : boxes)
+          e.needs[static_cast<size_t>(j)] = std::max(e.needs[static_cast<size_t>(j)], pr.lastWriter(b));
+      }
       e.rawWait = runningMax(e.needs);
       e.words.assign(static_cast<size_t>(pr.steps), 0);
       e.lastReader.assign(static_cast<size_t>(pr.steps), -1);

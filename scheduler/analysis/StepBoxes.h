@@ -27,6 +27,7 @@
 #include "scheduler/analysis/Analysis.h"
 #include "model/Geometry.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -52,19 +53,26 @@ struct StepRegion {
   int64_t steps = 1;
   double latency = 0;
   const Access *output = nullptr;
-  /// One canonical dim of an output index: its coordinate times `stride`;
-  /// `radix` the values it spans (its layer's bound).
+  /// One digit of an output index: (x / divisor) mod radix of canonical
+  /// coordinate x of `dim`, times `stride`. The whole coordinate is one
+  /// digit of divisor 1; a coordinate whose iteration dims the output
+  /// indexes apart (a matmul with heads at a batch above 1: N is batch and
+  /// heads, in two tensor dims) has a digit per iteration dim (its fold).
   struct Digit {
     Dim dim = Dim::N;
-    int64_t stride = 1, radix = 1;
+    int64_t divisor = 1, stride = 1, radix = 1;
   };
-  /// Per dim of the output tensor, its index as canonical coordinates,
-  /// outermost first: one digit of stride 1 (the whole coordinate), none (an
-  /// index 0 of an extent 1), or several, a mixed-radix linearization (a
-  /// matmul with heads: 8192·g + 2048·m + kx is N, Yo and K), each stride
-  /// the product of the inner digits' radices, the outermost's spanning the
-  /// extent. Empty if some output index is none of these.
+  /// Per dim of the output tensor, its index as digits, outermost first: one
+  /// digit of stride 1, none (an index 0 of an extent 1), or several, a
+  /// mixed-radix linearization (a matmul with heads: 8192·g + 2048·m + kx is
+  /// N, Yo and K), each stride the product of the inner digits' radices, the
+  /// outermost's spanning the extent. Empty if some output index is none of
+  /// these.
   std::vector<std::vector<Digit>> outputDims;
+  /// Per canonical dim, where its digits sit in outputDims (tensor dim,
+  /// digit), the largest divisor first; none if the output is not indexed
+  /// by it (a reduction).
+  std::array<std::vector<std::array<size_t, 2>>, kNumDims> digitsOf;
 
   /// Whether its steps can be read as boxes (its reads and writes derived).
   bool boxed() const { return folds && output && !outputDims.empty(); }
@@ -77,6 +85,11 @@ struct StepRegion {
   /// each clipped to the tensor and its guards (`clip`), or unclipped: the
   /// index ranges themselves, which only grow with the step. Empty if none.
   std::optional<IntervalBox> reads(const std::string &tensor, const std::vector<int64_t> &u, bool clip) const;
+  /// What a step reads of `tensor` exactly where an index takes apart a
+  /// coordinate folding several iteration dims (batch and heads, both N, in
+  /// two tensor dims): a box per range of the step's coverage in which no
+  /// such iteration dim wraps (`reads` is their hull). Appended to `out`.
+  void readBoxes(const std::string &tensor, const std::vector<int64_t> &u, std::vector<IntervalBox> &out) const;
   /// What access `a` touches over a (partial) step, clipped to its tensor
   /// and guards; nullopt if nothing.
   std::optional<IntervalBox> image(const Access &a, const std::vector<int64_t> &u) const;
@@ -118,8 +131,16 @@ struct StepRegion {
   /// that coordinate, exact where the dims' ranges wrap. Derived once
   /// (stepRegion), since the solver asks for millions of steps' reads.
   std::vector<std::vector<AffineExpr>> images;
-  /// Per tensor it reads, the accesses (indices) reading it.
-  std::vector<std::pair<std::string, std::vector<size_t>>> readers;
+  /// Per tensor it reads, the accesses (indices) reading it, and the
+  /// canonical dims an inner iteration dim of which some of them index apart:
+  /// as the coordinate grows, that index wraps back (not monotone), so a
+  /// range of it is read exactly only split where it wraps (subCovers).
+  struct Readers {
+    std::string tensor;
+    std::vector<size_t> accesses;
+    std::array<bool, kNumDims> wraps{};
+  };
+  std::vector<Readers> readers;
   void deriveImages();
 
 private:
@@ -136,14 +157,27 @@ private:
   /// canonical coordinate x along d (outermost first), compared
   /// lexicographically with `mine`: −1, 0 or 1.
   int compareWriter(Dim d, int64_t x, std::span<const int64_t> mine) const;
+  /// A box of the output's digits: per tensor dim, per digit, its values.
+  using DigitBox = std::vector<std::vector<Interval>>;
+  /// Canonical `box` as boxes of the output's digits: a coordinate whose
+  /// digits sit apart splits into runs of them (at most 2·|digits| − 1);
+  /// false if more than `limit` boxes.
+  bool digitBoxes(const Cover &box, size_t limit, std::vector<DigitBox> &out) const;
   /// `r.step` for a step's coverage `box`.
   void setCover(const Cover &box, Ranges &r) const;
   /// What access `a` (its index in the nest) reads over the step `r.step`
   /// holds: per tensor dim, in `r.out`, the values lo + k·r.strides[t] up to
   /// hi, clipped to the tensor and its guards (`clip`) or not; false if nothing.
   bool accessReads(size_t a, bool clip, Ranges &r) const;
-  /// The accesses (indices) reading `tensor`, its output's left out.
-  const std::vector<size_t> &readersOf(const std::string &tensor) const;
+  /// The accesses reading `tensor`, its output's left out.
+  const Readers &readersOf(const std::string &tensor) const;
+  /// `box` split along the dims `wraps` marks into ranges in which none of
+  /// their iteration dims wraps (each range exact per iteration dim, at most
+  /// 2·|dims| − 1 a dim), replacing `out`.
+  void subCovers(const Cover &box, const std::array<bool, kNumDims> &wraps, std::vector<Cover> &out) const;
+  /// What accesses `readers` read over the step `r.step` holds: their hull,
+  /// clipped (`clip`) or not; false if nothing.
+  bool readHull(const std::vector<size_t> &readers, bool clip, Ranges &r, IntervalBox &out) const;
 };
 
 /// The ranges of axis `axis` of `tensor` that a region's steps write (its

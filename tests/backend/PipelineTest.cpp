@@ -411,32 +411,60 @@ schedule for net on hw {
 // `kvHeads` K/V heads, 16 tokens. The scores' channel index linearizes three
 // canonical dims (8·16·g + 16·m + kx: N, Yo and K, heads = kv_heads · groups
 // of m), the context's reads of the probabilities likewise: the boxes split
-// ranges of it into its digits (scheduler/analysis/StepBoxes.h).
-std::string attention(int heads, int kvHeads, bool causal) {
+// ranges of it into its digits (scheduler/analysis/StepBoxes.h). At a batch
+// above 1, N is the batch and the heads (frontend/NetworkSema.cpp): the
+// outputs index its batch digit in dim 0, its head digit in the channels.
+std::string attention(int heads, int kvHeads, bool causal, int batch = 1) {
   const std::string h = std::to_string(heads), kv = std::to_string(kvHeads), c = causal ? "true" : "false";
-  return "network attn {\n  batch N = 1;\n  input q [C=" + std::to_string(16 * heads) + ", X=16];\n"
+  return "network attn {\n  batch N = " + std::to_string(batch) + ";\n  input q [C=" + std::to_string(16 * heads) + ", X=16];\n"
          "  input k [C=" + std::to_string(16 * kvHeads) + ", X=16];\n  input v [C=" + std::to_string(16 * kvHeads) +
          ", X=16];\n  scores = matmul(q, k, heads=" + h + ", kv_heads=" + kv + ", causal=" + c + ");\n"
          "  probs = softmax(scores, groups=" + h + ", causal=" + c + ");\n"
          "  ctx = matmul(probs, v, heads=" + h + ", kv_heads=" + kv + ", transpose_b=true);\n}\n";
 }
 
+/// The solver's fused segment of attention(...), as it writes it for the
+/// segment asked for: the segments compared with isl.
+size_t compareSolvedAttention(int heads, int kvHeads, bool causal, int batch) {
+  test::Compiled comp = test::compile(attention(heads, kvHeads, causal, batch) + kFourByFour +
+                                      "schedule for attn on hw { segment scores, probs, ctx pipelined; }\n");
+  EXPECT_EQ(comp.diagnostics(), "");
+  SolveFailure failure;
+  SolverOptions so;
+  so.pipelining = true;
+  auto sol = makeSolver("kapla")->solve(comp.model, comp.model.schedules.at(0), so, failure);
+  EXPECT_TRUE(sol) << failure;
+  return sol ? compareSegments(comp.model, sol->schedule) : 0;
+}
+
 TEST(PipelineTest, BoxesMatchIslOnFusedAttention) {
-  // The solver's fused segment (as it writes it for the segment asked for),
   // GQA and MHA, causal and not: every table the boxes derive is isl's.
   for (auto [heads, kvHeads] : {std::pair{4, 2}, std::pair{4, 4}, std::pair{8, 2}})
     for (bool causal : {true, false}) {
       SCOPED_TRACE(std::to_string(heads) + " heads over " + std::to_string(kvHeads) + (causal ? ", causal" : ""));
-      test::Compiled comp = test::compile(attention(heads, kvHeads, causal) + kFourByFour +
-                                          "schedule for attn on hw { segment scores, probs, ctx pipelined; }\n");
-      ASSERT_EQ(comp.diagnostics(), "");
-      SolveFailure failure;
-      SolverOptions so;
-      so.pipelining = true;
-      auto sol = makeSolver("kapla")->solve(comp.model, comp.model.schedules.at(0), so, failure);
-      ASSERT_TRUE(sol) << failure;
-      EXPECT_EQ(compareSegments(comp.model, sol->schedule), 1u);
+      EXPECT_EQ(compareSolvedAttention(heads, kvHeads, causal, 1), 1u);
     }
+}
+
+TEST(PipelineTest, BoxesMatchIslOnBatchedAttention) {
+  // Batch 2 and 3: N's digits in two tensor dims of each matmul's output, so
+  // a step's canonical range of N splits into boxes of (batch, head). The
+  // solver pipelines the segment (it drops one the boxes cannot derive) and
+  // every table is isl's.
+  for (int batch : {2, 3})
+    for (auto [heads, kvHeads] : {std::pair{2, 1}, std::pair{4, 4}}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(heads) + " heads over " +
+                   std::to_string(kvHeads));
+      EXPECT_EQ(compareSolvedAttention(heads, kvHeads, false, batch), 1u);
+    }
+}
+
+/// A node of its own for each layer of an attention: `gbuf` its buffer.
+std::string threeNodes(const std::string &gbuf) {
+  return "hardware h {\n  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }\n"
+         "  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }\n"
+         "  level GBUF { capacity = " + gbuf + "; array = 3; access_energy = 2 pJ; }\n"
+         "  level DRAM { access_energy = 100 pJ; }\n  pipeline { temporal = true; spatial = true; }\n}\n";
 }
 
 // A fused attention written by hand (tests/lit/check/E0824-attention.test
@@ -454,14 +482,7 @@ network attn {
   probs = softmax(scores, groups=2);
   ctx = matmul(probs, v, heads=2, kv_heads=1, transpose_b=true);
 }
-hardware h {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 64 B; array = 1; access_energy = 1 pJ; }
-  level GBUF { capacity = 128 B; array = 3; access_energy = 2 pJ; }
-  level DRAM { access_energy = 100 pJ; }
-  pipeline { temporal = true; spatial = true; }
-}
-schedule for attn on h {
+)" + threeNodes("128 B") + R"(schedule for attn on h {
   segment scores, probs, ctx pipelined;
   layer scores { )" + scores + R"( }
   layer probs {
@@ -499,6 +520,56 @@ TEST(PipelineTest, BoxesMatchIslOnWrittenAttention) {
     ASSERT_EQ(comp.diagnostics(), "");
     EXPECT_EQ(compareSegments(comp.model, comp.model.schedules.at(0)), 1u);
   }
+}
+
+TEST(PipelineTest, BoxesMatchIslOnWrittenBatchedAttention) {
+  // Batch 3, 2 heads (MHA): N is the batch and the head, 6 values, indexed in
+  // dims 0 and 1 of scores and ctx. Each layer steps N by 1, outermost or
+  // inside its query steps (and probs its keys, per head); ctx reads probs'
+  // channel index 8·h + key, whose head digit wraps back as N grows, so the
+  // boxes search those steps one by one (scheduler/analysis/StepBoxes.h).
+  // Every table is isl's, in all 12 orders.
+  const std::string text = R"(
+network attn {
+  batch N = 3;
+  input q [C=4, X=8];
+  input k [C=4, X=8];
+  input v [C=4, X=8];
+  scores = matmul(q, k, heads=2);
+  probs = softmax(scores, groups=2);
+  ctx = matmul(probs, v, heads=2, transpose_b=true);
+}
+)" + threeNodes("2 KiB") + R"(schedule for attn on h {
+  segment scores, probs, ctx pipelined;
+  layer scores {
+    REGF { tensor ifm [N=1, C=2, Xi=1, Yi=1]; tensor wgt [K=8, C=2, R=1, S=1]; tensor ofm [N=1, K=8, Xo=1, Yo=1]; }
+    GBUF { tensor ifm [N=1, C=2, Xi=1, Yi=1]; tensor wgt [K=8, C=2, R=1, S=1]; tensor ofm [N=1, K=8, Xo=1, Yo=1]; SCORES }
+  }
+  layer probs {
+    REGF { tensor ifm [N=1, C=1, Xi=1, Yi=1]; tensor ofm [N=1, K=1, Xo=1, Yo=1]; update C += 1; }
+    GBUF { tensor ifm [N=1, C=8, Xi=1, Yi=1]; tensor ofm [N=1, K=8, Xo=1, Yo=1]; PROBS }
+  }
+  layer ctx {
+    REGF { tensor ifm [N=1, C=8, Xi=1, Yi=1]; tensor wgt [K=2, C=8, R=1, S=1]; tensor ofm [N=1, K=2, Xo=1, Yo=1]; }
+    GBUF { tensor ifm [N=1, C=8, Xi=1, Yi=1]; tensor wgt [K=2, C=8, R=1, S=1]; tensor ofm [N=1, K=2, Xo=1, Yo=1]; CTX }
+  }
+}
+)";
+  const std::string queryThenBatch = "update Xo += 1, Xi += 1; update N += 1;",
+                    batchThenQuery = "update N += 1; update Xo += 1, Xi += 1;";
+  auto with = [](std::string t, const std::string &key, const std::string &updates) {
+    t.replace(t.find(key), key.size(), updates);
+    return t;
+  };
+  for (const std::string &scores : {queryThenBatch, batchThenQuery})
+    for (const std::string &probs : {"update C += 8; " + queryThenBatch, std::string("update Xo += 1, Xi += 1; update C += 8; update N += 1;"),
+                                     "update C += 8; " + batchThenQuery})
+      for (const std::string &ctx : {queryThenBatch, batchThenQuery}) {
+        SCOPED_TRACE(scores + " / " + probs + " / " + ctx);
+        test::Compiled comp = test::compile(with(with(with(text, "SCORES", scores), "PROBS", probs), "CTX", ctx));
+        ASSERT_EQ(comp.diagnostics(), "");
+        EXPECT_EQ(compareSegments(comp.model, comp.model.schedules.at(0)), 1u);
+      }
 }
 
 std::string stdlibText(const std::string &path) {
