@@ -111,7 +111,9 @@ int attentionSoftmax(const Network &net, int m, int last) {
 
 /// The score matmul of the fused attention (FLAT) layer x is part of inside
 /// first..last, or -1: the scores, their softmax, and a matmul with the same
-/// heads taking the probabilities as its first operand (transpose_b).
+/// heads taking the probabilities as its first operand (transpose_b) — or,
+/// the segment ending before it, the scores and their softmax alone (whose
+/// channels, heads times keys, no K = C tile matches).
 int attentionOf(const Network &net, int first, int last, int x) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   auto producer = [&](const Layer &c) { return c.operands.empty() || c.operands[0].isInput ? -1 : c.operands[0].index; };
@@ -132,7 +134,7 @@ int attentionOf(const Network &net, int first, int last, int x) {
         producer(o) == softmax && (x == scores || x == softmax || x == c))
       return scores;
   }
-  return -1;
+  return x == scores || x == softmax ? scores : -1;
 }
 
 /// The dims a fused attention's layer x walks outermost at the nodes,
