@@ -25,9 +25,19 @@ constexpr const char *kTimeloopName[kDims] = {"N", "C", "K", "P", "Q", "R", "S"}
 enum DimIndex { iN, iC, iK, iP, iQ, iR, iS };
 
 /// A YAML node and the buffer it came from, for located diagnostics.
+/// Assigning one rebinds it: yaml-cpp's own `Node = Node` writes into the
+/// node assigned to, which is part of a tree.
 struct Yaml {
   YAML::Node node;
   uint32_t file = 0;
+  Yaml() = default;
+  Yaml(YAML::Node n, uint32_t f) : node(std::move(n)), file(f) {}
+  Yaml(const Yaml &) = default;
+  Yaml &operator=(const Yaml &other) {
+    node.reset(other.node);
+    file = other.file;
+    return *this;
+  }
 };
 
 /// One Timeloop loop: a factor and the count of its last iteration
@@ -61,8 +71,9 @@ struct Storage {
 /// The last path component of a Timeloop name, without its instance range:
 /// `system.PE[0..255].REGF` -> REGF.
 std::string baseName(const std::string &name) {
-  std::string n = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
-  return n.substr(0, n.find('['));
+  static const std::regex range(R"(\[[^\]]*\])");
+  std::string n = std::regex_replace(name, range, "");   // the ranges hold dots too
+  return n.substr(n.rfind('.') == std::string::npos ? 0 : n.rfind('.') + 1);
 }
 
 /// The count of the instance range a name ends in: `PE[0..255]` is 256.
