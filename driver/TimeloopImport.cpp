@@ -2,6 +2,7 @@
 
 #include "driver/Compilation.h"
 #include "frontend/Loader.h"
+#include "frontend/Parser.h"
 #include "model/Dims.h"
 
 #include <yaml-cpp/yaml.h>
@@ -85,14 +86,14 @@ int64_t rangeCount(const std::string &name) {
   return std::max<int64_t>(1, std::stoll(m[2]) - std::stoll(m[1]) + 1);
 }
 
-/// A Timeloop name as a DFL identifier.
+/// A Timeloop name (or a file's) as a DFL identifier, never a keyword.
 std::string identifier(const std::string &name) {
   std::string id;
   for (char c : name)
     id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0])))
     id = "l_" + id;
-  return id;
+  return isKeyword(id) ? id + "_" : id;
 }
 
 std::string number(double v) {
@@ -108,8 +109,15 @@ public:
       : sm_(sm), files_(files), layer_(identifier(layer)), diags_(diags) {}
 
   std::optional<TimeloopDfl> run() {
-    if (!parse() || !problem() || !architecture() || !energies() || !mapping() || !factors())
+    try {
+      if (!parse() || !problem() || !architecture() || !energies() || !mapping() || !factors())
+        return std::nullopt;
+    } catch (const YAML::Exception &e) {   // a node of another kind than read: what the checks above missed
+      uint32_t file = files_[0];
+      uint32_t offset = e.mark.line < 0 ? 0 : sm_.offsetOf(file, {unsigned(e.mark.line) + 1, unsigned(e.mark.column) + 1});
+      diags_.report({{file, offset}, {file, offset}}, diag::err_timeloop_yaml) << e.msg;
       return std::nullopt;
+    }
     return TimeloopDfl{networkText(), hardwareText(), scheduleText(), layer_, at(mapping_)};
   }
 
