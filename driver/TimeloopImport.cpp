@@ -474,13 +474,14 @@ private:
                                      std::to_string(storages_[0].instances) + "; DFL's innermost units hold one MAC each");
       return false;
     }
+    const Storage *worded = nullptr;   // the innermost level that gives its word
     for (size_t l = 0; l < storages_.size(); ++l) {
       Storage &s = storages_[l];
-      if (s.wordBits)
-        wordBits_ = wordBits_ ? wordBits_ : s.wordBits;
+      if (s.wordBits && !worded)
+        worded = &s, wordBits_ = s.wordBits;
       if (s.wordBits && s.wordBits != wordBits_) {
         refuseArch(s.yaml, "'" + s.timeloopName + "' holds words of " + std::to_string(s.wordBits) + " bits, '" +
-                               storages_[0].timeloopName + "' of " + std::to_string(wordBits_) +
+                               worded->timeloopName + "' of " + std::to_string(wordBits_) +
                                "; DFL's levels hold one word");
         return false;
       }
