@@ -113,9 +113,7 @@ public:
       if (!parse() || !problem() || !architecture() || !energies() || !mapping() || !factors())
         return std::nullopt;
     } catch (const YAML::Exception &e) {   // a node of another kind than read: what the checks above missed
-      uint32_t file = files_[0];
-      uint32_t offset = e.mark.line < 0 ? 0 : sm_.offsetOf(file, {unsigned(e.mark.line) + 1, unsigned(e.mark.column) + 1});
-      diags_.report({{file, offset}, {file, offset}}, diag::err_timeloop_yaml) << e.msg;
+      diags_.report(located(files_[0], e.mark), diag::err_timeloop_yaml) << e.msg;
       return std::nullopt;
     }
     return TimeloopDfl{networkText(), hardwareText(), scheduleText(), layer_, at(mapping_)};
@@ -124,13 +122,16 @@ public:
 private:
   // ---- YAML: located access --------------------------------------------
 
+  /// yaml-cpp's mark (0-based line and column; -1: none, the file's start)
+  /// in `file`, `length` bytes long.
+  SourceRange located(uint32_t file, const YAML::Mark &m, size_t length = 0) const {
+    uint32_t offset = m.line < 0 ? 0 : sm_.offsetOf(file, {unsigned(m.line) + 1, unsigned(m.column) + 1});
+    size_t end = std::min(offset + length, sm_.text(file).size());   // a folded scalar is not its text
+    return {{file, offset}, {file, static_cast<uint32_t>(std::max<size_t>(end, offset))}};
+  }
+
   SourceRange at(const Yaml &y) const {
-    YAML::Mark m = y.node.Mark();
-    uint32_t offset = m.line < 0 ? 0 : sm_.offsetOf(y.file, {unsigned(m.line) + 1, unsigned(m.column) + 1});
-    uint32_t end = offset;
-    if (y.node.IsScalar())
-      end += static_cast<uint32_t>(y.node.Scalar().size());
-    return {{y.file, offset}, {y.file, std::max(end, offset)}};
+    return located(y.file, y.node.Mark(), y.node.IsScalar() ? y.node.Scalar().size() : 0);
   }
 
   /// The value of `key` in map `y`; Timeloop spells keys with '-' or '_'.
@@ -193,8 +194,7 @@ private:
       try {
         doc = YAML::Load(sm_.text(file));
       } catch (const YAML::ParserException &e) {
-        uint32_t offset = e.mark.line < 0 ? 0 : sm_.offsetOf(file, {unsigned(e.mark.line) + 1, unsigned(e.mark.column) + 1});
-        diags_.report({{file, offset}, {file, offset}}, diag::err_timeloop_yaml) << e.msg;
+        diags_.report(located(file, e.mark), diag::err_timeloop_yaml) << e.msg;
         return false;
       }
       if (!doc.IsMap()) {
