@@ -408,7 +408,11 @@ private:
     auto total = positive(attrs, "instances", instances, diag::err_timeloop_arch, "'" + baseName(scalar(*name)) + "'");
     if (!total)
       return false;
-    auto meshX = positive(attrs, "meshX", *total, diag::err_timeloop_arch, "'" + baseName(scalar(*name)) + "'");
+    // Timeloop's defaults: meshX from meshY, else all instances along X.
+    auto meshY = positive(attrs, "meshY", 1, diag::err_timeloop_arch, "'" + baseName(scalar(*name)) + "'");
+    auto meshX = meshY ? positive(attrs, "meshX", std::max<int64_t>(1, *total / *meshY), diag::err_timeloop_arch,
+                                  "'" + baseName(scalar(*name)) + "'")
+                       : std::nullopt;
     if (!meshX)
       return false;
     if (compute_) {
