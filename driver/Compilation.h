@@ -33,6 +33,8 @@
 //                   and LCUs, and with `simulate` its run (E1305)
 //   exportTimeloop  after checkSchedules (`dflc export --timeloop`): a layer
 //                   of the one schedule as Timeloop YAML (E1301, E1501-E1504)
+//   importTimeloop  instead of load (`dflc import --timeloop`): Timeloop YAML
+//                   as DFL, checked in memory (E1505-E1510); then writeFiles
 //   writeOutputs    OUT/schedule.dfl and OUT/report.json, all or nothing
 //                   (writeFiles: other outputs of a checked schedule)
 //
@@ -148,6 +150,12 @@ public:
   /// one schedule checked as Timeloop YAML (driver/TimeloopExport.h);
   /// nullopt after reporting why not.
   std::optional<std::string> exportTimeloop(const std::string &layer);
+  /// The first stage of `dflc import --timeloop` (instead of load): the
+  /// FILEs as Timeloop YAML, imported as DFL (driver/TimeloopImport.h) and
+  /// checked as `dflc check OUT/schedule.dfl` would check them, in memory; the
+  /// three files (paths relative to OUT), or nullopt after reporting why not
+  /// (E0005, E1505-E1510). Then writeFiles().
+  std::optional<std::vector<OutputFile>> importTimeloop();
   /// Opens the output directory (creating it) and locks it for the rest of
   /// the compilation (driver/OutputWriter.h); false with outputError() set if
   /// it cannot be opened or another run holds it. The write stages call it if

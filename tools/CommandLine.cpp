@@ -108,6 +108,13 @@ Usage:
                                      write the network of an ONNX model as
                                      canonical DFL (docs/onnx.md); any
                                      command reads MODEL.onnx as that network
+  dflc import --timeloop FILE.yaml... OUT
+                                     write a Timeloop v0.4 problem,
+                                     architecture (with its ERT) and mapping,
+                                     in one YAML file or several, as DFL:
+                                     OUT/network.dfl, OUT/hardware.dfl and
+                                     OUT/schedule.dfl, checked before they
+                                     are written (docs/timeloop.md)
   dflc export --timeloop LAYER OUT   write layer LAYER of the compiled
                                      OUT/schedule.dfl as Timeloop v0.4 YAML
                                      (problem, architecture with its energy
@@ -271,7 +278,7 @@ public:
         if (!(o.driver.maxEnergyPj = driver::parseEnergyBound(*v, error_)))
           return std::nullopt;
       } else if (auto v = value(i, "--timeloop", failed)) {
-        o.timeloopLayer = *v;
+        o.timeloop = *v;
       } else if (auto v = value(i, "--merge", failed)) {
         o.mergeDir = *v;
       } else if (auto v = value(i, "--jobs", failed)) {
@@ -363,6 +370,11 @@ public:
       error_ = *e;
       return std::nullopt;
     }
+    if (o.command == "import" && !o.timeloop.empty()) {   // the YAML files, then OUT
+      o.driver.outDir = o.driver.files.back();
+      o.driver.files.back() = o.timeloop;
+      std::rotate(o.driver.files.rbegin(), o.driver.files.rbegin() + 1, o.driver.files.rend());
+    }
     if (o.command == "export") {   // reads OUT/schedule.dfl, writes beside it
       o.driver.outDir = o.driver.files[0];
       o.driver.files[0] = o.driver.outDir + (o.driver.outDir.back() == '/' ? "" : "/") + "schedule.dfl";
@@ -417,16 +429,18 @@ private:
              "options of 'dflc sweep' (--jobs also of 'dflc sim' and 'dflc compile --sim')";
     if (o.command == "sweep")
       return sweepMisuse(o);
-    if (o.driver.files.empty())
+    if (o.driver.files.empty() && !(o.command == "import" && !o.timeloop.empty()))
       return "'dflc " + o.command + "' needs at least one FILE";
+    if (o.command == "import" && !o.timeloop.empty())
+      return importTimeloopMisuse(o);
     if (o.command == "import" && (o.driver.files.size() != 1 || !isOnnxPath(o.driver.files[0])))
       return "'dflc import' takes one ONNX model, MODEL.onnx";
     if (o.command == "import" && o.driver.batch)
       return "--batch is an option of compile, check, sim and show";
     if (o.command == "export")
       return exportMisuse(o);
-    if (!o.timeloopLayer.empty())
-      return "--timeloop is an option of 'dflc export'";
+    if (!o.timeloop.empty())
+      return "--timeloop is an option of 'dflc export' and 'dflc import'";
     if (o.command == "diff" && o.driver.files.size() != 2)
       return "'dflc diff' takes two FILEs, A and B, a schedule in each";
     if (o.command != "show" && o.command != "embed" && o.json)
@@ -471,21 +485,38 @@ private:
     return std::nullopt;
   }
 
+  /// Whether an option of compile, sim, show, fmt or check is given: -o,
+  /// the solver's, the simulator's, the report's (the Timeloop commands take none).
+  static bool otherCommandsOption(const CommandLine &o) {
+    const driver::DriverOptions defaults;
+    return !o.driver.outDir.empty() || o.json || o.loops || o.sim || o.timeLimitGiven ||
+           o.driver.solver != defaults.solver || o.driver.objective != defaults.objective || !o.driver.pipelining ||
+           o.driver.pareto || !o.driver.plots || o.inPlace || o.check || o.allowPartial || o.verbose ||
+           o.debugWaitAfterLock || o.driver.debugSkipAnalysis || !o.simLayers.empty() || o.seed || o.workLimit ||
+           o.pipelinesOnly;
+  }
+
   /// `dflc export --timeloop LAYER OUT`: one OUT, read as OUT/schedule.dfl;
   /// the driver's options that change what a schedule means are not its.
   static std::optional<std::string> exportMisuse(const CommandLine &o) {
-    if (o.timeloopLayer.empty())
+    if (o.timeloop.empty())
       return "'dflc export' needs the tool and the layer: --timeloop LAYER";
     if (o.driver.files.size() != 1 || o.driver.files[0].empty())
       return "'dflc export' takes one compiled output directory, OUT";
-    const driver::DriverOptions defaults;
-    if (!o.driver.outDir.empty() || o.json || o.loops || o.sim ||
-        o.timeLimitGiven || o.driver.solver != defaults.solver || o.driver.objective != defaults.objective ||
-        !o.driver.pipelining || o.driver.pareto || !o.driver.plots || o.inPlace || o.check || o.allowPartial ||
-        o.verbose || o.debugWaitAfterLock || o.driver.debugSkipAnalysis || !o.simLayers.empty() || o.seed ||
-        o.workLimit || o.pipelinesOnly)
+    if (otherCommandsOption(o))
       return "'dflc export' takes --timeloop LAYER, OUT, --batch, --train and the common options (-I, --format, "
              "--error-limit, --color, --time-passes) only: OUT/schedule.dfl says the rest";
+    return std::nullopt;
+  }
+
+  /// `dflc import --timeloop FILE.yaml... OUT`: the YAML files, then OUT;
+  /// the import reads nothing else and writes OUT/*.dfl.
+  static std::optional<std::string> importTimeloopMisuse(const CommandLine &o) {
+    if (o.driver.files.empty() || o.driver.files.back().empty())
+      return "'dflc import --timeloop' takes the Timeloop YAML files, then the output directory: FILE.yaml... OUT";
+    if (otherCommandsOption(o) || o.driver.batch || o.driver.train)
+      return "'dflc import --timeloop' takes FILE.yaml... OUT and the common options (-I, --format, --error-limit, "
+             "--color, --time-passes) only";
     return std::nullopt;
   }
 

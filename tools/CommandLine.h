@@ -38,8 +38,9 @@ struct CommandLine {
   std::vector<std::string> sbatchOptions;   // --sbatch-option OPT
   std::optional<size_t> tasks;          // --tasks N: slices of --slurm and --parallel
   std::string sshLogins;                // --parallel SSHLOGINS
-  // dflc export --timeloop LAYER OUT
-  std::string timeloopLayer;
+  // --timeloop's value: dflc export --timeloop LAYER OUT, dflc import
+  // --timeloop FILE.yaml... OUT (the first FILE; the rest are in driver.files)
+  std::string timeloop;
   // dflc lsp
   bool litTest = false;
   bool debugWaitAfterLock = false;  // --debug-wait-after-lock (compile, sim): read stdin to its end once OUT is locked

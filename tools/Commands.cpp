@@ -454,22 +454,36 @@ int runImport(const CommandLine &o, Compilation &c) {
   return kExitOk;
 }
 
+/// Writes `files` into OUT, all or nothing, and says so; nullopt: refused
+/// (the diagnostics say why), nothing written.
+int writeOrRefuse(const CommandLine &o, Compilation &c, const std::optional<std::vector<driver::OutputFile>> &files) {
+  if (files && !c.writeFiles(*files))
+    return outputsNotWritten(o, c);
+  printDiagnostics(o, c);
+  if (!files)
+    return kExitInvalid;
+  std::cout << wroteLine(c);
+  return kExitOk;
+}
+
+/// `dflc import --timeloop FILE.yaml... OUT`: OUT/network.dfl, hardware.dfl
+/// and schedule.dfl, checked before, all or nothing (driver/TimeloopImport.h).
+int runImportTimeloop(const CommandLine &o, Compilation &c) {
+  if (!lockOutputs(o, c))
+    return kExitInvalid;
+  return writeOrRefuse(o, c, c.importTimeloop());
+}
+
 /// `dflc export --timeloop LAYER OUT`: OUT/timeloop/LAYER.yaml, all or
 /// nothing (driver/TimeloopExport.h).
 int runExport(const CommandLine &o, Compilation &c) {
   if (!lockOutputs(o, c))
     return kExitInvalid;
-  std::optional<std::string> yaml;
+  std::optional<std::vector<driver::OutputFile>> files;
   if (c.load() && c.analyze() && c.checkSchedules())
-    yaml = c.exportTimeloop(o.timeloopLayer);
-  if (yaml && !c.writeFiles({{"timeloop/" + o.timeloopLayer + ".yaml", *yaml}})) {
-    return outputsNotWritten(o, c);
-  }
-  printDiagnostics(o, c);
-  if (!yaml)
-    return kExitInvalid;
-  std::cout << wroteLine(c);
-  return kExitOk;
+    if (auto yaml = c.exportTimeloop(o.timeloop))
+      files = std::vector<driver::OutputFile>{{"timeloop/" + o.timeloop + ".yaml", *yaml}};
+  return writeOrRefuse(o, c, files);
 }
 
 int runFmt(const CommandLine &o, driver::PassTimer &timer) {
@@ -938,7 +952,7 @@ int runCommand(const CommandLine &cl) {
       if (cl.command == "embed")
         return runEmbed(cl, c);
       if (cl.command == "import")
-        return runImport(cl, c);
+        return cl.timeloop.empty() ? runImport(cl, c) : runImportTimeloop(cl, c);
       if (cl.command == "export")
         return runExport(cl, c);
       DFLC_CHECK(cl.command == "compile") << "no command '" << cl.command << "'";
