@@ -31,7 +31,8 @@ def errors(report, name):
             found.append(f"{name}: {what}: {cycles} cycles below its bound {bound['cycles']}")
         for key, value, b in (("energy", energy, bound["energy_pj"]), ("cycles", cycles, bound["cycles"])):
             want = value / b - 1 if b > 0 else None
-            if (want is None) != (gap[key] is None) or (want is not None and abs(gap[key] - want) > 1e-9 * max(1, want)):
+            off = want is not None and gap[key] is not None and abs(gap[key] - want) > 1e-9 * max(1, want)
+            if (want is None) != (gap[key] is None) or off:
                 found.append(f"{name}: {what}: gap {key} {gap[key]}, {want} from its figures")
 
     levels = {l["level"] for layer in report["layers"] for l in layer.get("levels", [])}
@@ -75,7 +76,7 @@ if __name__ == "__main__":
         f, g = check(out)
         failures += f
         gaps += g
-    print(f"{len(gaps)} layers in {len(args)} reports at or above their bounds" if not failures else "\n".join(failures))
+    print("\n".join(failures) if failures else f"{len(gaps)} layers in {len(args)} reports at or above their bounds")
     if gaps and not failures:
         for key in ("energy", "cycles"):
             print(f"{key} gap: " + quantiles([g[key] for g in gaps if g[key] is not None]))

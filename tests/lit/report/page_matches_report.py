@@ -51,7 +51,8 @@ def check(out, loops=None):
                 if want is not None and not close(float(cells[cols[key]]), want):
                     errors.append(f"{out}: {name} {key} {cells[cols[key]]} on the page, {want} in report.json")
             if cells[cols["binding"]] != bound["binding"]:
-                errors.append(f"{out}: {name} binds {cells[cols['binding']]!r} on the page, {bound['binding']!r} in report.json")
+                errors.append(f"{out}: {name} binds {cells[cols['binding']]!r} on the page, "
+                              f"{bound['binding']!r} in report.json")
     for plot in report["plots"]:
         svg = open(os.path.join(out, plot), encoding="utf-8").read()
         if f'<figure class="plot" data-path="{plot}">\n{svg}' not in text:
