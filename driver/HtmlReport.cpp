@@ -229,8 +229,8 @@ HtmlReport htmlReportOf(const Model &model, const Solution &solution, const Driv
   // The bounds and gaps report.json gives (docs/directives.md §14).
   const ScheduleFloors floors = scheduleFloors(net, hw, res);
   auto bound = [&](const LayerFloor &f, double energyPj, double cycles, const std::string &binding) {
-    auto gap = [](double v, double b) { return b > 0 ? std::optional<double>(v / b - 1) : std::nullopt; };
-    return HtmlBound{true, f.energyPj, f.latencyCycles, binding, gap(energyPj, f.energyPj), gap(cycles, f.latencyCycles)};
+    return HtmlBound{true, f.energyPj, f.latencyCycles, binding, gapAbove(energyPj, f.energyPj),
+                     gapAbove(cycles, f.latencyCycles)};
   };
   for (const LayerResult &lr : res.layers) {
     const LayerFloor &f = floors.layers[static_cast<size_t>(lr.layer)];

@@ -104,6 +104,10 @@ DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFi
   return f;
 }
 
+std::optional<double> gapAbove(double value, double bound) {
+  return bound > 0 ? std::optional<double>(value / bound - 1) : std::nullopt;
+}
+
 std::string bindingName(const Hardware &hw, int binding) {
   return binding < 0 ? "compute" : hw.levels[static_cast<size_t>(binding)].name;
 }

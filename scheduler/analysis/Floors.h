@@ -10,6 +10,7 @@
 #include "model/Network.h"
 #include "scheduler/analysis/Analysis.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ struct LayerFloor {
   /// whose boundary's bandwidth (to the level inside) binds.
   int binding = -1;
 };
+
+/// How far `value` is above its bound: value / bound - 1 (0.25: 25 %
+/// above); none where the bound is 0.
+std::optional<double> gapAbove(double value, double bound);
 
 /// "compute", or the binding level's name.
 std::string bindingName(const Hardware &hw, int binding);

@@ -89,7 +89,8 @@ private:
     std::string out = "bound " + formatEnergy(f.energyPj) + ", " + formatFixed(f.latencyCycles, 0) + " cycles, " +
                       bindingName(hw_, f.binding) + " binds";
     auto gap = [](double v, double b) {
-      return b > 0 ? (v >= b ? "+" : "") + formatFixed(100 * (v / b - 1), 1) + " %" : std::string("-");
+      const std::optional<double> g = gapAbove(v, b);
+      return g ? (*g >= 0 ? "+" : "") + formatFixed(100 * *g, 1) + " %" : std::string("-");
     };
     if (lr.complete && lr.valid)
       out += "; this schedule " + gap(lr.energyPj, f.energyPj) + " energy, " + gap(lr.latencyCycles, f.latencyCycles) +

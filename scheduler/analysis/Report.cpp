@@ -276,7 +276,10 @@ json boundJson(const Hardware &hw, const LayerFloor &f, bool binding) {
 /// How far the schedule's figures are above the bound: 0.25 is 25 % above
 /// (chosen / bound - 1); null where the bound is 0.
 json gapJson(const LayerFloor &f, double energyPj, double latencyCycles) {
-  auto gap = [](double v, double floor) { return floor > 0 ? json(v / floor - 1) : json(nullptr); };
+  auto gap = [](double v, double bound) {
+    const std::optional<double> g = gapAbove(v, bound);
+    return g ? json(*g) : json(nullptr);
+  };
   return {{"energy", gap(energyPj, f.energyPj)}, {"cycles", gap(latencyCycles, f.latencyCycles)}};
 }
 
@@ -290,7 +293,10 @@ std::string floorsText(const Network &net, const Hardware &hw, const ScheduleRes
   for (const Layer &l : net.layers)
     nameW = std::max(nameW, l.name.size());
   const EnergyUnit unit = energyUnitFor(r.energyPj);
-  auto gap = [](double v, double floor) { return floor > 0 ? formatFixed(100 * (v / floor - 1), 1) : std::string("-"); };
+  auto gap = [](double v, double bound) {
+    const std::optional<double> g = gapAbove(v, bound);
+    return g ? formatFixed(100 * *g, 1) : std::string("-");
+  };
   std::ostringstream os;
   os << "lower bounds (what every schedule pays, docs/directives.md §14) and the gaps above them:\n";
   os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("bound", 12) << "  " << cell("gap", 7)
