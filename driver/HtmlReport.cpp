@@ -4,6 +4,7 @@
 #include "driver/HtmlReport.h"
 
 #include "scheduler/analysis/Evaluation.h"
+#include "scheduler/analysis/Floors.h"
 #include "scheduler/analysis/LoopNestView.h"
 #include "scheduler/analysis/Report.h"
 #include "support/Format.h"
@@ -109,6 +110,17 @@ std::string summary(const HtmlReport &r, const EnergyUnit &unit) {
   return out;
 }
 
+/// A row's bound, its gaps (in %) and what binds it; dashes where none.
+std::string boundCells(const HtmlBound &b, const EnergyUnit &unit) {
+  if (!b.present)
+    return numCell("-", "") + numCell("-", "") + numCell("-", "") + numCell("-", "") + textCell("");
+  auto gap = [](const std::optional<double> &g) {
+    return g ? numCell(formatFixed(100 * *g, 1), formatFixed(*g, 6)) : numCell("-", "");
+  };
+  return numCell(formatFixed(b.energyPj / unit.pj, 3), formatFixed(b.energyPj, 3)) + gap(b.energyGap) +
+         numCell(formatFixed(b.cycles, 0), formatFixed(b.cycles, 3)) + gap(b.cyclesGap) + textCell(b.binding);
+}
+
 std::string layerTable(const HtmlReport &r, const EnergyUnit &unit) {
   const Evaluation &e = r.evaluation;
   std::vector<std::string> parts;   // the components, as the first row with any names them
@@ -123,7 +135,9 @@ std::string layerTable(const HtmlReport &r, const EnergyUnit &unit) {
   for (size_t c = 0; c < parts.size(); ++c)
     out += th("part-" + std::to_string(c), parts[c] + u, true);
   out += th("latency", "latency [cycles]", true) + th("bound", "bound by", false) + th("utilization", "PE util [%]", true) +
-         "</tr></thead>\n<tbody>\n";
+         th("energy-bound", "energy bound" + u, true) + th("energy-gap", "energy gap [%]", true) +
+         th("latency-bound", "latency bound [cycles]", true) + th("latency-gap", "latency gap [%]", true) +
+         th("binding", "bound binds", false) + "</tr></thead>\n<tbody>\n";
   auto energy = [&](const std::optional<double> &pj) {
     return pj ? numCell(formatFixed(*pj / unit.pj, 3), formatFixed(*pj, 3)) : numCell("-", "");
   };
@@ -138,7 +152,7 @@ std::string layerTable(const HtmlReport &r, const EnergyUnit &unit) {
            textCell(i < r.boundBy.size() ? r.boundBy[i] : "") +
            (row.utilization ? numCell(formatFixed(100 * *row.utilization, 1), formatFixed(*row.utilization, 6))
                             : numCell("-", "")) +
-           "</tr>\n";
+           boundCells(i < r.bounds.size() ? r.bounds[i] : HtmlBound{}, unit) + "</tr>\n";
   }
   out += "</tbody>\n";
   if (e.energyPj) {   // the totals stay under the table whatever its order
@@ -147,7 +161,7 @@ std::string layerTable(const HtmlReport &r, const EnergyUnit &unit) {
       out += energy(c < e.parts.size() ? std::optional<double>(e.parts[c].pj) : std::nullopt);
     out += (e.latencyCycles ? numCell(formatFixed(*e.latencyCycles, 0), formatFixed(*e.latencyCycles, 3))
                             : numCell("-", "")) +
-           "<td></td><td></td></tr></tfoot>\n";
+           "<td></td><td></td>" + boundCells(r.totalBound, unit) + "</tr></tfoot>\n";
   }
   return out + "</table>\n";
 }
@@ -212,6 +226,19 @@ HtmlReport htmlReportOf(const Model &model, const Solution &solution, const Driv
     r.boundBy.push_back(!lr.complete || !lr.valid ? ""
                         : lr.bindingLevel < 0   ? "compute"
                                                 : hw.levels[static_cast<size_t>(lr.bindingLevel)].name);
+  // The bounds and gaps report.json gives (docs/directives.md §14).
+  const ScheduleFloors floors = scheduleFloors(net, hw, res);
+  auto bound = [&](const LayerFloor &f, double energyPj, double cycles, const std::string &binding) {
+    return HtmlBound{true, f.energyPj, f.latencyCycles, binding, gapAbove(energyPj, f.energyPj),
+                     gapAbove(cycles, f.latencyCycles)};
+  };
+  for (const LayerResult &lr : res.layers) {
+    const LayerFloor &f = floors.layers[static_cast<size_t>(lr.layer)];
+    r.bounds.push_back(!lr.complete || !lr.valid ? HtmlBound{}
+                                                 : bound(f, lr.energyPj, lr.latencyCycles, bindingName(hw, f.binding)));
+  }
+  if (res.complete && res.valid)
+    r.totalBound = bound(floors.total, res.energyPj, res.latencyCycles, "");
   for (const SegmentResult &seg : res.segments) {
     HtmlSegment h{{}, segmentKindText(seg), seg.chunks, seg.energyPj, seg.latencyCycles};
     for (int l : seg.layers)

@@ -13,6 +13,7 @@
 #include "model/Evaluation.h"
 #include "scheduler/kapla/Solver.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,14 @@ struct HtmlSegment {
   double energyPj = 0, latencyCycles = 0;
 };
 
+/// A layer's lower bound as the page shows it (docs/directives.md §14).
+struct HtmlBound {
+  bool present = false;                         // false: none shown (a layer not complete and valid)
+  double energyPj = 0, cycles = 0;
+  std::string binding;                          // "compute" or a level's name; the run's: empty
+  std::optional<double> energyGap, cyclesGap;   // chosen / bound - 1
+};
+
 /// What the page shows, as plain data (the unit tests build one by hand).
 struct HtmlReport {
   std::string title;                                        // "resnet20 on eyeriss_multinode"
@@ -35,6 +44,8 @@ struct HtmlReport {
   std::string story;                                        // scheduleStoryText
   Evaluation evaluation;                                    // the components and the per-layer rows
   std::vector<std::string> boundBy;                         // per row: "compute", a level's name or ""
+  std::vector<HtmlBound> bounds;                            // per row: report.json's bound and gap
+  HtmlBound totalBound;                                     // the run's (totals.bound and totals.gap)
   std::vector<HtmlSegment> segments;                        // in execution order
   std::string loops;                                        // scheduleLoopsText
   std::vector<OutputFile> plots;                            // standalone SVG documents, inlined as they are

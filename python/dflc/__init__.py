@@ -191,14 +191,17 @@ class Simulation:
 
 
 def _layer_row(layer, levels):
-    """A report.json layer as one flat row: the figures, and per level its energy and occupancy."""
+    """A report.json layer as one flat row: the figures, its bound and gaps, per level its energy and occupancy."""
     energy = layer.get("energy_pj") or {}
+    bound, gap = layer.get("bound") or {}, layer.get("gap") or {}   # docs/directives.md §14
     row = {"name": layer["name"], "valid": layer["valid"], "complete": layer["complete"],
            "energy_pj": energy.get("total"), "mac_pj": energy.get("mac"), "noc_pj": energy.get("noc"),
            "bus_pj": energy.get("bus"), "static_pj": energy.get("static"),
            "latency_cycles": layer.get("latency_cycles"), "compute_cycles": layer.get("compute_cycles"),
            "utilization": layer.get("utilization"), "bound_by": layer.get("bound_by"),
-           "work": layer.get("work"), "noc_hops": layer.get("noc_hops")}
+           "work": layer.get("work"), "noc_hops": layer.get("noc_hops"),
+           "bound_energy_pj": bound.get("energy_pj"), "bound_cycles": bound.get("cycles"),
+           "bound_binding": bound.get("binding"), "gap_energy": gap.get("energy"), "gap_cycles": gap.get("cycles")}
     per_level = {lv["level"]: lv for lv in layer.get("levels", [])}
     for name in levels:
         lv = per_level.get(name, {})

@@ -23,7 +23,73 @@ double computeFloorPj(const Network &net, int x, const Hardware &hw) {
   return work * hw.macEnergyPj + reads * hw.levels[0].readEnergyPj + writes * hw.levels[0].writeEnergyPj;
 }
 
-DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentLast) {
+namespace {
+
+/// Along one axis, windows of `kernel` taps `stride` apart from -padBegin
+/// leave no word of `in` unread with `out` of them.
+bool coversAxis(const WindowAxis &w, int64_t kernel, int64_t in, int64_t out) {
+  if (kernel > 1 && w.dilation != 1)
+    return false;
+  return w.stride <= kernel && (out - 1) * w.stride - w.padBegin + kernel >= in;
+}
+
+/// The words of operand `op`, per sample.
+int64_t operandWords(const Network &net, const TensorRef &op) {
+  return (op.isInput ? net.inputs[static_cast<size_t>(op.index)].shape
+                     : net.layers[static_cast<size_t>(op.index)].ofmShape)
+      .size();
+}
+
+} // namespace
+
+bool readsEveryInput(const Layer &l) {
+  if (l.causal || !l.forwardOf.empty() || l.output != TensorRole::Ofm)
+    return false;
+  switch (l.type) {
+  case LayerType::Conv:
+  case LayerType::DwConv:
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+    return coversAxis(l.window.x, at(l.bounds, Dim::R), l.ifmShape.X, l.ofmShape.X) &&
+           coversAxis(l.window.y, at(l.bounds, Dim::S), l.ifmShape.Y, l.ofmShape.Y);
+  case LayerType::FC:
+  case LayerType::MatMul:
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Concat:
+  case LayerType::Softmax:
+  case LayerType::LayerNorm:
+  case LayerType::Unary:
+  case LayerType::Rope:
+    return true;
+  default:   // resampling and transposed layers: left out, a bound must stay a bound
+    return false;
+  }
+}
+
+namespace {
+
+/// The words of layer l's ifm operands over the batch where it reads every
+/// word of them (readsEveryInput), each tensor once (an add may name one
+/// twice), but for those layers from `forwardedFrom` on produce.
+double everyInputWords(const Network &net, const Layer &l, int forwardedFrom) {
+  if (!readsEveryInput(l))
+    return 0;
+  double words = 0;
+  std::vector<std::pair<bool, int>> seen;
+  for (const TensorRef &op : l.ifmOperands()) {
+    const std::pair<bool, int> tensor{op.isInput, op.index};
+    if ((op.isInput || op.index < forwardedFrom) && std::find(seen.begin(), seen.end(), tensor) == seen.end()) {
+      seen.push_back(tensor);
+      words += static_cast<double>(operandWords(net, op) * net.batch);
+    }
+  }
+  return words;
+}
+
+} // namespace
+
+DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   DramFloor f;
   if (!l.forwardOf.empty() || hw.levels.size() < 2)
@@ -31,69 +97,118 @@ DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentLa
   const WordScale ws = hw.wordScale(l.output);
   if (l.hasWeights() && !wgtPerSample(l.nest))
     f.wgtReads = static_cast<double>(l.wgtSize) * ws.data[static_cast<size_t>(TensorRole::Wgt)];
+  // An operand a layer of the segment may forward costs no DRAM read.
+  f.ifmReads = everyInputWords(net, l, segmentFirst) * ws.data[static_cast<size_t>(TensorRole::Ifm)];
   if (!net.readUpTo(x, segmentLast))
     f.outputWrites = static_cast<double>(l.ofmShape.size() * net.batch) * ws.data[static_cast<size_t>(l.output)];
   return f;
 }
 
+std::optional<double> gapAbove(double value, double bound) {
+  return bound > 0 ? std::optional<double>(value / bound - 1) : std::nullopt;
+}
+
+std::string bindingName(const Hardware &hw, int binding) {
+  return binding < 0 ? "compute" : hw.levels[static_cast<size_t>(binding)].name;
+}
+
 namespace {
 
-/// The cycles `work` points and `dramWords` DRAM words take at least.
-double cyclesFloor(const Hardware &hw, double work, double dramWords) {
-  double cycles = work / static_cast<double>(std::max<int64_t>(1, hw.chipUnits(0)));
-  if (const Level &outer = hw.levels.back(); outer.bandwidthBytesPerCycle)
-    cycles = std::max(cycles, dramWords * static_cast<double>(hw.wordBytes()) / *outer.bandwidthBytesPerCycle);
-  return cycles;
+/// The cycles `work` points and `dramWords` DRAM words take at least, and
+/// which of the two binds.
+std::pair<double, int> cyclesFloor(const Hardware &hw, double work, double dramWords) {
+  std::pair<double, int> out{work / static_cast<double>(std::max<int64_t>(1, hw.chipUnits(0))), -1};
+  const size_t dram = hw.levels.size() - 1;
+  if (const Level &outer = hw.levels[dram]; outer.bandwidthBytesPerCycle) {
+    const double cycles = dramWords * static_cast<double>(hw.wordBytes()) / *outer.bandwidthBytesPerCycle;
+    if (cycles > out.first)
+      out = {cycles, static_cast<int>(dram)};
+  }
+  return out;
 }
 
 double workOf(const Network &net, const Layer &l) { return static_cast<double>((l.macs ? l.macs : l.ops) * net.batch); }
 
+/// The `word`s that cross every on-chip boundary in any schedule of layer
+/// x: every weight reaches the PEs and every output word leaves them (both
+/// also when forwarded), and the ifm where every word of it is read, at
+/// their widths on chip (WordScale::held).
+double onChipWords(const Network &net, const Layer &l, const Hardware &hw) {
+  if (!l.forwardOf.empty())
+    return 0;
+  const WordScale ws = hw.wordScale(l.output);
+  double words = static_cast<double>(l.ofmShape.size() * net.batch) * ws.held[static_cast<size_t>(l.output)];
+  if (l.hasWeights() && !wgtPerSample(l.nest))
+    words += static_cast<double>(l.wgtSize) * ws.held[static_cast<size_t>(TensorRole::Wgt)];
+  return words + everyInputWords(net, l, static_cast<int>(net.layers.size())) *
+                     ws.held[static_cast<size_t>(TensorRole::Ifm)];
+}
+
 } // namespace
 
-LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segmentLast) {
+LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast,
+                      double staticShare) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   LayerFloor f;
-  const DramFloor dram = dramFloor(net, x, hw, segmentLast);
+  const DramFloor dram = dramFloor(net, x, hw, segmentFirst, segmentLast);
   const Level &outer = hw.levels.back();
   f.dramWords = dram.words();
-  f.latencyCycles = cyclesFloor(hw, workOf(net, l), f.dramWords);
+  std::tie(f.latencyCycles, f.binding) = cyclesFloor(hw, workOf(net, l), f.dramWords);
+  // The on-chip boundaries (§8: bytes / (bandwidth · units)), over all of the outer level's units.
+  const double chipWords = onChipWords(net, l, hw);
+  for (size_t k = 1; k + 1 < hw.levels.size(); ++k)
+    if (const std::optional<double> &bw = hw.levels[k].bandwidthBytesPerCycle) {
+      const double cycles = chipWords * static_cast<double>(hw.wordBytes()) /
+                            (*bw * static_cast<double>(std::max<int64_t>(1, hw.chipUnits(k))));
+      if (cycles > f.latencyCycles)
+        f.latencyCycles = cycles, f.binding = static_cast<int>(k);
+    }
   f.energyPj = computeFloorPj(net, x, hw);
   for (const std::string &a : l.activations)   // each fused activation once per output element
     if (auto it = hw.activationEnergyPj.find(a); it != hw.activationEnergyPj.end())
       f.energyPj += it->second * static_cast<double>(l.ofmShape.size() * net.batch);
-  f.energyPj += dram.wgtReads * outer.readEnergyPj + dram.outputWrites * outer.writeEnergyPj;
+  f.energyPj += (dram.wgtReads + dram.ifmReads) * outer.readEnergyPj + dram.outputWrites * outer.writeEnergyPj;
+  f.staticPj = hw.chipStaticEnergyPj() * f.latencyCycles * staticShare;
+  f.energyPj += f.staticPj;
   return f;
 }
 
 ScheduleFloors scheduleFloors(const Network &net, const Hardware &hw, const ScheduleResult &r) {
   // The segments in order, each layer in one (a layer no segment lists runs alone).
-  std::vector<std::vector<int>> segments;
+  std::vector<std::pair<std::vector<int>, bool>> segments;   // layers, pipelined
   std::vector<bool> listed(net.layers.size(), false);
   for (const SegmentResult &s : r.segments) {
-    segments.push_back(s.layers);
+    segments.emplace_back(s.layers, s.pipelined);
     for (int x : s.layers)
       listed[static_cast<size_t>(x)] = true;
   }
   for (size_t x = 0; x < listed.size(); ++x)
     if (!listed[x])
-      segments.push_back({static_cast<int>(x)});
+      segments.push_back({{static_cast<int>(x)}, false});
   ScheduleFloors out;
   out.layers.resize(net.layers.size());
-  for (const std::vector<int> &seg : segments) {
-    const int last = *std::max_element(seg.begin(), seg.end());
-    double work = 0, longest = 0, dramWords = 0;
+  double layersStaticPj = 0;
+  for (const auto &[seg, pipelined] : segments) {
+    const auto [first, last] = std::minmax_element(seg.begin(), seg.end());
+    const double share = pipelined ? 1.0 / static_cast<double>(seg.size()) : 1.0;
+    double work = 0, longest = 0, sum = 0, dramWords = 0;
     for (int x : seg) {
-      LayerFloor &f = out.layers[static_cast<size_t>(x)] = layerFloor(net, x, hw, last);
+      LayerFloor &f = out.layers[static_cast<size_t>(x)] = layerFloor(net, x, hw, *first, *last, share);
       out.total.energyPj += f.energyPj;
+      layersStaticPj += f.staticPj;
       work += workOf(net, net.layers[static_cast<size_t>(x)]);
       dramWords += f.dramWords;
       longest = std::max(longest, f.latencyCycles);
+      sum += f.latencyCycles;
     }
-    // Its layers share the PEs and the DRAM channel, whether they run together or in turn.
-    out.total.latencyCycles += std::max(longest, cyclesFloor(hw, work, dramWords));
+    // In turn, its layers' latencies add up (§8); together, they share the
+    // PEs and the DRAM channel.
+    out.total.latencyCycles += pipelined ? std::max(longest, cyclesFloor(hw, work, dramWords).first) : sum;
     out.total.dramWords += dramWords;
   }
-  out.total.energyPj += hw.chipStaticEnergyPj() * out.total.latencyCycles;
+  // The chip leaks for the whole run; the layers' shares may leave some out.
+  out.total.staticPj = hw.chipStaticEnergyPj() * out.total.latencyCycles;
+  out.total.energyPj += std::max(0.0, out.total.staticPj - layersStaticPj);
   return out;
 }
 

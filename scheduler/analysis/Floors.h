@@ -1,15 +1,17 @@
 // What every schedule of a layer pays, whatever its directives: the floors
-// the report sets each layer's energy and latency against (docs/directives.md
-// §14, "Floors"), and the bound the inter-layer solver prunes segments with.
-// Each is a sum of terms no schedule avoids in the cost model of §6-§8, so a
-// schedule's energy and latency are never below them
-// (tests/unit/FloorTest.cpp checks that on the stdlib).
+// (lower bounds) the report sets each layer's energy and latency against
+// (docs/directives.md §14, "Floors"), and the bound the inter-layer solver
+// prunes segments with. Each is a sum of terms no schedule avoids in the
+// cost model of §6-§8, so a schedule's energy and latency are never below
+// them (tests/unit/FloorTest.cpp checks that on the stdlib).
 #pragma once
 
 #include "model/Hardware.h"
 #include "model/Network.h"
 #include "scheduler/analysis/Analysis.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace dfl {
@@ -19,38 +21,62 @@ namespace dfl {
 /// point, the output also written (§6, "Innermost level").
 double computeFloorPj(const Network &net, int x, const Hardware &hw);
 
-/// The words layer x must move across DRAM in any schedule whose segment ends
-/// at layer `segmentLast`, at DRAM's word widths (`word`s): its weights read
-/// once (not a matmul's second operand, an activation that may be forwarded)
+/// Whether layer x reads every word of its ifm operands in every schedule:
+/// a kind that reads them whole (not causal), or a window whose steps leave
+/// no gap and whose last one reaches the end of each axis (dilation 1).
+bool readsEveryInput(const Layer &l);
+
+/// The words layer x must move across DRAM in any schedule of a segment of
+/// layers segmentFirst..segmentLast (network order; a segment that skips
+/// some gives its smallest and largest), at DRAM's word widths (`word`s):
+/// its weights read once (not a matmul's second operand, an activation that
+/// may be forwarded), its ifm operands read once where it reads every word
+/// of them (readsEveryInput) and no layer of the segment may forward them,
 /// and its output written once unless a layer of the segment reads it; none
-/// for a backward layer. Inputs are not counted: a strided window may skip
-/// part of them, and forwarded ones are free.
+/// for a backward layer.
 struct DramFloor {
-  double wgtReads = 0, outputWrites = 0;
-  double words() const { return wgtReads + outputWrites; }
+  double wgtReads = 0, ifmReads = 0, outputWrites = 0;
+  double words() const { return wgtReads + ifmReads + outputWrites; }
 };
-DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentLast);
+DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast);
 
 struct LayerFloor {
   double energyPj = 0, latencyCycles = 0;
   double dramWords = 0;   // its DramFloor's words, which the segment's latency floor sums
+  double staticPj = 0;    // the static energy in energyPj (its share over latencyCycles)
+  /// The term of latencyCycles that binds: -1 the compute, else the level
+  /// whose boundary's bandwidth (to the level inside) binds.
+  int binding = -1;
 };
 
-/// Layer x's floors in a segment ending at `segmentLast`: latency, the
-/// larger of its work over every PE of the chip and its DRAM words over
-/// DRAM's bandwidth (§8); energy, the compute floor, the fused activations
-/// and the DRAM words at their access energy. Not its static energy: a
-/// layer's share of the chip's depends on the layers running beside it (§7).
-LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segmentLast);
+/// How far `value` is above its bound: value / bound - 1 (0.25: 25 %
+/// above); none where the bound is 0.
+std::optional<double> gapAbove(double value, double bound);
+
+/// "compute", or the binding level's name.
+std::string bindingName(const Hardware &hw, int binding);
+
+/// Layer x's floors in a segment of layers segmentFirst..segmentLast:
+/// latency, the largest of its work over every PE of the chip and, at each
+/// boundary with a bandwidth, the words that cross it in every schedule over
+/// that bandwidth times the chip's units of the outer level (§8); energy, the
+/// compute floor, the fused activations, the DRAM words at their access
+/// energy, and `staticShare` of the chip's static energy over the latency
+/// floor (1 alone or in a temporal segment; in a pipelined segment of n
+/// layers 1/n: the segment leaks at least as long as its slowest layer, and
+/// a layer's share is its part of their summed latencies, §7).
+LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast,
+                      double staticShare = 1);
 
 /// A schedule's floors: per layer in its segment, and for the whole run —
-/// latency, per segment (one after another) the larger of its longest
-/// layer's floor and all its layers' work over every PE (they share the
-/// chip); energy, the layers' floors plus the chip's static energy over the
-/// run's latency floor.
+/// latency, per segment (one after another) the sum of its layers' floors if
+/// they run in turn, else the larger of its longest layer's floor and all
+/// its layers' work over every PE and DRAM words over DRAM's bandwidth (they
+/// share the chip); energy, the layers' floors plus the chip's static energy
+/// over the run's latency floor that their shares leave out.
 struct ScheduleFloors {
   std::vector<LayerFloor> layers;   // one per network layer
-  LayerFloor total;
+  LayerFloor total;                 // its binding: -1
 };
 ScheduleFloors scheduleFloors(const Network &net, const Hardware &hw, const ScheduleResult &r);
 

@@ -1,5 +1,6 @@
 #include "scheduler/analysis/LoopNestView.h"
 
+#include "scheduler/analysis/Floors.h"
 #include "scheduler/analysis/Instances.h"
 
 #include "support/Format.h"
@@ -30,8 +31,9 @@ class LoopPrinter {
 public:
   LoopPrinter(const Network &net, const Hardware &hw, std::ostringstream &os) : net_(net), hw_(hw), os_(os) {}
 
-  /// `split`: the segment split into instances the layer runs in (null: none).
-  void layer(const LayerScheduleModel *ls, const LayerResult &lr, const SegmentResult *split) {
+  /// `split`: the segment split into instances the layer runs in (null:
+  /// none); `bound`: the layer's lower bound in its segment.
+  void layer(const LayerScheduleModel *ls, const LayerResult &lr, const SegmentResult *split, const LayerFloor &bound) {
     const Layer &layer = net_.layers[static_cast<size_t>(lr.layer)];
     os_ << "\nlayer " << layer.name << ": " << layer.kindName() << ", "
         << formatScaled(lr.work) << (layer.macs ? " MACs" : " ops") << "\n";
@@ -76,9 +78,26 @@ public:
     }
     // The innermost level's units compute their tiles, a point a cycle.
     line(layer.macs ? "MAC" : "op", "");
+    depth_ = 1;
+    line(boundText(lr, bound), "");
   }
 
 private:
+  /// `bound 26.1 uJ, 4321 cycles, compute binds; this schedule +12.3 % energy,
+  /// +5.0 % cycles` (docs/directives.md §14): the gaps of a complete layer only.
+  std::string boundText(const LayerResult &lr, const LayerFloor &f) const {
+    std::string out = "bound " + formatEnergy(f.energyPj) + ", " + formatFixed(f.latencyCycles, 0) + " cycles, " +
+                      bindingName(hw_, f.binding) + " binds";
+    auto gap = [](double v, double b) {
+      const std::optional<double> g = gapAbove(v, b);
+      return g ? (*g >= 0 ? "+" : "") + formatFixed(100 * *g, 1) + " %" : std::string("-");
+    };
+    if (lr.complete && lr.valid)
+      out += "; this schedule " + gap(lr.energyPj, f.energyPj) + " energy, " + gap(lr.latencyCycles, f.latencyCycles) +
+             " cycles";
+    return out;
+  }
+
   /// `ifm 592, wgt 296, ofm 16 words: 1.8 KiB of 128 KiB (1.4 %)`.
   std::string holds(size_t l, const LevelResult &r, const Layer &layer) const {
     std::string out;
@@ -116,13 +135,15 @@ std::string scheduleLoopsText(const Model &model, const Schedule &schedule, cons
   std::ostringstream os;
   os << "schedule for " << net.name << " on " << hw.name
      << ": loops outermost first (for: a level's update, par: its stack over units; x: trip count, ?: unknown)\n";
+  const ScheduleFloors floors = scheduleFloors(net, hw, result);
   for (const LayerResult &lr : result.layers) {
     const LayerScheduleModel *ls = nullptr;
     for (const LayerScheduleModel &m : schedule.layers)
       if (m.layer == lr.layer)
         ls = &m;
     size_t k = 0;
-    LoopPrinter(net, hw, os).layer(ls, lr, splitSegmentOf(result, lr.layer, k));
+    LoopPrinter(net, hw, os).layer(ls, lr, splitSegmentOf(result, lr.layer, k),
+                                   floors.layers[static_cast<size_t>(lr.layer)]);
   }
   return os.str();
 }

@@ -264,14 +264,23 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
 
 namespace {
 
-/// A floor and how far the schedule's figures are above it (0.25: 25 %
-/// above; null where the floor is 0).
-json floorJson(const LayerFloor &f, double energyPj, double latencyCycles) {
-  auto gap = [](double v, double floor) { return floor > 0 ? json(v / floor - 1) : json(nullptr); };
-  return {{"energy_pj", f.energyPj},
-          {"latency_cycles", f.latencyCycles},
-          {"energy_gap", gap(energyPj, f.energyPj)},
-          {"latency_gap", gap(latencyCycles, f.latencyCycles)}};
+/// A floor (lower bound) and what binds its latency (none for the run's,
+/// which its segments' terms bind in turn).
+json boundJson(const Hardware &hw, const LayerFloor &f, bool binding) {
+  json j = {{"energy_pj", f.energyPj}, {"cycles", f.latencyCycles}};
+  if (binding)
+    j["binding"] = bindingName(hw, f.binding);
+  return j;
+}
+
+/// How far the schedule's figures are above the bound: 0.25 is 25 % above
+/// (chosen / bound - 1); null where the bound is 0.
+json gapJson(const LayerFloor &f, double energyPj, double latencyCycles) {
+  auto gap = [](double v, double bound) {
+    const std::optional<double> g = gapAbove(v, bound);
+    return g ? json(*g) : json(nullptr);
+  };
+  return {{"energy", gap(energyPj, f.energyPj)}, {"cycles", gap(latencyCycles, f.latencyCycles)}};
 }
 
 } // namespace
@@ -284,23 +293,28 @@ std::string floorsText(const Network &net, const Hardware &hw, const ScheduleRes
   for (const Layer &l : net.layers)
     nameW = std::max(nameW, l.name.size());
   const EnergyUnit unit = energyUnitFor(r.energyPj);
-  auto gap = [](double v, double floor) { return floor > 0 ? formatFixed(100 * (v / floor - 1), 1) : std::string("-"); };
+  auto gap = [](double v, double bound) {
+    const std::optional<double> g = gapAbove(v, bound);
+    return g ? formatFixed(100 * *g, 1) : std::string("-");
+  };
   std::ostringstream os;
-  os << "floors (what every schedule pays, docs/directives.md §14) and the gaps above them:\n";
-  os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("floor", 12) << "  " << cell("gap", 7)
-     << "  " << cell("cycles", 12) << "  " << cell("floor", 12) << "  " << cell("gap", 7) << "\n";
+  os << "lower bounds (what every schedule pays, docs/directives.md §14) and the gaps above them:\n";
+  os << cell("layer", nameW, false) << "  " << cell("energy", 12) << "  " << cell("bound", 12) << "  " << cell("gap", 7)
+     << "  " << cell("cycles", 12) << "  " << cell("bound", 12) << "  " << cell("gap", 7) << "  binds\n";
   const std::string u = std::string("[") + unit.name + "]";
   os << cell("", nameW, false) << "  " << cell(u, 12) << "  " << cell(u, 12) << "  " << cell("[%]", 7) << "  "
      << cell("", 12) << "  " << cell("", 12) << "  " << cell("[%]", 7) << "\n";
-  auto row = [&](const std::string &name, double e, double c, const LayerFloor &f) {
+  auto row = [&](const std::string &name, double e, double c, const LayerFloor &f, const std::string &binds) {
     os << cell(name, nameW, false) << "  " << cell(formatFixed(e / unit.pj, 3), 12) << "  "
        << cell(formatFixed(f.energyPj / unit.pj, 3), 12) << "  " << cell(gap(e, f.energyPj), 7) << "  "
        << cell(formatFixed(c, 0), 12) << "  " << cell(formatFixed(f.latencyCycles, 0), 12) << "  "
-       << cell(gap(c, f.latencyCycles), 7) << "\n";
+       << cell(gap(c, f.latencyCycles), 7) << (binds.empty() ? "" : "  " + binds) << "\n";
   };
-  for (const LayerResult &lr : r.layers)
-    row(net.layers[lr.layer].name, lr.energyPj, lr.latencyCycles, floors.layers[static_cast<size_t>(lr.layer)]);
-  row("total", r.energyPj, r.latencyCycles, floors.total);
+  for (const LayerResult &lr : r.layers) {
+    const LayerFloor &f = floors.layers[static_cast<size_t>(lr.layer)];
+    row(net.layers[lr.layer].name, lr.energyPj, lr.latencyCycles, f, bindingName(hw, f.binding));
+  }
+  row("total", r.energyPj, r.latencyCycles, floors.total, "");
   return os.str();
 }
 
@@ -371,7 +385,9 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
       j["latency_cycles"] = lr.latencyCycles;
       j["compute_cycles"] = lr.computeCycles;
       j["bound_by"] = lr.bindingLevel < 0 ? "compute" : hw.levels[lr.bindingLevel].name;
-      j["floor"] = floorJson(floors.layers[static_cast<size_t>(lr.layer)], lr.energyPj, lr.latencyCycles);
+      const LayerFloor &f = floors.layers[static_cast<size_t>(lr.layer)];
+      j["bound"] = boundJson(hw, f, true);
+      j["gap"] = gapJson(f, lr.energyPj, lr.latencyCycles);
       j["utilization"] = lr.utilization;
       j["levels"] = levels;
     } else if (lr.valid) {
@@ -431,7 +447,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                 {"static_pj", r.energyStaticPj},
                 {"latency_cycles", r.latencyCycles},
                 {"latency_seconds", r.latencyCycles / hw.frequencyHz},
-                {"floor", r.complete && r.valid ? floorJson(floors.total, r.energyPj, r.latencyCycles) : json(nullptr)}}},
+                {"bound", r.complete && r.valid ? boundJson(hw, floors.total, false) : json(nullptr)},
+                {"gap", r.complete && r.valid ? gapJson(floors.total, r.energyPj, r.latencyCycles) : json(nullptr)}}},
               {"segments", segments},
               {"layers", layers}};
   return dumpReport(out);

@@ -24,9 +24,9 @@ std::string segmentKindText(const SegmentResult &segment);
 std::string scheduleStoryText(const Network &net, const ScheduleResult &result);
 
 std::string scheduleReportText(const Model &model, const Schedule &schedule, const ScheduleResult &result);
-/// Per layer and in total, the energy and latency beside their floors
-/// (scheduler/analysis/Floors.h) and the gaps: `dflc -v`. Empty unless the
-/// schedule is complete and valid.
+/// Per layer and in total, the energy and latency beside their lower bounds
+/// (scheduler/analysis/Floors.h), the gaps, and what binds each layer's
+/// bound: `dflc -v`. Empty unless the schedule is complete and valid.
 std::string floorsText(const Network &net, const Hardware &hw, const ScheduleResult &result);
 /// {"network", "hardware", "complete", "valid", "totals": {...}, "layers": [...], "segments": [...]}
 std::string scheduleReportJson(const Model &model, const Schedule &schedule, const ScheduleResult &result);

@@ -383,8 +383,8 @@ double InterLayerSolver::lowerBoundPj(int first, int last) const {
   const Level &dram = hardware().levels.back();
   double e = computePj(first, last);
   for (int x = first; x <= last; ++x) {
-    const DramFloor f = dramFloor(network(), x, hardware(), last);
-    e += f.wgtReads * dram.readEnergyPj + f.outputWrites * dram.writeEnergyPj;
+    const DramFloor f = dramFloor(network(), x, hardware(), first, last);
+    e += (f.wgtReads + f.ifmReads) * dram.readEnergyPj + f.outputWrites * dram.writeEnergyPj;
   }
   return e;
 }

@@ -127,6 +127,7 @@ def test_per_layer_rows(quick):
     assert [row["name"] for row in rows] == QUICK_LAYERS
     expected = {"name", "valid", "complete", "energy_pj", "mac_pj", "noc_pj", "bus_pj", "static_pj",
                 "latency_cycles", "compute_cycles", "utilization", "bound_by", "work", "noc_hops",
+                "bound_energy_pj", "bound_cycles", "bound_binding", "gap_energy", "gap_cycles",
                 "REGF_energy_pj", "REGF_occupancy_bytes", "GBUF_energy_pj", "GBUF_occupancy_bytes",
                 "DRAM_energy_pj", "DRAM_occupancy_bytes"}   # the quickstart hardware's three levels
     for row in rows:
@@ -134,6 +135,8 @@ def test_per_layer_rows(quick):
         assert all(not isinstance(v, (dict, list)) for v in row.values())   # flat: a DataFrame takes it as is
         assert row["valid"] and row["energy_pj"] > 0 and row["latency_cycles"] > 0
         assert 0 < row["utilization"] <= 1
+        # a lower bound (docs/directives.md §14)
+        assert row["energy_pj"] >= row["bound_energy_pj"] > 0 and row["gap_energy"] >= 0
 
 
 def test_out_writes_what_the_result_holds(tmp_path, quick):

@@ -40,6 +40,7 @@ HtmlReport reportNamed(const std::string &name) {
   EvaluationRow b{name + "2", 20000.0, 20.0, {{name, 20000}}, 0.25};
   r.evaluation.rows = {a, b};
   r.boundBy = {name, "compute"};
+  r.bounds = {{true, 8000, 5, name, 0.25, 1.0}, {}};   // the second row's layer not complete: dashes
   r.segments = {{{name, name + "2"}, name, 1, 30000, 30}};
   r.loops = "layer " + name + ": conv";
   return r;
@@ -77,6 +78,12 @@ TEST(HtmlReport, CellsCarryTheExactNumbersToSortBy) {
   EXPECT_NE(page.find("<td class=\"n\" data-v=\"20.000\">20</td>"), std::string::npos);       // latency
   EXPECT_NE(page.find("<th data-key=\"energy\" data-type=\"num\">energy [nJ]</th>"), std::string::npos);
   EXPECT_NE(page.find("<tr class=\"row\" data-i=\"1\">"), std::string::npos);
+  // The first row's bound: 8000 pJ in nJ, 25 % and 100 % above it, 5 cycles, what binds.
+  EXPECT_NE(page.find("<td class=\"n\" data-v=\"8000.000\">8.000</td><td class=\"n\" data-v=\"0.250000\">25.0</td>"
+                      "<td class=\"n\" data-v=\"5.000\">5</td><td class=\"n\" data-v=\"1.000000\">100.0</td>"
+                      "<td data-v=\"l\">l</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<th data-key=\"energy-bound\" data-type=\"num\">energy bound [nJ]</th>"), std::string::npos);
 }
 
 TEST(HtmlReport, TheSameDataGiveTheSameBytesAndNothingIsFetched) {

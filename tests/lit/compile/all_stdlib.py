@@ -5,7 +5,8 @@ re-check reports the solver's totals (the property the solver must keep),
 with no pipelined segment whose buffers the check cannot derive (W0831: the
 solver never writes one, docs/directives.md §9);
 its plots draw the report's numbers (plots_match_report.py); its account of
-the solver's choices agrees with the schedule (check_solver_choices.py); the
+the solver's choices agrees with the schedule (check_solver_choices.py); no
+layer and not the run is below its lower bound (bounds_hold.py); the
 report is valid against docs/report.schema.json (validate_report.py); the
 loop-nest view shows every layer; report.html says what report.json says,
 with the plots and the loop nests as written (../report/page_matches_report.py);
@@ -19,6 +20,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+from bounds_hold import errors as bound_errors
 from check_solver_choices import check as check_choices
 from plots_match_report import check as check_plots
 from validate_report import errors as schema_errors
@@ -79,6 +81,7 @@ for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl")) if no
         failures += check_plots(out)
         failures += check_page(out, loops.stdout)
         failures += check_choices(out)
+        failures += bound_errors(report, name)
         failures += [f"{name}: report.json: {e}" for e in schema_errors(schema, report)]
 print(f"{runs - refused - len(failures)} of {runs - refused} schedules valid; {refused} refused as expected")
 if failures:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """page_matches_report.py OUT...: each compile's report.html says what its
 report.json says: one table row per layer of report.json, in its order, with
-its name, its energy_pj.total, latency_cycles and utilization (the cells'
-data-v, to their printed decimals); every plot report.json names inline,
+its name, its energy_pj.total, latency_cycles, utilization, bound and gap
+(the cells' data-v, to their printed decimals); every plot report.json names inline,
 byte for byte as in OUT/plots; nothing referenced outside the page.
 check(OUT, loops) also compares the loop nests with `dflc show --loops`'s
 text (tests/lit/compile/all_stdlib.py runs it on every stdlib compile)."""
@@ -44,6 +44,15 @@ def check(out, loops=None):
             got = float(cells[cols[key]])
             if not close(got, want):
                 errors.append(f"{out}: {name} {key} {got} on the page, {want} in report.json")
+        bound, gap = layer.get("bound"), layer.get("gap")
+        if bound is not None:
+            for key, want in (("energy-bound", bound["energy_pj"]), ("latency-bound", bound["cycles"]),
+                              ("energy-gap", gap["energy"]), ("latency-gap", gap["cycles"])):
+                if want is not None and not close(float(cells[cols[key]]), want):
+                    errors.append(f"{out}: {name} {key} {cells[cols[key]]} on the page, {want} in report.json")
+            if cells[cols["binding"]] != bound["binding"]:
+                errors.append(f"{out}: {name} binds {cells[cols['binding']]!r} on the page, "
+                              f"{bound['binding']!r} in report.json")
     for plot in report["plots"]:
         svg = open(os.path.join(out, plot), encoding="utf-8").read()
         if f'<figure class="plot" data-path="{plot}">\n{svg}' not in text:
