@@ -122,6 +122,10 @@ using AxisValues = std::array<int64_t, 4>;
 /// the access of every operand, the weights and the output, so that
 /// kaplaView(nest).bounds are the layer's nine-dim bounds. The windowed
 /// operators read ifm[n][c][xo·strideX + r·dilationX − padLeft][yo·strideY + s·dilationY − padTop].
+/// Over 150 lines on purpose: one case per layer kind, each that kind's
+/// nest as docs/design.md states it, read side by side; the helpers above
+/// the switch close over the nest being built, and split per kind they
+/// would be passed to every case for nothing.
 LoopNest layerNest(const Network &net, const Layer &l, Filter w) {
   LoopNest nest;
   nest.name = l.name;
@@ -510,50 +514,26 @@ private:
     return ref.isInput ? net_.inputs[ref.index].shape : net_.layers[ref.index].ofmShape;
   }
 
-  void visit(const ast::LayerDecl &l) {
-    if (!names_.define(l.name, "tensor", diags_))
-      return;
-    const std::string &op = l.op.name;
-    bool isActivation = std::find(activationNames().begin(), activationNames().end(), op) != activationNames().end();
-    const OpSpec *spec = nullptr;
-    for (const OpSpec &s : opSpecs())
-      if (op == s.name)
-        spec = &s;
-    if (!spec && !isActivation) {
-      diags_.report(l.op.range, diag::err_unknown_operator) << op << Suggestion{l.op.range, op, allOpNames()};
-      failed_.insert(l.name.name);
-      return;
-    }
-
-    // Operands.
-    std::vector<TensorRef> operands;
-    bool ok = true;
-    for (const ast::Ident &o : l.operands) {
-      auto ref = resolve(o);
-      if (ref)
-        operands.push_back(*ref);
-      ok &= ref.has_value();
-    }
-    int minOps = spec ? spec->minOperands : 1, maxOps = spec ? spec->maxOperands : 1;
-    int n = static_cast<int>(l.operands.size());
-    if (n < minOps || (maxOps >= 0 && n > maxOps)) {
-      std::string count = maxOps < 0 ? "at least " + std::to_string(minOps)
-                          : minOps == maxOps ? std::to_string(minOps)
-                                             : std::to_string(minOps) + " to " + std::to_string(maxOps);
-      diags_.report(l.op.range, diag::err_operand_count) << op << count << (maxOps == 1 ? "" : "s") << n;
-      ok = false;
-    }
-
-    // Parameters.
+  /// A layer's parameters as written, by kind.
+  struct LayerParams {
     std::map<std::string, int64_t> ints;
     std::map<std::string, AxisValues> axes;
     std::map<std::string, bool> bools;
-    std::map<std::string, std::string> axisNames;
+    std::map<std::string, std::string> axisNames;   // an axis or a word
+  };
+
+  /// Reads layer `l`'s parameters against its operator's `spec` (none: an
+  /// activation, which takes none); false, each error reported, if one is
+  /// unknown, repeated, of the wrong kind or missing.
+  bool readParams(const ast::LayerDecl &l, const OpSpec *spec, LayerParams &out) {
+    const std::string &op = l.op.name;
+    auto &[ints, axes, bools, axisNames] = out;
     std::map<std::string, SourceRange> paramRanges;
     std::vector<std::string> allowed;
     if (spec)
       for (const ParamSpec &p : spec->params)
         allowed.push_back(p.name);
+    bool ok = true;
     for (const ast::KeywordArg &a : l.params) {
       const ParamSpec *ps = nullptr;
       if (spec)
@@ -626,6 +606,50 @@ private:
           diags_.report(l.op.range, diag::err_missing_parameter) << op << p.name;
           ok = false;
         }
+    return ok;
+  }
+
+  void visit(const ast::LayerDecl &l) {
+    if (!names_.define(l.name, "tensor", diags_))
+      return;
+    const std::string &op = l.op.name;
+    bool isActivation = std::find(activationNames().begin(), activationNames().end(), op) != activationNames().end();
+    const OpSpec *spec = nullptr;
+    for (const OpSpec &s : opSpecs())
+      if (op == s.name)
+        spec = &s;
+    if (!spec && !isActivation) {
+      diags_.report(l.op.range, diag::err_unknown_operator) << op << Suggestion{l.op.range, op, allOpNames()};
+      failed_.insert(l.name.name);
+      return;
+    }
+
+    // Operands.
+    std::vector<TensorRef> operands;
+    bool ok = true;
+    for (const ast::Ident &o : l.operands) {
+      auto ref = resolve(o);
+      if (ref)
+        operands.push_back(*ref);
+      ok &= ref.has_value();
+    }
+    int minOps = spec ? spec->minOperands : 1, maxOps = spec ? spec->maxOperands : 1;
+    int n = static_cast<int>(l.operands.size());
+    if (n < minOps || (maxOps >= 0 && n > maxOps)) {
+      std::string count = maxOps < 0 ? "at least " + std::to_string(minOps)
+                          : minOps == maxOps ? std::to_string(minOps)
+                                             : std::to_string(minOps) + " to " + std::to_string(maxOps);
+      diags_.report(l.op.range, diag::err_operand_count) << op << count << (maxOps == 1 ? "" : "s") << n;
+      ok = false;
+    }
+
+    // Parameters.
+    LayerParams params;
+    ok = readParams(l, spec, params) && ok;
+    auto &ints = params.ints;   // named, not bound: lambdas below capture them
+    auto &axes = params.axes;
+    auto &bools = params.bools;
+    auto &axisNames = params.axisNames;
     if (!ok) {
       failed_.insert(l.name.name);
       return;

@@ -1312,6 +1312,13 @@ private:
 
   static bool defaultDomain(const onnx::NodeProto &n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
+  /// Node `n` is an `op` of `inputs` inputs in the default domain that no
+  /// pattern has taken yet.
+  bool fusable(const onnx::NodeProto *n, const char *op, int inputs) const {
+    return n && n->op_type() == op && defaultDomain(*n) && n->input_size() == inputs && n->output_size() >= 1 &&
+           !absorbed_.count(n) && !fusedAt_.count(n);
+  }
+
   /// Finds x·Sigmoid(x) (silu) and the Erf GELU torch.onnx exports at opsets
   /// up to 17, x·(1 + erf(x/√2))·0.5 in either order of its Muls (gelu). Every
   /// intermediate must be read by the pattern alone, and the constants must be
@@ -1319,10 +1326,7 @@ private:
   void findFusions(const onnx::GraphProto &g) {
     const GraphIndex ix(g);
     auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; };
-    auto is = [&](const onnx::NodeProto *n, const char *op, int inputs) {
-      return n && n->op_type() == op && defaultDomain(*n) && n->input_size() == inputs && n->output_size() >= 1 &&
-             !absorbed_.count(n) && !fusedAt_.count(n);
-    };
+    auto is = [&](const onnx::NodeProto *n, const char *op, int inputs) { return fusable(n, op, inputs); };
     auto name = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
     for (const onnx::NodeProto &m : g.node()) {   // silu: Mul(x, Sigmoid(x)), either order
       if (!is(&m, "Mul", 2))
@@ -1382,8 +1386,27 @@ private:
       for (const onnx::NodeProto *n : {div, &e, add, half})
         absorbed_.insert(n);
     }
-    // rmsnorm, anchored at its ReduceMean: x·(1/√(mean(x²) + ε)) (Reciprocal,
-    // or Div(1, ·)) or x/√(mean(x²) + ε), then an optional Mul by the weight.
+    findRmsnorms(g, ix);
+    findGroupnorms(g, ix);
+    findRope(g, ix);
+    findCausalMasks(g, ix);
+    // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
+    for (const onnx::NodeProto &e : g.node()) {
+      auto rs = ix.readers.find(e.output_size() ? e.output(0) : std::string());
+      if (!is(&e, "Expand", 2) || rs == ix.readers.end() || ix.outputs.count(e.output(0)))
+        continue;
+      if (std::all_of(rs->second.begin(), rs->second.end(),
+                      [&](const onnx::NodeProto *r) { return is(r, "Mul", 2) || is(r, "Add", 2); }))
+        expandFolded_.insert(&e);
+    }
+  }
+
+  /// rmsnorm, anchored at its ReduceMean: x·(1/√(mean(x²) + ε)) (Reciprocal,
+  /// or Div(1, ·)) or x/√(mean(x²) + ε), then an optional Mul by the weight.
+  void findRmsnorms(const onnx::GraphProto &g, const GraphIndex &ix) {
+    auto near = [](std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-5 * want; };
+    auto is = [&](const onnx::NodeProto *n, const char *op, int inputs) { return fusable(n, op, inputs); };
+    auto name = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
     for (const onnx::NodeProto &r : g.node()) {
       if (!is(&r, "ReduceMean", 1))
         continue;
@@ -1449,9 +1472,14 @@ private:
       for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
     }
-    // groupnorm as torch.onnx exports nn.GroupNorm at opsets up to 17:
-    // Reshape(x, [N, G, -1]) -> InstanceNormalization (per group) -> Reshape
-    // back to x's shape, then an optional Mul and Add by constants (γ, β).
+  }
+
+  /// groupnorm as torch.onnx exports nn.GroupNorm at opsets up to 17:
+  /// Reshape(x, [N, G, -1]) -> InstanceNormalization (per group) -> Reshape
+  /// back to x's shape, then an optional Mul and Add by constants (γ, β).
+  void findGroupnorms(const onnx::GraphProto &g, const GraphIndex &ix) {
+    auto is = [&](const onnx::NodeProto *n, const char *op, int inputs) { return fusable(n, op, inputs); };
+    auto name = [](const onnx::NodeProto &n) { return "'" + printable(nodeName(n)) + "'"; };
     for (const onnx::NodeProto &in : g.node()) {
       if (!is(&in, "InstanceNormalization", 3))
         continue;
@@ -1481,17 +1509,6 @@ private:
                         ", groups=" + std::to_string((*gs)[1])};
       for (const onnx::NodeProto *n : nodes)
         absorbed_.insert(n);
-    }
-    findRope(g, ix);
-    findCausalMasks(g, ix);
-    // An Expand read by binary Adds and Muls alone: folded, each broadcasts its input (eltwise).
-    for (const onnx::NodeProto &e : g.node()) {
-      auto rs = ix.readers.find(e.output_size() ? e.output(0) : std::string());
-      if (!is(&e, "Expand", 2) || rs == ix.readers.end() || ix.outputs.count(e.output(0)))
-        continue;
-      if (std::all_of(rs->second.begin(), rs->second.end(),
-                      [&](const onnx::NodeProto *r) { return is(r, "Mul", 2) || is(r, "Add", 2); }))
-        expandFolded_.insert(&e);
     }
   }
 
