@@ -19,10 +19,10 @@
 namespace dfl::driver {
 namespace {
 
-/// Timeloop's CNN-layer dims, in the order of dflc's kIndependentDims: the
-/// output width and height P and Q are dflc's Xo and Yo (docs/timeloop.md).
+/// Timeloop's CNN-layer dims N C K P Q R S, in the order of dflc's
+/// kIndependentDims: the output width and height P and Q are dflc's Xo and
+/// Yo (docs/timeloop.md).
 constexpr size_t kDims = 7;
-constexpr const char *kTimeloopName[kDims] = {"N", "C", "K", "P", "Q", "R", "S"};
 enum DimIndex { iN, iC, iK, iP, iQ, iR, iS };
 
 /// A YAML node and the buffer it came from, for located diagnostics.
@@ -287,7 +287,8 @@ private:
     };
     const auto &[out, outAt] = spaces.at("Outputs");
     const auto &[wgt, wgtAt] = spaces.at("Weights");
-    const auto &[in, inAt] = spaces.at("Inputs");
+    const Projection &in = spaces.at("Inputs").first;   // named, not bound: the lambda below captures it
+    const Yaml &inAt = spaces.at("Inputs").second;
     names_ = {plain(out, 0), plain(wgt, 0), plain(out, 1), plain(out, 3), plain(out, 2), plain(wgt, 2), plain(wgt, 3)};
     if (std::count(names_.begin(), names_.end(), "") || plain(wgt, 1) != names_[iK]) {
       notCnn(names_[iN].empty() || names_[iK].empty() ? outAt : wgtAt,
