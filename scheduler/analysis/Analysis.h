@@ -138,7 +138,18 @@ struct ScheduleResult {
   std::vector<double> energyLevelPj;   // per hardware level
 };
 
-ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule);
+/// What a caller needs of the analysis. The solver asks only whether a
+/// spatial scheme is valid: with `refuseEarly` a pipelined segment whose
+/// consumer cannot hold even the least its forwarded tensors need is
+/// refused (E0824) without deriving its step tables
+/// (SegmentSteps::shortConsumer); that issue then gives the least as its
+/// words, and the segment's latency is the sampled critical path
+/// (pipelinedTiming). Whether a schedule is valid does not change.
+struct AnalysisOptions {
+  bool refuseEarly = false;
+};
+
+ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule, const AnalysisOptions &options = {});
 
 /// The schedule-level half alone, on layer results already at hand: `layers`
 /// holds, per network layer, what the per-layer analysis gives for the

@@ -45,8 +45,8 @@ int64_t outerBatchStep(const LayerScheduleModel *schedule, size_t top, const std
 
 class ScheduleAnalyzer {
 public:
-  ScheduleAnalyzer(const Model &model, const Schedule &s)
-      : s_(s), net_(networkOf(model, s)), hw_(hardwareOf(model, s)) {}
+  ScheduleAnalyzer(const Model &model, const Schedule &s, const AnalysisOptions &options = {})
+      : s_(s), net_(networkOf(model, s)), hw_(hardwareOf(model, s)), options_(options) {}
 
   ScheduleResult run() {
     std::map<int, const LayerScheduleModel *> byLayer;
@@ -327,7 +327,15 @@ private:
       schedules.push_back(scheduleOf(l));
       results.push_back(&r_.layers[l]);
     }
-    const SegmentSteps &steps = steps_[segIndex] = segmentSteps(net_, hw_, seg.layers, schedules, results);
+    const SegmentSteps &steps = steps_[segIndex] =
+        segmentSteps(net_, hw_, seg.layers, schedules, results, options_.refuseEarly);
+    if (steps.shortConsumer) {
+      const size_t k = *steps.shortConsumer;
+      const Layer &consumer = net_.layers[static_cast<size_t>(seg.layers[k])];
+      if (auto i = segmentBufferIssue(ranges_[segIndex], consumer.name, steps.shortOf, regionRoom(consumer, hw_, *results[k])))
+        r_.issues.push_back(std::move(*i));
+      return;
+    }
     if (!steps.derived) {
       // Not a refusal: the simulator's isl tables decide (docs/directives.md §8).
       r_.warnings.push_back({diag::warn_segment_buffer_unchecked, ranges_[segIndex], {steps.why}, {}});
@@ -773,6 +781,7 @@ private:
   const Schedule &s_;
   const Network &net_;
   const Hardware &hw_;
+  const AnalysisOptions options_;
   ScheduleResult r_;
   std::vector<SourceRange> ranges_;   // per segment: where it was written (or its layer)
   std::map<size_t, bool> temporalChecked_;
@@ -794,8 +803,8 @@ const Hardware &hardwareOf(const Model &model, const Schedule &schedule) {
   return model.hardware[static_cast<size_t>(schedule.hardware)];
 }
 
-ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule) {
-  return ScheduleAnalyzer(model, schedule).run();
+ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule, const AnalysisOptions &options) {
+  return ScheduleAnalyzer(model, schedule, options).run();
 }
 
 ScheduleResult analyzeSegments(const Model &model, const Schedule &schedule, std::vector<LayerResult> layers) {

@@ -789,11 +789,38 @@ bool readsTensor(const Layer &c, const std::string &tensor) {
                      [&](const Access &a) { return a.role != c.output && a.tensor == tensor; });
 }
 
+/// The first consumer (position) whose room is short of the least its
+/// forwarded tensors can need, and those: each tensor's forwarding unit and
+/// one step more (a buffer of depth 1; the tables' depth is at least 1, and
+/// the words only grow with the steps held). None if every consumer has it.
+std::optional<size_t> leastShort(const Network &net, const Hardware &hw, const std::vector<int> &layers,
+                                 const std::vector<const LayerResult *> &results, const std::vector<StepRegion> &regions,
+                                 const std::vector<std::array<size_t, 2>> &edges,
+                                 const std::vector<std::vector<int64_t>> &words, std::vector<ForwardedWords> &least) {
+  for (size_t c = 0; c < regions.size(); ++c) {
+    const std::optional<int64_t> room = slackRoom(regionRoom(net.layers[static_cast<size_t>(layers[c])], hw, *results[c]));
+    if (!room)
+      continue;
+    least.clear();
+    int64_t need = 0;
+    for (auto [p, to] : edges)
+      if (to == c) {
+        const int64_t slots = bufferSlots(1, forwardingUnitSteps(words[p]), 0);
+        least.push_back({regions[p].output->tensor, std::min(slots, regions[p].steps), mostWords(words[p], slots)});
+        need += least.back().words;
+      }
+    if (!least.empty() && need > *room)
+      return c;
+  }
+  least.clear();
+  return std::nullopt;
+}
+
 } // namespace
 
 SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                           const std::vector<const LayerScheduleModel *> &schedules,
-                          const std::vector<const LayerResult *> &results) {
+                          const std::vector<const LayerResult *> &results, bool refuseShort) {
   DFLC_CHECK(layers.size() == schedules.size() && layers.size() == results.size()) << "one schedule and result a layer";
   SegmentSteps out;
   std::vector<StepRegion> regions;
@@ -806,6 +833,8 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
       return out;
     }
   }
+  // The edges (producer, consumer), consumer by consumer, all read as boxes.
+  std::vector<std::array<size_t, 2>> edges;
   for (size_t c = 0; c < regions.size(); ++c)
     for (size_t p = 0; p < c; ++p) {
       const StepRegion &pr = regions[p], &cr = regions[c];
@@ -819,34 +848,48 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
                               "dense linearization of them");
         return out;
       }
-      EdgeSteps e;
-      e.producer = static_cast<int>(p), e.consumer = static_cast<int>(c);
-      e.tensor = pr.output->tensor;
-      e.needs.assign(static_cast<size_t>(cr.steps), -1);
-      std::vector<IntervalBox> boxes;
-      for (int64_t j = 0; j < cr.steps; ++j) {
-        boxes.clear();
-        cr.readBoxes(e.tensor, cr.point(j), boxes);
-        for (const IntervalBox &b : boxes)
-          e.needs[static_cast<size_t>(j)] = std::max(e.needs[static_cast<size_t>(j)], pr.lastWriter(b));
-      }
-      e.rawWait = runningMax(e.needs);
-      e.words.assign(static_cast<size_t>(pr.steps), 0);
-      e.lastReader.assign(static_cast<size_t>(pr.steps), -1);
-      for (int64_t i = 0; i < pr.steps; ++i) {
-        std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i));
-        const int64_t words = f ? pr.words(*f) : 0;
-        e.words[static_cast<size_t>(i)] = words;
-        if (words == 0)
-          continue;
-        // The last reader of any run of it; too many runs: of their hull (later, never earlier).
-        int64_t &last = e.lastReader[static_cast<size_t>(i)];
-        for (const IntervalBox &b : pr.pieces(*f).value_or(std::vector<IntervalBox>{pr.hull(*f)}))
-          last = std::max(last, cr.lastReader(e.tensor, b).value_or(-1));
-      }
-      e.warWait = runningMax(e.lastReader);
-      out.edges.push_back(std::move(e));
+      edges.push_back({p, c});
     }
+  // What each producer's steps finalize: the same for each of its consumers.
+  std::vector<std::vector<int64_t>> words(regions.size());
+  for (auto [p, c] : edges)
+    if (words[p].empty()) {
+      const StepRegion &pr = regions[p];
+      words[p].assign(static_cast<size_t>(pr.steps), 0);
+      for (int64_t i = 0; i < pr.steps; ++i)
+        if (std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i)))
+          words[p][static_cast<size_t>(i)] = pr.words(*f);
+    }
+  if (refuseShort && (out.shortConsumer = leastShort(net, hw, layers, results, regions, edges, words, out.shortOf)))
+    return out;
+  for (auto [p, c] : edges) {
+    const StepRegion &pr = regions[p], &cr = regions[c];
+    EdgeSteps e;
+    e.producer = static_cast<int>(p), e.consumer = static_cast<int>(c);
+    e.tensor = pr.output->tensor;
+    e.needs.assign(static_cast<size_t>(cr.steps), -1);
+    std::vector<IntervalBox> boxes;
+    for (int64_t j = 0; j < cr.steps; ++j) {
+      boxes.clear();
+      cr.readBoxes(e.tensor, cr.point(j), boxes);
+      for (const IntervalBox &b : boxes)
+        e.needs[static_cast<size_t>(j)] = std::max(e.needs[static_cast<size_t>(j)], pr.lastWriter(b));
+    }
+    e.rawWait = runningMax(e.needs);
+    e.words = words[p];
+    e.lastReader.assign(static_cast<size_t>(pr.steps), -1);
+    for (int64_t i = 0; i < pr.steps; ++i) {
+      if (e.words[static_cast<size_t>(i)] == 0)
+        continue;
+      // The last reader of any run of it; too many runs: of their hull (later, never earlier).
+      const StepRegion::Cover f = *pr.finalized(pr.point(i));
+      int64_t &last = e.lastReader[static_cast<size_t>(i)];
+      for (const IntervalBox &b : pr.pieces(f).value_or(std::vector<IntervalBox>{pr.hull(f)}))
+        last = std::max(last, cr.lastReader(e.tensor, b).value_or(-1));
+    }
+    e.warWait = runningMax(e.lastReader);
+    out.edges.push_back(std::move(e));
+  }
   std::vector<EdgeWaits> waits;
   for (const EdgeSteps &e : out.edges)
     waits.push_back({e.producer, e.consumer, e.rawWait, e.warWait});

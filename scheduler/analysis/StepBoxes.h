@@ -230,15 +230,24 @@ struct SegmentSteps {
   std::string why;              // if not derived: which layer, and why
   std::vector<int64_t> steps;   // per layer of the segment
   std::vector<EdgeSteps> edges;
+  /// Asked to refuse early (segmentSteps' `refuseShort`): the first consumer
+  /// (position) whose room cannot hold even the least its forwarded tensors
+  /// need, whatever the tables say (E0824 for sure), and that least
+  /// (`shortOf`: each tensor's forwarding unit and one step more). The edges
+  /// are then not tabulated and `derived` is false.
+  std::optional<size_t> shortConsumer;
+  std::vector<ForwardedWords> shortOf;
 };
 
 /// The steps a region may have for its tables to be derived (docs/limits.md).
 constexpr int64_t kMaxSteps = int64_t{1} << 20;
 
-/// The tables of pipelined segment `layers` (network order).
+/// The tables of pipelined segment `layers` (network order). With
+/// `refuseShort`, none where a consumer is short of buffer for sure
+/// (SegmentSteps::shortConsumer): the solver only asks whether it is valid.
 SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                           const std::vector<const LayerScheduleModel *> &schedules,
-                          const std::vector<const LayerResult *> &results);
+                          const std::vector<const LayerResult *> &results, bool refuseShort = false);
 
 /// An edge's waits, for bufferDepths.
 struct EdgeWaits {
