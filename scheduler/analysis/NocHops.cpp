@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <map>
+#include <unordered_map>
 
 namespace dfl {
 
@@ -392,21 +392,32 @@ PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int6
                         const std::vector<std::pair<int64_t, int64_t>> &channels) {
   // A solve analyses thousands of schedules with the same few node splits:
   // remembered per thread, forgotten wholesale past kRemembered.
+  // The key is built in place and hashed (a look-up allocates nothing: the
+  // analysis asks several times per candidate scored).
   constexpr size_t kRemembered = 4096;
-  std::vector<int64_t> key = {rows, cols, static_cast<int64_t>(channels.size())};
+  struct Hash {
+    size_t operator()(const std::vector<int64_t> &k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t v : k)
+        h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  thread_local std::vector<int64_t> key;
+  key.assign({rows, cols, static_cast<int64_t>(channels.size())});
   for (const auto &[r, c] : channels) {
     key.push_back(r);
     key.push_back(c);
   }
   for (const MeshStack &s : stacks)
     key.push_back(s.repl * 4 + (s.row ? 2 : 0) + (s.shared ? 1 : 0));
-  thread_local std::map<std::vector<int64_t>, PieceHops> remembered;
+  thread_local std::unordered_map<std::vector<int64_t>, PieceHops, Hash> remembered;
   if (auto it = remembered.find(key); it != remembered.end())
     return it->second;
   if (remembered.size() >= kRemembered)
     remembered.clear();
   PieceHops h = computePieceHops(stacks, rows, cols, channels);
-  remembered.emplace(std::move(key), h);
+  remembered.emplace(key, h);
   return h;
 }
 

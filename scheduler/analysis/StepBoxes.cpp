@@ -382,15 +382,16 @@ int64_t StepRegion::words(const Cover &box) const {
   // unwritten: counted row by row over the first dim's coordinates (the
   // iteration dim from its coordinate, as it folds), the second its
   // coordinate alone; else the box (more words, never fewer).
-  std::vector<AffineExpr> guards = layer->nest.guard;   // the domain's and the write's
-  guards.insert(guards.end(), output->guard.begin(), output->guard.end());
-  std::vector<int> two;
-  for (const AffineExpr &g : guards)
-    for (auto [i, c] : g.terms)
-      if (c != 0 && fold[static_cast<size_t>(i)].extent > 1 && std::find(two.begin(), two.end(), i) == two.end())
-        two.push_back(i);
+  std::vector<int> two;   // the domain's guards and the write's, read in place (most steps have none)
+  for (const std::vector<AffineExpr> *list : {&layer->nest.guard, &output->guard})
+    for (const AffineExpr &g : *list)
+      for (auto [i, c] : g.terms)
+        if (c != 0 && fold[static_cast<size_t>(i)].extent > 1 && std::find(two.begin(), two.end(), i) == two.end())
+          two.push_back(i);
   if (n == 0 || two.size() != 2)
     return n;
+  std::vector<AffineExpr> guards = layer->nest.guard;
+  guards.insert(guards.end(), output->guard.begin(), output->guard.end());
   auto alone = [&](int i) {
     const IterDimFold &f = fold[static_cast<size_t>(i)];
     return f.divisor == 1 && std::count_if(fold.begin(), fold.end(), [&](const IterDimFold &x) {
