@@ -461,6 +461,21 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
   return out;
 }
 
+bool inFusedAttention(const Network &net, int first, int last, int x) { return attentionOf(net, first, last, x) >= 0; }
+
+void segmentNodeConstraints(const Network &net, const Hardware &hw, const SpatialSegment &s, int x, IntraLayerOptions &o) {
+  o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile);
+  o.topOutermost = attentionOrder(net, s.first, s.last, x);
+  // The granularity's dims are not stacked over the region: every layer
+  // then walks them in chunks of exactly the forced tile, so both ends of a
+  // forwarded tensor have the same steps (E0814 compares them). Stacked,
+  // each layer's solver picks its own factor and the steps rarely match.
+  for (size_t d = 0; d < kNumDims; ++d)
+    if (o.fixedTopTile[d])
+      o.fixedTopStack[d] = 1;
+  attentionTiles(net, hw.levels[hw.levels.size() - 2], s, x, o.maxNodes, o.fixedTopTile, o.fixedTopStack);
+}
+
 std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatial(const SpatialSegment &s,
                                                                                    InterLayerStats &stats) {
   const Network &net = network();
@@ -473,16 +488,7 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
     IntraLayerOptions o = options_.intra;
     o.maxNodes = s.nodes[static_cast<size_t>(x - s.first)];
     o.mayRowSplit = false;   // whole rows in a segment (E0826)
-    o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile);
-    o.topOutermost = attentionOrder(net, s.first, s.last, x);
-    // The granularity's dims are not stacked over the region: every layer
-    // then walks them in chunks of exactly the forced tile, so both ends of a
-    // forwarded tensor have the same steps (E0814 compares them). Stacked,
-    // each layer's solver picks its own factor and the steps rarely match.
-    for (size_t d = 0; d < kNumDims; ++d)
-      if (o.fixedTopTile[d])
-        o.fixedTopStack[d] = 1;
-    attentionTiles(net, hw.levels[hw.levels.size() - 2], s, x, o.maxNodes, o.fixedTopTile, o.fixedTopStack);
+    segmentNodeConstraints(net, hw, s, x, o);
     // Layers of the same shape under the same constraints get the same
     // schedule (ResNet's and GoogLeNet's repeated blocks): solved once.
     std::string key = shapeKey(net.layers[static_cast<size_t>(x)]);

@@ -105,6 +105,18 @@ struct SpatialSegment {
   int64_t queryTile = 0;        // a fused attention's queries (Xo) per node step, on each of its layers; 0: none
 };
 
+/// Whether layer x is part of a fused attention (FLAT: scores, softmax and
+/// the matmul of the probabilities) inside layers first..last.
+bool inFusedAttention(const Network &net, int first, int last, int x);
+
+/// The node level's constraints on layer x of spatial segment s, with
+/// `o.maxNodes` nodes (docs/directives.md §9, E0814): the forced tiles (the
+/// batch tile, the channel split, a fused attention's head rows and query
+/// tile) unstacked, and a fused attention's per-node tiles, stacks and
+/// outermost dims. One rule for the solver's schemes and for the layers of a
+/// pipelined segment the user partly wrote.
+void segmentNodeConstraints(const Network &net, const Hardware &hw, const SpatialSegment &s, int x, IntraLayerOptions &o);
+
 /// The optimistic top-level picture of one scheme (KAPLA §IV-B, "fast cost
 /// estimation"): per tensor of each layer its DRAM and node-buffer (GBUF)
 /// access counts in words, the buffer one node needs at least, and an energy

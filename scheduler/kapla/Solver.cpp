@@ -341,28 +341,47 @@ private:
               "as '" + net.layers[static_cast<size_t>(batchLayer)].name + "' writes", batchFrom);
       else
         force(Dim::N, net.batch, 1, "", nullptr);
-      // The channels received from a single producer in the segment, and
-      // those forwarded to a single-operand consumer in it.
-      if (layer.operands.size() == 1 && !layer.operands[0].isInput && inSeg(layer.operands[0].index)) {
-        const int p = layer.operands[0].index;
-        const WrittenNodes &w = written[p];
-        if (w.known)
-          force(Dim::C, at(w.tile, Dim::K), at(w.repl, Dim::K),
-                "to match the ofm tile '" + net.layers[static_cast<size_t>(p)].name + "' forwards", &w);
-        else
-          force(Dim::C, at(layer.bounds, Dim::C), 1, "", nullptr);
-      }
-      const Dim outDim = layer.channelWise() ? Dim::C : Dim::K;
-      for (int c : layers) {
-        const Layer &cons = net.layers[static_cast<size_t>(c)];
-        if (c <= x || cons.operands.size() != 1 || cons.operands[0].isInput || cons.operands[0].index != x)
-          continue;
-        const WrittenNodes &w = written[c];
-        if (w.known)
-          force(outDim, at(w.tile, Dim::C), at(w.repl, Dim::C),
-                "to match the ifm tile '" + cons.name + "' receives", &w);
-        else
-          force(outDim, at(layer.bounds, outDim), 1, "", nullptr);
+      if (inFusedAttention(net, layers.front(), layers.back(), x)) {
+        // A fused attention's layers step alike (FLAT): one head's rows and
+        // the query tile of its first written layer (all queries if none is).
+        SpatialSegment s{layers.front(), layers.back(), {}, 1, 1, at(layer.bounds, Dim::Xo)};
+        if (batchFrom)
+          s.batchTile = at(batchFrom->tile, Dim::N) * at(batchFrom->repl, Dim::N);
+        for (int q : layers) {
+          const WrittenNodes &w = written[q];
+          if (!w.known || !inFusedAttention(net, layers.front(), layers.back(), q))
+            continue;
+          s.queryTile = at(w.tile, Dim::Xo) * at(w.repl, Dim::Xo);
+          forced.push_back("Xo=" + std::to_string(s.queryTile) + " a step and one head's rows, as the fused attention's '" +
+                           net.layers[static_cast<size_t>(q)].name + "' writes");
+          forcedAt = w.range;
+          break;
+        }
+        segmentNodeConstraints(net, hw, s, x, o);
+      } else {
+        // The channels received from a single producer in the segment, and
+        // those forwarded to a single-operand consumer in it.
+        if (layer.operands.size() == 1 && !layer.operands[0].isInput && inSeg(layer.operands[0].index)) {
+          const int p = layer.operands[0].index;
+          const WrittenNodes &w = written[p];
+          if (w.known)
+            force(Dim::C, at(w.tile, Dim::K), at(w.repl, Dim::K),
+                  "to match the ofm tile '" + net.layers[static_cast<size_t>(p)].name + "' forwards", &w);
+          else
+            force(Dim::C, at(layer.bounds, Dim::C), 1, "", nullptr);
+        }
+        const Dim outDim = layer.channelWise() ? Dim::C : Dim::K;
+        for (int c : layers) {
+          const Layer &cons = net.layers[static_cast<size_t>(c)];
+          if (c <= x || cons.operands.size() != 1 || cons.operands[0].isInput || cons.operands[0].index != x)
+            continue;
+          const WrittenNodes &w = written[c];
+          if (w.known)
+            force(outDim, at(w.tile, Dim::C), at(w.repl, Dim::C),
+                  "to match the ifm tile '" + cons.name + "' receives", &w);
+          else
+            force(outDim, at(layer.bounds, outDim), 1, "", nullptr);
+        }
       }
       IntraLayerStats stats;
       SolveFailure why;
