@@ -31,6 +31,41 @@ template <class Pred> int64_t leastWhere(int64_t lo, int64_t hi, Pred holds) {
 void splitRange(const std::vector<int64_t> &strides, size_t k, Interval r, std::vector<Interval> &prefix,
                 std::vector<std::vector<Interval>> &out);
 
+/// The canonical box `box` split at its dims' digits, as a product: per dim,
+/// `divisors(d, div)` gives the digits' divisors (largest first; none: not
+/// split), splitRange cuts the dim's range into runs (one interval a digit),
+/// and each element of `out` is replaced by a copy per run, filled in by
+/// `put(copy, d, div, run)`. False if `out` would pass `limit` elements.
+/// One split for the written side (digitBoxes) and the read side (subCovers).
+template <class T, class Divisors, class Put>
+bool splitAtDigits(const StepRegion::Cover &box, size_t limit, Divisors divisors, Put put, std::vector<T> &out) {
+  std::vector<int64_t> div;
+  std::vector<Interval> prefix;
+  std::vector<std::vector<Interval>> runs;
+  for (Dim d : kIndependentDims) {
+    div.clear();
+    divisors(d, div);
+    if (div.empty())
+      continue;
+    runs.clear();
+    splitRange(div, 0, box[static_cast<size_t>(d)], prefix, runs);
+    if (runs.size() == 1) {
+      for (T &b : out)
+        put(b, d, div, runs[0]);
+      continue;
+    }
+    if (out.size() * runs.size() > limit)
+      return false;
+    std::vector<T> next;
+    next.reserve(out.size() * runs.size());
+    for (const T &b : out)
+      for (const std::vector<Interval> &run : runs)
+        put(next.emplace_back(b), d, div, run);
+    out = std::move(next);
+  }
+  return true;
+}
+
 } // namespace
 
 int64_t StepRegion::linear(const std::vector<int64_t> &u) const {
@@ -135,30 +170,21 @@ void StepRegion::deriveImages() {
 
 void StepRegion::subCovers(const Cover &box, const std::array<bool, kNumDims> &wraps, std::vector<Cover> &out) const {
   out.assign(1, box);
-  for (Dim d : kIndependentDims) {
+  auto divisors = [&](Dim d, std::vector<int64_t> &div) {   // a wrapping dim's iteration dims'
     if (!wraps[static_cast<size_t>(d)])
-      continue;
-    std::vector<int64_t> divisors;   // its iteration dims', largest first
+      return;
     for (const IterDimFold &f : fold)
       if (f.from == d && f.extent > 1)
-        divisors.push_back(f.divisor);
-    std::sort(divisors.rbegin(), divisors.rend());
-    std::vector<Interval> prefix;
-    std::vector<std::vector<Interval>> runs;
-    splitRange(divisors, 0, box[static_cast<size_t>(d)], prefix, runs);
-    if (runs.size() < 2)
-      continue;
-    std::vector<Cover> next;
-    for (const Cover &c : out)
-      for (const std::vector<Interval> &run : runs) {
-        Cover &n = next.emplace_back(c);
-        Interval &x = n[static_cast<size_t>(d)];
-        x = {0, 0};
-        for (size_t k = 0; k < run.size(); ++k)
-          x.lo += run[k].lo * divisors[k], x.hi += run[k].hi * divisors[k];
-      }
-    out = std::move(next);
-  }
+        div.push_back(f.divisor);
+    std::sort(div.rbegin(), div.rend());
+  };
+  auto put = [](Cover &c, Dim d, const std::vector<int64_t> &div, const std::vector<Interval> &run) {
+    Interval &x = c[static_cast<size_t>(d)];
+    x = {0, 0};
+    for (size_t k = 0; k < run.size(); ++k)
+      x.lo += run[k].lo * div[k], x.hi += run[k].hi * div[k];
+  };
+  splitAtDigits(box, std::numeric_limits<size_t>::max(), divisors, put, out);
 }
 
 void StepRegion::setCover(const Cover &box, Ranges &r) const {
@@ -432,34 +458,17 @@ bool StepRegion::digitBoxes(const Cover &box, size_t limit, std::vector<DigitBox
   out.assign(1, DigitBox(outputDims.size()));
   for (size_t t = 0; t < outputDims.size(); ++t)
     out[0][t].resize(outputDims[t].size());
-  for (Dim d : kIndependentDims) {
+  auto divisors = [&](Dim d, std::vector<int64_t> &div) {   // one digit: the whole coordinate
     const auto &where = digitsOf[static_cast<size_t>(d)];
-    const Interval r = box[static_cast<size_t>(d)];
-    if (where.size() == 1) {   // the whole coordinate
-      for (DigitBox &b : out)
-        b[where[0][0]][where[0][1]] = r;
-      continue;
-    }
-    if (where.empty())
-      continue;
-    std::vector<int64_t> divisors;
     for (auto [t, k] : where)
-      divisors.push_back(outputDims[t][k].divisor);
-    std::vector<Interval> prefix;
-    std::vector<std::vector<Interval>> runs;
-    splitRange(divisors, 0, r, prefix, runs);
-    if (out.size() * runs.size() > limit)
-      return false;
-    std::vector<DigitBox> next;
-    for (const DigitBox &b : out)
-      for (const std::vector<Interval> &run : runs) {
-        DigitBox &n = next.emplace_back(b);
-        for (size_t j = 0; j < where.size(); ++j)
-          n[where[j][0]][where[j][1]] = run[j];
-      }
-    out = std::move(next);
-  }
-  return true;
+      div.push_back(where.size() == 1 ? 1 : outputDims[t][k].divisor);
+  };
+  auto put = [&](DigitBox &b, Dim d, const std::vector<int64_t> &, const std::vector<Interval> &run) {
+    const auto &where = digitsOf[static_cast<size_t>(d)];
+    for (size_t j = 0; j < where.size(); ++j)
+      b[where[j][0]][where[j][1]] = run[j];
+  };
+  return splitAtDigits(box, limit, divisors, put, out);
 }
 
 // Per digit box, per output dim, the runs of index values: the outer digits
