@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Solves every stdlib network on every stdlib hardware template, for inference
 # and for training, with two dflc binaries, and compares what they write:
-# out/schedule.dfl and out/report.json byte for byte, the exit status, and
-# stdout with its timing figures masked. A refactoring must leave all equal.
+# every file of OUT byte for byte (schedule.dfl, report.json, report.html and
+# the plots), the exit status, and stdout with its timing figures masked. A refactoring must leave all equal.
 #
 #   scripts/compare-outputs.sh OLD_DFLC NEW_DFLC [WORKDIR]
 #

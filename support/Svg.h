@@ -9,7 +9,7 @@
 
 namespace dfl::svg {
 
-/// `s` with <, > and & escaped for text and attribute values.
+/// `s` with <, >, & and " escaped for text and attribute values.
 std::string escape(const std::string &s);
 /// A coordinate, rounded to one decimal: "12.5".
 std::string num(double v);

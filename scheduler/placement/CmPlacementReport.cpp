@@ -2,6 +2,7 @@
 
 #include "support/FiniteJson.h"
 #include "support/Format.h"
+#include "support/Svg.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,13 +24,6 @@ std::string tileName(const Network &net, const CmPartitioning &p, int t) {
   if (part.tiles() > 1)
     name += "[" + std::to_string(tile.rowBlock) + "," + std::to_string(tile.colBlock) + "]";
   return name;
-}
-
-std::string escape(const std::string &s) {
-  std::string out;
-  for (char c : s)
-    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-  return out;
 }
 
 } // namespace
@@ -131,7 +125,7 @@ std::string cmPlacementSvg(const Network &net, const CmHardware &hw, const CmMap
     << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"5\" markerHeight=\"5\" "
        "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << pad << "\" y=\"30\" font-size=\"18\">" << escape(net.name) << " on " << escape(hw.name) << ": "
+    << "<text x=\"" << pad << "\" y=\"30\" font-size=\"18\">" << svg::escape(net.name) << " on " << svg::escape(hw.name) << ": "
     << p.partitions.size() << " partitions, " << p.tiles.size() << " of " << hw.cores << " cores, "
     << pl.trafficHops << " word-hops per image (" << cmPlacementStatusName(pl.status)
     << (pl.status == CmPlacement::Status::Feasible ? ", gap " + formatTrimmed(100 * pl.gap(), 1) + "%" : "")
@@ -161,7 +155,7 @@ std::string cmPlacementSvg(const Network &net, const CmHardware &hw, const CmMap
       const CmPartition &part = p.partitions[static_cast<size_t>(tile.partition)];
       std::string name = net.layers[static_cast<size_t>(part.layers.front())].name;
       labels << "<text x=\"" << x << "\" y=\"" << y << "\" font-size=\"10\" text-anchor=\"middle\"" << halo << ">"
-             << escape(name.size() > 18 ? name.substr(0, 17) + "…" : name) << "</text>\n";
+             << svg::escape(name.size() > 18 ? name.substr(0, 17) + "…" : name) << "</text>\n";
       if (part.tiles() > 1)
         labels << "<text x=\"" << x << "\" y=\"" << y + 13 << "\" font-size=\"10\" text-anchor=\"middle\"" << halo
                << ">tile " << tile.rowBlock << "," << tile.colBlock << "</text>\n";
@@ -192,7 +186,7 @@ std::string cmPlacementSvg(const Network &net, const CmHardware &hw, const CmMap
     s << "<path d=\"M" << sx << "," << sy << " Q" << mx << "," << my << " " << ex << "," << ey
       << "\" fill=\"none\" stroke=\"" << (e.partialSums ? "#c60" : "#333") << "\" stroke-width=\"" << w << "\""
       << (e.partialSums ? " stroke-dasharray=\"6,3\"" : "") << " marker-end=\"url(#arrow)\" opacity=\"0.75\"><title>"
-      << escape(tileName(net, p, e.from)) << " -> " << escape(tileName(net, p, e.to)) << ": " << e.words
+      << svg::escape(tileName(net, p, e.from)) << " -> " << svg::escape(tileName(net, p, e.to)) << ": " << e.words
       << " words per image</title></path>\n";
   }
   s << labels.str();
