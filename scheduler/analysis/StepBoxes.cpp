@@ -128,7 +128,7 @@ void StepRegion::deriveImages() {
       continue;
     auto it = std::find_if(readers.begin(), readers.end(), [&](const Readers &r) { return r.tensor == a.tensor; });
     if (it == readers.end())
-      it = readers.insert(readers.end(), Readers{a.tensor, {}, {}});
+      it = readers.insert(readers.end(), Readers{a.tensor, {}, {}, {}});
     it->accesses.push_back(k);
   }
   std::array<int64_t, kNumDims> span{};   // per canonical dim, its coordinate's values
@@ -139,7 +139,9 @@ void StepRegion::deriveImages() {
     const Access &a = layer->nest.accesses[k];
     std::vector<AffineExpr> &dims = images.emplace_back();
     std::array<bool, kNumDims> wraps{};
-    for (const AffineExpr &e : a.index) {
+    std::vector<unsigned> unordered(a.index.size(), 0);
+    for (size_t t = 0; t < a.index.size(); ++t) {
+      const AffineExpr &e = a.index[t];
       AffineExpr image(e.constant);
       std::array<bool, kNumDims> whole{};
       for (auto [i, c] : e.terms) {
@@ -152,19 +154,28 @@ void StepRegion::deriveImages() {
         if (w != 0 && !alone) {
           whole[static_cast<size_t>(d)] = true;
           image.terms.push_back({static_cast<int>(fold.size() + static_cast<size_t>(d)), w});
+          if (w < 0)
+            unordered[t] |= 1u << static_cast<unsigned>(d);
         } else {
           image.terms.push_back({i, c});
           // An inner iteration dim of a coordinate folding others: it wraps.
-          wraps[static_cast<size_t>(d)] |= c != 0 && f.extent > 1 && f.divisor * f.extent < span[static_cast<size_t>(d)];
+          const bool wrap = c != 0 && f.extent > 1 && f.divisor * f.extent < span[static_cast<size_t>(d)];
+          wraps[static_cast<size_t>(d)] |= wrap;
+          if (wrap || c < 0)
+            unordered[t] |= 1u << static_cast<unsigned>(d);
         }
       }
       dims.push_back(std::move(image));
     }
     if (a.role != layer->output)
       for (Readers &r : readers)
-        if (r.tensor == a.tensor)
+        if (r.tensor == a.tensor) {
           for (size_t d = 0; d < kNumDims; ++d)
             r.wraps[d] = r.wraps[d] || wraps[d];
+          r.unordered.resize(std::max(r.unordered.size(), unordered.size()), 0);
+          for (size_t t = 0; t < unordered.size(); ++t)
+            r.unordered[t] |= unordered[t];
+        }
   }
 }
 
@@ -599,8 +610,11 @@ std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const I
       });
     });
   };
-  // The unclipped reads' hull starts at or before the box's end in every dim.
-  auto startsBefore = [&]() {
+  // The unclipped reads' hull starts at or before the box's end in every
+  // dim (`skip`: but the dims whose index may not grow with those bits'
+  // coordinates). Implied by meets; once false, false for later values of
+  // an update moving none of the skipped coordinates.
+  auto startsBefore = [&](unsigned skip) {
     setCover(cover(u), r);
     std::fill(least.begin(), least.end(), std::numeric_limits<int64_t>::max());
     bool any = false;
@@ -611,20 +625,22 @@ std::optional<int64_t> StepRegion::lastReader(const std::string &tensor, const I
           least[t] = std::min(least[t], r.out[t].lo);
       }
     for (size_t t = 0; any && t < box.size(); ++t)
-      if (least[t] > box[t].hi)
+      if (least[t] > box[t].hi && !(t < of.unordered.size() && (of.unordered[t] & skip)))
         return false;
     return true;
   };
   if (!meets())
     return std::nullopt;
   for (size_t i = 0; i < updates.size(); ++i) {
-    if (of.wraps[static_cast<size_t>(updates[i].dim)])
-      u[i] = updates[i].count - 1;
-    else
-      u[i] = leastWhere(1, updates[i].count, [&](int64_t v) {
-        u[i] = v;
-        return !startsBefore();
-      }) - 1;
+    // The last value that starts early enough, by bisection; then back to
+    // one that reads the box (along a wrapping dim, the dims its index
+    // grows with bound the search: an attention's batch, not its heads).
+    const Dim d = updates[i].dim;
+    const unsigned skip = of.wraps[static_cast<size_t>(d)] ? 1u << static_cast<unsigned>(d) : 0u;
+    u[i] = leastWhere(1, updates[i].count, [&](int64_t v) {
+             u[i] = v;
+             return !startsBefore(skip);
+           }) - 1;
     while (u[i] > 0 && !meets())
       --u[i];
   }

@@ -135,10 +135,15 @@ struct StepRegion {
   /// canonical dims an inner iteration dim of which some of them index apart:
   /// as the coordinate grows, that index wraps back (not monotone), so a
   /// range of it is read exactly only split where it wraps (subCovers).
+  /// `unordered[t]`: the canonical dims (bits) along which tensor dim t's
+  /// index does not only grow in some access (it wraps, or falls); along
+  /// the others its least value grows with the coordinate, which lets
+  /// lastReader bisect over a wrapping dim's updates.
   struct Readers {
     std::string tensor;
     std::vector<size_t> accesses;
     std::array<bool, kNumDims> wraps{};
+    std::vector<unsigned> unordered;
   };
   std::vector<Readers> readers;
   void deriveImages();
