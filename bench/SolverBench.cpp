@@ -13,11 +13,22 @@
 //   comparisons of the KAPLA column and its solve time.
 //        dflc_solver_bench --layers NET HW BATCH infer|train CAP
 //   per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
-//   exhaustive search's energy, whether it proved optimality, candidates, time.
+//   exhaustive search's energy, whether it proved optimality, its lower bound
+//   and the gap to it, candidates, time.
+//        dflc_solver_bench --exact [CAP] [--net NAME] [--setting TEXT]
+//   the exact search (docs/solver.md, "The exact search") on each distinct
+//   layer shape of the networks, alone on all nodes, on eyeriss_multinode and
+//   edge_systolic at batch 1 and 64 (inference), at most CAP analyses per layer
+//   (default 100000): per network and setting, layers proved / total, time per
+//   layer (max, median), KAPLA's distance from the optimum over the proved
+//   layers (average, worst) and, over all, the most it can be (KAPLA over the
+//   lower bound) and the gap left (the best found over the lower bound).
 #include "driver/Compilation.h"
+#include "scheduler/kapla/InterLayerSolver.h"
 #include "scheduler/kapla/IntraLayerSolver.h"
 #include "scheduler/kapla/Solver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -56,8 +67,8 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
     return 1;
   }
   const Network &n = model->networks[0];
-  std::printf("%-24s %12s %12s %8s %7s %10s %10s %8s\n", "layer", "KAPLA [uJ]", "exhaust [uJ]", "gain", "proved",
-              "candidates", "cut", "time [s]");
+  std::printf("%-24s %12s %12s %8s %7s %12s %8s %10s %10s %8s\n", "layer", "KAPLA [uJ]", "exhaust [uJ]", "gain",
+              "proved", "bound [uJ]", "gap", "candidates", "cut", "time [s]");
   int proved = 0;
   double seconds = 0;
   for (size_t i = 0; i < n.layers.size(); ++i) {
@@ -73,12 +84,111 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
     seconds += s;
     proved += es.provedOptimal ? 1 : 0;
     double ke = k ? k->result.energyPj / 1e6 : 0, ee = e ? e->result.energyPj / 1e6 : 0;
-    std::printf("%-24s %12.3f %12.3f %7.2f%% %7s %10lld %10lld %8.2f\n", n.layers[i].name.c_str(), ke, ee,
-                ke > 0 && ee > 0 ? (1 - ee / ke) * 100 : 0.0, es.provedOptimal ? "yes" : "no",
-                static_cast<long long>(es.candidates), static_cast<long long>(es.prunedByBound), s);
+    const double lb = es.lowerBoundPj / 1e6;
+    std::printf("%-24s %12.3f %12.3f %7.2f%% %7s %12.3f %7.2f%% %10lld %10lld %8.2f\n", n.layers[i].name.c_str(), ke,
+                ee, ke > 0 && ee > 0 ? (1 - ee / ke) * 100 : 0.0, es.provedOptimal ? "yes" : "no", lb,
+                lb > 0 ? (ee / lb - 1) * 100 : 0.0, static_cast<long long>(es.candidates),
+                static_cast<long long>(es.prunedByBound), s);
     std::fflush(stdout);
   }
   std::printf("exhaustive proved optimal in %d/%zu layers, %.1f s\n", proved, n.layers.size(), seconds);
+  return 0;
+}
+
+/// One network on one setting under the exact search: a row of the --exact table.
+struct ExactRow {
+  int proved = 0, shapes = 0;
+  std::vector<double> seconds;
+  std::vector<double> provedDistance;   // KAPLA / optimum - 1, proved layers
+  std::vector<double> mostDistance;     // KAPLA / lower bound - 1, every layer
+  std::vector<double> gap;              // best found / lower bound - 1, every layer
+};
+
+double mean(const std::vector<double> &v) {
+  double s = 0;
+  for (double x : v)
+    s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double worst(const std::vector<double> &v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+ExactRow exactRow(const Network &n, const Hardware &hw, int64_t cap) {
+  ExactRow row;
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < n.layers.size(); ++i) {
+    const std::string key = shapeKey(n.layers[i]);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      continue;
+    seen.push_back(key);
+    IntraLayerOptions o;
+    IntraLayerStats ks, es;
+    SolveFailure why;
+    auto k = solveLayer(n, static_cast<int>(i), hw, nullptr, o, ks, why);
+    o.search = IntraLayerSearch::Exhaustive;
+    o.maxCandidates = cap;
+    auto t0 = std::chrono::steady_clock::now();
+    auto e = solveLayer(n, static_cast<int>(i), hw, nullptr, o, es, why);
+    row.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    ++row.shapes;
+    if (!k || !e)
+      continue;
+    const double kapla = k->result.energyPj, best = e->result.energyPj, bound = es.lowerBoundPj;
+    if (es.provedOptimal) {
+      ++row.proved;
+      row.provedDistance.push_back(kapla / best - 1);
+    }
+    if (bound > 0) {
+      row.mostDistance.push_back(kapla / bound - 1);
+      row.gap.push_back(best / bound - 1);
+    }
+  }
+  return row;
+}
+
+/// The exact search over the distinct layer shapes (the --exact table).
+int exactTable(int64_t cap, const std::string &onlyNet, const std::string &onlySetting) {
+  const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
+  const Setting settings[] = {{"multi-node b1", "eyeriss_multinode", 1, false},
+                              {"multi-node b64", "eyeriss_multinode", 64, false},
+                              {"edge b1", "edge_systolic", 1, false},
+                              {"edge b64", "edge_systolic", 64, false}};
+  std::printf("%-10s %-15s %8s %9s %9s %10s %10s %10s %10s %10s\n", "network", "setting", "proved", "max [s]",
+              "median[s]", "dist avg", "dist worst", "most avg", "most worst", "gap median");
+  int proved = 0, shapes = 0, quick = 0;
+  for (const Setting &st : settings)
+    for (const char *net : nets) {
+      if ((!onlyNet.empty() && onlyNet != net) ||
+          (!onlySetting.empty() && std::string(st.name).find(onlySetting) == std::string::npos))
+        continue;
+      auto model = load(std::string("stdlib/nets/") + net + ".dfl", std::string("stdlib/hw/") + st.hardware + ".dfl",
+                        st.batch, st.training);
+      if (!model) {
+        std::printf("%-10s %-15s cannot load\n", net, st.name);
+        continue;
+      }
+      ExactRow r = exactRow(model->networks[0], model->hardware[0], cap);
+      proved += r.proved;
+      shapes += r.shapes;
+      for (double s : r.seconds)
+        quick += s < 10 ? 1 : 0;
+      std::printf("%-10s %-15s %4d/%-3d %9.2f %9.2f %9.2f%% %9.2f%% %9.2f%% %9.2f%% %9.2f%%\n", net, st.name, r.proved,
+                  r.shapes, worst(r.seconds), median(r.seconds), 100 * mean(r.provedDistance),
+                  100 * worst(r.provedDistance), 100 * mean(r.mostDistance), 100 * worst(r.mostDistance),
+                  100 * median(r.gap));
+      std::fflush(stdout);
+    }
+  std::printf("proved %d/%d distinct layer shapes (%d of them solved in under 10 s); at most %lld analyses per layer\n",
+              proved, shapes, quick, static_cast<long long>(cap));
+  std::printf("(dist: KAPLA / proved optimum - 1 over the proved layers; most: KAPLA / lower bound - 1, what KAPLA's "
+              "distance can be at most, every layer; gap: best found / lower bound - 1)\n");
   return 0;
 }
 
@@ -87,6 +197,18 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
 int main(int argc, char **argv) {
   if (argc == 7 && std::string(argv[1]) == "--layers")
     return perLayer(argv[2], argv[3], std::atoll(argv[4]), std::string(argv[5]) == "train", std::atoll(argv[6]));
+  if (argc >= 2 && std::string(argv[1]) == "--exact") {
+    int64_t cap = 100000;
+    std::string net, setting;
+    for (int a = 2; a < argc; ++a)
+      if (std::string(argv[a]) == "--net" && a + 1 < argc)
+        net = argv[++a];
+      else if (std::string(argv[a]) == "--setting" && a + 1 < argc)
+        setting = argv[++a];
+      else
+        cap = std::atoll(argv[a]);
+    return exactTable(cap, net, setting);
+  }
   int64_t cap = 60000;   // about 7 minutes in all on the 2-core development machine
   std::string onlyNet, onlySetting;
   bool kaplaOnly = false;

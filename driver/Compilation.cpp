@@ -127,6 +127,13 @@ std::string reportJson(const std::string &checked, const Solution &solution, con
   const Network &net = networkOf(model, solution.schedule);
   report["solver"]["segment_choices"] = segmentChoicesJson(net, solution.segmentCosts);
   report["solver"]["chains"] = chainsJson(net, solution, objectiveOf(o.objective), kChainsShown);
+  // The exact search's verdict per layer alone: proved, or the gap to its best lower bound.
+  for (const ExactLayer &e : s.exactLayers)
+    report["solver"]["exact"].push_back({{"layer", net.layers[static_cast<size_t>(e.layer)].name},
+                                         {"proved", e.proved},
+                                         {"energy_pj", e.energyPj},
+                                         {"lower_bound_pj", e.lowerBoundPj},
+                                         {"gap", e.energyPj / e.lowerBoundPj - 1}});
   if (s.limit != SolveLimit::None) {   // only then: unlimited reports stay as they were
     report["solver"]["status"] = "limit";
     report["solver"]["limit"] = solveLimitName(s.limit);

@@ -14,19 +14,34 @@
 // arrayFits and fits on each whole level, so the same complete plans reach
 // score(). Loop orders giving the same updates are scored once (same directives).
 //
-// The bound (objective energy): the energy is the MACs and their level-0
-// accesses (constants) plus one term per boundary l/l+1
-// (LevelResult::boundaryEnergyPj), each >= 0 and a function of the directives
-// of levels >= l only (checked on stdlib layers by tests/unit/BoundTest.cpp).
-// With levels >= m decided and the levels below at their minimal completion
-// (tile = the array tile below, no stacks: valid whenever any completion is),
-// the analysis scores the constants and the terms b >= m exactly, so the
-// energy less the terms b < m bounds every completion from below. A subtree
-// whose bound is not below the incumbent (seeded with KAPLA's solution) is cut.
+// The bound (objective energy): the energy is the constants C (the MACs and
+// their level-0 accesses), one term per boundary l/l+1
+// (LevelResult::boundaryEnergyPj), each >= 0 and a function of the
+// directives of levels >= l only (checked on stdlib layers by
+// tests/unit/BoundTest.cpp), and the static energy, the chip's leakage over
+// the latency. With levels >= m decided and the levels below at their minimal
+// completion (tile = the array tile below, no stacks: valid whenever any
+// completion is), the analysis scores C and the terms b >= m exactly, the
+// same for every completion. The latency of every completion is at least
+//  - the cycles of each boundary above m (level l >= m+1's traffic over its
+//    bandwidth: that traffic is the boundary l-1/l's, of levels >= l-1 >= m,
+//    as are its units in use), and
+//  - the work over the PEs it can use: the units in use at level m times
+//    every unit of each level below (computeCycles = work * padding / PEs,
+//    the padding >= 1),
+// so the static energy is at least the chip's leakage over the larger of
+// those (staticFloor). The subtree's bound is C + the terms >= m + that floor;
+// a subtree whose bound is not below the incumbent (seeded with KAPLA's
+// solution) is cut. A level's assignment is first bounded without the
+// analysis (cheapBound: the parent's exact part and the floor from its units
+// alone), which cuts the assignments using too few units to beat the
+// incumbent before they cost an analysis.
 #pragma once
 
 #include "scheduler/kapla/KaplaDescent.h"
+#include "scheduler/analysis/Floors.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -40,29 +55,90 @@ public:
   /// IntraLayerStats::provedOptimal), seeded with KAPLA's (seedWithKapla).
   std::optional<IntraLayerSolution> exhaustive(SolveFailure &why);
 
+  /// What the search cuts by, for tests (tests/unit/BoundTest.cpp): the
+  /// bound of the subtree whose levels >= m are those of the plan `r` scores
+  /// (whatever lies below), and the bound the top level's directives `top`
+  /// give without an analysis (refetchPj and the static floor over `units`
+  /// nodes), both with `r`'s work and constants.
+  double subtreeBound(const LayerResult &r, size_t m);
+  double topLevelBound(const LevelDirectives &top, int64_t units, const LayerResult &r);
+
 protected:
-  struct Branch {
-    Plan::LevelPlan level;
-    double bound;
+  /// What the decided levels >= `level` fix for every completion below: C
+  /// and the boundary terms >= level (exact), the largest cycles of a
+  /// boundary above it, the units in use at `level` (and above), and the
+  /// subtree's lower bound.
+  struct Decided {
+    double exact = 0, below = 0, cycles = 0, bound = 0;
+    int64_t units = 1;
+    size_t level = 0;
   };
 
-  /// One level's scored candidates not yet expanded.
+  struct Branch {
+    Plan::LevelPlan level;
+    Decided decided;
+  };
+
+  /// One level's scored candidates not yet expanded, under `parent` (the
+  /// decided levels above); `enumerated` once every candidate was scored.
   struct Batch {
     std::vector<Branch> pending;
     size_t scored = 0;
+    Decided parent;
+    bool enumerated = false;
   };
 
   /// A level's candidates are expanded best first in batches of this many
-  /// scored: bounded memory on levels with millions, and under a cap the
-  /// search reaches complete plans early instead of only scoring the top level.
-  static constexpr size_t kBatch = 4096;
+  /// scored: bounded memory on levels with millions. With an incumbent the
+  /// batch is large, so that a capped search has bounded most of a level
+  /// (its open bound is theirs, not the parent's); without one it is small,
+  /// so that complete plans are reached early.
+  static constexpr size_t kBatch = size_t(1) << 16, kFirstBatch = 4096;
 
   /// The per-layer cap (maxCandidates) is reached, or the solve budget says stop.
   bool exhausted();
 
   /// Decides the highest free level at or below m, best bound first; levels
-  /// above m are decided, those below hold the minimal completion.
-  void branch(Plan &p, size_t m);
+  /// above m are decided (`parent`), those below hold the minimal completion.
+  void branch(Plan &p, size_t m, const Decided &parent);
+
+  /// The chip's leakage over the latency floor: the larger of `cycles` and
+  /// the work over `pes` PEs (0 until an analysis gave the work).
+  double staticFloor(double cycles, int64_t pes) const;
+
+  /// The product of the hardware's units over levels [lo, hi): the most a
+  /// completion may use there.
+  int64_t unitsBetween(size_t lo, size_t hi) const;
+
+  /// What levels >= m of a scored plan (the minimal completion below m) fix.
+  Decided decidedBy(const LayerResult &r, size_t m) const;
+
+  /// A lower bound of the boundary terms below m of every completion of
+  /// levels >= m as scored in `r`: the words filled into level m that every
+  /// level below must take in again (compulsoryBelow's comment says which).
+  double compulsoryBelow(const LayerResult &r, size_t m) const;
+
+  /// A lower bound of every completion of level m's assignment in `p`
+  /// without its analysis: the parent's exact part, and the static floor
+  /// over the parent's cycles and the PEs the assignment's units allow.
+  double cheapBound(const Plan &p, size_t m, const Decided &parent) const;
+
+  /// Records C and the work from the first valid analysis.
+  void learn(const LayerResult &r);
+
+  /// Without the analysis, the top boundary's DRAM reads the floor leaves out
+  /// under the top level's directives (its loop order as written):
+  /// each of the weights (ifm) the floor counts is read again on every trip of
+  /// an update not moving them outside the innermost one that does (the
+  /// analysis' loads: trip counts from the innermost relevant update out; a
+  /// sweep of the relevant ones covers every word). 0 where units share words.
+  double refetchPj(const LevelDirectives &top) const;
+
+  /// The root: nothing decided; the layer's floors.
+  Decided rootDecided();
+
+  /// The search stopped with this subtree open: its bound bounds what it holds.
+  void leftOpen(double bound) { openBound_ = std::min(openBound_, bound); }
 
   /// Every (tile, stack factor) of level m along dims >= dim, the dims after
   /// `dim` at their smallest; prunes only partial levels that cannot fit.
@@ -83,6 +159,9 @@ protected:
 
   std::optional<IntraLayerSolution> exBest_;   // exhaustive: the incumbent
   double exBestValue_ = 0;
+  double constants_ = 0, work_ = 0;   // C and the work, from the first valid analysis
+  double openBound_ = 0;
+  std::optional<DramFloor> dramFloor_;   // the layer's DRAM words in any schedule              // the least bound of a subtree left open (capped)
   bool pruneByBound_ = false;   // exhaustive, objective energy
   bool boundSafe_ = true;       // no boundary term seen negative
 };

@@ -243,8 +243,8 @@ int64_t minTileBytes(const Network &net, const Hardware &hw, const SpatialSegmen
   return bytes;
 }
 
-/// Everything of a layer the intra-layer solver looks at, not its name or
-/// place: equal keys, equal schedules.
+} // namespace
+
 std::string shapeKey(const Layer &l) {
   std::string k = std::to_string(static_cast<int>(l.type)) + ":" + std::to_string(static_cast<int>(l.output)) + ":" +
                   std::to_string(l.operands.size()) + ":" + (l.forwardOf.empty() ? "f" : "b");
@@ -262,8 +262,6 @@ std::string shapeKey(const Layer &l) {
     k += "," + a;
   return k + "," + std::string(l.kindName());   // a unary layer's function
 }
-
-} // namespace
 
 std::vector<size_t> paretoFront(const std::vector<std::vector<double>> &points) {
   auto dominates = [](const std::vector<double> &a, const std::vector<double> &b) {

@@ -133,6 +133,11 @@ struct SchemeEstimate {
 
 /// Indices of the points no other point dominates (<= everywhere, < somewhere),
 /// in input order. Equal points dominate neither, so both are kept.
+/// Everything of a layer the intra-layer solver looks at, not its name or
+/// place: equal keys, equal schedules (the layer solves' memo; the exact
+/// search's benchmark solves each shape once).
+std::string shapeKey(const Layer &l);
+
 std::vector<size_t> paretoFront(const std::vector<std::vector<double>> &points);
 
 class InterLayerSolver {

@@ -89,6 +89,10 @@ struct IntraLayerStats {
   bool capped = false;      // exhaustive search hit maxCandidates
   bool provedOptimal = false;   // exhaustive search finished: its result is the optimum of the space
   int64_t prunedByBound = 0;    // exhaustive: subtrees cut by the lower bound
+  /// Exhaustive, objective energy: a lower bound of the layer's optimum in the
+  /// space — the result's energy when proved, else the least bound of a
+  /// subtree the limit left open (0: none known).
+  double lowerBoundPj = 0;
   bool limited = false;         // a search stopped at the solve budget (IntraLayerOptions::budget)
 };
 

@@ -129,6 +129,8 @@ private:
       out.stats.limitedLayers += stats.limited ? 1 : 0;
       if (!sol)
         return std::nullopt;
+      if (stats.lowerBoundPj > 0)
+        out.stats.exactLayers.push_back({static_cast<int>(i), stats.provedOptimal, sol->result.energyPj, stats.lowerBoundPj});
       out.schedule.layers.push_back(std::move(sol->schedule));
       if (options.progress)
         options.progress(i + 1, net.layers.size());

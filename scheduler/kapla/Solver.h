@@ -42,10 +42,20 @@ struct SolverOptions {
   bool constrained() const { return maxLatencyCycles || maxEnergyPj; }
 };
 
+/// One layer alone under the exact search (docs/solver.md, "The exhaustive
+/// yardstick"): whether it proved its schedule optimal, its energy, and the
+/// least energy any schedule of the space can have (its best lower bound).
+struct ExactLayer {
+  int layer = -1;
+  bool proved = false;
+  double energyPj = 0, lowerBoundPj = 0;
+};
+
 struct SolverStats {
   int64_t candidates = 0, rejected = 0;
   int64_t cappedLayers = 0;   // layers whose search stopped at its candidate limit
   int64_t provedLayers = 0;   // layers whose exhaustive search finished: optimal in the space
+  std::vector<ExactLayer> exactLayers;   // exhaustive, objective energy: each layer alone
   double seconds = 0;
   InterLayerStats interLayer;
   double layerSeconds = 0;    // phase 1: every layer alone on all nodes
