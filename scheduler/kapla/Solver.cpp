@@ -338,11 +338,6 @@ private:
           forcedAt = w->range;
         }
       };
-      if (batchFrom)
-        force(Dim::N, at(batchFrom->tile, Dim::N), at(batchFrom->repl, Dim::N),
-              "as '" + net.layers[static_cast<size_t>(batchLayer)].name + "' writes", batchFrom);
-      else
-        force(Dim::N, net.batch, 1, "", nullptr);
       if (inFusedAttention(net, layers.front(), layers.back(), x)) {
         // A fused attention's layers step alike (FLAT): one head's rows and
         // the query tile of its first written layer (all queries if none is).
@@ -361,6 +356,11 @@ private:
         }
         segmentNodeConstraints(net, hw, s, x, o);
       } else {
+        if (batchFrom)
+          force(Dim::N, at(batchFrom->tile, Dim::N), at(batchFrom->repl, Dim::N),
+                "as '" + net.layers[static_cast<size_t>(batchLayer)].name + "' writes", batchFrom);
+        else
+          force(Dim::N, net.batch, 1, "", nullptr);
         // The channels received from a single producer in the segment, and
         // those forwarded to a single-operand consumer in it.
         if (layer.operands.size() == 1 && !layer.operands[0].isInput && inSeg(layer.operands[0].index)) {
