@@ -72,6 +72,19 @@ std::string factorsText(const Directive &d) {
   return out;
 }
 
+/// Timeloop's data space for a role (problem-shapes/cnn-layer.yaml).
+const char *dataSpace(TensorRole r) {
+  return r == TensorRole::Wgt ? "Weights" : r == TensorRole::Ifm ? "Inputs" : "Outputs";
+}
+
+/// ` A, B ` for a YAML flow list, empty for none.
+std::string listText(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &i : items)
+    out += (out.empty() ? " " : ", ") + i;
+  return out.empty() ? "" : out + " ";
+}
+
 std::string permutationText(const Directive &d) {
   std::string out;
   for (const Loop &l : d.loops)
@@ -173,14 +186,14 @@ private:
   /// spatial loops inside the temporal ones, cannot say.
   bool buildMapping() {
     const size_t L = hw_.levels.size();
-    Directive inner{hw_.levels[0].name, false, {}, 0};
+    Directive inner{target(0), false, {}, 0};
     for (Dim d : kIndependentDims)
       inner.loops.push_back({d, at(result_.levels[0].extent, d), 0});
     directives_.push_back(inner);
     for (size_t l = 0; l + 1 < L; ++l) {
       const LevelDirectives *ld = written(l);
       const LevelResult &lr = result_.levels[l];
-      Directive spatial{hw_.levels[l + 1].name, true, {}, 0}, temporal{hw_.levels[l + 1].name, false, {}, 0};
+      Directive spatial{target(l + 1), true, {}, 0}, temporal{target(l + 1), false, {}, 0};
       std::vector<std::pair<Dim, SourceRange>> stackDims, updateDims;
       if (ld) {
         for (const StackDirective &st : ld->stacks) {
@@ -311,7 +324,7 @@ private:
   /// temporal loops).
   std::vector<const Loop *> loopsOf(Dim d, size_t l) const {
     std::vector<const Loop *> out;
-    const std::string &parent = hw_.levels[l + 1].name;
+    const std::string parent = target(l + 1);
     for (const Directive &dir : directives_)
       if (dir.target == parent)
         for (const Loop &lp : dir.loops)
@@ -347,6 +360,18 @@ private:
             "  # " << hw_.levels.back().name << " whole (docs/timeloop.md)\n";
   }
 
+  /// Buffer b of level l as a Timeloop storage component: the level's name
+  /// for its implicit buffer, LEVEL_BUFFER for a `buffer` block.
+  std::string component(size_t l, size_t b) const {
+    const Level &level = hw_.levels[l];
+    return level.buffers[b].implicit ? level.name : level.name + "_" + level.buffers[b].name;
+  }
+
+  /// The component level l's loops go to: its last buffer, the innermost of
+  /// the level's components (the others nest outside it with factors of 1,
+  /// so each holds the level's tile of its roles).
+  std::string target(size_t l) const { return component(l, hw_.levels[l].buffers.size() - 1); }
+
   /// Level l's units per unit of the level outside, as a range name.
   std::string unitName(size_t l) const {
     int64_t n = hw_.levels[l].units();
@@ -371,18 +396,21 @@ private:
         os << indent << "subtree:\n" << indent << "- name: " << unitName(l) << "\n";
         indent += "  ";
       }
-      os << indent << "local:\n"
-         << indent << "- name: " << level.name << "\n"
-         << indent << "  class: " << (l + 1 == L ? "DRAM" : l == 0 ? "regfile" : "SRAM") << "\n"
-         << indent << "  attributes:\n";
+      os << indent << "local:\n";
       std::string a = indent + "    ";
-      os << a << "word-bits: " << hw_.wordBits << "\n" << a << "width: " << hw_.wordBits << "\n"
-         << a << "block-size: 1\n";
-      if (level.capacityBytes)
-        os << a << "depth: " << *level.capacityBytes * 8 / hw_.wordBits << "\n";
-      if (l + 1 < L)
-        os << a << "meshX: " << meshX(l) << "\n";
-      os << a << "addr-gen-energy: 0\n";
+      for (size_t b = 0; b < level.buffers.size(); ++b) {   // outermost first
+        const Buffer &buf = level.buffers[b];
+        os << indent << "- name: " << component(l, b) << "\n"
+           << indent << "  class: " << (l + 1 == L ? "DRAM" : l == 0 ? "regfile" : "SRAM") << "\n"
+           << indent << "  attributes:\n";
+        os << a << "word-bits: " << hw_.wordBits << "\n" << a << "width: " << hw_.wordBits << "\n"
+           << a << "block-size: 1\n";
+        if (buf.capacityBytes)
+          os << a << "depth: " << *buf.capacityBytes * 8 / hw_.wordBits << "\n";
+        if (l + 1 < L)
+          os << a << "meshX: " << meshX(l) << "\n";
+        os << a << "addr-gen-energy: 0\n";
+      }
       if (l == 0)
         os << indent << "- name: MAC\n"
            << indent << "  class: intmac\n"
@@ -405,9 +433,11 @@ private:
       if (l + 1 < L)
         path += "." + unitName(l);
       const Level &level = hw_.levels[l];
-      os << "  - name: " << path << "." << level.name << "\n    actions:\n";
-      action("read", level.readEnergyPj);
-      action("write", level.writeEnergyPj);
+      for (size_t b = 0; b < level.buffers.size(); ++b) {
+        os << "  - name: " << path << "." << component(l, b) << "\n    actions:\n";
+        action("read", level.buffers[b].readEnergyPj);
+        action("write", level.buffers[b].writeEnergyPj);
+      }
       if (l == 0) {
         os << "  - name: " << path << ".MAC\n    actions:\n";
         action("mac_random", hw_.macEnergyPj);
@@ -426,8 +456,20 @@ private:
       if (d.spatial)
         os << "  split: " << d.split << "\n";
     }
-    for (const Level &level : hw_.levels)
-      os << "- target: " << level.name << "\n  type: datatype\n  keep: [ Weights, Inputs, Outputs ]\n  bypass: []\n";
+    // A level's outer buffers: factors of 1, the level's tile (target()).
+    for (size_t l = 0; l < hw_.levels.size(); ++l)
+      for (size_t b = 0; b + 1 < hw_.levels[l].buffers.size(); ++b)
+        os << "- target: " << component(l, b) << "\n  type: temporal\n  factors: " << factorsText(Directive{})
+           << "\n  permutation: " << permutationText(Directive{}) << "\n";
+    // Each component keeps the roles its buffer holds and bypasses the rest.
+    for (size_t l = 0; l < hw_.levels.size(); ++l)
+      for (size_t b = 0; b < hw_.levels[l].buffers.size(); ++b) {
+        std::vector<std::string> keep, bypass;
+        for (TensorRole r : {TensorRole::Wgt, TensorRole::Ifm, TensorRole::Ofm})
+          (hw_.levels[l].buffers[b].holds(r) ? keep : bypass).push_back(dataSpace(r));
+        os << "- target: " << component(l, b) << "\n  type: datatype\n  keep: [" << listText(keep)
+           << "]\n  bypass: [" << listText(bypass) << "]\n";
+      }
   }
 
   const Network &net_;

@@ -673,7 +673,7 @@ private:
     return true;
   }
 
-  /// DFL keeps every tensor at every level: a bypass is refused (E1505).
+  /// The import keeps every tensor at every level: a bypass is refused (E1505).
   bool datatype(const Yaml &d, const Storage &s) {
     auto bypass = child(d, "bypass");
     if (!bypass || !bypass->node.IsSequence() || bypass->node.size() == 0)

@@ -108,7 +108,14 @@ struct NetworkDecl {
 };
 
 // ---- hardware ---------------------------------------------------------------
-using BlockItem = std::variant<Property, Directive>;
+/// A block inside a block: a level's `buffer NAME { ... }`.
+struct SubBlock {
+  Ident kind;
+  std::optional<Ident> name;
+  std::vector<Property> items;
+  SourceRange range;
+};
+using BlockItem = std::variant<Property, Directive, SubBlock>;
 struct HardwareBlock {
   Ident kind;                  // level, mac, noc, pipeline
   std::optional<Ident> name;   // a level's name

@@ -48,17 +48,23 @@ public:
     checkChannels();
     // Bandwidths in B/s become B/cycle at this template's frequency.
     for (size_t i = 0; i < hw_.levels.size(); ++i) {
-      auto &bw = hw_.levels[i].bandwidthBytesPerCycle;
-      if (perSecond_.count(i) && bw)
-        *bw /= hw_.frequencyHz;
-      // So small that a transfer's cycles would leave the doubles' exact
-      // range (and an EDP, energy x latency, could reach infinity).
-      if (bw && *bw < kMinBandwidthBytesPerCycle) {
-        diags_.report(bandwidthRanges_[i], diag::err_value_range)
-            << "bandwidth" << "at least 2^-32 B/cycle" + std::string(perSecond_.count(i) ? " at the frequency" : "")
-            << formatNumber(*bw) + " B/cycle";
-        bw.reset();
+      Level &lv = hw_.levels[i];
+      for (size_t b = 0; b < lv.buffers.size(); ++b) {
+        auto &bw = lv.buffers[b].bandwidthBytesPerCycle;
+        const bool perSecond = perSecond_.count({i, b}) > 0;
+        if (perSecond && bw)
+          *bw /= hw_.frequencyHz;
+        // So small that a transfer's cycles would leave the doubles' exact
+        // range (and an EDP, energy x latency, could reach infinity).
+        if (bw && *bw < kMinBandwidthBytesPerCycle) {
+          diags_.report(bandwidthRanges_[{i, b}], diag::err_value_range)
+              << "bandwidth" << "at least 2^-32 B/cycle" + std::string(perSecond ? " at the frequency" : "")
+              << formatNumber(*bw) + " B/cycle";
+          bw.reset();
+        }
       }
+      if (lv.buffers.size() == 1 && lv.buffers.front().implicit)
+        lv.bandwidthBytesPerCycle = lv.buffers.front().bandwidthBytesPerCycle;
     }
     return std::move(hw_);
   }
@@ -105,6 +111,9 @@ private:
         return;
       }
     }
+    for (const ast::BlockItem &item : b.items)
+      if (auto *sb = std::get_if<ast::SubBlock>(&item); sb && kind != "level")
+        diags_.report(sb->kind.range, diag::err_nested_block) << sb->kind.name << "'" + kind + "'" << "";
     for (const ast::BlockItem &item : b.items)
       if (auto *d = std::get_if<ast::Directive>(&item); d && kind != "level") {
         const char *what = d->kind == ast::Directive::Kind::Tensor   ? "tensor"
@@ -212,6 +221,123 @@ private:
         diags_.report(b.kind.range, diag::err_missing_property) << "'" + b.kind.name + "'" << r;
   }
 
+  /// The properties of storage: a `buffer` block's, or a level's own
+  /// (its implicit buffer) where it has no buffer blocks.
+  static bool isStorageKey(const std::string &k) {
+    return k == "holds" || k == "capacity" || k == "access_energy" || k == "read_energy" || k == "write_energy" ||
+           k == "fill_energy" || k == "bandwidth";
+  }
+
+  /// A buffer's energies as written: `access_energy` sets both, `read_energy`
+  /// and `write_energy` refine it.
+  struct Energies {
+    std::optional<double> access, read, write;
+  };
+
+  /// One storage property into `buf`, buffer `bi` of level `li`.
+  void storageProperty(const ast::Property &p, Buffer &buf, Energies &e, size_t li, size_t bi) {
+    const std::string &k = p.key.name;
+    if (k == "capacity") {
+      buf.capacityRange = p.range;
+      if (auto c = positiveQuantity(p, QuantityKind::Size, diags_))
+        buf.capacityBytes = static_cast<int64_t>(*c);
+    } else if (k == "holds") {
+      holds(p, buf);
+    } else if (k == "bandwidth") {
+      if (const ast::Value *v = single(p, diags_))
+        if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {
+          if (q->value <= 0) {
+            diags_.report(v->range, diag::err_value_range) << k << "positive" << v->number + " " + v->unit;
+          } else {
+            buf.bandwidthBytesPerCycle = q->value;
+            bandwidthRanges_[{li, bi}] = v->range;
+            if (q->perSecond)
+              perSecond_.insert({li, bi});
+          }
+        }
+    } else if (auto pj = positiveQuantity(p, QuantityKind::Energy, diags_, true)) {
+      (k == "access_energy" ? e.access : k == "read_energy" ? e.read : k == "write_energy" ? e.write : buf.fillEnergyPj) = pj;
+    }
+  }
+
+  /// `holds = ifm, ofm;`: the roles a buffer stores; the others bypass it.
+  void holds(const ast::Property &p, Buffer &buf) {
+    static const std::vector<std::string> roles = {"ifm", "wgt", "ofm"};
+    buf.holdsRange = p.range;
+    buf.roles = 0;
+    for (const ast::Value &v : p.values) {
+      auto it = v.kind == ast::Value::Kind::Word ? std::find(roles.begin(), roles.end(), v.text) : roles.end();
+      if (it == roles.end()) {
+        diags_.report(v.range, diag::err_parameter_value) << p.key.name << "tensor roles: ifm, wgt, ofm" << valueText(v);
+        continue;
+      }
+      buf.roles |= 1u << (it - roles.begin());
+    }
+  }
+
+  /// Reports a buffer's missing energies and sets its read and write energies.
+  void settleEnergies(Buffer &buf, const Energies &e, bool accessGiven, const SourceRange &at, const std::string &what) {
+    if (!e.access && !(e.read && e.write) && !accessGiven)
+      diags_.report(at, diag::err_missing_property)
+          << what << (e.read || e.write ? (e.read ? "write_energy" : "read_energy") : "access_energy");
+    buf.readEnergyPj = e.read.value_or(e.access.value_or(0));
+    buf.writeEnergyPj = e.write.value_or(e.access.value_or(0));
+  }
+
+  /// `buffer NAME { holds = ...; capacity = ...; ... }` in level `li`.
+  void buffer(const ast::SubBlock &sb, Level &lv, size_t li, Scope &names) {
+    if (sb.kind.name != "buffer") {
+      diags_.report(sb.kind.range, diag::err_nested_block)
+          << sb.kind.name << "level '" + lv.name + "'" << Suggestion{sb.kind.range, sb.kind.name, {"buffer"}};
+      return;
+    }
+    if (!sb.name) {
+      diags_.report(sb.kind.range, diag::err_block_name) << "a buffer needs a name: `buffer NAME { ... }`";
+      return;
+    }
+    if (!names.define(*sb.name, "buffer", diags_))
+      return;
+    Buffer buf;
+    buf.name = sb.name->name;
+    buf.implicit = false;
+    buf.range = sb.range;
+    buf.nameRange = sb.name->range;
+    const std::string what = "buffer '" + buf.name + "' of level '" + lv.name + "'";
+    PropertyTable table(what, {"holds", "capacity", "access_energy", "read_energy", "write_energy", "fill_energy",
+                               "bandwidth"},
+                        diags_);
+    Energies e;
+    const size_t bi = explicitBuffers_.size();
+    for (const ast::Property &p : sb.items)
+      if (const ast::Property *ok = table.accept(p))
+        storageProperty(*ok, buf, e, li, bi);
+    settleEnergies(buf, e, table.has("access_energy"), buf.nameRange, what);
+    if (!table.has("capacity"))
+      diags_.report(buf.nameRange, diag::err_missing_property) << what << "capacity";
+    explicitBuffers_.push_back(std::move(buf));
+  }
+
+  /// A role is held by at most one buffer of a level (E0516).
+  void checkHolders(Level &lv) {
+    for (size_t r = 0; r < kNumRoles; ++r) {
+      const auto role = static_cast<TensorRole>(r);
+      const Buffer *first = nullptr;
+      for (Buffer &buf : lv.buffers) {
+        if (!buf.holds(role))
+          continue;
+        if (!first) {
+          first = &buf;
+          continue;
+        }
+        diags_.report(buf.holdsRange.valid() ? buf.holdsRange : buf.nameRange, diag::err_role_held_twice)
+                .note(first->holdsRange.valid() ? first->holdsRange : first->nameRange, diag::note_role_held,
+                      roleName(role))
+            << roleName(role) << first->name << buf.name << lv.name;
+        buf.roles &= ~roleBit(role);
+      }
+    }
+  }
+
   void level(const ast::HardwareBlock &b) {
     if (!levelNames_.define(*b.name, "level", diags_))
       return;
@@ -221,135 +347,163 @@ private:
     lv.nameRange = b.name->range;
     size_t index = hw_.levels.size();
     PropertyTable table("level '" + lv.name + "'",
-                        {"capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
+                        {"holds", "capacity", "array", "access_energy", "read_energy", "write_energy", "fill_energy",
                          "bus_energy", "neighbor_energy", "static_energy", "remote_energy", "bandwidth", "transfer",
                          "psum_multicast", "fetch_padding", "pad_partial", "window_span", "intrinsic"},
                         diags_);
-    std::optional<double> access, read, write;
+    // With buffer blocks, the storage properties are theirs.
+    const bool hasBuffers = std::any_of(b.items.begin(), b.items.end(),
+                                        [](const ast::BlockItem &i) { return std::holds_alternative<ast::SubBlock>(i); });
+    explicitBuffers_.clear();
+    Scope bufferNames;
+    Buffer own;
+    own.name = lv.name;
+    Energies energies;
     std::vector<ast::Directive> fixed;
     for (const ast::BlockItem &item : b.items) {
       if (auto *d = std::get_if<ast::Directive>(&item)) {
         fixed.push_back(*d);
         continue;
       }
+      if (auto *sb = std::get_if<ast::SubBlock>(&item)) {
+        buffer(*sb, lv, index, bufferNames);
+        continue;
+      }
       const ast::Property *p = table.accept(std::get<ast::Property>(item));
       if (!p)
         continue;
       const std::string &k = p->key.name;
-      if (k == "capacity") {
-        lv.capacityRange = p->range;
-        if (auto c = positiveQuantity(*p, QuantityKind::Size, diags_))
-          lv.capacityBytes = static_cast<int64_t>(*c);
-      } else if (k == "access_energy" || k == "read_energy" || k == "write_energy" || k == "fill_energy" ||
-                 k == "bus_energy" || k == "neighbor_energy" || k == "static_energy" || k == "remote_energy") {
-        auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true);
-        if (!e)
-          continue;
-        if (k == "access_energy")
-          access = e;
-        else if (k == "read_energy")
-          read = e;
-        else if (k == "write_energy")
-          write = e;
-        else if (k == "fill_energy")
-          lv.fillEnergyPj = e;
-        else if (k == "neighbor_energy")
-          lv.neighborEnergyPj = e;
-        else if (k == "remote_energy")
-          lv.remoteEnergyPj = *e;
-        else if (k == "bus_energy") {
-          lv.busEnergyPj = *e;
-          if (index == 0)   // the innermost level's units hold the MACs' operands: no bus inside
-            diags_.report(p->range, diag::err_transfer_level)
-                << "bus" << lv.name << "it is the innermost level, so no units sit inside it";
-        }
+      if (isStorageKey(k)) {
+        if (hasBuffers)
+          diags_.report(p->key.range, diag::err_storage_per_buffer) << k << lv.name;
         else
-          lv.staticEnergyPj = *e;
-      } else if (k == "psum_multicast" || k == "fetch_padding" || k == "pad_partial" || k == "window_span") {
-        if (const ast::Value *v = single(*p, diags_))
-          if (auto on = boolean(*v, k, diags_))
-            (k == "psum_multicast"  ? lv.psumMulticast
-             : k == "fetch_padding" ? lv.fetchPadding
-             : k == "pad_partial"   ? lv.padPartial
-                                    : lv.windowSpan) = *on;
-      } else if (k == "intrinsic") {
-        // Resolved against the intrinsics once every file is read (resolveLevelIntrinsics).
-        if (const ast::Value *v = single(*p, diags_)) {
-          if (v->kind != ast::Value::Kind::Word)
-            diags_.report(v->range, diag::err_value_kind) << k << "the name of an intrinsic";
-          else
-            lv.intrinsic = v->text, lv.intrinsicRange = v->range;
-        }
-      } else if (k == "bandwidth") {
-        if (const ast::Value *v = single(*p, diags_))
-          if (auto q = toQuantity(*v, QuantityKind::Bandwidth, k, diags_)) {
-            if (q->value <= 0)
-              diags_.report(v->range, diag::err_value_range) << k << "positive" << v->number + " " + v->unit;
-            else {
-              lv.bandwidthBytesPerCycle = q->value;
-              bandwidthRanges_[index] = v->range;
-              if (q->perSecond)
-                perSecond_.insert(index);
-            }
-          }
-      } else if (k == "array") {
-        lv.arrayRange = p->range;
-        if (const ast::Value *v = single(*p, diags_)) {
-          if (v->kind == ast::Value::Kind::Array) {
-            if (v->rows < 1 || v->cols < 1)
-              diags_.report(v->range, diag::err_value_range) << k << "at least 1 x 1"
-                                                             << std::to_string(v->rows) + " x " + std::to_string(v->cols);
-            else if (int64_t units; __builtin_mul_overflow(v->rows, v->cols, &units) || units > kMaxUnits)
-              diags_.report(v->range, diag::err_hardware_too_large)
-                  << hw_.name << "the units of level '" + lv.name + "'"
-                  << formatProduct({v->rows, v->cols}) << "2^31";
-            else
-              lv.rows = v->rows, lv.cols = v->cols;
-          } else if (auto n = positiveInteger(*v, k, diags_)) {
-            if (*n > kMaxUnits)
-              diags_.report(v->range, diag::err_hardware_too_large)
-                  << hw_.name << "the units of level '" + lv.name + "'" << std::to_string(*n) << "2^31";
-            else
-              lv.rows = *n;
-          }
-        }
-      } else if (k == "transfer") {
-        lv.transfers = 0;
-        for (const ast::Value &v : p->values) {
-          static const std::vector<std::string> names = [] {
-            std::vector<std::string> n;
-            for (Transfer t : kTransfers)
-              n.push_back(transferName(t));
-            return n;
-          }();
-          auto it = v.kind == ast::Value::Kind::Word ? std::find(names.begin(), names.end(), v.text) : names.end();
-          if (it == names.end()) {
-            std::string got = v.kind == ast::Value::Kind::Word ? v.text : v.number;
-            auto closest = closestName(got, names);
-            auto d = diags_.report(v.range, diag::err_parameter_value);
-            d << k << "one of " + joinList(names, ", ")
-              << "'" + got + "'" + (closest ? "; did you mean '" + *closest + "'?" : "");
-            if (closest)
-              d.fixit(v.range, *closest);
-            continue;
-          }
-          lv.transfers |= 1u << (it - names.begin());
-          transferRanges_[index].emplace_back(*it, v.range);
-        }
-        if (lv.transfers == 0)
-          lv.transfers = static_cast<unsigned>(Transfer::Unicast);
+          storageProperty(*p, own, energies, index, 0);
+      } else {
+        levelProperty(*p, lv, index);
       }
     }
-    // `access_energy` sets both; `read_energy` and `write_energy` refine it.
-    if (!access && !(read && write) && !table.has("access_energy"))
-      diags_.report(b.name->range, diag::err_missing_property)
-          << "level '" + lv.name + "'" << (read || write ? (read ? "write_energy" : "read_energy") : "access_energy");
-    lv.readEnergyPj = read.value_or(access.value_or(0));
-    lv.writeEnergyPj = write.value_or(access.value_or(0));
+    if (hasBuffers) {
+      lv.buffers = std::move(explicitBuffers_);
+      // The level's capacity is its buffers' together (totals, E0504, E0511).
+      int64_t total = 0;
+      bool bounded = !lv.buffers.empty();
+      for (const Buffer &buf : lv.buffers)
+        bounded = bounded && buf.capacityBytes, total += buf.capacityBytes.value_or(0);
+      if (bounded)
+        lv.capacityBytes = total;
+      lv.capacityRange = lv.buffers.empty() ? SourceRange{} : lv.buffers.front().capacityRange;
+      if (lv.buffers.empty()) {   // every block was refused: the level stores nothing
+        lv.buffers.emplace_back().name = lv.name;
+        lv.buffers.back().roles = 0;
+      }
+    } else {
+      settleEnergies(own, energies, table.has("access_energy"), b.name->range, "level '" + lv.name + "'");
+      lv.capacityBytes = own.capacityBytes;
+      lv.capacityRange = own.capacityRange;
+      lv.readEnergyPj = own.readEnergyPj;
+      lv.writeEnergyPj = own.writeEnergyPj;
+      lv.fillEnergyPj = own.fillEnergyPj;
+      lv.buffers = {std::move(own)};
+    }
+    checkHolders(lv);
     lv.fixed = analyzeDirectives(fixed, nullptr, diags_);
     checkLayouts(lv.fixed.layouts, hw_, -1, diags_);
     lv.fixed.level = static_cast<int>(index);
     hw_.levels.push_back(std::move(lv));
+  }
+
+  /// A level's property that is not storage: its array, transfers, bus and
+  /// other energies, switches, intrinsic.
+  void levelProperty(const ast::Property &pr, Level &lv, size_t index) {
+    const ast::Property *p = &pr;
+    const std::string &k = p->key.name;
+    if (k == "bus_energy" || k == "neighbor_energy" || k == "static_energy" || k == "remote_energy") {
+      auto e = positiveQuantity(*p, QuantityKind::Energy, diags_, true);
+      if (!e)
+        return;
+      if (k == "neighbor_energy")
+        lv.neighborEnergyPj = e;
+      else if (k == "remote_energy")
+        lv.remoteEnergyPj = *e;
+      else if (k == "bus_energy") {
+        lv.busEnergyPj = *e;
+        if (index == 0)   // the innermost level's units hold the MACs' operands: no bus inside
+          diags_.report(p->range, diag::err_transfer_level)
+              << "bus" << lv.name << "it is the innermost level, so no units sit inside it";
+      } else
+        lv.staticEnergyPj = *e;
+    } else if (k == "psum_multicast" || k == "fetch_padding" || k == "pad_partial" || k == "window_span") {
+      if (const ast::Value *v = single(*p, diags_))
+        if (auto on = boolean(*v, k, diags_))
+          (k == "psum_multicast"  ? lv.psumMulticast
+           : k == "fetch_padding" ? lv.fetchPadding
+           : k == "pad_partial"   ? lv.padPartial
+                                  : lv.windowSpan) = *on;
+    } else if (k == "intrinsic") {
+      // Resolved against the intrinsics once every file is read (resolveLevelIntrinsics).
+      if (const ast::Value *v = single(*p, diags_)) {
+        if (v->kind != ast::Value::Kind::Word)
+          diags_.report(v->range, diag::err_value_kind) << k << "the name of an intrinsic";
+        else
+          lv.intrinsic = v->text, lv.intrinsicRange = v->range;
+      }
+    } else if (k == "array") {
+      array(*p, lv);
+    } else if (k == "transfer") {
+      transfers(*p, lv, index);
+    }
+  }
+
+  void array(const ast::Property &p, Level &lv) {
+    const std::string &k = p.key.name;
+    lv.arrayRange = p.range;
+    const ast::Value *v = single(p, diags_);
+    if (!v)
+      return;
+    if (v->kind == ast::Value::Kind::Array) {
+      if (v->rows < 1 || v->cols < 1)
+        diags_.report(v->range, diag::err_value_range) << k << "at least 1 x 1"
+                                                       << std::to_string(v->rows) + " x " + std::to_string(v->cols);
+      else if (int64_t units; __builtin_mul_overflow(v->rows, v->cols, &units) || units > kMaxUnits)
+        diags_.report(v->range, diag::err_hardware_too_large)
+            << hw_.name << "the units of level '" + lv.name + "'" << formatProduct({v->rows, v->cols}) << "2^31";
+      else
+        lv.rows = v->rows, lv.cols = v->cols;
+    } else if (auto n = positiveInteger(*v, k, diags_)) {
+      if (*n > kMaxUnits)
+        diags_.report(v->range, diag::err_hardware_too_large)
+            << hw_.name << "the units of level '" + lv.name + "'" << std::to_string(*n) << "2^31";
+      else
+        lv.rows = *n;
+    }
+  }
+
+  void transfers(const ast::Property &p, Level &lv, size_t index) {
+    const std::string &k = p.key.name;
+    lv.transfers = 0;
+    for (const ast::Value &v : p.values) {
+      static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (Transfer t : kTransfers)
+          n.push_back(transferName(t));
+        return n;
+      }();
+      auto it = v.kind == ast::Value::Kind::Word ? std::find(names.begin(), names.end(), v.text) : names.end();
+      if (it == names.end()) {
+        std::string got = v.kind == ast::Value::Kind::Word ? v.text : v.number;
+        auto closest = closestName(got, names);
+        auto d = diags_.report(v.range, diag::err_parameter_value);
+        d << k << "one of " + joinList(names, ", ")
+          << "'" + got + "'" + (closest ? "; did you mean '" + *closest + "'?" : "");
+        if (closest)
+          d.fixit(v.range, *closest);
+        continue;
+      }
+      lv.transfers |= 1u << (it - names.begin());
+      transferRanges_[index].emplace_back(*it, v.range);
+    }
+    if (lv.transfers == 0)
+      lv.transfers = static_cast<unsigned>(Transfer::Unicast);
   }
 
   void checkLevels() {
@@ -366,9 +520,16 @@ private:
     const Level &outer = hw_.levels.back();
     for (size_t i = 0; i + 1 < hw_.levels.size(); ++i) {
       const Level &lv = hw_.levels[i];
-      if (!lv.capacityBytes && !lv.capacityRange.valid())
+      if (!lv.capacityBytes && !lv.capacityRange.valid() && lv.buffers.front().implicit)
         diags_.report(lv.nameRange, diag::err_capacity_required) << lv.name << outer.name;
     }
+    // The outermost level holds whole tensors, every role, in one memory.
+    if (!outer.buffers.front().implicit)
+      diags_.report(outer.buffers.front().nameRange, diag::err_outermost_bypass)
+          << outer.name << "takes no buffer blocks";
+    else if (outer.buffers.front().roles != kAllRoles)
+      diags_.report(outer.buffers.front().holdsRange, diag::err_outermost_bypass)
+          << outer.name << "must hold every role (ifm, wgt and ofm)";
     // Same-level transfers need a neighbour; multicast needs a level outside to send from.
     for (const auto &[i, transfers] : transferRanges_) {
       const Level &lv = hw_.levels[i];
@@ -442,8 +603,9 @@ private:
   DiagnosticsEngine &diags_;
   Hardware hw_;
   Scope levelNames_;
-  std::set<size_t> perSecond_;
-  std::map<size_t, SourceRange> bandwidthRanges_;   // per level index
+  std::set<std::pair<size_t, size_t>> perSecond_;                 // (level, buffer)
+  std::map<std::pair<size_t, size_t>, SourceRange> bandwidthRanges_;   // per (level, buffer)
+  std::vector<Buffer> explicitBuffers_;                            // the level's being read
   std::vector<SourceRange> channelRanges_;           // per memory channel
   std::map<size_t, std::vector<std::pair<std::string, SourceRange>>> transferRanges_;   // per level index
 };

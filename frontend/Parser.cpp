@@ -373,6 +373,16 @@ private:
             block.items.push_back(property(p));
           else if (auto *d = bi->directive())
             block.items.push_back(directive(d));
+          else if (auto *sb = bi->subBlock()) {
+            ast::SubBlock sub;
+            sub.kind = ident(sb->kind);
+            if (sb->name)
+              sub.name = ident(sb->name);
+            for (auto *p : sb->property())
+              sub.items.push_back(property(p));
+            sub.range = range(sb);
+            block.items.push_back(std::move(sub));
+          }
         }
         h.items.push_back(std::move(block));
       }

@@ -265,10 +265,17 @@ private:
       open(b.range.begin.offset, (b.name ? b.name->range : b.kind.range).end.offset,
            b.kind.name + (b.name ? " " + b.name->name : ""));
       for (const BlockItem &bi : b.items) {
-        if (auto *p = std::get_if<Property>(&bi))
+        if (auto *p = std::get_if<Property>(&bi)) {
           line(p->range, property(*p));
-        else
+        } else if (auto *sb = std::get_if<SubBlock>(&bi)) {
+          open(sb->range.begin.offset, (sb->name ? sb->name->range : sb->kind.range).end.offset,
+               sb->kind.name + (sb->name ? " " + sb->name->name : ""));
+          for (const Property &sp : sb->items)
+            line(sp.range, property(sp));
+          close(sb->range);
+        } else {
           line(std::get<Directive>(bi).range, directive(std::get<Directive>(bi)));
+        }
       }
       close(b.range);
     }

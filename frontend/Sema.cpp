@@ -43,9 +43,13 @@ bool knownBlock(const ast::HardwareBlock &b, const std::vector<std::string> &kin
     diags.report(b.kind.range, unknownKind) << b.kind.name << hardware << Suggestion{b.kind.range, b.kind.name, kinds};
     return false;
   }
-  for (const ast::BlockItem &bi : b.items)
+  for (const ast::BlockItem &bi : b.items) {
     if (auto *d = std::get_if<ast::Directive>(&bi))
       diags.report(d->range, diag::err_directive_outside_level) << "dataflow" << b.kind.name;
+    else if (auto *sb = std::get_if<ast::SubBlock>(&bi))
+      diags.report(sb->kind.range, diag::err_nested_block)
+          << sb->kind.name << "'" + b.kind.name + "'" << "";
+  }
   return true;
 }
 

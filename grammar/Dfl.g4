@@ -38,8 +38,11 @@ hardwareItem
   | kind=ID name=ID? '{' blockItem* '}'                   # hardwareBlock
   ;
 
-// Directives inside a `level` block fix the hardware's dataflow at that level.
-blockItem : property | directive ;
+// Directives inside a `level` block fix the hardware's dataflow at that level;
+// a nested block is one of its buffers (`buffer NAME { holds = wgt; ... }`).
+blockItem : property | directive | subBlock ;
+
+subBlock : kind=ID name=ID? '{' property* '}' ;
 
 // `intrinsic` is a keyword and also a level's property (`intrinsic = NAME;`).
 property : key=(ID | 'intrinsic') '=' value (',' value)* ';' ;

@@ -22,6 +22,81 @@ int Hardware::findLevel(const std::string &n) const {
   return -1;
 }
 
+int Level::bufferOf(TensorRole r) const {
+  for (size_t b = 0; b < buffers.size(); ++b)
+    if (buffers[b].holds(r))
+      return static_cast<int>(b);
+  return -1;
+}
+
+unsigned Level::heldRoles() const {
+  unsigned roles = 0;
+  for (const Buffer &b : buffers)
+    roles |= b.roles;
+  return roles;
+}
+
+std::vector<std::string> roleNames(unsigned roles) {
+  std::vector<std::string> names;
+  for (size_t r = 0; r < kNumRoles; ++r)
+    if (roles & roleBit(static_cast<TensorRole>(r)))
+      names.push_back(roleName(static_cast<TensorRole>(r)));
+  return names;
+}
+
+std::string rolesText(unsigned roles) {
+  std::string text;
+  for (const std::string &n : roleNames(roles))
+    text += (text.empty() ? "" : ", ") + n;
+  return text.empty() ? "nothing" : text;
+}
+
+size_t Hardware::holderAbove(size_t l, TensorRole r) const {
+  size_t h = l + 1;
+  while (h + 1 < levels.size() && !levels[h].holds(r))
+    ++h;
+  return h;
+}
+
+size_t Hardware::innermostHolder(TensorRole r) const {
+  size_t h = 0;
+  while (h + 1 < levels.size() && !levels[h].holds(r))
+    ++h;
+  return h;
+}
+
+BufferBytes Hardware::bufferBytes(size_t l, const std::array<int64_t, kNumRoles> &words, TensorRole output) const {
+  const Level &lv = levels[l];
+  DFLC_CHECK(lv.buffers.size() <= kNumRoles) << "level '" + lv.name + "' has " + std::to_string(lv.buffers.size()) +
+                                                    " buffers";
+  BufferBytes bytes{};
+  for (size_t r = 0; r < kNumRoles; ++r) {
+    const auto role = static_cast<TensorRole>(r);
+    if (int b = lv.bufferOf(role); b >= 0 && words[r] > 0)
+      bytes[static_cast<size_t>(b)] += bytesOf(words[r], heldBits(role, output));
+  }
+  return bytes;
+}
+
+int Hardware::overflowingBuffer(size_t l, const BufferBytes &bytes, TensorRole output, int64_t reserve) const {
+  const Level &lv = levels[l];
+  for (size_t b = 0; b < lv.buffers.size(); ++b) {
+    const Buffer &buf = lv.buffers[b];
+    const bool forwarded = buf.holds(TensorRole::Ifm) || buf.holds(output);
+    if (buf.capacityBytes && bytes[b] + (forwarded ? reserve : 0) > *buf.capacityBytes)
+      return static_cast<int>(b);
+  }
+  return -1;
+}
+
+std::string bypassText(const Level &lv) {
+  const unsigned bypassed = kAllRoles & ~lv.heldRoles();
+  if (!bypassed)
+    return "";
+  const bool one = (bypassed & (bypassed - 1)) == 0;
+  return rolesText(bypassed) + (one ? " bypasses" : " bypass");
+}
+
 int64_t Hardware::bytesOf(int64_t words, int64_t bits) const {
   // Sema admits whole bits from 1 up (docs/language.md, "Limits").
   DFLC_CHECK(wordBits >= 1 && bits >= 1) << "word of " + std::to_string(wordBits) + " bits, tensor of " +

@@ -24,8 +24,44 @@ constexpr Transfer kTransfers[] = {Transfer::Unicast, Transfer::Multicast, Trans
                                    Transfer::Reduction};
 const char *transferName(Transfer t);
 
+/// Tensor roles as bits (bit r: role r), as a buffer's `holds` lists them.
+constexpr unsigned roleBit(TensorRole r) { return 1u << static_cast<unsigned>(r); }
+constexpr unsigned kAllRoles = (1u << kNumRoles) - 1;
+
+/// Storage at a level (docs/directives.md §1 "Buffers"): the roles it holds,
+/// its capacity, energies per word and bandwidth. A level without `buffer`
+/// blocks has one, made of its own properties (its `holds`, default every
+/// role); a role no buffer of a level holds bypasses the level.
+struct Buffer {
+  std::string name;                       // the level's own name for its implicit buffer
+  unsigned roles = kAllRoles;
+  std::optional<int64_t> capacityBytes;   // absent only at the outermost level
+  double readEnergyPj = 0, writeEnergyPj = 0;
+  std::optional<double> fillEnergyPj;
+  std::optional<double> bandwidthBytesPerCycle;   // per unit of the level: its own ports
+  bool implicit = true;                   // the level's own, no `buffer` block
+  SourceRange range, nameRange, capacityRange, holdsRange;
+
+  bool holds(TensorRole r) const { return (roles & roleBit(r)) != 0; }
+};
+
+/// The roles of a set (roleBit), in role order: {"ifm", "ofm"}.
+std::vector<std::string> roleNames(unsigned roles);
+/// Roles as `holds` lists them: "ifm, ofm"; "nothing" for none.
+std::string rolesText(unsigned roles);
+struct Level;
+/// What bypasses a level, as `dflc show` and the loop-nest view say it:
+/// "wgt bypasses", "ifm, wgt bypass"; empty where every role is held.
+std::string bypassText(const Level &lv);
+
+/// Per buffer of a level, bytes: a valid level has at most one buffer per
+/// role (each holds at least one, none twice).
+using BufferBytes = std::array<int64_t, kNumRoles>;
+
 struct Level {
   std::string name;
+  /// The level's own storage properties; with `buffer` blocks, capacityBytes
+  /// is their total and the energies and bandwidth are the buffers' alone.
   std::optional<int64_t> capacityBytes;   // absent only for the outermost level
   int64_t rows = 1, cols = 1;             // units per unit of the next level
   // Energies per word (docs/directives.md §7). Reads and writes serve the
@@ -59,8 +95,20 @@ struct Level {
   std::optional<LoopNest> intrinsicNest;
   SourceRange intrinsicRange;
   SourceRange range, nameRange, capacityRange, arrayRange;
+  /// Where the level's roles are stored: at least one, the implicit buffer
+  /// where no `buffer` block is written (sema copies the level's properties
+  /// into it). Occupancy, energies and bandwidth are per buffer
+  /// (docs/directives.md §5, §7, §8).
+  std::vector<Buffer> buffers{Buffer{}};
 
   int64_t units() const { return rows * cols; }
+  /// The buffer holding role r, or -1: r bypasses this level.
+  int bufferOf(TensorRole r) const;
+  bool holds(TensorRole r) const { return bufferOf(r) >= 0; }
+  /// The roles some buffer of this level holds.
+  unsigned heldRoles() const;
+  /// Some role bypasses this level (the KAPLA template: none does).
+  bool bypasses() const { return heldRoles() != kAllRoles; }
   bool can(Transfer t) const { return transfers & static_cast<unsigned>(t); }
 };
 
@@ -129,6 +177,20 @@ struct Hardware {
   /// The widths of a layer whose output has role `output`.
   WordScale wordScale(TensorRole output) const;
   int findLevel(const std::string &name) const;
+  /// The routing rule of a bypass (docs/directives.md §6 "Bypass"): the next
+  /// level outside l that holds role r, which serves level l's fills and
+  /// write-backs of r (the outermost holds every role).
+  size_t holderAbove(size_t l, TensorRole r) const;
+  /// The innermost level holding r: where the MACs' own accesses of r go.
+  size_t innermostHolder(TensorRole r) const;
+  /// §5: the bytes each buffer of level l holds when role r's tile is
+  /// words[r] words (already divided by its sharing; 0 for a role the layer
+  /// lacks), at their on-chip widths for a layer whose output has role `output`.
+  BufferBytes bufferBytes(size_t l, const std::array<int64_t, kNumRoles> &words, TensorRole output) const;
+  /// The first buffer of level l those words overflow, `reserve` bytes kept
+  /// free in every buffer holding ifm or the output (a segment's forwarded
+  /// tensors, docs/solver.md), or -1: all fit.
+  int overflowingBuffer(size_t l, const BufferBytes &bytes, TensorRole output, int64_t reserve = 0) const;
   /// Level l's units in the whole chip (`array` multiplies outwards).
   int64_t chipUnits(size_t l) const;
   /// Static energy of the whole chip per cycle: the chip's own plus every

@@ -9,6 +9,8 @@
 #include "support/Diagnostics.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace dfl {
 
@@ -18,6 +20,13 @@ struct HardwareTotals {
   double onChipBytes = 0;   // every bounded level's capacity times its units
 };
 HardwareTotals hardwareTotals(const Hardware &hw);
+
+/// A level's bandwidth per unit: its buffers' ports together (nullopt: some
+/// buffer has no bandwidth, so unbounded).
+std::optional<double> levelBandwidth(const Level &lv);
+/// What a buffer is called in a message: `level 'L'` for a level's implicit
+/// buffer, `buffer 'B' of level 'L'` for a `buffer` block.
+std::string bufferTitle(const Level &lv, const Buffer &buf);
 
 /// The words per MAC that must cross into `words` words of storage at least,
 /// whatever the schedule: 2/sqrt(S), the I/O lower bound of matrix

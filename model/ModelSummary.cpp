@@ -26,6 +26,17 @@ std::string boundsText(const DimVector &b) {
   return s;
 }
 
+/// A buffer's energies per word and its port.
+std::string storageText(const Buffer &buf) {
+  std::ostringstream os;
+  os << buf.readEnergyPj << " pJ/word";
+  if (buf.writeEnergyPj != buf.readEnergyPj)
+    os << " read, " << buf.writeEnergyPj << " written";
+  if (buf.bandwidthBytesPerCycle)
+    os << "  " << *buf.bandwidthBytesPerCycle << " B/cycle";
+  return os.str();
+}
+
 std::string transfersText(const Level &lv) {
   std::string s;
   for (Transfer t : kTransfers)
@@ -113,22 +124,34 @@ std::string hardwareSummaryText(const Hardware &hw) {
   for (size_t i = 0; i < hw.levels.size(); ++i) {
     const Level &lv = hw.levels[i];
     const int64_t units = hw.chipUnits(i);
+    const bool implicit = lv.buffers.front().implicit;
     os << "  level " << padRight(lv.name, 6) << " capacity "
        << padRight(lv.capacityBytes ? formatBytes(static_cast<double>(*lv.capacityBytes)) : "unbounded", 10) << " array "
-       << padRight(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  "
-       << lv.readEnergyPj << " pJ/word";
-    if (lv.writeEnergyPj != lv.readEnergyPj)
-      os << " read, " << lv.writeEnergyPj << " written";
-    if (lv.bandwidthBytesPerCycle)
-      os << "  " << *lv.bandwidthBytesPerCycle << " B/cycle";
-    os << "  " << transfersText(lv);
+       << padRight(std::to_string(lv.rows) + "x" + std::to_string(lv.cols), 6) << " (" << units << " in all)  ";
+    if (implicit)
+      os << storageText(lv.buffers.front()) << "  ";
+    os << transfersText(lv);
     if (!lv.intrinsic.empty())
       os << "  intrinsic " << lv.intrinsic;
+    if (implicit && lv.bypasses())
+      os << "  holds " << rolesText(lv.buffers.front().roles) << ";";
+    if (lv.bypasses())
+      os << "  " << bypassText(lv);
     os << "\n";
+    // Buffers side by side: each with what it holds, its own energies and port.
+    for (size_t b = 0; b < lv.buffers.size() && !implicit; ++b) {
+      const Buffer &buf = lv.buffers[b];
+      os << "         buffer " << padRight(buf.name, 6) << " holds " << padRight(rolesText(buf.roles), 13) << " capacity "
+         << padRight(buf.capacityBytes ? formatBytes(static_cast<double>(*buf.capacityBytes)) : "unbounded", 10) << " "
+         << storageText(buf);
+      if (buf.fillEnergyPj)
+        os << ", fill " << formatTrimmed(*buf.fillEnergyPj, 6) << " pJ/word";
+      os << "\n";
+    }
     // Every energy term beside the access energy, and the dataflow it fixes.
     std::vector<std::string> terms;
     auto pj = [](double v) { return formatTrimmed(v, 6) + " pJ"; };
-    if (lv.fillEnergyPj)
+    if (implicit && lv.fillEnergyPj)
       terms.push_back("fill " + pj(*lv.fillEnergyPj) + "/word");
     if (lv.busEnergyPj)
       terms.push_back("bus " + pj(lv.busEnergyPj) + "/word");
@@ -230,6 +253,17 @@ std::string modelSummaryJson(const Model &model, const SourceManager *sm) {
                 {"fixed", printDirectives(lv.fixed)}};
       if (!lv.intrinsic.empty())
         j["intrinsic"] = lv.intrinsic;
+      json buffers = json::array();
+      for (const Buffer &buf : lv.buffers)
+        buffers.push_back({{"name", buf.name},
+                           {"holds", roleNames(buf.roles)},
+                           {"capacity_bytes", buf.capacityBytes ? json(*buf.capacityBytes) : json(nullptr)},
+                           {"read_energy_pj", buf.readEnergyPj},
+                           {"write_energy_pj", buf.writeEnergyPj},
+                           {"fill_energy_pj", buf.fillEnergyPj ? json(*buf.fillEnergyPj) : json(nullptr)},
+                           {"bandwidth_bytes_per_cycle",
+                            buf.bandwidthBytesPerCycle ? json(*buf.bandwidthBytesPerCycle) : json(nullptr)}});
+      j["buffers"] = buffers;
       levels.push_back(j);
     }
     const HardwareTotals totals = hardwareTotals(hw);

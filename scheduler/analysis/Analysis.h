@@ -67,6 +67,9 @@ struct LevelResult {
   std::vector<int64_t> trips;   // per update of this level, innermost first
   std::array<TileResult, kNumRoles> tiles{};
   int64_t occupancyBytes = 0;
+  /// Per buffer of the level (Level::buffers): the bytes of the roles it
+  /// holds; occupancyBytes is their sum (§5).
+  BufferBytes bufferBytes{};
   LevelAccesses accesses;
   double energyPj = 0;          // this level's buffer accesses
   double neighborEnergyPj = 0;  // of energyPj, the transfers between this level's units
@@ -81,6 +84,9 @@ struct LevelResult {
   double boundaryEnergyPj = 0;
   double trafficWords = 0;      // words exchanged with the inner level (fills, write-backs, psums)
   double trafficBytes = 0;      // those words at their widths (WordScale)
+  /// Of trafficBytes, each buffer's (Level::buffers; at a level of one
+  /// buffer, all of it is its): buffers side by side have their own ports (§8).
+  std::array<double, kNumRoles> bufferTrafficBytes{};
   double cycles = 0;            // time to move them at this level's bandwidth
 };
 

@@ -14,13 +14,23 @@ double computeFloorPj(const Network &net, int x, const Hardware &hw) {
   const int64_t perElement = l.opsPerElement();
   const double points = perElement ? work / static_cast<double>(perElement) : work;
   const WordScale ws = hw.wordScale(l.output);
-  double reads = 0, writes = 0;   // in `word`s
+  // The MACs' own accesses, at the buffer of the innermost level holding
+  // each role (§6 "Bypass"); summed per buffer first.
+  std::vector<std::pair<const Buffer *, std::pair<double, double>>> perBuffer;   // reads, writes in `word`s
   for (TensorRole r : l.roles()) {
     const double width = ws.held[static_cast<size_t>(r)];
-    reads += (r == TensorRole::Ifm && r != l.output ? points * operands : points) * width;
-    writes += r == l.output ? points * width : 0;
+    const Level &lv = hw.levels[hw.innermostHolder(r)];
+    const Buffer *buf = &lv.buffers[static_cast<size_t>(std::max(0, lv.bufferOf(r)))];
+    auto it = std::find_if(perBuffer.begin(), perBuffer.end(), [&](const auto &p) { return p.first == buf; });
+    if (it == perBuffer.end())
+      it = perBuffer.insert(perBuffer.end(), {buf, {0.0, 0.0}});
+    it->second.first += (r == TensorRole::Ifm && r != l.output ? points * operands : points) * width;
+    it->second.second += r == l.output ? points * width : 0;
   }
-  return work * hw.macEnergyPj + reads * hw.levels[0].readEnergyPj + writes * hw.levels[0].writeEnergyPj;
+  double pj = work * hw.macEnergyPj;
+  for (const auto &[buf, rw] : perBuffer)
+    pj += rw.first * buf->readEnergyPj + rw.second * buf->writeEnergyPj;
+  return pj;
 }
 
 namespace {
@@ -129,19 +139,43 @@ std::pair<double, int> cyclesFloor(const Hardware &hw, double work, double dramW
 
 double workOf(const Network &net, const Layer &l) { return static_cast<double>((l.macs ? l.macs : l.ops) * net.batch); }
 
-/// The `word`s that cross every on-chip boundary in any schedule of layer
-/// x: every weight reaches the PEs and every output word leaves them (both
-/// also when forwarded), and the ifm where every word of it is read, at
-/// their widths on chip (WordScale::held).
-double onChipWords(const Network &net, const Layer &l, const Hardware &hw) {
+/// Per role, the `word`s that cross every on-chip boundary of that role in
+/// any schedule of layer x: every weight reaches the PEs and every output
+/// word leaves them (both also when forwarded), and the ifm where every word
+/// of it is read, at their widths on chip (WordScale::held).
+std::array<double, kNumRoles> onChipWords(const Network &net, const Layer &l, const Hardware &hw) {
+  std::array<double, kNumRoles> words{};
   if (!l.forwardOf.empty())
-    return 0;
+    return words;
   const WordScale ws = hw.wordScale(l.output);
-  double words = static_cast<double>(l.ofmShape.size() * net.batch) * ws.held[static_cast<size_t>(l.output)];
+  const size_t out = static_cast<size_t>(l.output), wi = static_cast<size_t>(TensorRole::Wgt),
+               ii = static_cast<size_t>(TensorRole::Ifm);
+  words[out] += static_cast<double>(l.ofmShape.size() * net.batch) * ws.held[out];
   if (l.hasWeights() && !wgtPerSample(l.nest))
-    words += static_cast<double>(l.wgtSize) * ws.held[static_cast<size_t>(TensorRole::Wgt)];
-  return words + everyInputWords(net, l, static_cast<int>(net.layers.size())) *
-                     ws.held[static_cast<size_t>(TensorRole::Ifm)];
+    words[wi] += static_cast<double>(l.wgtSize) * ws.held[wi];
+  words[ii] += everyInputWords(net, l, static_cast<int>(net.layers.size())) * ws.held[ii];
+  return words;
+}
+
+/// The cycles level k's ports take at least for `words` (per role): each
+/// buffer moves the roles it holds that a level inside also holds (their
+/// fills come from it; a role stored nowhere inside goes to the MACs as their
+/// own accesses), the slowest buffer binding (§8). nullopt: no bandwidth.
+std::optional<double> portCycles(const Hardware &hw, size_t k, const std::array<double, kNumRoles> &words) {
+  const Level &lv = hw.levels[k];
+  std::optional<double> cycles;
+  for (const Buffer &buf : lv.buffers) {
+    if (!buf.bandwidthBytesPerCycle)
+      continue;
+    double w = 0;
+    for (size_t r = kNumRoles; r-- > 0;)   // ofm, wgt, ifm: a forward layer's output first
+      if (buf.holds(static_cast<TensorRole>(r)) && hw.innermostHolder(static_cast<TensorRole>(r)) < k)
+        w += words[r];
+    cycles = std::max(cycles.value_or(0.0), w * static_cast<double>(hw.wordBytes()) /
+                                                (*buf.bandwidthBytesPerCycle *
+                                                 static_cast<double>(std::max<int64_t>(1, hw.chipUnits(k)))));
+  }
+  return cycles;
 }
 
 } // namespace
@@ -155,14 +189,10 @@ LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segment
   f.dramWords = dram.words();
   std::tie(f.latencyCycles, f.binding) = cyclesFloor(hw, workOf(net, l), f.dramWords);
   // The on-chip boundaries (§8: bytes / (bandwidth · units)), over all of the outer level's units.
-  const double chipWords = onChipWords(net, l, hw);
+  const std::array<double, kNumRoles> chipWords = onChipWords(net, l, hw);
   for (size_t k = 1; k + 1 < hw.levels.size(); ++k)
-    if (const std::optional<double> &bw = hw.levels[k].bandwidthBytesPerCycle) {
-      const double cycles = chipWords * static_cast<double>(hw.wordBytes()) /
-                            (*bw * static_cast<double>(std::max<int64_t>(1, hw.chipUnits(k))));
-      if (cycles > f.latencyCycles)
-        f.latencyCycles = cycles, f.binding = static_cast<int>(k);
-    }
+    if (const std::optional<double> cycles = portCycles(hw, k, chipWords); cycles && *cycles > f.latencyCycles)
+      f.latencyCycles = *cycles, f.binding = static_cast<int>(k);
   f.energyPj = computeFloorPj(net, x, hw);
   for (const std::string &a : l.activations)   // each fused activation once per output element
     if (auto it = hw.activationEnergyPj.find(a); it != hw.activationEnergyPj.end())

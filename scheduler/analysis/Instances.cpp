@@ -263,6 +263,8 @@ void addPiece(LayerResult &sum, const LayerResult &piece, double times) {
     s.boundaryEnergyPj += p.boundaryEnergyPj * times;
     s.trafficWords += p.trafficWords * times;
     s.trafficBytes += p.trafficBytes * times;
+    for (size_t b = 0; b < kNumRoles; ++b)
+      s.bufferTrafficBytes[b] += p.bufferTrafficBytes[b] * times;
     s.cycles += p.cycles * times;
   }
   sum.work += piece.work * times;

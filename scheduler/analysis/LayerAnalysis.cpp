@@ -311,14 +311,10 @@ private:
   void checkOccupancy(size_t l) {
     const Level &lv = hw_.levels[l];
     LevelResult &lr = result_.levels[l];
-    int64_t bytes = 0;
-    auto bytesOf = [&](TensorRole r) {
-      const TileResult &t = lr.tiles[static_cast<size_t>(r)];
-      return hw_.bytesOf((t.words + t.shr - 1) / t.shr, hw_.heldBits(r, layer_.output));
-    };
+    std::array<int64_t, kNumRoles> words{};
     for (TensorRole r : layer_.roles()) {
       const TileResult &t = lr.tiles[static_cast<size_t>(r)];
-      bytes += bytesOf(r);
+      words[static_cast<size_t>(r)] = (t.words + t.shr - 1) / t.shr;
       if (t.shr > 1 && !lv.can(Transfer::Sharing) && !lv.can(Transfer::Systolic)) {
         std::string allowed;
         for (Transfer tr : {Transfer::Unicast, Transfer::Multicast, Transfer::Systolic, Transfer::Sharing})
@@ -330,17 +326,33 @@ private:
                allowed});
       }
     }
-    lr.occupancyBytes = bytes;
-    if (!lv.capacityBytes || bytes <= *lv.capacityBytes)
-      return;
-    std::string parts;   // only for the diagnostic: the solver asks millions of fitting tiles
-    for (TensorRole r : layer_.roles())
-      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " +
-               formatBytes(static_cast<double>(bytesOf(r)));
-    issue(directives_[l]->range, diag::err_buffer_overflow,
-          {lv.name, layer_.name, formatBytes(static_cast<double>(bytes)),
-           formatBytes(static_cast<double>(*lv.capacityBytes)), parts},
-          {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
+    lr.bufferBytes = hw_.bufferBytes(l, words, layer_.output);
+    lr.occupancyBytes = 0;
+    for (int64_t b : lr.bufferBytes)
+      lr.occupancyBytes += b;
+    // Per buffer, what it holds must fit (§5): a role bypassing the level takes no room.
+    for (size_t b = 0; b < lv.buffers.size(); ++b) {
+      const Buffer &buf = lv.buffers[b];
+      if (!buf.capacityBytes || lr.bufferBytes[b] <= *buf.capacityBytes)
+        continue;
+      std::string parts;   // only for the diagnostic: the solver asks millions of fitting tiles
+      for (TensorRole r : layer_.roles())
+        if (buf.holds(r))
+          parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " +
+                   formatBytes(static_cast<double>(hw_.bytesOf(words[static_cast<size_t>(r)],
+                                                               hw_.heldBits(r, layer_.output))));
+      overflow(l, b, directives_[l]->range, formatBytes(static_cast<double>(lr.bufferBytes[b])), parts);
+    }
+  }
+
+  /// E0801 at `at`: buffer b of level l needs `need` (`parts`, by role).
+  void overflow(size_t l, size_t b, SourceRange at, const std::string &need, const std::string &parts) {
+    const Level &lv = hw_.levels[l];
+    const Buffer &buf = lv.buffers[b];
+    const std::string where = buf.implicit ? lv.name : lv.name + " buffer " + buf.name;
+    const std::string cap = formatBytes(static_cast<double>(*buf.capacityBytes));
+    issue(at, diag::err_buffer_overflow, {where, layer_.name, need, cap, parts},
+          {{buf.capacityRange, diag::note_capacity_here, {where, cap}}});
   }
 
   /// §11: a level written without all its tensors, or not written above a
@@ -354,7 +366,7 @@ private:
   /// block (or the known one below), with each tensor's words.
   void checkOccupancyBound(size_t l) {
     const Level &lv = hw_.levels[l];
-    if (!lv.capacityBytes)
+    if (std::none_of(lv.buffers.begin(), lv.buffers.end(), [](const Buffer &b) { return b.capacityBytes.has_value(); }))
       return;
     const std::vector<TensorRole> roles = layer_.roles();
     DimVector low{};
@@ -403,33 +415,38 @@ private:
     deriveInputExtents(whole, layer_.window);
     for (size_t i = 0; i < kNumDims; ++i)
       low[i] = std::min(low[i], std::max<int64_t>(whole[i], 1));
-    int64_t bytes = 0;
-    std::string parts;
+    std::array<int64_t, kNumRoles> words{};
+    std::array<std::string, kNumRoles> parts;
     for (TensorRole r : roles) {
-      int64_t words = 1;
+      int64_t all = 1;
       for (Dim raw : dimsOf(r))
-        words *= at(low, canon(raw));
+        all *= at(low, canon(raw));
       // Not written, on a level that may share: a completion's `shr` may
       // leave one word per buffer (nothing bounds it), so one is counted.
       const TensorDirective *t = tensorDirective(l, r);
       const bool shared = !t && (lv.can(Transfer::Sharing) || lv.can(Transfer::Systolic));
-      const int64_t shr = t ? t->shr : shared ? words : 1;
-      const int64_t held = (words + shr - 1) / shr;
-      const int64_t b = hw_.bytesOf(held, hw_.heldBits(r, layer_.output));
-      bytes += b;
-      parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " + std::to_string(held) +
-               (held == 1 ? " word" : " words") + (shared ? " (shared)" : "") + " " +
-               formatBytes(static_cast<double>(b));
+      const int64_t shr = t ? t->shr : shared ? all : 1;
+      const int64_t held = (all + shr - 1) / shr;
+      words[static_cast<size_t>(r)] = held;
+      parts[static_cast<size_t>(r)] = std::string(roleName(r)) + " " + std::to_string(held) +
+                                      (held == 1 ? " word" : " words") + (shared ? " (shared)" : "") + " " +
+                                      formatBytes(static_cast<double>(hw_.bytesOf(held, hw_.heldBits(r, layer_.output))));
     }
-    if (bytes <= *lv.capacityBytes)
-      return;
-    // At the written block; a level not written, at the known one below
-    // whose stacked tile it must hold.
-    issue(directives_[l] ? directives_[l]->range : directives_[below]->range, diag::err_buffer_overflow,
-          {lv.name, layer_.name, "at least " + formatBytes(static_cast<double>(bytes)),
-           formatBytes(static_cast<double>(*lv.capacityBytes)),
-           "every completion: " + parts + ", the dims no directive fixes at their least"},
-          {{lv.capacityRange, diag::note_capacity_here, {lv.name, formatBytes(static_cast<double>(*lv.capacityBytes))}}});
+    const BufferBytes bytes = hw_.bufferBytes(l, words, layer_.output);
+    for (size_t b = 0; b < lv.buffers.size(); ++b) {
+      const Buffer &buf = lv.buffers[b];
+      if (!buf.capacityBytes || bytes[b] <= *buf.capacityBytes)
+        continue;
+      std::string held;
+      for (TensorRole r : roles)
+        if (buf.holds(r))
+          held += (held.empty() ? "" : ", ") + parts[static_cast<size_t>(r)];
+      // At the written block; a level not written, at the known one below
+      // whose stacked tile it must hold.
+      overflow(l, b, directives_[l] ? directives_[l]->range : directives_[below]->range,
+               "at least " + formatBytes(static_cast<double>(bytes[b])),
+               "every completion: " + held + ", the dims no directive fixes at their least");
+    }
   }
 
   const TensorDirective *tensorDirective(size_t l, TensorRole r) const {
@@ -790,8 +807,11 @@ private:
   /// layer. Per dim, a unit visits its tile times the trips of the updates at
   /// levels > l that move the dim (exact coverage: each step is new ground);
   /// a data gradient's Xi, Yi are the window of the Xo, R (Yo, S) it visits.
-  double firstVisits(size_t l, const std::vector<const Move *> &nest, double outputWords) const {
-    const bool top = l + 2 == hw_.levels.size();
+  double firstVisits(size_t l, const std::vector<const Move *> &nest, double outputWords) {
+    // Partial sums accumulate at the level holding the output (§6 "Bypass"):
+    // one read-free visit per word each of its units visits.
+    const size_t h = hw_.holderAbove(l, layer_.output);
+    const bool top = h + 1 == hw_.levels.size();
     if (top && layer_.output == TensorRole::Ifm && !windowsTooMany(l))
       // A data gradient's windows at DRAM: the data they cover, which stride
       // may leave holes in (a 1x1 stride-2 dX never visits odd rows).
@@ -799,23 +819,25 @@ private:
              parentWindowUnion(l, Dim::Xi, true) * parentWindowUnion(l, Dim::Yi, true);
     if (top)
       return outputWords * paddedGrowth(layer_.output);
-    const LevelResult &outer = result_.levels[l + 1];
+    const LevelResult &outer = result_.levels[h];
     DimVector visited = outer.extent;
     for (const Move *m : nest)
-      if (m->level > static_cast<int>(l) && m->independent >= 0)
+      if (m->level >= static_cast<int>(h) && m->independent >= 0)
         visited[static_cast<size_t>(m->independent)] *= m->count;
     deriveInputExtents(visited, layer_.window);
     double words = static_cast<double>(outer.unitsInUse);
+    if (h != l + 1 && layer_.output == TensorRole::Ifm)
+      result_.exactCounts = false;   // a data gradient's window unions are per level-(l+1) unit
     if (layer_.output == TensorRole::Ifm && !windowsTooMany(l)) {
       // A data gradient: the union of the windows, which stride or dilation
       // may leave holes between (the unit's real part along N and C, §4).
       for (Dim d : {Dim::N, Dim::C})
-        words *= static_cast<double>(at(visited, d)) * (uneven_ ? realShare(l + 1, d) : 1.0);
+        words *= static_cast<double>(at(visited, d)) * (uneven_ ? realShare(h, d) : 1.0);
       return words * parentWindowUnion(l, Dim::Xi) * parentWindowUnion(l, Dim::Yi);
     }
     for (Dim d : roleDimsCanon(layer_.output))
       words *= static_cast<double>(at(visited, d));
-    return words * realFraction(l + 1, layer_.output);   // partial tiles visit their real part (§4)
+    return words * realFraction(h, layer_.output);   // partial tiles visit their real part (§4)
   }
 
   // ---- input windows, word for word (§4 partial tiles, §6 padding) --------------------------
@@ -1153,9 +1175,10 @@ private:
     const int64_t perElement = layer_.opsPerElement();
     const double points = perElement ? result_.work / static_cast<double>(perElement)
                                      : result_.work / std::max(1.0, operands - 1);
-    LevelAccesses &pe = result_.levels[0].accesses;
     for (TensorRole r : layer_.roles()) {
       size_t ri = static_cast<size_t>(r);
+      // Charged at the innermost level holding the role (§6 "Bypass").
+      LevelAccesses &pe = result_.levels[hw_.innermostHolder(r)].accesses;
       if (r == output) {
         pe.reads[ri] += points;
         pe.writes[ri] += points;
@@ -1167,22 +1190,26 @@ private:
     // out of the outermost on-chip level; where its tiles split the rows,
     // each pass first streams the input there from DRAM.
     if (layer_.normalizes() && output == TensorRole::Ofm) {
-      const size_t row = nl - 2, ri = static_cast<size_t>(TensorRole::Ifm);
+      // The outermost on-chip level holding the input (§6 "Bypass").
+      size_t row = nl - 2;
+      while (row > 0 && !hw_.levels[row].holds(TensorRole::Ifm))
+        --row;
+      const size_t ri = static_cast<size_t>(TensorRole::Ifm);
       // A causal softmax's rows: the words each query sees, its points (ops
       // are counted over them, sema).
       const int64_t perSample = layer_.causal ? layer_.ops / layer_.opsPerElement() : layer_.ifmShape.size();
       const double passes = std::max(1, result_.statisticsPasses);
       const double words = static_cast<double>(perSample * net_.batch) * passes;
+      if (!hw_.levels[row].holds(TensorRole::Ifm))
+        row = nl - 1;   // no on-chip level holds it: every pass reads DRAM
       result_.levels[row].accesses.reads[ri] += words;
-      result_.levels[row].trafficWords += words;
-      result_.levels[row].trafficBytes += scale_.boundaryWords(ri, words, 0, false) * wordBytes;
-      if (result_.rowsSplit) {
+      addTraffic(row, TensorRole::Ifm, words, scale_.boundaryWords(ri, words, 0, row + 1 == nl) * wordBytes);
+      if (result_.rowsSplit && row + 1 < nl) {
         LevelResult &dram = result_.levels[nl - 1];
         result_.levels[row].accesses.writes[ri] += words;
         result_.levels[row].accesses.fills[ri] += words;
         dram.accesses.reads[ri] += words;
-        dram.trafficWords += words;
-        dram.trafficBytes += scale_.boundaryWords(ri, words, 0, true) * wordBytes;
+        addTraffic(nl - 1, TensorRole::Ifm, words, scale_.boundaryWords(ri, words, 0, true) * wordBytes);
       }
     }
   }
@@ -1195,7 +1222,8 @@ private:
     const size_t nl = hw_.levels.size(), ri = static_cast<size_t>(r);
     const double wordBytes = static_cast<double>(hw_.wordBytes());
     LevelResult &lr = result_.levels[l];
-    LevelResult &outer = result_.levels[l + 1];
+    const size_t h = hw_.holderAbove(l, r);   // the level that serves l's partial sums (§6 "Bypass")
+    LevelResult &outer = result_.levels[h];
     const Level &lv = hw_.levels[l];
     const TileResult &t = lr.tiles[ri];
     // Units holding partial sums of the same outputs add them up among
@@ -1209,7 +1237,7 @@ private:
       // A data gradient writes input windows, word for word: where the
       // level sums copies, their union across a parent's stacked units
       // per step; at the top only their data (padding is dropped, §6).
-      const bool top = l + 2 == nl;
+      const bool top = h + 1 == nl;
       WindowSums x = windowSums(l, Dim::Xi, nullptr, reducing), y = windowSums(l, Dim::Yi, nullptr, reducing);
       // Overlapping windows summed among units: the union per step is
       // what a word's copies would be if all began their residencies
@@ -1246,8 +1274,18 @@ private:
     outer.accesses.reads[ri] += psumReads;
     if (reduce)
       lr.accesses.sameLevel[ri] += all - back;
-    outer.trafficWords += back + psumReads;
-    outer.trafficBytes += scale_.boundaryWords(ri, psumReads, back, l + 2 == nl) * wordBytes;
+    addTraffic(h, r, back + psumReads, scale_.boundaryWords(ri, psumReads, back, h + 1 == nl) * wordBytes);
+  }
+
+  /// `words` (`bytes` at their widths) of role r cross level h's ports, into
+  /// the buffer holding r (§8: buffers side by side have their own).
+  void addTraffic(size_t h, TensorRole r, double words, double bytes) {
+    LevelResult &lr = result_.levels[h];
+    lr.trafficWords += words;
+    lr.trafficBytes += bytes;
+    const Level &lv = hw_.levels[h];
+    if (lv.buffers.size() > 1)
+      lr.bufferTrafficBytes[static_cast<size_t>(lv.bufferOf(r))] += bytes;
   }
 
   void countAccesses() {
@@ -1274,10 +1312,11 @@ private:
     const double wordBytes = static_cast<double>(hw_.wordBytes());
     for (size_t l = 0; l + 1 < nl; ++l) {
       LevelResult &lr = result_.levels[l];
-      LevelResult &outer = result_.levels[l + 1];
       const Level &lv = hw_.levels[l];
-      // Level l holds only the inner boundary's accesses so far, level l+1 none.
-      const double innerPj = accessEnergy(l);
+      // The levels from l out hold the inner boundaries' accesses so far.
+      std::vector<double> beforePj(nl);
+      for (size_t j = l; j < nl; ++j)
+        beforePj[j] = accessEnergy(j);
       bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
       for (TensorRole r : layer_.roles()) {
         size_t ri = static_cast<size_t>(r);
@@ -1321,12 +1360,18 @@ private:
         if (t.rep < 1)
           t.rep = 1;
         double all = static_cast<double>(lr.unitsInUse) * t.wordsPerUnit;
+        // A role bypassing level l is not stored there: no fills, no
+        // write-backs; the holder above serves the level inside (§6 "Bypass").
+        if (!lv.holds(r))
+          continue;
+        const size_t h = hw_.holderAbove(l, r);
+        LevelResult &outer = result_.levels[h];
         if (r != output) {
           double shareFrac = t.shr > 1 ? static_cast<double>(t.shr - 1) / static_cast<double>(t.shr) : 0.0;
           double own = all * (1 - shareFrac);
           double fromOuter = replicaServe ? own / std::max(1.0, t.rep / static_cast<double>(t.shr)) : own;
           double fromDram = fromOuter;
-          const bool top = l + 2 == nl;
+          const bool top = h + 1 == nl;
           // DRAM serves only data (§6), unless the hardware fetches the padded map.
           const bool dataOnly = top && !hw_.levels.back().fetchPadding;
           if (top && !dataOnly && r == TensorRole::Ifm && readsPadding())
@@ -1372,13 +1417,16 @@ private:
           if (!lv.can(Transfer::Multicast))
             neighbour += own - fromOuter;
           lr.accesses.sameLevel[ri] += neighbour;
-          outer.trafficWords += fromDram;
-          outer.trafficBytes += scale_.boundaryWords(ri, fromDram, 0, l + 2 == nl) * wordBytes;
+          addTraffic(h, r, fromDram, scale_.boundaryWords(ri, fromDram, 0, top) * wordBytes);
         } else {
           countWriteBacks(l, r, all, first, nest, outputWords);
         }
       }
-      lr.boundaryEnergyPj = accessEnergy(l) - innerPj + accessEnergy(l + 1) + busEnergy(l + 1);
+      // What this boundary added, wherever its accesses were charged (§6 "Bypass").
+      lr.boundaryEnergyPj = accessEnergy(l) - beforePj[l];
+      for (size_t j = l + 1; j < nl; ++j)
+        lr.boundaryEnergyPj += accessEnergy(j) - beforePj[j];
+      lr.boundaryEnergyPj += busEnergy(l + 1);
     }
     countPeAccesses(operands);
 
@@ -1521,6 +1569,7 @@ private:
   /// The energy of level l's accesses as they stand.
   double accessEnergy(size_t l) const { return levelAccessEnergyPj(hw_, l, result_.levels[l].accesses, scale_); }
 
+
   /// Level l's array bus: every word its inner units fill or write back.
   double busEnergy(size_t l) const {
     if (l == 0)
@@ -1599,16 +1648,22 @@ double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses
   const bool outermost = level + 1 == hw.levels.size();
   double pj = 0;
   for (size_t r = 0; r < kNumRoles; ++r) {
+    // Each role at the energies of the buffer holding it (§7); one bypassing
+    // the level has no accesses there.
+    const int b = lv.bufferOf(static_cast<TensorRole>(r));
+    if (b < 0)
+      continue;
+    const Buffer &buf = lv.buffers[static_cast<size_t>(b)];
     if (outermost) {
       // Reads serve finished data, or an output's partial sums coming back
       // in; as many writes as those are the partial sums going out.
       double reads = a.reads[r] * (r == s.output ? s.held[r] : s.data[r]);
-      pj += reads * lv.readEnergyPj + (s.outerWords(r, a.reads[r], a.writes[r]) - reads) * lv.writeEnergyPj;
+      pj += reads * buf.readEnergyPj + (s.outerWords(r, a.reads[r], a.writes[r]) - reads) * buf.writeEnergyPj;
       continue;
     }
-    double e = (a.reads[r] - a.writeBacks[r]) * lv.readEnergyPj + (a.writes[r] - a.fills[r]) * lv.writeEnergyPj;
-    e += lv.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *lv.fillEnergyPj
-                         : a.fills[r] * lv.writeEnergyPj + a.writeBacks[r] * lv.readEnergyPj;
+    double e = (a.reads[r] - a.writeBacks[r]) * buf.readEnergyPj + (a.writes[r] - a.fills[r]) * buf.writeEnergyPj;
+    e += buf.fillEnergyPj ? (a.fills[r] + a.writeBacks[r]) * *buf.fillEnergyPj
+                          : a.fills[r] * buf.writeEnergyPj + a.writeBacks[r] * buf.readEnergyPj;
     pj += e * s.held[r];
   }
   return pj + levelNeighborEnergyPj(hw, level, a, s);
@@ -1616,10 +1671,16 @@ double levelAccessEnergyPj(const Hardware &hw, size_t level, const LevelAccesses
 
 double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccesses &a, const WordScale &s) {
   const Level &lv = hw.levels[level];
-  double words = 0;
-  for (size_t r = 0; r < kNumRoles; ++r)
-    words += a.sameLevel[r] * s.held[r];
-  return words * lv.neighborEnergyPj.value_or(lv.readEnergyPj + lv.writeEnergyPj);
+  double pj = 0;
+  for (size_t b = 0; b < lv.buffers.size(); ++b) {
+    const Buffer &buf = lv.buffers[b];
+    double words = 0;
+    for (size_t r = 0; r < kNumRoles; ++r)
+      if (buf.holds(static_cast<TensorRole>(r)))
+        words += a.sameLevel[r] * s.held[r];
+    pj += words * lv.neighborEnergyPj.value_or(buf.readEnergyPj + buf.writeEnergyPj);
+  }
+  return pj;
 }
 
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
@@ -1642,10 +1703,17 @@ std::optional<std::pair<Dim, int64_t>> splitRowDim(const Layer &layer, const Dim
 std::optional<double> boundaryCycles(const Hardware &hw, const LayerResult &lr, size_t l) {
   const Level &lv = hw.levels[l];
   const LevelResult &level = lr.levels[l];
-  if (!lv.bandwidthBytesPerCycle)
-    return std::nullopt;
-  return level.trafficBytes /
-         (*lv.bandwidthBytesPerCycle * static_cast<double>(std::max<int64_t>(1, level.unitsInUse)));
+  const double units = static_cast<double>(std::max<int64_t>(1, level.unitsInUse));
+  // Buffers side by side have their own ports: the slowest one's time (§8).
+  std::optional<double> cycles;
+  for (size_t b = 0; b < lv.buffers.size(); ++b) {
+    const std::optional<double> &bw = lv.buffers[b].bandwidthBytesPerCycle;
+    if (!bw)
+      continue;
+    const double bytes = lv.buffers.size() == 1 ? level.trafficBytes : level.bufferTrafficBytes[b];
+    cycles = std::max(cycles.value_or(0.0), bytes / (*bw * units));
+  }
+  return cycles;
 }
 
 void settleLatency(const Hardware &hw, LayerResult &lr) {

@@ -98,21 +98,36 @@ private:
     return out;
   }
 
-  /// `ifm 592, wgt 296, ofm 16 words: 1.8 KiB of 128 KiB (1.4 %)`.
+  /// `ifm 592, wgt 296, ofm 16 words: 1.8 KiB of 128 KiB (1.4 %)`; per
+  /// buffer where the level has several (`wspad: wgt 1 words: 2 B of 448 B
+  /// (0.4 %); ...`), and the roles that bypass it (`wgt bypasses`).
   std::string holds(size_t l, const LevelResult &r, const Layer &layer) const {
-    std::string out;
-    for (TensorRole role : layer.roles()) {
-      const TileResult &t = r.tiles[static_cast<size_t>(role)];
-      out += (out.empty() ? "" : ", ") + std::string(roleName(role)) + " " + formatNumber(static_cast<double>(t.words));
-      if (t.shr > 1)
-        out += "/" + std::to_string(t.shr);
+    const Level &lv = hw_.levels[l];
+    std::vector<std::string> parts;
+    for (size_t b = 0; b < lv.buffers.size(); ++b) {
+      const Buffer &buf = lv.buffers[b];
+      std::string out;
+      for (TensorRole role : layer.roles()) {
+        if (!buf.holds(role))
+          continue;
+        const TileResult &t = r.tiles[static_cast<size_t>(role)];
+        out += (out.empty() ? "" : ", ") + std::string(roleName(role)) + " " + formatNumber(static_cast<double>(t.words));
+        if (t.shr > 1)
+          out += "/" + std::to_string(t.shr);
+      }
+      const int64_t bytes = lv.buffers.size() == 1 ? r.occupancyBytes : r.bufferBytes[b];
+      out = (buf.implicit ? "" : buf.name + ": ") + (out.empty() ? "nothing" : out + " words") + ": " +
+            formatBytes(static_cast<double>(bytes));
+      if (const auto &cap = buf.capacityBytes)
+        out += " of " + formatBytes(static_cast<double>(*cap)) + " (" +
+               formatFixed(100.0 * static_cast<double>(bytes) / static_cast<double>(*cap), 1) + " %)";
+      parts.push_back(out);
     }
-    out += " words: " + formatBytes(static_cast<double>(r.occupancyBytes));
-    if (const auto &cap = hw_.levels[l].capacityBytes)
-      out += " of " + formatBytes(static_cast<double>(*cap)) + " (" +
-             formatFixed(100.0 * static_cast<double>(r.occupancyBytes) / static_cast<double>(*cap), 1) + " %)";
-    if (hw_.levels[l].units() > 1)
-      out += ", " + std::to_string(r.units) + " of " + std::to_string(hw_.levels[l].units()) + " units";
+    std::string out = joinList(parts, "; ", "; ");
+    if (lv.bypasses())
+      out += "; " + bypassText(lv);
+    if (lv.units() > 1)
+      out += ", " + std::to_string(r.units) + " of " + std::to_string(lv.units()) + " units";
     return out;
   }
 

@@ -154,6 +154,23 @@ json embeddingJson(const Network &net, const Layer &l, const Hardware &hw) {
 
 namespace {
 
+/// Level l's buffers for report.json: which roles each holds, its occupancy
+/// and capacity; and the roles that bypass the level (§1 "Buffers", §6 "Bypass").
+json buffersJson(const Hardware &hw, size_t l, const LevelResult &lv) {
+  const Level &level = hw.levels[l];
+  json buffers = json::array();
+  for (size_t b = 0; b < level.buffers.size(); ++b) {
+    const Buffer &buf = level.buffers[b];
+    buffers.push_back({{"name", buf.name},
+                       {"holds", roleNames(buf.roles)},
+                       {"occupancy_bytes", lv.bufferBytes[b]},
+                       {"capacity_bytes", buf.capacityBytes ? json(*buf.capacityBytes) : json(nullptr)}});
+  }
+  return buffers;
+}
+
+json bypassedJson(const Level &level) { return json(roleNames(kAllRoles & ~level.heldRoles())); }
+
 /// The numbers of the levels a partial layer's schedule gives that do not
 /// depend on the levels left to the solver: tiles, occupancy, stacked units and
 /// trip counts (an outermost update's steps over an extent still to be chosen
@@ -373,7 +390,9 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                           {"neighbor_energy_pj", lv.neighborEnergyPj},
                           {"bus_energy_pj", lv.busEnergyPj},
                           {"remote_reads", count(lv.remoteReads)},
-                          {"remote_energy_pj", lv.remoteEnergyPj}});
+                          {"remote_energy_pj", lv.remoteEnergyPj},
+                          {"buffers", buffersJson(hw, static_cast<size_t>(lv.level), lv)},
+                          {"bypassed", bypassedJson(hw.levels[lv.level])}});
       }
       j["work"] = count(lr.work);
       j["energy_pj"] = {{"total", lr.energyPj},
@@ -409,7 +428,9 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
                          {"occupancy_bytes", lv.occupancyBytes},
                          {"capacity_bytes", hw.levels[i].capacityBytes ? json(*hw.levels[i].capacityBytes)
                                                                       : json(nullptr)},
-                         {"tiles", tiles}});
+                         {"tiles", tiles},
+                         {"buffers", buffersJson(hw, i, lv)},
+                         {"bypassed", bypassedJson(hw.levels[i])}});
       }
       j["given_levels"] = given;
     }

@@ -402,6 +402,13 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
   const Level &top = hw.levels[nl - 2];
   const double wb = static_cast<double>(hw.wordBytes());   // per `word`: WordScale gives each role's share
   const Level &dram = hw.levels[nl - 1];
+  // The node level's energies per role: its buffer's, DRAM's where the role bypasses it.
+  auto topBuffer = [&](TensorRole r) -> const Buffer & {
+    const int b = top.bufferOf(r);
+    return b < 0 ? dram.buffers.front() : top.buffers[static_cast<size_t>(b)];
+  };
+  auto topRead = [&](TensorRole r) { return topBuffer(r).readEnergyPj; };
+  auto topWrite = [&](TensorRole r) { return topBuffer(r).writeEnergyPj; };
   const double batch = static_cast<double>(net.batch);
   // Chunks along the batch: every layer walks the batch in node tiles of N = t.
   const double chunksN = batch / static_cast<double>(s.batchTile);
@@ -454,7 +461,8 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
       out.accesses.push_back(a);
     out.energyPj += (wDram * ws.data[wi] + iDram * ws.data[ii]) * dram.readEnergyPj +
                     ((oDram - spill) * ws.data[oi] + spill * ws.held[oi]) * dram.writeEnergyPj +
-                    (wBuf * ws.held[wi] + iBuf * ws.held[ii]) * top.readEnergyPj + oBuf * ws.held[oi] * top.writeEnergyPj;
+                    wBuf * ws.held[wi] * topRead(TensorRole::Wgt) + iBuf * ws.held[ii] * topRead(TensorRole::Ifm) +
+                    oBuf * ws.held[oi] * topWrite(l.output);
   }
   return out;
 }

@@ -131,9 +131,11 @@ LayerObjective::LevelStart LayerObjective::startLevel(Plan &p, size_t l, SolveFa
     return LevelStart::Free;
   why = failure(SolveFailure::Reason::DoesNotFit);
   why.level = static_cast<int>(l);
-  why.levelName = hw_.levels[l].name;
-  why.neededBytes = occupancy(p, l);
-  why.availableBytes = *capacity(l);
+  const size_t b = static_cast<size_t>(std::max(0, overflowing(p, l)));
+  const Buffer &buf = hw_.levels[l].buffers[b];
+  why.levelName = hw_.levels[l].name + (buf.implicit ? "" : " buffer " + buf.name);
+  why.neededBytes = occupancy(p, l)[b];
+  why.availableBytes = capacity(l, b).value_or(0);
   // What sets the smallest tiles: the level's own pins, or the given level below.
   if (const LevelDirectives *pinned = pinnedLevel(l))
     why.directive = pinned->range;
@@ -173,8 +175,8 @@ std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
   s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
   // The reserve, on the analysis' own occupancy: also where a level is
   // given (by the hardware) rather than chosen.
-  auto cap = top_ < s.result.levels.size() ? capacity(top_) : std::nullopt;
-  bool reserved = options_.reservedTopBytes > 0 && cap && s.result.levels[top_].occupancyBytes > *cap;
+  bool reserved = options_.reservedTopBytes > 0 && top_ < s.result.levels.size() &&
+                  hw_.overflowingBuffer(top_, s.result.levels[top_].bufferBytes, layer_.output, reserve(top_)) >= 0;
   if (!issues.empty() || !s.result.complete || reserved || crowding(s.result)) {
     ++stats_.rejected;
     return std::nullopt;

@@ -295,16 +295,20 @@ int64_t TilingSpace::unitsOf(const Plan::LevelPlan &lp) {
   return u;
 }
 
-bool TilingSpace::fitsPartial(const Plan &p, size_t l) const {
-  auto cap = capacity(l);
-  return !cap || occupancy(p, l) <= *cap;
+bool TilingSpace::fitsPartial(const Plan &p, size_t l) const { return overflowing(p, l) < 0; }
+
+int64_t TilingSpace::reserve(size_t l) const { return l == top_ ? options_.reservedTopBytes : 0; }
+
+int TilingSpace::overflowing(const Plan &p, size_t l) const {
+  return hw_.overflowingBuffer(l, occupancy(p, l), layer_.output, reserve(l));
 }
 
-std::optional<int64_t> TilingSpace::capacity(size_t l) const {
-  const Level &lv = hw_.levels[l];
-  if (!lv.capacityBytes)
+std::optional<int64_t> TilingSpace::capacity(size_t l, size_t b) const {
+  const Buffer &buf = hw_.levels[l].buffers[b];
+  if (!buf.capacityBytes)
     return std::nullopt;
-  return l == top_ ? *lv.capacityBytes - options_.reservedTopBytes : *lv.capacityBytes;
+  const bool forwarded = buf.holds(TensorRole::Ifm) || buf.holds(layer_.output);
+  return *buf.capacityBytes - (forwarded ? reserve(l) : 0);
 }
 
 int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
@@ -317,21 +321,21 @@ int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
   return dfl::tileWords(r, e, layer_.channelWise());
 }
 
-int64_t TilingSpace::occupancy(const Plan &p, size_t l) const {
-  int64_t bytes = 0;
+BufferBytes TilingSpace::occupancy(const Plan &p, size_t l) const {
+  std::array<int64_t, kNumRoles> words{};
   for (TensorRole r : layer_.roles())
-    bytes += hw_.bytesOf(tileWords(p, l, r), hw_.heldBits(r, layer_.output));
-  return bytes;
+    words[static_cast<size_t>(r)] = tileWords(p, l, r);
+  return hw_.bufferBytes(l, words, layer_.output);
 }
 
 bool TilingSpace::fits(const Plan &p, size_t l) const {
   if (!fitsPartial(p, l))
     return false;
-  if (l + 2 < hw_.levels.size() && capacity(l + 1)) {
+  if (l + 2 < hw_.levels.size()) {
     Plan q = p;
     for (size_t i = 0; i < kND; ++i)
       q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
-    if (occupancy(q, l + 1) > *capacity(l + 1))
+    if (!fitsPartial(q, l + 1))
       return false;
   }
   return true;

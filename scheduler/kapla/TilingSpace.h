@@ -140,10 +140,16 @@ public:
   /// Occupancy with the dims not yet chosen at their smallest (their current value).
   bool fitsPartial(const Plan &p, size_t l) const;
 
-  /// Level l's capacity as this solve may use it: the node level's less the
-  /// reserve (IntraLayerOptions::reservedTopBytes). Every capacity check of
-  /// every search goes through here (and score() re-checks the analysis').
-  std::optional<int64_t> capacity(size_t l) const;
+  /// The bytes this solve keeps free at level l (IntraLayerOptions::reservedTopBytes
+  /// at the node level) in each buffer holding the input or the output.
+  int64_t reserve(size_t l) const;
+  /// The first buffer of level l the plan's tiles overflow, less the reserve,
+  /// or -1 (Hardware::overflowingBuffer, the analysis' rule, §5). Every
+  /// capacity check of every search goes through here (and score()
+  /// re-checks the analysis').
+  int overflowing(const Plan &p, size_t l) const;
+  /// Buffer b of level l's capacity as this solve may use it.
+  std::optional<int64_t> capacity(size_t l, size_t b) const;
 
   /// The input window along X or Y of `out` output positions under a filter
   /// extent of `win` (stride, dilation along `in`'s axis): Xi from Xo and R, Yi from Yo and S.
@@ -152,7 +158,8 @@ public:
   /// Words of a role's tile at level l (for capacity checks before evaluation).
   int64_t tileWords(const Plan &p, size_t l, TensorRole r) const;
 
-  int64_t occupancy(const Plan &p, size_t l) const;
+  /// Per buffer of level l, the bytes of the plan's tiles (Hardware::bufferBytes).
+  BufferBytes occupancy(const Plan &p, size_t l) const;
 
   /// The level's tiles fit its buffer, and the stacked tile fits the next level's (so a completion exists).
   bool fits(const Plan &p, size_t l) const;
