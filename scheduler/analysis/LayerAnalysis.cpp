@@ -1362,8 +1362,12 @@ private:
         double all = static_cast<double>(lr.unitsInUse) * t.wordsPerUnit;
         // A role bypassing level l is not stored there: no fills, no
         // write-backs; the holder above serves the level inside (§6 "Bypass").
-        if (!lv.holds(r))
+        if (!lv.holds(r)) {
+          // The simulator's kernels keep every role at every level and do
+          // not route yet: its counts are not claimed equal (§6 "Bypass").
+          result_.exactCounts = false;
           continue;
+        }
         const size_t h = hw_.holderAbove(l, r);
         LevelResult &outer = result_.levels[h];
         if (r != output) {
