@@ -73,6 +73,11 @@ private:
   int64_t stateWords(TensorRole r) const { return 2 + 2 * static_cast<int64_t>(dimsOf(r)); }
   int64_t parentUnits(size_t l) const { return l + 1 == nOn() ? 1 : p_.levels[l + 1].units; }
   int64_t ops(TensorRole r) const { return p_.role(r).operands(); }
+  /// Bypass (docs/directives.md §6): a level that does not hold r keeps its
+  /// words only as a staging copy, uncounted; the fills and write-backs of a
+  /// level that holds r are counted at the level holding r above it.
+  bool stores(size_t l, TensorRole r) const { return p_.levels[l].holds[idx(r)]; }
+  size_t holder(size_t l, TensorRole r) const { return p_.levels[l].holder[idx(r)]; }
   /// Words of one unit's buffer of role r at level l (all operands).
   int64_t bufferWords(size_t l, TensorRole r) const { return p_.levels[l].bufferWords(r, ops(r)); }
   /// The words a level-l unit's parent holds of role r, all units: for the
@@ -518,7 +523,8 @@ private:
             // Fetched: [lo, keptLo) and [keptHi, hi) of the row.
             Value *before = b_.CreateSub(keptLo, lo[last]);
             Value *n = b_.CreateAdd(before, b_.CreateSub(hi[last], keptHi));
-            count(l, r, kWrites, n);
+            if (stores(l, r))
+              count(l, r, kWrites, n);
             forLoop(c(0), n, [&](Value *j) {
               Box a = point(row, b_.CreateSelect(b_.CreateICmpSLT(j, before), b_.CreateAdd(lo[last], j),
                                                  b_.CreateAdd(keptHi, b_.CreateSub(j, before))));
@@ -540,11 +546,14 @@ private:
     // Where `inside` is given, only a word inside the tensor is read (and
     // `at` is a valid index either way). No branch per word. k: the DRAM
     // tensor read, whose reads are also counted on their own.
+    const size_t h = holder(l, r);
     auto readCounted = [&](Value *at, Value *inside, Value *k) {
-      if (!counters_)
+      if (!counters_ || !stores(l, r))
         return;
       auto counted = [&](Value *n) {
-        count(l + 1, r, kReads, n);
+        count(h, r, kReads, n);
+        if (h < nOn())
+          return;
         if (auto *known = k ? llvm::dyn_cast<llvm::ConstantInt>(k) : nullptr)
           countAt(code_.counters.sourceReads(r, known->getZExtValue()), n);
         else if (k)   // a concatenation's operand, known as the kernel runs
@@ -560,16 +569,25 @@ private:
       store(s, at, inside ? b_.CreateSelect(inside, step, old) : step);
       counted(one(fresh));
     };
-    if (l + 1 == nOn()) {
-      // From DRAM: operand op's tensor (add, mul), or the one whose channels
-      // hold the word (the operands of a concatenation).
-      if (p_.role(r).concatenated())
-        return fromConcatenated(l, r, a, dst, readCounted);
-      return fromSource(l, r, static_cast<size_t>(op), a, dst, readCounted);
+    // The word's place in the parent's buffer: a stamp per parent word.
+    Value *at = nullptr;
+    if (l + 1 < nOn()) {
+      const PlanLevel &up = p_.levels[l + 1];
+      at = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))), c(op * up.tileWords[idx(r)])),
+                        linear(a, parentLo[idx(r)], extentsAt(up.extent, r)));
     }
-    const PlanLevel &up = p_.levels[l + 1];
-    Value *at = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))), c(op * up.tileWords[idx(r)])),
-                             linear(a, parentLo[idx(r)], extentsAt(up.extent, r)));
+    if (h == nOn()) {
+      // From DRAM, directly where the levels between do not hold r: operand
+      // op's tensor (add, mul), or the one whose channels hold the word (the
+      // operands of a concatenation). Padding is not read (§6).
+      ReadCounted fromDram = readCounted;
+      if (at)   // the units of one parent still share its read
+        fromDram = [&](Value *, Value *inside, Value *k) { readCounted(at, inside, k); };
+      if (p_.role(r).concatenated())
+        return fromConcatenated(l, r, a, dst, fromDram);
+      return fromSource(l, r, static_cast<size_t>(op), a, dst, fromDram);
+    }
+    // The parent's copy; where it only stages r, it equals the holder's.
     store(bufSlot, dst, load(buffer_[l + 1][idx(r)], at));
     readCounted(at, nullptr, nullptr);
   }
@@ -734,23 +752,30 @@ private:
     std::vector<int64_t> full = extentsAt(p_.bounds, r);
     Box zero(nd, c(0));
     Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
+    // Counted at the level holding r above (§6 "Bypass"); its units' first
+    // visits read nothing back.
+    const size_t h = holder(l, r);
+    Value *holderUnit = parent;
+    for (size_t m = l + 1; m < h; ++m)
+      holderUnit = b_.CreateSDiv(holderUnit, c(p_.levels[m].unitsPerParent));
     // Written back where `fresh` (i1): a word not summed into another unit's copy first.
     auto writeBack = [&](Value *fresh) {
       count(l, r, kReads, one(fresh));
-      count(l + 1, r, kWrites, one(fresh));
-      // A partial sum this parent has seen before is read back (§6).
-      Value *bit = b_.CreateAdd(b_.CreateMul(parent, c(outputPoints())), linear(a, zero, full));
+      count(h, r, kWrites, one(fresh));
+      // A partial sum this holder's unit has seen before is read back (§6).
+      Value *bit = b_.CreateAdd(b_.CreateMul(holderUnit, c(outputPoints())), linear(a, zero, full));
       Value *byteAt = b_.CreateLShr(bit, c(3));
       Value *mask = b_.CreateShl(b_.getInt8(1), b_.CreateTrunc(b_.CreateAnd(bit, c(7)), i8_));
       Value *byte = load(visited_[l], byteAt);
       Value *seen = b_.CreateAnd(fresh, b_.CreateICmpNE(b_.CreateAnd(byte, mask), b_.getInt8(0)));
       count(l, r, kWrites, one(seen));
-      count(l + 1, r, kReads, one(seen));
+      count(h, r, kReads, one(seen));
       store(visited_[l], byteAt, b_.CreateOr(byte, b_.CreateSelect(fresh, mask, b_.getInt8(0))));
     };
-    if (counters_ && !pl.reduceOutputs)
+    const bool counted = counters_ && stores(l, r);   // staged only: uncounted
+    if (counted && !pl.reduceOutputs)
       writeBack(b_.getTrue());
-    if (counters_ && pl.reduceOutputs) {
+    if (counted && pl.reduceOutputs) {
       // Copies of the same partial sums from one step are summed among the units first.
       int s = stamps_[l][idx(r)];
       Value *same = b_.CreateICmpEQ(load(s, at), start);
@@ -864,10 +889,11 @@ private:
           return;
         const int64_t perPoint = p_.opsPerPoint ? p_.opsPerPoint : std::max<int64_t>(1, ops(TensorRole::Ifm) - 1);
         countAt(code_.counters.macs(), b_.CreateMul(points, c(perPoint)));
+        // At the innermost level holding each role (§6 "Bypass").
         for (const PlanRole &r : p_.roles)
           if (r.present)
-            count(0, r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
-        count(0, p_.output, kWrites, points);
+            count(p_.innermostHolder[idx(r.role)], r.role, kReads, b_.CreateMul(points, c(ops(r.role))));
+        count(p_.innermostHolder[idx(p_.output)], p_.output, kWrites, points);
       };
       if (p_.guard.empty())
         countPoints(points);
@@ -1077,8 +1103,14 @@ private:
   /// In 64 bits; the fixed-point forms of docs/simulator.md.
   void normalizeRows() {
     const bool causal = p_.causalOffset >= 0, split = p_.rowsSplit;
-    if (!split)
-      count(nOn() - 1, TensorRole::Ifm, kReads, c(p_.statisticsWords));
+    // The statistics passes read the outermost on-chip level holding the
+    // input, DRAM if none does (§6 "Bypass").
+    const size_t statsAt = p_.statisticsLevel;
+    if (!split || statsAt == nOn()) {
+      count(statsAt, TensorRole::Ifm, kReads, c(p_.statisticsWords * (split ? p_.statisticsPasses() : 1)));
+      if (statsAt == nOn())
+        countAt(code_.counters.sourceReads(TensorRole::Ifm, 0), c(p_.statisticsWords * (split ? p_.statisticsPasses() : 1)));
+    }
     const int out = code_.tensorSlot[idx(p_.output)];
     const int64_t L = p_.rowLength, B = p_.rowStride;
     llvm::BasicBlock &entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
@@ -1095,12 +1127,12 @@ private:
         // A statistics pass over a split row: its `seen` words from DRAM
         // into the outermost on-chip level, and read there.
         auto streamed = [&]() {
-          if (!split)
+          if (!split || statsAt == nOn())
             return;
           count(nOn(), TensorRole::Ifm, kReads, seen);
           countAt(code_.counters.sourceReads(TensorRole::Ifm, 0), seen);
-          count(nOn() - 1, TensorRole::Ifm, kWrites, seen);
-          count(nOn() - 1, TensorRole::Ifm, kReads, seen);
+          count(statsAt, TensorRole::Ifm, kWrites, seen);
+          count(statsAt, TensorRole::Ifm, kReads, seen);
         };
         // Pass j over the row: acc := f(acc, v_j), from `init`.
         auto fold = [&](llvm::AllocaInst *into, Value *init, const std::function<Value *(Value *, Value *)> &f) {

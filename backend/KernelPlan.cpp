@@ -202,6 +202,10 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
     pl.serveCopies = hl.can(Transfer::Multicast) || hl.can(Transfer::Systolic) || hl.can(Transfer::Sharing);
     pl.neighbourInputs = pl.serveCopies && !hl.can(Transfer::Multicast);
     pl.reduceOutputs = hl.can(Transfer::Systolic) || hl.can(Transfer::Reduction);
+    for (TensorRole r : kRoles) {
+      pl.holds[static_cast<size_t>(r)] = hl.holds(r);
+      pl.holder[static_cast<size_t>(r)] = hw.holderAbove(l, r);
+    }
     const LevelDirectives &d = *given[l];
     for (const TensorDirective &t : d.tensors)
       if (t.shr > 1) {
@@ -229,6 +233,9 @@ std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const H
         pl.tileWords[static_cast<size_t>(pr.role)] = words;
       }
   }
+  for (TensorRole r : kRoles)
+    plan.innermostHolder[static_cast<size_t>(r)] = hw.innermostHolder(r);
+  plan.statisticsLevel = hw.outermostOnChipHolder(TensorRole::Ifm);
   int64_t units = 1;
   for (size_t l = nl - 1; l-- > 0;) {
     // Saturated: such a plan is refused by its kernel's size before it runs.

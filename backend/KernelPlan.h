@@ -80,6 +80,12 @@ struct PlanLevel {
   bool neighbourInputs = false;   // systolic or sharing without multicast: copies pass between units
   bool reduceOutputs = false;     // systolic or reduction: copies of partial sums are summed before the write-back
   std::array<int64_t, kNumRoles> tileWords{};     // per unit, per role and operand (0 if absent)
+  /// Per role, where its words are stored (docs/directives.md §6 "Bypass"):
+  /// whether this level holds it (a role it does not hold is only staged
+  /// here, uncounted), and the level whose reads and writes serve this
+  /// level's fills and write-backs (Hardware::holderAbove; levels.size(): DRAM).
+  std::array<bool, kNumRoles> holds{true, true, true};
+  std::array<size_t, kNumRoles> holder{};
   int64_t bufferWords(TensorRole r, int64_t operands) const { return tileWords[static_cast<size_t>(r)] * operands; }
 };
 
@@ -98,6 +104,10 @@ struct KernelPlan {
   std::array<PlanRole, kNumRoles> roles{};
   std::vector<PlanLevel> levels;  // the on-chip levels, innermost first
   std::string outermost;          // the outermost level's name (DRAM)
+  /// Per role, the level the MACs' own accesses reach (Hardware::innermostHolder).
+  std::array<size_t, kNumRoles> innermostHolder{};
+  /// The level a softmax's or norm's statistics passes read (Hardware::outermostOnChipHolder).
+  size_t statisticsLevel = 0;
   std::vector<std::string> activations;
   /// softmax, layernorm, the unary functions: the operations per point (Layer::opsPerElement);
   /// 0 for the other statements.

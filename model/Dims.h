@@ -36,6 +36,7 @@ inline bool alongWidth(Dim d) { return d == Dim::Xi || d == Dim::Xo || d == Dim:
 
 enum class TensorRole { Ifm, Wgt, Ofm };
 constexpr size_t kNumRoles = 3;
+constexpr TensorRole kRoles[] = {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm};
 const char *roleName(TensorRole r);
 std::optional<TensorRole> parseRole(const std::string &name);
 /// The dimensions a tensor of this role is indexed by (ifm: N C Xi Yi, ...).

@@ -65,6 +65,13 @@ size_t Hardware::innermostHolder(TensorRole r) const {
   return h;
 }
 
+size_t Hardware::outermostOnChipHolder(TensorRole r) const {
+  for (size_t h = levels.size() - 1; h-- > 0;)
+    if (levels[h].holds(r))
+      return h;
+  return levels.size() - 1;
+}
+
 BufferBytes Hardware::bufferBytes(size_t l, const std::array<int64_t, kNumRoles> &words, TensorRole output) const {
   const Level &lv = levels[l];
   DFLC_CHECK(lv.buffers.size() <= kNumRoles) << "level '" + lv.name + "' has " + std::to_string(lv.buffers.size()) +

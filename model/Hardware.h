@@ -183,6 +183,9 @@ struct Hardware {
   size_t holderAbove(size_t l, TensorRole r) const;
   /// The innermost level holding r: where the MACs' own accesses of r go.
   size_t innermostHolder(TensorRole r) const;
+  /// The outermost on-chip level holding r, or the outermost level if none
+  /// does: where a softmax's or norm's statistics passes read its input (§7).
+  size_t outermostOnChipHolder(TensorRole r) const;
   /// §5: the bytes each buffer of level l holds when role r's tile is
   /// words[r] words (already divided by its sharing; 0 for a role the layer
   /// lacks), at their on-chip widths for a layer whose output has role `output`.

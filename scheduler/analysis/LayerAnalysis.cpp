@@ -40,7 +40,7 @@ public:
     channelWise_ = layer_.channelWise();
     wgtPerSample_ = wgtPerSample(layer_.nest);
     // The role dims, once: the solver runs this analysis millions of times.
-    for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
+    for (TensorRole r : kRoles) {
       size_t ri = static_cast<size_t>(r);
       if (r == TensorRole::Wgt && wgtPerSample_)
         dims_[ri].push_back(Dim::N), dimsCanon_[ri].push_back(Dim::N);
@@ -1190,18 +1190,15 @@ private:
     // out of the outermost on-chip level; where its tiles split the rows,
     // each pass first streams the input there from DRAM.
     if (layer_.normalizes() && output == TensorRole::Ofm) {
-      // The outermost on-chip level holding the input (§6 "Bypass").
-      size_t row = nl - 2;
-      while (row > 0 && !hw_.levels[row].holds(TensorRole::Ifm))
-        --row;
+      // The outermost on-chip level holding the input (§6 "Bypass"), DRAM if
+      // none does: then every pass reads DRAM.
+      const size_t row = hw_.outermostOnChipHolder(TensorRole::Ifm);
       const size_t ri = static_cast<size_t>(TensorRole::Ifm);
       // A causal softmax's rows: the words each query sees, its points (ops
       // are counted over them, sema).
       const int64_t perSample = layer_.causal ? layer_.ops / layer_.opsPerElement() : layer_.ifmShape.size();
       const double passes = std::max(1, result_.statisticsPasses);
       const double words = static_cast<double>(perSample * net_.batch) * passes;
-      if (!hw_.levels[row].holds(TensorRole::Ifm))
-        row = nl - 1;   // no on-chip level holds it: every pass reads DRAM
       result_.levels[row].accesses.reads[ri] += words;
       addTraffic(row, TensorRole::Ifm, words, scale_.boundaryWords(ri, words, 0, row + 1 == nl) * wordBytes);
       if (result_.rowsSplit && row + 1 < nl) {
@@ -1362,12 +1359,8 @@ private:
         double all = static_cast<double>(lr.unitsInUse) * t.wordsPerUnit;
         // A role bypassing level l is not stored there: no fills, no
         // write-backs; the holder above serves the level inside (§6 "Bypass").
-        if (!lv.holds(r)) {
-          // The simulator's kernels keep every role at every level and do
-          // not route yet: its counts are not claimed equal (§6 "Bypass").
-          result_.exactCounts = false;
+        if (!lv.holds(r))
           continue;
-        }
         const size_t h = hw_.holderAbove(l, r);
         LevelResult &outer = result_.levels[h];
         if (r != output) {
