@@ -28,8 +28,10 @@ double computeFloorPj(const Network &net, int x, const Hardware &hw) {
     it->second.second += r == l.output ? points * width : 0;
   }
   double pj = work * hw.macEnergyPj;
-  for (const auto &[buf, rw] : perBuffer)
-    pj += rw.first * buf->readEnergyPj + rw.second * buf->writeEnergyPj;
+  for (const auto &[buf, rw] : perBuffer) {   // in KAPLA's template's order: the same sum
+    pj += rw.first * buf->readEnergyPj;
+    pj += rw.second * buf->writeEnergyPj;
+  }
   return pj;
 }
 
