@@ -190,6 +190,20 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
                           const std::vector<const LayerScheduleModel *> &schedules,
                           const std::vector<const LayerResult *> &results, InstanceSplit split = {});
 
+/// §9 with buffers (docs/directives.md §6 "Bypass"): a segment keeps each
+/// intermediate tensor in the node level, in the buffers holding the role its
+/// producer writes it as and each role a consumer in the segment reads it as.
+/// The first such role the node level does not hold (it bypasses the level),
+/// or nullopt: every intermediate can stay on chip.
+struct UnkeptIntermediate {
+  int producer = -1, layer = -1;   // the tensor's producer; the layer whose role the level lacks
+  TensorRole role = TensorRole::Ofm;
+};
+std::optional<UnkeptIntermediate> unkeptIntermediate(const Network &net, const Hardware &hw,
+                                                     const std::vector<int> &layers);
+/// Its explanation: "level GBUF holds no ofm, the role 'conv1' writes 'conv1' as".
+std::string unkeptText(const Network &net, const Hardware &hw, const UnkeptIntermediate &u);
+
 /// The energy of level l's buffer accesses (docs/directives.md §7): reads and
 /// writes at their energies, fills and write-backs at the fill energy,
 /// same-level transfers at the neighbour energy (default: a read at one unit

@@ -228,6 +228,9 @@ private:
         issue(ranges_[i], diag::err_pipelining_disabled, {"spatial", hw_.name});
       if (!seg.pipelined && !hw_.temporalPipelining)
         issue(ranges_[i], diag::err_pipelining_disabled, {"temporal", hw_.name});
+      if (auto u = unkeptIntermediate(net_, hw_, seg.layers))
+        issue(ranges_[i], diag::err_segment_bypass, {net_.layers[u->producer].name, unkeptText(net_, hw_, *u)},
+              {{nodes.nameRange, diag::note_level_holds, {nodes.name, rolesText(nodes.heldRoles())}}});
       auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid; };
       bool complete = std::all_of(seg.layers.begin(), seg.layers.end(), known);
       if (seg.pipelined) {
@@ -809,6 +812,34 @@ ScheduleResult analyzeSchedule(const Model &model, const Schedule &schedule, con
 
 ScheduleResult analyzeSegments(const Model &model, const Schedule &schedule, std::vector<LayerResult> layers) {
   return ScheduleAnalyzer(model, schedule).run(std::move(layers));
+}
+
+std::optional<UnkeptIntermediate> unkeptIntermediate(const Network &net, const Hardware &hw,
+                                                     const std::vector<int> &layers) {
+  if (hw.levels.size() < 2)
+    return std::nullopt;
+  const Level &nodes = hw.levels[hw.levels.size() - 2];
+  auto inSegment = [&](int l) { return std::find(layers.begin(), layers.end(), l) != layers.end(); };
+  for (int p : layers) {
+    const Layer &producer = net.layers[static_cast<size_t>(p)];
+    if (!net.readBy(p, layers))
+      continue;
+    if (!nodes.holds(producer.output))
+      return UnkeptIntermediate{p, p, producer.output};
+    for (int c : layers)
+      for (TensorRole r : kRoles)
+        for (const Access *a : net.layers[static_cast<size_t>(c)].nest.accessesOf(r))
+          if (c != p && a->tensor == producer.name && inSegment(c) && !nodes.holds(r))
+            return UnkeptIntermediate{p, c, r};
+  }
+  return std::nullopt;
+}
+
+std::string unkeptText(const Network &net, const Hardware &hw, const UnkeptIntermediate &u) {
+  const std::string &tensor = net.layers[static_cast<size_t>(u.producer)].name;
+  return "level " + hw.levels[hw.levels.size() - 2].name + " holds no " + roleName(u.role) + ", the role '" +
+         net.layers[static_cast<size_t>(u.layer)].name + "' " + (u.layer == u.producer ? "writes '" : "reads '") +
+         tensor + "' as";
 }
 
 TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,

@@ -894,6 +894,14 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
         return true;
     return false;
   };
+  std::vector<int> layers;
+  for (int l = i; l <= j; ++l)
+    layers.push_back(l);
+  if (auto u = unkeptIntermediate(net, hardware(), layers)) {   // no segment can keep its tensors
+    o.temporalWhy = o.instancesWhy = o.spatialWhy = unkeptText(net, hardware(), *u);
+    o.exact = singlesPj(i, j);
+    return o;
+  }
   bool reserved = false;
   if (length <= options_.maxTemporal)
     o.temporal = temporalCost(i, j, stats, &reserved);
