@@ -100,6 +100,17 @@ private:
       diags_.report(b.kind.range, diag::err_block_name) << "a level needs a name: `level NAME { ... }`";
       return;
     }
+    // The report, its tables and plots name a level's energy beside the
+    // chip's other components by name: a level named like one would be two
+    // columns, bars and keys of one name.
+    static const std::vector<std::string> components = {"MAC", "NoC", "bus", "static"};
+    if (kind == "level" && std::find(components.begin(), components.end(), b.name->name) != components.end()) {
+      diags_.report(b.name->range, diag::err_block_name)
+          << "a level cannot be named '" + b.name->name +
+                 "': the report names the energy of the MACs, the NoC, the array buses and the static "
+                 "energy MAC, NoC, bus and static beside the levels'";
+      return;
+    }
     if (kind != "level" && b.name) {
       diags_.report(b.name->range, diag::err_block_name) << "a '" + kind + "' block takes no name";
       return;
