@@ -27,13 +27,14 @@ PSPAD = os.path.join(ROOT, "stdlib", "hw", "eyeriss_pspad.dfl")
 def shared_variant(text):
     """The template with its REGF's buffer blocks replaced by one buffer of
     their total capacity at their (common) energies."""
-    pads = re.findall(r"^ *buffer (\w+) \{ holds = \w+; capacity = (\d+) B; +access_energy = ([\d.]+) pJ; "
-                      r"fill_energy = ([\d.]+) pJ; \}\n", text, re.M)
+    block = (r"^ *buffer (\w+) \{\n *holds = \w+;\n *capacity = (\d+) B;\n *access_energy = ([\d.]+) pJ;\n"
+             r" *fill_energy = ([\d.]+) pJ;\n *\}\n")
+    pads = re.findall(block, text, re.M)
     if len(pads) != 3 or len({(p[2], p[3]) for p in pads}) != 1:
         sys.exit(f"{PSPAD}: expected three scratchpads at one energy, found {pads}")
     total = sum(int(p[1]) for p in pads)
-    one = f"    capacity = {total} B; access_energy = {pads[0][2]} pJ; fill_energy = {pads[0][3]} pJ;\n"
-    lines = re.sub(r"^ *buffer \w+ \{ holds[^\n]*\n", "\x00", text, flags=re.M)
+    one = f"    capacity = {total} B;\n    access_energy = {pads[0][2]} pJ;\n    fill_energy = {pads[0][3]} pJ;\n"
+    lines = re.sub(block, "\x00", text, flags=re.M)
     lines = lines.replace("\x00", one, 1).replace("\x00", "")
     return lines.replace("hardware eyeriss_pspad", "hardware eyeriss_shared_regf"), total
 
