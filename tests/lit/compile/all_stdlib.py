@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""all_stdlib.py DFLC STDLIB TMP: the solver's schedule of every stdlib network
+"""all_stdlib.py DFLC STDLIB TMP [--only T,... | --except T,...]: the solver's schedule of every stdlib network
 on every stdlib template is complete and valid when re-checked, and the
 re-check reports the solver's totals (the property the solver must keep),
 with no pipelined segment whose buffers the check cannot derive (W0831: the
@@ -11,7 +11,9 @@ report is valid against docs/report.schema.json (validate_report.py); the
 loop-nest view shows every layer; report.html says what report.json says,
 with the plots and the loop nests as written (../report/page_matches_report.py);
 and `dflc diff` of the schedule against a copy of itself runs and finds
-nothing that differs."""
+nothing that differs. --only and --except name templates (file names without
+.dfl) to take alone or to leave out, so that two lit tests can share the
+templates and run side by side."""
 import glob
 import json
 import os
@@ -28,6 +30,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from page_matches_report import check as check_page  # noqa: E402
 
 dflc, stdlib, tmp = sys.argv[1:4]
+only = set(sys.argv[5].split(",")) if sys.argv[4:5] == ["--only"] else None
+leave = set(sys.argv[5].split(",")) if sys.argv[4:5] == ["--except"] else set()
+
+
+def taken(hw):
+    name = os.path.basename(hw)[:-4]
+    return (only is None or name in only) and name not in leave
+
+
 schema = json.load(open(os.path.join(stdlib, "..", "docs", "report.schema.json")))
 failures = []
 runs = 0
@@ -42,7 +53,8 @@ refused = 0
 # The computational-memory templates (cm_*.dfl) take placements, not
 # schedules: tests/lit/cm checks them; the DSA templates (dsa_*.dfl)
 # GraphTurbo's plans: tests/lit/cli/dsa-compile.test.
-for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl")) if not os.path.basename(h).startswith(("cm_", "dsa_"))):
+for hw in sorted(h for h in glob.glob(os.path.join(stdlib, "hw", "*.dfl"))
+                if not os.path.basename(h).startswith(("cm_", "dsa_")) and taken(h)):
     for net in sorted(glob.glob(os.path.join(stdlib, "nets", "*.dfl"))):
         name = f"{os.path.basename(net)[:-4]}-on-{os.path.basename(hw)[:-4]}"
         out = os.path.join(tmp, name)
