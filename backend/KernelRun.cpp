@@ -60,14 +60,16 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
       c.same = static_cast<double>(counters[k.counters.at(l, role, kSame)]);
     }
   // Copies passed between neighbours instead of read from the parent (§6):
-  // the parent's reads that fed level l, which at the outermost on-chip level
-  // of a normalization are its reads less the statistics pass's (§7).
+  // the reads of the level holding r above (the parent, or past a bypass)
+  // that fed level l, which at the level a normalization's statistics
+  // passes read are its reads less theirs (§7).
   for (size_t l = 0; l + 1 < nl; ++l)
     if (plan.levels[l].neighbourInputs)
-      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm})
-        if (r != plan.output) {
-          double fed = out.counts.levels[l + 1][static_cast<size_t>(r)].reads;
-          if (plan.rows > 0 && r == TensorRole::Ifm && l + 2 == plan.levels.size())
+      for (TensorRole r : kRoles)
+        if (r != plan.output && plan.levels[l].holds[static_cast<size_t>(r)]) {
+          const size_t h = plan.levels[l].holder[static_cast<size_t>(r)];
+          double fed = out.counts.levels[h][static_cast<size_t>(r)].reads;
+          if (plan.rows > 0 && r == TensorRole::Ifm && h == plan.statisticsLevel)
             fed -= static_cast<double>(plan.statisticsWords * plan.statisticsPasses());
           out.counts.levels[l][static_cast<size_t>(r)].same += out.counts.levels[l][static_cast<size_t>(r)].writes - fed;
         }
