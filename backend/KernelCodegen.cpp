@@ -1107,9 +1107,10 @@ private:
     // input, DRAM if none does (§6 "Bypass").
     const size_t statsAt = p_.statisticsLevel;
     if (!split || statsAt == nOn()) {
-      count(statsAt, TensorRole::Ifm, kReads, c(p_.statisticsWords * (split ? p_.statisticsPasses() : 1)));
+      Value *words = c(p_.statisticsWords * (split ? p_.statisticsPasses() : 1));
+      count(statsAt, TensorRole::Ifm, kReads, words);
       if (statsAt == nOn())
-        countAt(code_.counters.sourceReads(TensorRole::Ifm, 0), c(p_.statisticsWords * (split ? p_.statisticsPasses() : 1)));
+        countAt(code_.counters.sourceReads(TensorRole::Ifm, 0), words);
     }
     const int out = code_.tensorSlot[idx(p_.output)];
     const int64_t L = p_.rowLength, B = p_.rowStride;

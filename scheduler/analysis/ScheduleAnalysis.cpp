@@ -819,7 +819,6 @@ std::optional<UnkeptIntermediate> unkeptIntermediate(const Network &net, const H
   if (hw.levels.size() < 2)
     return std::nullopt;
   const Level &nodes = hw.levels[hw.levels.size() - 2];
-  auto inSegment = [&](int l) { return std::find(layers.begin(), layers.end(), l) != layers.end(); };
   for (int p : layers) {
     const Layer &producer = net.layers[static_cast<size_t>(p)];
     if (!net.readBy(p, layers))
@@ -829,7 +828,7 @@ std::optional<UnkeptIntermediate> unkeptIntermediate(const Network &net, const H
     for (int c : layers)
       for (TensorRole r : kRoles)
         for (const Access *a : net.layers[static_cast<size_t>(c)].nest.accessesOf(r))
-          if (c != p && a->tensor == producer.name && inSegment(c) && !nodes.holds(r))
+          if (c != p && a->tensor == producer.name && !nodes.holds(r))
             return UnkeptIntermediate{p, c, r};
   }
   return std::nullopt;
