@@ -6,6 +6,25 @@
 namespace dfl::intra {
 
 std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
+  // Where a role bypasses a level, the two rankings of the tensors (below,
+  // boundaryAccesses) differ and lead the greedy to different tiles, each
+  // the better on some layers: both are run, the better result kept. On the
+  // KAPLA template they are one ranking, run once.
+  holderRanking_ = false;
+  std::optional<IntraLayerSolution> result = rankedSearch(why);
+  if (!std::any_of(hw_.levels.begin(), hw_.levels.end(), [](const Level &lv) { return lv.bypasses(); }))
+    return result;
+  holderRanking_ = true;
+  SolveFailure ignored;
+  std::optional<IntraLayerSolution> other = rankedSearch(result ? ignored : why);
+  if (other && (!result || objectiveValue(options_.objective, other->result.energyPj, other->result.latencyCycles) <
+                               objectiveValue(options_.objective, result->result.energyPj,
+                                              result->result.latencyCycles)))
+    result = std::move(other);
+  return result;
+}
+
+std::optional<IntraLayerSolution> KaplaDescent::rankedSearch(SolveFailure &why) {
   // Exact tiles first (every level divides its enclosing tile): all runs, as
   // before partial tiles. Then with partial last tiles: the exact result
   // polished in the larger space, and the greedy in it — one run under the
@@ -287,13 +306,20 @@ bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
   return true;
 }
 
+std::array<double, kNumRoles> KaplaDescent::boundaryAccesses(const Score &s, size_t l) const {
+  std::array<double, kNumRoles> acc{};
+  for (size_t r = 0; r < kNumRoles; ++r)
+    acc[r] = s.accesses[holderRanking_ ? hw_.holderAbove(l, static_cast<TensorRole>(r)) : l + 1][r];
+  return acc;
+}
+
 void KaplaDescent::grow(Plan &p, size_t l, bool stacking) {
   for (int guard = 0; guard < 256 && !stopping(); ++guard) {
     auto current = scored(p);
     if (!current)
       return;
     // Tensors by current accesses at this level's boundary, most accessed first.
-    const std::array<double, kNumRoles> acc = current->accesses[l + 1];
+    const std::array<double, kNumRoles> acc = boundaryAccesses(*current, l);
     std::vector<size_t> ranked{0, 1, 2};
     std::sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) { return acc[a] > acc[b]; });
 
@@ -330,7 +356,7 @@ void KaplaDescent::grow(Plan &p, size_t l, bool stacking) {
       const Score *sol = scored(q);
       if (!sol)
         continue;
-      cands.push_back(Candidate{q, sol->accesses[l + 1], sol->value});
+      cands.push_back(Candidate{q, boundaryAccesses(*sol, l), sol->value});
     }
     // Cost descent: only steps that improve the objective (stacking may also keep it
     // equal: it buys parallelism); among them KAPLA's choice — the one that helps the

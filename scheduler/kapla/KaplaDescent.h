@@ -71,6 +71,15 @@ protected:
   /// Repeatedly enlarges one dim by one blocked step (stacking: the stack factor;
   /// caching: the tile), choosing by KAPLA's rule, while the result stays valid.
   void grow(Plan &p, size_t l, bool stacking);
+  /// The accesses of each role at level l's outer boundary, by which the
+  /// passes rank the tensors: KAPLA's, at level l + 1 (where a role bypasses
+  /// l + 1 it counts nothing there, so the greedy ignores it), or with
+  /// `holderRanking_` at the level holding the role above l (docs/directives.md
+  /// §6 "Bypass"): the fills it takes from further out.
+  std::array<double, kNumRoles> boundaryAccesses(const Score &s, size_t l) const;
+  /// kaplaSearch under one ranking.
+  std::optional<IntraLayerSolution> rankedSearch(SolveFailure &why);
+  bool holderRanking_ = false;
 };
 
 } // namespace dfl::intra
