@@ -171,8 +171,9 @@ struct TemporalRoom {
   int64_t intermediates = 0;   // outputs consumed inside the segment: one chunk of each
   int64_t held = 0;            // tiles the layers keep across the chunks (read once, chunks > 1)
   int64_t largest = 0;         // the largest layer's other tiles
-  int64_t all = 0;             // the level's capacity over its units (0: unbounded)
+  int64_t all = 0;             // the buffer's capacity over the level's units (0: unbounded)
   bool bounded = false;
+  int buffer = 0;              // the level's buffer these are of (Level::buffers): the tightest
   int64_t need() const { return intermediates + held + largest; }
   bool fits() const { return !bounded || need() <= all; }
 };
@@ -181,7 +182,11 @@ struct TemporalRoom {
 /// its directives and result: its batch chunks are the top-level batch steps
 /// if every layer walks the batch outermost there in the same steps. Split
 /// into instances (`split`: its dim and count), the room of the instance
-/// whose intermediates are largest.
+/// whose intermediates are largest. Per buffer of the node level (§5): the
+/// intermediates count in every buffer that holds ifm or the output (as a
+/// layer's reserve does, Hardware::overflowingBuffer), each tile in the
+/// buffer holding its role; the room returned is the first buffer's that
+/// overflows, else the one with the least to spare.
 struct InstanceSplit {
   Dim dim = Dim::Yo;
   int64_t instances = 1;

@@ -671,8 +671,10 @@ private:
         tiles += " (" + formatBytes(static_cast<double>(room.held)) + " of them held across the chunks)";
       }
       const Level &lv = hw_.levels[hw_.levels.size() - 2];
+      const Buffer &buf = lv.buffers[static_cast<size_t>(room.buffer)];
       issue(ranges_[segIndex], diag::err_intermediate_overflow,
-            {kept, formatBytes(static_cast<double>(room.intermediates)), lv.name,
+            {kept, formatBytes(static_cast<double>(room.intermediates)),
+             buf.implicit ? lv.name : lv.name + "'s buffer " + buf.name,
              formatBytes(static_cast<double>(std::max<int64_t>(0, room.all - room.largest - room.held))),
              formatBytes(static_cast<double>(room.all)), tiles});
     }
@@ -844,11 +846,9 @@ std::string unkeptText(const Network &net, const Hardware &hw, const UnkeptInter
 TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                           const std::vector<const LayerScheduleModel *> &schedules,
                           const std::vector<const LayerResult *> &results, InstanceSplit split) {
-  TemporalRoom room;
+  TemporalRoom common;
   const size_t top = hw.levels.size() - 2;
   const Level &lv = hw.levels[top];
-  room.bounded = lv.capacityBytes.has_value();
-  room.all = lv.capacityBytes.value_or(0) * lv.units();
   // Batch chunks: every layer walks the batch outermost in the same steps.
   int64_t step = 0;
   for (size_t k = 0; k < layers.size(); ++k) {
@@ -856,8 +856,8 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
     step = k == 0 || s == step ? s : -1;
   }
   if (step > 0 && step < net.batch)
-    room.chunks = (net.batch + step - 1) / step;
-  const int64_t samples = room.chunks > 1 ? step : net.batch;
+    common.chunks = (net.batch + step - 1) / step;
+  const int64_t samples = common.chunks > 1 ? step : net.batch;
   // Split into instances: the intermediates of the instance that keeps the most.
   std::vector<int64_t> kept(layers.size(), 0);
   if (split.instances > 1)
@@ -865,22 +865,35 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
   else
     for (size_t k = 0; k < layers.size(); ++k)
       kept[k] = net.layers[static_cast<size_t>(layers[k])].ofmShape.size();
-  for (size_t k = 0; k < layers.size(); ++k) {
-    const Layer &layer = net.layers[static_cast<size_t>(layers[k])];
-    const LevelResult &lr = results[k]->levels[top];
-    // Chunk after chunk each layer runs again: what it reads once (no
-    // top-level update moves it: its weights, typically) stays meanwhile.
-    int64_t held = 0;
-    if (room.chunks > 1)
-      for (TensorRole r : layer.roles())
-        if (const TileResult &t = lr.tiles[static_cast<size_t>(r)]; t.present && t.loads <= 1)
-          held += hw.bytesOf((t.words + t.shr - 1) / t.shr, hw.heldBits(r, layer.output)) * lr.units;   // as its occupancy counts it (§5)
-    room.held += held;
-    room.largest = std::max(room.largest, std::max<int64_t>(0, lr.occupancyBytes * lr.units - held));
-    if (net.readBy(layers[k], layers))
-      room.intermediates += hw.bytesOf(kept[k] * samples, hw.dataBits(TensorRole::Ofm));
+  std::optional<TemporalRoom> tightest;
+  for (size_t b = 0; b < lv.buffers.size(); ++b) {
+    const Buffer &buf = lv.buffers[b];
+    TemporalRoom room = common;
+    room.buffer = static_cast<int>(b);
+    room.bounded = buf.capacityBytes.has_value();
+    room.all = buf.capacityBytes.value_or(0) * lv.units();
+    for (size_t k = 0; k < layers.size(); ++k) {
+      const Layer &layer = net.layers[static_cast<size_t>(layers[k])];
+      const LevelResult &lr = results[k]->levels[top];
+      // Chunk after chunk each layer runs again: what it reads once (no
+      // top-level update moves it: its weights, typically) stays meanwhile.
+      int64_t held = 0;
+      if (room.chunks > 1)
+        for (TensorRole r : layer.roles())
+          if (const TileResult &t = lr.tiles[static_cast<size_t>(r)];
+              t.present && t.loads <= 1 && lv.bufferOf(r) == static_cast<int>(b))
+            held += hw.bytesOf((t.words + t.shr - 1) / t.shr, hw.heldBits(r, layer.output)) * lr.units;   // as its occupancy counts it (§5)
+      room.held += held;
+      room.largest = std::max(room.largest, std::max<int64_t>(0, lr.bufferBytes[b] * lr.units - held));
+      if (net.readBy(layers[k], layers) && (buf.holds(TensorRole::Ifm) || buf.holds(layer.output)))
+        room.intermediates += hw.bytesOf(kept[k] * samples, hw.dataBits(TensorRole::Ofm));
+    }
+    if (!room.fits())
+      return room;
+    if (!tightest || (room.bounded && (!tightest->bounded || room.all - room.need() < tightest->all - tightest->need())))
+      tightest = room;
   }
-  return room;
+  return *tightest;
 }
 
 void reportIssues(const std::vector<Issue> &issues, DiagnosticsEngine &diags) {

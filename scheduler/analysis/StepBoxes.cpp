@@ -1071,21 +1071,29 @@ int64_t mostWords(std::span<const int64_t> words, int64_t n) {
 RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result) {
   const size_t top = hw.levels.size() - 2;
   const LevelResult &lr = result.levels[top];
+  const Level &lv = hw.levels[top];
+  // The forwarded words are kept where the consumer reads them: the buffer
+  // holding its ifm (at a level of one buffer, the level; where ifm
+  // bypasses the level E0829 refuses the segment first). Its other tiles
+  // count only where they share that buffer.
+  const int held = lv.bufferOf(TensorRole::Ifm);
+  const Buffer *buf = held >= 0 ? &lv.buffers[static_cast<size_t>(held)] : nullptr;
+  const std::optional<int64_t> capacity = buf ? buf->capacityBytes : lv.capacityBytes;
   RegionRoom room;
-  room.level = hw.levels[top].name;
+  room.level = !buf || buf->implicit ? lv.name : lv.name + "'s buffer " + buf->name;
   room.nodes = lr.unitsInUse;
-  room.bounded = hw.levels[top].capacityBytes.has_value();
+  room.bounded = capacity.has_value();
   // In words of the forwarded tensor (finished data); the tiles at their widths.
   auto forwardedWords = [&](int64_t bytes) {
     return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits /
                                 (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
   };
-  room.capacityWords = forwardedWords(hw.levels[top].capacityBytes.value_or(0) * room.nodes);
+  room.capacityWords = forwardedWords(capacity.value_or(0) * room.nodes);
   const bool channelWise = layer.channelWise(), perSample = wgtPerSample(layer.nest);
   const std::vector<TensorRole> roles = layer.roles();
   int64_t otherBytes = 0;
   for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm})
-    if (std::find(roles.begin(), roles.end(), r) != roles.end())
+    if (std::find(roles.begin(), roles.end(), r) != roles.end() && (!buf || buf->holds(r)))
       otherBytes += hw.bytesOf(tileWords(r, lr.extent, channelWise, perSample), hw.heldBits(r, layer.output));
   room.otherTileWords = forwardedWords(otherBytes * room.nodes);
   return room;

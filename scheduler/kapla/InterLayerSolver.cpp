@@ -820,7 +820,7 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
     const int64_t free = room.all - room.intermediates - room.held;
     for (size_t k = 0; k < n; ++k) {
       const LevelResult &lr = res[k]->levels[top];
-      if (lr.occupancyBytes * lr.units <= free || reserveOf[k] >= reserve)
+      if (lr.bufferBytes[static_cast<size_t>(room.buffer)] * lr.units <= free || reserveOf[k] >= reserve)
         continue;   // leaves the room already, or as much as this reserve would
       if (fixed(layers[k]) || !solveWith(k, reserve))
         return std::nullopt;   // the user's directives are kept as written
