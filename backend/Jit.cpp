@@ -6,9 +6,12 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/JITEventListener.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/SectionMemoryManager.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -20,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <sched.h>
 
@@ -79,7 +83,18 @@ void initializeTarget() {
 
 Jit::Jit() {
   initializeTarget();
-  jit_ = take(llvm::orc::LLJITBuilder().create(), "creating the JIT");
+  llvm::orc::LLJITBuilder builder;
+  // DFLC_PERF_JIT set: the kernels are named in `perf record -k 1` profiles
+  // (jit-PID.dump, for `perf inject --jit`), where they are otherwise unknown.
+  if (llvm::JITEventListener *perf = std::getenv("DFLC_PERF_JIT") ? llvm::JITEventListener::createPerfJITEventListener()
+                                                                   : nullptr)
+    builder.setObjectLinkingLayerCreator([perf](llvm::orc::ExecutionSession &es, const llvm::Triple &) {
+      auto layer = std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+          es, [] { return std::make_unique<llvm::SectionMemoryManager>(); });
+      layer->registerJITEventListener(*perf);
+      return std::unique_ptr<llvm::orc::ObjectLayer>(std::move(layer));
+    });
+  jit_ = take(builder.create(), "creating the JIT");
   // Kernels call the C library's memset and memcpy (loop idioms -O2 recognizes).
   jit_->getMainJITDylib().addGenerator(
       take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
