@@ -61,12 +61,10 @@ Span inside(int64_t outputs, int64_t stride, int64_t offset, int64_t extent) {
 /// The sliding-window kinds (conv, dwconv, pools) over one output plane:
 /// output (xo, yo) and tap (r, s) read input x = xo·strideX + r·dilationX − padLeft,
 /// y = yo·strideY + s·dilationY − padTop. The runs go along the longer output
-/// axis, over the outputs whose input index on it is inside; `o`, `i` and
-/// `wgt` are the offsets of the plane's first output and input elements and
-/// of its filter's first weight.
-template <class F>
-void windowRuns(const TensorShape &in, const TensorShape &out, const Filter &w, int64_t o, int64_t i, int64_t wgt,
-                F &&f) {
+/// axis, over the outputs whose input index on it is inside; their offsets
+/// are from the plane's first output and input elements and its filter's
+/// first weight. The same for every plane of a layer: derived once.
+std::vector<Run> planeRuns(const TensorShape &in, const TensorShape &out, const Filter &w) {
   // One axis of the plane: its outputs and taps, the input's extent, the
   // offset steps of one output, input element and tap along it, and its window.
   struct Axis {
@@ -77,6 +75,7 @@ void windowRuns(const TensorShape &in, const TensorShape &out, const Filter &w, 
   if (out.Y < out.X)
     std::swap(across, along);
   const WindowAxis &wa = across.w, &wb = along.w;
+  std::vector<Run> runs;
   for (int64_t a = 0; a < across.outputs; ++a)
     for (int64_t ta = 0; ta < across.taps; ++ta) {
       const int64_t position = a * wa.stride + ta * wa.dilation - wa.padBegin;
@@ -86,11 +85,19 @@ void windowRuns(const TensorShape &in, const TensorShape &out, const Filter &w, 
         const int64_t offset = tb * wb.dilation - wb.padBegin;
         const Span b = inside(along.outputs, wb.stride, offset, along.extent);
         if (b.count > 0)
-          f(Run{o + a * across.outStep + b.first * along.outStep,
-                i + position * across.inStep + (b.first * wb.stride + offset) * along.inStep,
-                wgt + ta * across.tapStep + tb * along.tapStep, along.outStep, wb.stride * along.inStep, 0, b.count});
+          runs.push_back(Run{a * across.outStep + b.first * along.outStep,
+                             position * across.inStep + (b.first * wb.stride + offset) * along.inStep,
+                             ta * across.tapStep + tb * along.tapStep, along.outStep, wb.stride * along.inStep, 0,
+                             b.count});
       }
     }
+  return runs;
+}
+
+/// The plane's runs from output `o`, input `i` and weight `wgt`.
+template <class F> void windowRuns(const std::vector<Run> &runs, int64_t o, int64_t i, int64_t wgt, F &&f) {
+  for (const Run &r : runs)
+    f(Run{o + r.o, i + r.i, wgt + r.w, r.dO, r.dI, r.dW, r.count});
 }
 
 /// conv: out[n][g·K/G + k][xo][yo] += in[n][g·C/G + c][x][y] · w[g·K/G + k][c][r][s]
@@ -100,12 +107,13 @@ template <class F> void convMacs(const Network &net, const Layer &l, F &&f) {
   const Filter w = windowOf(l);
   const int64_t G = l.groups, Cg = in.C / G, Kg = out.C / G;
   const int64_t inPlane = in.X * in.Y, outPlane = out.X * out.Y;
+  const std::vector<Run> runs = planeRuns(in, out, w);
   for (int64_t n = 0; n < net.batch; ++n)
     for (int64_t g = 0; g < G; ++g)
       for (int64_t k = 0; k < Kg; ++k) {
         const int64_t kOut = g * Kg + k;
         for (int64_t c = 0; c < Cg; ++c)
-          windowRuns(in, out, w, (n * out.C + kOut) * outPlane, (n * in.C + g * Cg + c) * inPlane,
+          windowRuns(runs, (n * out.C + kOut) * outPlane, (n * in.C + g * Cg + c) * inPlane,
                      (kOut * Cg + c) * w.R * w.S, f);
       }
 }
@@ -139,9 +147,10 @@ template <class F> void forEachConvTransposeTap(const Network &net, const Layer 
 template <class F> void dwconvMacs(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
   const Filter w = windowOf(l);
+  const std::vector<Run> runs = planeRuns(in, out, w);
   for (int64_t n = 0; n < net.batch; ++n)
     for (int64_t c = 0; c < in.C; ++c)
-      windowRuns(in, out, w, (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, c * w.R * w.S, f);
+      windowRuns(runs, (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, c * w.R * w.S, f);
 }
 
 /// fc: out[n][k] += in[n][c][x][y] · w[k][c][x][y] over the whole input.
@@ -206,9 +215,10 @@ template <class F> void forEachMac(const Network &net, const Layer &l, F &&f) {
 /// out[n][c][xo][yo] and in[n][c][xo·strideX + r − padLeft][yo·strideY + s − padTop].
 template <class F> void forEachTap(const Network &net, const Layer &l, F &&f) {
   const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const std::vector<Run> runs = planeRuns(in, out, windowOf(l));
   for (int64_t n = 0; n < net.batch; ++n)
     for (int64_t c = 0; c < in.C; ++c)
-      windowRuns(in, out, windowOf(l), (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, 0, f);
+      windowRuns(runs, (n * in.C + c) * out.X * out.Y, (n * in.C + c) * in.X * in.Y, 0, f);
 }
 
 /// dst[t·dD] += a[t·dA] · b[t·dB] for t < count, modulo 2^32 (a sum in a
@@ -216,9 +226,25 @@ template <class F> void forEachTap(const Network &net, const Layer &l, F &&f) {
 void macRun(Word *dst, int64_t dD, const Word *a, int64_t dA, const Word *b, int64_t dB, int64_t count) {
   if (dD == 0) {
     uint32_t sum = static_cast<uint32_t>(*dst);
-    for (int64_t t = 0; t < count; ++t)
-      sum += static_cast<uint32_t>(a[t * dA]) * static_cast<uint32_t>(b[t * dB]);
+    if (dA == 1 && dB == 1)   // contiguous (fc): vectorized
+      for (int64_t t = 0; t < count; ++t)
+        sum += static_cast<uint32_t>(a[t]) * static_cast<uint32_t>(b[t]);
+    else
+      for (int64_t t = 0; t < count; ++t)
+        sum += static_cast<uint32_t>(a[t * dA]) * static_cast<uint32_t>(b[t * dB]);
     *dst = static_cast<Word>(sum);
+    return;
+  }
+  if (dD == 1 && dB == 0) {   // a window's tap along an output row: one weight
+    const uint32_t w = static_cast<uint32_t>(*b);
+    uint32_t *__restrict d = reinterpret_cast<uint32_t *>(dst);
+    const uint32_t *__restrict x = reinterpret_cast<const uint32_t *>(a);
+    if (dA == 1)   // contiguous: vectorized
+      for (int64_t t = 0; t < count; ++t)
+        d[t] += x[t] * w;
+    else
+      for (int64_t t = 0; t < count; ++t)
+        d[t] += x[t * dA] * w;
     return;
   }
   for (int64_t t = 0; t < count; ++t)
