@@ -903,86 +903,110 @@ private:
         if (r.present)
           base[idx(r.role)] = b_.CreateMul(unit, c(bufferWords(0, r.role)));
       // A dim the PE's tile spans one index of takes no loop.
-      Box llo, lhi;
+      Box llo, lhi, zero, extent;
+      Value *full = b_.getTrue();
       for (size_t i = 0; i < dims.size(); ++i)
-        if (at(pe.extent, dims[i]) != 1)
-          llo.push_back(blo[i]), lhi.push_back(bhi[i]);
-      hot_ = true;
-      forBox(llo, lhi, [&](const Box &pt) {
-        std::array<Value *, kNumDims> v{};
-        for (size_t i = 0, j = 0; i < dims.size(); ++i)
-          v[idx(dims[i])] = at(pe.extent, dims[i]) != 1 ? pt[j++] : blo[i];
-        v[idx(Dim::K)] = p_.channelWise ? v[idx(Dim::C)] : v[idx(Dim::K)];
-        v[idx(Dim::Xi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Xo)], c(p_.axes.x.stride)),
-                                        b_.CreateMul(v[idx(Dim::R)], c(p_.axes.x.dilation)));
-        v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.axes.y.stride)),
-                                        b_.CreateMul(v[idx(Dim::S)], c(p_.axes.y.dilation)));
-        auto statement = [&] {
-          auto at = [&](TensorRole r) {
-            Box point;
-            for (Dim d : p_.role(r).dims)
-              point.push_back(v[idx(d)]);
-            return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
-          };
-          const TensorRole out = p_.output;
-          Value *outAt = at(out);
-          Value *acc = load(buffer_[0][idx(out)], outAt);
-          // The statement's input: ifm forward; a backward layer's other activation.
-          const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
-          Value *in = load(buffer_[0][idx(inRole)], at(inRole));
-          auto operand = [&](int64_t op) {
-            return load(buffer_[0][idx(TensorRole::Ifm)],
-                        b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
-          };
-          Value *result;
-          switch (p_.statement) {
-          case Statement::Add:
-          case Statement::Mul:
-            if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
-              Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
-              result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
-              break;
-            }
-            result = in;
-            for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
-              result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
-            if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
-              Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
-              result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
-            }
-            result = b_.CreateAdd(acc, result);
-            break;
-          case Statement::Copy:
-          case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
-          case Statement::LayerNorm:
-          case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
-          case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
-            result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
-            break;
-          case Statement::Mac: {
-            // The product of the two roles not written.
-            const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
-            result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
-            break;
-          }
-          case Statement::Rope: result = b_.CreateAdd(acc, rope(v, in, operand(1))); break;
-          case Statement::Bilinear: result = b_.CreateAdd(acc, bilinear(v, in)); break;
-          case Statement::Max: result = combine(acc, in); break;
-          case Statement::Average:
-            result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
-            break;
-          default: DFLC_UNREACHABLE("planKernel admits no other statement");
-          }
-          store(buffer_[0][idx(out)], outAt, result);
-        };
-        if (p_.guard.empty())
-          return statement();
-        ifThen(guardHolds(v), [&] {
-          countPoints(c(1));
-          statement();
-        });
-      });
-      hot_ = false;
+        if (const int64_t e = at(pe.extent, dims[i]); e != 1) {
+          llo.push_back(blo[i]), lhi.push_back(bhi[i]), zero.push_back(c(0)), extent.push_back(c(e));
+          full = b_.CreateAnd(full, b_.CreateICmpEQ(b_.CreateSub(bhi[i], blo[i]), c(e)));
+        }
+      auto statementAt = [&](const Box &pt) { pointStatement(dims, pt, blo, base, lo, countPoints); };
+      // A full tile, as most are, loops over constant trip counts, which -O2
+      // unrolls or vectorizes to fit; a partial one (at the layer's edges)
+      // over its real box, neither vectorized nor unrolled (less code).
+      ifThen(
+          full,
+          [&] {
+            hot_ = true;
+            forBox(zero, extent, [&](const Box &offset) {
+              Box pt;
+              for (size_t j = 0; j < offset.size(); ++j)
+                pt.push_back(b_.CreateAdd(llo[j], offset[j]));
+              statementAt(pt);
+            });
+            hot_ = false;
+          },
+          [&] { forBox(llo, lhi, statementAt); });
+    });
+  }
+
+  /// The statement at one point `pt` of a PE's tile (its looped dims; the
+  /// others at `blo`), on the unit's buffers from `base`.
+  void pointStatement(const std::vector<Dim> &dims, const Box &pt, const Box &blo,
+                      const std::array<Value *, kNumRoles> &base, const std::array<Box, kNumRoles> &lo,
+                      const std::function<void(Value *)> &countPoints) {
+    const PlanLevel &pe = p_.levels[0];
+    std::array<Value *, kNumDims> v{};
+    for (size_t i = 0, j = 0; i < dims.size(); ++i)
+      v[idx(dims[i])] = at(pe.extent, dims[i]) != 1 ? pt[j++] : blo[i];
+    v[idx(Dim::K)] = p_.channelWise ? v[idx(Dim::C)] : v[idx(Dim::K)];
+    v[idx(Dim::Xi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Xo)], c(p_.axes.x.stride)),
+                                    b_.CreateMul(v[idx(Dim::R)], c(p_.axes.x.dilation)));
+    v[idx(Dim::Yi)] = b_.CreateAdd(b_.CreateMul(v[idx(Dim::Yo)], c(p_.axes.y.stride)),
+                                    b_.CreateMul(v[idx(Dim::S)], c(p_.axes.y.dilation)));
+    auto statement = [&] {
+      auto at = [&](TensorRole r) {
+        Box point;
+        for (Dim d : p_.role(r).dims)
+          point.push_back(v[idx(d)]);
+        return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
+      };
+      const TensorRole out = p_.output;
+      Value *outAt = at(out);
+      Value *acc = load(buffer_[0][idx(out)], outAt);
+      // The statement's input: ifm forward; a backward layer's other activation.
+      const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
+      Value *in = load(buffer_[0][idx(inRole)], at(inRole));
+      auto operand = [&](int64_t op) {
+        return load(buffer_[0][idx(TensorRole::Ifm)],
+                    b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
+      };
+      Value *result;
+      switch (p_.statement) {
+      case Statement::Add:
+      case Statement::Mul:
+        if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
+          Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
+          result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
+          break;
+        }
+        result = in;
+        for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
+          result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
+        if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
+          Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
+          result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
+        }
+        result = b_.CreateAdd(acc, result);
+        break;
+      case Statement::Copy:
+      case Statement::Softmax:     // normalized as it leaves the chip (normalizeRows)
+      case Statement::LayerNorm:
+      case Statement::RmsNorm: result = b_.CreateAdd(acc, in); break;
+      case Statement::Unary:   // backward: dY alone (docs/simulator.md, "Training")
+        result = b_.CreateAdd(acc, out == TensorRole::Ofm ? unary(in) : in);
+        break;
+      case Statement::Mac: {
+        // The product of the two roles not written.
+        const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
+        result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
+        break;
+      }
+      case Statement::Rope: result = b_.CreateAdd(acc, rope(v, in, operand(1))); break;
+      case Statement::Bilinear: result = b_.CreateAdd(acc, bilinear(v, in)); break;
+      case Statement::Max: result = combine(acc, in); break;
+      case Statement::Average:
+        result = b_.CreateAdd(acc, b_.CreateSDiv(in, b_.getInt32(static_cast<uint32_t>(p_.window))));
+        break;
+      default: DFLC_UNREACHABLE("planKernel admits no other statement");
+      }
+      store(buffer_[0][idx(out)], outAt, result);
+    };
+    if (p_.guard.empty())
+      return statement();
+    ifThen(guardHolds(v), [&] {
+      countPoints(c(1));
+      statement();
     });
   }
 
