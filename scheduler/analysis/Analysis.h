@@ -183,10 +183,9 @@ struct TemporalRoom {
 /// if every layer walks the batch outermost there in the same steps. Split
 /// into instances (`split`: its dim and count), the room of the instance
 /// whose intermediates are largest. Per buffer of the node level (§5): the
-/// intermediates count in every buffer that holds ifm or the output (as a
-/// layer's reserve does, Hardware::overflowingBuffer), each tile in the
-/// buffer holding its role; the room returned is the first buffer's that
-/// overflows, else the one with the least to spare.
+/// intermediates count in the buffer holding ifm, where their consumers read
+/// them, each tile in the buffer holding its role; the room returned is the
+/// first buffer's that overflows, else the one with the least to spare.
 struct InstanceSplit {
   Dim dim = Dim::Yo;
   int64_t instances = 1;

@@ -885,7 +885,7 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
             held += hw.bytesOf((t.words + t.shr - 1) / t.shr, hw.heldBits(r, layer.output)) * lr.units;   // as its occupancy counts it (§5)
       room.held += held;
       room.largest = std::max(room.largest, std::max<int64_t>(0, lr.bufferBytes[b] * lr.units - held));
-      if (net.readBy(layers[k], layers) && (buf.holds(TensorRole::Ifm) || buf.holds(layer.output)))
+      if (net.readBy(layers[k], layers) && buf.holds(TensorRole::Ifm))
         room.intermediates += hw.bytesOf(kept[k] * samples, hw.dataBits(TensorRole::Ofm));
     }
     if (!room.fits())
