@@ -3,6 +3,7 @@
 #include "backend/KernelPlan.h"
 
 #include "model/Geometry.h"
+#include "scheduler/analysis/LayerAnalysis.h"
 
 #include <algorithm>
 #include <climits>
@@ -77,6 +78,16 @@ std::vector<const LayerScheduleModel *> layerDirectives(const Network &net, cons
 std::optional<KernelPlan> planKernel(const Network &net, int layerIndex, const Hardware &hw,
                                      const LayerScheduleModel &schedule, const LayerResult &analysis,
                                      std::string &why) {
+  if (schedule.unit >= 0) {   // on a vector unit: its truncated template (docs/directives.md §7)
+    const VectorUnit &v = hw.vectors.at(static_cast<size_t>(schedule.unit));
+    LayerScheduleModel shifted = shiftLevels(schedule, v.level);
+    shifted.unit = -1;
+    std::optional<KernelPlan> plan =
+        planKernel(net, layerIndex, *v.truncated, shifted, lowerVectorResult(analysis, v.level), why);
+    if (plan)
+      plan->levelOffset = static_cast<size_t>(v.level);
+    return plan;
+  }
   const Layer &layer = net.layers[static_cast<size_t>(layerIndex)];
   const LoopNest &nest = layer.nest;
   KernelPlan plan;

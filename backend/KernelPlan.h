@@ -91,6 +91,10 @@ struct PlanLevel {
 
 struct KernelPlan {
   std::string layer;
+  /// A layer on a vector unit: the plan is on the unit's truncated template,
+  /// whose level 0 is the full template's level `levelOffset`; the run's
+  /// counts are moved up by it, the levels inside empty (docs/simulator.md).
+  size_t levelOffset = 0;
   Statement statement = Statement::Mac;
   UnaryFn unary = UnaryFn::Gelu;  // statement Unary: the function
   /// The role written: ofm; ifm (data gradient) or wgt (weight gradient) for

@@ -78,6 +78,8 @@ KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const Te
     if (r.present)
       for (size_t s = 0; s < r.sources.size(); ++s)
         out.counts.dramReads[static_cast<size_t>(r.role)][r.sources[s].tensor] += static_cast<double>(counters[k.counters.sourceReads(r.role, s)]);
+  // A vector unit's plan counts from its level: the levels inside see no word.
+  out.counts.levels.insert(out.counts.levels.begin(), plan.levelOffset, {});
   return out;
 }
 

@@ -224,7 +224,9 @@ HtmlReport htmlReportOf(const Model &model, const Solution &solution, const Driv
   r.story = scheduleStoryText(net, res);
   for (const LayerResult &lr : res.layers)
     r.boundBy.push_back(!lr.complete || !lr.valid ? ""
-                        : lr.bindingLevel < 0   ? "compute"
+                        : lr.bindingLevel < 0   ? (lr.unit >= 0   // the vector unit that ran it
+                                                       ? "compute on " + hw.vectors[static_cast<size_t>(lr.unit)].name
+                                                       : std::string("compute"))
                                                 : hw.levels[static_cast<size_t>(lr.bindingLevel)].name);
   // The bounds and gaps report.json gives (docs/directives.md §14).
   const ScheduleFloors floors = scheduleFloors(net, hw, res);

@@ -145,6 +145,7 @@ struct LevelSchedule {
 };
 struct LayerSchedule {
   Ident layer;
+  std::optional<Ident> unit;   // `layer x on V`: a vector unit
   std::vector<LevelSchedule> levels;
   SourceRange range;
 };

@@ -46,6 +46,7 @@ public:
       diags_.report(decl_.name.range, diag::err_missing_property) << "hardware '" + hw_.name + "'" << "mac";
     checkLevels();
     checkChannels();
+    checkVectors();
     // Bandwidths in B/s become B/cycle at this template's frequency.
     for (size_t i = 0; i < hw_.levels.size(); ++i) {
       Level &lv = hw_.levels[i];
@@ -66,6 +67,10 @@ public:
       if (lv.buffers.size() == 1 && lv.buffers.front().implicit)
         lv.bandwidthBytesPerCycle = lv.buffers.front().bandwidthBytesPerCycle;
     }
+    // Each vector unit's template, once per model (docs/directives.md §7).
+    for (VectorUnit &v : hw_.vectors)
+      if (v.level >= 0)
+        v.truncated = std::make_shared<const Hardware>(vectorTemplate(hw_, v));
     return std::move(hw_);
   }
 
@@ -90,14 +95,15 @@ private:
   std::optional<int64_t> wordBits(const ast::Property &p) { return wordWidthBits(p, kMaxWordBits, diags_); }
 
   void block(const ast::HardwareBlock &b, std::map<std::string, SourceRange> &seenKinds) {
-    static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline", "word"};
+    static const std::vector<std::string> kinds = {"level", "mac", "activation", "noc", "pipeline", "word", "vector"};
     const std::string &kind = b.kind.name;
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
       diags_.report(b.kind.range, diag::err_unknown_block) << kind << Suggestion{b.kind.range, kind, kinds};
       return;
     }
-    if (kind == "level" && !b.name) {
-      diags_.report(b.kind.range, diag::err_block_name) << "a level needs a name: `level NAME { ... }`";
+    const bool named = kind == "level" || kind == "vector";
+    if (named && !b.name) {
+      diags_.report(b.kind.range, diag::err_block_name) << "a " + kind + " needs a name: `" + kind + " NAME { ... }`";
       return;
     }
     // The report, its tables and plots name a level's energy beside the
@@ -111,11 +117,11 @@ private:
                  "energy MAC, NoC, bus and static beside the levels'";
       return;
     }
-    if (kind != "level" && b.name) {
+    if (!named && b.name) {
       diags_.report(b.name->range, diag::err_block_name) << "a '" + kind + "' block takes no name";
       return;
     }
-    if (kind != "level") {
+    if (!named) {
       if (auto [it, inserted] = seenKinds.emplace(kind, b.kind.range); !inserted) {
         diags_.report(b.kind.range, diag::err_redefinition).note(it->second, diag::note_previous_definition)
             << "block" << kind;
@@ -135,6 +141,8 @@ private:
       }
     if (kind == "level")
       level(b);
+    else if (kind == "vector")
+      vectorBlock(b);
     else if (kind == "mac")
       simpleBlock(b, {"energy"}, {"energy"}, [&](const ast::Property &p) {
         if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
@@ -176,6 +184,79 @@ private:
           if (auto on = boolean(*v, p.key.name, diags_))
             (p.key.name == "temporal" ? hw_.temporalPipelining : hw_.spatialPipelining) = *on;
       });
+  }
+
+  /// `vector NAME { ops = N; energy = E pJ; level = L; }` (docs/language.md
+  /// "vector"); its level is resolved once every level is read (checkVectors).
+  void vectorBlock(const ast::HardwareBlock &b) {
+    if (!vectorNames_.define(*b.name, "vector unit", diags_))
+      return;
+    VectorUnit v;
+    v.name = b.name->name;
+    v.range = b.range;
+    v.nameRange = b.name->range;
+    std::string levelName;
+    simpleBlock(b, {"ops", "energy", "level"}, {"ops", "energy", "level"}, [&](const ast::Property &p) {
+      const ast::Value *val = single(p, diags_);
+      if (!val)
+        return;
+      if (p.key.name == "ops") {
+        if (auto n = positiveInteger(*val, p.key.name, diags_)) {
+          if (*n > kMaxUnits)
+            rangeError(p, "at most 2^31 operations a cycle");
+          else
+            v.opsPerCycle = *n;
+        }
+      } else if (p.key.name == "energy") {
+        if (auto e = positiveQuantity(p, QuantityKind::Energy, diags_, true))
+          v.energyPj = *e;
+      } else if (val->kind != ast::Value::Kind::Word) {
+        diags_.report(val->range, diag::err_value_kind) << p.key.name << "the name of a level";
+      } else {
+        levelName = val->text;
+        v.levelRange = val->range;
+      }
+    });
+    vectorLevels_.push_back(levelName);
+    hw_.vectors.push_back(std::move(v));
+  }
+
+  /// A vector unit's level: declared, neither the innermost (the MACs'
+  /// operands: the unit would be a PE) nor the outermost (DRAM: the unit
+  /// computes on chip).
+  void checkVectors() {
+    for (size_t i = 0; i < hw_.vectors.size(); ++i) {
+      VectorUnit &v = hw_.vectors[i];
+      const std::string &name = vectorLevels_[i];
+      if (name.empty() || hw_.levels.empty())
+        continue;   // E0502 said it is missing
+      const int l = hw_.findLevel(name);
+      std::string why;
+      if (l < 0) {
+        std::vector<std::string> levels;
+        for (const Level &lv : hw_.levels)
+          levels.push_back(lv.name);
+        auto closest = closestName(name, levels);
+        why = "no level of hardware '" + hw_.name + "' is named so" +
+              (closest ? "; did you mean '" + *closest + "'?" : " (it has " + joinList(levels, ", ", " and ") + ")");
+        auto d = diags_.report(v.levelRange, diag::err_vector_level);
+        d << v.name << name << why;
+        if (closest)
+          d.fixit(v.levelRange, *closest);
+        continue;
+      }
+      if (l == 0)
+        why = "it is the innermost level, whose units are the MAC array's PEs";
+      else if (static_cast<size_t>(l) + 1 == hw_.levels.size())
+        why = "it is the outermost level; the unit computes on chip, on a level inside it";
+      if (!why.empty()) {
+        diags_.report(v.levelRange, diag::err_vector_level).note(hw_.levels[static_cast<size_t>(l)].nameRange,
+                                                                 diag::note_level_declared, name)
+            << v.name << name << why;
+        continue;
+      }
+      v.level = l;
+    }
   }
 
   /// `channels = ROW x COL, ...`: the nodes the outermost level's channels
@@ -613,7 +694,8 @@ private:
   const ast::HardwareDecl &decl_;
   DiagnosticsEngine &diags_;
   Hardware hw_;
-  Scope levelNames_;
+  Scope levelNames_, vectorNames_;
+  std::vector<std::string> vectorLevels_;            // per vector unit, its level as written
   std::set<std::pair<size_t, size_t>> perSecond_;                 // (level, buffer)
   std::map<std::pair<size_t, size_t>, SourceRange> bandwidthRanges_;   // per (level, buffer)
   std::vector<Buffer> explicitBuffers_;                            // the level's being read

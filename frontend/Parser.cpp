@@ -410,6 +410,8 @@ private:
       } else if (auto *ls = dynamic_cast<DflParser::LayerScheduleContext *>(item)) {
         ast::LayerSchedule l;
         l.layer = ident(ls->name);
+        if (ls->vectorUnit)
+          l.unit = ident(ls->vectorUnit);
         l.range = range(ls);
         for (auto *lv : ls->levelSchedule()) {
           ast::LevelSchedule level;

@@ -327,7 +327,8 @@ private:
         continue;
       }
       const auto &l = std::get<LayerSchedule>(item);
-      open(l.range.begin.offset, l.layer.range.end.offset, syntax::layerHeader(l.layer.name));
+      open(l.range.begin.offset, (l.unit ? l.unit->range : l.layer.range).end.offset,
+           syntax::layerHeader(l.layer.name, l.unit ? l.unit->name : ""));
       for (const LevelSchedule &lv : l.levels) {
         open(lv.range.begin.offset, lv.level.range.end.offset, lv.level.name);
         for (const Directive &d : lv.directives)

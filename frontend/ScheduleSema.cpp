@@ -119,6 +119,38 @@ std::vector<std::pair<Dim, int64_t>> roleSizes(const ast::Directive &d, TensorRo
   return out;
 }
 
+/// `layer x on V`: V a vector unit of the hardware that can run the layer
+/// (docs/directives.md §7, "Vector units"), or a diagnostic; the layer then
+/// stays on the MAC array for the rest of the check.
+void placeOnVector(const ast::Ident &unit, const Layer &layer, const Hardware &hw, LayerScheduleModel &lsm,
+                   DiagnosticsEngine &diags) {
+  const int u = hw.findVector(unit.name);
+  if (u < 0) {
+    std::vector<std::string> units;
+    for (const VectorUnit &v : hw.vectors)
+      units.push_back(v.name);
+    auto closest = closestName(unit.name, units);
+    auto d = diags.report(unit.range, diag::err_unknown_name);
+    d << "vector unit" << unit.name
+      << (closest       ? "; did you mean '" + *closest + "'?"
+          : units.empty() ? "; hardware '" + hw.name + "' has no vector unit"
+                          : "; hardware '" + hw.name + "' has " + joinList(units, ", ", " and "));
+    if (closest)
+      d.fixit(unit.range, *closest);
+    return;
+  }
+  const VectorUnit &v = hw.vectors[static_cast<size_t>(u)];
+  if (std::string why = layer.vectorRefusal(); !why.empty()) {
+    diags.report(unit.range, diag::err_vector_layer).note(v.nameRange, diag::note_vector_declared, v.name)
+        << layer.name << layer.kindName() << v.name << why;
+    return;
+  }
+  if (v.level < 0 || !v.truncated)
+    return;   // its level was refused (E0520)
+  lsm.unit = u;
+  lsm.unitRange = unit.range;
+}
+
 } // namespace
 
 int scheduledLayer(const Network &net, const ast::Ident &id, DiagnosticsEngine &diags) {
@@ -344,6 +376,8 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
     LayerScheduleModel lsm;
     lsm.layer = idx;
     lsm.range = ls.range;
+    if (ls.unit)
+      placeOnVector(*ls.unit, net.layers[static_cast<size_t>(idx)], hw, lsm, diags);
     std::map<int, SourceRange> levelsSeen;
     for (const ast::LevelSchedule &lv : ls.levels) {
       int li = hw.findLevel(lv.level.name);
@@ -355,6 +389,14 @@ Schedule analyzeSchedule(const ast::ScheduleDecl &decl, const Model &model, Diag
                  joinList(names(hw.levels), ", ", " and ") + ")";
         if (closest)
           d.fixit(lv.level.range, *closest);
+        continue;
+      }
+      if (lsm.unit >= 0 && li < hw.vectors[static_cast<size_t>(lsm.unit)].level) {
+        const VectorUnit &v = hw.vectors[static_cast<size_t>(lsm.unit)];
+        diags.report(lv.level.range, diag::err_vector_directive_level)
+                .note(v.nameRange, diag::note_vector_declared, v.name)
+            << net.layers[static_cast<size_t>(idx)].name << v.name << hw.levels[static_cast<size_t>(v.level)].name
+            << lv.level.name;
         continue;
       }
       if (auto [it, inserted] = levelsSeen.emplace(li, lv.level.range); !inserted) {

@@ -63,7 +63,7 @@ scheduleDecl : 'schedule' 'for' network=ID 'on' hardware=ID '{' scheduleItem* '}
 scheduleItem
   : 'segment' layers+=ID (',' layers+=ID)*
     (pipelined='pipelined' | 'split' splitDim=ID 'by' instances=INT)? ';'   # segmentDecl
-  | 'layer' name=ID '{' levelSchedule* '}'                # layerSchedule
+  | 'layer' name=ID ('on' vectorUnit=ID)? '{' levelSchedule* '}'   # layerSchedule
   // The items of a schedule on a cluster/core DSA (GraphTurbo). Their
   // keywords (`subgraph`, `order`, `instance`; `bind`, `scope`) are
   // identifiers checked by sema, so they stay usable as names elsewhere:

@@ -65,13 +65,20 @@ CompletionList complete(const Compilation *c, Position pos) {
     if (hw && layerSched)
       for (const Level &l : hw->levels)
         add(l.name, CompletionItemKind::Module, "level of " + hw->name);
+    if (hw && !hw->vectors.empty()) {   // `layer x on V`
+      add("on", CompletionItemKind::Keyword, "keyword");
+      for (const VectorUnit &v : hw->vectors)
+        add(v.name, CompletionItemKind::Module,
+            "vector unit of " + hw->name + ": " + std::to_string(v.opsPerCycle) + " ops/cycle per unit" +
+                (v.level >= 0 ? " of " + hw->levels[static_cast<size_t>(v.level)].name : std::string()));
+    }
     if (net)
       for (const Layer &l : net->layers)
         add(l.name, CompletionItemKind::Function, std::string(l.kindName()) + " layer of " + net->name);
     return out;
   }
   for (const char *k : {"import", "network", "hardware", "schedule", "for", "on", "batch", "input", "level", "mac",
-                        "noc", "pipeline", "word", "intrinsic"})
+                        "noc", "pipeline", "word", "vector", "intrinsic"})
     add(k, CompletionItemKind::Keyword, "keyword");
   if (m)
     for (const Network &n : m->networks) {

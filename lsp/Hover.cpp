@@ -150,7 +150,8 @@ std::optional<Hover> findHover(const Compilation &c, Position pos) {
             const Hardware &hw = m.hardware[sched->hardware];
             *text += "\n\nin this schedule: energy " + formatNumber(lr->energyPj) + " pJ, latency " + formatNumber(lr->latencyCycles) +
                      " cycles (bound by " + (lr->bindingLevel < 0 ? "compute" : hw.levels[lr->bindingLevel].name) +
-                     "), utilization " + percent(lr->utilization, 1.0);
+                     "), utilization " + percent(lr->utilization, 1.0) +
+                     (lr->unit >= 0 ? ", on vector unit " + hw.vectors[static_cast<size_t>(lr->unit)].name : "");
           }
         }
       }

@@ -108,7 +108,9 @@ std::string scheduleHeader(const std::string &network, const std::string &hardwa
   return "schedule for " + network + " on " + hardware;
 }
 
-std::string layerHeader(const std::string &layer) { return "layer " + layer; }
+std::string layerHeader(const std::string &layer, const std::string &unit) {
+  return "layer " + layer + (unit.empty() ? "" : " on " + unit);
+}
 
 std::string openBlock(const std::string &header) { return header + " {"; }
 

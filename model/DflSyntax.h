@@ -73,10 +73,11 @@ std::string graphArg(const std::string &first, const std::optional<std::string> 
 /// `KIND a, b;`: `split X by 56;`, `bind N 8, C 2;`, `scope GB;`.
 std::string graphDirective(const std::string &kind, const std::vector<std::string> &args);
 
-/// Block headers, without the ` {`: `schedule for NET on HW`, `layer NAME`;
+/// Block headers, without the ` {`: `schedule for NET on HW`, `layer NAME`
+/// (`layer NAME on UNIT` on a vector unit);
 /// a level block's header is the level's name alone.
 std::string scheduleHeader(const std::string &network, const std::string &hardware);
-std::string layerHeader(const std::string &layer);
+std::string layerHeader(const std::string &layer, const std::string &unit = "");
 /// `HEADER {`: the line that opens a block.
 std::string openBlock(const std::string &header);
 /// `}`: the line that closes one.

@@ -22,6 +22,21 @@ int Hardware::findLevel(const std::string &n) const {
   return -1;
 }
 
+int Hardware::findVector(const std::string &n) const {
+  for (size_t i = 0; i < vectors.size(); ++i)
+    if (vectors[i].name == n)
+      return static_cast<int>(i);
+  return -1;
+}
+
+const Hardware &Hardware::templateFor(int unit) const {
+  if (unit < 0)
+    return *this;
+  DFLC_CHECK(static_cast<size_t>(unit) < vectors.size() && vectors[static_cast<size_t>(unit)].truncated)
+      << "vector unit " << unit << " of " << name << "'s " << vectors.size();
+  return *vectors[static_cast<size_t>(unit)].truncated;
+}
+
 int Level::bufferOf(TensorRole r) const {
   for (size_t b = 0; b < buffers.size(); ++b)
     if (buffers[b].holds(r))
@@ -140,6 +155,30 @@ double Hardware::chipStaticEnergyPj() const {
     total += static_cast<double>(units) * levels[l].staticEnergyPj;
   }
   return total;
+}
+
+Hardware vectorTemplate(const Hardware &hw, const VectorUnit &v) {
+  DFLC_CHECK(v.level > 0 && static_cast<size_t>(v.level) + 1 < hw.levels.size())
+      << "vector unit " << v.name << " at level " << v.level << " of " << hw.levels.size();
+  Hardware t = hw;
+  t.vectors.clear();
+  t.intrinsicUnits = {};
+  t.levels.erase(t.levels.begin(), t.levels.begin() + v.level);
+  // The whole chip leaks while a layer runs on the unit, the MAC array too:
+  // its static energy is the chip's, as one term.
+  t.staticEnergyPj = hw.chipStaticEnergyPj();
+  for (size_t l = 0; l < t.levels.size(); ++l) {
+    Level &lv = t.levels[l];
+    lv.staticEnergyPj = 0;
+    lv.fixed.level = static_cast<int>(l);
+  }
+  Level &inner = t.levels.front();
+  inner.busEnergyPj = 0;   // the unit reads its own unit's buffers: no array bus inside
+  inner.intrinsic.clear();
+  inner.intrinsicNest.reset();
+  t.macEnergyPj = v.energyPj;
+  t.opsPerCycle = v.opsPerCycle;
+  return t;
 }
 
 } // namespace dfl

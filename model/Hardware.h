@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +139,25 @@ struct WordScale {
   }
 };
 
+struct Hardware;
+
+/// A compute unit beside the MAC array (docs/language.md "vector"): one per
+/// unit of `level`, it runs element-wise and normalization layers
+/// (Layer::runsOnVector) on the words of that level, `opsPerCycle`
+/// operations a cycle at `energyPj` each. A layer placed on it is analysed,
+/// solved and simulated on `truncated`: the template with the levels inside
+/// `level` dropped (docs/directives.md §7, "Vector units").
+struct VectorUnit {
+  std::string name;
+  int64_t opsPerCycle = 1;
+  double energyPj = 0;
+  int level = -1;   // index into Hardware::levels; neither the innermost nor the outermost
+  /// Built by sema once the levels are known (vectorTemplate); shared, so a
+  /// copy of the Hardware does not copy it.
+  std::shared_ptr<const Hardware> truncated;
+  SourceRange range, nameRange, levelRange;
+};
+
 struct Hardware {
   std::string name;
   int64_t wordBits = 16;          // activations, and the rest unless below
@@ -158,6 +178,11 @@ struct Hardware {
   /// channel's words travel the NoC too.
   bool poolExtraChannel = false;
   double staticEnergyPj = 0;              // whole chip, per cycle, beside the levels' own
+  /// The vector units beside the MAC array, in declaration order.
+  std::vector<VectorUnit> vectors;
+  /// Operations a unit of the innermost level performs a cycle: 1 for the MAC
+  /// array's PEs (a MAC); a vector unit's `ops` on its truncated template.
+  int64_t opsPerCycle = 1;
   bool temporalPipelining = false, spatialPipelining = false;
   /// Filled by the driver's intrinsic-embedding stage (after sema, before the
   /// check and the solver) where a level computes an intrinsic; empty before.
@@ -177,6 +202,10 @@ struct Hardware {
   /// The widths of a layer whose output has role `output`.
   WordScale wordScale(TensorRole output) const;
   int findLevel(const std::string &name) const;
+  int findVector(const std::string &name) const;
+  /// The template a layer placed on `unit` runs on: this one for the MAC
+  /// array (-1), else the vector unit's truncated template.
+  const Hardware &templateFor(int unit) const;
   /// The routing rule of a bypass (docs/directives.md §6 "Bypass"): the next
   /// level outside l that holds role r, which serves level l's fills and
   /// write-backs of r (the outermost holds every role).
@@ -200,5 +229,12 @@ struct Hardware {
   /// unit's of every level (idle units leak too).
   double chipStaticEnergyPj() const;
 };
+
+/// Vector unit `v` of `hw`'s truncated template (docs/directives.md §7,
+/// "Vector units"): the levels from the unit's level outwards, that level
+/// innermost with no bus inside it, `e_mac` the unit's energy per operation,
+/// `opsPerCycle` its ops, and the chip's static energy unchanged (the dropped
+/// levels' leakage moved into the chip's own).
+Hardware vectorTemplate(const Hardware &hw, const VectorUnit &v);
 
 } // namespace dfl

@@ -166,6 +166,17 @@ std::string hardwareSummaryText(const Hardware &hw) {
     if (std::vector<std::string> fixed = printDirectives(lv.fixed); !fixed.empty())
       os << "         fixed: " << joinList(fixed, " ", " ") << "\n";
   }
+  // The vector units: one per unit of their level, each `ops` a cycle.
+  for (const VectorUnit &v : hw.vectors) {
+    if (v.level < 0)
+      continue;
+    const int64_t units = hw.chipUnits(static_cast<size_t>(v.level));
+    const double peak = static_cast<double>(units * v.opsPerCycle);
+    os << "  vector " << padRight(v.name, 6) << " at level " << hw.levels[static_cast<size_t>(v.level)].name << ", "
+       << v.opsPerCycle << " ops/cycle per unit (" << units << " in all), " << formatTrimmed(v.energyPj, 6)
+       << " pJ/op; peak " << formatTrimmed(peak, 6) << " ops/cycle (" << formatScaled(peak * hw.frequencyHz)
+       << "op/s)\n";
+  }
   os << "  noc " << hw.nocTopology << " " << hw.nocHopEnergyPj << " pJ/hop";
   if (!hw.memoryChannels.empty()) {
     os << ", channels at";
@@ -283,6 +294,21 @@ std::string modelSummaryJson(const Model &model, const SourceManager *sm) {
               {"levels", levels},
               {"noc", {{"topology", hw.nocTopology}, {"hop_energy_pj", hw.nocHopEnergyPj}, {"channels", hw.memoryChannels}}},
               {"pipeline", {{"temporal", hw.temporalPipelining}, {"spatial", hw.spatialPipelining}}}};
+    if (!hw.vectors.empty()) {
+      json vectors = json::array();
+      for (const VectorUnit &v : hw.vectors) {
+        if (v.level < 0)
+          continue;
+        const int64_t units = hw.chipUnits(static_cast<size_t>(v.level));
+        vectors.push_back({{"name", v.name},
+                           {"level", hw.levels[static_cast<size_t>(v.level)].name},
+                           {"ops_per_cycle", v.opsPerCycle},
+                           {"units", units},
+                           {"energy_pj", v.energyPj},
+                           {"peak_ops_per_second", static_cast<double>(units * v.opsPerCycle) * hw.frequencyHz}});
+      }
+      h["vectors"] = vectors;
+    }
     if (sm) {   // the advice `show` prints, by the same rules (model/HardwareAdvice.h)
       DiagnosticsEngine advice(*sm);
       adviseOnHardware(hw, advice);

@@ -88,6 +88,25 @@ int Network::findLayer(const std::string &n) const {
   return -1;
 }
 
+std::string Layer::vectorRefusal() const {
+  if (output != TensorRole::Ofm)
+    return "it is a backward layer, which runs on the MAC array";
+  switch (type) {
+  case LayerType::MaxPool:
+  case LayerType::AvgPool:
+  case LayerType::Add:
+  case LayerType::Mul:
+  case LayerType::Softmax:
+  case LayerType::LayerNorm:
+  case LayerType::Unary:
+  case LayerType::Rope: return macs == 0 ? "" : "its work is MACs";
+  case LayerType::Concat:
+  case LayerType::Upsample:
+  case LayerType::DepthToSpace: return "it copies words and computes nothing";
+  default: return "its work is MACs, which the MAC array computes";
+  }
+}
+
 bool Layer::channelWise() const {
   switch (type) {
   case LayerType::DwConv:

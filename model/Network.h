@@ -137,6 +137,11 @@ struct Layer {
   bool channelWise() const;
   /// softmax and layernorm (rmsnorm too): each output element depends on its whole row.
   bool normalizes() const { return type == LayerType::Softmax || type == LayerType::LayerNorm; }
+  /// Whether a vector unit can run the layer (docs/directives.md §7, "Vector
+  /// units"), and if not why: its work is operations, not MACs, on the
+  /// elements (add, mul, the pools, the normalizations, the unary functions,
+  /// rope), computing the forward pass's output. Empty: it can.
+  std::string vectorRefusal() const;
   /// The words of one row a softmax or layernorm normalizes (0 for other layers).
   int64_t rowLength() const;
   /// The dims a row spans, each with the row's extent along it (docs/directives.md §7).

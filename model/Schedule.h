@@ -25,9 +25,24 @@ struct Segment {
 
 struct LayerScheduleModel {
   int layer = -1;
-  std::vector<LevelDirectives> levels;   // only the levels written
+  std::vector<LevelDirectives> levels;   // only the levels written (indices into Hardware::levels)
   SourceRange range;
+  /// `layer x on V { ... }`: the vector unit it runs on (Hardware::vectors),
+  /// or -1: the MAC array (docs/directives.md §7, "Vector units").
+  int unit = -1;
+  SourceRange unitRange;
 };
+
+/// A layer's directives with their levels moved down by `offset` (those
+/// below it dropped): as a vector unit's truncated template, whose innermost
+/// level is the full template's level `offset`, indexes them. A negative
+/// offset moves them back up.
+inline LayerScheduleModel shiftLevels(LayerScheduleModel ls, int offset) {
+  std::erase_if(ls.levels, [&](const LevelDirectives &d) { return d.level < offset; });
+  for (LevelDirectives &d : ls.levels)
+    d.level -= offset;
+  return ls;
+}
 
 struct Schedule {
   int network = -1, hardware = -1;   // indices into Model

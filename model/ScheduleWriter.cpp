@@ -74,7 +74,8 @@ std::string printLayerBlock(const Network &net, const Hardware &hw, const LayerS
     body += printLevelBlock(hw, d, depth + 1);
   DFLC_CHECK(layer.layer >= 0 && static_cast<size_t>(layer.layer) < net.layers.size())
       << "layer schedule of layer " << layer.layer << " of " << net.name << "'s " << net.layers.size();
-  return syntax::block(depth, syntax::layerHeader(net.layers[static_cast<size_t>(layer.layer)].name), body);
+  const std::string unit = layer.unit >= 0 ? hw.vectors.at(static_cast<size_t>(layer.unit)).name : "";
+  return syntax::block(depth, syntax::layerHeader(net.layers[static_cast<size_t>(layer.layer)].name, unit), body);
 }
 
 namespace {

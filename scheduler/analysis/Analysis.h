@@ -116,6 +116,10 @@ struct LayerResult {
   /// 1 with whole rows; split, softmax's 2 (the maximum, then Σ exp), a
   /// norm's 1 (Σv and Σv² together). 0 for other layers.
   int statisticsPasses = 0;
+  /// The vector unit the layer ran on (Hardware::vectors), or -1: the MAC
+  /// array. On one, the levels inside the unit's level are empty: no word
+  /// reaches them (docs/directives.md §7, "Vector units").
+  int unit = -1;
 };
 
 struct SegmentResult {
@@ -205,6 +209,12 @@ struct UnkeptIntermediate {
 };
 std::optional<UnkeptIntermediate> unkeptIntermediate(const Network &net, const Hardware &hw,
                                                      const std::vector<int> &layers);
+/// §9 "Vector units": a layer on a vector unit runs in a segment of its own
+/// (its words stay in the unit's level, which a segment's node-level
+/// accounting does not model). The first of `layers`, a segment of several,
+/// that `schedule` places on a vector unit, or -1. The check refuses such a
+/// segment (E0832); the inter-layer solver forms none.
+int vectorLayerIn(const Schedule &schedule, const std::vector<int> &layers);
 /// Its explanation: "level GBUF holds no ofm, the role 'conv1' writes 'conv1' as".
 std::string unkeptText(const Network &net, const Hardware &hw, const UnkeptIntermediate &u);
 

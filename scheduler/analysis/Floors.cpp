@@ -129,7 +129,7 @@ namespace {
 /// The cycles `work` points and `dramWords` DRAM words take at least, and
 /// which of the two binds.
 std::pair<double, int> cyclesFloor(const Hardware &hw, double work, double dramWords) {
-  std::pair<double, int> out{work / static_cast<double>(std::max<int64_t>(1, hw.chipUnits(0))), -1};
+  std::pair<double, int> out{work / static_cast<double>(std::max<int64_t>(1, hw.chipUnits(0)) * hw.opsPerCycle), -1};
   const size_t dram = hw.levels.size() - 1;
   if (const Level &outer = hw.levels[dram]; outer.bandwidthBytesPerCycle) {
     const double cycles = dramWords * static_cast<double>(hw.wordBytes()) / *outer.bandwidthBytesPerCycle;
@@ -180,10 +180,10 @@ std::optional<double> portCycles(const Hardware &hw, size_t k, const std::array<
   return cycles;
 }
 
-} // namespace
-
-LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast,
-                      double staticShare) {
+/// The floor of layer x run on `hw`'s innermost units (the MAC array, or a
+/// vector unit on its truncated template).
+LayerFloor placedFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast,
+                       double staticShare) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   LayerFloor f;
   const DramFloor dram = dramFloor(net, x, hw, segmentFirst, segmentLast);
@@ -202,6 +202,29 @@ LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segment
   f.energyPj += (dram.wgtReads + dram.ifmReads) * outer.readEnergyPj + dram.outputWrites * outer.writeEnergyPj;
   f.staticPj = hw.chipStaticEnergyPj() * f.latencyCycles * staticShare;
   f.energyPj += f.staticPj;
+  return f;
+}
+
+} // namespace
+
+LayerFloor layerFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast,
+                      double staticShare) {
+  LayerFloor f = placedFloor(net, x, hw, segmentFirst, segmentLast, staticShare);
+  if (hw.vectors.empty() || !net.layers[static_cast<size_t>(x)].vectorRefusal().empty())
+    return f;
+  // Any schedule: on the MAC array or a vector unit (docs/directives.md §7,
+  // "Vector units"), so the least of each over the placements.
+  for (const VectorUnit &v : hw.vectors) {
+    if (!v.truncated)
+      continue;
+    const LayerFloor g = placedFloor(net, x, *v.truncated, segmentFirst, segmentLast, staticShare);
+    if (g.latencyCycles < f.latencyCycles) {
+      f.latencyCycles = g.latencyCycles, f.dramWords = g.dramWords;
+      f.binding = g.binding < 0 ? -1 : g.binding + v.level;
+    }
+    if (g.energyPj < f.energyPj)
+      f.energyPj = g.energyPj, f.staticPj = g.staticPj;
+  }
   return f;
 }
 

@@ -1599,7 +1599,9 @@ private:
     // §8 latency: compute vs. the traffic out of each level, per unit of bandwidth.
     int64_t pes = result_.levels[0].unitsInUse;
     // A partial last tile takes a full step on its units (§8).
-    result_.computeCycles = result_.work * paddedWork() / static_cast<double>(std::max<int64_t>(1, pes));
+    // A vector unit performs opsPerCycle operations a cycle; a PE, one MAC.
+    result_.computeCycles =
+        result_.work * paddedWork() / static_cast<double>(std::max<int64_t>(1, pes) * hw_.opsPerCycle);
     int64_t allPes = 1;
     for (size_t l = 0; l + 1 < nl; ++l)
       allPes *= hw_.levels[l].units();
@@ -1682,12 +1684,50 @@ double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccess
 
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
                          std::vector<Issue> &issues) {
-  return LayerAnalyzer(net, net.layers[static_cast<size_t>(layer)], layer, hw, schedule, issues).run();
+  return analyzeLayer(net, net.layers[static_cast<size_t>(layer)], layer, hw, schedule, issues);
 }
 
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues) {
-  return LayerAnalyzer(net, shape, layer, hw, schedule, issues).run();
+  if (!schedule || schedule->unit < 0)
+    return LayerAnalyzer(net, shape, layer, hw, schedule, issues).run();
+  // On a vector unit: the unit's truncated template, its levels indexed from
+  // the unit's level (docs/directives.md §7, "Vector units").
+  const VectorUnit &v = hw.vectors.at(static_cast<size_t>(schedule->unit));
+  const LayerScheduleModel shifted = shiftLevels(*schedule, v.level);
+  return liftVectorResult(LayerAnalyzer(net, shape, layer, *v.truncated, &shifted, issues).run(), v.level,
+                          schedule->unit);
+}
+
+LayerResult liftVectorResult(LayerResult r, int offset, int unit) {
+  std::vector<LevelResult> levels(static_cast<size_t>(offset));
+  for (size_t l = 0; l < levels.size(); ++l) {
+    // No word reaches these levels: one unit each, holding nothing.
+    levels[l].level = static_cast<int>(l);
+    levels[l].known = true;
+    if (!r.levels.empty()) {
+      levels[l].extent = r.levels.front().extent;
+      levels[l].unitsInUse = r.levels.front().unitsInUse;
+    }
+  }
+  for (LevelResult &lr : r.levels) {
+    lr.level += offset;
+    levels.push_back(std::move(lr));
+  }
+  r.levels = std::move(levels);
+  if (r.bindingLevel >= 0)
+    r.bindingLevel += offset;
+  r.unit = unit;
+  return r;
+}
+
+LayerResult lowerVectorResult(LayerResult r, int offset) {
+  r.levels.erase(r.levels.begin(), r.levels.begin() + std::min<ptrdiff_t>(offset, std::ssize(r.levels)));
+  for (LevelResult &lr : r.levels)
+    lr.level -= offset;
+  if (r.bindingLevel >= 0)
+    r.bindingLevel -= offset;
+  return r;
 }
 
 std::optional<std::pair<Dim, int64_t>> splitRowDim(const Layer &layer, const DimVector &extent) {

@@ -16,6 +16,12 @@ LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, cons
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues);
 
+/// §7 "Vector units": a result analysed on vector unit `unit`'s truncated
+/// template, its levels moved up by `offset` (the unit's level) and those
+/// inside it added, empty: as the full template indexes them. And back down.
+LayerResult liftVectorResult(LayerResult r, int offset, int unit);
+LayerResult lowerVectorResult(LayerResult r, int offset);
+
 /// §7: the first of a normalization's row dims along which `extent` (a
 /// level's tile) splits its rows, and the row's words along it (nullopt: whole rows).
 std::optional<std::pair<Dim, int64_t>> splitRowDim(const Layer &layer, const DimVector &extent);

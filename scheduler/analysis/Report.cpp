@@ -257,6 +257,13 @@ std::string scheduleReportText(const Model &model, const Schedule &schedule, con
     os << evaluationSummary(evaluationOf(model, schedule, r)) << ", " << r.segments.size() << " segments\n";
     os << storyText(net, r, unit);
   }
+  // Which layers a vector unit ran (their MAC column: its operations).
+  std::vector<std::string> onVector;
+  for (const LayerResult &lr : r.layers)
+    if (lr.unit >= 0)
+      onVector.push_back(net.layers[lr.layer].name + " on " + hw.vectors[static_cast<size_t>(lr.unit)].name);
+  if (!onVector.empty())
+    os << "vector units ran " << joinList(onVector, ", ", ", ") << " (their MAC column: the unit's operations)\n";
   if (int level = intrinsicLevel(hw); level >= 0) {
     const Level &lv = hw.levels[static_cast<size_t>(level)];
     os << "intrinsic " << lv.intrinsic << " at level " << lv.name << " (" << lv.rows << " x " << lv.cols
@@ -343,6 +350,8 @@ std::string scheduleReportJson(const Model &model, const Schedule &schedule, con
   for (const LayerResult &lr : r.layers) {
     const Layer &l = net.layers[lr.layer];
     json j = {{"name", l.name}, {"complete", lr.complete}, {"valid", lr.valid}};
+    if (lr.unit >= 0)   // absent: the MAC array ran it
+      j["unit"] = hw.vectors[static_cast<size_t>(lr.unit)].name;
     if (!lr.missing.empty())
       j["missing"] = lr.missing;
     if (json e = embeddingJson(net, l, hw); !e.is_null())

@@ -117,7 +117,7 @@ private:
   /// level's stacks. A level left to the solver gets the unit by construction.
   void checkIntrinsicUnit(size_t layer, const LayerScheduleModel *given) {
     const int level = intrinsicLevel(hw_);
-    if (level < 0)
+    if (level < 0 || (given && given->unit >= 0))   // a vector unit computes no intrinsic
       return;
     const LevelDirectives *d = nullptr;
     if (given)
@@ -231,6 +231,13 @@ private:
       if (auto u = unkeptIntermediate(net_, hw_, seg.layers))
         issue(ranges_[i], diag::err_segment_bypass, {net_.layers[u->producer].name, unkeptText(net_, hw_, *u)},
               {{nodes.nameRange, diag::note_level_holds, {nodes.name, rolesText(nodes.heldRoles())}}});
+      if (const int v = vectorLayerIn(s_, seg.layers); v >= 0) {
+        auto ls = std::find_if(s_.layers.begin(), s_.layers.end(), [&](auto &x) { return x.layer == v && x.unit >= 0; });
+        const VectorUnit &unit = hw_.vectors[static_cast<size_t>(ls->unit)];
+        issue(ranges_[i], diag::err_segment_vector,
+              {std::to_string(seg.layers.size()), net_.layers[static_cast<size_t>(v)].name, unit.name},
+              {{unit.nameRange, diag::note_vector_declared, {unit.name}}});
+      }
       auto known = [&](int l) { return r_.layers[l].complete && r_.layers[l].valid; };
       bool complete = std::all_of(seg.layers.begin(), seg.layers.end(), known);
       if (seg.pipelined) {
@@ -834,6 +841,15 @@ std::optional<UnkeptIntermediate> unkeptIntermediate(const Network &net, const H
             return UnkeptIntermediate{p, c, r};
   }
   return std::nullopt;
+}
+
+int vectorLayerIn(const Schedule &schedule, const std::vector<int> &layers) {
+  if (layers.size() < 2)
+    return -1;
+  for (const LayerScheduleModel &ls : schedule.layers)
+    if (ls.unit >= 0 && std::find(layers.begin(), layers.end(), ls.layer) != layers.end())
+      return ls.layer;
+  return -1;
 }
 
 std::string unkeptText(const Network &net, const Hardware &hw, const UnkeptIntermediate &u) {

@@ -902,6 +902,12 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
     o.exact = singlesPj(i, j);
     return o;
   }
+  if (const int v = vectorLayerIn(base_, layers); v >= 0) {   // E0832: it runs alone
+    o.temporalWhy = o.instancesWhy = o.spatialWhy = "'" + net.layers[static_cast<size_t>(v)].name +
+                                                    "' runs on a vector unit, in a segment of its own";
+    o.exact = singlesPj(i, j);
+    return o;
+  }
   bool reserved = false;
   if (length <= options_.maxTemporal)
     o.temporal = temporalCost(i, j, stats, &reserved);

@@ -3,6 +3,7 @@
 #include "scheduler/kapla/BranchAndBound.h"
 #include "scheduler/kapla/KaplaDescent.h"
 #include "scheduler/kapla/RandomSearch.h"
+#include "scheduler/analysis/LayerAnalysis.h"
 #include "support/Check.h"
 
 namespace dfl {
@@ -54,6 +55,8 @@ std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, cons
                                              IntraLayerStats &stats, SolveFailure &why) {
   DFLC_CHECK(layer >= 0 && static_cast<size_t>(layer) < net.layers.size())
       << "layer " << layer << " of network '" << net.name << "'";
+  if (given && given->unit >= 0)
+    return solveOnVector(net, layer, hw, given->unit, given, options, stats, why);
   if (hw.levels.size() < 2) {
     why = SolveFailure{};
     why.reason = SolveFailure::Reason::SingleLevel;
@@ -73,6 +76,57 @@ std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, cons
   split.rowsSplit = true;
   SolveFailure splitWhy;
   return solveTiled(net, layer, hw, given, split, stats, splitWhy);
+}
+
+std::optional<IntraLayerSolution> solveOnVector(const Network &net, int layer, const Hardware &hw, int unit,
+                                                const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                                IntraLayerStats &stats, SolveFailure &why) {
+  const VectorUnit &v = hw.vectors.at(static_cast<size_t>(unit));
+  std::optional<LayerScheduleModel> shifted;
+  if (given) {
+    shifted = shiftLevels(*given, v.level);
+    shifted->unit = -1;
+  }
+  std::optional<IntraLayerSolution> sol =
+      solveLayer(net, layer, *v.truncated, shifted ? &*shifted : nullptr, options, stats, why);
+  if (!sol)
+    return sol;
+  sol->schedule = shiftLevels(std::move(sol->schedule), -v.level);
+  sol->schedule.unit = unit;
+  if (given)
+    sol->schedule.unitRange = given->unitRange;
+  sol->result = liftVectorResult(std::move(sol->result), v.level, unit);
+  return sol;
+}
+
+std::optional<IntraLayerSolution> solvePlaced(const Network &net, int layer, const Hardware &hw,
+                                              const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                              bool mayUseVector, IntraLayerStats &stats, SolveFailure &why) {
+  std::optional<IntraLayerSolution> best = solveLayer(net, layer, hw, given, options, stats, why);
+  if (given || !mayUseVector || !net.layers[static_cast<size_t>(layer)].vectorRefusal().empty())
+    return best;
+  auto value = [&](const IntraLayerSolution &s) {
+    return objectiveValue(options.objective, s.result.energyPj, s.result.latencyCycles);
+  };
+  for (size_t u = 0; u < hw.vectors.size(); ++u) {
+    if (!hw.vectors[u].truncated)
+      continue;
+    IntraLayerStats mine;
+    SolveFailure ignored;
+    std::optional<IntraLayerSolution> sol =
+        solveOnVector(net, layer, hw, static_cast<int>(u), nullptr, options, mine, ignored);
+    stats.candidates += mine.candidates;
+    stats.rejected += mine.rejected;
+    stats.capped = stats.capped || mine.capped;
+    stats.limited = stats.limited || mine.limited;
+    // Strictly less: the MAC array (then the earlier unit) wins a tie.
+    if (sol && (!best || value(*sol) < value(*best))) {
+      best = std::move(sol);
+      stats.provedOptimal = mine.provedOptimal;
+      stats.lowerBoundPj = mine.lowerBoundPj;
+    }
+  }
+  return best;
 }
 
 } // namespace dfl

@@ -109,4 +109,19 @@ std::optional<IntraLayerSolution> solveLayer(const Network &net, int layer, cons
                                              const LayerScheduleModel *given, const IntraLayerOptions &options,
                                              IntraLayerStats &stats, SolveFailure &why);
 
+/// Solves one layer on vector unit `unit` of `hw` (docs/solver.md, "Vector
+/// units"): the search on the unit's truncated template, `given`'s levels
+/// moved to it, the schedule and result moved back to `hw`'s levels.
+std::optional<IntraLayerSolution> solveOnVector(const Network &net, int layer, const Hardware &hw, int unit,
+                                                const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                                IntraLayerStats &stats, SolveFailure &why);
+
+/// Solves one layer where it runs best: on the MAC array and, where
+/// `mayUseVector` and the layer has no block the user wrote, on each vector
+/// unit that can run it, keeping the least by the objective (the array on a
+/// tie). A written block keeps its placement (`on V`, or the array).
+std::optional<IntraLayerSolution> solvePlaced(const Network &net, int layer, const Hardware &hw,
+                                              const LayerScheduleModel *given, const IntraLayerOptions &options,
+                                              bool mayUseVector, IntraLayerStats &stats, SolveFailure &why);
+
 } // namespace dfl

@@ -118,10 +118,17 @@ private:
     for (const LayerScheduleModel &ls : given.layers)
       if (ls.layer >= 0 && static_cast<size_t>(ls.layer) < net.layers.size())
         userOf[static_cast<size_t>(ls.layer)] = &ls;
+    // A layer of a segment the user wrote stays on the MAC array: a layer on
+    // a vector unit runs in a segment of its own (E0832).
+    std::vector<bool> mayUseVector(net.layers.size(), true);
+    for (const Segment &seg : given.segments)
+      for (int l : seg.layers)
+        if (seg.layers.size() > 1 && l >= 0 && static_cast<size_t>(l) < net.layers.size())
+          mayUseVector[static_cast<size_t>(l)] = false;
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const LayerScheduleModel *user = userOf[i];
       IntraLayerStats stats;
-      auto sol = solveLayer(net, static_cast<int>(i), hw, user, intra, stats, failure);
+      auto sol = solvePlaced(net, static_cast<int>(i), hw, user, intra, mayUseVector[i], stats, failure);
       out.stats.candidates += stats.candidates;
       out.stats.rejected += stats.rejected;
       out.stats.cappedLayers += stats.capped ? 1 : 0;

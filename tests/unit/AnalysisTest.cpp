@@ -1252,5 +1252,47 @@ TEST(AnalysisTest, PadPartialMovesWholeNodeTiles) {
   EXPECT_FALSE(pad.exactCounts);     // the padding does not exist to be moved
 }
 
+TEST(AnalysisTest, VectorUnitLayer) {
+  // docs/directives.md §7 "Vector units", by hand as tests/lit/check/vector.test:
+  // an add of two 4 x 4 tensors (16 ops) on VPU at GBUF (2 nodes, 4 ops a
+  // cycle, 0.5 pJ an op). The result is the full template's: REGF listed,
+  // empty; GBUF 112 accesses (the unit's 64, 32 fills, 16 write-backs).
+  test::Compiled comp = test::compile(R"(network one {
+    input a [C=4, X=4, Y=1]; input b [C=4, X=4, Y=1]; s = add(a, b);
+  }
+  hardware vec {
+    word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+    level REGF { capacity = 64 B; array = 2 x 2; access_energy = 1 pJ; }
+    level GBUF { capacity = 4 KiB; array = 2 x 1; access_energy = 10 pJ; }
+    level DRAM { access_energy = 100 pJ; bandwidth = 64 B/cycle; }
+    vector VPU { ops = 4; energy = 0.5 pJ; level = GBUF; }
+  }
+  schedule for one on vec {
+    layer s on VPU {
+      GBUF { tensor ifm [C=2, Xi=4, Yi=1]; tensor ofm [K=2, Xo=4, Yo=1]; stack C += 2 repl 2; }
+    }
+  })");
+  ASSERT_EQ(comp.diagnostics(), "");
+  ASSERT_EQ(comp.model.schedules.at(0).layers.at(0).unit, 0);
+  ScheduleResult res = analyzeSchedule(comp.model, comp.model.schedules.at(0));
+  ASSERT_TRUE(res.valid && res.complete);
+  const LayerResult &lr = res.layers.at(0);
+  EXPECT_EQ(lr.unit, 0);
+  ASSERT_EQ(lr.levels.size(), 3u);
+  for (size_t l = 0; l < 3; ++l)
+    EXPECT_EQ(lr.levels[l].level, static_cast<int>(l));
+  EXPECT_DOUBLE_EQ(lr.levels[0].accesses.total(), 0);
+  EXPECT_DOUBLE_EQ(lr.levels[1].accesses.total(), 112);
+  EXPECT_EQ(lr.levels[1].unitsInUse, 2);
+  EXPECT_DOUBLE_EQ(lr.energyMacPj, 8);
+  EXPECT_DOUBLE_EQ(lr.energyPj, 5928);
+  EXPECT_DOUBLE_EQ(lr.computeCycles, 2);
+  EXPECT_EQ(lr.bindingLevel, -1);
+  // The schedule's levels, moved to the unit's template and back.
+  const LayerScheduleModel &ls = comp.model.schedules.at(0).layers.at(0);
+  EXPECT_EQ(shiftLevels(ls, 1).levels.at(0).level, 0);
+  EXPECT_EQ(shiftLevels(shiftLevels(ls, 1), -1).levels.at(0).level, 1);
+}
+
 } // namespace
 } // namespace dfl

@@ -107,7 +107,7 @@ TEST(ScheduleWriter, PrintsEachConstruct) {
                                              "    }\n");
   LevelDirectives regf;
   regf.level = 0;
-  EXPECT_EQ(printLayerBlock(t.net, t.hw, LayerScheduleModel{0, {regf, gbuf}, {}}, 1),
+  EXPECT_EQ(printLayerBlock(t.net, t.hw, LayerScheduleModel{0, {regf, gbuf}, {}, -1, {}}, 1),
             "  layer c {\n"
             "    REGF {\n"
             "    }\n"

@@ -68,7 +68,7 @@ TEST(HardwareSema, Errors) {
   })");
   EXPECT_EQ(c.diagnostics(),
             "5:55: E0501 unknown property 'capacty' in level 'A'; did you mean 'capacity'?\n"
-            "8:5: E0503 unknown hardware block 'nic'; expected one of level, mac, activation, noc, pipeline; did you mean 'noc'?\n"
+            "8:5: E0503 unknown hardware block 'nic'; expected one of level, mac, activation, noc, pipeline, vector; did you mean 'noc'?\n"
             "6:11: E0506 level 'B' needs a capacity; only the outermost level ('C') may be unbounded\n");
 }
 
@@ -259,4 +259,62 @@ TEST(HardwareSema, OneWidthByDefault) {
   EXPECT_EQ(h.dataBits(TensorRole::Wgt), 12);
   // A 12-bit word takes 2 bytes, as wordBytes() has it: 3 words 6 bytes.
   EXPECT_EQ(h.bytesOf(3, 12), 6);
+}
+
+TEST(HardwareSema, VectorUnitTemplate) {
+  // A vector unit at GBUF (docs/directives.md §7 "Vector units"): its
+  // truncated template starts at GBUF, has no bus inside it, prices an
+  // operation at the unit's energy and keeps the chip's static energy per
+  // cycle: 1 (chip) + 4 REGF units (2 per node, 2 nodes) x 1 + 2 GBUF units
+  // x 0.5 = 6 pJ.
+  auto c = compile(R"(hardware h {
+    word = 16 bit; frequency = 1 GHz; static_energy = 1 pJ;
+    mac { energy = 1 pJ; }
+    level REGF { capacity = 64 B; array = 2; access_energy = 1 pJ; static_energy = 1 pJ; }
+    level GBUF { capacity = 1 KiB; array = 2; access_energy = 2 pJ; bus_energy = 3 pJ; static_energy = 0.5 pJ; }
+    level DRAM { access_energy = 100 pJ; }
+    vector VPU { ops = 8; energy = 0.25 pJ; level = GBUF; }
+  })");
+  ASSERT_EQ(c.diagnostics(), "");
+  const Hardware &h = c.model.hardware.at(0);
+  ASSERT_EQ(h.vectors.size(), 1u);
+  const VectorUnit &v = h.vectors[0];
+  EXPECT_EQ(v.level, 1);
+  EXPECT_EQ(v.opsPerCycle, 8);
+  ASSERT_TRUE(v.truncated);
+  const Hardware &t = *v.truncated;
+  ASSERT_EQ(t.levels.size(), 2u);
+  EXPECT_EQ(t.levels[0].name, "GBUF");
+  EXPECT_DOUBLE_EQ(t.levels[0].busEnergyPj, 0);
+  EXPECT_DOUBLE_EQ(t.macEnergyPj, 0.25);
+  EXPECT_EQ(t.opsPerCycle, 8);
+  EXPECT_DOUBLE_EQ(h.chipStaticEnergyPj(), 6);
+  EXPECT_DOUBLE_EQ(t.chipStaticEnergyPj(), 6);
+  EXPECT_TRUE(t.vectors.empty());
+  EXPECT_EQ(&h.templateFor(-1), &h);
+  EXPECT_EQ(&h.templateFor(0), &t);
+}
+
+TEST(HardwareSema, VectorUnitErrors) {
+  auto c = compile(R"(hardware h {
+    word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+    level REGF { capacity = 64 B; access_energy = 1 pJ; }
+    level GBUF { capacity = 1 KiB; access_energy = 2 pJ; }
+    level DRAM { access_energy = 100 pJ; }
+    vector A { ops = 4; energy = 1 pJ; level = GBFU; }
+    vector B { ops = 0; energy = 1 pJ; level = REGF; }
+    vector A { ops = 4; energy = 1 pJ; level = DRAM; }
+    vector C { ops = 4; level = GBUF; }
+    vector { ops = 4; }
+  })");
+  EXPECT_EQ(c.diagnostics(),
+            "7:22: E0210 parameter 'ops' must be a positive integer, got 0\n"
+            "8:12: E0201 redefinition of vector unit 'A'\n"
+            "  6:12: note previous definition is here\n"
+            "9:5: E0502 'vector' needs 'energy'\n"
+            "10:5: E0509 a vector needs a name: `vector NAME { ... }`\n"
+            "6:48: E0520 vector unit 'A' cannot read and write level 'GBFU': no level of hardware 'h' is named so; did you mean 'GBUF'?\n"
+            "7:48: E0520 vector unit 'B' cannot read and write level 'REGF': it is the innermost level, whose units are the MAC array's PEs\n"
+            "  3:11: note level 'REGF' is declared here\n")
+      << c.diagnostics();
 }

@@ -69,7 +69,7 @@ TEST(Invariants, ScheduleWriterChecksItsIndices) {
   Schedule s;
   s.network = 0;
   s.hardware = 0;
-  s.layers.push_back({0, {}, {}});
+  s.layers.push_back({0, {}, {}, -1, {}});
   s.layers.back().levels.push_back({});
   s.layers.back().levels.back().level = 1;
   EXPECT_NE(writeSchedule(model, s, {}, ""), "");

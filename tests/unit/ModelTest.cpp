@@ -107,7 +107,7 @@ TEST(ScheduleWriter, PrintsDirectivesInCanonicalForm) {
   d.tensors.push_back(t);
   d.stacks.push_back({{{Dim::Yo, 1}, {Dim::Yi, 1}}, 4, {}});
   d.updates.push_back({{{Dim::Xi, 1}, {Dim::Xo, 1}}, {}});
-  s.layers.push_back({0, {d}, {}});
+  s.layers.push_back({0, {d}, {}, -1, {}});
   EXPECT_EQ(writeSchedule(model, s, {"net.dfl"}, "header"),
             "// header\n"
             "import \"net.dfl\";\n"
