@@ -5,6 +5,20 @@
 
 namespace dfl::intra {
 
+namespace {
+
+/// Keeps `sol` in `best` if it is valid and strictly better by the objective
+/// (an earlier result wins a tie); true if it did.
+bool keepBetter(Objective o, std::optional<IntraLayerSolution> &best, std::optional<IntraLayerSolution> sol) {
+  if (!sol || (best && objectiveValue(o, sol->result.energyPj, sol->result.latencyCycles) >=
+                           objectiveValue(o, best->result.energyPj, best->result.latencyCycles)))
+    return false;
+  best = std::move(sol);
+  return true;
+}
+
+} // namespace
+
 std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
   // Where a role bypasses a level, the two rankings of the tensors (below,
   // boundaryAccesses) differ and lead the greedy to different tiles, each
@@ -16,11 +30,7 @@ std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
     return result;
   holderRanking_ = true;
   SolveFailure ignored;
-  std::optional<IntraLayerSolution> other = rankedSearch(result ? ignored : why);
-  if (other && (!result || objectiveValue(options_.objective, other->result.energyPj, other->result.latencyCycles) <
-                               objectiveValue(options_.objective, result->result.energyPj,
-                                              result->result.latencyCycles)))
-    result = std::move(other);
+  keepBetter(options_.objective, result, rankedSearch(result ? ignored : why));
   return result;
 }
 
@@ -35,12 +45,7 @@ std::optional<IntraLayerSolution> KaplaDescent::rankedSearch(SolveFailure &why) 
   Plan evenPlan;
   std::optional<IntraLayerSolution> result = descentRuns(why, true, &evenPlan);
   uneven_ = true;
-  auto keep = [&](std::optional<IntraLayerSolution> sol) {
-    if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
-                               objectiveValue(options_.objective, result->result.energyPj,
-                                              result->result.latencyCycles)))
-      result = std::move(sol);
-  };
+  auto keep = [&](std::optional<IntraLayerSolution> sol) { keepBetter(options_.objective, result, std::move(sol)); };
   if (result) {
     polish(evenPlan);
     keep(evaluate(evenPlan));
@@ -69,14 +74,8 @@ std::optional<IntraLayerSolution> KaplaDescent::descentRuns(SolveFailure &why, b
     if (!b)
       continue;
     polish(*b);
-    auto sol = evaluate(*b);
-    if (sol && (!result || objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles) <
-                               objectiveValue(options_.objective, result->result.energyPj,
-                                              result->result.latencyCycles))) {
-      result = std::move(sol);
-      if (bestPlan)
-        *bestPlan = *b;
-    }
+    if (keepBetter(options_.objective, result, evaluate(*b)) && bestPlan)
+      *bestPlan = *b;
   }
   return result;
 }
