@@ -37,22 +37,40 @@ std::string hardwareLevelHover(const Hardware &hw, const Level &lv) {
   std::ostringstream os;
   os << "**" << lv.name << "** (level of " << hw.name << ")\n\n";
   os << "capacity: " << (lv.capacityBytes ? std::to_string(*lv.capacityBytes) + " B" : "unbounded") << "\n\n";
+  // With `buffer` blocks the energies and ports are the buffers' (§7, §8).
+  const bool buffers = !lv.buffers.front().implicit;
+  if (buffers) {
+    os << "buffers:";
+    for (const Buffer &b : lv.buffers) {
+      os << "\n- **" << b.name << "**: holds " << rolesText(b.roles) << ", "
+         << (b.capacityBytes ? std::to_string(*b.capacityBytes) + " B" : "unbounded") << ", "
+         << formatNumber(b.readEnergyPj) << " pJ/word";
+      if (b.bandwidthBytesPerCycle)
+        os << ", " << formatNumber(*b.bandwidthBytesPerCycle) << " B/cycle per unit";
+    }
+    os << "\n\n";
+  }
+  if (lv.bypasses())
+    os << "bypass: " << bypassText(lv) << " this level\n\n";
   os << "array: " << lv.rows << " x " << lv.cols << " (" << lv.units() << " units)\n\n";
-  if (lv.readEnergyPj == lv.writeEnergyPj)
+  if (!buffers && lv.readEnergyPj == lv.writeEnergyPj)
     os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word\n\n";
-  else
+  else if (!buffers)
     os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word read, " << formatNumber(lv.writeEnergyPj)
        << " pJ/word written\n\n";
   if (lv.busEnergyPj > 0)
     os << "array bus: " << formatNumber(lv.busEnergyPj) << " pJ/word to a unit inside\n\n";
   if (lv.staticEnergyPj > 0)
     os << "static: " << formatNumber(lv.staticEnergyPj) << " pJ/cycle per unit\n\n";
-  os << "bandwidth: " << (lv.bandwidthBytesPerCycle ? formatNumber(*lv.bandwidthBytesPerCycle) + " B/cycle per unit" : "unbounded");
+  if (!buffers)
+    os << "bandwidth: "
+       << (lv.bandwidthBytesPerCycle ? formatNumber(*lv.bandwidthBytesPerCycle) + " B/cycle per unit" : "unbounded")
+       << "\n\n";
   std::vector<std::string> transfers;
   for (Transfer t : kTransfers)
     if (lv.can(t))
       transfers.push_back(transferName(t));
-  os << "\n\ntransfers: " << joinList(transfers, ", ", ", ");
+  os << "transfers: " << joinList(transfers, ", ", ", ");
   return os.str();
 }
 
@@ -93,6 +111,17 @@ std::string scheduleLevelHover(const Model &m, const Schedule &s, const LayerRes
   os << "\n\noccupancy: " << r->occupancyBytes << " B";
   if (lv.capacityBytes)
     os << " of " << *lv.capacityBytes << " B (" << percent(double(r->occupancyBytes), double(*lv.capacityBytes)) << ")";
+  // Per buffer where the level has several (the check is per buffer, §5).
+  if (!lv.buffers.front().implicit)
+    for (size_t b = 0; b < lv.buffers.size(); ++b) {
+      const Buffer &buf = lv.buffers[b];
+      os << "\n- " << buf.name << " (" << rolesText(buf.roles) << "): " << r->bufferBytes[b] << " B";
+      if (buf.capacityBytes)
+        os << " of " << *buf.capacityBytes << " B (" << percent(double(r->bufferBytes[b]), double(*buf.capacityBytes))
+           << ")";
+    }
+  if (lv.bypasses())
+    os << "\n\n" << bypassText(lv) << " this level: routed past it, neither held nor counted here";
   os << "\n\nunits: " << r->units << " of " << lv.units() << " (array " << lv.rows << " x " << lv.cols << ")";
   if (!r->trips.empty())
     os << "\n\ntrip counts (innermost first): " << tripCountsText(r->trips);
