@@ -15,8 +15,10 @@ and --train:
             in the pipeline simulator with 0 violations (`dflc sim
             --pipelines-only`: their dependences and LCUs without the kernels,
             whose work at batch 64 would pass E1307's bound).
-A decode step (a network named *_decode or *_decode_L: one token against a
-KV cache) is inference by nature and runs without --train (its matmuls of
+The TPU-v1-like and Simba-like templates are inference chips and run
+without --train (INFERENCE_CHIPS). A decode step (a network named
+*_decode or *_decode_L: one token against a KV cache) is inference by
+nature and runs without --train (its matmuls of
 several second operands do not train, E0311; docs/language.md, "A KV cache");
 so does a causal prefill (*_prefill_L: causal layers do not train yet, E0313).
 Prints one line per case and a summary; --json FILE writes the details.
@@ -37,7 +39,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MEMORY_HIERARCHY = ["eyeriss_multinode", "eyeriss_multinode_4x4", "edge_systolic", "vta_gemm"]
+MEMORY_HIERARCHY = ["eyeriss_multinode", "eyeriss_multinode_4x4", "edge_systolic", "vta_gemm",
+                    "eyeriss_pspad", "tpu_v1", "simba_6x6"]
+# Inference chips (their papers say so): their 8-bit registers hold no
+# gradient word, so every network's --train is refused whole (E0821, a
+# backward layer's smallest tile against a 1 B register); not run.
+INFERENCE_CHIPS = {"tpu_v1", "simba_6x6"}
 
 
 def run(argv, timeout):
@@ -155,7 +162,7 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="dflc-verdict-")
     cases = [(n, h, m == "train", int(b)) for n in a.nets.split(",") for h in a.hw.split(",")
              for m in a.modes.split(",") for b in a.batches.split(",")
-             if not (m == "train" and INFERENCE_ONLY.search(n))]
+             if not (m == "train" and (INFERENCE_ONLY.search(n) or h in INFERENCE_CHIPS))]
     start = time.monotonic()
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
