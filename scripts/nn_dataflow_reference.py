@@ -194,8 +194,30 @@ def partition_desc(part):
                     'product of all'}
 
 
+def boolean_segment_rules():
+    """pipeline_segment.py states its inter-spatial rules as sympy `Eq(x, False)`
+    and `Eq(x, True)` on the boolean `fbofm` of the source group (a Python bool
+    or the symbol `fbofm_init`). sympy 1.11 (Debian's) no longer takes a boolean
+    side in a numeric Eq: building the Piecewise of rule (b) raises
+    AttributeError ('BooleanFalse' object has no attribute 'as_coeff_Add'), so
+    every segment with spatial pipelining fails. The same rule as a boolean
+    equivalence (`Equivalent(x, False)`, i.e. `Not(x)`) is what the older sympy
+    computed; only that one name in that one module is replaced."""
+    import sympy
+    import nn_dataflow.core.pipeline_segment as ps
+    numeric = ps.symeq
+
+    def symeq(a, b):
+        if isinstance(a, (bool, sympy.logic.boolalg.Boolean)) and isinstance(b, bool):
+            return sympy.Equivalent(a, b)
+        return numeric(a, b)
+    ps.symeq = symeq
+
+
 def run_kapla(network, batch, hw, opts):
     """KAPLA's solver as nn_dataflow.solver.kapla_solver.solve_dataflow() runs it."""
+    if opts['partition_interlayer']:
+        boolean_segment_rules()
     from nn_dataflow.parser.kapla_parse_utils import parse_hardware, parse_options
     from nn_dataflow.solver.kapla_solver import KaplaSolver
     from nn_dataflow.array_mapping_templates.tensor_dim_map import \
