@@ -800,6 +800,27 @@ private:
     return -1;
   }
 
+  /// Whether a step of update `u` of level l can leave a unit some words of
+  /// its tile of r: it moves the box less than the tile's extent along every
+  /// dim. A step moving it by its extent or more (a channel loop over
+  /// one-channel tiles) keeps none, so its fills check nothing per row or
+  /// word for words to move: on small PE tiles that check cost more than
+  /// the words.
+  bool keepsWords(size_t l, size_t u, TensorRole r) const {
+    const PlanLevel &pl = p_.levels[l];
+    const DimVector &a = pl.updates[u].amount;
+    for (Dim d : p_.role(r).dims) {
+      int64_t shift = at(a, d);
+      if (isInputWindow(d)) {   // as realBox moves it: by its outputs' and taps' shift
+        const WindowAxis &w = p_.axes.along(d);
+        shift = at(a, d == Dim::Xi ? Dim::Xo : Dim::Yo) * w.stride + at(a, d == Dim::Xi ? Dim::R : Dim::S) * w.dilation;
+      }
+      if (shift >= at(pl.extent, d))
+        return false;
+    }
+    return true;
+  }
+
   /// Runs level l inside one unit of level l+1 at one of its steps.
   void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
                  const std::array<Box, kNumRoles> &parentLo) {
@@ -849,6 +870,8 @@ private:
           if (!p_.role(r).present || r == p_.output)
             continue;
           int f = slidingLoop(l, r);
+          if (f >= 0 && !keepsWords(l, static_cast<size_t>(f), r))
+            f = -1;
           Value *slide = b_.getFalse();
           if (f >= 0) {
             slide = b_.CreateICmpSGT(trips[static_cast<size_t>(f)], c(0));
