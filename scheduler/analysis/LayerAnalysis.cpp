@@ -42,6 +42,7 @@ public:
     // The role dims, once: the solver runs this analysis millions of times.
     for (TensorRole r : kRoles) {
       size_t ri = static_cast<size_t>(r);
+      dims_[ri].reserve(kNumDims), dimsCanon_[ri].reserve(kNumDims);   // one allocation each
       if (r == TensorRole::Wgt && wgtPerSample_)
         dims_[ri].push_back(Dim::N), dimsCanon_[ri].push_back(Dim::N);
       for (Dim d : roleDims(r))
@@ -52,7 +53,8 @@ public:
     }
   }
 
-  LayerResult run() {
+  /// Once, on a temporary: the result is moved out, not copied.
+  LayerResult run() && {
     const size_t nl = hw_.levels.size();
     result_.levels.resize(nl);
     directives_.assign(nl, nullptr);
@@ -118,7 +120,7 @@ public:
       result_.exactCounts = true;
       countAccesses();
     }
-    return result_;
+    return std::move(result_);
   }
 
 private:
@@ -532,6 +534,7 @@ private:
     // the chain is checked from there.
     const bool tileFree = !in.known;
     const bool exact = o == l + 1 && !tileFree;
+    std::vector<Move *> factors;
     for (Dim d : kIndependentDims) {
       if (layer_.channelWise() && d == Dim::K)
         continue;
@@ -551,12 +554,15 @@ private:
                hw_.levels[o].name});
         continue;
       }
-      std::vector<Move *> factors;
+      factors.clear();
       for (Move &m : moves_)
         if (m.level == static_cast<int>(l) && m.independent == static_cast<int>(d))
           factors.push_back(&m);
-      std::stable_sort(factors.begin(), factors.end(),
-                       [&](Move *a, Move *b) { return at(a->amount, d) < at(b->amount, d); });
+      // By amount, stably: an insertion sort of a handful (std::stable_sort
+      // allocates a buffer, and this runs for every candidate the solver scores).
+      for (size_t k = 1; k < factors.size(); ++k)
+        for (size_t j = k; j > 0 && at(factors[j]->amount, d) < at(factors[j - 1]->amount, d); --j)
+          std::swap(factors[j], factors[j - 1]);
       int64_t covered = tile;
       bool ok = true;
       for (size_t k = 0; k < factors.size() && ok; ++k) {
@@ -1485,14 +1491,11 @@ private:
       // channel, or where a layout puts them.
       bool everyChannel = r == TensorRole::Wgt && r != layer_.output && !wgtPerSample_;
       const LayoutDirective *layout = layoutOf(r);
-      PieceGeometry g = pieceGeometry(r, stacks);
       // Pieces placed by hand where a layout stores the role, or where their
       // ranges are not whole tiles (a pooling input's extra channel, an even
       // split of a padded partition); weights from every channel keep the tree.
-      bool uneven = false;
-      for (size_t d = 0; d < g.extent.size(); ++d)
-        uneven |= (!g.extra.empty() && g.extra[d] > 0) || (!g.even.empty() && g.even[d] && g.extent[d] % g.tile[d] != 0);
-      if (layout || (uneven && !everyChannel)) {
+      if (layout || (!everyChannel && unevenPieces(r))) {
+        const PieceGeometry g = pieceGeometry(r, stacks);
         std::vector<std::pair<size_t, int64_t>> parts;
         if (layout)
           parts = layoutParts(r, *layout);
@@ -1526,14 +1529,33 @@ private:
   /// Role r's pieces in its tensor (§6 NoC, layouts): per dim of r, the
   /// tensor's data, a node's tile, where the first starts (a padded input's
   /// -pad) and each node-level stack's shift per copy.
+  /// nn_dataflow's pooling input range per node ends a channel past the
+  /// output's (`partition.proc_data_range`, n_end + nreg - nreg // 2 with
+  /// nreg = 1): that channel travels too.
+  bool poolExtra(TensorRole r) const {
+    return hw_.poolExtraChannel && r == TensorRole::Ifm &&
+           (layer_.type == LayerType::MaxPool || layer_.type == LayerType::AvgPool);
+  }
+
+  /// Whether role r's pieces are not whole tiles of the node level: a
+  /// pooling input's extra channel, or an even split of a padded partition
+  /// that does not divide (pieceGeometry's `extra` and `even`, without
+  /// building it: most schedules have neither).
+  bool unevenPieces(TensorRole r) const {
+    const LevelResult &node = result_.levels[hw_.levels.size() - 2];
+    const bool evenSplit = hw_.levels[hw_.levels.size() - 2].padPartial;
+    for (Dim raw : dimsOf(r)) {
+      const int64_t extent = at(layer_.bounds, raw), tile = at(node.extent, canon(raw));
+      if ((poolExtra(r) && raw == Dim::C) || (evenSplit && !isInputWindow(raw) && tile < extent && extent % tile != 0))
+        return true;
+    }
+    return false;
+  }
+
   PieceGeometry pieceGeometry(TensorRole r, const std::vector<const Move *> &stacks) const {
     PieceGeometry g;
     const LevelResult &node = result_.levels[hw_.levels.size() - 2];
-    // nn_dataflow's pooling input range per node ends a channel past the
-    // output's (`partition.proc_data_range`, n_end + nreg - nreg // 2 with
-    // nreg = 1): that channel travels too.
-    const bool poolExtra = hw_.poolExtraChannel && r == TensorRole::Ifm &&
-                           (layer_.type == LayerType::MaxPool || layer_.type == LayerType::AvgPool);
+    const bool poolExtra = this->poolExtra(r);
     const bool evenSplit = hw_.levels[hw_.levels.size() - 2].padPartial;
     g.shift.resize(stacks.size());
     for (Dim raw : dimsOf(r)) {

@@ -26,6 +26,10 @@
 
 namespace dfl {
 
+namespace intra {
+class AnalysisMemo;
+}
+
 enum class Objective { Energy, Latency, EDP };
 const char *objectiveName(Objective o);
 double objectiveValue(Objective o, double energyPj, double latencyCycles);
@@ -81,6 +85,9 @@ struct IntraLayerOptions {
   /// search stops where it scores them once a limit is reached and it holds
   /// a valid schedule (at once when cancelled), returning the best scored.
   BudgetMeter *budget = nullptr;
+  /// Where the descent's analyses of completed plans are kept across solves
+  /// (null: within each solve only); see intra::AnalysisMemo.
+  intra::AnalysisMemo *analyses = nullptr;
 };
 
 struct IntraLayerStats {

@@ -1,15 +1,70 @@
 #include "scheduler/kapla/LayerObjective.h"
 #include "scheduler/analysis/LayerAnalysis.h"
+#include "scheduler/kapla/InterLayerSolver.h"
 #include "model/ScheduleWriter.h"
 
 #include <algorithm>
+#include <cstring>
+#include <utility>
 
 namespace dfl::intra {
+
+uint32_t AnalysisMemo::context(const std::string &key) {
+  return contexts_.emplace(key, static_cast<uint32_t>(contexts_.size())).first->second;
+}
+
+std::pair<Analysed *, bool> AnalysisMemo::entry(std::string_view key) {
+  const uint64_t hash = std::hash<std::string_view>{}(key);
+  size_t mask = slots_.size() - 1, i = hash & mask;
+  for (; slots_[i].entry; i = (i + 1) & mask)
+    if (slots_[i].hash == hash && slots_[i].key == key)
+      return {slots_[i].entry, true};
+  if (2 * (entries_.size() + 1) > slots_.size()) {   // grow, then find the free slot again
+    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(2 * slots_.size()));
+    mask = slots_.size() - 1;
+    auto freeSlot = [&](uint64_t h) {
+      size_t j = h & mask;
+      while (slots_[j].entry)
+        j = (j + 1) & mask;
+      return j;
+    };
+    for (const Slot &s : old)
+      if (s.entry)
+        slots_[freeSlot(s.hash)] = s;
+    i = freeSlot(hash);
+  }
+  constexpr size_t kBlock = size_t{1} << 16;
+  if (blocks_.empty() || blockUsed_ + key.size() > kBlock) {
+    blocks_.emplace_back(new char[std::max(kBlock, key.size())]);
+    blockUsed_ = 0;
+  }
+  char *kept = blocks_.back().get() + blockUsed_;
+  std::memcpy(kept, key.data(), key.size());
+  blockUsed_ += key.size();
+  Analysed *a = &entries_.emplace_back();
+  slots_[i] = {hash, std::string_view(kept, key.size()), a};
+  return {a, false};
+}
 
 LayerObjective::LayerObjective(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
                                const IntraLayerOptions &options, IntraLayerStats &stats)
     : TilingSpace(net, layer, hw, given, options), stats_(stats), firstCandidate_(stats.candidates),
-      budget_(options.budget), limited_(options.budget && options.budget->limited()) {}
+      budget_(options.budget), limited_(options.budget && options.budget->limited()),
+      own_(given || !options.analyses ? std::make_unique<AnalysisMemo>() : nullptr),
+      memo_(own_ ? own_.get() : options.analyses) {
+  const uint32_t id = memo_->context(sharedContext());
+  prefix_.assign(reinterpret_cast<const char *>(&id), sizeof id);
+}
+
+std::string LayerObjective::sharedContext() const {
+  // The template by identity: the solves of one network share it (a vector
+  // unit's truncated template is another).
+  std::string k = std::to_string(reinterpret_cast<uintptr_t>(&hw_)) + "/" + std::to_string(net_.batch) + "/" +
+                  objectiveName(options_.objective) + "/" + std::to_string(options_.topBatchOutermost);
+  for (Dim d : options_.topOutermost)
+    k += dimName(d);
+  return k + "/" + shapeKey(layer_);
+}
 
 std::optional<IntraLayerSolution> LayerObjective::finish(std::optional<IntraLayerSolution> sol, SolveFailure &why) {
   if (!stopped_)
@@ -18,8 +73,10 @@ std::optional<IntraLayerSolution> LayerObjective::finish(std::optional<IntraLaye
   if (!incumbent_) {
     why = failure(SolveFailure::Reason::NoneWithinLimit);
     why.limit = budget_->hit();
+    return std::nullopt;
   }
-  return std::move(incumbent_);
+  Analysed ignored;
+  return analyse(*incumbent_, ignored);
 }
 
 Plan LayerObjective::completed(const Plan &p) const {
@@ -38,29 +95,28 @@ Plan LayerObjective::completed(const Plan &p) const {
 
 const Score *LayerObjective::scored(const Plan &p) {
   const Plan q = completed(p);
-  std::string key;
-  key.reserve(q.levels.size() * (2 * kND + 2) * sizeof(int64_t));
-  auto put = [&](int64_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
+  // The context, then the plan (varints: most values are small).
+  key_ = prefix_;
+  auto put = [&](int64_t v) {
+    auto u = static_cast<uint64_t>(v);
+    for (; u >= 0x80; u >>= 7)
+      key_.push_back(static_cast<char>(u | 0x80));
+    key_.push_back(static_cast<char>(u));
+  };
   for (const auto &lp : q.levels) {
     for (size_t i = 0; i < kND; ++i)
       put(lp.tile[i]), put(lp.repl[i]);
     put(static_cast<int64_t>(lp.order)), put(lp.fixed);
   }
-  auto it = memo_.find(key);
-  if (it == memo_.end()) {
-    std::optional<Score> s;
-    if (auto sol = score(q)) {
-      s.emplace();
-      s->value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
-      for (const LevelResult &lr : sol->result.levels) {
-        auto &a = s->accesses.emplace_back();
-        for (size_t r = 0; r < kNumRoles; ++r)
-          a[r] = lr.accesses.reads[r] + lr.accesses.writes[r];
-      }
-    }
-    it = memo_.emplace(std::move(key), std::move(s)).first;
-  }
-  return it->second ? &*it->second : nullptr;
+  auto [a, known] = memo_->entry(key_);
+  if (!known)
+    analyse(q, *a);
+  // Counted and accepted once per solve, as score() does: analysed in
+  // another solve or not, the same candidates and verdicts.
+  auto [it, first] = seen_.try_emplace(a, false);
+  if (first)
+    it->second = accept(q, *a);
+  return it->second ? &a->score : nullptr;
 }
 
 LayerScheduleModel LayerObjective::directivesOf(const Plan &p) const {
@@ -166,34 +222,54 @@ std::string LayerObjective::pinnedText(const LevelDirectives &d) const {
 }
 
 std::optional<IntraLayerSolution> LayerObjective::score(const Plan &p) {
-  ++stats_.candidates;
-  if (budget_)
-    budget_->scored();
+  Analysed a;
+  IntraLayerSolution s = analyse(p, a);
+  if (!accept(p, a))
+    return std::nullopt;
+  return s;
+}
+
+IntraLayerSolution LayerObjective::analyse(const Plan &p, Analysed &a) const {
   IntraLayerSolution s;
   s.schedule = directivesOf(p);
   std::vector<Issue> issues;
   s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
-  // The reserve, on the analysis' own occupancy: also where a level is
-  // given (by the hardware) rather than chosen.
-  bool reserved = options_.reservedTopBytes > 0 && top_ < s.result.levels.size() &&
-                  hw_.overflowingBuffer(top_, s.result.levels[top_].bufferBytes, layer_.output, reserve(top_)) >= 0;
-  if (!issues.empty() || !s.result.complete || reserved || crowding(s.result)) {
-    ++stats_.rejected;
-    return std::nullopt;
+  a.valid = issues.empty() && s.result.complete;
+  a.score.value = objectiveValue(options_.objective, s.result.energyPj, s.result.latencyCycles);
+  a.score.accesses.clear();
+  for (const LevelResult &lr : s.result.levels) {
+    auto &acc = a.score.accesses.emplace_back();
+    for (size_t r = 0; r < kNumRoles; ++r)
+      acc[r] = lr.accesses.reads[r] + lr.accesses.writes[r];
   }
-  if (limited_) {   // the incumbent, should the budget stop the search
-    double v = objectiveValue(options_.objective, s.result.energyPj, s.result.latencyCycles);
-    if (!incumbent_ || v < incumbentValue_)
-      incumbentValue_ = v, incumbent_ = s;
-  }
+  if (top_ < s.result.levels.size())
+    a.topBytes = s.result.levels[top_].bufferBytes, a.topUnits = s.result.levels[top_].units;
   return s;
 }
 
-int64_t LayerObjective::crowding(const LayerResult &r) const {
-  if (options_.maxNodes <= 0 || top_ >= r.levels.size() || r.levels[top_].units <= options_.maxNodes)
-    return 0;
-  return r.levels[top_].units;
+bool LayerObjective::accept(const Plan &p, const Analysed &a) {
+  ++stats_.candidates;
+  if (budget_)
+    budget_->scored();
+  // The reserve, on the analysis' own occupancy: also where a level is
+  // given (by the hardware) rather than chosen.
+  const bool hasTop = top_ < a.score.accesses.size();
+  bool reserved = options_.reservedTopBytes > 0 && hasTop &&
+                  hw_.overflowingBuffer(top_, a.topBytes, layer_.output, reserve(top_)) >= 0;
+  if (!a.valid || reserved || (hasTop && crowds(a.topUnits))) {
+    ++stats_.rejected;
+    return false;
+  }
+  if (limited_ && (!incumbent_ || a.score.value < incumbentValue_))   // should the budget stop the search
+    incumbentValue_ = a.score.value, incumbent_ = p;
+  return true;
 }
+
+int64_t LayerObjective::crowding(const LayerResult &r) const {
+  return top_ < r.levels.size() && crowds(r.levels[top_].units) ? r.levels[top_].units : 0;
+}
+
+bool LayerObjective::crowds(int64_t units) const { return options_.maxNodes > 0 && units > options_.maxNodes; }
 
 SolveFailure LayerObjective::failure(SolveFailure::Reason reason) const {
   SolveFailure f;

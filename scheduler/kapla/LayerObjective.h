@@ -8,7 +8,11 @@
 
 #include "scheduler/kapla/TilingSpace.h"
 
+#include <deque>
+#include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace dfl::intra {
@@ -18,6 +22,47 @@ namespace dfl::intra {
 struct Score {
   double value = 0;
   std::vector<std::array<double, kNumRoles>> accesses;
+};
+
+/// What the searches read of a completed plan's analysis, whatever the
+/// options that then accept or refuse it (the node-buffer reserve, the nodes
+/// a segment leaves the layer).
+struct Analysed {
+  bool valid = false;   // no issue, every level known
+  Score score;          // its objective and accesses
+  BufferBytes topBytes{};   // the node level's buffers
+  int64_t topUnits = 0;
+};
+
+/// The analyses of completed plans, shared by the solves of one network on
+/// one template under one objective: the inter-layer solver solves the same
+/// layer shapes again under other constraints (reserves, batch chunks, node
+/// regions) and their descents meet the same completed plans again. A plan's
+/// directives, and so its analysis, depend on the layer's shape, the batch,
+/// the template and the node level's outermost dims alone: those make the
+/// context a plan's key starts with. Keys live in large blocks and entries
+/// in a deque, so that the memo's growth does not fragment the heap the
+/// analyses allocate in, and are found by open addressing.
+class AnalysisMemo {
+public:
+  /// The id of a context (its key, as above).
+  uint32_t context(const std::string &key);
+  /// The entry of `key`, and whether it was there (if not, the caller fills it).
+  std::pair<Analysed *, bool> entry(std::string_view key);
+
+private:
+  std::map<std::string, uint32_t> contexts_;
+  std::vector<std::unique_ptr<char[]>> blocks_;   // the keys
+  size_t blockUsed_ = 0;
+  std::deque<Analysed> entries_;
+  /// Open addressing over the entries (a power of two, at most half full):
+  /// the key's hash beside each, so that a probe reads one slot.
+  struct Slot {
+    uint64_t hash = 0;
+    std::string_view key;
+    Analysed *entry = nullptr;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
 };
 
 class LayerObjective : public TilingSpace {
@@ -62,6 +107,8 @@ protected:
   /// The node-level units of `r` where they exceed the nodes the solve may
   /// use (IntraLayerOptions::maxNodes: a segment's region); 0 if within.
   int64_t crowding(const LayerResult &r) const;
+  /// Whether `units` node-level units exceed them.
+  bool crowds(int64_t units) const;
 
   /// The innermost level given in part (pinnedLevel), if any.
   const LevelDirectives *firstPinned() const;
@@ -71,6 +118,14 @@ protected:
   /// A failure of this layer, the reason's numbers to be filled in.
   SolveFailure failure(SolveFailure::Reason reason) const;
 
+  /// The plan analysed: its directives and result, and its summary.
+  IntraLayerSolution analyse(const Plan &p, Analysed &a) const;
+  /// The key of this solve's plans in AnalysisMemo.
+  std::string sharedContext() const;
+  /// Counts a scored candidate and says whether this solve's options accept
+  /// it (valid, within the reserve and the nodes); keeps the incumbent.
+  bool accept(const Plan &p, const Analysed &a);
+
   /// Whether the search should stop where it is (the solve budget: a limit
   /// reached and a valid schedule scored, or cancelled). Once true, true.
   bool stopping();
@@ -78,11 +133,16 @@ protected:
   IntraLayerStats &stats_;
   const int64_t firstCandidate_;   // the cap is per layer; stats may add up several (a segment's layers)
   size_t decided_ = 0;
-  std::unordered_map<std::string, std::optional<Score>> memo_;   // scored()'s results by completed plan
+  /// The plans this solve scored, by their memo entry: accepted or not.
+  std::unordered_map<const Analysed *, bool> seen_;
+  std::string key_;             // scored()'s key, its buffer kept
   BudgetMeter *budget_;         // the solve's (null: none)
   const bool limited_;          // it has a limit: the incumbent is kept, stopping() asks it
   bool stopped_ = false;        // a search stopped at the budget
-  std::optional<IntraLayerSolution> incumbent_;   // the best valid schedule scored (limited_ only)
+  std::unique_ptr<AnalysisMemo> own_;   // where the options give none, or a block is written
+  AnalysisMemo *memo_;          // the options' (across solves) or own_
+  std::string prefix_;          // this solve's context id in it
+  std::optional<Plan> incumbent_;   // the best valid plan scored (limited_ only); finish() analyses it
   double incumbentValue_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include "scheduler/analysis/Instances.h"
 #include "scheduler/analysis/LayerAnalysis.h"
+#include "scheduler/kapla/LayerObjective.h"
 #include "support/Format.h"
 
 #include <algorithm>
@@ -112,6 +113,10 @@ private:
     intra.search = search_;
     intra.maxCandidates = cap_;
     intra.budget = &budget;
+    // The descents' analyses, shared by every layer solve below and the
+    // inter-layer solver's re-solves (docs/solver.md, "Speed").
+    intra::AnalysisMemo analyses;
+    intra.analyses = &analyses;
     // The user's block of each layer (the last one written), found once: not
     // a search of every block per layer.
     std::vector<const LayerScheduleModel *> userOf(net.layers.size(), nullptr);
