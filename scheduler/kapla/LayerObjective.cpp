@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 namespace dfl::intra {
@@ -19,6 +20,8 @@ std::pair<Analysed *, bool> AnalysisMemo::entry(std::string_view key) {
   for (; slots_[i].entry; i = (i + 1) & mask)
     if (slots_[i].hash == hash && slots_[i].key == key)
       return {slots_[i].entry, true};
+  if (maxEntries_ && entries_.size() >= maxEntries_)
+    return {nullptr, false};
   if (2 * (entries_.size() + 1) > slots_.size()) {   // grow, then find the free slot again
     std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(2 * slots_.size()));
     mask = slots_.size() - 1;
@@ -109,6 +112,11 @@ const Score *LayerObjective::scored(const Plan &p) {
     put(static_cast<int64_t>(lp.order)), put(lp.fixed);
   }
   auto [a, known] = memo_->entry(key_);
+  if (!a) {   // the shared memo is full: this solve's new plans in its own
+    if (!own_)
+      own_ = std::make_unique<AnalysisMemo>();
+    std::tie(a, known) = own_->entry(key_);
+  }
   if (!known)
     analyse(q, *a);
   // Counted and accepted once per solve, as score() does: analysed in

@@ -45,12 +45,19 @@ struct Analysed {
 /// analyses allocate in, and are found by open addressing.
 class AnalysisMemo {
 public:
+  /// At most `maxEntries` entries (0: no bound). A network's solves meet
+  /// hundreds of thousands of plans (ResNet-50 at batch 64: 253,000, about
+  /// 270 B each); the bound keeps a larger network's memo within a few
+  /// hundred MiB, and a solve past it keeps its new plans in its own memo.
+  explicit AnalysisMemo(size_t maxEntries = 0) : maxEntries_(maxEntries) {}
   /// The id of a context (its key, as above).
   uint32_t context(const std::string &key);
-  /// The entry of `key`, and whether it was there (if not, the caller fills it).
+  /// The entry of `key`, and whether it was there (if not, the caller fills
+  /// it); null when `key` is new and the memo is full.
   std::pair<Analysed *, bool> entry(std::string_view key);
 
 private:
+  size_t maxEntries_;
   std::map<std::string, uint32_t> contexts_;
   std::vector<std::unique_ptr<char[]>> blocks_;   // the keys
   size_t blockUsed_ = 0;

@@ -115,7 +115,7 @@ private:
     intra.budget = &budget;
     // The descents' analyses, shared by every layer solve below and the
     // inter-layer solver's re-solves (docs/solver.md, "Speed").
-    intra::AnalysisMemo analyses;
+    intra::AnalysisMemo analyses(size_t{1} << 20);   // about 280 MiB at most
     intra.analyses = &analyses;
     // The user's block of each layer (the last one written), found once: not
     // a search of every block per layer.
