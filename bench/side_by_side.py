@@ -8,7 +8,7 @@ the ratios dflc/KAPLA energy and KAPLA/dflc solve time.
 Usage: side_by_side.py [--dflc DFLC] [--reference REF.json] [--batch N]
                        [--nets mlp,alexnet,vgg16] [--hw HW.dfl]
                        [--dflc-results RUNS.json] [--save-dflc RUNS.json]
-                       [--kapla KAPLA_DIR [--seeds 0,1,2] [--save-kapla RUNS.json]]
+                       [--kapla KAPLA_DIR [--seeds 1,2,3] [--save-kapla RUNS.json]]
 
 With --kapla, KAPLA itself runs in the same session, each of its runs right
 after dflc's on the same network and mode (scripts/nn_dataflow_reference.py
@@ -200,7 +200,7 @@ def main():
     ap.add_argument("--dflc-results")
     ap.add_argument("--save-dflc")
     ap.add_argument("--kapla", help="a checkout of tsinghua-ideal/kapla: run KAPLA in this session")
-    ap.add_argument("--seeds", default="0,1,2", help="PYTHONHASHSEEDs of KAPLA's inter-layer runs")
+    ap.add_argument("--seeds", default="1,2,3", help="PYTHONHASHSEEDs of KAPLA's inter-layer runs")
     ap.add_argument("--kapla-timeout", type=int, default=3600)
     ap.add_argument("--save-kapla")
     a = ap.parse_args()

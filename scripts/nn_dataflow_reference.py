@@ -61,7 +61,8 @@ def mode_options(opts, mode):
     """option_inference.json for a mode. nn_dataflow's InterLayerPipeline.gen_segment
     makes multi-layer segments when partition_interlayer (spatial pipelining) OR
     hw_gbuf_save_writeback (temporal pipelining) is set, so per-layer clears both;
-    temporal-only clears the first (the spatial segments fail under Debian's sympy)."""
+    temporal-only clears the first (KAPLA's spatial segments failed under Debian's sympy
+    before boolean_segment_rules; the mode stays for comparison)."""
     o = dict(opts, nprocesses=1)
     if mode == 'per-layer':
         o.update(partition_interlayer=False, hw_gbuf_save_writeback=False)
