@@ -53,11 +53,13 @@ std::string hardwareLevelHover(const Hardware &hw, const Level &lv) {
   if (lv.bypasses())
     os << "bypass: " << bypassText(lv) << " this level\n\n";
   os << "array: " << lv.rows << " x " << lv.cols << " (" << lv.units() << " units)\n\n";
-  if (!buffers && lv.readEnergyPj == lv.writeEnergyPj)
-    os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word\n\n";
-  else if (!buffers)
-    os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word read, " << formatNumber(lv.writeEnergyPj)
-       << " pJ/word written\n\n";
+  if (!buffers) {
+    if (lv.readEnergyPj == lv.writeEnergyPj)
+      os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word\n\n";
+    else
+      os << "access energy: " << formatNumber(lv.readEnergyPj) << " pJ/word read, " << formatNumber(lv.writeEnergyPj)
+         << " pJ/word written\n\n";
+  }
   if (lv.busEnergyPj > 0)
     os << "array bus: " << formatNumber(lv.busEnergyPj) << " pJ/word to a unit inside\n\n";
   if (lv.staticEnergyPj > 0)

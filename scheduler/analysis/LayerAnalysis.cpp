@@ -1526,37 +1526,41 @@ private:
     return nullptr;
   }
 
-  /// Role r's pieces in its tensor (§6 NoC, layouts): per dim of r, the
-  /// tensor's data, a node's tile, where the first starts (a padded input's
-  /// -pad) and each node-level stack's shift per copy.
   /// nn_dataflow's pooling input range per node ends a channel past the
   /// output's (`partition.proc_data_range`, n_end + nreg - nreg // 2 with
-  /// nreg = 1): that channel travels too.
+  /// nreg = 1): role r's pieces carry that channel too.
   bool poolExtra(TensorRole r) const {
     return hw_.poolExtraChannel && r == TensorRole::Ifm &&
            (layer_.type == LayerType::MaxPool || layer_.type == LayerType::AvgPool);
   }
 
-  /// Whether role r's pieces are not whole tiles of the node level: a
-  /// pooling input's extra channel, or an even split of a padded partition
-  /// that does not divide (pieceGeometry's `extra` and `even`, without
-  /// building it: most schedules have neither).
+  /// Whether dim `raw` is split evenly over the node level's units (a padded
+  /// partition, `pad_partial`): a window dim never is, nor one not split.
+  bool evenSplit(Dim raw) const {
+    const size_t top = hw_.levels.size() - 2;
+    return hw_.levels[top].padPartial && !isInputWindow(raw) &&
+           at(result_.levels[top].extent, canon(raw)) < at(layer_.bounds, raw);
+  }
+
+  /// Whether role r's pieces are not whole tiles of the node level: an extra
+  /// channel, or an even split that does not divide (what pieceGeometry's
+  /// `extra` and `even` make uneven, without building it: most schedules
+  /// have neither).
   bool unevenPieces(TensorRole r) const {
     const LevelResult &node = result_.levels[hw_.levels.size() - 2];
-    const bool evenSplit = hw_.levels[hw_.levels.size() - 2].padPartial;
-    for (Dim raw : dimsOf(r)) {
-      const int64_t extent = at(layer_.bounds, raw), tile = at(node.extent, canon(raw));
-      if ((poolExtra(r) && raw == Dim::C) || (evenSplit && !isInputWindow(raw) && tile < extent && extent % tile != 0))
+    for (Dim raw : dimsOf(r))
+      if ((poolExtra(r) && raw == Dim::C) || (evenSplit(raw) && at(layer_.bounds, raw) % at(node.extent, canon(raw)) != 0))
         return true;
-    }
     return false;
   }
 
+  /// Role r's pieces in its tensor (§6 NoC, layouts): per dim of r, the
+  /// tensor's data, a node's tile, where the first starts (a padded input's
+  /// -pad) and each node-level stack's shift per copy.
   PieceGeometry pieceGeometry(TensorRole r, const std::vector<const Move *> &stacks) const {
     PieceGeometry g;
     const LevelResult &node = result_.levels[hw_.levels.size() - 2];
-    const bool poolExtra = this->poolExtra(r);
-    const bool evenSplit = hw_.levels[hw_.levels.size() - 2].padPartial;
+    const bool extra = poolExtra(r), padPartial = hw_.levels[hw_.levels.size() - 2].padPartial;
     g.shift.resize(stacks.size());
     for (Dim raw : dimsOf(r)) {
       Dim d = canon(raw);
@@ -1564,10 +1568,10 @@ private:
       g.extent.push_back(at(layer_.bounds, raw));
       g.tile.push_back(at(node.extent, d));
       g.offset.push_back(window ? -layer_.window.along(raw).padBegin : 0);
-      if (poolExtra)
+      if (extra)
         g.extra.push_back(raw == Dim::C ? 1 : 0);
-      if (evenSplit)
-        g.even.push_back(!window && at(node.extent, d) < at(layer_.bounds, raw));
+      if (padPartial)
+        g.even.push_back(evenSplit(raw));
       for (size_t i = 0; i < stacks.size(); ++i)
         g.shift[i].push_back(at(stacks[i]->amount, d));
     }
