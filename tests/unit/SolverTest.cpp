@@ -1,6 +1,7 @@
 // The solver: exhaustive is optimal in the space, KAPLA stays close to it,
 // user-written levels survive verbatim, and the same input gives the same result.
 #include "scheduler/kapla/InterLayerSolver.h"
+#include "scheduler/kapla/LayerObjective.h"
 #include "frontend/Loader.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/kapla/SegmentChains.h"
@@ -1138,4 +1139,30 @@ hardware hw {
   ScheduleResult again = analyzeSchedule(c.model, s.schedule);
   ASSERT_TRUE(again.valid && again.complete);
   EXPECT_EQ(again.energyPj, s.result.energyPj);
+}
+
+// The memo shared by a network's solves (docs/solver.md, "the analyses are
+// kept"): past its bound a new key gets no entry (the solve then keeps its
+// own), while the keys it holds are still found, their entries unchanged.
+TEST(AnalysisMemo, PastItsBoundNewKeysGetNoEntryAndKeptOnesAreFound) {
+  intra::AnalysisMemo memo(2);
+  auto [a, knownA] = memo.entry("plan a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_FALSE(knownA);
+  a->score.value = 7;
+  auto [b, knownB] = memo.entry("plan b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(knownB);
+  EXPECT_NE(a, b);
+  auto [c, knownC] = memo.entry("plan c");   // a third key: the bound of 2 is reached
+  EXPECT_EQ(c, nullptr);
+  EXPECT_FALSE(knownC);
+  auto [again, knownAgain] = memo.entry("plan a");
+  EXPECT_EQ(again, a);
+  EXPECT_TRUE(knownAgain);
+  EXPECT_EQ(again->score.value, 7);
+  intra::AnalysisMemo unbounded;   // 0: no bound; grows past its first table of 1024 slots
+  for (int i = 0; i < 3000; ++i)
+    ASSERT_NE(unbounded.entry("plan " + std::to_string(i)).first, nullptr);
+  EXPECT_TRUE(unbounded.entry("plan 1234").second);
 }
