@@ -21,21 +21,31 @@ without --train (INFERENCE_CHIPS). A decode step (a network named
 nature and runs without --train (its matmuls of
 several second operands do not train, E0311; docs/language.md, "A KV cache");
 so does a causal prefill (*_prefill_L: causal layers do not train yet, E0313).
-Prints one line per case and a summary; --json FILE writes the details.
-Runs each dflc under a per-case timeout (a case that times out is reported as
-such, not as a pass). Cases run one after the other unless --jobs is given.
+Prints one line per case and a summary; --json FILE writes the details,
+after every case, so a run cut short keeps what it found; --resume then
+runs only the cases FILE does not hold for the same dflc binary (its
+SHA-256), so a verdict is never assembled from two binaries. Each dflc runs
+under a limit of CPU seconds (--timeout; a case past it is reported as
+such, not as a pass), so the verdict is the same on a loaded machine, and
+under a wall-clock guard of ten times that against a hang. Cases run one
+after the other unless --jobs is given.
 
   scripts/one-verdict.py --dflc build/tools/dflc [--nets mlp,alexnet] [--hw eyeriss_multinode]
                          [--modes inference,train] [--batches 1,64] [--timeout 1800] [--jobs 1]
+                         [--json verdict.json [--resume]]
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,12 +58,29 @@ INFERENCE_CHIPS = {"tpu_v1", "simba_6x6"}
 
 
 def run(argv, timeout):
+    """argv's exit code (None past a limit), stdout, stderr, and its wall and
+    CPU seconds. The limit is `timeout` CPU seconds (RLIMIT_CPU: SIGXCPU),
+    with ten times that of wall time as a guard against a hang."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_CPU, (timeout, timeout + 5))
     start = time.monotonic()
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr, time.monotonic() - start
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out after %d s" % timeout, time.monotonic() - start
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, text=True, preexec_fn=limit)
+        guard = threading.Timer(10 * timeout, p.kill)
+        guard.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            guard.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        wall, cpu = time.monotonic() - start, usage.ru_utime + usage.ru_stime
+        if p.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            why = "past %d CPU seconds" % timeout if cpu >= timeout else \
+                  "killed after %.0f s of wall time (%.0f CPU seconds)" % (wall, cpu)
+            return None, "", why, wall, cpu
+        return p.returncode, out.read(), err.read(), wall, cpu
 
 
 def load(path):
@@ -72,6 +99,12 @@ def pipeline_problems(pipe, result):
             result["problems"].append("segment %s: %s" % (s.get("layers"), s.get("error") or s["violations"][:1]))
         elif s.get("skipped"):
             result["skipped_segments"].append((s.get("layers"), s["skipped"]))
+
+
+def failure(what, code, err):
+    if code is None:
+        return "%s stopped: %s" % (what, err)
+    return "%s exit %s: %s" % (what, code, first_error(err))
 
 
 def first_error(err):
@@ -99,33 +132,41 @@ def close(a, b):
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+def case_name(net, hw, train, batch):
+    return "%s on %s%s, batch %d" % (net, hw, " --train" if train else "", batch)
+
+
 def case(dflc, net, hw, train, batch, timeout, work):
-    name = "%s on %s%s, batch %d" % (net, hw, " --train" if train else "", batch)
+    name = case_name(net, hw, train, batch)
     out = os.path.join(work, "%s-%s-%s-b%d" % (net, hw, "train" if train else "inf", batch))
     base = [dflc, os.path.join(ROOT, "stdlib/nets/%s.dfl" % net), os.path.join(ROOT, "stdlib/hw/%s.dfl" % hw),
             "-o", out, "--batch", str(batch)] + (["--train"] if train else [])
-    result = {"case": name, "ok": False, "seconds": 0.0, "problems": [], "skipped_layers": [], "skipped_segments": [],
-              "seeded_layers": []}
+    result = {"case": name, "ok": False, "seconds": 0.0, "cpu_seconds": 0.0, "problems": [], "skipped_layers": [],
+              "skipped_segments": [], "seeded_layers": []}
+
+    def timed(argv):
+        code, stdout, err, wall, cpu = run(argv, timeout)
+        result["seconds"] += wall
+        result["cpu_seconds"] += cpu
+        return code, stdout, err
+
     if batch == 1:
-        code, _, err, secs = run(base + ["--sim"], timeout)
-        result["seconds"] = secs
+        code, _, err = timed(base + ["--sim"])
         if code != 0:
-            result["problems"].append("compile --sim exit %s: %s" % (code, first_error(err)))
+            result["problems"].append(failure("compile --sim", code, err))
             return result
         sim_findings(out, result)
         result["ok"] = not result["problems"]
         return result
-    code, _, err, secs = run(base, timeout)
-    result["seconds"] = secs
+    code, _, err = timed(base)
     if code != 0:
-        result["problems"].append("compile exit %s: %s" % (code, first_error(err)))
+        result["problems"].append(failure("compile", code, err))
         return result
     report = load(os.path.join(out, "report.json"))
-    code, stdout, err, secs = run([dflc, "check", "--format", "json", os.path.join(out, "schedule.dfl"), "--batch",
-                                   str(batch)] + (["--train"] if train else []), timeout)
-    result["seconds"] += secs
+    code, stdout, err = timed([dflc, "check", "--format", "json", os.path.join(out, "schedule.dfl"), "--batch",
+                               str(batch)] + (["--train"] if train else []))
     if code != 0:
-        result["problems"].append("re-check exit %s: %s" % (code, first_error(err)))
+        result["problems"].append(failure("re-check", code, err))
         return result
     again = json.loads(stdout)["schedules"][0]
     for key in ("energy_pj", "latency_cycles"):
@@ -133,11 +174,10 @@ def case(dflc, net, hw, train, batch, timeout, work):
             result["problems"].append("re-check %s %s, the compile's %s" % (key, again["totals"][key], report["totals"][key]))
     if pipelined_segments(report):
         sim_out = out + "-pipelines"
-        code, _, err, secs = run([dflc, "sim", os.path.join(out, "schedule.dfl"), "--batch", str(batch),
-                                  "--pipelines-only", "-o", sim_out] + (["--train"] if train else []), timeout)
-        result["seconds"] += secs
+        code, _, err = timed([dflc, "sim", os.path.join(out, "schedule.dfl"), "--batch", str(batch),
+                              "--pipelines-only", "-o", sim_out] + (["--train"] if train else []))
         if code != 0:
-            result["problems"].append("sim --pipelines-only exit %s: %s" % (code, first_error(err)))
+            result["problems"].append(failure("sim --pipelines-only", code, err))
         else:
             pipeline_problems(load(os.path.join(sim_out, "pipeline.json")), result)
     result["ok"] = not result["problems"]
@@ -147,39 +187,75 @@ def case(dflc, net, hw, train, batch, timeout, work):
 INFERENCE_ONLY = re.compile(r"_(decode|prefill)(_\d+)?$")
 
 
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_json(path, results):
+    """Atomically, so a run stopped while writing keeps the last whole file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(results, f, indent=2)
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dflc", default=os.path.join(ROOT, "build/tools/dflc"))
-    ap.add_argument("--nets", default=",".join(sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "stdlib/nets")))))
-    ap.add_argument("--hw", default=",".join(MEMORY_HIERARCHY))
-    ap.add_argument("--modes", default="inference,train")
-    ap.add_argument("--batches", default="1,64")
-    ap.add_argument("--timeout", type=int, default=1800)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--json")
+    ap.add_argument("--dflc", default=os.path.join(ROOT, "build/tools/dflc"), help="the dflc binary to judge")
+    ap.add_argument("--nets", default=",".join(sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "stdlib/nets")))),
+                    help="comma-separated stdlib network names (default: all)")
+    ap.add_argument("--hw", default=",".join(MEMORY_HIERARCHY),
+                    help="comma-separated stdlib templates (default: every memory-hierarchy one)")
+    ap.add_argument("--modes", default="inference,train", help="inference, train or both (comma-separated)")
+    ap.add_argument("--batches", default="1,64", help="comma-separated batch sizes: 1 simulates, others re-check")
+    ap.add_argument("--timeout", type=int, default=1800, help="CPU seconds per dflc run (default 1800)")
+    ap.add_argument("--jobs", type=int, default=1, help="cases run at once (default 1)")
+    ap.add_argument("--json", help="write every case's details here, after each case")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the cases --json already holds for this dflc binary and run the rest")
     ap.add_argument("--work", help="output directories (default: a temporary one, removed)")
     a = ap.parse_args()
+    if a.resume and not a.json:
+        ap.error("--resume needs --json")
+    binary = sha256(a.dflc)
     work = a.work or tempfile.mkdtemp(prefix="dflc-verdict-")
     cases = [(n, h, m == "train", int(b)) for n in a.nets.split(",") for h in a.hw.split(",")
              for m in a.modes.split(",") for b in a.batches.split(",")
              if not (m == "train" and (INFERENCE_ONLY.search(n) or h in INFERENCE_CHIPS))]
+    kept = {}
+    if a.resume and os.path.exists(a.json):
+        kept = {r["case"]: r for r in load(a.json) if r.get("dflc_sha256") == binary}
     start = time.monotonic()
-    results = []
+    results, lock = [r for r in kept.values()], threading.Lock()
+
+    def one(n, h, t, b):
+        r = case(a.dflc, n, h, t, b, a.timeout, work)
+        r["dflc_sha256"] = binary
+        with lock:
+            results.append(r)
+            if a.json:
+                write_json(a.json, results)
+        return r
+
+    todo = [c for c in cases if case_name(*c) not in kept]
+    if kept:
+        print("%d cases kept from %s, %d to run" % (len(cases) - len(todo), a.json, len(todo)), flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = [pool.submit(case, a.dflc, n, h, t, b, a.timeout, work) for n, h, t, b in cases]
+        futures = [pool.submit(one, n, h, t, b) for n, h, t, b in todo]
         for f in futures:
             r = f.result()
-            results.append(r)
             notes = r["problems"] + (["%d layers on seeded operands" % len(r["seeded_layers"])]
                                      if r["seeded_layers"] else [])
             print("%-4s %-60s %7.1f s  %s" % ("ok" if r["ok"] else "FAIL", r["case"], r["seconds"],
                                                "; ".join(notes)), flush=True)
-    failed = [r for r in results if not r["ok"]]
-    print("%d of %d cases hold the verdict in %.0f s" % (len(results) - len(failed), len(results),
-                                                         time.monotonic() - start))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(results, f, indent=2)
+    judged = [r for r in results if r["case"] in {case_name(*c) for c in cases}]
+    failed = [r for r in judged if not r["ok"]]
+    print("%d of %d cases hold the verdict in %.0f s (%.0f CPU seconds of dflc in all)" % (
+        len(judged) - len(failed), len(judged), time.monotonic() - start, sum(r["cpu_seconds"] for r in judged)))
     return 1 if failed else 0
 
 
