@@ -224,10 +224,12 @@ private:
       SegmentResult &seg = r_.segments[i];
       if (seg.layers.size() < 2)
         continue;
-      if (seg.pipelined && !hw_.spatialPipelining)
-        issue(ranges_[i], diag::err_pipelining_disabled, {"spatial", hw_.name});
-      if (!seg.pipelined && !hw_.temporalPipelining)
-        issue(ranges_[i], diag::err_pipelining_disabled, {"temporal", hw_.name});
+      if (seg.pipelined ? !hw_.spatialPipelining : !hw_.temporalPipelining) {
+        // The segment cannot exist: its node count, buffers and tiles would
+        // only be errors that follow from this one.
+        issue(ranges_[i], diag::err_pipelining_disabled, {seg.pipelined ? "spatial" : "temporal", hw_.name});
+        continue;
+      }
       if (auto u = unkeptIntermediate(net_, hw_, seg.layers))
         issue(ranges_[i], diag::err_segment_bypass, {net_.layers[u->producer].name, unkeptText(net_, hw_, *u)},
               {{nodes.nameRange, diag::note_level_holds, {nodes.name, rolesText(nodes.heldRoles())}}});
