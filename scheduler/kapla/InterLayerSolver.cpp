@@ -94,6 +94,15 @@ bool receivesChannels(const Network &net, int first, int x) {
   return l.operands.size() == 1 && !l.operands[0].isInput && l.operands[0].index >= first && l.operands[0].index < x;
 }
 
+/// How many tiles a channel split of `split` cuts the channels of layer x's
+/// forwarded operand into: `split`, or per head where its producer runs its
+/// heads one after the other (a matmul's heads are its N, its K one head's
+/// channels), so that both ends step alike.
+int64_t channelChunks(const Network &net, int x, int64_t split) {
+  const Layer &p = net.layers[static_cast<size_t>(net.layers[static_cast<size_t>(x)].operands[0].index)];
+  return p.type == LayerType::MatMul && p.groups > 1 ? split * p.groups : split;
+}
+
 /// The softmax inside m..last over each head's keys of `m`, an attention's
 /// score matmul (heads > 1); -1 if `m` is not one.
 int attentionSoftmax(const Network &net, int m, int last) {
@@ -175,7 +184,7 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
     at(t, d) = at(layer.bounds, d) / split;
   }
   if (receivesChannels(net, first, x))
-    at(t, Dim::C) = at(layer.bounds, Dim::C) / split;
+    at(t, Dim::C) = at(layer.bounds, Dim::C) / channelChunks(net, x, split);
   return t;
 }
 
@@ -315,7 +324,7 @@ std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const 
       Dim d = canonicalDim(Dim::K, l.channelWise());
       if (forwardsChannels(net, x, last) && at(l.bounds, d) % s)
         divides = false;
-      if (receivesChannels(net, first, x) && at(l.bounds, Dim::C) % s)
+      if (receivesChannels(net, first, x) && at(l.bounds, Dim::C) % channelChunks(net, x, s))
         divides = false;
     }
     if (divides)
@@ -429,7 +438,8 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     // Channel chunks: an output cut into K chunks re-reads its input per
     // chunk; an input cut into C chunks accumulates the output over them.
     const double splitK = forwardsChannels(net, x, s.last) ? static_cast<double>(s.channelSplit) : 1;
-    const double splitC = receivesChannels(net, s.first, x) ? static_cast<double>(s.channelSplit) : 1;
+    const double splitC =
+        receivesChannels(net, s.first, x) ? static_cast<double>(channelChunks(net, x, s.channelSplit)) : 1;
     const double O = static_cast<double>(l.ofmShape.size()) * batch;
     // Operands, from DRAM or forwarded: the ifm's, and a matmul's second or a
     // broadcast operand, which is its per-sample wgt (each word read once).
