@@ -94,15 +94,6 @@ bool receivesChannels(const Network &net, int first, int x) {
   return l.operands.size() == 1 && !l.operands[0].isInput && l.operands[0].index >= first && l.operands[0].index < x;
 }
 
-/// How many tiles a channel split of `split` cuts the channels of layer x's
-/// forwarded operand into: `split`, or per head where its producer runs its
-/// heads one after the other (a matmul's heads are its N, its K one head's
-/// channels), so that both ends step alike.
-int64_t channelChunks(const Network &net, int x, int64_t split) {
-  const Layer &p = net.layers[static_cast<size_t>(net.layers[static_cast<size_t>(x)].operands[0].index)];
-  return p.type == LayerType::MatMul && p.groups > 1 ? split * p.groups : split;
-}
-
 /// The softmax inside m..last over each head's keys of `m`, an attention's
 /// score matmul (heads > 1); -1 if `m` is not one.
 int attentionSoftmax(const Network &net, int m, int last) {
@@ -122,7 +113,8 @@ int attentionSoftmax(const Network &net, int m, int last) {
 /// first..last, or -1: the scores, their softmax, and a matmul with the same
 /// heads taking the probabilities as its first operand (transpose_b) — or,
 /// the segment ending before it, the scores and their softmax alone (whose
-/// channels, heads times keys, no K = C tile matches).
+/// channels, heads times keys, no K = C tile matches), or, beginning after
+/// the scores, the softmax and the output matmul.
 int attentionOf(const Network &net, int first, int last, int x) {
   const Layer &l = net.layers[static_cast<size_t>(x)];
   auto producer = [&](const Layer &c) { return c.operands.empty() || c.operands[0].isInput ? -1 : c.operands[0].index; };
@@ -144,6 +136,17 @@ int attentionOf(const Network &net, int first, int last, int x) {
       return scores;
   }
   return x == scores || x == softmax ? scores : -1;
+}
+
+/// How many tiles a channel split of `split` cuts the channels of layer x's
+/// forwarded operand into, in a segment first..last: `split`, or per head
+/// where its producer runs its heads one after the other (a matmul's heads
+/// are its N, its K one head's channels), so that both ends step alike. A
+/// fused attention's layers have tiles of their own (forcedTiles).
+int64_t channelChunks(const Network &net, int first, int last, int x, int64_t split) {
+  const Layer &p = net.layers[static_cast<size_t>(net.layers[static_cast<size_t>(x)].operands[0].index)];
+  const bool heads = p.type == LayerType::MatMul && p.groups > 1 && attentionOf(net, first, last, x) < 0;
+  return heads ? split * p.groups : split;
 }
 
 /// The dims a fused attention's layer x walks outermost at the nodes,
@@ -184,7 +187,7 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
     at(t, d) = at(layer.bounds, d) / split;
   }
   if (receivesChannels(net, first, x))
-    at(t, Dim::C) = at(layer.bounds, Dim::C) / channelChunks(net, x, split);
+    at(t, Dim::C) = at(layer.bounds, Dim::C) / channelChunks(net, first, last, x, split);
   return t;
 }
 
@@ -324,7 +327,7 @@ std::vector<int64_t> InterLayerSolver::channelSplits(int first, int last) const 
       Dim d = canonicalDim(Dim::K, l.channelWise());
       if (forwardsChannels(net, x, last) && at(l.bounds, d) % s)
         divides = false;
-      if (receivesChannels(net, first, x) && at(l.bounds, Dim::C) % channelChunks(net, x, s))
+      if (receivesChannels(net, first, x) && at(l.bounds, Dim::C) % channelChunks(net, first, last, x, s))
         divides = false;
     }
     if (divides)
@@ -439,7 +442,7 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
     // chunk; an input cut into C chunks accumulates the output over them.
     const double splitK = forwardsChannels(net, x, s.last) ? static_cast<double>(s.channelSplit) : 1;
     const double splitC =
-        receivesChannels(net, s.first, x) ? static_cast<double>(channelChunks(net, x, s.channelSplit)) : 1;
+        receivesChannels(net, s.first, x) ? static_cast<double>(channelChunks(net, s.first, s.last, x, s.channelSplit)) : 1;
     const double O = static_cast<double>(l.ofmShape.size()) * batch;
     // Operands, from DRAM or forwarded: the ifm's, and a matmul's second or a
     // broadcast operand, which is its per-sample wgt (each word read once).
