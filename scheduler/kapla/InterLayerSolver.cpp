@@ -123,10 +123,12 @@ int attentionOf(const Network &net, int first, int last, int x) {
                : l.type == LayerType::Softmax               ? in
                : l.type == LayerType::MatMul && in >= 0     ? producer(net.layers[static_cast<size_t>(in)])
                                                             : -1;
-  if (scores < first || scores > last)
+  if (scores < 0 || scores > last)
     return -1;
+  // The scores may run before the segment (`probs, context`): their shape
+  // still sets the softmax's and the output matmul's tiles.
   const int softmax = attentionSoftmax(net, scores, last);
-  if (softmax < 0)
+  if (softmax < first)
     return -1;
   const Layer &s = net.layers[static_cast<size_t>(scores)];
   for (int c = softmax + 1; c <= last; ++c) {
