@@ -162,10 +162,12 @@ KernelCache::~KernelCache() {
     t.join();
 }
 
-KernelCache::Entry &KernelCache::entry(const KernelPlan &plan, const KernelOptions &options, KernelCode &code) {
+KernelCache::Ticket KernelCache::ticket(const KernelPlan &plan, const KernelOptions &options) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  code = generateKernel(plan, *ctx, options);
-  std::unique_ptr<llvm::Module> m = std::move(code.module);   // dies before ctx unless kept
+  Ticket t;
+  t.code = generateKernel(plan, *ctx, options);
+  t.layer = plan.layer;
+  std::unique_ptr<llvm::Module> m = std::move(t.code.module);   // dies before ctx unless kept
   // The key: the module's text under one name for every layer.
   m->setModuleIdentifier("kernel");
   m->setSourceFileName("kernel");
@@ -174,33 +176,34 @@ KernelCache::Entry &KernelCache::entry(const KernelPlan &plan, const KernelOptio
   m->print(os, nullptr);
   os.flush();
   std::lock_guard<std::mutex> lock(mutex_);
-  std::unique_ptr<Entry> &e = entries_[key];
+  std::unique_ptr<Entry> &e = entries_[std::move(key)];
   if (!e) {
     e = std::make_unique<Entry>();
     e->module = std::move(m);
     e->ctx = std::move(ctx);
-    e->function = code.function;
+    e->function = t.code.function;
     e->owner = plan.layer;
   }
-  return *e;
+  t.entry = e.get();
+  return t;
 }
 
-void KernelCache::prefetch(const KernelPlan &plan, const KernelOptions &options) {
-  KernelCode code;
-  Entry &e = entry(plan, options, code);
-  if (maxThreads_ == 0)
-    return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (e.queued)
-      return;
-    e.queued = true;
-    queue_.push_back(&e);
-    // No more threads than kernels queued.
-    if (threads_.size() < maxThreads_ && threads_.size() < queue_.size())
-      threads_.emplace_back([this] { work(); });
-  }
+size_t KernelCache::prefetch(const KernelPlan &plan, const KernelOptions &options) {
+  Ticket t = ticket(plan, options);
+  Entry &e = *t.entry;
+  std::unique_lock<std::mutex> lock(mutex_);
+  tickets_.push_back(std::move(t));
+  const size_t id = tickets_.size() - 1;
+  if (maxThreads_ == 0 || e.queued)
+    return id;
+  e.queued = true;
+  queue_.push_back(&e);
+  // No more threads than kernels queued.
+  if (threads_.size() < maxThreads_ && threads_.size() < queue_.size())
+    threads_.emplace_back([this] { work(); });
+  lock.unlock();
   changed_.notify_all();
+  return id;
 }
 
 void KernelCache::work() {
@@ -222,17 +225,29 @@ void KernelCache::compile(Entry &e, std::unique_lock<std::mutex> &lock) {
   changed_.notify_all();
 }
 
+CompiledKernel KernelCache::get(size_t ticket) {
+  const Ticket *t = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    t = &tickets_.at(ticket);   // a deque's elements stay where they are
+  }
+  return get(*t);
+}
+
 CompiledKernel KernelCache::get(const KernelPlan &plan, const KernelOptions &options) {
-  KernelCode code;
-  Entry &e = entry(plan, options, code);
+  return get(ticket(plan, options));
+}
+
+CompiledKernel KernelCache::get(const Ticket &t) {
+  Entry &e = *t.entry;
   std::unique_lock<std::mutex> lock(mutex_);
   if (!e.queued) {   // not prefetched: compiled here
     e.queued = true;
     compile(e, lock);
   }
   changed_.wait(lock, [&] { return e.done; });
-  const bool owns = !e.taken && plan.layer == e.owner;
-  CompiledKernel out = compiledKernel(code, e.compiled.address, renamedModule(e.compiled.ir, plan.layer),
+  const bool owns = !e.taken && t.layer == e.owner;
+  CompiledKernel out = compiledKernel(t.code, e.compiled.address, renamedModule(e.compiled.ir, t.layer),
                                       owns ? e.compiled.compileMs : 0);
   out.shared = !owns;
   e.taken = e.taken || owns;

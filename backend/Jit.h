@@ -9,11 +9,12 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <map>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace llvm {
@@ -75,13 +76,13 @@ private:
 
 /// The kernels of a run, each distinct one compiled once: two plans whose
 /// generated IR is the same (the layer's name aside) share one function
-/// (the key is the IR's text, so sharing is exact). prefetch() queues a
-/// kernel for at most `threads` background threads, in the order asked; get() waits
-/// for it or, not queued, compiles it in the caller. The layer that first
-/// asked for a kernel owns its compile: call prefetch() for every layer, in
-/// layer order, from one thread (with no threads it only records the order),
-/// so which kernels are shared and what each computes never depend on the
-/// threads or the timing.
+/// (the key is the IR's text, so sharing is exact). prefetch() generates a
+/// kernel once and queues it for at most `threads` background threads, in
+/// the order asked; get() waits for it or, not queued, compiles it in the
+/// caller. The layer that first asked for a kernel owns its compile: call
+/// prefetch() for every layer, in layer order, from one thread (with no
+/// threads it only records the order), so which kernels are shared and what
+/// each computes never depend on the threads or the timing.
 class KernelCache {
 public:
   /// threads 0: no background threads (get() compiles).
@@ -90,10 +91,15 @@ public:
   KernelCache(const KernelCache &) = delete;
   KernelCache &operator=(const KernelCache &) = delete;
 
-  void prefetch(const KernelPlan &plan, const KernelOptions &options);
-  /// The plan's kernel: its slots the plan's own, its function (and the IR,
-  /// under the plan's layer's name) the first identical kernel's, compileMs
-  /// that compile's for the owner's first get() of it, 0 and shared else.
+  /// The plan's kernel generated and queued; get(ticket) takes it without
+  /// generating its IR again.
+  size_t prefetch(const KernelPlan &plan, const KernelOptions &options);
+  /// The kernel of prefetch()'s `ticket`: its slots the plan's own, its
+  /// function (and the IR, under the plan's layer's name) the first
+  /// identical kernel's, compileMs that compile's for the owner's first
+  /// get() of it, 0 and shared else. Thread-safe.
+  CompiledKernel get(size_t ticket);
+  /// The same for a plan not prefetched (compiled here if new).
   CompiledKernel get(const KernelPlan &plan, const KernelOptions &options);
   /// The distinct kernels compiled or queued.
   size_t distinct() const { return entries_.size(); }
@@ -107,14 +113,24 @@ private:
     bool queued = false, done = false, taken = false;
     JitFunction compiled;
   };
+  /// A kernel asked for: its entry, the generator's tables (no module), the layer.
+  struct Ticket {
+    Entry *entry = nullptr;
+    KernelCode code;
+    std::string layer;
+  };
   /// The plan's kernel generated, its entry (made, not queued, if new).
-  Entry &entry(const KernelPlan &plan, const KernelOptions &options, KernelCode &code);
+  Ticket ticket(const KernelPlan &plan, const KernelOptions &options);
   void work();
   /// Compiles queued `e` with `lock` (held) released meanwhile, then publishes it.
   void compile(Entry &e, std::unique_lock<std::mutex> &lock);
+  CompiledKernel get(const Ticket &t);
 
   Jit jit_;
-  std::map<std::string, std::unique_ptr<Entry>> entries_;   // by the IR's text
+  /// By the IR's text: hashed, so a new kernel is not compared with every
+  /// other's text (they share long prefixes).
+  std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;
+  std::deque<Ticket> tickets_;                               // prefetch()'s, by ticket
   std::vector<Entry *> queue_;                               // FIFO, next at queueHead_
   size_t queueHead_ = 0;
   std::mutex mutex_;

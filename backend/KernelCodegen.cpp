@@ -103,6 +103,25 @@ private:
     return static_cast<double>(a) * static_cast<double>(b) >= static_cast<double>(kHuge) ? kHuge : a * b;
   }
 
+  /// Whether level l's steps (its step counter's last value: its updates'
+  /// trips times those of every level above and their units) are below
+  /// 2^31: its stamps are then 32-bit words, half the memory and traffic of
+  /// 64-bit ones, and still equal a step only where that step wrote them.
+  bool stepsFit32(size_t l) const {
+    double steps = 1;
+    for (size_t m = l; m < nOn(); ++m) {
+      for (const PlanMove &u : p_.levels[m].updates)
+        steps *= static_cast<double>(u.count);
+      if (m > l)
+        steps *= static_cast<double>(p_.levels[m].unitsPerParent);
+    }
+    return steps < 2147483648.0;
+  }
+  /// A step (i64) as level l's stamps of role r store it.
+  Value *stamp(size_t l, TensorRole r, Value *step) {
+    return code_.slots[static_cast<size_t>(stamps_[l][idx(r)])].bytes == 4 ? b_.CreateTrunc(step, i32_) : step;
+  }
+
   int addSlot(std::string name, int64_t elements, int bytes, int64_t init = 0) {
     code_.slots.push_back({std::move(name), elements, bytes, init});
     return static_cast<int>(code_.slots.size() - 1);
@@ -157,7 +176,7 @@ private:
         state_[l][idx(r.role)] = addSlot(at + ".state", product(pl.units, stateWords(r.role)), 8);
         bool stamped = r.role == p_.output ? pl.reduceOutputs : pl.serveCopies;
         if (stamped)
-          stamps_[l][idx(r.role)] = addSlot(at + ".stamps", parentWords(l, r.role), 8);
+          stamps_[l][idx(r.role)] = addSlot(at + ".stamps", parentWords(l, r.role), stepsFit32(l) ? 4 : 8);
       }
       visited_[l] = addSlot(pl.name + ".visited", (product(parentUnits(l), outputPoints()) + 7) / 8, 1);
     }
@@ -562,11 +581,11 @@ private:
       if (!pl.serveCopies)
         return counted(inside ? one(inside) : c(1));
       int s = stamps_[l][idx(r)];
-      Value *old = load(s, at);
-      Value *fresh = b_.CreateICmpNE(old, step);
+      Value *old = load(s, at), *now = stamp(l, r, step);
+      Value *fresh = b_.CreateICmpNE(old, now);
       if (inside)
         fresh = b_.CreateAnd(fresh, inside);
-      store(s, at, inside ? b_.CreateSelect(inside, step, old) : step);
+      store(s, at, inside ? b_.CreateSelect(inside, now, old) : now);
       counted(one(fresh));
     };
     // The word's place in the parent's buffer: a stamp per parent word.
@@ -778,8 +797,9 @@ private:
     if (counted && pl.reduceOutputs) {
       // Copies of the same partial sums from one step are summed among the units first.
       int s = stamps_[l][idx(r)];
-      Value *same = b_.CreateICmpEQ(load(s, at), start);
-      store(s, at, start);
+      Value *began = stamp(l, r, start);
+      Value *same = b_.CreateICmpEQ(load(s, at), began);
+      store(s, at, began);
       count(l, r, kSame, one(same));
       writeBack(b_.CreateNot(same));
     }

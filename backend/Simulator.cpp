@@ -392,13 +392,15 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   LayerRuns runs(static_cast<size_t>(threads));
   // The kernels of the layers simulated whole compile in the background, in
   // layer order, while the reference runs (a split layer's pieces compile as
-  // they come).
+  // they come). Each is planned and generated once, here.
+  std::vector<std::optional<KernelPlan>> plans(end);
+  std::vector<std::string> whys(end);
+  std::vector<size_t> tickets(end);
   for (size_t li = 0; li < end; ++li) {
     size_t k = 0;
-    std::string why;
     if (run.layers[li] == LayerRun::Kernel && directives[li] && !splitSegmentOf(analysis, static_cast<int>(li), k))
-      if (auto plan = planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why))
-        kernels.prefetch(*plan, KernelOptions{true, options.fault});
+      if ((plans[li] = planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], whys[li])))
+        tickets[li] = kernels.prefetch(*plans[li], KernelOptions{true, options.fault});
   }
   // The reference runs up to the last layer simulated, to give each its inputs.
   for (size_t li = 0; li < end; ++li) {
@@ -436,13 +438,10 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         sim.seeded = run.seedPrefix ? kSeededPrefix : kSeededPastBound;
         sim.seededTensors.assign(from.begin(), from.end());
       }
-      std::string why;
       size_t k = 0;
       const SegmentResult *split = directives[li] ? splitSegmentOf(analysis, static_cast<int>(li), k) : nullptr;
-      std::optional<KernelPlan> plan =
-          directives[li] && !split
-              ? planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], why)
-              : std::nullopt;
+      std::optional<KernelPlan> &plan = plans[li];
+      const std::string &why = whys[li];
       if (split) {
         KernelResult pieces = runPieces(net, static_cast<int>(li), *split, k, hw, *directives[li], store,
                                         outputs.at(layer.name), kernels, options, sim);
@@ -458,9 +457,9 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
         TensorStore inputs;
         for (const auto &[name, extent] : reads)
           inputs.set(name, store.at(name));
-        runs.run([&, li, plan = std::move(*plan), inputs = std::move(inputs), want = std::move(want),
-                  sim = std::move(sim)]() mutable {
-          CompiledKernel kernel = kernels.get(plan, KernelOptions{true, options.fault});
+        runs.run([&, li, ticket = tickets[li], plan = std::move(*plan), inputs = std::move(inputs),
+                  want = std::move(want), sim = std::move(sim)]() mutable {
+          CompiledKernel kernel = kernels.get(ticket);
           checkKernelBytes(kernel, static_cast<int>(li), options);
           KernelResult kernelRun = runKernel(plan, kernel, inputs);
           sim.compileMs = kernel.compileMs;

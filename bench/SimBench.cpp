@@ -5,7 +5,9 @@
 // run; the kernel's compile time (IR generation, -O2, machine code); and the
 // whole network's simulation (`dflc sim`'s work) end to end.
 //
-// The native and kernel times are the running thread's CPU time.
+// "plain" is a convolution's plain loop nest (plainConv): the yardstick of
+// the "kernels without counters reach 0.8 of a native loop nest".
+// The native, plain and kernel times are the running thread's CPU time.
 //
 // Usage: dflc_sim_bench NET.dfl HW.dfl [--batch N] [--reps R] [--layers A,B,...] [--no-whole]
 #include "backend/Jit.h"
@@ -43,6 +45,47 @@ template <class F> double timeMs(F f) {
   const double start = cpu();
   f();
   return cpu() - start;
+}
+
+/// The "native loop nest" of a convolution: its seven loops (n, k,
+/// xo, yo, then c, r, s into a register) over the DRAM tensors as the
+/// reference lays them out, no buffer levels and no tiling, each tap's
+/// padding tested, as one writes a convolution by hand; compiled into this
+/// benchmark at -O2 like the reference. Its output, activations applied,
+/// must equal the reference's (checked).
+std::vector<sim::Word> plainConv(const Network &net, const Layer &l, const sim::TensorStore &store) {
+  const TensorShape &in = l.ifmShape, &out = l.ofmShape;
+  const std::vector<sim::Word> &x = store.at(sim::operandName(net, l.operands.at(0))).data;
+  const std::vector<sim::Word> &w = store.at(sim::weightName(l)).data;
+  const int64_t G = l.groups, Cg = in.C / G, Kg = out.C / G, R = at(l.bounds, Dim::R), S = at(l.bounds, Dim::S);
+  const WindowAxis &ax = l.window.x, &ay = l.window.y;
+  std::vector<sim::Word> y(static_cast<size_t>(net.batch * out.size()));
+  for (int64_t n = 0; n < net.batch; ++n)
+    for (int64_t k = 0; k < out.C; ++k)
+      for (int64_t xo = 0; xo < out.X; ++xo)
+        for (int64_t yo = 0; yo < out.Y; ++yo) {
+          uint32_t sum = 0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s) {
+                const int64_t xi = xo * ax.stride + r * ax.dilation - ax.padBegin;
+                const int64_t yi = yo * ay.stride + s * ay.dilation - ay.padBegin;
+                if (xi >= 0 && xi < in.X && yi >= 0 && yi < in.Y)
+                  sum += static_cast<uint32_t>(x[static_cast<size_t>(((n * in.C + k / Kg * Cg + c) * in.X + xi) * in.Y + yi)]) *
+                         static_cast<uint32_t>(w[static_cast<size_t>(((k * Cg + c) * R + r) * S + s)]);
+              }
+          auto v = static_cast<sim::Word>(sum);
+          for (const std::string &a : l.activations)
+            v = sim::activate(a, v);
+          y[static_cast<size_t>(((n * out.C + k) * out.X + xo) * out.Y + yo)] = v;
+        }
+  return y;
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
 } // namespace
@@ -86,12 +129,13 @@ int main(int argc, char **argv) {
 
   sim::TensorStore store = sim::seedNetwork(net, 1);
   sim::Jit jit;
-  std::vector<double> compileMs, onRatios, offRatios;
+  std::vector<double> compileMs, onRatios, offRatios, plainOn, plainOff;
   std::printf("%s on %s, batch %lld, median of %d runs\n", net.name.c_str(), hw.name.c_str(),
               static_cast<long long>(net.batch), reps);
-  std::printf("%-18s %12s %10s %10s %10s %9s %9s %9s\n", "layer", "MACs", "native", "kernel", "kernel", "native/",
-              "native/", "compile");
-  std::printf("%-18s %12s %10s %10s %10s %9s %9s %9s\n", "", "", "[ms]", "off [ms]", "on [ms]", "off", "on", "[ms]");
+  std::printf("%-18s %12s %10s %10s %10s %10s %9s %9s %9s %9s %9s\n", "layer", "MACs", "native", "plain", "kernel",
+              "kernel", "native/", "native/", "plain/", "plain/", "compile");
+  std::printf("%-18s %12s %10s %10s %10s %10s %9s %9s %9s %9s %9s\n", "", "", "[ms]", "[ms]", "off [ms]", "on [ms]",
+              "off", "on", "off", "on", "[ms]");
   for (const LayerScheduleModel &ls : schedule.layers) {
     const Layer &layer = net.layers[static_cast<size_t>(ls.layer)];
     if (!only.empty() && only.find("," + layer.name + ",") == std::string::npos) {
@@ -104,6 +148,17 @@ int main(int argc, char **argv) {
     sim::TensorStore outputs;
     for (int i = 0; i < reps; ++i)
       native.push_back(timeMs([&] { outputs = sim::referenceOutputs(net, ls.layer, store); }));
+    // A convolution's plain loop nest, checked against the reference.
+    std::vector<double> plain;
+    if (layer.type == LayerType::Conv && layer.operands.size() == 1) {
+      std::vector<sim::Word> y;
+      for (int i = 0; i < reps; ++i)
+        plain.push_back(timeMs([&] { y = plainConv(net, layer, store); }));
+      if (y != outputs.at(layer.name).data) {
+        std::fprintf(stderr, "%s: the plain loop nest differs from the reference\n", layer.name.c_str());
+        return 1;
+      }
+    }
     std::string why;
     auto plan = sim::planKernel(net, ls.layer, hw, ls, analysis.layers[static_cast<size_t>(ls.layer)], why);
     if (plan) {
@@ -114,11 +169,15 @@ int main(int argc, char **argv) {
         on.push_back(timeMs([&] { sim::runKernel(*plan, counted, store); }));
         off.push_back(timeMs([&] { sim::runKernel(*plan, bare, store); }));
       }
-      double n = median(native), k1 = median(on), k0 = median(off);
+      double n = median(native), k1 = median(on), k0 = median(off), p = median(plain);
       onRatios.push_back(n / k1), offRatios.push_back(n / k0);
-      std::printf("%-18s %12lld %10.3f %10.3f %10.3f %9.3f %9.3f %9.1f\n", layer.name.c_str(),
-                  static_cast<long long>((layer.macs ? layer.macs : layer.ops) * net.batch), n, k0, k1, n / k0,
-                  n / k1, counted.compileMs);
+      if (!plain.empty())
+        plainOn.push_back(p / k1), plainOff.push_back(p / k0);
+      std::printf("%-18s %12lld %10.3f %10s %10.3f %10.3f %9.3f %9.3f %9s %9s %9.1f\n", layer.name.c_str(),
+                  static_cast<long long>((layer.macs ? layer.macs : layer.ops) * net.batch), n,
+                  plain.empty() ? "-" : fmt(p).c_str(), k0, k1, n / k0, n / k1,
+                  plain.empty() ? "-" : fmt(p / k0).c_str(), plain.empty() ? "-" : fmt(p / k1).c_str(),
+                  counted.compileMs);
     } else {
       std::printf("%-18s   not simulated: %s\n", layer.name.c_str(), why.c_str());
     }
@@ -127,6 +186,8 @@ int main(int argc, char **argv) {
   }
   std::printf("median native/kernel throughput: counters off %.3f, on %.3f; median compile %.1f ms over %zu kernels\n",
               median(offRatios), median(onRatios), median(compileMs), compileMs.size());
+  std::printf("median plain/kernel throughput over %zu convolutions: counters off %.3f, on %.3f\n", plainOff.size(),
+              median(plainOff), median(plainOn));
   if (!whole)
     return 0;
   sim::SimResult result;
