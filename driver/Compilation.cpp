@@ -409,6 +409,7 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
   if (options_.maxLatency)
     so.maxLatencyCycles = constraintCycles(*options_.maxLatency, hw);
   so.keepAlternatives = options_.pareto;
+  so.threads = options_.solveThreads;
   if (options_.timeLimitSeconds)
     so.budget.deadline = SolveBudget::Clock::now() + std::chrono::duration_cast<SolveBudget::Clock::duration>(
                                                          std::chrono::duration<double>(*options_.timeLimitSeconds));

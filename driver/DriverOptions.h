@@ -54,6 +54,9 @@ struct DriverOptions {
   /// Every solve has one unless a client says otherwise (docs/solver.md,
   /// "Solving under a budget").
   std::optional<double> timeLimitSeconds = kDefaultTimeLimitSeconds;
+  /// --jobs (compile): threads for the solver's independent solves
+  /// (SolverOptions::threads; 0: the CPUs this process may use).
+  size_t solveThreads = 0;
   /// --batch: every network's batch, in place of the one it declares.
   std::optional<int64_t> batch;
   /// --no-pipelining: solve layer by layer (SolverOptions::pipelining).

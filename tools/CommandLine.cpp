@@ -23,6 +23,9 @@ Usage:
                                      --objective energy|latency|edp,
                                      --top-k N: segment chains kept for
                                      the real solve (default 4),
+                                     --jobs N: threads solving (default:
+                                     the CPUs this process may use; the
+                                     schedule does not depend on it),
                                      --train: schedule training (the network
                                      with its backward layers),
                                      --time-limit SECONDS|none: stop the
@@ -286,6 +289,7 @@ public:
         if (!n)
           return std::nullopt;
         o.jobs = static_cast<size_t>(*n);
+        o.driver.solveThreads = o.jobs.value();
       } else if (auto v = value(i, "--tasks", failed)) {
         auto n = integer(*v, 1, 100000, "--tasks needs an integer from 1 to 100000");
         if (!n)
@@ -422,11 +426,11 @@ private:
     if (o.command.empty())
       return "no command given";
     const bool simulates = o.command == "sim" || o.sim;
-    bool sweepOption = !o.mergeDir.empty() || (o.jobs && !simulates) || o.slices > 1 || o.progress || o.slurm ||
+    bool sweepOption = !o.mergeDir.empty() || (o.jobs && !simulates && o.command != "compile") || o.slices > 1 || o.progress || o.slurm ||
                        o.submit || !o.sbatchOptions.empty() || o.tasks || !o.sshLogins.empty();
     if (o.command != "sweep" && sweepOption)
       return "--merge, --jobs, --slice, --progress, --slurm, --submit, --sbatch-option, --tasks and --parallel are "
-             "options of 'dflc sweep' (--jobs also of 'dflc sim' and 'dflc compile --sim')";
+             "options of 'dflc sweep' (--jobs also of 'dflc sim' and 'dflc compile')";
     if (o.command == "sweep")
       return sweepMisuse(o);
     if (o.driver.files.empty() && !(o.command == "import" && !o.timeloop.empty()))

@@ -3,6 +3,7 @@
 
 #include "model/Geometry.h"
 #include "scheduler/analysis/Instances.h"
+#include "scheduler/kapla/Parallel.h"
 #include "support/Check.h"
 #include "support/Format.h"
 
@@ -17,7 +18,28 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Adds the counts of `from` (one segment's, solved on some thread) to `to`.
+void addStats(InterLayerStats &to, const InterLayerStats &from) {
+  for (auto [t, f] : {std::pair{&to.candidates, from.candidates}, {&to.prunedInvalid, from.prunedInvalid},
+                      {&to.prunedBuffer, from.prunedBuffer}, {&to.prunedPareto, from.prunedPareto},
+                      {&to.prunedBound, from.prunedBound}, {&to.skippedByEstimate, from.skippedByEstimate},
+                      {&to.chains, from.chains}, {&to.segmentsSolved, from.segmentsSolved},
+                      {&to.temporalReserved, from.temporalReserved}, {&to.reserveSolves, from.reserveSolves},
+                      {&to.chunkSolves, from.chunkSolves}, {&to.pieceSolves, from.pieceSolves},
+                      {&to.splitsTried, from.splitsTried}, {&to.intra.candidates, from.intra.candidates},
+                      {&to.intra.rejected, from.intra.rejected}, {&to.intra.prunedByBound, from.intra.prunedByBound}})
+    *t += f;
+  to.intra.capped |= from.intra.capped;
+  to.intra.limited |= from.intra.limited;
+}
+
 } // namespace
+
+template <class T>
+InterLayerSolver::Once<T> &InterLayerSolver::slotOf(std::map<std::string, Once<T>> &memo, const std::string &key) {
+  std::lock_guard lock(mutex_);
+  return memo.try_emplace(key).first->second;   // a map's nodes stay put
+}
 
 const Network &InterLayerSolver::network() const { return networkOf(model_, base_); }
 
@@ -499,6 +521,11 @@ void segmentNodeConstraints(const Network &net, const Hardware &hw, const Spatia
 
 std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatial(const SpatialSegment &s,
                                                                                    InterLayerStats &stats) {
+  return solveScheme(s, stats, shortOfBuffer_);
+}
+
+std::optional<std::pair<Schedule, ScheduleResult>>
+InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, std::optional<Schedule> &shortOut) {
   const Network &net = network();
   const Hardware &hw = hardware();
   ++stats.segmentsSolved;
@@ -520,17 +547,17 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
       key += "/o" + std::string(dimName(d));
     if (o.search == IntraLayerSearch::Random)
       key += "/" + std::to_string(x);   // its seed depends on the layer
-    auto it = memo_.find(key);
-    if (it == memo_.end()) {
+    Once<std::optional<LayerScheduleModel>> &slot = slotOf(memo_, key);
+    std::call_once(slot.made, [&] {
       SolveFailure why;
-      auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why);
-      it = memo_.emplace(key, sol ? std::optional<LayerScheduleModel>(sol->schedule) : std::nullopt).first;
-    }
-    if (!it->second)
+      if (auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why))
+        slot.value = std::move(sol->schedule);
+    });
+    if (!slot.value)
       return std::nullopt;   // a value: this region or granularity does not work
     for (LayerScheduleModel &ls : sched.layers)
       if (ls.layer == x) {
-        ls = *it->second;
+        ls = *slot.value;
         ls.layer = x;
       }
     seg.layers.push_back(x);
@@ -544,7 +571,7 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
   if (std::any_of(r.issues.begin(), r.issues.end(), buffer)) {
     ++stats.prunedBuffer;
     if (r.complete && std::all_of(r.issues.begin(), r.issues.end(), buffer))
-      shortOfBuffer_ = sched;
+      shortOut = sched;
   }
   // Nor one whose buffers the check cannot derive (W0831): the simulator
   // derives them with isl and may refuse it (one verdict for what the solver writes).
@@ -556,6 +583,13 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
 
 std::optional<std::pair<Schedule, ScheduleResult>>
 InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats) {
+  shortOfBuffer_.reset();
+  return bestScheme(schemes, stats, shortOfBuffer_);
+}
+
+std::optional<std::pair<Schedule, ScheduleResult>>
+InterLayerSolver::bestScheme(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats,
+                             std::optional<Schedule> &shortOut) {
   // Most promising first; for energy, a scheme whose estimate is not below the
   // segment energy already found is not solved (a heuristic: the estimate is
   // optimistic but not a bound, docs/solver.md).
@@ -563,7 +597,6 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
   for (const SpatialSegment &scheme : schemes)
     order.push_back({estimate(scheme).energyPj, &scheme});
   std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-  shortOfBuffer_.reset();
   std::optional<std::pair<Schedule, ScheduleResult>> best;
   double bestValue = std::numeric_limits<double>::infinity(), bestPj = bestValue;
   for (auto [est, scheme] : order) {
@@ -573,7 +606,7 @@ InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, I
       ++stats.skippedByEstimate;
       continue;
     }
-    auto s = solveSpatial(*scheme, stats);
+    auto s = solveScheme(*scheme, stats, shortOut);
     if (!s)
       continue;
     double v = objectiveValue(options_.objective, s->second.energyPj, s->second.latencyCycles);
@@ -631,8 +664,8 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
       !shape && static_cast<size_t>(x) < options_.written.size() ? options_.written[static_cast<size_t>(x)] : nullptr;
   if (o.search == IntraLayerSearch::Random || given)
     key += "/" + std::to_string(x);   // its seed, or its written directives, depend on the layer
-  auto it = reserveMemo_.find(key);
-  if (it == reserveMemo_.end()) {
+  Once<std::optional<IntraLayerSolution>> &slot = slotOf(reserveMemo_, key);
+  std::call_once(slot.made, [&] {
     SolveFailure why;
     if (shape) {
       // The piece as a network's only layer: the solver reads nothing else.
@@ -641,13 +674,13 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
       alone.name = net.name;
       alone.batch = net.batch;
       alone.layers = {*shape};
-      it = reserveMemo_.emplace(key, solveLayer(alone, 0, hw, nullptr, o, stats.intra, why)).first;
+      slot.value = solveLayer(alone, 0, hw, nullptr, o, stats.intra, why);
     } else {
       ++(reserve ? stats.reserveSolves : stats.chunkSolves);
-      it = reserveMemo_.emplace(key, solveLayer(net, x, hw, given, o, stats.intra, why)).first;
+      slot.value = solveLayer(net, x, hw, given, o, stats.intra, why);
     }
-  }
-  return it->second;   // solved for a layer of this shape: the caller sets its index
+  });
+  return slot.value;   // solved for a layer of this shape: the caller sets its index
 }
 
 bool InterLayerSolver::budgetSpent() const { return options_.intra.budget && options_.intra.budget->exhausted(); }
@@ -685,6 +718,7 @@ std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerSta
     if (e && (!best || *e < *best)) {
       best = e;
       reserved = r;
+      std::lock_guard lock(mutex_);
       temporalLayers_[{i, j}] = std::move(layers);
     }
   }
@@ -756,6 +790,7 @@ std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSpli
       if (e && (!best || *e < *best)) {
         best = e;
         split = splits[c];
+        std::lock_guard lock(mutex_);
         splitLayers_[{i, j}] = {split, std::move(layers)};
       }
     }
@@ -1007,6 +1042,72 @@ InterLayerSolver::SegmentOptions InterLayerSolver::segmentOptions(int i, int j, 
   return o;
 }
 
+bool InterLayerSolver::costSegments(bool spatialAllowed, InterLayerStats &stats) {
+  const int n = static_cast<int>(network().layers.size());
+  const size_t maxLen = std::max(options_.maxSpatial, options_.maxTemporal);
+  std::vector<std::pair<int, int>> spans;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n && static_cast<size_t>(j - i + 1) <= maxLen; ++j)
+      spans.push_back({i, j});
+  // Each segment's costs and counts in its own slot (its layers' solves are
+  // memoized once, whichever thread asks first), reduced in order.
+  std::vector<SegmentOptions> costs(spans.size());
+  std::vector<InterLayerStats> counts(spans.size());
+  std::atomic<bool> spent{false};
+  parallelFor(spans.size(), options_.threads, [&](size_t k) {
+    if (spent || budgetSpent())
+      spent = true;
+    else
+      costs[k] = segmentOptions(spans[k].first, spans[k].second, spatialAllowed, counts[k]);
+  });
+  if (spent)
+    return false;
+  for (size_t k = 0; k < spans.size(); ++k) {
+    segments_[spans[k]] = std::move(costs[k]);
+    addStats(stats, counts[k]);
+  }
+  return true;
+}
+
+void InterLayerSolver::solveSegmentsOf(const std::vector<Chain> &list, InterLayerStats &stats) {
+  std::vector<std::pair<int, int>> spans;
+  for (const Chain &chain : list)
+    for (const Link &link : chain)
+      if (link.kind == SegmentKind::Spatial && !solved_.count({link.first, link.last}) &&
+          !presolved_.count({link.first, link.last}) &&
+          std::find(spans.begin(), spans.end(), std::pair{link.first, link.last}) == spans.end())
+        spans.push_back({link.first, link.last});
+  std::vector<std::optional<std::pair<Schedule, ScheduleResult>>> best(spans.size());
+  std::vector<InterLayerStats> counts(spans.size());
+  std::vector<char> done(spans.size(), 0);
+  parallelFor(spans.size(), options_.threads, [&](size_t k) {
+    if (budgetSpent())
+      return;   // tryChains stops too: the segment stays unsolved
+    std::optional<Schedule> shortOut;
+    best[k] = bestScheme(options(spans[k].first, spans[k].second).schemes, counts[k], shortOut);
+    done[k] = 1;
+  });
+  for (size_t k = 0; k < spans.size(); ++k)
+    if (done[k]) {
+      presolved_[spans[k]] = std::move(best[k]);
+      addStats(stats, counts[k]);
+    }
+}
+
+void InterLayerSolver::keepSolved(int i, int j, const std::optional<std::pair<Schedule, ScheduleResult>> &s) {
+  std::optional<std::vector<LayerScheduleModel>> best;
+  if (s) {
+    double e = 0;
+    for (int l = i; l <= j; ++l)
+      e += s->second.layers[static_cast<size_t>(l)].energyPj;
+    realPj_[{i, j}] = e;
+    best.emplace();
+    for (int l = i; l <= j; ++l)
+      best->push_back(s->first.layers[static_cast<size_t>(l)]);
+  }
+  solved_[{i, j}] = std::move(best);
+}
+
 const InterLayerSolver::SegmentOptions &InterLayerSolver::options(int i, int j) const {
   auto it = segments_.find({i, j});
   DFLC_CHECK(it != segments_.end()) << "segment " << i << ".." << j << " has no costs";
@@ -1017,20 +1118,17 @@ std::optional<double> InterLayerSolver::exactTemporal(int i, int j) const { retu
 
 const std::optional<std::vector<LayerScheduleModel>> &InterLayerSolver::solvedSegment(int i, int j,
                                                                                       InterLayerStats &stats) {
-  auto it = solved_.find({i, j});
-  if (it != solved_.end())
-    return it->second;
-  std::optional<std::vector<LayerScheduleModel>> best;
-  if (auto s = solveSpatialBest(options(i, j).schemes, stats)) {
-    double e = 0;
-    for (int l = i; l <= j; ++l)
-      e += s->second.layers[static_cast<size_t>(l)].energyPj;
-    realPj_[{i, j}] = e;
-    best.emplace();
-    for (int l = i; l <= j; ++l)
-      best->push_back(s->first.layers[static_cast<size_t>(l)]);
+  if (!solved_.count({i, j})) {
+    // Solved on a thread before (solveSegmentsOf), it counts as solved from
+    // here, as one by one: the segment costs of the chains before it do not see it.
+    if (auto it = presolved_.find({i, j}); it != presolved_.end()) {
+      keepSolved(i, j, it->second);
+      presolved_.erase(it);
+    } else {
+      keepSolved(i, j, solveSpatialBest(options(i, j).schemes, stats));
+    }
   }
-  return solved_[{i, j}] = std::move(best);
+  return solved_.at({i, j});
 }
 
 SegmentCosts InterLayerSolver::costsOf(const Link &link, SegmentKind chosen) const {
@@ -1045,13 +1143,36 @@ SegmentCosts InterLayerSolver::costsOf(const Link &link, SegmentKind chosen) con
   return c;
 }
 
-void InterLayerSolver::tryChain(const Chain &chain, InterLayerStats &stats) {
-  if (budgetSpent() || std::find(seen_.begin(), seen_.end(), chain) != seen_.end())
-    return;
-  seen_.push_back(chain);
-  ++stats.chains;
-  Schedule s = base_;
-  std::vector<SegmentCosts> costs;
+void InterLayerSolver::tryChains(const std::vector<Chain> &chains, InterLayerStats &stats) {
+  // Built one by one (each chain once), analyzed on threads, kept in order.
+  std::vector<ChainTried> tried;
+  for (const Chain &chain : chains) {
+    if (budgetSpent() || std::find(seen_.begin(), seen_.end(), chain) != seen_.end())
+      continue;
+    seen_.push_back(chain);
+    ++stats.chains;
+    tried.push_back(buildChain(chain, stats));
+  }
+  parallelFor(tried.size(), options_.threads,
+              [&](size_t k) { tried[k].result = analyzeSchedule(model_, tried[k].schedule); });
+  auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
+  for (ChainTried &t : tried) {
+    const ScheduleResult &res = t.result;
+    if (options_.alternatives && res.valid && res.complete)
+      options_.alternatives->push_back({t.schedule, res.energyPj, res.latencyCycles, options_.objective, t.costs});
+    if (res.valid && res.complete && value(res) < value(bestResult_)) {
+      bestSchedule_ = std::move(t.schedule);
+      bestResult_ = std::move(t.result);
+      bestCosts_ = std::move(t.costs);
+    }
+  }
+}
+
+InterLayerSolver::ChainTried InterLayerSolver::buildChain(const Chain &chain, InterLayerStats &stats) {
+  ChainTried out;
+  Schedule &s = out.schedule;
+  s = base_;
+  std::vector<SegmentCosts> &costs = out.costs;
   for (const Link &link : chain) {
     Segment seg;
     for (int l = link.first; l <= link.last; ++l)
@@ -1082,15 +1203,7 @@ void InterLayerSolver::tryChain(const Chain &chain, InterLayerStats &stats) {
     if (kind != SegmentKind::Single)
       s.segments.push_back(std::move(seg));
   }
-  ScheduleResult res = analyzeSchedule(model_, s);
-  if (options_.alternatives && res.valid && res.complete)
-    options_.alternatives->push_back({s, res.energyPj, res.latencyCycles, options_.objective, costs});
-  auto value = [&](const ScheduleResult &x) { return objectiveValue(options_.objective, x.energyPj, x.latencyCycles); };
-  if (res.valid && res.complete && value(res) < value(bestResult_)) {
-    bestSchedule_ = std::move(s);
-    bestResult_ = std::move(res);
-    bestCosts_ = std::move(costs);
-  }
+  return out;
 }
 
 std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &stats) {
@@ -1099,7 +1212,7 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   const Hardware &hw = hardware();
   const int n = static_cast<int>(net.layers.size());
   const Level &nodes = hw.levels[hw.levels.size() - 2];
-  temporalLayers_.clear(), splitLayers_.clear(), segments_.clear(), solved_.clear(), realPj_.clear(), seen_.clear(), bestCosts_.clear();
+  temporalLayers_.clear(), splitLayers_.clear(), segments_.clear(), solved_.clear(), presolved_.clear(), realPj_.clear(), seen_.clear(), bestCosts_.clear();
   bestSchedule_ = base_;
   bestResult_ = baseResult_;
 
@@ -1107,12 +1220,8 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
   // one) and, where allowed, the spatial option's lower bound and its schemes.
   const size_t maxLen = std::max(options_.maxSpatial, options_.maxTemporal);
   const bool spatialAllowed = hw.spatialPipelining && nodes.units() > 1 && nodes.fixed.empty();
-  for (int i = 0; i < n; ++i) {
-    if (budgetSpent())
-      return {base_, baseResult_};   // the layer-wise schedule: the best so far
-    for (int j = i + 1; j < n && static_cast<size_t>(j - i + 1) <= maxLen; ++j)
-      segments_[{i, j}] = segmentOptions(i, j, spatialAllowed, stats);
-  }
+  if (!costSegments(spatialAllowed, stats))
+    return {base_, baseResult_};   // the layer-wise schedule: the best so far
 
   // ---- the chain DP over the topological order, keeping the top-k chains
   auto single = [&](int i) { return baseResult_.layers[i].energyPj; };
@@ -1155,10 +1264,9 @@ std::pair<Schedule, ScheduleResult> InterLayerSolver::solve(InterLayerStats &sta
     return it == realPj_.end() ? std::nullopt : std::optional<double>(it->second);
   };
   for (const std::vector<Chain> &list : rounds) {
-    for (const Chain &chain : list)
-      tryChain(chain, stats);
-    for (const Chain &chain : cheapestChains(n, maxLen, 1, single, temporal, real))
-      tryChain(chain, stats);
+    solveSegmentsOf(list, stats);
+    tryChains(list, stats);
+    tryChains(cheapestChains(n, maxLen, 1, single, temporal, real), stats);
   }
   stats.shortListSeconds = std::chrono::duration<double>(Clock::now() - t1).count();
   return {std::move(bestSchedule_), std::move(bestResult_)};

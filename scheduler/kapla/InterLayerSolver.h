@@ -26,6 +26,7 @@
 #include "scheduler/kapla/SegmentChains.h"
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,10 @@ struct InterLayerOptions {
   std::vector<const LayerScheduleModel *> written;
   /// Where every valid chain scored is appended (null: nowhere).
   std::vector<Alternative> *alternatives = nullptr;
+  /// Threads solving independent segments at once (docs/solver.md, "Speed"):
+  /// each solve is memoized once by its key and the results reduced in
+  /// order, so the schedule and every count are the same for any number.
+  size_t threads = 1;
 };
 
 struct InterLayerStats {
@@ -269,9 +274,32 @@ private:
   // ---- the short list
   /// The spatial segment's layers' schedules with its best scheme (memoized; its real energy in realPj_), or none.
   const std::optional<std::vector<LayerScheduleModel>> &solvedSegment(int first, int last, InterLayerStats &stats);
-  /// Builds the chain's schedule, analyzes it and keeps it if valid and better
-  /// than the best so far (each chain once).
-  void tryChain(const Chain &chain, InterLayerStats &stats);
+  /// solveSpatialBest, with the last scheme short of buffer alone to `shortOut`.
+  std::optional<std::pair<Schedule, ScheduleResult>> bestScheme(const std::vector<SpatialSegment> &schemes,
+                                                                InterLayerStats &stats,
+                                                                std::optional<Schedule> &shortOut);
+  /// solveSpatial, a scheme short of buffer alone to `shortOut`.
+  std::optional<std::pair<Schedule, ScheduleResult>> solveScheme(const SpatialSegment &s, InterLayerStats &stats,
+                                                                 std::optional<Schedule> &shortOut);
+  /// Every segment's costs (segments_), the segments on threads; false if the
+  /// budget was spent first.
+  bool costSegments(bool spatialAllowed, InterLayerStats &stats);
+  /// The spatial segments of `list`'s chains not yet solved, solved on
+  /// threads (presolved_) for buildChain, which would solve them one by one.
+  void solveSegmentsOf(const std::vector<Chain> &list, InterLayerStats &stats);
+  /// Segment i..j's best scheme solved (none: no valid one): its layers' schedules and real energy kept.
+  void keepSolved(int i, int j, const std::optional<std::pair<Schedule, ScheduleResult>> &s);
+  /// A chain's schedule, the costs of its segments and its analysis.
+  struct ChainTried {
+    Schedule schedule;
+    std::vector<SegmentCosts> costs;
+    ScheduleResult result;
+  };
+  /// The chain's schedule and its segments' costs (its spatial segments solved).
+  ChainTried buildChain(const Chain &chain, InterLayerStats &stats);
+  /// Builds each chain's schedule (each chain once), analyzes them and keeps
+  /// in order each valid one better than the best so far.
+  void tryChains(const std::vector<Chain> &chains, InterLayerStats &stats);
   /// Segment `link` priced every way, as run as `chosen`.
   SegmentCosts costsOf(const Link &link, SegmentKind chosen) const;
 
@@ -279,11 +307,22 @@ private:
   const Schedule &base_;
   const ScheduleResult &baseResult_;
   InterLayerOptions options_;
+  /// A memoized solve: made once by the first thread asking for it, the
+  /// others waiting for it (so each key's solve is counted once).
+  template <class T>
+  struct Once {
+    std::once_flag made;
+    T value;
+  };
+  /// The memo slot of `key` (made empty if new), under mutex_.
+  template <class T>
+  Once<T> &slotOf(std::map<std::string, Once<T>> &memo, const std::string &key);
+  std::mutex mutex_;   // over the maps below when threads solve segments
   /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
-  std::map<std::string, std::optional<LayerScheduleModel>> memo_;
+  std::map<std::string, Once<std::optional<LayerScheduleModel>>> memo_;
   std::optional<Schedule> shortOfBuffer_;   // see shortOfBuffer()
   /// Layer solves alone with a reserve or batch chunks, by shape, reserve and tile (see solveAlone).
-  std::map<std::string, std::optional<IntraLayerSolution>> reserveMemo_;
+  std::map<std::string, Once<std::optional<IntraLayerSolution>>> reserveMemo_;
   // One solve's state.
   std::map<std::pair<int, int>, std::vector<LayerScheduleModel>> temporalLayers_;   // temporal segments' re-solved layers
   /// Segments split into instances: the split priced and its layers (all).
@@ -291,6 +330,8 @@ private:
   std::map<std::pair<int, int>, SegmentOptions> segments_;
   std::map<std::pair<int, int>, std::optional<std::vector<LayerScheduleModel>>> solved_;   // spatial segments
   std::map<std::pair<int, int>, double> realPj_;   // solved spatial segments: their layers' energy
+  /// Spatial segments solved on threads ahead of the chains that use them (solvedSegment).
+  std::map<std::pair<int, int>, std::optional<std::pair<Schedule, ScheduleResult>>> presolved_;
   std::vector<Chain> seen_;                        // chains tried
   Schedule bestSchedule_;
   ScheduleResult bestResult_;

@@ -11,17 +11,21 @@
 namespace dfl::intra {
 
 uint32_t AnalysisMemo::context(const std::string &key) {
+  std::lock_guard lock(mutex_);
   return contexts_.emplace(key, static_cast<uint32_t>(contexts_.size())).first->second;
 }
 
-std::pair<Analysed *, bool> AnalysisMemo::entry(std::string_view key) {
+std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::string_view key) {
   const uint64_t hash = std::hash<std::string_view>{}(key);
+  std::lock_guard lock(mutex_);
   size_t mask = slots_.size() - 1, i = hash & mask;
   for (; slots_[i].entry; i = (i + 1) & mask)
-    if (slots_[i].hash == hash && slots_[i].key == key)
-      return {slots_[i].entry, true};
+    if (slots_[i].hash == hash && slots_[i].key == key) {
+      Entry *e = slots_[i].entry;
+      return {e, e->ready.load(std::memory_order_acquire) ? Found::Ready : Found::Busy};
+    }
   if (maxEntries_ && entries_.size() >= maxEntries_)
-    return {nullptr, false};
+    return {nullptr, Found::New};
   if (2 * (entries_.size() + 1) > slots_.size()) {   // grow, then find the free slot again
     std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(2 * slots_.size()));
     mask = slots_.size() - 1;
@@ -44,9 +48,9 @@ std::pair<Analysed *, bool> AnalysisMemo::entry(std::string_view key) {
   char *kept = blocks_.back().get() + blockUsed_;
   std::memcpy(kept, key.data(), key.size());
   blockUsed_ += key.size();
-  Analysed *a = &entries_.emplace_back();
-  slots_[i] = {hash, std::string_view(kept, key.size()), a};
-  return {a, false};
+  Entry *e = &entries_.emplace_back();
+  slots_[i] = {hash, std::string_view(kept, key.size()), e};
+  return {e, Found::New};
 }
 
 LayerObjective::LayerObjective(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
@@ -111,19 +115,27 @@ const Score *LayerObjective::scored(const Plan &p) {
       put(lp.tile[i]), put(lp.repl[i]);
     put(static_cast<int64_t>(lp.order)), put(lp.fixed);
   }
-  auto [a, known] = memo_->entry(key_);
-  if (!a) {   // the shared memo is full: this solve's new plans in its own
+  auto [e, found] = memo_->entry(key_);
+  if (!e) {   // the shared memo is full: this solve's new plans in its own
     if (!own_)
       own_ = std::make_unique<AnalysisMemo>();
-    std::tie(a, known) = own_->entry(key_);
+    std::tie(e, found) = own_->entry(key_);
   }
-  if (!known)
-    analyse(q, *a);
   // Counted and accepted once per solve, as score() does: analysed in
   // another solve or not, the same candidates and verdicts.
-  auto [it, first] = seen_.try_emplace(a, false);
-  if (first)
-    it->second = accept(q, *a);
+  auto [it, first] = seen_.try_emplace(e, nullptr);
+  if (!first)
+    return it->second ? &it->second->score : nullptr;
+  const Analysed *a = &e->analysed;
+  if (found == AnalysisMemo::Found::New) {
+    analyse(q, e->analysed);
+    AnalysisMemo::filled(*e);
+  } else if (found == AnalysisMemo::Found::Busy) {   // the same analysis, made here
+    a = &ownAnalyses_.emplace_back();
+    analyse(q, ownAnalyses_.back());
+  }
+  if (accept(q, *a))
+    it->second = a;
   return it->second ? &a->score : nullptr;
 }
 

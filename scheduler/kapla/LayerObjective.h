@@ -8,9 +8,11 @@
 
 #include "scheduler/kapla/TilingSpace.h"
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +47,17 @@ struct Analysed {
 /// analyses allocate in, and are found by open addressing.
 class AnalysisMemo {
 public:
+  /// A kept analysis: `ready` once the thread that made the entry has
+  /// filled it (the solver's threads share the memo: docs/solver.md, "Speed").
+  struct Entry {
+    Analysed analysed;
+    std::atomic<bool> ready{false};
+  };
+  /// What entry() found: New (the caller analyses the plan into it, then
+  /// calls filled), Ready (read it), Busy (another thread is analysing it:
+  /// the caller analyses the plan on its own).
+  enum class Found { New, Ready, Busy };
+
   /// At most `maxEntries` entries (0: no bound). A network's solves meet
   /// hundreds of thousands of plans (ResNet-50 at batch 64: 253,000, about
   /// 270 B each); the bound keeps a larger network's memo within a few
@@ -52,22 +65,25 @@ public:
   explicit AnalysisMemo(size_t maxEntries = 0) : maxEntries_(maxEntries) {}
   /// The id of a context (its key, as above).
   uint32_t context(const std::string &key);
-  /// The entry of `key`, and whether it was there (if not, the caller fills
-  /// it); null when `key` is new and the memo is full.
-  std::pair<Analysed *, bool> entry(std::string_view key);
+  /// The entry of `key` and what it holds; null when `key` is new and the
+  /// memo is full.
+  std::pair<Entry *, Found> entry(std::string_view key);
+  /// The caller of entry() that found it New has filled `e`.
+  static void filled(Entry &e) { e.ready.store(true, std::memory_order_release); }
 
 private:
+  std::mutex mutex_;   // over everything below: lookups are short, analyses outside it
   size_t maxEntries_;
   std::map<std::string, uint32_t> contexts_;
   std::vector<std::unique_ptr<char[]>> blocks_;   // the keys
   size_t blockUsed_ = 0;
-  std::deque<Analysed> entries_;
+  std::deque<Entry> entries_;
   /// Open addressing over the entries (a power of two, at most half full):
   /// the key's hash beside each, so that a probe reads one slot.
   struct Slot {
     uint64_t hash = 0;
     std::string_view key;
-    Analysed *entry = nullptr;
+    Entry *entry = nullptr;
   };
   std::vector<Slot> slots_ = std::vector<Slot>(1024);
 };
@@ -140,8 +156,11 @@ protected:
   IntraLayerStats &stats_;
   const int64_t firstCandidate_;   // the cap is per layer; stats may add up several (a segment's layers)
   size_t decided_ = 0;
-  /// The plans this solve scored, by their memo entry: accepted or not.
-  std::unordered_map<const Analysed *, bool> seen_;
+  /// The plans this solve scored, by their memo entry: the analysis to read
+  /// if accepted, else null.
+  std::unordered_map<const AnalysisMemo::Entry *, const Analysed *> seen_;
+  /// Plans another thread was analysing when this solve met them, analysed here.
+  std::deque<Analysed> ownAnalyses_;
   std::string key_;             // scored()'s key, its buffer kept
   BudgetMeter *budget_;         // the solve's (null: none)
   const bool limited_;          // it has a limit: the incumbent is kept, stopping() asks it

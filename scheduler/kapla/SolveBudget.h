@@ -60,9 +60,9 @@ public:
   bool limited() const { return budget_.limited(); }
   /// One more candidate scored.
   void scored() {
-    ++candidates_;
+    const int64_t n = candidates_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (budget_.onCandidate)
-      budget_.onCandidate(candidates_);
+      budget_.onCandidate(n);
   }
   /// Whether a limit has been reached; once it has, it stays reached (a
   /// cancellation seen later replaces the limit recorded).
@@ -74,11 +74,17 @@ public:
   /// The limit reached (None: none yet).
   SolveLimit hit() const { return hit_; }
   int64_t candidates() const { return candidates_; }
+  /// Whether the solve may run its independent solves on several threads:
+  /// not under a candidate cap or a per-candidate callback, which count the
+  /// candidates in the order one thread scores them.
+  bool threadable() const { return budget_.maxCandidates <= 0 && !budget_.onCandidate; }
 
 private:
   const SolveBudget &budget_;
-  int64_t candidates_ = 0;
-  SolveLimit hit_ = SolveLimit::None;
+  // Atomic: the solver's threads share one meter (a deadline or a
+  // cancellation stops them all).
+  std::atomic<int64_t> candidates_{0};
+  std::atomic<SolveLimit> hit_{SolveLimit::None};
 };
 
 } // namespace dfl

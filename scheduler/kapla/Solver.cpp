@@ -3,11 +3,13 @@
 #include "scheduler/analysis/Instances.h"
 #include "scheduler/analysis/LayerAnalysis.h"
 #include "scheduler/kapla/LayerObjective.h"
+#include "scheduler/kapla/Parallel.h"
 #include "support/Format.h"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
 
 namespace dfl {
 namespace {
@@ -130,28 +132,46 @@ private:
       for (int l : seg.layers)
         if (seg.layers.size() > 1 && l >= 0 && static_cast<size_t>(l) < net.layers.size())
           mayUseVector[static_cast<size_t>(l)] = false;
-    for (size_t i = 0; i < net.layers.size(); ++i) {
-      const LayerScheduleModel *user = userOf[i];
-      IntraLayerStats stats;
-      auto sol = solvePlaced(net, static_cast<int>(i), hw, user, intra, mayUseVector[i], stats, failure);
+    // Each layer alone, on threads where the search's counts allow (KAPLA's
+    // descent: each solve's own), reduced in order: the first failing
+    // layer's failure, as one by one.
+    const size_t threads = search_ != IntraLayerSearch::Kapla || !budget.threadable() ? 1
+                           : options.threads                                         ? options.threads
+                                                                                     : usableCpus();
+    const size_t n = net.layers.size();
+    std::vector<std::optional<IntraLayerSolution>> sols(n);
+    std::vector<IntraLayerStats> counts(n);
+    std::vector<SolveFailure> failures(n);
+    std::mutex progressed;
+    size_t done = 0;
+    parallelFor(n, threads, [&](size_t i) {
+      sols[i] = solvePlaced(net, static_cast<int>(i), hw, userOf[i], intra, mayUseVector[i], counts[i], failures[i]);
+      std::lock_guard lock(progressed);
+      if (options.progress)
+        options.progress(++done, n);
+    });
+    for (size_t i = 0; i < n; ++i) {
+      const IntraLayerStats &stats = counts[i];
+      std::optional<IntraLayerSolution> &sol = sols[i];
       out.stats.candidates += stats.candidates;
       out.stats.rejected += stats.rejected;
       out.stats.cappedLayers += stats.capped ? 1 : 0;
       out.stats.provedLayers += stats.provedOptimal ? 1 : 0;
       out.stats.limitedLayers += stats.limited ? 1 : 0;
-      if (!sol)
+      if (!sol) {
+        failure = failures[i];
         return std::nullopt;
+      }
       if (stats.lowerBoundPj > 0)
         out.stats.exactLayers.push_back({static_cast<int>(i), stats.provedOptimal, sol->result.energyPj, stats.lowerBoundPj});
       out.schedule.layers.push_back(std::move(sol->schedule));
-      if (options.progress)
-        options.progress(i + 1, net.layers.size());
     }
     InterLayerOptions interOptions;
     interOptions.objective = objective;
     interOptions.alternatives = alternatives;
     interOptions.intra = intra;
     interOptions.topK = options.topK;
+    interOptions.threads = threads;
     if (!options.spatial)
       interOptions.maxSpatial = 0;
     interOptions.fixedLayers.assign(net.layers.size(), false);

@@ -38,6 +38,10 @@ struct SolverOptions {
   /// Keep every whole-schedule alternative evaluated, under every objective,
   /// in Solution::alternatives (--pareto).
   bool keepAlternatives = false;
+  /// Threads for the independent solves (each layer alone, the segments'
+  /// costs, the short list's spatial segments); 0: the CPUs this process may
+  /// use. The result does not depend on it (docs/solver.md, "Speed").
+  size_t threads = 0;
 
   bool constrained() const { return maxLatencyCycles || maxEnergyPj; }
 };

@@ -1145,24 +1145,27 @@ hardware hw {
 // kept"): past its bound a new key gets no entry (the solve then keeps its
 // own), while the keys it holds are still found, their entries unchanged.
 TEST(AnalysisMemo, PastItsBoundNewKeysGetNoEntryAndKeptOnesAreFound) {
+  using Found = intra::AnalysisMemo::Found;
   intra::AnalysisMemo memo(2);
-  auto [a, knownA] = memo.entry("plan a");
+  auto [a, foundA] = memo.entry("plan a");
   ASSERT_NE(a, nullptr);
-  EXPECT_FALSE(knownA);
-  a->score.value = 7;
-  auto [b, knownB] = memo.entry("plan b");
+  EXPECT_EQ(foundA, Found::New);
+  EXPECT_EQ(memo.entry("plan a").second, Found::Busy);   // made, not yet filled
+  a->analysed.score.value = 7;
+  intra::AnalysisMemo::filled(*a);
+  auto [b, foundB] = memo.entry("plan b");
   ASSERT_NE(b, nullptr);
-  EXPECT_FALSE(knownB);
+  EXPECT_EQ(foundB, Found::New);
   EXPECT_NE(a, b);
-  auto [c, knownC] = memo.entry("plan c");   // a third key: the bound of 2 is reached
+  auto [c, foundC] = memo.entry("plan c");   // a third key: the bound of 2 is reached
   EXPECT_EQ(c, nullptr);
-  EXPECT_FALSE(knownC);
-  auto [again, knownAgain] = memo.entry("plan a");
+  EXPECT_EQ(foundC, Found::New);
+  auto [again, foundAgain] = memo.entry("plan a");
   EXPECT_EQ(again, a);
-  EXPECT_TRUE(knownAgain);
-  EXPECT_EQ(again->score.value, 7);
+  EXPECT_EQ(foundAgain, Found::Ready);
+  EXPECT_EQ(again->analysed.score.value, 7);
   intra::AnalysisMemo unbounded;   // 0: no bound; grows past its first table of 1024 slots
   for (int i = 0; i < 3000; ++i)
     ASSERT_NE(unbounded.entry("plan " + std::to_string(i)).first, nullptr);
-  EXPECT_TRUE(unbounded.entry("plan 1234").second);
+  EXPECT_EQ(unbounded.entry("plan 1234").second, Found::Busy);
 }
