@@ -7,6 +7,7 @@
 #include "support/Format.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -144,11 +145,18 @@ private:
     std::vector<SolveFailure> failures(n);
     std::mutex progressed;
     size_t done = 0;
+    // Past a failed layer nothing is wanted, but every layer before the first
+    // failure runs, so the failure reported is the same for any threads.
+    std::atomic<size_t> firstFailed{n};
     parallelFor(n, threads, [&](size_t i) {
+      if (i > firstFailed.load())
+        return;
       sols[i] = solvePlaced(net, static_cast<int>(i), hw, userOf[i], intra, mayUseVector[i], counts[i], failures[i]);
       std::lock_guard lock(progressed);
-      if (options.progress)
-        options.progress(++done, n);
+      if (!sols[i])
+        firstFailed = std::min(firstFailed.load(), i);
+      else if (options.progress)
+        options.progress(++done, n);   // layers solved
     });
     for (size_t i = 0; i < n; ++i) {
       const IntraLayerStats &stats = counts[i];
