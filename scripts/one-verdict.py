@@ -217,7 +217,7 @@ def main():
     ap.add_argument("--json", help="write every case's details here, after each case")
     ap.add_argument("--resume", action="store_true",
                     help="keep the cases --json already holds for this dflc binary and run the rest")
-    ap.add_argument("--work", help="output directories (default: a temporary one, removed)")
+    ap.add_argument("--work", help="output directories (default: a new temporary directory, kept for inspection)")
     a = ap.parse_args()
     if a.resume and not a.json:
         ap.error("--resume needs --json")
