@@ -767,20 +767,39 @@ std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::st
       accesses.push_back(&a);
   if (accesses.empty())
     return std::nullopt;
-  // The updates moving a canonical dim some iteration dim of the axis' index folds into.
-  std::vector<size_t> moving;
-  for (size_t i = 0; i < r.updates.size(); ++i) {
-    bool moves = false;
-    for (const Access *a : accesses)
-      for (auto [dim, coefficient] : a->index[axis].terms)
-        moves |= coefficient != 0 && r.fold[static_cast<size_t>(dim)].from == r.updates[i].dim;
-    if (moves)
-      moving.push_back(i);
-  }
-  int64_t combinations = 1;
-  for (size_t i : moving)
-    if ((combinations *= r.updates[i].count) > kMaxWalk)
+  // The updates moving a canonical dim some iteration dim of the axis' index
+  // folds into (`along`), or of any axis' (`any`): where the tensor is one of
+  // several operands of its role (a concatenation's second part), the steps
+  // along another axis decide which steps touch it at all, so the walk
+  // enumerates those too where it can. The ranges along the axis, in the
+  // order first reached, are the same either way where every step touches it.
+  auto movers = [&](bool anyAxis) {
+    std::vector<size_t> moving;
+    for (size_t i = 0; i < r.updates.size(); ++i) {
+      bool moves = false;
+      for (const Access *a : accesses)
+        for (size_t x = anyAxis ? 0 : axis; x < (anyAxis ? a->index.size() : axis + 1); ++x)
+          for (auto [dim, coefficient] : a->index[x].terms)
+            moves |= coefficient != 0 && r.fold[static_cast<size_t>(dim)].from == r.updates[i].dim;
+      if (moves)
+        moving.push_back(i);
+    }
+    return moving;
+  };
+  auto count = [&](const std::vector<size_t> &moving) {
+    int64_t combinations = 1;
+    for (size_t i : moving)
+      if ((combinations *= r.updates[i].count) > kMaxWalk)
+        return kMaxWalk + 1;
+    return combinations;
+  };
+  std::vector<size_t> moving = movers(true);
+  int64_t combinations = count(moving);
+  if (combinations > kMaxWalk) {
+    moving = movers(false);
+    if ((combinations = count(moving)) > kMaxWalk)
       return std::nullopt;
+  }
   std::vector<Interval> walk;
   std::set<std::pair<int64_t, int64_t>> seen;
   std::vector<int64_t> u(r.updates.size(), 0);

@@ -6,6 +6,7 @@
 #include "scheduler/kapla/Parallel.h"
 #include "support/Check.h"
 #include "support/Format.h"
+#include "support/IntMath.h"
 
 #include <algorithm>
 #include <chrono>
@@ -252,10 +253,19 @@ bool attentionTiles(const Network &net, const Level &mesh, const SpatialSegment 
     const int64_t parts = at(tile, d) / unit;
     if (parts < 1 || sides.empty())
       continue;
-    int64_t r = std::min({left, parts, sides.front()});
+    const int64_t most = std::min({left, parts, sides.front()});
+    int64_t r = most;
     while (parts % r)
       --r;
-    at(tile, d) /= r;
+    if (2 * r <= most) {
+      // Few divisors (a decode step's keys, 1,024 cached and the new one:
+      // 1,025 = 5^2 x 41): the last unit's tile is partial rather than the
+      // layer on a fraction of the nodes, each holding too much.
+      r = ceilDiv(parts, ceilDiv(parts, most));
+      at(tile, d) = ceilDiv(parts, most) * unit;
+    } else {
+      at(tile, d) /= r;
+    }
     at(stack, d) = r;
     left /= r;
     if (r > 1)
@@ -277,6 +287,42 @@ int64_t minTileBytes(const Network &net, const Hardware &hw, const SpatialSegmen
   for (TensorRole r : l.roles())
     bytes += hw.bytesOf(tileWords(r, t, l.channelWise()), hw.heldBits(r, l.output));
   return bytes;
+}
+
+/// A fused attention's score matmul whose node tiles, its head's channels
+/// whole on the region (FLAT's reuse of the K/V tile across query tiles),
+/// do not fit: its channels free instead, walked at the nodes as the solver
+/// picks. They are what the matmul reduces, never forwarded, so the scores
+/// still step a head's keys at a time. False (`o` unchanged) otherwise.
+bool relaxAttentionChannels(const Network &net, const SpatialSegment &s, int x, IntraLayerOptions &o) {
+  const Layer &l = net.layers[static_cast<size_t>(x)];
+  if (attentionOf(net, s.first, s.last, x) != x || !at(o.fixedTopTile, Dim::C))
+    return false;
+  at(o.fixedTopTile, Dim::C) = 0;
+  at(o.fixedTopStack, Dim::C) = 0;
+  return l.type == LayerType::MatMul;
+}
+
+/// What a scheme forces on a layer's node level, for a failure's text:
+/// "13 of 16 GBUF units, each a tile of C=16, K=17 (C stacked 2, K 4)".
+std::string forcedText(const Hardware &hw, const IntraLayerOptions &o) {
+  const Level &top = hw.levels[hw.levels.size() - 2];
+  std::vector<std::string> tiles, stacks;
+  for (size_t d = 0; d < kNumDims; ++d) {
+    if (!o.fixedTopTile[d])
+      continue;
+    const std::string name = dimName(static_cast<Dim>(d));
+    tiles.push_back(name + "=" + std::to_string(o.fixedTopTile[d]));
+    if (o.fixedTopStack[d] > 1)
+      stacks.push_back(name + " " + std::to_string(o.fixedTopStack[d]));
+  }
+  std::string text = std::to_string(o.maxNodes ? o.maxNodes : top.units()) + " of " + std::to_string(top.units()) +
+                     " " + top.name + " units";
+  if (!tiles.empty())
+    text += ", each a tile of " + joinList(tiles, ", ", ", ");
+  if (!stacks.empty())
+    text += " (stacked: " + joinList(stacks, ", ", ", ") + ")";
+  return text;
 }
 
 } // namespace
@@ -525,7 +571,8 @@ std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatia
 }
 
 std::optional<std::pair<Schedule, ScheduleResult>>
-InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, std::optional<Schedule> &shortOut) {
+InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, std::optional<Schedule> &shortOut,
+                              std::optional<SolveFailure> *failure) {
   const Network &net = network();
   const Hardware &hw = hardware();
   ++stats.segmentsSolved;
@@ -539,25 +586,37 @@ InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, s
     segmentNodeConstraints(net, hw, s, x, o);
     // Layers of the same shape under the same constraints get the same
     // schedule (ResNet's and GoogLeNet's repeated blocks): solved once.
-    std::string key = shapeKey(net.layers[static_cast<size_t>(x)]);
-    for (size_t d = 0; d < kNumDims; ++d)
-      key += "/" + std::to_string(o.fixedTopTile[d]) + "," + std::to_string(o.fixedTopStack[d]);
-    key += "/" + std::to_string(o.maxNodes);
-    for (Dim d : o.topOutermost)
-      key += "/o" + std::string(dimName(d));
-    if (o.search == IntraLayerSearch::Random)
-      key += "/" + std::to_string(x);   // its seed depends on the layer
-    Once<std::optional<LayerScheduleModel>> &slot = slotOf(memo_, key);
-    std::call_once(slot.made, [&] {
-      SolveFailure why;
-      if (auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, why))
-        slot.value = std::move(sol->schedule);
-    });
-    if (!slot.value)
+    auto solved = [&]() -> Once<SchemeLayer> & {
+      std::string key = shapeKey(net.layers[static_cast<size_t>(x)]);
+      for (size_t d = 0; d < kNumDims; ++d)
+        key += "/" + std::to_string(o.fixedTopTile[d]) + "," + std::to_string(o.fixedTopStack[d]);
+      key += "/" + std::to_string(o.maxNodes);
+      for (Dim d : o.topOutermost)
+        key += "/o" + std::string(dimName(d));
+      if (o.search == IntraLayerSearch::Random)
+        key += "/" + std::to_string(x);   // its seed depends on the layer
+      Once<SchemeLayer> &slot = slotOf(memo_, key);
+      std::call_once(slot.made, [&] {
+        if (auto sol = solveLayer(net, x, hw, nullptr, o, stats.intra, slot.value.why))
+          slot.value.schedule = std::move(sol->schedule);
+      });
+      return slot;
+    };
+    Once<SchemeLayer> *solve = &solved();
+    if (!solve->value.schedule && relaxAttentionChannels(net, s, x, o))
+      solve = &solved();
+    Once<SchemeLayer> &slot = *solve;
+    if (!slot.value.schedule) {
+      if (failure) {
+        *failure = slot.value.why;
+        (*failure)->forcedBy = "in a pipelined segment of " + net.layers[static_cast<size_t>(s.first)].name + ".." +
+                            net.layers[static_cast<size_t>(s.last)].name + ": " + forcedText(hw, o);
+      }
       return std::nullopt;   // a value: this region or granularity does not work
+    }
     for (LayerScheduleModel &ls : sched.layers)
       if (ls.layer == x) {
-        ls = *slot.value;
+        ls = *slot.value.schedule;
         ls.layer = x;
       }
     seg.layers.push_back(x);
@@ -584,12 +643,13 @@ InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, s
 std::optional<std::pair<Schedule, ScheduleResult>>
 InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats) {
   shortOfBuffer_.reset();
-  return bestScheme(schemes, stats, shortOfBuffer_);
+  schemeFailure_.reset();
+  return bestScheme(schemes, stats, shortOfBuffer_, &schemeFailure_);
 }
 
 std::optional<std::pair<Schedule, ScheduleResult>>
 InterLayerSolver::bestScheme(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats,
-                             std::optional<Schedule> &shortOut) {
+                             std::optional<Schedule> &shortOut, std::optional<SolveFailure> *failure) {
   // Most promising first; for energy, a scheme whose estimate is not below the
   // segment energy already found is not solved (a heuristic: the estimate is
   // optimistic but not a bound, docs/solver.md).
@@ -606,7 +666,7 @@ InterLayerSolver::bestScheme(const std::vector<SpatialSegment> &schemes, InterLa
       ++stats.skippedByEstimate;
       continue;
     }
-    auto s = solveScheme(*scheme, stats, shortOut);
+    auto s = solveScheme(*scheme, stats, shortOut, failure && !*failure ? failure : nullptr);
     if (!s)
       continue;
     double v = objectiveValue(options_.objective, s->second.energyPj, s->second.latencyCycles);

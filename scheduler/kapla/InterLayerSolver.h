@@ -183,6 +183,11 @@ public:
   /// complete and valid, a consumer short of buffer): what a segment the
   /// user wrote gets when no scheme is valid, so the check names that rule.
   const std::optional<Schedule> &shortOfBuffer() const { return shortOfBuffer_; }
+  /// Of the last solveSpatialBest, why its most promising scheme failed
+  /// where one of its layers has no schedule under the scheme's forced tiles
+  /// and nodes (the layer's failure; none if every scheme's layers solved):
+  /// what a segment the user wrote reports when no scheme is valid.
+  const std::optional<SolveFailure> &schemeFailure() const { return schemeFailure_; }
   /// The node-buffer reserve a temporal segment's intermediates of `bytes`
   /// need per node, rounded up to the levels re-solves are made at (sixteenths
   /// of a node's buffer) and above `above`; 0 if none is enough.
@@ -274,13 +279,17 @@ private:
   // ---- the short list
   /// The spatial segment's layers' schedules with its best scheme (memoized; its real energy in realPj_), or none.
   const std::optional<std::vector<LayerScheduleModel>> &solvedSegment(int first, int last, InterLayerStats &stats);
-  /// solveSpatialBest, with the last scheme short of buffer alone to `shortOut`.
+  /// solveSpatialBest, with the last scheme short of buffer alone to `shortOut`
+  /// and, if `failure`, the first scheme's layer failure (schemeFailure()).
   std::optional<std::pair<Schedule, ScheduleResult>> bestScheme(const std::vector<SpatialSegment> &schemes,
                                                                 InterLayerStats &stats,
-                                                                std::optional<Schedule> &shortOut);
-  /// solveSpatial, a scheme short of buffer alone to `shortOut`.
+                                                                std::optional<Schedule> &shortOut,
+                                                                std::optional<SolveFailure> *failure = nullptr);
+  /// solveSpatial, a scheme short of buffer alone to `shortOut`, the failure
+  /// of a layer without a schedule to `failure`.
   std::optional<std::pair<Schedule, ScheduleResult>> solveScheme(const SpatialSegment &s, InterLayerStats &stats,
-                                                                 std::optional<Schedule> &shortOut);
+                                                                 std::optional<Schedule> &shortOut,
+                                                                 std::optional<SolveFailure> *failure = nullptr);
   /// Every segment's costs (segments_), the segments on threads; false if the
   /// budget was spent first.
   bool costSegments(bool spatialAllowed, InterLayerStats &stats);
@@ -319,8 +328,14 @@ private:
   Once<T> &slotOf(std::map<std::string, Once<T>> &memo, const std::string &key);
   std::mutex mutex_;   // over the maps below when threads solve segments
   /// Spatial-segment layer solves by shape and constraints (see solveSpatial).
-  std::map<std::string, Once<std::optional<LayerScheduleModel>>> memo_;
-  std::optional<Schedule> shortOfBuffer_;   // see shortOfBuffer()
+  /// A layer's solve under a scheme: its schedule, or why there is none.
+  struct SchemeLayer {
+    std::optional<LayerScheduleModel> schedule;
+    SolveFailure why;
+  };
+  std::map<std::string, Once<SchemeLayer>> memo_;
+  std::optional<Schedule> shortOfBuffer_;         // see shortOfBuffer()
+  std::optional<SolveFailure> schemeFailure_;     // see schemeFailure()
   /// Layer solves alone with a reserve or batch chunks, by shape, reserve and tile (see solveAlone).
   std::map<std::string, Once<std::optional<IntraLayerSolution>>> reserveMemo_;
   // One solve's state.

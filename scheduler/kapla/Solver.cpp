@@ -280,6 +280,14 @@ private:
       if (chosen)
         for (int l : seg.layers)
           out.schedule.layers[static_cast<size_t>(l)] = chosen->layers[static_cast<size_t>(l)];
+      else if (solver.schemeFailure() && !analyzeSchedule(model, out.schedule).valid) {
+        // No scheme's layers solve and the layers alone break the segment:
+        // the rule the most promising scheme broke, not what tiles chosen
+        // for the layers alone break (E0814 on the solver's own tiles).
+        failure = *solver.schemeFailure();
+        failure.directive = seg.range;
+        return false;
+      }
     }
     return true;
   }
