@@ -45,6 +45,30 @@ std::unique_ptr<llvm::TargetMachine> hostMachine() {
   return take(jtmb.createTargetMachine(), "creating the target machine");
 }
 
+/// The kernels' optimization pipeline: -O2's function simplification and
+/// vectorization passes (LLVM 14's `default<O2>` as `opt
+/// -print-pipeline-passes` lists it), once, without what a module of one
+/// kernel and its noinline evictions gains nothing from (the inliner's
+/// call-graph walk, interprocedural and coroutine passes) and without the
+/// passes that cost compile time and gained no kernel throughput here:
+/// jump threading, correlated-value propagation, reassociation, loop idioms,
+/// SCCP, BDCE, ADCE, memcpyopt, loop distribution and load elimination
+/// (docs/benchmarks.md, "A lighter pass pipeline"). The statement's loops
+/// are still fully unrolled or vectorized, and the SLP vectorizer stays: a
+/// matmul's unrolled rows of MACs ran 2x slower without it.
+std::string kernelPipeline() {
+  const std::string cfg = "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+                          "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts>";
+  return "function(lower-expect," + cfg + ",sroa,early-cse<>,instcombine," + cfg + ",early-cse<memssa>," + cfg +
+         ",loop-mssa(loop-instsimplify,loop-simplifycfg,licm,loop-rotate,licm,"
+         "simple-loop-unswitch<no-nontrivial;trivial>)," +
+         cfg + ",instcombine,loop(indvars,loop-deletion,loop-unroll-full),gvn<>,instcombine,dse,loop-mssa(licm),"
+               "simplifycfg,loop(loop-rotate,loop-deletion),"
+               "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,instcombine,simplifycfg,"
+               "slp-vectorizer,instcombine,loop-unroll<O2>,instcombine,loop-mssa(licm),instsimplify,div-rem-pairs," +
+         cfg + ")";
+}
+
 /// `ir` (a printed module) under module name `name`, as the printer writes it.
 std::string renamedModule(const std::string &ir, const std::string &name) {
   size_t body = ir.find('\n', ir.find('\n') + 1);   // after "; ModuleID" and "source_filename"
@@ -95,7 +119,7 @@ Jit::Jit() {
       return std::unique_ptr<llvm::orc::ObjectLayer>(std::move(layer));
     });
   jit_ = take(builder.create(), "creating the JIT");
-  // Kernels call the C library's memset and memcpy (loop idioms -O2 recognizes).
+  // Kernels may call the C library's memset and memcpy (code generation may emit them).
   jit_->getMainJITDylib().addGenerator(
       take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix()),
            "resolving the process' symbols"));
@@ -120,7 +144,10 @@ JitFunction Jit::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVM
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(*m, mam);
+  llvm::ModulePassManager mpm;
+  llvm::Error parsed = pb.parsePassPipeline(mpm, kernelPipeline());
+  DFLC_CHECK(!parsed) << "the kernels' pass pipeline: " << llvm::toString(std::move(parsed));
+  mpm.run(*m, mam);
 
   JitFunction out;
   llvm::raw_string_ostream os(out.ir);

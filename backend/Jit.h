@@ -1,5 +1,6 @@
 // The JIT that runs simulator kernels: LLVM 14 ORC LLJIT, each module
-// optimized first with the new pass manager's -O2 pipeline for the host and
+// optimized first with a lighter form of the new pass manager's -O2 pipeline
+// (Jit.cpp, kernelPipeline) for the host and
 // compiled to machine code by the caller's thread (its own target machine),
 // then linked into the JIT under a lock. KernelCache compiles a run's kernels
 // once per distinct IR, ahead of use, on a few threads.
@@ -38,7 +39,7 @@ struct CompiledKernel {
   std::vector<std::pair<std::string, int>> inputs;
   int counterSlot = 0;
   std::string ir;          // the optimized module, as text
-  double compileMs = 0;    // -O2 and machine code
+  double compileMs = 0;    // optimization and machine code
   /// KernelCache: an earlier kernel's function, the IR the same (compileMs 0).
   bool shared = false;
 };
