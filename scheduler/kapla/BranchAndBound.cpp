@@ -4,6 +4,7 @@
 #include "model/Geometry.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace dfl::intra {
@@ -52,7 +53,12 @@ BranchAndBound::Decided BranchAndBound::rootDecided() {
     root.cycles = floor.latencyCycles;
   }
   root.level = hw_.levels.size() - 1;   // past the plan's levels
-  root.bound = root.exact + staticFloor(root.cycles, unitsBetween(0, root.level));
+  // Boundary 0/1, which the floors leave out, under level-0 tiles within the layer.
+  DimVector layerExtent{};
+  for (size_t i = 0; i < kND; ++i)
+    at(layerExtent, kIndependentDims[i]) = bound_[i];
+  root.below = reloadFloorPj(layerExtent);
+  root.bound = root.exact + root.below + staticFloor(root.cycles, unitsBetween(0, root.level));
   return root;
 }
 
@@ -95,12 +101,14 @@ BranchAndBound::Decided BranchAndBound::decidedBy(const LayerResult &r, size_t m
   for (size_t l = m + 1; l < r.levels.size(); ++l)
     d.cycles = std::max(d.cycles, r.levels[l].cycles);
   d.units = r.levels[m].unitsInUse;
-  d.below = compulsoryBelow(r, m);
+  // Both bound the terms below m; the reloads only boundary 0/1's, whose
+  // level-0 tiles lie within level m's.
+  d.below = m > 0 ? std::max(compulsoryBelow(r, m, &d.compulsory), reloadFloorPj(r.levels[m].extent)) : 0.0;
   d.bound = d.exact + d.below + staticFloor(d.cycles, d.units * unitsBetween(0, m));
   return d;
 }
 
-double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m) const {
+double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m, std::array<double, kNumRoles> *perRole) const {
   if (layer_.output != TensorRole::Ofm || !layer_.forwardOf.empty())
     return 0;   // forward layers only: a gradient's roles read differently
   // Roles every word of whose level-m tile some MAC of its residency reads:
@@ -116,11 +124,11 @@ double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m) const {
                      y.stride <= fs && x.dilation == 1 && y.dilation == 1;
   const bool windowless = fr == 1 && fs == 1 && x.stride == 1 && y.stride == 1 && x.padBegin == 0 && y.padBegin == 0;
   const WordScale ws = hw_.wordScale(layer_.output);
-  double in = 0;   // in `word`s at their on-chip widths
+  std::array<double, kNumRoles> in{};   // in `word`s at their on-chip widths
   for (TensorRole role : layer_.roles()) {
     const size_t ri = static_cast<size_t>(role);
     if (role == TensorRole::Wgt || (role == TensorRole::Ifm && (windowless || dense)))
-      in += r.levels[m].accesses.fills[ri] * ws.held[ri];
+      in[ri] = r.levels[m].accesses.fills[ri] * ws.held[ri];
   }
   // Every output word leaves level 0 once at least.
   const double out = static_cast<double>(layer_.ofmShape.size() * net_.batch) * ws.held[static_cast<size_t>(TensorRole::Ofm)];
@@ -128,15 +136,221 @@ double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m) const {
   // bus and filled into a unit below at least once, and so on down to level
   // 0; each output word is read out of each level below m, carried up and
   // written into the next.
-  double pj = 0;
+  std::array<double, kNumRoles> pj{};
   for (size_t b = 0; b < m; ++b) {
     const Level &inner = hw_.levels[b], &outer = hw_.levels[b + 1];
     const double innerFill = inner.fillEnergyPj.value_or(inner.writeEnergyPj);
     const double innerOut = inner.fillEnergyPj.value_or(inner.readEnergyPj);
-    pj += in * (outer.readEnergyPj + outer.busEnergyPj + innerFill) +
-          out * (innerOut + outer.busEnergyPj + outer.writeEnergyPj);
+    for (size_t ri = 0; ri < kNumRoles; ++ri)
+      pj[ri] += in[ri] * (outer.readEnergyPj + outer.busEnergyPj + innerFill);
+    pj[static_cast<size_t>(TensorRole::Ofm)] += out * (innerOut + outer.busEnergyPj + outer.writeEnergyPj);
   }
-  return pj;
+  if (perRole)
+    *perRole = pj;
+  return pj[0] + pj[1] + pj[2];
+}
+
+double BranchAndBound::reloadCostPj(TensorRole r) const {
+  const Level &inner = hw_.levels[0];
+  const int ib = inner.bufferOf(r);
+  if (ib < 0 || hw_.levels.size() < 3 || hw_.holderAbove(0, r) != 1)
+    return 0;   // not filled at level 0, or served from past level 1: priced otherwise
+  const Level &outer = hw_.levels[1];
+  const int ob = outer.bufferOf(r);
+  if (ob < 0)
+    return 0;
+  const Buffer &in = inner.buffers[static_cast<size_t>(ib)], &out = outer.buffers[static_cast<size_t>(ob)];
+  const double neighbour = inner.neighborEnergyPj.value_or(in.readEnergyPj + in.writeEnergyPj);
+  // rho: the share of the words that crosses to level 1 (a read there, or a
+  // write-back), the rest served (or reduced) among level 0's units; at
+  // least one word in units(0) (a tile's replication never exceeds its
+  // level's units) and at most all. The energy is linear in rho: its least
+  // is at an end.
+  const double leastRho = 1.0 / static_cast<double>(std::max<int64_t>(1, inner.units()));
+  std::function<double(double)> perWord;
+  bool spread;   // rho may be below 1
+  if (r != layer_.output) {
+    // A fill: written at level 0, carried on level 1's bus; read at level 1
+    // once per replica (fromOuter = own / rep), the rest forwarded between
+    // units where the level does not multicast (LayerAnalysis' neighbour).
+    spread = inner.can(Transfer::Multicast) || inner.can(Transfer::Systolic) || inner.can(Transfer::Sharing);
+    perWord = [&, multicast = inner.can(Transfer::Multicast)](double rho) {
+      return in.fillEnergyPj.value_or(in.writeEnergyPj) + outer.busEnergyPj + rho * out.readEnergyPj +
+             (multicast ? 0.0 : (1 - rho) * neighbour);
+    };
+  } else {
+    // A residency's end: written back (read out at level 0, on the bus,
+    // written at level 1) or, where level 0 reduces, summed into a neighbour's.
+    spread = inner.can(Transfer::Systolic) || inner.can(Transfer::Reduction);
+    perWord = [&](double rho) {
+      return rho * (in.fillEnergyPj.value_or(in.readEnergyPj) + out.writeEnergyPj + outer.busEnergyPj) +
+             (1 - rho) * neighbour;
+    };
+  }
+  const double least = spread ? std::min(perWord(leastRho), perWord(1)) : perWord(1);
+  return least * hw_.wordScale(layer_.output).held[static_cast<size_t>(r)];
+}
+
+bool BranchAndBound::reloadsApply() const {
+  return layer_.output == TensorRole::Ofm && layer_.forwardOf.empty() && work_ > 0 && hw_.levels.size() >= 3 &&
+         !fixedLevel(0) && !pinnedLevel(0);
+}
+
+bool BranchAndBound::windowless() const {
+  const WindowAxis &x = layer_.window.x, &y = layer_.window.y;
+  return bound_[index(Dim::R)] == 1 && bound_[index(Dim::S)] == 1 && x.stride == 1 && y.stride == 1 &&
+         !layer_.window.padded();
+}
+
+std::vector<Dim> BranchAndBound::spannedDims(TensorRole r) const {
+  const bool cw = layer_.channelWise();
+  std::vector<Dim> dims;
+  for (Dim d : tileDims(r, cw, r == TensorRole::Wgt && wgtPerSample(layer_.nest)))
+    dims.push_back(d == Dim::Xi ? Dim::Xo : d == Dim::Yi ? Dim::Yo : d);   // windowless: the same words
+  return dims;
+}
+
+double BranchAndBound::maxReuse(TensorRole r, const DimVector &enclosing) const {
+  const bool cw = layer_.channelWise(), perSample = wgtPerSample(layer_.nest);
+  const std::vector<Dim> spans = spannedDims(r);
+  std::vector<Dim> outside;   // the independent dims r's tile does not span
+  for (Dim d : kIndependentDims)
+    if (!(cw && d == Dim::K) && std::find(spans.begin(), spans.end(), d) == spans.end())
+      outside.push_back(d);
+  std::vector<int64_t> key;
+  for (Dim d : outside)
+    key.push_back(std::max<int64_t>(1, at(enclosing, d)));
+  if (auto it = reuseMemo_.find({r, key}); it != reuseMemo_.end())
+    return it->second;
+  // The largest product of level-0 tile extents along `outside` that fits
+  // level 0's buffers with every other extent at 1: words grow with every
+  // extent, so a larger extent of a dim that does not fit never fits.
+  DimVector e{};
+  for (Dim d : kIndependentDims)
+    at(e, d) = 1;
+  auto fitsLevel0 = [&] {
+    at(e, Dim::Xi) = windowIn(Dim::Xi, at(e, Dim::Xo), at(e, Dim::R));
+    at(e, Dim::Yi) = windowIn(Dim::Yi, at(e, Dim::Yo), at(e, Dim::S));
+    if (cw)
+      at(e, Dim::K) = at(e, Dim::C);
+    std::array<int64_t, kNumRoles> words{};
+    for (TensorRole role : layer_.roles())
+      words[static_cast<size_t>(role)] = dfl::tileWords(role, e, cw, role == TensorRole::Wgt && perSample);
+    return hw_.overflowingBuffer(0, hw_.bufferBytes(0, words, layer_.output), layer_.output, reserve(0)) < 0;
+  };
+  int64_t best = 1;
+  std::function<void(size_t, int64_t)> grow = [&](size_t i, int64_t product) {
+    if (i == outside.size()) {
+      best = std::max(best, product);
+      return;
+    }
+    for (int64_t t = 1; t <= key[i]; ++t) {
+      at(e, outside[i]) = t;
+      if (t > 1 && !fitsLevel0())
+        break;
+      grow(i + 1, product * t);
+    }
+    at(e, outside[i]) = 1;
+  };
+  grow(0, 1);
+  return reuseMemo_[{r, key}] = static_cast<double>(best);
+}
+
+double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
+  // Let u be the innermost update of the plan's whole nest (levels 0 and up)
+  // and T the product of every update's trips, so that the plan runs
+  // U * T unit-steps (U: level 0's units in use), each on one level-0 tile
+  // (t: its extents). A role r that u moves has loads = T at level 0
+  // (LayerAnalysis: the trips from the innermost update moving r out), so
+  // its level-0 words are U * T * words(t) * real share = the real words of
+  // r's tile summed over the unit-steps. A unit-step does at most its real
+  // words of r times the product of t along the dims r does not span (its
+  // reuse) MACs, and the unit-steps do all the work W: so those words are at
+  // least W / reuse >= W / maxReuse(r). The weights and the output have no
+  // input windows, so no sliding step brings in less than a whole tile
+  // (fresh = 1), and every dim is spanned by the weights or the output of a
+  // conv or a matrix product: whatever u moves, one of them is reloaded on
+  // every step. Each such word costs at least reloadCostPj at boundary 0/1.
+  // The least over the dims u may move is the floor (0 where a dim moves
+  // neither, as a pooling's window or an add's without weights may).
+  // Without input windows (no filter, stride 1, no padding: Xi = Xo, Yi =
+  // Yo) the ifm is such a role too: its tile's words are those of N, C, Xo,
+  // Yo, a step never overlaps the last, and a word serves at most the tile's
+  // K (times R and S, which are 1) MACs; then every dim moves two roles.
+  // Forward layers only, with level 0 chosen by the search (no written
+  // `shr` there) and a level 1 below the outermost.
+  if (!reloadsApply())
+    return 0;
+  const bool cw = layer_.channelWise();
+  const Reloads &rl = reloads();
+  std::array<double, kNumRoles> perMac{};
+  for (size_t ri = 0; ri < kNumRoles; ++ri)
+    if (rl.pjPerWord[ri] > 0)
+      perMac[ri] = rl.pjPerWord[ri] / maxReuse(static_cast<TensorRole>(ri), enclosing);
+  // The search updates only dims its tiles do not cover (more than one
+  // trip); a written level may update any.
+  bool written = false;
+  for (size_t l = 0; l + 1 < hw_.levels.size(); ++l)
+    written = written || fixedLevel(l) || pinnedLevel(l);
+  double least = std::numeric_limits<double>::infinity();
+  for (Dim d : kIndependentDims) {
+    if ((cw && d == Dim::K) || (!written && bound_[index(d)] <= 1))
+      continue;   // a channel-wise layer's K is its C; a dim of one no update moves
+    double pj = 0;
+    for (size_t ri = 0; ri < kNumRoles; ++ri)
+      if (rl.spans[ri] >> index(d) & 1u)
+        pj += perMac[ri];
+    least = std::min(least, pj);
+  }
+  return least == std::numeric_limits<double>::infinity() ? 0.0 : work_ * least;
+}
+
+const BranchAndBound::Reloads &BranchAndBound::reloads() const {
+  if (reloads_.ready)
+    return reloads_;
+  reloads_.ready = true;
+  const std::vector<TensorRole> roles = layer_.roles();
+  for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm, TensorRole::Ifm}) {
+    if (std::find(roles.begin(), roles.end(), r) == roles.end() || (r == TensorRole::Ifm && !windowless()))
+      continue;
+    const size_t ri = static_cast<size_t>(r);
+    reloads_.pjPerWord[ri] = reloadCostPj(r);
+    for (Dim d : spannedDims(r))
+      reloads_.spans[ri] |= 1u << index(d);
+  }
+  return reloads_;
+}
+
+double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
+  const double cheap = cheapBound(p, 0, parent);
+  if (parent.level != 1 || !reloadsApply())
+    return cheap;
+  const Plan::LevelPlan &lp = p.levels[0];
+  // The innermost update of the nest: level 0's first in its order (the
+  // search's updates: the dims its array tile does not cover).
+  size_t first = kND;
+  for (Dim d : loopOrders()[lp.order])
+    if (const size_t i = index(d); lp.tile[i] * lp.repl[i] < enclosingTile(p, 0, i)) {
+      first = i;
+      break;
+    }
+  if (first == kND)
+    return cheap;
+  const Reloads &rl = reloads();
+  const unsigned k = layer_.channelWise() ? 1u << index(Dim::K) : 0u;   // a channel-wise K is C
+  double below = 0;
+  for (size_t ri = 0; ri < kNumRoles; ++ri) {
+    double reload = 0;
+    if (rl.pjPerWord[ri] > 0 && (rl.spans[ri] >> first & 1u)) {
+      double reuse = 1;   // this tile's MACs per word of the role
+      for (size_t i = 0; i < kND; ++i)
+        if (!((rl.spans[ri] | k) >> i & 1u))
+          reuse *= static_cast<double>(lp.tile[i]);
+      reload = work_ * rl.pjPerWord[ri] / reuse;
+    }
+    below += std::max(parent.compulsory[ri], reload);
+  }
+  return std::max(cheap, cheap - parent.below + below);
 }
 
 double BranchAndBound::cheapBound(const Plan &p, size_t m, const Decided &parent) const {
@@ -145,10 +359,23 @@ double BranchAndBound::cheapBound(const Plan &p, size_t m, const Decided &parent
 }
 
 double BranchAndBound::refetchPj(const LevelDirectives &d) const {
-  // Across a level that shares words between its units, a unit may take a
-  // tile again from a neighbour instead of DRAM: nothing claimed there.
-  if (hw_.levels[top_].can(Transfer::Sharing) || !dramFloor_)
+  // The DRAM reads of a role at the top level are its distinct words per
+  // stacked array tile times its loads (and the fresh and real shares):
+  // where the level serves copies (multicast, systolic or sharing alike,
+  // LayerAnalysis' replicaServe) one read per word of the array tile's
+  // union, else one per unit's word. Either way a sweep of the updates
+  // moving the role reads every word once at least, and each trip of an
+  // update outside it sweeps again. Sharing changes the count only through
+  // a tensor's `shr` (a unit holds 1/shr of its tile and takes the rest from
+  // its neighbours): the search never writes one, but a written level may,
+  // and then nothing is claimed.
+  if (!dramFloor_)
     return 0;
+  for (const LevelDirectives *w : {pinned_[top_].source, pinned_[top_].hardware, givenLevel(top_)})
+    if (w)
+      for (const TensorDirective &t : w->tensors)
+        if (t.shr > 1)
+          return 0;
   const bool cw = layer_.channelWise();
   double words = 0;
   for (auto [role, floorWords] : {std::pair{TensorRole::Wgt, dramFloor_->wgtReads},
@@ -267,6 +494,10 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
     if (pruneByBound_ && batch.parent.level == p.levels.size() && m == top_ &&
         cheapBound(p, m, batch.parent) + refetchPj(directivesFor(p, m)) >= exBestValue_) {
       ++stats_.prunedByBound;   // its DRAM reads alone lose to the incumbent: no analysis
+      continue;
+    }
+    if (pruneByBound_ && m == 0 && leafBound(p, batch.parent) >= exBestValue_) {
+      ++stats_.prunedByBound;   // this tile's reloads alone lose to the incumbent: no analysis
       continue;
     }
     auto sol = score(p);

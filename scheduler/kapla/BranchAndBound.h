@@ -42,6 +42,8 @@
 #include "scheduler/analysis/Floors.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -62,6 +64,18 @@ public:
   /// nodes), both with `r`'s work and constants.
   double subtreeBound(const LayerResult &r, size_t m);
   double topLevelBound(const LevelDirectives &top, int64_t units, const LayerResult &r);
+  /// What topLevelBound claims of the terms of the top boundary and C (the
+  /// floors' exact part and refetchPj), with `r`'s work and constants.
+  double topLevelExact(const LevelDirectives &top, const LayerResult &r) {
+    learn(r);
+    return rootDecided().exact + refetchPj(top);
+  }
+  /// The reloads' floor of boundary 0/1 (reloadFloorPj) under level-0 tiles
+  /// within `enclosing`, with `r`'s work.
+  double reloadFloor(const LayerResult &r, const DimVector &enclosing) {
+    learn(r);
+    return reloadFloorPj(enclosing);
+  }
 
 protected:
   /// What the decided levels >= `level` fix for every completion below: C
@@ -72,6 +86,7 @@ protected:
     double exact = 0, below = 0, cycles = 0, bound = 0;
     int64_t units = 1;
     size_t level = 0;
+    std::array<double, kNumRoles> compulsory{};   // compulsoryBelow per role
   };
 
   struct Branch {
@@ -116,7 +131,38 @@ protected:
   /// A lower bound of the boundary terms below m of every completion of
   /// levels >= m as scored in `r`: the words filled into level m that every
   /// level below must take in again (compulsoryBelow's comment says which).
-  double compulsoryBelow(const LayerResult &r, size_t m) const;
+  double compulsoryBelow(const LayerResult &r, size_t m, std::array<double, kNumRoles> *perRole = nullptr) const;
+
+  /// A lower bound of every plan completing `parent` (levels >= 1) with
+  /// level 0's assignment in `p`, without its analysis: as cheapBound, with
+  /// boundary 0/1 at least, per role, its compulsory words or the reloads
+  /// this tile forces on the roles its innermost update moves (reloadFloorPj's
+  /// argument, with this tile's reuse).
+  double leafBound(const Plan &p, const Decided &parent) const;
+
+  /// A lower bound of boundary 0/1's energy (LevelResult::boundaryEnergyPj
+  /// of level 0) in every plan whose level-0 tiles lie within `enclosing`
+  /// (canonical extents): the reloads a level-0 buffer of its capacity forces
+  /// (reloadFloorPj's comment proves it). 0 where the argument does not apply.
+  double reloadFloorPj(const DimVector &enclosing) const;
+
+  /// The most MACs a level-0 tile fitting level 0's buffers and lying within
+  /// `enclosing` does per word of role r (the product of its extents along
+  /// the independent dims r's tile does not span), memoized by `enclosing`.
+  double maxReuse(TensorRole r, const DimVector &enclosing) const;
+
+  /// Where reloadFloorPj's argument holds: a forward layer, level 0 chosen
+  /// by the search (no written `shr` there), a level 1 below the outermost.
+  bool reloadsApply() const;
+  /// The layer has no input windows: no filter, stride 1, no padding.
+  bool windowless() const;
+  /// The independent dims role r's tile spans (Xi, Yi as Xo, Yo).
+  std::vector<Dim> spannedDims(TensorRole r) const;
+
+  /// The cheapest a word of role r filled into level 0 (r the output: a word
+  /// of a level-0 tile of it leaving its residency) can be at boundary 0/1,
+  /// in `word`s at their held width; 0 where r is not held there.
+  double reloadCostPj(TensorRole r) const;
 
   /// A lower bound of every completion of level m's assignment in `p`
   /// without its analysis: the parent's exact part, and the static floor
@@ -131,7 +177,8 @@ protected:
   /// each of the weights (ifm) the floor counts is read again on every trip of
   /// an update not moving them outside the innermost one that does (the
   /// analysis' loads: trip counts from the innermost relevant update out; a
-  /// sweep of the relevant ones covers every word). 0 where units share words.
+  /// sweep of the relevant ones covers every word). 0 where a written top
+  /// level splits a tile among its units (`shr`).
   double refetchPj(const LevelDirectives &top) const;
 
   /// The root: nothing decided; the layer's floors.
@@ -160,8 +207,18 @@ protected:
   std::optional<IntraLayerSolution> exBest_;   // exhaustive: the incumbent
   double exBestValue_ = 0;
   double constants_ = 0, work_ = 0;   // C and the work, from the first valid analysis
-  double openBound_ = 0;
-  std::optional<DramFloor> dramFloor_;   // the layer's DRAM words in any schedule              // the least bound of a subtree left open (capped)
+  double openBound_ = 0;   // the least bound of a subtree left open (capped)
+  mutable std::map<std::pair<TensorRole, std::vector<int64_t>>, double> reuseMemo_;   // maxReuse
+  /// Per role, what a reload costs (reloadCostPj; 0: not counted: no
+  /// weights, an ifm with windows, not held) and the kND indices its tile spans.
+  struct Reloads {
+    bool ready = false;
+    std::array<double, kNumRoles> pjPerWord{};
+    std::array<unsigned, kNumRoles> spans{};
+  };
+  mutable Reloads reloads_;
+  const Reloads &reloads() const;
+  std::optional<DramFloor> dramFloor_;   // the layer's DRAM words in any schedule
   bool pruneByBound_ = false;   // exhaustive, objective energy
   bool boundSafe_ = true;       // no boundary term seen negative
 };

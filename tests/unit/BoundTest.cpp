@@ -86,6 +86,10 @@ double searchBound(const Network &net, int layer, const Hardware &hw, const Laye
 
 /// Bound over energy, per (plan, m, completion) checked: how tight the bound is.
 std::vector<double> tightness;
+/// The reloads' floor over boundary 0/1's energy, per plan checked.
+std::vector<double> reloadTightness;
+/// The top level's claim without an analysis over the plan's terms it bounds.
+std::vector<double> refetchTightness;
 
 /// Valid complete plans of a layer: KAPLA's, random samples, and the best of a
 /// short unseeded exhaustive run (different corners of the space).
@@ -159,7 +163,23 @@ std::pair<int, int> checkModel(const Model &model, const std::string &what) {
           intra::BranchAndBound bb(net, static_cast<int>(i), hw, nullptr, IntraLayerOptions{}, stats);
           EXPECT_LE(bb.topLevelBound(d, full.levels[top].units, full), full.energyPj * (1 + 1e-9))
               << where << " top level's bound";
+          // Its DRAM reads, against the plan's terms of the top boundary (and C).
+          double exactTop = full.energyPj - full.energyStaticPj;
+          for (size_t b = 0; b < top; ++b)
+            exactTop -= full.levels[b].boundaryEnergyPj;
+          const double claimed = bb.topLevelExact(d, full);
+          EXPECT_LE(claimed, exactTop * (1 + 1e-9)) << where << " refetches";
+          refetchTightness.push_back(claimed / exactTop);
         }
+      // The reloads' floor of boundary 0/1, under level-0 tiles within the
+      // layer and within the plan's level-1 tiles.
+      IntraLayerStats reloadStats;
+      intra::BranchAndBound reload(net, static_cast<int>(i), hw, nullptr, IntraLayerOptions{}, reloadStats);
+      const double layerFloor0 = reload.reloadFloor(full, layer.bounds);
+      const double nodeFloor0 = reload.reloadFloor(full, full.levels[1].extent);
+      EXPECT_LE(layerFloor0, nodeFloor0 * (1 + 1e-12)) << where << " smaller tiles above, no less reuse";
+      EXPECT_LE(nodeFloor0, full.levels[0].boundaryEnergyPj * (1 + 1e-9)) << where << " reloads' floor";
+      reloadTightness.push_back(full.levels[0].boundaryEnergyPj > 0 ? nodeFloor0 / full.levels[0].boundaryEnergyPj : 0);
       for (int m = 1; m + 1 < static_cast<int>(nl); ++m)
         for (bool reversed : {false, true}) {
           LayerScheduleModel other = completeBelow(layer, plan, full.levels[m], m, reversed);
@@ -176,6 +196,10 @@ std::pair<int, int> checkModel(const Model &model, const std::string &what) {
           for (size_t b = static_cast<size_t>(m) + 1; b < nl; ++b)
             EXPECT_NEAR(alt.levels[b].cycles, full.levels[b].cycles, near(full.levels[b].cycles))
                 << where << " cycles of level " << b << " with the levels below " << m << " replaced";
+          if (m == 1) {
+            EXPECT_LE(nodeFloor0, alt.levels[0].boundaryEnergyPj * (1 + 1e-9))
+                << where << " reloads' floor, completed below 1" << (reversed ? " reversed" : "");
+          }
           // The subtree's bound, from either completion, is below both.
           for (const LayerResult *from : {&alt, &full}) {
             const double bound = searchBound(net, static_cast<int>(i), hw, *from, static_cast<size_t>(m));
@@ -229,6 +253,15 @@ TEST(Bound, BoundaryTermsDependOnlyOnTheLevelsAbove) {
   // Not vacuous: the bounds are mostly well above the constants.
   std::sort(tightness.begin(), tightness.end());
   EXPECT_GT(tightness[tightness.size() / 2], 0.3);
+  // The reloads' floor is not vacuous either: it claims part of boundary 0/1
+  // on convs and matrix products (pools, adds and backward layers get 0:
+  // a window or an operand may move alone), a third of it on some plan.
+  const auto positive = std::count_if(reloadTightness.begin(), reloadTightness.end(), [](double t) { return t > 0; });
+  EXPECT_GT(positive, static_cast<long>(reloadTightness.size() / 3));
+  EXPECT_GT(*std::max_element(reloadTightness.begin(), reloadTightness.end()), 0.3);
+  // The top level's claim comes close to the terms it bounds (a doubled
+  // refetch count fails above, on both templates).
+  EXPECT_GT(*std::max_element(refetchTightness.begin(), refetchTightness.end()), 0.9);
 }
 
 // Four levels, so that m = 2 is checked too (the stdlib templates have three).
@@ -334,37 +367,52 @@ double bruteForceMinimum(const Network &net, const Hardware &hw) {
 // The proved optimum is the least energy of an independent enumeration of the
 // space, on a layer small enough to enumerate, with static energy (the floor)
 // and several nodes without sharing (the refetch bound), seeded with KAPLA's
-// plan and not.
+// plan and not; and on register files of three words and a cheap DRAM, where
+// boundary 0/1 is most of the energy and the reloads' floor cuts (an inflated
+// one cuts the optimum or a plan below its bound: the search then claims nothing).
 TEST(Bound, ProvedOptimumIsTheBruteForceMinimum) {
-  auto c = dfl::test::compile(R"(network n {
-  batch N = 2;
+  const char *net = R"(network n {
+  batch N = %d;
   input x [C=4];
   f = fc(x, K=8);
 }
-hardware h {
+)";
+  const std::pair<int, const char *> cases[] = {{2, R"(hardware h {
   word = 16 bit; frequency = 1 GHz; static_energy = 40 pJ; mac { energy = 1 pJ; }
   level REGF { capacity = 12 B; array = 2 x 2; access_energy = 1 pJ; transfer = multicast; }
   level GBUF { capacity = 64 B; array = 1 x 2; access_energy = 6 pJ; bus_energy = 1 pJ; bandwidth = 4 B/cycle; transfer = multicast; }
   level DRAM { access_energy = 200 pJ; bandwidth = 2 B/cycle; }
   noc { hop_energy = 2 pJ; topology = mesh; }
 }
-)");
-  ASSERT_EQ(c.diagnostics(), "");
-  const Network &net = c.model.networks[0];
-  const Hardware &hw = c.model.hardware[0];
-  const double brute = bruteForceMinimum(net, hw);
-  ASSERT_LT(brute, std::numeric_limits<double>::infinity());
-  for (bool seeded : {true, false}) {
-    IntraLayerOptions o;
-    o.search = IntraLayerSearch::Exhaustive;
-    o.seedWithKapla = seeded;
-    IntraLayerStats stats;
-    SolveFailure why;
-    auto sol = solveLayer(net, 0, hw, nullptr, o, stats, why);
-    ASSERT_TRUE(sol.has_value()) << why;
-    EXPECT_TRUE(stats.provedOptimal);
-    EXPECT_NEAR(sol->result.energyPj, brute, near(brute)) << (seeded ? "seeded" : "unseeded");
-    EXPECT_NEAR(stats.lowerBoundPj, brute, near(brute));
-    EXPECT_GT(stats.prunedByBound, 0);
+)"},
+                                                {1, R"(hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 6 B; access_energy = 1 pJ; }
+  level GBUF { capacity = 64 B; array = 1 x 2; access_energy = 6 pJ; bus_energy = 4 pJ; transfer = multicast; }
+  level DRAM { access_energy = 8 pJ; bandwidth = 2 B/cycle; }
+}
+)"}};
+  for (const auto &[batch, hw] : cases) {
+    char text[128];
+    std::snprintf(text, sizeof text, net, batch);
+    auto c = dfl::test::compile(std::string(text) + hw);
+    ASSERT_EQ(c.diagnostics(), "");
+    const Network &n = c.model.networks[0];
+    const Hardware &h = c.model.hardware[0];
+    const double brute = bruteForceMinimum(n, h);
+    ASSERT_LT(brute, std::numeric_limits<double>::infinity());
+    for (bool seeded : {true, false}) {
+      IntraLayerOptions o;
+      o.search = IntraLayerSearch::Exhaustive;
+      o.seedWithKapla = seeded;
+      IntraLayerStats stats;
+      SolveFailure why;
+      auto sol = solveLayer(n, 0, h, nullptr, o, stats, why);
+      ASSERT_TRUE(sol.has_value()) << why;
+      EXPECT_TRUE(stats.provedOptimal) << (seeded ? "seeded" : "unseeded");
+      EXPECT_NEAR(sol->result.energyPj, brute, near(brute)) << (seeded ? "seeded" : "unseeded");
+      EXPECT_NEAR(stats.lowerBoundPj, brute, near(brute));
+      EXPECT_GT(stats.prunedByBound, 0);
+    }
   }
 }
