@@ -30,12 +30,15 @@
 //    every unit of each level below (computeCycles = work * padding / PEs,
 //    the padding >= 1),
 // so the static energy is at least the chip's leakage over the larger of
-// those (staticFloor). The subtree's bound is C + the terms >= m + that floor;
+// those (staticFloor); the terms below m are at least the compulsory traffic
+// (compulsoryBelow) and the reloads a level-0 buffer of its capacity forces
+// (reloadFloorPj). The subtree's bound is C + the terms >= m + those floors;
 // a subtree whose bound is not below the incumbent (seeded with KAPLA's
 // solution) is cut. A level's assignment is first bounded without the
 // analysis (cheapBound: the parent's exact part and the floor from its units
 // alone), which cuts the assignments using too few units to beat the
-// incumbent before they cost an analysis.
+// incumbent before they cost an analysis; at the node level also by its
+// DRAM refetches (refetchPj), at level 0 by the reloads of its tile (leafBound).
 #pragma once
 
 #include "scheduler/kapla/KaplaDescent.h"
