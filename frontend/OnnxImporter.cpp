@@ -78,6 +78,11 @@ std::string printable(const std::string &s) {
   return out;
 }
 
+/// Why a node cannot read `name`: nothing before it defines it.
+std::string notProduced(const std::string &name) {
+  return "input '" + name + "' is produced by no earlier node, initializer or graph input";
+}
+
 /// A node as messages name it: its name, or its first output's if it has none.
 std::string nodeName(const onnx::NodeProto &n) {
   return !n.name().empty() || n.output_size() == 0 ? n.name() : n.output(0);
@@ -678,7 +683,7 @@ private:
       }
       auto it = values_.find(name);
       if (it == values_.end())
-        return Refusal{"input '" + name + "' is produced by no earlier node, initializer or graph input"};
+        return Refusal{notProduced(name)};
       poisoned |= it->second.kind == Value::Poisoned;
       allConstant &= it->second.kind == Value::Constant;
       ins.push_back(&it->second);
@@ -1904,11 +1909,25 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
     for (const onnx::NodeProto &n : model.graph().node())
       onnx::checker::check_node(n, ctx, scope);
     bool unsafe = false;
-    for (const onnx::NodeProto &n : model.graph().node())
-      if (std::string why = unsafeForInference(n, model.graph()); !why.empty()) {
+    // Every input must be defined before its node (a graph input, an
+    // initializer or an earlier node's output): inference dereferences the
+    // type of an undefined one (a SEGV in libonnx 1.12, found by the fuzzer).
+    std::set<std::string> defined;
+    for (const onnx::ValueInfoProto &v : model.graph().input())
+      defined.insert(v.name());
+    for (const onnx::TensorProto &t : model.graph().initializer())
+      defined.insert(t.name());
+    for (const onnx::NodeProto &n : model.graph().node()) {
+      std::string why = unsafeForInference(n, model.graph());
+      for (const std::string &in : n.input())
+        if (why.empty() && !in.empty() && !defined.count(in))
+          why = notProduced(printable(in));
+      if (!why.empty()) {
         diags.report(at, diag::err_onnx_node) << nodeName(n) << n.op_type() << why;
         unsafe = true;
       }
+      defined.insert(n.output().begin(), n.output().end());
+    }
     if (unsafe)
       return std::nullopt;
     onnx::ShapeInferenceOptions options(false, 0, true);
