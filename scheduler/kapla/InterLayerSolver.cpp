@@ -295,12 +295,11 @@ int64_t minTileBytes(const Network &net, const Hardware &hw, const SpatialSegmen
 /// picks. They are what the matmul reduces, never forwarded, so the scores
 /// still step a head's keys at a time. False (`o` unchanged) otherwise.
 bool relaxAttentionChannels(const Network &net, const SpatialSegment &s, int x, IntraLayerOptions &o) {
-  const Layer &l = net.layers[static_cast<size_t>(x)];
   if (attentionOf(net, s.first, s.last, x) != x || !at(o.fixedTopTile, Dim::C))
     return false;
   at(o.fixedTopTile, Dim::C) = 0;
   at(o.fixedTopStack, Dim::C) = 0;
-  return l.type == LayerType::MatMul;
+  return true;
 }
 
 /// What a scheme forces on a layer's node level, for a failure's text:
