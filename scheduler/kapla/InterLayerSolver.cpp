@@ -182,6 +182,48 @@ std::vector<Dim> attentionOrder(const Network &net, int first, int last, int x) 
   return {Dim::Xo, net.layers[static_cast<size_t>(x)].type == LayerType::Softmax ? Dim::C : Dim::N};
 }
 
+/// The dim a pointwise segment first..last steps along, or none: no fused
+/// attention in it (it has its own query tiles), every layer's output plane
+/// the same, each read point by point (no window: R = S = 1, stride 1, no
+/// padding). Its rows (Yo), or its tokens (Xo) where the plane is a
+/// sequence (Yo = 1), walked outermost in equal steps on every layer make
+/// both ends of each forwarded tensor step alike; with whole channels alone
+/// a consumer split the plane over its nodes in its own order and its first
+/// tile waited for the producer's last step (a matmul into its gelu: E0824
+/// with the whole tensor at once).
+std::optional<Dim> pointwiseStepDim(const Network &net, int first, int last) {
+  const Layer &f = net.layers[static_cast<size_t>(first)];
+  const Dim d = at(f.bounds, Dim::Yo) > 1 ? Dim::Yo : Dim::Xo;
+  if (at(f.bounds, d) < 2)
+    return std::nullopt;
+  for (int x = first; x <= last; ++x) {
+    const Layer &l = net.layers[static_cast<size_t>(x)];
+    if (attentionOf(net, first, last, x) >= 0 || at(l.bounds, Dim::Yo) != at(f.bounds, Dim::Yo) ||
+        at(l.bounds, Dim::Xo) != at(f.bounds, Dim::Xo) || at(l.bounds, Dim::R) != 1 || at(l.bounds, Dim::S) != 1 ||
+        l.window != Window{})
+      return std::nullopt;
+  }
+  return d;
+}
+
+/// Step sizes tried along a dim of `extent`: the divisors below it nearest
+/// 1, 4, 16 and 64, distinct.
+std::vector<int64_t> stepTiles(int64_t extent) {
+  std::vector<int64_t> divisors, out;
+  for (int64_t q = 1; q < extent && q <= 64; ++q)
+    if (extent % q == 0)
+      divisors.push_back(q);
+  for (int64_t want : {1, 4, 16, 64}) {
+    int64_t best = 0;
+    for (int64_t q : divisors)
+      if (!best || std::abs(q - want) < std::abs(best - want))
+        best = q;
+    if (best && std::find(out.begin(), out.end(), best) == out.end())
+      out.push_back(best);
+  }
+  return out;
+}
+
 /// The top-level tiles a layer of a spatial segment must have (docs/directives.md
 /// §9, E0814): the batch tile everywhere; on both ends of a tensor forwarded
 /// to a single-operand consumer the channel dim cut into `split` equal tiles
@@ -189,7 +231,9 @@ std::vector<Dim> attentionOrder(const Network &net, int first, int last, int x) 
 /// each tile holds whole rows of one sample's K/V head group: the score and
 /// output matmuls one K/V head (N = 1; its query heads, Yo, and keys whole),
 /// the softmax that head group's rows (C = its query heads' keys); each
-/// layer `queryTile` queries (Xo) a step, so that the three step alike.
+/// layer `queryTile` queries (Xo) a step, so that the three step alike. In a
+/// pointwise segment every layer `queryTile` rows or tokens a step
+/// (pointwiseStepDim).
 DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t batchTile, int64_t split,
                       int64_t queryTile = 0) {
   DimVector t{};
@@ -207,6 +251,9 @@ DimVector forcedTiles(const Network &net, int first, int last, int x, int64_t ba
     }
     return t;
   }
+  if (queryTile)   // a pointwise segment's rows or tokens a step
+    if (std::optional<Dim> d = pointwiseStepDim(net, first, last))
+      at(t, *d) = queryTile;
   if (forwardsChannels(net, x, last)) {
     Dim d = canonicalDim(Dim::K, layer.channelWise());
     at(t, d) = at(layer.bounds, d) / split;
@@ -424,6 +471,9 @@ std::vector<SpatialSegment> InterLayerSolver::schemes(int first, int last, const
         queryTiles.push_back(q);
     if (queryTiles.empty())
       queryTiles.push_back(queries);
+  } else if (std::optional<Dim> d = pointwiseStepDim(network(), first, last)) {
+    for (int64_t q : stepTiles(at(network().layers[static_cast<size_t>(first)].bounds, *d)))
+      queryTiles.push_back(q);
   }
   for (int64_t t : batchTiles())
     for (int64_t c : channelSplits(first, last))
@@ -476,10 +526,13 @@ SchemeEstimate InterLayerSolver::estimate(const SpatialSegment &s) const {
   out.energyPj = computePj(s.first, s.last);
   if (nl < 2)
     return out;
-  if (s.queryTile)
+  if (s.queryTile) {
+    if (std::optional<Dim> d = pointwiseStepDim(net, s.first, s.last))
+      out.steps = static_cast<double>(at(net.layers[static_cast<size_t>(s.first)].bounds, *d) / s.queryTile);
     for (int x = s.first; x <= s.last; ++x)
       if (int scores = attentionOf(net, s.first, s.last, x); scores >= 0)
         out.steps = static_cast<double>(net.layers[static_cast<size_t>(scores)].ofmShape.X / s.queryTile);
+  }
   const Level &top = hw.levels[nl - 2];
   const double wb = static_cast<double>(hw.wordBytes());   // per `word`: WordScale gives each role's share
   const Level &dram = hw.levels[nl - 1];
@@ -554,6 +607,9 @@ bool inFusedAttention(const Network &net, int first, int last, int x) { return a
 void segmentNodeConstraints(const Network &net, const Hardware &hw, const SpatialSegment &s, int x, IntraLayerOptions &o) {
   o.fixedTopTile = forcedTiles(net, s.first, s.last, x, s.batchTile, s.channelSplit, s.queryTile);
   o.topOutermost = attentionOrder(net, s.first, s.last, x);
+  if (s.queryTile && o.topOutermost.empty())
+    if (std::optional<Dim> d = pointwiseStepDim(net, s.first, s.last))
+      o.topOutermost = {*d};   // a pointwise segment's steps: every other dim's walk inside each
   // The granularity's dims are not stacked over the region: every layer
   // then walks them in chunks of exactly the forced tile, so both ends of a
   // forwarded tensor have the same steps (E0814 compares them). Stacked,

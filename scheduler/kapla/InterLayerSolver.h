@@ -107,7 +107,7 @@ struct SpatialSegment {
   std::vector<int64_t> nodes;   // per layer of the segment
   int64_t batchTile = 1;
   int64_t channelSplit = 1;     // 1: whole channels
-  int64_t queryTile = 0;        // a fused attention's queries (Xo) per node step, on each of its layers; 0: none
+  int64_t queryTile = 0;        // per node step on each layer: a fused attention's queries (Xo), a pointwise segment's rows or tokens; 0: none
 };
 
 /// Whether layer x is part of a fused attention (FLAT: scores, softmax and
