@@ -14,6 +14,7 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
   exBest_.reset();
   exBestValue_ = std::numeric_limits<double>::infinity();
   openBound_ = std::numeric_limits<double>::infinity();
+  steps_ = 0;
   if (options_.seedWithKapla) {
     SolveFailure ignored;
     if (auto seed = kaplaSearch(ignored))
@@ -22,6 +23,7 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
   Plan p = minimalPlan();
   branch(p, p.levels.size() - 1, rootDecided());
   stats_.provedOptimal = !stats_.capped && boundSafe_ && !stopped_;
+  stats_.enumerated += steps_;
 
   if (pruneByBound_ && exBest_ && boundSafe_)
     stats_.lowerBoundPj = stats_.provedOptimal ? exBestValue_ : std::min(openBound_, exBestValue_);
@@ -74,7 +76,8 @@ double BranchAndBound::topLevelBound(const LevelDirectives &top, int64_t units, 
 }
 
 bool BranchAndBound::exhausted() {
-  if (options_.maxCandidates > 0 && stats_.candidates - firstCandidate_ >= options_.maxCandidates) {
+  const int64_t work = stats_.candidates - firstCandidate_ + steps_ / kStepsPerAnalysis;
+  if (options_.maxCandidates > 0 && work >= options_.maxCandidates) {
     stats_.capped = true;
     return true;
   }
@@ -202,25 +205,43 @@ bool BranchAndBound::windowless() const {
          !layer_.window.padded();
 }
 
-std::vector<Dim> BranchAndBound::spannedDims(TensorRole r) const {
-  const bool cw = layer_.channelWise();
-  std::vector<Dim> dims;
-  for (Dim d : tileDims(r, cw, r == TensorRole::Wgt && wgtPerSample(layer_.nest)))
-    dims.push_back(d == Dim::Xi ? Dim::Xo : d == Dim::Yi ? Dim::Yo : d);   // windowless: the same words
-  return dims;
+bool BranchAndBound::windowed() const {
+  return layer_.type == LayerType::Conv || layer_.type == LayerType::DwConv || layer_.type == LayerType::MaxPool ||
+         layer_.type == LayerType::AvgPool;
 }
 
-double BranchAndBound::maxReuse(TensorRole r, const DimVector &enclosing) const {
-  const bool cw = layer_.channelWise(), perSample = wgtPerSample(layer_.nest);
-  const std::vector<Dim> spans = spannedDims(r);
-  std::vector<Dim> outside;   // the independent dims r's tile does not span
+unsigned BranchAndBound::reuseDims(TensorRole r, Dim moved) const {
+  const bool cw = layer_.channelWise();
+  const unsigned k = cw ? 0u : 1u << index(Dim::K);   // a channel-wise K is C: no reuse of its own
+  if (r == TensorRole::Ifm) {
+    // A word serves the tile's K, and per input window axis, at fixed xi,
+    // at most one xo per r and one r per xo: along a run of sliding steps
+    // of Xo (the same R all along) at most R_t pairs, of R at most Xo_t;
+    // with neither, at most min(Xo_t, R_t) <= R_t.
+    const Dim x = moved == Dim::R ? Dim::Xo : Dim::R, y = moved == Dim::S ? Dim::Yo : Dim::S;
+    return k | 1u << index(x) | 1u << index(y);
+  }
+  unsigned spans = 0;
+  for (Dim d : tileDims(r, cw, r == TensorRole::Wgt && wgtPerSample(layer_.nest)))
+    if (!isInputWindow(d))
+      spans |= 1u << index(d);
+  unsigned outside = 0;
   for (Dim d : kIndependentDims)
-    if (!(cw && d == Dim::K) && std::find(spans.begin(), spans.end(), d) == spans.end())
+    if (d != Dim::K && !(spans >> index(d) & 1u))
+      outside |= 1u << index(d);
+  return outside | (spans >> index(Dim::K) & 1u ? 0u : k);
+}
+
+double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const {
+  const bool cw = layer_.channelWise(), perSample = wgtPerSample(layer_.nest);
+  std::vector<Dim> outside;   // the dims whose tile extents bound r's reuse
+  for (Dim d : kIndependentDims)
+    if (dims >> index(d) & 1u)
       outside.push_back(d);
-  std::vector<int64_t> key;
+  std::vector<int64_t> key{static_cast<int64_t>(r), static_cast<int64_t>(dims)};
   for (Dim d : outside)
     key.push_back(std::max<int64_t>(1, at(enclosing, d)));
-  if (auto it = reuseMemo_.find({r, key}); it != reuseMemo_.end())
+  if (auto it = reuseMemo_.find(key); it != reuseMemo_.end())
     return it->second;
   // The largest product of level-0 tile extents along `outside` that fits
   // level 0's buffers with every other extent at 1: words grow with every
@@ -244,7 +265,7 @@ double BranchAndBound::maxReuse(TensorRole r, const DimVector &enclosing) const 
       best = std::max(best, product);
       return;
     }
-    for (int64_t t = 1; t <= key[i]; ++t) {
+    for (int64_t t = 1; t <= key[i + 2]; ++t) {
       at(e, outside[i]) = t;
       if (t > 1 && !fitsLevel0())
         break;
@@ -253,7 +274,7 @@ double BranchAndBound::maxReuse(TensorRole r, const DimVector &enclosing) const 
     at(e, outside[i]) = 1;
   };
   grow(0, 1);
-  return reuseMemo_[{r, key}] = static_cast<double>(best);
+  return reuseMemo_[key] = static_cast<double>(best);
 }
 
 double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
@@ -262,31 +283,36 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
   // U * T unit-steps (U: level 0's units in use), each on one level-0 tile
   // (t: its extents). A role r that u moves has loads = T at level 0
   // (LayerAnalysis: the trips from the innermost update moving r out), so
-  // its level-0 words are U * T * words(t) * real share = the real words of
-  // r's tile summed over the unit-steps. A unit-step does at most its real
-  // words of r times the product of t along the dims r does not span (its
-  // reuse) MACs, and the unit-steps do all the work W: so those words are at
-  // least W / reuse >= W / maxReuse(r). The weights and the output have no
-  // input windows, so no sliding step brings in less than a whole tile
-  // (fresh = 1), and every dim is spanned by the weights or the output of a
-  // conv or a matrix product: whatever u moves, one of them is reloaded on
-  // every step. Each such word costs at least reloadCostPj at boundary 0/1.
-  // The least over the dims u may move is the floor (0 where a dim moves
-  // neither, as a pooling's window or an add's without weights may).
-  // Without input windows (no filter, stride 1, no padding: Xi = Xo, Yi =
-  // Yo) the ifm is such a role too: its tile's words are those of N, C, Xo,
-  // Yo, a step never overlaps the last, and a word serves at most the tile's
-  // K (times R and S, which are 1) MACs; then every dim moves two roles.
+  // its level-0 words are U * T * words(t) * fresh * real share.
+  // The weights and the output have no input windows (fresh = 1): their
+  // words are the real words of r's tile summed over the unit-steps, and a
+  // unit-step does at most its real words of r times the product of t along
+  // the dims r does not span (its reuse) MACs. The unit-steps do all the work
+  // W: so those words are at least W / reuse >= W / maxReuse(r).
+  // The ifm (a conv's or a pooling's, or without input windows): a run of
+  // u's trips (everything outside u fixed) fills each word it touches once
+  // (the tile first, then on each sliding step the fresh slab: the
+  // analysis' fresh share, or its word-for-word windows; padding and holes
+  // count as words), and the word (n, c, xi, yi) then serves only MACs of
+  // that run on that unit: k in the tile's K, and per window axis pairs
+  // (xo, r) with xo * stride + r * dilation = xi + pad, at most one xo per r
+  // and one r per xo. Along the run R's range is fixed unless u moves R (Xo's
+  // unless u moves Xo), so at most R_t pairs, or Xo_t where u moves R (and
+  // min(Xo_t, R_t) <= R_t where u moves neither); likewise along Y
+  // (reuseDims). Where u does not move the ifm at level 0 (an update above
+  // it: fresh = 1, a whole tile per step) the one step's pairs are fewer
+  // still. So the ifm's fills are at least W / its reuse.
+  // Every dim of a conv or a matrix product moves two of the three roles
+  // (N: ifm, ofm; C: ifm, wgt; K: wgt, ofm; Xo, Yo: ifm, ofm; R, S: ifm,
+  // wgt), so whatever u moves, two of them are reloaded on every step. Each
+  // such word costs at least reloadCostPj at boundary 0/1. The least over the
+  // dims u may move is the floor (one role where a layer has no weights).
   // Forward layers only, with level 0 chosen by the search (no written
   // `shr` there) and a level 1 below the outermost.
   if (!reloadsApply())
     return 0;
   const bool cw = layer_.channelWise();
   const Reloads &rl = reloads();
-  std::array<double, kNumRoles> perMac{};
-  for (size_t ri = 0; ri < kNumRoles; ++ri)
-    if (rl.pjPerWord[ri] > 0)
-      perMac[ri] = rl.pjPerWord[ri] / maxReuse(static_cast<TensorRole>(ri), enclosing);
   // The search updates only dims its tiles do not cover (more than one
   // trip); a written level may update any.
   bool written = false;
@@ -298,8 +324,10 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
       continue;   // a channel-wise layer's K is its C; a dim of one no update moves
     double pj = 0;
     for (size_t ri = 0; ri < kNumRoles; ++ri)
-      if (rl.spans[ri] >> index(d) & 1u)
-        pj += perMac[ri];
+      if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> index(d) & 1u)) {
+        const auto r = static_cast<TensorRole>(ri);
+        pj += rl.pjPerWord[ri] / maxReuse(r, reuseDims(r, d), enclosing);
+      }
     least = std::min(least, pj);
   }
   return least == std::numeric_limits<double>::infinity() ? 0.0 : work_ * least;
@@ -310,13 +338,18 @@ const BranchAndBound::Reloads &BranchAndBound::reloads() const {
     return reloads_;
   reloads_.ready = true;
   const std::vector<TensorRole> roles = layer_.roles();
+  const bool cw = layer_.channelWise();
   for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm, TensorRole::Ifm}) {
-    if (std::find(roles.begin(), roles.end(), r) == roles.end() || (r == TensorRole::Ifm && !windowless()))
+    // The ifm's windows as a conv's (reuseDims): other layers' only without any.
+    if (std::find(roles.begin(), roles.end(), r) == roles.end() ||
+        (r == TensorRole::Ifm && !windowed() && !windowless()))
       continue;
     const size_t ri = static_cast<size_t>(r);
     reloads_.pjPerWord[ri] = reloadCostPj(r);
-    for (Dim d : spannedDims(r))
-      reloads_.spans[ri] |= 1u << index(d);
+    for (Dim d : tileDims(r, cw, r == TensorRole::Wgt && wgtPerSample(layer_.nest)))
+      reloads_.moves[ri] |= 1u << index(d == Dim::Xi ? Dim::Xo : d == Dim::Yi ? Dim::Yo : d);
+    if (r == TensorRole::Ifm)   // a step of the filter moves the window too
+      reloads_.moves[ri] |= 1u << index(Dim::R) | 1u << index(Dim::S);
   }
   return reloads_;
 }
@@ -337,14 +370,14 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
   if (first == kND)
     return cheap;
   const Reloads &rl = reloads();
-  const unsigned k = layer_.channelWise() ? 1u << index(Dim::K) : 0u;   // a channel-wise K is C
   double below = 0;
   for (size_t ri = 0; ri < kNumRoles; ++ri) {
     double reload = 0;
-    if (rl.pjPerWord[ri] > 0 && (rl.spans[ri] >> first & 1u)) {
+    if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> first & 1u)) {
+      const unsigned dims = reuseDims(static_cast<TensorRole>(ri), kIndependentDims[first]);
       double reuse = 1;   // this tile's MACs per word of the role
       for (size_t i = 0; i < kND; ++i)
-        if (!((rl.spans[ri] | k) >> i & 1u))
+        if (dims >> i & 1u)
           reuse *= static_cast<double>(lp.tile[i]);
       reload = work_ * rl.pjPerWord[ri] / reuse;
     }
@@ -453,6 +486,7 @@ void BranchAndBound::enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Ba
         continue;
       lp.tile[dim] = *t;
       lp.repl[dim] = unitRepl;
+      ++steps_;
       if (unitsOf(lp) > unitsAllowed(m) || !fitsPartial(p, m))
         continue;
       enumerateLevel(p, m, dim + 1, leaf, batch);
@@ -469,6 +503,7 @@ void BranchAndBound::enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Ba
         continue;
       lp.tile[dim] = *t;
       lp.repl[dim] = repl;
+      ++steps_;
       if (unitsOf(lp) > unitsAllowed(m) || !fitsPartial(p, m))
         continue;   // a smaller tile or stack factor may still fit
       enumerateLevel(p, m, dim + 1, leaf, batch);
@@ -494,10 +529,12 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
     if (pruneByBound_ && batch.parent.level == p.levels.size() && m == top_ &&
         cheapBound(p, m, batch.parent) + refetchPj(directivesFor(p, m)) >= exBestValue_) {
       ++stats_.prunedByBound;   // its DRAM reads alone lose to the incumbent: no analysis
+      ++steps_;
       continue;
     }
     if (pruneByBound_ && m == 0 && leafBound(p, batch.parent) >= exBestValue_) {
       ++stats_.prunedByBound;   // this tile's reloads alone lose to the incumbent: no analysis
+      ++steps_;
       continue;
     }
     auto sol = score(p);

@@ -113,7 +113,15 @@ protected:
   /// so that complete plans are reached early.
   static constexpr size_t kBatch = size_t(1) << 16, kFirstBatch = 4096;
 
-  /// The per-layer cap (maxCandidates) is reached, or the solve budget says stop.
+  /// The work of this many steps of the enumeration (IntraLayerStats::
+  /// enumerated) counts as one analysis against the per-layer limit, so that
+  /// the time a layer takes is bounded by the limit whatever the bounds cut
+  /// before an analysis: measured (perf, MLP on eyeriss_multinode at batch
+  /// 64, 10-150 M steps a layer) a step costs 0.6-0.8 us, an analysis about 50.
+  static constexpr int64_t kStepsPerAnalysis = 64;
+
+  /// The per-layer limit (maxCandidates: the analyses, and the steps at
+  /// kStepsPerAnalysis) is reached, or the solve budget says stop.
   bool exhausted();
 
   /// Decides the highest free level at or below m, best bound first; levels
@@ -150,17 +158,23 @@ protected:
   double reloadFloorPj(const DimVector &enclosing) const;
 
   /// The most MACs a level-0 tile fitting level 0's buffers and lying within
-  /// `enclosing` does per word of role r (the product of its extents along
-  /// the independent dims r's tile does not span), memoized by `enclosing`.
-  double maxReuse(TensorRole r, const DimVector &enclosing) const;
+  /// `enclosing` does per word of role r filled: the largest product of its
+  /// extents along `dims` (reuseDims), memoized.
+  double maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const;
+  /// The dims (kND bits) whose level-0 tile extents bound the MACs a word of
+  /// role r serves while filled, where the innermost update moves `moved`:
+  /// the weights' and output's, those their tiles do not span; the ifm's,
+  /// K and per window axis R (S), or Xo (Yo) where `moved` is R (S).
+  unsigned reuseDims(TensorRole r, Dim moved) const;
 
   /// Where reloadFloorPj's argument holds: a forward layer, level 0 chosen
   /// by the search (no written `shr` there), a level 1 below the outermost.
   bool reloadsApply() const;
   /// The layer has no input windows: no filter, stride 1, no padding.
   bool windowless() const;
-  /// The independent dims role r's tile spans (Xi, Yi as Xo, Yo).
-  std::vector<Dim> spannedDims(TensorRole r) const;
+  /// The layer's input windows are a conv's or a pooling's (xi = xo * stride
+  /// + r * dilation - pad).
+  bool windowed() const;
 
   /// The cheapest a word of role r filled into level 0 (r the output: a word
   /// of a level-0 tile of it leaving its residency) can be at boundary 0/1,
@@ -211,13 +225,15 @@ protected:
   double exBestValue_ = 0;
   double constants_ = 0, work_ = 0;   // C and the work, from the first valid analysis
   double openBound_ = 0;   // the least bound of a subtree left open (capped)
-  mutable std::map<std::pair<TensorRole, std::vector<int64_t>>, double> reuseMemo_;   // maxReuse
+  int64_t steps_ = 0;      // of the enumeration (kStepsPerAnalysis)
+  mutable std::map<std::vector<int64_t>, double> reuseMemo_;   // maxReuse: role, dims, extents
   /// Per role, what a reload costs (reloadCostPj; 0: not counted: no
-  /// weights, an ifm with windows, not held) and the kND indices its tile spans.
+  /// weights, an ifm with windows of another kind, not held) and the kND
+  /// indices of the dims whose updates move it.
   struct Reloads {
     bool ready = false;
     std::array<double, kNumRoles> pjPerWord{};
-    std::array<unsigned, kNumRoles> spans{};
+    std::array<unsigned, kNumRoles> moves{};
   };
   mutable Reloads reloads_;
   const Reloads &reloads() const;

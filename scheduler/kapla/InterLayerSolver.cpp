@@ -28,7 +28,8 @@ void addStats(InterLayerStats &to, const InterLayerStats &from) {
                       {&to.temporalReserved, from.temporalReserved}, {&to.reserveSolves, from.reserveSolves},
                       {&to.chunkSolves, from.chunkSolves}, {&to.pieceSolves, from.pieceSolves},
                       {&to.splitsTried, from.splitsTried}, {&to.intra.candidates, from.intra.candidates},
-                      {&to.intra.rejected, from.intra.rejected}, {&to.intra.prunedByBound, from.intra.prunedByBound}})
+                      {&to.intra.rejected, from.intra.rejected}, {&to.intra.prunedByBound, from.intra.prunedByBound},
+                      {&to.intra.enumerated, from.intra.enumerated}})
     *t += f;
   to.intra.capped |= from.intra.capped;
   to.intra.limited |= from.intra.limited;

@@ -43,7 +43,9 @@ enum class IntraLayerSearch {
 struct IntraLayerOptions {
   Objective objective = Objective::Energy;
   IntraLayerSearch search = IntraLayerSearch::Kapla;
-  /// Exhaustive: stop after this many candidates (0: no limit) and return the best so far.
+  /// Exhaustive: stop after this much work (analyses, and the steps of the
+  /// enumeration at a fixed rate: BranchAndBound::kStepsPerAnalysis; 0: no
+  /// limit) and return the best so far.
   /// Random: the number of samples.
   int64_t maxCandidates = 0;
   uint64_t seed = 1;   // Random: fixed, so runs are reproducible
@@ -96,6 +98,10 @@ struct IntraLayerStats {
   bool capped = false;      // exhaustive search hit maxCandidates
   bool provedOptimal = false;   // exhaustive search finished: its result is the optimum of the space
   int64_t prunedByBound = 0;    // exhaustive: subtrees cut by the lower bound
+  /// Exhaustive: the steps of its enumeration (a tile and stack factor tried
+  /// for a dim, a loop order cut before its analysis); kStepsPerAnalysis of
+  /// them count as one analysis against maxCandidates.
+  int64_t enumerated = 0;
   /// Exhaustive, objective energy: a lower bound of the layer's optimum in the
   /// space — the result's energy when proved, else the least bound of a
   /// subtree the limit left open (0: none known).
