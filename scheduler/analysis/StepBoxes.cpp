@@ -240,6 +240,16 @@ std::optional<IntervalBox> StepRegion::image(const Access &a, const std::vector<
   return std::move(r.out);
 }
 
+Interval StepRegion::axisHull(const std::vector<size_t> &accesses, const std::vector<int64_t> &u, size_t axis) const {
+  thread_local Ranges r;
+  setCover(cover(u), r);
+  Interval range;
+  for (size_t k : accesses)
+    if (accessReads(k, true, r))
+      range = range.hull(r.out[axis]);
+  return range;
+}
+
 bool StepRegion::readHull(const std::vector<size_t> &accesses, bool clip, Ranges &r, IntervalBox &out) const {
   bool any = false;
   for (size_t k : accesses) {
@@ -386,7 +396,7 @@ int StepRegion::compareWriter(Dim d, int64_t x, std::span<const int64_t> mine) c
 // The coordinates whose last writer is this step: per output dim those whose
 // components along it are the step's (lastWriter takes each dim's updates
 // alone, and their components only grow with the coordinate: an interval).
-std::optional<StepRegion::Cover> StepRegion::finalized(const std::vector<int64_t> &u) const {
+std::optional<StepRegion::Cover> StepRegion::finalized(const std::vector<int64_t> &u, FinalizedMemo *memo) const {
   for (size_t i = 0; i < updates.size(); ++i)
     if (digitsOf[static_cast<size_t>(updates[i].dim)].empty() && u[i] != updates[i].count - 1)
       return std::nullopt;   // partial sums only
@@ -403,9 +413,16 @@ std::optional<StepRegion::Cover> StepRegion::finalized(const std::vector<int64_t
     for (size_t i = 0; i < updates.size(); ++i)
       if (updates[i].dim == d)
         mine.push_back(u[i]);
+    const size_t di = static_cast<size_t>(d);
+    if (memo && memo->known[di] && memo->mine[di] == mine) {
+      out[di] = memo->out[di];
+      continue;
+    }
     // The least coordinate written no earlier than this step, the greatest no later.
-    out[static_cast<size_t>(d)] = {leastWhere(0, span, [&](int64_t c) { return compareWriter(d, c, mine) >= 0; }),
-                                   leastWhere(0, span, [&](int64_t c) { return compareWriter(d, c, mine) > 0; }) - 1};
+    out[di] = {leastWhere(0, span, [&](int64_t c) { return compareWriter(d, c, mine) >= 0; }),
+               leastWhere(0, span, [&](int64_t c) { return compareWriter(d, c, mine) > 0; }) - 1};
+    if (memo)
+      memo->mine[di] = mine, memo->out[di] = out[di], memo->known[di] = true;
   }
   return out;
 }
@@ -762,9 +779,12 @@ std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::st
   if (!r.folds)
     return std::nullopt;
   std::vector<const Access *> accesses;
+  std::vector<size_t> indices;   // theirs in the nest
   for (const Access &a : r.layer->nest.accesses)
-    if (a.tensor == tensor && (a.role == r.layer->output) == write && axis < a.index.size())
+    if (a.tensor == tensor && (a.role == r.layer->output) == write && axis < a.index.size()) {
       accesses.push_back(&a);
+      indices.push_back(static_cast<size_t>(&a - r.layer->nest.accesses.data()));
+    }
   if (accesses.empty())
     return std::nullopt;
   // The updates moving a canonical dim some iteration dim of the axis' index
@@ -809,10 +829,7 @@ std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::st
       u[i] = rest % r.updates[i].count;
       rest /= r.updates[i].count;
     }
-    Interval range;
-    for (const Access *a : accesses)
-      if (std::optional<IntervalBox> b = r.image(*a, u))
-        range = range.hull((*b)[axis]);
+    const Interval range = r.axisHull(indices, u, axis);
     if (!range.empty() && seen.insert({range.lo, range.hi}).second)
       walk.push_back(range);
   }
@@ -901,8 +918,9 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
     if (words[p].empty()) {
       const StepRegion &pr = regions[p];
       words[p].assign(static_cast<size_t>(pr.steps), 0);
+      StepRegion::FinalizedMemo memo;
       for (int64_t i = 0; i < pr.steps; ++i)
-        if (std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i)))
+        if (std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i), &memo))
           words[p][static_cast<size_t>(i)] = pr.words(*f);
     }
   if (refuseShort && (out.shortConsumer = leastShort(net, hw, layers, results, regions, edges, words, out.shortOf)))
@@ -923,11 +941,12 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
     e.rawWait = runningMax(e.needs);
     e.words = words[p];
     e.lastReader.assign(static_cast<size_t>(pr.steps), -1);
+    StepRegion::FinalizedMemo memo;
     for (int64_t i = 0; i < pr.steps; ++i) {
       if (e.words[static_cast<size_t>(i)] == 0)
         continue;
       // The last reader of any run of it; too many runs: of their hull (later, never earlier).
-      const StepRegion::Cover f = *pr.finalized(pr.point(i));
+      const StepRegion::Cover f = *pr.finalized(pr.point(i), &memo);
       int64_t &last = e.lastReader[static_cast<size_t>(i)];
       for (const IntervalBox &b : pr.pieces(f).value_or(std::vector<IntervalBox>{pr.hull(f)}))
         last = std::max(last, cr.lastReader(e.tensor, b).value_or(-1));

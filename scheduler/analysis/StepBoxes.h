@@ -93,6 +93,11 @@ struct StepRegion {
   /// What access `a` touches over a (partial) step, clipped to its tensor
   /// and guards; nullopt if nothing.
   std::optional<IntervalBox> image(const Access &a, const std::vector<int64_t> &u) const;
+  /// The hull along tensor dim `axis` of what accesses `accesses` (indices
+  /// in the nest) touch over a (partial) step, each as image() clips it;
+  /// empty if none touches anything. The step's ranges are derived once for
+  /// all of them, into buffers kept across calls (axisWalk's every step).
+  Interval axisHull(const std::vector<size_t> &accesses, const std::vector<int64_t> &u, size_t axis) const;
   /// The last of this (producer) region's steps that finalizes an element of
   /// `box` (a box of its output tensor): exact, a linearized index's range
   /// split into boxes of its digits.
@@ -100,7 +105,15 @@ struct StepRegion {
   /// What this (producer) region's step finalizes of its output, per
   /// canonical dim of it (a box in the output's digits): nullopt if an update
   /// it reduces over is not at its last iteration.
-  std::optional<Cover> finalized(const std::vector<int64_t> &u) const;
+  /// finalized()'s interval per dim by the step's components along it, kept
+  /// by a caller walking one region's steps: consecutive steps share most of
+  /// them (the innermost update moves one dim), so each is searched for once.
+  struct FinalizedMemo {
+    std::array<std::vector<int64_t>, kNumDims> mine;
+    std::array<Interval, kNumDims> out{};
+    std::array<bool, kNumDims> known{};
+  };
+  std::optional<Cover> finalized(const std::vector<int64_t> &u, FinalizedMemo *memo = nullptr) const;
   /// The elements a finalized box holds (those its output's guards keep).
   int64_t words(const Cover &box) const;
   static constexpr int64_t kMaxGuardRows = int64_t{1} << 16;
