@@ -513,10 +513,10 @@ private:
                        !(cons.type == LayerType::MatMul && !cons.operands[0].isInput && cons.operands[0].index == p &&
                          std::none_of(cons.operands.begin() + 1, cons.operands.end(),
                                       [&](const TensorRef &o) { return !o.isInput && o.index == p; }));
-    for (size_t axis : {size_t{0}, size_t{1}}) {
-      if (axis == 1 && parts)
-        continue;
-      auto written = axisWalk(prod, tensor, true, axis), read = axisWalk(use, tensor, false, axis);
+    const size_t axes = parts ? 1 : 2;
+    const auto writes = axisWalks(prod, tensor, true, axes), reads = axisWalks(use, tensor, false, axes);
+    for (size_t axis = 0; axis < axes; ++axis) {
+      const auto &written = writes[axis], &read = reads[axis];
       if (!written || !read)
         return std::nullopt;
       if (*written == *read)

@@ -240,14 +240,15 @@ std::optional<IntervalBox> StepRegion::image(const Access &a, const std::vector<
   return std::move(r.out);
 }
 
-Interval StepRegion::axisHull(const std::vector<size_t> &accesses, const std::vector<int64_t> &u, size_t axis) const {
+void StepRegion::axisHulls(const std::vector<size_t> &accesses, const std::vector<int64_t> &u,
+                           std::span<const size_t> axes, std::span<Interval> out) const {
   thread_local Ranges r;
   setCover(cover(u), r);
-  Interval range;
+  std::fill(out.begin(), out.end(), Interval{});
   for (size_t k : accesses)
     if (accessReads(k, true, r))
-      range = range.hull(r.out[axis]);
-  return range;
+      for (size_t j = 0; j < axes.size(); ++j)
+        out[j] = out[j].hull(r.out[axes[j]]);
 }
 
 bool StepRegion::readHull(const std::vector<size_t> &accesses, bool clip, Ranges &r, IntervalBox &out) const {
@@ -775,17 +776,24 @@ StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const Layer
   return r;
 }
 
-std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis) {
+namespace {
+
+/// What axisWalk enumerates along one axis: the tensor's accesses (indices
+/// in the nest) and the updates whose combinations it walks; none where the
+/// walk cannot be derived.
+struct WalkSteps {
+  std::vector<size_t> accesses, moving;
+  int64_t combinations = 0;
+};
+
+std::optional<WalkSteps> walkSteps(const StepRegion &r, const std::string &tensor, bool write, size_t axis) {
   if (!r.folds)
     return std::nullopt;
-  std::vector<const Access *> accesses;
-  std::vector<size_t> indices;   // theirs in the nest
+  WalkSteps w;
   for (const Access &a : r.layer->nest.accesses)
-    if (a.tensor == tensor && (a.role == r.layer->output) == write && axis < a.index.size()) {
-      accesses.push_back(&a);
-      indices.push_back(static_cast<size_t>(&a - r.layer->nest.accesses.data()));
-    }
-  if (accesses.empty())
+    if (a.tensor == tensor && (a.role == r.layer->output) == write && axis < a.index.size())
+      w.accesses.push_back(static_cast<size_t>(&a - r.layer->nest.accesses.data()));
+  if (w.accesses.empty())
     return std::nullopt;
   // The updates moving a canonical dim some iteration dim of the axis' index
   // folds into (`along`), or of any axis' (`any`): where the tensor is one of
@@ -797,10 +805,12 @@ std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::st
     std::vector<size_t> moving;
     for (size_t i = 0; i < r.updates.size(); ++i) {
       bool moves = false;
-      for (const Access *a : accesses)
-        for (size_t x = anyAxis ? 0 : axis; x < (anyAxis ? a->index.size() : axis + 1); ++x)
-          for (auto [dim, coefficient] : a->index[x].terms)
+      for (size_t k : w.accesses) {
+        const Access &a = r.layer->nest.accesses[k];
+        for (size_t x = anyAxis ? 0 : axis; x < (anyAxis ? a.index.size() : axis + 1); ++x)
+          for (auto [dim, coefficient] : a.index[x].terms)
             moves |= coefficient != 0 && r.fold[static_cast<size_t>(dim)].from == r.updates[i].dim;
+      }
       if (moves)
         moving.push_back(i);
     }
@@ -813,26 +823,61 @@ std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::st
         return kMaxWalk + 1;
     return combinations;
   };
-  std::vector<size_t> moving = movers(true);
-  int64_t combinations = count(moving);
-  if (combinations > kMaxWalk) {
-    moving = movers(false);
-    if ((combinations = count(moving)) > kMaxWalk)
+  w.moving = movers(true);
+  w.combinations = count(w.moving);
+  if (w.combinations > kMaxWalk) {
+    w.moving = movers(false);
+    if ((w.combinations = count(w.moving)) > kMaxWalk)
       return std::nullopt;
   }
-  std::vector<Interval> walk;
-  std::set<std::pair<int64_t, int64_t>> seen;
+  return w;
+}
+
+/// The walks along `axes` over the same steps `w`: one pass, each step's
+/// ranges derived once for every axis.
+void walkAxes(const StepRegion &r, const WalkSteps &w, std::span<const size_t> axes,
+              std::span<std::optional<std::vector<Interval>>> walks) {
+  std::vector<std::set<std::pair<int64_t, int64_t>>> seen(axes.size());
+  std::vector<Interval> ranges(axes.size());
+  for (auto &walk : walks)
+    walk.emplace();
   std::vector<int64_t> u(r.updates.size(), 0);
-  for (int64_t k = 0; k < combinations; ++k) {
-    for (int64_t rest = k, m = static_cast<int64_t>(moving.size()); m-- > 0;) {   // outermost first: lexicographic
-      const size_t i = moving[static_cast<size_t>(m)];
+  for (int64_t k = 0; k < w.combinations; ++k) {
+    for (int64_t rest = k, m = static_cast<int64_t>(w.moving.size()); m-- > 0;) {   // outermost first: lexicographic
+      const size_t i = w.moving[static_cast<size_t>(m)];
       u[i] = rest % r.updates[i].count;
       rest /= r.updates[i].count;
     }
-    const Interval range = r.axisHull(indices, u, axis);
-    if (!range.empty() && seen.insert({range.lo, range.hi}).second)
-      walk.push_back(range);
+    r.axisHulls(w.accesses, u, axes, ranges);
+    for (size_t j = 0; j < axes.size(); ++j)
+      if (!ranges[j].empty() && seen[j].insert({ranges[j].lo, ranges[j].hi}).second)
+        walks[j]->push_back(ranges[j]);
   }
+}
+
+} // namespace
+
+std::array<std::optional<std::vector<Interval>>, 2> axisWalks(const StepRegion &r, const std::string &tensor, bool write,
+                                                              size_t n) {
+  std::array<std::optional<std::vector<Interval>>, 2> walks;
+  std::array<std::optional<WalkSteps>, 2> steps;
+  for (size_t axis = 0; axis < n; ++axis)
+    steps[axis] = walkSteps(r, tensor, write, axis);
+  if (n == 2 && steps[0] && steps[1] && steps[0]->accesses == steps[1]->accesses && steps[0]->moving == steps[1]->moving) {
+    static constexpr std::array<size_t, 2> kBoth{0, 1};
+    walkAxes(r, *steps[0], kBoth, walks);
+    return walks;
+  }
+  for (size_t axis = 0; axis < n; ++axis)
+    if (steps[axis])
+      walkAxes(r, *steps[axis], std::span<const size_t>(&axis, 1), std::span(&walks[axis], 1));
+  return walks;
+}
+
+std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis) {
+  std::optional<std::vector<Interval>> walk;
+  if (std::optional<WalkSteps> w = walkSteps(r, tensor, write, axis))
+    walkAxes(r, *w, std::span<const size_t>(&axis, 1), std::span(&walk, 1));
   return walk;
 }
 

@@ -93,11 +93,13 @@ struct StepRegion {
   /// What access `a` touches over a (partial) step, clipped to its tensor
   /// and guards; nullopt if nothing.
   std::optional<IntervalBox> image(const Access &a, const std::vector<int64_t> &u) const;
-  /// The hull along tensor dim `axis` of what accesses `accesses` (indices
-  /// in the nest) touch over a (partial) step, each as image() clips it;
-  /// empty if none touches anything. The step's ranges are derived once for
-  /// all of them, into buffers kept across calls (axisWalk's every step).
-  Interval axisHull(const std::vector<size_t> &accesses, const std::vector<int64_t> &u, size_t axis) const;
+  /// Per tensor dim axes[j], in out[j], the hull along it of what accesses
+  /// `accesses` (indices in the nest) touch over a (partial) step, each as
+  /// image() clips it; empty if none touches anything. The step's ranges are
+  /// derived once for all of them, into buffers kept across calls
+  /// (axisWalk's every step).
+  void axisHulls(const std::vector<size_t> &accesses, const std::vector<int64_t> &u, std::span<const size_t> axes,
+                 std::span<Interval> out) const;
   /// The last of this (producer) region's steps that finalizes an element of
   /// `box` (a box of its output tensor): exact, a linearized index's range
   /// split into boxes of its digits.
@@ -207,6 +209,10 @@ private:
 /// more than kMaxWalk combinations.
 constexpr int64_t kMaxWalk = int64_t{1} << 16;
 std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis);
+/// axisWalk along axes 0 to n - 1 (n at most 2), in one pass over the steps
+/// where both walk the same accesses over the same updates.
+std::array<std::optional<std::vector<Interval>>, 2> axisWalks(const StepRegion &r, const std::string &tensor, bool write,
+                                                              size_t n);
 
 /// Layer `l`'s region: its node-level steps under its directives.
 StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const LayerScheduleModel *schedule,

@@ -142,6 +142,7 @@ const Score *LayerObjective::scored(const Plan &p) {
 LayerScheduleModel LayerObjective::directivesOf(const Plan &p) const {
   LayerScheduleModel schedule;
   schedule.layer = layerIndex_;
+  schedule.levels.reserve(p.levels.size() + 1);
   for (size_t l = 0; l < p.levels.size(); ++l)
     schedule.levels.push_back(directivesFor(p, l));
   // The outermost level's layouts, as given: they place the tensors there,
