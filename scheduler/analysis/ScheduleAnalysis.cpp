@@ -492,7 +492,7 @@ private:
 
   /// The granularity rule on the forwarded tensor (E0814): along its N and
   /// C axes the producer's top-level steps write the same ranges, in the
-  /// same order, as the consumer's read (axisWalk). Dims name the axes
+  /// same order, as the consumer's read (axisWalks). Dims name the axes
   /// differently where heads or groups fold into them: a matmul's head is
   /// its N and its query row, a score's channel its head and key. Empty: they
   /// match; nullopt: the walks cannot be derived (a layer's partial level or

@@ -778,7 +778,7 @@ StepRegion stepRegion(const Network &net, const Hardware &hw, int l, const Layer
 
 namespace {
 
-/// What axisWalk enumerates along one axis: the tensor's accesses (indices
+/// What axisWalks enumerates along one axis: the tensor's accesses (indices
 /// in the nest) and the updates whose combinations it walks; none where the
 /// walk cannot be derived.
 struct WalkSteps {
@@ -872,13 +872,6 @@ std::array<std::optional<std::vector<Interval>>, 2> axisWalks(const StepRegion &
     if (steps[axis])
       walkAxes(r, *steps[axis], std::span<const size_t>(&axis, 1), std::span(&walks[axis], 1));
   return walks;
-}
-
-std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis) {
-  std::optional<std::vector<Interval>> walk;
-  if (std::optional<WalkSteps> w = walkSteps(r, tensor, write, axis))
-    walkAxes(r, *w, std::span<const size_t>(&axis, 1), std::span(&walk, 1));
-  return walk;
 }
 
 namespace {

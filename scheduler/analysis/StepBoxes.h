@@ -97,7 +97,7 @@ struct StepRegion {
   /// `accesses` (indices in the nest) touch over a (partial) step, each as
   /// image() clips it; empty if none touches anything. The step's ranges are
   /// derived once for all of them, into buffers kept across calls
-  /// (axisWalk's every step).
+  /// (axisWalks' every step).
   void axisHulls(const std::vector<size_t> &accesses, const std::vector<int64_t> &u, std::span<const size_t> axes,
                  std::span<Interval> out) const;
   /// The last of this (producer) region's steps that finalizes an element of
@@ -200,17 +200,16 @@ private:
   bool readHull(const std::vector<size_t> &readers, bool clip, Ranges &r, IntervalBox &out) const;
 };
 
-/// The ranges of axis `axis` of `tensor` that a region's steps write (its
-/// output, `write`) or read, in the order its steps first reach each, the
-/// updates that do not move that axis held at their first iteration; the
-/// forwarding granularity rule (E0814, docs/directives.md §9) compares a
-/// producer's and a consumer's along the tensor's N and C. Nullopt where the
-/// steps cannot be read as boxes (an intrinsic's nest) or those updates make
-/// more than kMaxWalk combinations.
+/// Per axis 0 to n - 1 of `tensor` (n at most 2): the ranges a region's
+/// steps write (its output, `write`) or read along it, in the order its
+/// steps first reach each, the updates that do not move that axis held at
+/// their first iteration; the forwarding granularity rule (E0814,
+/// docs/directives.md §9) compares a producer's and a consumer's along the
+/// tensor's N and C. One pass over the steps where both axes walk the same
+/// accesses over the same updates. Nullopt for an axis where the steps
+/// cannot be read as boxes (an intrinsic's nest) or those updates make more
+/// than kMaxWalk combinations.
 constexpr int64_t kMaxWalk = int64_t{1} << 16;
-std::optional<std::vector<Interval>> axisWalk(const StepRegion &r, const std::string &tensor, bool write, size_t axis);
-/// axisWalk along axes 0 to n - 1 (n at most 2), in one pass over the steps
-/// where both walk the same accesses over the same updates.
 std::array<std::optional<std::vector<Interval>>, 2> axisWalks(const StepRegion &r, const std::string &tensor, bool write,
                                                               size_t n);
 
