@@ -37,7 +37,7 @@ double objectiveValue(Objective o, double energyPj, double latencyCycles);
 enum class IntraLayerSearch {
   Kapla,        // stacking/caching cost descent (KAPLA §IV-C)
   Exhaustive,   // every blocked tiling, stack factor and loop order; safe branch and bound
-  Random,       // uniform samples of the same space (like Timeloop's random mapper)
+  Random,       // samples of the same space drawn within its buffers (like Timeloop's random mapper)
 };
 
 struct IntraLayerOptions {

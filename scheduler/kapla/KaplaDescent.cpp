@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <random>
 
 namespace dfl::intra {
 
@@ -26,11 +27,38 @@ std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
   // KAPLA template they are one ranking, run once.
   holderRanking_ = false;
   std::optional<IntraLayerSolution> result = rankedSearch(why);
-  if (!std::any_of(hw_.levels.begin(), hw_.levels.end(), [](const Level &lv) { return lv.bypasses(); }))
-    return result;
-  holderRanking_ = true;
-  SolveFailure ignored;
-  keepBetter(options_.objective, result, rankedSearch(result ? ignored : why));
+  const bool bypass = std::any_of(hw_.levels.begin(), hw_.levels.end(), [](const Level &lv) { return lv.bypasses(); });
+  if (bypass) {
+    holderRanking_ = true;
+    SolveFailure ignored;
+    keepBetter(options_.objective, result, rankedSearch(result ? ignored : why));
+  }
+  if (bypass || std::any_of(hw_.levels.begin(), hw_.levels.end(), [](const Level &lv) { return lv.buffers.size() > 1; }))
+    keepBetter(options_.objective, result, sampledStarts());
+  return result;
+}
+
+std::optional<IntraLayerSolution> KaplaDescent::sampledStarts() {
+  // Seeded by the layer's shape, not its index: layers of one shape share
+  // their solves (whichever thread makes it), so they must draw alike.
+  std::seed_seq seq(bound_.begin(), bound_.end());
+  std::mt19937_64 rng(seq);
+  rng.discard(options_.seed);
+  uneven_ = true;
+  decided_ = hw_.levels.size();
+  std::vector<std::pair<double, Plan>> drawn;
+  for (int k = 0; k < kSampledStarts && !stopping(); ++k)
+    if (std::optional<Plan> p = drawPlan(rng))
+      if (const Score *s = scored(*p))
+        drawn.emplace_back(s->value, std::move(*p));
+  const size_t kept = std::min<size_t>(kPolishedStarts, drawn.size());
+  std::partial_sort(drawn.begin(), drawn.begin() + static_cast<std::ptrdiff_t>(kept), drawn.end(),
+                    [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::optional<IntraLayerSolution> result;
+  for (size_t k = 0; k < kept; ++k) {
+    polish(drawn[k].second);
+    keepBetter(options_.objective, result, evaluate(drawn[k].second));
+  }
   return result;
 }
 

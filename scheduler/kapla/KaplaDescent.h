@@ -24,6 +24,16 @@ public:
 protected:
   enum class PassOrder { StackCache, CacheStack, StackCacheStack };
 
+  /// Where a role bypasses a level or a level keeps its roles in buffers of
+  /// their own, the greedy's steps, ranked by one boundary's accesses, can
+  /// stop far from the best (on eyeriss_pspad's pointwise convs, 2.4x the
+  /// energy of the best of 2,000 random plans): kSampledStarts plans drawn at
+  /// random within every level's buffers (drawPlan), the best kPolishedStarts
+  /// of them polished, the best result kept (docs/solver.md, "Sampled starts").
+  std::optional<IntraLayerSolution> sampledStarts();
+  static constexpr int kSampledStarts = 128;
+  static constexpr size_t kPolishedStarts = 4;
+
   /// The runs and polish above in the space as it stands (exact or uneven
   /// tiles): all of them, or only the first (stack-cache, orders after the
   /// passes); `bestPlan`, if given, receives the plan of the result.

@@ -1,5 +1,6 @@
 // Random search over the intra-layer space (like Timeloop's random mapper),
-// for comparison: uniform samples per level and dim among the blocked sizes.
+// for comparison: per level and dim, uniform samples among the blocked sizes
+// that keep the level within its buffers and units.
 #pragma once
 
 #include "scheduler/kapla/LayerObjective.h"
@@ -10,9 +11,9 @@ class RandomSearch : public LayerObjective {
 public:
   using LayerObjective::LayerObjective;
 
-  /// Draws plans uniformly per level and dim among the blocked sizes (tile, then
-  /// stack factor, then loop order), keeps the best valid one.
+  /// Draws plans (TilingSpace::drawPlan), keeps the best valid one.
   std::optional<IntraLayerSolution> randomSearch(SolveFailure &why);
+
 };
 
 } // namespace dfl::intra

@@ -467,7 +467,7 @@ const Entry kSolvers[] = {
      [](int64_t cap) {
        return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Exhaustive, cap ? cap : 200000));
      }},
-    // 2000 uniform samples per layer, fixed seed.
+    // 2000 plans per layer drawn within every level's buffers (TilingSpace::drawPlan), fixed seed.
     {"random",
      [](int64_t cap) {
        return std::unique_ptr<Solver>(new LayerwiseSolver(IntraLayerSearch::Random, cap ? cap : 2000));

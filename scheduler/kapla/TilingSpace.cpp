@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 namespace dfl::intra {
@@ -456,6 +457,97 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
     }
   }
   return d;
+}
+
+namespace {
+
+template <typename T>
+const T &pick(const std::vector<T> &v, std::mt19937_64 &rng) {
+  return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+}
+
+} // namespace
+
+std::vector<std::pair<int64_t, int64_t>> TilingSpace::tileChoices(const Plan &p, size_t l, size_t i) const {
+  const int64_t unit = unitBelow(p, l, i), whole = limit(l, i);
+  std::vector<std::pair<int64_t, int64_t>> choices;
+  // Tiles and array tiles among the blocked sizes; an array tile that is
+  // not a multiple of the tile is the whole, over-covered by a partial stacked tile.
+  const std::vector<int64_t> &sizes = blockedSizes(unit, whole);
+  // At the intrinsic's level the stack factor is the unit's (initialRepl):
+  // any tile it stacks over the whole, a partial last call allowed.
+  if (const int64_t unitRepl = initialRepl(l, i); unitRepl > 1) {
+    for (int64_t t : sizes)
+      if ((!forcedAt(l, i) || t == forcedTile(l, i)) && covers(t, unitRepl, whole))
+        choices.emplace_back(t, unitRepl);
+    return choices;
+  }
+  for (int64_t t : sizes)
+    if (!forcedAt(l, i) || t == forcedTile(l, i))
+      for (int64_t a : sizes) {
+        const int64_t r = a % t == 0 ? a / t : a == whole && a > t ? replFor(whole, t) : 0;
+        if (r && !stackBarred(l, i, r))
+          choices.emplace_back(t, r);
+      }
+  return choices;
+}
+
+bool TilingSpace::drawLevel(Plan &p, size_t l, std::mt19937_64 &rng) const {
+  auto &lp = p.levels[l];
+  for (size_t i = 0; i < kND; ++i)
+    lp.tile[i] = unitBelow(p, l, i);   // every dim at its smallest until drawn
+  // Dims in a random order, the forced ones first: each draw keeps the level
+  // within its buffers and units with the dims not yet drawn at their
+  // smallest, and a level's words and units only grow with a tile or a stack
+  // factor, so the last draw leaves a level that fits.
+  std::array<size_t, kND> dims;
+  std::iota(dims.begin(), dims.end(), size_t{0});
+  std::shuffle(dims.begin(), dims.end(), rng);
+  std::stable_partition(dims.begin(), dims.end(), [&](size_t i) { return forcedAt(l, i); });
+  auto fitsWith = [&](size_t i, int64_t t, int64_t r) {
+    const int64_t t0 = lp.tile[i], r0 = lp.repl[i];
+    lp.tile[i] = t, lp.repl[i] = r;
+    const bool ok = arrayFits(p, l) && fits(p, l);
+    lp.tile[i] = t0, lp.repl[i] = r0;
+    return ok;
+  };
+  for (size_t i : dims) {
+    const std::vector<std::pair<int64_t, int64_t>> choices = tileChoices(p, l, i);
+    // The tile first, among those that fit with their least stack factor
+    // (choices list each tile's factors ascending), then its stack factor.
+    std::vector<int64_t> tiles;
+    for (size_t k = 0; k < choices.size(); ++k)
+      if ((k == 0 || choices[k].first != choices[k - 1].first) && fitsWith(i, choices[k].first, choices[k].second))
+        tiles.push_back(choices[k].first);
+    if (tiles.empty())
+      return false;
+    const int64_t t = pick(tiles, rng);
+    std::vector<int64_t> repls;
+    for (auto [ct, r] : choices)
+      if (ct == t && fitsWith(i, t, r))
+        repls.push_back(r);
+    if (repls.empty())
+      return false;
+    lp.tile[i] = t;
+    lp.repl[i] = pick(repls, rng);
+  }
+  lp.order = std::uniform_int_distribution<size_t>(0, loopOrders().size() - 1)(rng);
+  return true;
+}
+
+std::optional<Plan> TilingSpace::drawPlan(std::mt19937_64 &rng) {
+  Plan p = initialPlan();
+  for (size_t l = 0; l < p.levels.size(); ++l) {
+    if (fixedLevel(l)) {
+      if (l > 0)
+        for (size_t i = 0; i < kND; ++i)
+          p.levels[l].tile[i] = unitBelow(p, l, i);
+      absorbFixed(p, l);
+    } else if (!drawLevel(p, l, rng)) {
+      return std::nullopt;
+    }
+  }
+  return p;
 }
 
 } // namespace dfl::intra

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <optional>
+#include <random>
 #include <vector>
 
 namespace dfl::intra {
@@ -176,6 +177,17 @@ public:
   static int64_t replFor(int64_t array, int64_t tile) { return (array + tile - 1) / tile; }
 
   LevelDirectives directivesFor(const Plan &p, size_t l) const;
+
+  /// A plan drawn at random, level by level innermost first (drawLevel), the
+  /// given levels as written; none where a level has a dim no tile fits.
+  std::optional<Plan> drawPlan(std::mt19937_64 &rng);
+  /// Level l's (tile, stack factor) pairs along dim i: blocked, forced and
+  /// pinned as the descents' are; each tile's factors ascending.
+  std::vector<std::pair<int64_t, int64_t>> tileChoices(const Plan &p, size_t l, size_t i) const;
+  /// Draws level l: per dim (in a random order), a tile uniformly among those
+  /// that fit, then a stack factor among that tile's that fit, then a loop
+  /// order. False where a dim has no tile that fits.
+  bool drawLevel(Plan &p, size_t l, std::mt19937_64 &rng) const;
 
 protected:
   const Network &net_;
