@@ -40,15 +40,9 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
 BranchAndBound::Decided BranchAndBound::rootDecided() {
   // The layer's floors (docs/directives.md §14): C, the DRAM words every
   // schedule moves, the latency floor.
-  // Not for a piece solved as a network of its own (InterLayerSolver::
-  // solveAlone): its operands name the whole network's tensors.
-  const Layer &l = net_.layers[static_cast<size_t>(layerIndex_)];
-  const bool resolved = std::all_of(l.operands.begin(), l.operands.end(), [&](const TensorRef &op) {
-    return op.isInput ? static_cast<size_t>(op.index) < net_.inputs.size() : op.index < layerIndex_;
-  });
   Decided root;
   root.exact = constants_;
-  if (resolved) {
+  if (operandsResolved()) {
     const LayerFloor floor = layerFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
     dramFloor_ = dramFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
     root.exact = std::max(constants_, floor.energyPj - floor.staticPj);

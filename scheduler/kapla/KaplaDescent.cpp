@@ -1,5 +1,7 @@
 #include "scheduler/kapla/KaplaDescent.h"
 
+#include "scheduler/analysis/Floors.h"
+
 #include <algorithm>
 #include <limits>
 #include <random>
@@ -33,9 +35,17 @@ std::optional<IntraLayerSolution> KaplaDescent::kaplaSearch(SolveFailure &why) {
     SolveFailure ignored;
     keepBetter(options_.objective, result, rankedSearch(result ? ignored : why));
   }
-  if (bypass || std::any_of(hw_.levels.begin(), hw_.levels.end(), [](const Level &lv) { return lv.buffers.size() > 1; }))
+  if ((bypass || std::any_of(hw_.levels.begin(), hw_.levels.end(), [](const Level &lv) { return lv.buffers.size() > 1; })) &&
+      !nearFloor(result))
     keepBetter(options_.objective, result, sampledStarts());
   return result;
+}
+
+bool KaplaDescent::nearFloor(const std::optional<IntraLayerSolution> &s) const {
+  if (!s || options_.objective != Objective::Energy || !operandsResolved())
+    return false;
+  const LayerFloor floor = layerFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
+  return s->result.energyPj <= floor.energyPj * (1 + kNearFloor);
 }
 
 std::optional<IntraLayerSolution> KaplaDescent::sampledStarts() {

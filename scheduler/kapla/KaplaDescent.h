@@ -33,6 +33,10 @@ protected:
   std::optional<IntraLayerSolution> sampledStarts();
   static constexpr int kSampledStarts = 128;
   static constexpr size_t kPolishedStarts = 4;
+  /// Under the energy objective, within kNearFloor of the layer's floor (Floors.h):
+  /// no schedule can gain more, so no sampled starts (most element-wise layers).
+  bool nearFloor(const std::optional<IntraLayerSolution> &s) const;
+  static constexpr double kNearFloor = 0.05;
 
   /// The runs and polish above in the space as it stands (exact or uneven
   /// tiles): all of them, or only the first (stack-cache, orders after the

@@ -535,6 +535,12 @@ bool TilingSpace::drawLevel(Plan &p, size_t l, std::mt19937_64 &rng) const {
   return true;
 }
 
+bool TilingSpace::operandsResolved() const {
+  return std::all_of(layer_.operands.begin(), layer_.operands.end(), [&](const TensorRef &op) {
+    return op.isInput ? static_cast<size_t>(op.index) < net_.inputs.size() : op.index < layerIndex_;
+  });
+}
+
 std::optional<Plan> TilingSpace::drawPlan(std::mt19937_64 &rng) {
   Plan p = initialPlan();
   for (size_t l = 0; l < p.levels.size(); ++l) {

@@ -178,6 +178,11 @@ public:
 
   LevelDirectives directivesFor(const Plan &p, size_t l) const;
 
+  /// The layer's operands name tensors of net_ before it: not so for a piece
+  /// solved as a network of its own (InterLayerSolver::solveAlone), whose
+  /// operands name the whole network's tensors (so no floors, Floors.h).
+  bool operandsResolved() const;
+
   /// A plan drawn at random, level by level innermost first (drawLevel), the
   /// given levels as written; none where a level has a dim no tile fits.
   std::optional<Plan> drawPlan(std::mt19937_64 &rng);
