@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <span>
 
 namespace dfl {
 namespace {
@@ -39,10 +41,12 @@ public:
     result_.layer = layerIndex;
     channelWise_ = layer_.channelWise();
     wgtPerSample_ = wgtPerSample(layer_.nest);
+    for (TensorRole r : layer_.roles())
+      roles_[nRoles_++] = r;
     // The role dims, once: the solver runs this analysis millions of times.
     for (TensorRole r : kRoles) {
       size_t ri = static_cast<size_t>(r);
-      dims_[ri].reserve(kNumDims), dimsCanon_[ri].reserve(kNumDims);   // one allocation each
+      dims_[ri].clear(), dimsCanon_[ri].clear();
       if (r == TensorRole::Wgt && wgtPerSample_)
         dims_[ri].push_back(Dim::N), dimsCanon_[ri].push_back(Dim::N);
       for (Dim d : roleDims(r))
@@ -53,11 +57,21 @@ public:
     }
   }
 
+  LayerAnalyzer(const LayerAnalyzer &) = delete;
+  ~LayerAnalyzer() { spare() = std::move(own_); }
+
   /// Once, on a temporary: the result is moved out, not copied.
   LayerResult run() && {
     const size_t nl = hw_.levels.size();
     result_.levels.resize(nl);
     directives_.assign(nl, nullptr);
+    moves_.clear();
+    for (auto &cache : realExtents_) {   // none known yet: n = 0, as assign(nl, {}) left them
+      cache.resize(nl);
+      for (auto &dims : cache)
+        for (Extents &xs : dims)
+          xs.n = 0;
+    }
     if (ls_)
       for (const LevelDirectives &d : ls_->levels)
         if (d.level >= 0 && static_cast<size_t>(d.level) < nl)
@@ -134,6 +148,9 @@ private:
 
   const std::vector<Dim> &roleDimsCanon(TensorRole r) const { return dimsCanon_[static_cast<size_t>(r)]; }
 
+  /// layer_.roles(), kept: it returns a new vector.
+  std::span<const TensorRole> roles() const { return {roles_.data(), nRoles_}; }
+
   void issue(SourceRange range, diag::ID id, std::vector<std::string> args, std::vector<Issue::Note> notes = {}) {
     issues_.push_back({id, range, std::move(args), std::move(notes)});
     ++issueCount_;
@@ -148,7 +165,7 @@ private:
     std::array<const TensorDirective *, kNumRoles> given{};
     for (const TensorDirective &t : d.tensors)
       given[static_cast<size_t>(t.role)] = &t;
-    for (TensorRole r : layer_.roles())
+    for (TensorRole r : roles())
       if (!given[static_cast<size_t>(r)]) {
         result_.missing.push_back("level " + level + " of layer '" + layer_.name + "' has no tensor " + roleName(r));
         ok = false;
@@ -159,7 +176,7 @@ private:
     // Extents of the independent dims, with the role that gave them first.
     DimVector extent{};
     std::array<const char *, kNumDims> from{};
-    for (TensorRole r : layer_.roles()) {
+    for (TensorRole r : roles()) {
       const TensorDirective &t = *given[static_cast<size_t>(r)];
       TileResult &tile = lr.tiles[static_cast<size_t>(r)];
       tile.present = true;
@@ -235,15 +252,16 @@ private:
       for (auto [dim, amt] : amounts)
         at(m.amount, canon(dim)) = amt;
       const char *what = isStack ? "stack" : "update";
-      std::vector<Dim> moved;
+      std::array<Dim, std::size(kIndependentDims)> moved{};
+      size_t nMoved = 0;
       for (Dim dim : kIndependentDims)
         if (at(m.amount, dim) && !(layer_.channelWise() && dim == Dim::K))
-          moved.push_back(dim);
-      if (moved.size() > 1) {
+          moved[nMoved++] = dim;
+      if (nMoved > 1) {
         issue(range, diag::err_move_diagonal, {what, dimName(moved[0]), dimName(moved[1])});
-      } else if (moved.empty() && !amounts.empty()) {
+      } else if (nMoved == 0 && !amounts.empty()) {
         issue(range, diag::err_move_nothing, {what});
-      } else if (!moved.empty()) {
+      } else if (nMoved) {
         m.independent = static_cast<int>(moved[0]);
         checkWindowMove(m, what);
       }
@@ -275,7 +293,8 @@ private:
     const LevelDirectives &d = *directives_[l];
     const Level &lv = hw_.levels[l];
     LevelResult &lr = result_.levels[l];
-    std::vector<int64_t> repls;
+    std::vector<int64_t> &repls = own_->repls;
+    repls.clear();
     for (const StackDirective &s : d.stacks)
       repls.push_back(s.repl);
     // The product in double for the message: repl factors each fit 64 bits,
@@ -289,13 +308,16 @@ private:
         lr.units = lv.units() + 1;   // over the array either way; the issue below stops the layer
         break;
       }
-    std::string list;
-    for (size_t i = 0; i < repls.size(); ++i)
-      list += (i ? " x " : "") + std::to_string(repls[i]);
+    auto list = [&] {   // for the messages only
+      std::string text;
+      for (size_t i = 0; i < repls.size(); ++i)
+        text += (i ? " x " : "") + std::to_string(repls[i]);
+      return text;
+    };
     if (lr.units > lv.units()) {
       issue(d.stacks.empty() ? d.range : d.stacks.back().range, diag::err_array_overuse,
             {lv.name, layer_.name, product < 0x1p62 ? std::to_string(lr.units) : formatNumber(product),
-             std::to_string(lv.units()), "repl " + list},
+             std::to_string(lv.units()), "repl " + list()},
             {{lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::note_array_here,
               {lv.name, std::to_string(lv.rows) + " x " + std::to_string(lv.cols)}}});
       return;
@@ -304,7 +326,7 @@ private:
     // More stacks than we enumerate: trust the count check.
     if (repls.size() <= 16 && !stackRowMask(repls, lv.rows, lv.cols))
       issue(d.stacks.back().range, diag::err_array_shape,
-            {lv.name, layer_.name, "repl " + list, std::to_string(lv.rows), std::to_string(lv.cols)},
+            {lv.name, layer_.name, "repl " + list(), std::to_string(lv.rows), std::to_string(lv.cols)},
             {{lv.arrayRange.valid() ? lv.arrayRange : lv.nameRange, diag::note_array_here,
               {lv.name, std::to_string(lv.rows) + " x " + std::to_string(lv.cols)}}});
   }
@@ -314,7 +336,7 @@ private:
     const Level &lv = hw_.levels[l];
     LevelResult &lr = result_.levels[l];
     std::array<int64_t, kNumRoles> words{};
-    for (TensorRole r : layer_.roles()) {
+    for (TensorRole r : roles()) {
       const TileResult &t = lr.tiles[static_cast<size_t>(r)];
       words[static_cast<size_t>(r)] = (t.words + t.shr - 1) / t.shr;
       if (t.shr > 1 && !lv.can(Transfer::Sharing) && !lv.can(Transfer::Systolic)) {
@@ -338,7 +360,7 @@ private:
       if (!buf.capacityBytes || lr.bufferBytes[b] <= *buf.capacityBytes)
         continue;
       std::string parts;   // only for the diagnostic: the solver asks millions of fitting tiles
-      for (TensorRole r : layer_.roles())
+      for (TensorRole r : roles())
         if (buf.holds(r))
           parts += std::string(parts.empty() ? "" : ", ") + roleName(r) + " " +
                    formatBytes(static_cast<double>(hw_.bytesOf(words[static_cast<size_t>(r)],
@@ -370,7 +392,7 @@ private:
     const Level &lv = hw_.levels[l];
     if (std::none_of(lv.buffers.begin(), lv.buffers.end(), [](const Buffer &b) { return b.capacityBytes.has_value(); }))
       return;
-    const std::vector<TensorRole> roles = layer_.roles();
+    const std::span<const TensorRole> roles = this->roles();
     DimVector low{};
     auto atLeast = [&](Dim d, int64_t v) { at(low, d) = std::max(at(low, d), v); };
     size_t below = l;   // the nearest known level below (l: none)
@@ -534,7 +556,8 @@ private:
     // the chain is checked from there.
     const bool tileFree = !in.known;
     const bool exact = o == l + 1 && !tileFree;
-    std::vector<Move *> factors;
+    std::vector<Move *> &factors = own_->factors;
+    factors.clear();
     for (Dim d : kIndependentDims) {
       if (layer_.channelWise() && d == Dim::K)
         continue;
@@ -722,10 +745,7 @@ private:
   /// real work (the MACs, so the padded steps of §8).
   const Extents &realExtents(size_t l, Dim d, bool padded = true) const {
     const size_t nl = result_.levels.size();
-    auto &cache = realExtents_[padded ? 1 : 0];
-    if (cache.size() != nl)
-      cache.assign(nl, {});
-    Extents &xs = cache[l][static_cast<size_t>(d)];
+    Extents &xs = realExtents_[padded ? 1 : 0][l][static_cast<size_t>(d)];
     if (xs.n)
       return xs;
     xs.put(at(result_.levels[nl - 1].extent, d), 1);
@@ -1181,7 +1201,7 @@ private:
     const int64_t perElement = layer_.opsPerElement();
     const double points = perElement ? result_.work / static_cast<double>(perElement)
                                      : result_.work / std::max(1.0, operands - 1);
-    for (TensorRole r : layer_.roles()) {
+    for (TensorRole r : roles()) {
       size_t ri = static_cast<size_t>(r);
       // Charged at the innermost level holding the role (§6 "Bypass").
       LevelAccesses &pe = result_.levels[hw_.innermostHolder(r)].accesses;
@@ -1298,7 +1318,8 @@ private:
     for (size_t l = 0; l + 1 < nl && uneven_; ++l)
       if (hw_.levels[l].padPartial)
         result_.exactCounts = false;   // padded tiles move words that do not exist (§12)
-    std::vector<const Move *> nest;   // all updates, innermost first
+    std::vector<const Move *> &nest = own_->nest;   // all updates, innermost first
+    nest.clear();
     for (size_t l = 0; l + 1 < nl; ++l)
       for (size_t i = 0; i < directives_[l]->updates.size(); ++i)
         for (const Move &m : moves_)
@@ -1317,11 +1338,12 @@ private:
       LevelResult &lr = result_.levels[l];
       const Level &lv = hw_.levels[l];
       // The levels from l out hold the inner boundaries' accesses so far.
-      std::vector<double> beforePj(nl);
+      std::vector<double> &beforePj = own_->beforePj;
+      beforePj.assign(nl, 0.0);
       for (size_t j = l; j < nl; ++j)
         beforePj[j] = accessEnergy(j);
       bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
-      for (TensorRole r : layer_.roles()) {
+      for (TensorRole r : roles()) {
         size_t ri = static_cast<size_t>(r);
         TileResult &t = lr.tiles[ri];
         // Innermost relevant loop at or above level l.
@@ -1453,8 +1475,9 @@ private:
     if (lv.units() <= 1)
       return;
     const LevelResult &lr = result_.levels[node];
-    std::vector<const Move *> stacks;
-    std::vector<int64_t> repls;
+    std::vector<const Move *> &stacks = own_->stacks;
+    std::vector<int64_t> &repls = own_->repls;
+    stacks.clear(), repls.clear();
     for (const Move &m : moves_)
       if (m.isStack && m.level == static_cast<int>(node)) {
         stacks.push_back(&m);
@@ -1462,7 +1485,8 @@ private:
       }
     // The stacks as rows and columns (§2); past the enumerable, greedily.
     std::optional<uint64_t> mask = stackRowMask(repls, lv.rows, lv.cols);
-    std::vector<MeshStack> placed(stacks.size());
+    std::vector<MeshStack> &placed = own_->placed;
+    placed.assign(stacks.size(), MeshStack{});
     int64_t rowsUsed = 1;
     for (size_t i = 0; i < stacks.size(); ++i) {
       placed[i].repl = repls[i];
@@ -1478,7 +1502,7 @@ private:
     const LevelAccesses &dram = result_.levels[nl - 1].accesses;
     bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
     double hops = 0, wordHops = 0;   // the latter in `word`s, for the energy
-    for (TensorRole r : layer_.roles()) {
+    for (TensorRole r : roles()) {
       size_t ri = static_cast<size_t>(r);
       const TileResult &t = lr.tiles[ri];
       // The node level's same-level transfers of r are the tree's edges
@@ -1641,13 +1665,34 @@ private:
   const LayerScheduleModel *ls_;
   std::vector<Issue> &issues_;
   size_t issueCount_ = 0;
-  std::vector<const LevelDirectives *> directives_;
-  std::vector<Move> moves_;
+  /// The analysis' storage, kept from one analysis to the next on this thread
+  /// (the solver runs millions: their allocations were a fifth of its time).
+  /// Each analysis clears what it uses; one inside another takes new storage.
+  struct Buffers {
+    std::vector<const LevelDirectives *> directives;
+    std::vector<Move> moves;
+    std::array<std::vector<std::array<Extents, kNumDims>>, 2> realExtents;
+    std::array<std::vector<Dim>, kNumRoles> dims, dimsCanon;
+    std::vector<const Move *> nest, stacks;
+    std::vector<Move *> factors;
+    std::vector<double> beforePj;
+    std::vector<int64_t> repls;
+    std::vector<MeshStack> placed;
+  };
+  static std::unique_ptr<Buffers> &spare() {
+    thread_local std::unique_ptr<Buffers> s;
+    return s;
+  }
+  std::unique_ptr<Buffers> own_ = spare() ? std::move(spare()) : std::make_unique<Buffers>();
+  std::vector<const LevelDirectives *> &directives_ = own_->directives;
+  std::vector<Move> &moves_ = own_->moves;
+  std::array<TensorRole, kNumRoles> roles_{};
+  size_t nRoles_ = 0;
   bool channelWise_ = false;
   bool uneven_ = false;   // some level's tiles over-cover their enclosing extent (partial last tiles)
-  mutable std::array<std::vector<std::array<Extents, kNumDims>>, 2> realExtents_;   // unpadded, padded
+  std::array<std::vector<std::array<Extents, kNumDims>>, 2> &realExtents_ = own_->realExtents;   // unpadded, padded
   bool wgtPerSample_ = false;
-  std::array<std::vector<Dim>, kNumRoles> dims_, dimsCanon_;   // dimsOf, roleDimsCanon
+  std::array<std::vector<Dim>, kNumRoles> &dims_ = own_->dims, &dimsCanon_ = own_->dimsCanon;   // dimsOf, roleDimsCanon
   WordScale scale_;
   LayerResult result_;
 };

@@ -9,14 +9,34 @@
 #include <utility>
 
 namespace dfl::intra {
+namespace {
+
+/// Doubles an open-addressed table (a slot is empty where `used` says so)
+/// and returns the free slot of `hash` in it.
+template <class Slot, class Used>
+size_t growTable(std::vector<Slot> &slots, uint64_t hash, Used used) {
+  std::vector<Slot> old = std::exchange(slots, std::vector<Slot>(2 * slots.size()));
+  const size_t mask = slots.size() - 1;
+  auto freeSlot = [&](uint64_t h) {
+    size_t j = h & mask;
+    while (used(slots[j]))
+      j = (j + 1) & mask;
+    return j;
+  };
+  for (const Slot &s : old)
+    if (used(s))
+      slots[freeSlot(s.hash)] = s;
+  return freeSlot(hash);
+}
+
+} // namespace
 
 uint32_t AnalysisMemo::context(const std::string &key) {
   std::lock_guard lock(mutex_);
   return contexts_.emplace(key, static_cast<uint32_t>(contexts_.size())).first->second;
 }
 
-std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::string_view key) {
-  const uint64_t hash = std::hash<std::string_view>{}(key);
+std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::string_view key, uint64_t hash) {
   std::lock_guard lock(mutex_);
   size_t mask = slots_.size() - 1, i = hash & mask;
   for (; slots_[i].entry; i = (i + 1) & mask)
@@ -26,20 +46,8 @@ std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::s
     }
   if (maxEntries_ && entries_.size() >= maxEntries_)
     return {nullptr, Found::New};
-  if (2 * (entries_.size() + 1) > slots_.size()) {   // grow, then find the free slot again
-    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(2 * slots_.size()));
-    mask = slots_.size() - 1;
-    auto freeSlot = [&](uint64_t h) {
-      size_t j = h & mask;
-      while (slots_[j].entry)
-        j = (j + 1) & mask;
-      return j;
-    };
-    for (const Slot &s : old)
-      if (s.entry)
-        slots_[freeSlot(s.hash)] = s;
-    i = freeSlot(hash);
-  }
+  if (2 * (entries_.size() + 1) > slots_.size())   // grow, then find the free slot again
+    i = growTable(slots_, hash, [](const Slot &s) { return s.entry != nullptr; });
   constexpr size_t kBlock = size_t{1} << 16;
   if (blocks_.empty() || blockUsed_ + key.size() > kBlock) {
     blocks_.emplace_back(new char[std::max(kBlock, key.size())]);
@@ -115,36 +123,60 @@ const Score *LayerObjective::scored(const Plan &p) {
       put(lp.tile[i]), put(lp.repl[i]);
     put(static_cast<int64_t>(lp.order)), put(lp.fixed);
   }
-  auto [e, found] = memo_->entry(key_);
+  // Counted and accepted once per solve, as score() does: analysed in
+  // another solve or not, the same candidates and verdicts.
+  const uint64_t hash = AnalysisMemo::hashOf(key_);
+  const size_t slot = seenSlot(key_, hash);
+  if (seen_[slot].used)
+    return seen_[slot].accepted ? &seen_[slot].accepted->score : nullptr;
+  auto [e, found] = memo_->entry(key_, hash);
   if (!e) {   // the shared memo is full: this solve's new plans in its own
     if (!own_)
       own_ = std::make_unique<AnalysisMemo>();
-    std::tie(e, found) = own_->entry(key_);
+    std::tie(e, found) = own_->entry(key_, hash);
   }
-  // Counted and accepted once per solve, as score() does: analysed in
-  // another solve or not, the same candidates and verdicts.
-  auto [it, first] = seen_.try_emplace(e, nullptr);
-  if (!first)
-    return it->second ? &it->second->score : nullptr;
   const Analysed *a = &e->analysed;
   if (found == AnalysisMemo::Found::New) {
-    analyse(q, e->analysed);
+    analyseKept(q, e->analysed);
     AnalysisMemo::filled(*e);
   } else if (found == AnalysisMemo::Found::Busy) {   // the same analysis, made here
     a = &ownAnalyses_.emplace_back();
-    analyse(q, ownAnalyses_.back());
+    analyseKept(q, ownAnalyses_.back());
   }
-  if (accept(q, *a))
-    it->second = a;
-  return it->second ? &a->score : nullptr;
+  const Analysed *accepted = accept(q, *a) ? a : nullptr;
+  markSeen(slot, key_, hash, accepted);
+  return accepted ? &accepted->score : nullptr;
+}
+
+size_t LayerObjective::seenSlot(std::string_view key, uint64_t hash) const {
+  const size_t mask = seen_.size() - 1;
+  size_t i = hash & mask;
+  for (; seen_[i].used; i = (i + 1) & mask)
+    if (seen_[i].hash == hash && std::string_view(seenKeys_).substr(seen_[i].offset, seen_[i].size) == key)
+      break;
+  return i;
+}
+
+void LayerObjective::markSeen(size_t slot, std::string_view key, uint64_t hash, const Analysed *accepted) {
+  if (2 * (seenCount_ + 1) > seen_.size())   // grow, then find the free slot again
+    slot = growTable(seen_, hash, [](const Seen &s) { return s.used; });
+  seen_[slot] = {hash, seenKeys_.size(), key.size(), accepted, true};
+  seenKeys_ += key;
+  ++seenCount_;
 }
 
 LayerScheduleModel LayerObjective::directivesOf(const Plan &p) const {
   LayerScheduleModel schedule;
-  schedule.layer = layerIndex_;
   schedule.levels.reserve(p.levels.size() + 1);
+  scheduleInto(p, schedule);
+  return schedule;
+}
+
+void LayerObjective::scheduleInto(const Plan &p, LayerScheduleModel &schedule) const {
+  schedule.layer = layerIndex_;
+  schedule.levels.resize(p.levels.size());
   for (size_t l = 0; l < p.levels.size(); ++l)
-    schedule.levels.push_back(directivesFor(p, l));
+    directivesInto(p, l, schedule.levels[l]);
   // The outermost level's layouts, as given: they place the tensors there,
   // nothing is chosen.
   if (given_)
@@ -155,7 +187,6 @@ LayerScheduleModel LayerObjective::directivesOf(const Plan &p) const {
         top.layouts = d.layouts;
         schedule.levels.push_back(std::move(top));
       }
-  return schedule;
 }
 
 void LayerObjective::explain(const Plan &p, SolveFailure &why) const {
@@ -255,17 +286,28 @@ IntraLayerSolution LayerObjective::analyse(const Plan &p, Analysed &a) const {
   s.schedule = directivesOf(p);
   std::vector<Issue> issues;
   s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
-  a.valid = issues.empty() && s.result.complete;
-  a.score.value = objectiveValue(options_.objective, s.result.energyPj, s.result.latencyCycles);
-  a.score.accesses.clear();
-  for (const LevelResult &lr : s.result.levels) {
-    auto &acc = a.score.accesses.emplace_back();
-    for (size_t r = 0; r < kNumRoles; ++r)
-      acc[r] = lr.accesses.reads[r] + lr.accesses.writes[r];
-  }
-  if (top_ < s.result.levels.size())
-    a.topBytes = s.result.levels[top_].bufferBytes, a.topUnits = s.result.levels[top_].units;
+  summarize(s.result, issues.empty(), a);
   return s;
+}
+
+void LayerObjective::analyseKept(const Plan &p, Analysed &a) {
+  scheduleInto(p, kept_);
+  keptIssues_.clear();
+  const LayerResult r = analyzeLayer(net_, layerIndex_, hw_, &kept_, keptIssues_);
+  summarize(r, keptIssues_.empty(), a);   // after the analysis: it fills keptIssues_
+}
+
+void LayerObjective::summarize(const LayerResult &r, bool noIssues, Analysed &a) const {
+  a.valid = noIssues && r.complete;
+  a.score.value = objectiveValue(options_.objective, r.energyPj, r.latencyCycles);
+  a.score.accesses.clear();
+  for (const LevelResult &lr : r.levels) {
+    auto &acc = a.score.accesses.emplace_back();
+    for (size_t i = 0; i < kNumRoles; ++i)
+      acc[i] = lr.accesses.reads[i] + lr.accesses.writes[i];
+  }
+  if (top_ < r.levels.size())
+    a.topBytes = r.levels[top_].bufferBytes, a.topUnits = r.levels[top_].units;
 }
 
 bool LayerObjective::accept(const Plan &p, const Analysed &a) {

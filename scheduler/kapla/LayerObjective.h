@@ -67,7 +67,10 @@ public:
   uint32_t context(const std::string &key);
   /// The entry of `key` and what it holds; null when `key` is new and the
   /// memo is full.
-  std::pair<Entry *, Found> entry(std::string_view key);
+  std::pair<Entry *, Found> entry(std::string_view key) { return entry(key, hashOf(key)); }
+  /// The same, `hash` being hashOf(key).
+  std::pair<Entry *, Found> entry(std::string_view key, uint64_t hash);
+  static uint64_t hashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
   /// The caller of entry() that found it New has filled `e`.
   static void filled(Entry &e) { e.ready.store(true, std::memory_order_release); }
 
@@ -126,6 +129,8 @@ public:
 
 protected:
   LayerScheduleModel directivesOf(const Plan &p) const;
+  /// The same into `schedule`, its vectors reused.
+  void scheduleInto(const Plan &p, LayerScheduleModel &schedule) const;
 
   /// The node-level units of `r` where they exceed the nodes the solve may
   /// use (IntraLayerOptions::maxNodes: a segment's region); 0 if within.
@@ -143,6 +148,9 @@ protected:
 
   /// The plan analysed: its directives and result, and its summary.
   IntraLayerSolution analyse(const Plan &p, Analysed &a) const;
+  /// The summary alone, the directives built in storage kept across plans.
+  void analyseKept(const Plan &p, Analysed &a);
+  void summarize(const LayerResult &r, bool noIssues, Analysed &a) const;
   /// The key of this solve's plans in AnalysisMemo.
   std::string sharedContext() const;
   /// Counts a scored candidate and says whether this solve's options accept
@@ -156,12 +164,27 @@ protected:
   IntraLayerStats &stats_;
   const int64_t firstCandidate_;   // the cap is per layer; stats may add up several (a segment's layers)
   size_t decided_ = 0;
-  /// The plans this solve scored, by their memo entry: the analysis to read
-  /// if accepted, else null.
-  std::unordered_map<const AnalysisMemo::Entry *, const Analysed *> seen_;
+  /// The plans this solve scored, by their key (the memo's, found once per
+  /// plan: half the descents' plans are met again in the same solve), by
+  /// open addressing (a power of two, at most half full): the analysis to
+  /// read if accepted, else null.
+  struct Seen {
+    uint64_t hash = 0;
+    size_t offset = 0, size = 0;   // the key in seenKeys_
+    const Analysed *accepted = nullptr;
+    bool used = false;
+  };
+  std::vector<Seen> seen_ = std::vector<Seen>(256);
+  size_t seenCount_ = 0;
+  std::string seenKeys_;
+  /// The slot of `key` in seen_: its own, or the free one where it goes.
+  size_t seenSlot(std::string_view key, uint64_t hash) const;
+  void markSeen(size_t slot, std::string_view key, uint64_t hash, const Analysed *accepted);
   /// Plans another thread was analysing when this solve met them, analysed here.
   std::deque<Analysed> ownAnalyses_;
   std::string key_;             // scored()'s key, its buffer kept
+  LayerScheduleModel kept_;     // analyseKept's directives and issues, their storage kept
+  std::vector<Issue> keptIssues_;
   BudgetMeter *budget_;         // the solve's (null: none)
   const bool limited_;          // it has a limit: the incumbent is kept, stopping() asks it
   bool stopped_ = false;        // a search stopped at the budget

@@ -25,7 +25,8 @@ const std::vector<std::array<Dim, kND>> &loopOrders() {
 
 TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
                          const IntraLayerOptions &options)
-    : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options) {
+    : net_(net), layerIndex_(layer), layer_(net.layers[layer]), hw_(hw), given_(given), options_(options),
+      roles_(layer_.roles()) {
   for (size_t i = 0; i < kND; ++i)
     bound_[i] = at(layer_.bounds, kIndependentDims[i]);
   if (layer_.channelWise())
@@ -200,7 +201,7 @@ const LevelDirectives *TilingSpace::givenLevel(size_t l) const {
   const LevelDirectives *user = userLevel(l);
   if (!user)
     return nullptr;
-  for (TensorRole r : layer_.roles())
+  for (TensorRole r : roles_)
     if (std::none_of(user->tensors.begin(), user->tensors.end(), [&](const TensorDirective &t) { return t.role == r; }))
       return nullptr;   // given in part: pinnedLevel
   return user;
@@ -324,7 +325,7 @@ int64_t TilingSpace::tileWords(const Plan &p, size_t l, TensorRole r) const {
 
 BufferBytes TilingSpace::occupancy(const Plan &p, size_t l) const {
   std::array<int64_t, kNumRoles> words{};
-  for (TensorRole r : layer_.roles())
+  for (TensorRole r : roles_)
     words[static_cast<size_t>(r)] = tileWords(p, l, r);
   return hw_.bufferBytes(l, words, layer_.output);
 }
@@ -350,7 +351,8 @@ int64_t TilingSpace::unitsAllowed(size_t l) const {
 }
 
 bool TilingSpace::arrayFits(const Plan &p, size_t l) const {
-  std::vector<int64_t> repls;
+  thread_local std::vector<int64_t> repls;   // kept: the descents ask millions of times
+  repls.clear();
   for (int64_t r : p.levels[l].repl)
     if (r > 1)
       repls.push_back(r);
@@ -366,23 +368,32 @@ int64_t TilingSpace::nextBlocked(int64_t current, int64_t unit, int64_t whole, b
 }
 
 LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
-  if (const LevelDirectives *g = p.levels[l].fixed ? givenLevel(l) : nullptr) {
-    LevelDirectives d = *g;
-    d.level = static_cast<int>(l);
-    return d;
-  }
-  const auto &lp = p.levels[l];
-  const Pinned &pin = pinned_[l];
   LevelDirectives d;
-  d.level = static_cast<int>(l);
-  if (pin.source)
-    d.range = pin.source->range, d.layouts = pin.source->layouts;
-  auto v = [&](Dim dim) { return lp.tile[index(dim)]; };
   // Sized once: the descents build millions of these, a fifth of their
   // allocations the vectors' growth.
   d.tensors.reserve(kNumRoles);
   d.updates.reserve(kND);
-  for (TensorRole r : layer_.roles()) {
+  directivesInto(p, l, d);
+  return d;
+}
+
+void TilingSpace::directivesInto(const Plan &p, size_t l, LevelDirectives &d) const {
+  if (const LevelDirectives *g = p.levels[l].fixed ? givenLevel(l) : nullptr) {
+    d = *g;
+    d.level = static_cast<int>(l);
+    return;
+  }
+  const auto &lp = p.levels[l];
+  const Pinned &pin = pinned_[l];
+  d.level = static_cast<int>(l);
+  d.range = pin.source ? pin.source->range : SourceRange{};
+  if (pin.source)
+    d.layouts = pin.source->layouts;
+  else
+    d.layouts.clear();
+  auto v = [&](Dim dim) { return lp.tile[index(dim)]; };
+  d.tensors.clear();
+  for (TensorRole r : roles_) {
     TensorDirective t;
     t.role = r;
     // Where a written tensor pins the tile: a rule it breaks is reported there.
@@ -402,9 +413,10 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
     }
     d.tensors.push_back(t);
   }
-  auto moveOf = [&](Dim dim, int64_t amount) {
-    std::vector<std::pair<Dim, int64_t>> m;
-    m.reserve(2);
+  // The stacks' and updates' moves are written over those of d's earlier
+  // directives, their vectors kept (resized at the end).
+  auto moveOf = [&](Dim dim, int64_t amount, std::vector<std::pair<Dim, int64_t>> &m) {
+    m.clear();
     m.push_back({dim, amount});
     if (dim == Dim::Xo)
       m.push_back({Dim::Xi, amount * layer_.window.x.stride});
@@ -414,24 +426,27 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
       m.push_back({Dim::Xi, amount * layer_.window.x.dilation});
     if (dim == Dim::S)
       m.push_back({Dim::Yi, amount * layer_.window.y.dilation});
-    return m;
   };
-  if (pin.stacks)
-    d.stacks = *pin.stacks;   // first, as written (E0813 compares them in order)
+  size_t stacks = 0;
+  if (pin.stacks)   // first, as written (E0813 compares them in order)
+    d.stacks = *pin.stacks, stacks = d.stacks.size();
   for (size_t i = 0; i < kND; ++i)
     if (lp.repl[i] > 1 && !pinRepl_[l][i]) {
-      StackDirective s;
-      s.shifts = moveOf(kIndependentDims[i], lp.tile[i]);
+      StackDirective &s = stacks < d.stacks.size() ? d.stacks[stacks] : d.stacks.emplace_back();
+      ++stacks;
+      moveOf(kIndependentDims[i], lp.tile[i], s.shifts);
       s.repl = lp.repl[i];
-      d.stacks.push_back(s);
+      s.range = {};
     }
+  d.stacks.resize(stacks);
   // Written updates are kept, innermost first as written; the dims they do
   // not move get the search's loops outside them (docs/solver.md, "Partial
   // schedules").
   std::array<bool, kND> written{};
+  size_t updates = 0;
   for (const LevelDirectives *w : {pin.source, pin.hardware})
     if (w && !w->updates.empty()) {
-      d.updates = w->updates;
+      d.updates = w->updates, updates = d.updates.size();
       for (const UpdateDirective &u : w->updates)
         for (auto [dim, amount] : u.steps)
           if (Dim c = layer_.channelWise() && dim == Dim::K ? Dim::C : dim; !isInputWindow(c))
@@ -451,12 +466,13 @@ LevelDirectives TilingSpace::directivesFor(const Plan &p, size_t l) const {
       continue;
     int64_t step = lp.tile[i] * lp.repl[i];
     if (step < enclosingTile(p, l, i)) {
-      UpdateDirective u;
-      u.steps = moveOf(dim, step);
-      d.updates.push_back(u);
+      UpdateDirective &u = updates < d.updates.size() ? d.updates[updates] : d.updates.emplace_back();
+      ++updates;
+      moveOf(dim, step, u.steps);
+      u.range = {};
     }
   }
-  return d;
+  d.updates.resize(updates);
 }
 
 namespace {

@@ -177,6 +177,8 @@ public:
   static int64_t replFor(int64_t array, int64_t tile) { return (array + tile - 1) / tile; }
 
   LevelDirectives directivesFor(const Plan &p, size_t l) const;
+  /// The same into `d`, its vectors reused (the descents build millions).
+  void directivesInto(const Plan &p, size_t l, LevelDirectives &d) const;
 
   /// The layer's operands name tensors of net_ before it: not so for a piece
   /// solved as a network of its own (InterLayerSolver::solveAlone), whose
@@ -201,6 +203,7 @@ protected:
   const Hardware &hw_;
   const LayerScheduleModel *given_;
   IntraLayerOptions options_;
+  const std::vector<TensorRole> roles_;   // layer_.roles(), kept: it returns a new vector
   std::array<int64_t, kND> bound_{};
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
