@@ -70,7 +70,6 @@ private:
   // ---- slots ---------------------------------------------------------------------------
   size_t nOn() const { return p_.levels.size(); }
   size_t dimsOf(TensorRole r) const { return p_.role(r).dims.size(); }
-  int64_t stateWords(TensorRole r) const { return 2 + 2 * static_cast<int64_t>(dimsOf(r)); }
   int64_t parentUnits(size_t l) const { return l + 1 == nOn() ? 1 : p_.levels[l + 1].units; }
   int64_t ops(TensorRole r) const { return p_.role(r).operands(); }
   /// Bypass (docs/directives.md §6): a level that does not hold r keeps its
@@ -165,6 +164,7 @@ private:
       code_.tensorSlot[idx(r.role)] = sourceSlot_[idx(r.role)][0];
     }
     buffer_.assign(nOn(), {-1, -1, -1}), state_ = buffer_, stamps_ = buffer_;
+    stateCode_.assign(nOn(), {});
     visited_.assign(nOn(), -1);
     for (size_t l = 0; l < nOn(); ++l) {
       const PlanLevel &pl = p_.levels[l];
@@ -173,7 +173,9 @@ private:
           continue;
         std::string at = pl.name + "." + roleName(r.role);
         buffer_[l][idx(r.role)] = addSlot(at, product(pl.units, bufferWords(l, r.role)), 4);
-        state_[l][idx(r.role)] = addSlot(at + ".state", product(pl.units, stateWords(r.role)), 8);
+        stateCode_[l][idx(r.role)] = stateCode(l, r.role);
+        state_[l][idx(r.role)] = addSlot(at + ".state", product(pl.units, stateWords(l, r.role)),
+                                         stateFits32(l, r.role) ? 4 : 8);
         bool stamped = r.role == p_.output ? pl.reduceOutputs : pl.serveCopies;
         if (stamped)
           stamps_[l][idx(r.role)] = addSlot(at + ".stamps", parentWords(l, r.role), stepsFit32(l) ? 4 : 8);
@@ -446,38 +448,129 @@ private:
   }
 
   // ---- a unit's state record --------------------------------------------------------------
-  /// Per unit and role, stateWords(r) words: whether the unit holds a tile,
-  /// the real box it holds (lower corners, then upper), and the step its
-  /// output residency began.
-  Value *stateAt(TensorRole r, Value *unit, size_t k) {
-    return b_.CreateAdd(b_.CreateMul(unit, c(stateWords(r))), c(static_cast<int64_t>(k)));
+  /// Per unit and role, stateWords(l, r) words. Compact (where its key
+  /// fits 62 bits, as nearly always): one key, 0 if the unit holds nothing,
+  /// else 1 + the real box's lower corner and extents in a mixed radix (a
+  /// key per box, one to each: boxKey), then the output's residency start.
+  /// Else: valid, the box's lower corners, its upper ones, the start. On
+  /// tiles of a few words a step's checks read one word, not 2 + 2·dims
+  /// (docs/simulator.md, "Kernels": the records' traffic was the cost).
+  struct StateCode {
+    bool compact = false;
+    std::vector<int64_t> loRadix, sizeRadix;   // per role dim
+    int64_t sizeKeys = 1;                      // the product of sizeRadix
+  };
+  StateCode stateCode(size_t l, TensorRole r) const {
+    StateCode s;
+    double keys = 1;
+    for (Dim d : p_.role(r).dims) {
+      int64_t range = at(p_.bounds, d), size = at(p_.levels[l].extent, d);
+      if (isInputWindow(d)) {   // as realBox derives it, whatever the bounds say
+        const WindowAxis &w = p_.axes.along(d);
+        Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
+        auto span = [&](const DimVector &e) { return (at(e, out) - 1) * w.stride + (at(e, win) - 1) * w.dilation + 1; };
+        range = std::max(range, span(p_.bounds));
+        size = std::max(size, span(p_.levels[l].extent));
+      }
+      s.loRadix.push_back(std::max<int64_t>(range, 1));
+      s.sizeRadix.push_back(std::max<int64_t>(size, 1));
+      keys *= static_cast<double>(s.loRadix.back()) * static_cast<double>(s.sizeRadix.back());
+    }
+    s.compact = keys + 1 < 4.6e18;   // below 2^62
+    for (int64_t size : s.sizeRadix)
+      s.sizeKeys = s.compact ? s.sizeKeys * size : 1;
+    return s;
+  }
+  int64_t stateWords(size_t l, TensorRole r) const {
+    if (stateCode_[l][idx(r)].compact)
+      return r == p_.output ? 2 : 1;
+    return 2 + 2 * static_cast<int64_t>(dimsOf(r));
+  }
+  /// Whether the record's words fit 32 bits: every key, and the steps.
+  bool stateFits32(size_t l, TensorRole r) const {
+    const StateCode &s = stateCode_[l][idx(r)];
+    if (!s.compact || !stepsFit32(l))
+      return false;
+    double keys = 1;
+    for (size_t i = 0; i < s.loRadix.size(); ++i)
+      keys *= static_cast<double>(s.loRadix[i]) * static_cast<double>(s.sizeRadix[i]);
+    return keys + 1 < 2147483648.0;
+  }
+  Value *stateAt(size_t l, TensorRole r, Value *unit, size_t k) {
+    return b_.CreateAdd(b_.CreateMul(unit, c(stateWords(l, r))), c(static_cast<int64_t>(k)));
+  }
+  /// Word k of the unit's record, as an i64 (its stored width may be 32 bits).
+  Value *stateLoad(size_t l, TensorRole r, Value *unit, size_t k) {
+    Value *v = load(state_[l][idx(r)], stateAt(l, r, unit, k));
+    return v->getType() == i64_ ? v : b_.CreateZExt(v, i64_);
+  }
+  void stateStore(size_t l, TensorRole r, Value *unit, size_t k, Value *v) {
+    const int slot = state_[l][idx(r)];
+    store(slot, stateAt(l, r, unit, k), code_.slots[static_cast<size_t>(slot)].bytes == 4 ? b_.CreateTrunc(v, i32_) : v);
+  }
+  /// The record's word holding the step the output's residency began.
+  size_t startWord(size_t l, TensorRole r) const {
+    return stateCode_[l][idx(r)].compact ? 1 : 1 + 2 * dimsOf(r);
+  }
+  /// The compact key of a non-empty box [lo, hi).
+  Value *boxKey(size_t l, TensorRole r, const Box &lo, const Box &hi) {
+    const StateCode &s = stateCode_[l][idx(r)];
+    Value *corner = c(0), *size = c(0);
+    for (size_t i = 0; i < lo.size(); ++i) {
+      corner = b_.CreateAdd(b_.CreateMul(corner, c(s.loRadix[i])), lo[i]);
+      size = b_.CreateAdd(b_.CreateMul(size, c(s.sizeRadix[i])), b_.CreateSub(b_.CreateSub(hi[i], lo[i]), c(1)));
+    }
+    return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(corner, c(s.sizeKeys)), size), c(1));
   }
   struct Held {
     Value *valid;   // i1
-    Box lo, hi;
+    Value *key;     // compact records: the key (else nullptr)
+    Box lo, hi;     // compact records: after decode()
   };
   Held held(size_t l, TensorRole r, Value *unit) {
-    int slot = state_[l][idx(r)];
-    Held h{b_.CreateICmpNE(load(slot, stateAt(r, unit, 0)), c(0)), {}, {}};
+    if (stateCode_[l][idx(r)].compact) {
+      Value *key = stateLoad(l, r, unit, 0);
+      return {b_.CreateICmpNE(key, c(0)), key, {}, {}};
+    }
+    Held h{b_.CreateICmpNE(stateLoad(l, r, unit, 0), c(0)), nullptr, {}, {}};
     for (size_t i = 0; i < dimsOf(r); ++i) {
-      h.lo.push_back(load(slot, stateAt(r, unit, 1 + i)));
-      h.hi.push_back(load(slot, stateAt(r, unit, 1 + dimsOf(r) + i)));
+      h.lo.push_back(stateLoad(l, r, unit, 1 + i));
+      h.hi.push_back(stateLoad(l, r, unit, 1 + dimsOf(r) + i));
     }
     return h;
   }
-  /// Whether the unit holds exactly the real box [lo, hi).
-  Value *holds(const Held &h, const Box &lo, const Box &hi) {
+  /// A compact record's box, where it is used (the held check needs only the key).
+  void decode(size_t l, TensorRole r, Held &h) {
+    const StateCode &s = stateCode_[l][idx(r)];
+    if (!h.key || !h.lo.empty())
+      return;
+    Value *k = b_.CreateSub(h.key, c(1));
+    Value *corner = b_.CreateUDiv(k, c(s.sizeKeys)), *size = b_.CreateURem(k, c(s.sizeKeys));
+    const size_t nd = s.loRadix.size();
+    h.lo.assign(nd, nullptr), h.hi.assign(nd, nullptr);
+    for (size_t i = nd; i-- > 0;) {
+      h.lo[i] = b_.CreateURem(corner, c(s.loRadix[i]));
+      h.hi[i] = b_.CreateAdd(b_.CreateAdd(h.lo[i], b_.CreateURem(size, c(s.sizeRadix[i]))), c(1));
+      corner = b_.CreateUDiv(corner, c(s.loRadix[i]));
+      size = b_.CreateUDiv(size, c(s.sizeRadix[i]));
+    }
+  }
+  /// Whether the unit holds exactly the real box [lo, hi) (non-empty).
+  Value *holds(size_t l, TensorRole r, const Held &h, const Box &lo, const Box &hi) {
+    if (h.key)
+      return b_.CreateICmpEQ(h.key, boxKey(l, r, lo, hi));
     Value *same = h.valid;
     for (size_t i = 0; i < lo.size(); ++i)
       same = b_.CreateAnd(same, b_.CreateAnd(b_.CreateICmpEQ(h.lo[i], lo[i]), b_.CreateICmpEQ(h.hi[i], hi[i])));
     return same;
   }
   void hold(size_t l, TensorRole r, Value *unit, const Box &lo, const Box &hi) {
-    int slot = state_[l][idx(r)];
-    store(slot, stateAt(r, unit, 0), c(1));
+    if (stateCode_[l][idx(r)].compact)
+      return stateStore(l, r, unit, 0, boxKey(l, r, lo, hi));
+    stateStore(l, r, unit, 0, c(1));
     for (size_t i = 0; i < lo.size(); ++i) {
-      store(slot, stateAt(r, unit, 1 + i), lo[i]);
-      store(slot, stateAt(r, unit, 1 + lo.size() + i), hi[i]);
+      stateStore(l, r, unit, 1 + i, lo[i]);
+      stateStore(l, r, unit, 1 + lo.size() + i, hi[i]);
     }
   }
 
@@ -493,7 +586,9 @@ private:
     ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
       Held old = held(l, r, unit);
       const Box &oldLo = old.lo, &oldHi = old.hi;
-      ifThen(b_.CreateNot(holds(old, lo, hi)), [&] {
+      ifThen(b_.CreateNot(holds(l, r, old, lo, hi)), [&] {
+        if (canSlide)   // the words held are found from the box held
+          decode(l, r, old);
         Value *slide = b_.CreateAnd(old.valid, slideStep);
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         bool outermost = l + 1 == nOn();
@@ -542,6 +637,10 @@ private:
             // Fetched: [lo, keptLo) and [keptHi, hi) of the row.
             Value *before = b_.CreateSub(keptLo, lo[last]);
             Value *n = b_.CreateAdd(before, b_.CreateSub(hi[last], keptHi));
+            // A one-word tile's row, non-empty and not held, is that word: no
+            // loop of an unknown trip count around it.
+            if (!canSlide && ext[last] == 1)
+              n = c(1);
             if (stores(l, r))
               count(l, r, kWrites, n);
             forLoop(c(0), n, [&](Value *j) {
@@ -705,7 +804,7 @@ private:
     const Box &lo = box.first, &hi = box.second;
     int bufSlot = buffer_[l][idx(r)];
     ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
-      ifThen(b_.CreateNot(holds(held(l, r, unit), lo, hi)), [&] {
+      ifThen(b_.CreateNot(holds(l, r, held(l, r, unit), lo, hi)), [&] {
         b_.CreateCall(evictFns_[l], {slots, unit});
         Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
@@ -713,7 +812,7 @@ private:
           store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)), b_.getInt32(static_cast<uint32_t>(p_.identity)));
         });
         hold(l, r, unit, lo, hi);
-        store(state_[l][idx(r)], stateAt(r, unit, 1 + 2 * dimsOf(r)), step);
+        stateStore(l, r, unit, startWord(l, r), step);
       });
     });
   }
@@ -723,12 +822,10 @@ private:
   void emitEvict(size_t l) {
     const TensorRole r = p_.output;
     const PlanLevel &pl = p_.levels[l];
-    const size_t nd = dimsOf(r);
     llvm::Function *fn = evictFns_[l];
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
     Value *slots = fn->getArg(0), *unit = fn->getArg(1);
     loadSlots(slots);
-    int stateSlot = state_[l][idx(r)];
     Held h = held(l, r, unit);
     ifThen(h.valid, [&] {
       if (l > 0) {
@@ -737,11 +834,17 @@ private:
           b_.CreateCall(evictFns_[l - 1], {slots, b_.CreateAdd(b_.CreateMul(unit, c(inner)), v)});
         });
       }
+      decode(l, r, h);
       const Box &lo = h.lo, &hi = h.hi;
-      Value *start = load(stateSlot, stateAt(r, unit, 1 + 2 * nd));
+      Value *start = stateLoad(l, r, unit, startWord(l, r));
       bool outermost = l + 1 == nOn();
       Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
-      Box parentLo = outermost ? Box{} : held(l + 1, r, parent).lo;
+      Box parentLo;
+      if (!outermost) {
+        Held up = held(l + 1, r, parent);
+        decode(l + 1, r, up);
+        parentLo = up.lo;
+      }
       std::vector<int64_t> ext = extentsAt(pl.extent, r);
       Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
       forBox(lo, hi, [&](const Box &a) {
@@ -755,7 +858,7 @@ private:
         else
           writeBackWord(l, r, a, at, parent, lo, ext, bufBase, start);
       });
-      store(stateSlot, stateAt(r, unit, 0), c(0));
+      stateStore(l, r, unit, 0, c(0));
     });
     ret();
   }
@@ -841,6 +944,43 @@ private:
     return true;
   }
 
+  /// Whether a move shifts role r's real box (realBox: a window by its
+  /// outputs and taps).
+  bool movesRole(const PlanMove &m, TensorRole r) const {
+    for (Dim d : p_.role(r).dims) {
+      if (at(m.amount, d))
+        return true;
+      if (isInputWindow(d) && (at(m.amount, d == Dim::Xi ? Dim::Xo : Dim::Yo) ||
+                               at(m.amount, d == Dim::Xi ? Dim::R : Dim::S)))
+        return true;
+    }
+    return false;
+  }
+  /// i1 at a step of level l: every unit's box of r is the one it had at
+  /// the level's previous step (a trip of an update inside the innermost
+  /// one moving r is past 0, so that step differs only in loops not moving
+  /// r), which it then fetched or started and still holds: its check can be
+  /// skipped (a PE's output under an update of C, every step but the first).
+  /// nullptr where that never holds.
+  Value *unmoved(size_t l, TensorRole r, const std::vector<Value *> &trips) {
+    const std::vector<PlanMove> &ups = p_.levels[l].updates;
+    size_t inner = ups.size();   // updates [inner, size) do not move r
+    while (inner > 0 && !movesRole(ups[inner - 1], r))
+      --inner;
+    Value *same = nullptr;
+    for (size_t j = inner; j < ups.size(); ++j) {
+      Value *past = b_.CreateICmpSGT(trips[j], c(0));
+      same = same ? b_.CreateOr(same, past) : past;
+    }
+    return same;
+  }
+  /// `emit` where `skip` (i1, or nullptr: never) does not hold.
+  void unless(Value *skip, const std::function<void()> &emit) {
+    if (!skip)
+      return emit();
+    ifThen(b_.CreateNot(skip), emit);
+  }
+
   /// Runs level l inside one unit of level l+1 at one of its steps.
   void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
                  const std::array<Box, kNumRoles> &parentLo) {
@@ -860,6 +1000,10 @@ private:
       Value *stepAt = c(static_cast<int64_t>(l));
       Value *step = b_.CreateAdd(load(stepSlot_, stepAt), c(1));
       store(stepSlot_, stepAt, step);
+      std::array<Value *, kNumRoles> same{};
+      for (const PlanRole &r : p_.roles)
+        if (r.present)
+          same[idx(r.role)] = unmoved(l, r.role, trips);
       forLoop(c(0), c(pl.unitsPerParent), [&](Value *v) {
         Value *unit = b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), v);
         Position pos;
@@ -898,10 +1042,10 @@ private:
             for (size_t j = static_cast<size_t>(f) + 1; j < trips.size(); ++j)
               slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
           }
-          fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0);
+          unless(same[idx(r)], [&] { fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0); });
           here[idx(r)] = realBox(r, pos).first;
         }
-        startOutput(l, slots, unit, pos, step);
+        unless(same[idx(p_.output)], [&] { startOutput(l, slots, unit, pos, step); });
         here[idx(p_.output)] = realBox(p_.output, pos).first;
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here);
@@ -1303,6 +1447,7 @@ private:
   llvm::Type *i8_ = nullptr, *i32_ = nullptr, *i64_ = nullptr, *slotsTy_ = nullptr;
   int stepSlot_ = -1;
   std::vector<std::array<int, kNumRoles>> buffer_, state_, stamps_;
+  std::vector<std::array<StateCode, kNumRoles>> stateCode_;
   std::vector<int> visited_;
   std::array<std::vector<int>, kNumRoles> sourceSlot_;        // per role, per DRAM tensor
   std::array<std::vector<int64_t>, kNumRoles> sourceBase_;    // its first word among the role's

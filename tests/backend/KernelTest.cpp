@@ -137,7 +137,7 @@ schedule for net on hw {
   for (int threads : {0, 2}) {
     SimOptions o;
     o.compileThreads = threads;
-    o.memoryLimitBytes = 1000;   // the run's tensors fit (92 words: 368 B), a's kernel's arrays not
+    o.memoryLimitBytes = 500;   // the run's tensors fit (92 words: 368 B), a's kernel's arrays not
     try {
       simulate(comp.model, comp.model.schedules[0], o);
       ADD_FAILURE() << "no LimitError";
@@ -355,6 +355,61 @@ TEST(KernelTest, PartialWindowsCountedExactly) {
   // 4 + 1 real, each 1 word per S trip; 3 S x 3 C trips, N2:
   // 13 x 5 x 9 x 2 = 1170.
   expectBoth(r.layers[0], 0, TensorRole::Ifm, "writes", 1170);
+}
+
+// One word per role per PE (tpu_v1's PE level): conv of x [C=3, X=4] with
+// K=2, R=1 (24 MACs) on 2 x 2 PEs, each holding one ifm, wgt and ofm word,
+// under both orders of its two updates. Each PE's state record is then one
+// key, and a role no update inside the innermost one moving it moves is
+// not checked again (KernelCodegen: unmoved): the output under C innermost,
+// the weights under Xo innermost. Counts by hand.
+TEST(KernelTest, OneWordTilesCountedExactly) {
+  auto schedule = [](const std::string &updates) {
+    return std::string(R"(
+network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
+      )") + updates + R"(
+    }
+  }
+}
+)" + kTwoLevel;
+  };
+  const int regf = 0, dram = 1;
+  for (bool cInner : {true, false}) {
+    SCOPED_TRACE(cInner ? "C innermost" : "Xo innermost");
+    // The update written first is the innermost.
+    SimResult r = simulateText(schedule(cInner ? "update C += 1; update Xo += 2, Xi += 2;"
+                                               : "update Xo += 2, Xi += 2; update C += 1;"));
+    ASSERT_EQ(r.layers.size(), 1u);
+    expectSound(r, "one-word tiles");
+    const LayerSim &l = r.layers[0];
+    EXPECT_TRUE(l.exactClaimed);
+    EXPECT_EQ(l.macs, 24);
+    // 6 steps, each PE fetching its ifm word: 24; the 2 PEs of a column
+    // share a read (multicast), 2 words a step: the input once, 12.
+    expectBoth(l, regf, TensorRole::Ifm, "writes", 24);
+    expectBoth(l, dram, TensorRole::Ifm, "reads", 12);
+    // Weights: C innermost, every step a new word per PE (24), 2 words a
+    // step from DRAM (12); Xo innermost, kept across the Xo steps: 12, 6.
+    expectBoth(l, regf, TensorRole::Wgt, "writes", cInner ? 24 : 12);
+    expectBoth(l, dram, TensorRole::Wgt, "reads", cInner ? 12 : 6);
+    // Outputs: C innermost, one residency per PE and Xo step, each of the 8
+    // words written back once. Xo innermost, a residency per step: 24
+    // write-backs, each word's last 2 of 3 read back from DRAM.
+    expectBoth(l, dram, TensorRole::Ofm, "writes", cInner ? 8 : 24);
+    if (cInner)
+      EXPECT_EQ(counted(l, dram, TensorRole::Ofm, "reads"), 0);
+    else
+      expectBoth(l, dram, TensorRole::Ofm, "reads", 16);
+    // REGF: 24 MACs' reads plus the write-backs; writes the MACs' and the
+    // partial sums read back.
+    expectBoth(l, regf, TensorRole::Ofm, "reads", 24 + (cInner ? 8 : 24));
+    expectBoth(l, regf, TensorRole::Ofm, "writes", 24 + (cInner ? 0 : 16));
+  }
 }
 
 // A 3-operand add: 2 additions per output and each operand read once
