@@ -67,6 +67,11 @@ std::optional<IntraLayerSolution> KaplaDescent::sampledStarts() {
   std::optional<IntraLayerSolution> result;
   for (size_t k = 0; k < kept; ++k) {
     polish(drawn[k].second);
+    // Then the stack jumps too, from where the one-dim moves stop: never
+    // worse than that (docs/solver.md, "Sampled starts").
+    wideMoves_ = true;
+    polish(drawn[k].second);
+    wideMoves_ = false;
     keepBetter(options_.objective, result, evaluate(drawn[k].second));
   }
   return result;
@@ -208,9 +213,13 @@ void KaplaDescent::polish(Plan &p) {
       if (p.levels[l].fixed)
         continue;
       for (size_t i = 0; i < kND; ++i)
-        for (int kind = 0; kind < 7; ++kind) {
+        for (int kind = 0; kind < (wideMoves_ ? 8 : 7); ++kind) {
           Plan q = p;
           auto &lp = q.levels[l];
+          if (kind == 7) {
+            stackJump(q, l, i, consider);
+            continue;
+          }
           if (kind == 6) {
             jump(q, l, i, consider);
             continue;
@@ -272,18 +281,23 @@ void KaplaDescent::jump(const Plan &p, size_t l, size_t i, F &&consider) {
     consider(q);
     return;
   }
+  refit(q, l, i, consider);
+}
+
+template <class F>
+void KaplaDescent::refit(const Plan &q, size_t m, size_t i, F &&each) {
   for (size_t j = 0; j < kND; ++j) {
     if (j == i)
       continue;
     Plan r = q;
-    const auto &sizes = blockedSizes(unitBelow(r, l, j), limit(l, j), uneven_);
+    const auto &sizes = blockedSizes(unitBelow(r, m, j), limit(m, j), uneven_);
     for (auto s = sizes.rbegin(); s != sizes.rend(); ++s) {
       int64_t v = *s;
-      if (v >= q.levels[l].tile[j] || !blockedOk(r, l, j, v, r.levels[l].repl[j]))
+      if (v >= q.levels[m].tile[j] || !blockedOk(r, m, j, v, r.levels[m].repl[j]))
         continue;
-      r.levels[l].tile[j] = v;
-      if (fits(r, l)) {
-        consider(r);
+      r.levels[m].tile[j] = v;
+      if (fits(r, m)) {
+        each(r);
         break;
       }
     }
@@ -326,6 +340,10 @@ bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
       return false;
     lp.tile[i] = next;
   }
+  return liftAbove(q, l, i) && fitsFrom(q, l, i);
+}
+
+bool KaplaDescent::liftAbove(Plan &q, size_t l, size_t i) const {
   for (size_t m = l + 1; m < q.levels.size(); ++m) {
     if (q.levels[m].fixed)
       return false;
@@ -336,11 +354,40 @@ bool KaplaDescent::lift(Plan &q, size_t l, size_t i, bool stacking) const {
     const int64_t grown = std::max(unit, (t + unit - 1) / unit * unit);   // the smallest multiple >= t
     t = uneven_ ? std::min(grown, limit(m, i)) : grown;   // uneven: the whole limit, over-covered by a partial tile
   }
+  return true;
+}
+
+bool KaplaDescent::fitsFrom(const Plan &q, size_t l, size_t i) const {
   for (size_t m = l; m < q.levels.size(); ++m)
     if (!q.levels[m].fixed && (!blockedOk(q, m, i, q.levels[m].tile[i], q.levels[m].repl[i]) ||
                                !arrayFits(q, m) || !fits(q, m)))
       return false;
   return true;
+}
+
+template <class F>
+void KaplaDescent::stackJump(const Plan &p, size_t l, size_t i, F &&consider) {
+  Plan q = p;
+  auto &lp = q.levels[l];
+  const int64_t r = replFor(limit(l, i), lp.tile[i]);
+  if (r <= lp.repl[i] || stackBarred(l, i, r))
+    return;
+  lp.repl[i] = r;
+  if (!arrayFits(q, l) || !liftAbove(q, l, i))
+    return;
+  // The lowest level above that no longer fits gives room along one other dim.
+  size_t m = l + 1;
+  while (m < q.levels.size() && (q.levels[m].fixed || fits(q, m)))
+    ++m;
+  if (m == q.levels.size()) {
+    if (fitsFrom(q, l, i))
+      consider(q);
+    return;
+  }
+  refit(q, m, i, [&](const Plan &r) {
+    if (fitsFrom(r, l, i))
+      consider(r);
+  });
 }
 
 std::array<double, kNumRoles> KaplaDescent::boundaryAccesses(const Score &s, size_t l) const {

@@ -73,6 +73,29 @@ protected:
   /// the array tile below it; false if the result is not blocked or does not fit.
   bool lift(Plan &q, size_t l, size_t i, bool stacking) const;
 
+  /// Stack jump: level l's stack factor along dim i to the one whose array
+  /// tile covers the dim whole, the levels above grown to stay blocked, and
+  /// the lowest of them that no longer fits shrunk along one other dim to the
+  /// largest blocked size that fits. Where a role bypasses the level above
+  /// (eyeriss_pspad's weights), it stays put in the array only once the array
+  /// tile holds it whole; each stack step before that costs the level above
+  /// room and reuse and gains nothing, so the one-step and coupled moves never
+  /// cross to it.
+  template <class F>
+  void stackJump(const Plan &p, size_t l, size_t i, F &&consider);
+
+  /// Level m no longer fits: for each dim but i, its tile shrunk to the
+  /// largest blocked size below it that fits, passed to `each`.
+  template <class F>
+  void refit(const Plan &q, size_t m, size_t i, F &&each);
+
+  /// lift's second half: each level above l along dim i grown to the smallest
+  /// tile blocked over the array tile below it; false at a fixed level.
+  bool liftAbove(Plan &q, size_t l, size_t i) const;
+
+  /// Every free level from l up blocked along dim i, within its units and buffers.
+  bool fitsFrom(const Plan &q, size_t l, size_t i) const;
+
   /// The stack factor next to level l's along dim i (up: the next larger)
   /// that keeps the plan blocked; 0 (or out of range) if none. Every integer
   /// is tried up to kEveryStepLimit units, a bounded set above.
@@ -94,6 +117,7 @@ protected:
   /// kaplaSearch under one ranking.
   std::optional<IntraLayerSolution> rankedSearch(SolveFailure &why);
   bool holderRanking_ = false;
+  bool wideMoves_ = false;   // polish also tries stackJump (sampled starts only)
 };
 
 } // namespace dfl::intra

@@ -100,8 +100,10 @@ hardware h {
 // tiles, 349.9 uJ, 2.4x the best of the random search's 2,000 plans drawn
 // within the pads (146.8 uJ, which the exhaustive search, seeded with it,
 // does not improve on). The descent now also polishes the best of 128 such
-// plans (docs/solver.md, "Sampled starts"): 162.5 uJ, so within 15 % of that
-// independent search's best (the polish's one-step moves stop short of it).
+// plans (docs/solver.md, "Sampled starts"): 162.5 uJ with the one-step
+// moves, which stop at K stacked 3-fold (the weights, bypassing the global
+// buffer, fetched 3 times from DRAM); with the stack jump, which stacks K
+// over the whole dim, 147.0 uJ: within 1 % of that independent search's best.
 TEST(Solver, KaplaPolishesSampledStartsOnPerOperandBuffers) {
   auto c = compile(R"(network n {
   input x [C=128, X=28, Y=28];
@@ -127,7 +129,7 @@ hardware h {
   auto r = makeSolver("random", 0)->solve(c.model, fresh(), SolverOptions{}, failure);   // 2,000 plans
   ASSERT_TRUE(r.has_value()) << failure;
   ASSERT_TRUE(k.result.valid && k.result.complete);
-  EXPECT_LE(k.result.energyPj, r->result.energyPj * 1.15)
+  EXPECT_LE(k.result.energyPj, r->result.energyPj * 1.01)
       << "KAPLA " << k.result.energyPj << " pJ, random " << r->result.energyPj << " pJ";
   // What any schedule pays: the MACs (128*256*28*28 = 25,690,112 at 0.9984
   // pJ) and every word crossing DRAM once (ifm 128*784 = 100,352, wgt
