@@ -69,9 +69,7 @@ std::optional<IntraLayerSolution> KaplaDescent::sampledStarts() {
     polish(drawn[k].second);
     // Then the stack jumps too, from where the one-dim moves stop: never
     // worse than that (docs/solver.md, "Sampled starts").
-    wideMoves_ = true;
-    polish(drawn[k].second);
-    wideMoves_ = false;
+    polish(drawn[k].second, true);
     keepBetter(options_.objective, result, evaluate(drawn[k].second));
   }
   return result;
@@ -187,7 +185,7 @@ void KaplaDescent::pickOrders(Plan &p) {
   }
 }
 
-void KaplaDescent::polish(Plan &p) {
+void KaplaDescent::polish(Plan &p, bool stackJumps) {
   decided_ = p.levels.size();
   auto current = scored(p);
   if (!current)
@@ -213,7 +211,7 @@ void KaplaDescent::polish(Plan &p) {
       if (p.levels[l].fixed)
         continue;
       for (size_t i = 0; i < kND; ++i)
-        for (int kind = 0; kind < (wideMoves_ ? 8 : 7); ++kind) {
+        for (int kind = 0; kind < (stackJumps ? 8 : 7); ++kind) {
           Plan q = p;
           auto &lp = q.levels[l];
           if (kind == 7) {

@@ -57,7 +57,8 @@ protected:
   /// Local descent after the passes: move any free level's tile or stack factor
   /// along one dim one blocked size up or down; take the best move that
   /// improves the objective; repeat until none does.
-  void polish(Plan &p);
+  /// With `stackJumps`, stackJump is among the moves (the sampled starts only).
+  void polish(Plan &p, bool stackJumps = false);
 
   /// Plateau move: level l's tile along dim i to its largest blocked size
   /// (the whole dim where it divides), with one other dim's tile shrunk to
@@ -117,7 +118,6 @@ protected:
   /// kaplaSearch under one ranking.
   std::optional<IntraLayerSolution> rankedSearch(SolveFailure &why);
   bool holderRanking_ = false;
-  bool wideMoves_ = false;   // polish also tries stackJump (sampled starts only)
 };
 
 } // namespace dfl::intra
