@@ -198,6 +198,23 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
                           const std::vector<const LayerScheduleModel *> &schedules,
                           const std::vector<const LayerResult *> &results, InstanceSplit split = {});
 
+/// §9: words a segment keeps on chip instead of moving them across DRAM.
+/// `reads[r]` of the layer's role-r DRAM reads come out of the node buffers
+/// (remote reads there) and `writes` words of its output's write-back stay:
+/// their DRAM energy, hops and traffic drop. The segment analysis forwards
+/// its intermediates so, and the solver prices a segment's layers so; the
+/// latency is the caller's to settle (settleLatency). Returns the words read
+/// on chip, and in `word`s (WordScale).
+struct OnChipWords {
+  double words = 0, wide = 0;
+};
+OnChipWords keepOnChip(const Hardware &hw, const Layer &layer, LayerResult &lr,
+                       const std::array<double, kNumRoles> &reads, double writes);
+/// The part of a layer's role-r fill that reads `tensor`: its accesses to it
+/// over all of role r's (model/LoopNest.h), by the accessed tensors' words;
+/// 1/n of an n-operand add, C_i/ΣC of a concatenation.
+double operandShare(const Layer &l, const std::string &tensor, TensorRole r);
+
 /// §9 with buffers (docs/directives.md §6 "Bypass"): a segment keeps each
 /// intermediate tensor in the node level, in the buffers holding the role its
 /// producer writes it as and each role a consumer in the segment reads it as.

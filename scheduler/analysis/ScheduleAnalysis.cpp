@@ -385,41 +385,21 @@ private:
     }
     // The consumer's fill comes from chip: all of it, halo included (its
     // padding is no DRAM read either, §6), whatever the producer wrote.
-    LevelAccesses &cd = cr.levels[nl - 1].accesses;
-    const Level &dram = hw_.levels[nl - 1];
-    // Forwarded words are finished data: their widths in `word`s (WordScale).
-    const WordScale cs = hw_.wordScale(cons.output), ps = hw_.wordScale(prod.output);
-    double words = 0, wide = 0;   // the words forwarded; in `word`s
-    for (TensorRole r : cons.roles()) {
-      size_t ri = static_cast<size_t>(r);
-      double w = r == cons.output ? 0.0 : fills.reads[ri] * operandShare(cons, prod.name, r);
-      cd.reads[ri] -= w;
-      dropDramEnergy(cr, w * cs.data[ri] * dram.readEnergyPj);
-      dropHops(cr, w * cr.dramReadHops[ri], cs.data[ri]);
-      words += w;
-      wide += w * cs.data[ri];
-    }
-    dropDramTraffic(seg, c, words, wide);
+    std::array<double, kNumRoles> reads{};
+    for (TensorRole r : cons.roles())
+      if (r != cons.output)
+        reads[static_cast<size_t>(r)] = fills.reads[static_cast<size_t>(r)] * operandShare(cons, prod.name, r);
+    const OnChipWords moved = keepOnChip(hw_, cons, cr, reads, 0);
+    settleDramLatency(seg, c);
     // The producer's final write-back goes, once, unless a layer outside the
     // segment still reads the tensor from DRAM (its partial sums stay).
     if (writebackDropped_.insert(p).second &&
         !net_.readOutside(p, [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); })) {
-      size_t out = static_cast<size_t>(prod.output);
-      LevelAccesses &pd = pr.levels[nl - 1].accesses;
-      double w = std::min(pd.writes[out], outputWords(seg, p));
-      pd.writes[out] -= w;
-      dropDramEnergy(pr, w * ps.data[out] * dram.writeEnergyPj);
-      dropHops(pr, w * pr.dramWriteHops[out], ps.data[out]);
-      dropDramTraffic(seg, p, w, w * ps.data[out]);
+      const double w = std::min(pr.levels[nl - 1].accesses.writes[static_cast<size_t>(prod.output)], outputWords(seg, p));
+      keepOnChip(hw_, prod, pr, {}, w);
+      settleDramLatency(seg, p);
     }
-    // The consumer's nodes read those words out of the producer's node
-    // buffers (remote reads; nn_dataflow's remote_gbuf_access).
-    LevelResult &node = cr.levels[top];
-    const double remotePj = wide * hw_.levels[top].remoteEnergyPj;
-    node.remoteReads += words;
-    node.remoteEnergyPj += remotePj;
-    node.energyPj += remotePj;
-    cr.energyPj += remotePj;
+    const double words = moved.words, wide = moved.wide;
     if (seg.pipelined) {
       // Forwarded between the producer's and the consumer's regions on the mesh:
       // these hops replace the DRAM ones dropped above (§6 NoC).
@@ -549,22 +529,14 @@ private:
     return words;
   }
 
-  /// Removes energy of DRAM accesses from a layer's outermost level and total.
-  void dropDramEnergy(LayerResult &lr, double pj) const {
-    lr.levels.back().energyPj -= pj;
-    lr.energyPj -= pj;
-  }
-
-  /// Removes `words` (`wide` in `word`s) from what layer l moves across the
-  /// DRAM boundary, and its latency with them (§8: the bandwidth carries the
-  /// words the energy counts). A split layer's latency is its pieces' sum: if
-  /// DRAM binds it, the cycles saved come off down to what else binds (exact
-  /// when every piece binds alike, as pieces alike but for halos do).
-  void dropDramTraffic(const SegmentResult &seg, int l, double words, double wide) {
+  /// Layer l's latency once keepOnChip took words off its DRAM traffic (§8:
+  /// the bandwidth carries the words the energy counts). A split layer's
+  /// latency is its pieces' sum: if DRAM binds it, the cycles saved come off
+  /// down to what else binds (exact when every piece binds alike, as pieces
+  /// alike but for halos do).
+  void settleDramLatency(const SegmentResult &seg, int l) {
     LayerResult &lr = r_.layers[static_cast<size_t>(l)];
     LevelResult &dram = lr.levels.back();
-    dram.trafficWords -= words;
-    dram.trafficBytes -= wide * static_cast<double>(hw_.wordBytes());
     if (seg.instances <= 1) {
       settleLatency(hw_, lr);
       return;
@@ -596,30 +568,6 @@ private:
     lr.latencyCycles = latency;
     if (dram.cycles < floor)
       lr.bindingLevel = bindingLevel;
-  }
-
-  /// Removes NoC hops of words `width` `word`s wide (and their energy) from a
-  /// layer's totals.
-  void dropHops(LayerResult &lr, double hops, double width) const {
-    lr.hops -= hops;
-    lr.energyNocPj -= hops * width * hw_.nocHopEnergyPj;
-    lr.energyPj -= hops * width * hw_.nocHopEnergyPj;
-  }
-
-  /// The part of a layer's role-r fill that reads `tensor`: its accesses to it
-  /// over all of role r's (model/LoopNest.h), by the accessed tensors' words;
-  /// 1/n of an n-operand add, C_i/ΣC of a concatenation.
-  static double operandShare(const Layer &l, const std::string &tensor, TensorRole r) {
-    double mine = 0, all = 0;
-    for (const Access *a : l.nest.accessesOf(r)) {
-      double words = 1;
-      for (int64_t e : a->extent)
-        words *= static_cast<double>(e);
-      all += words;
-      if (a->tensor == tensor)
-        mine += words;
-    }
-    return all > 0 ? mine / all : 0.0;
   }
 
   /// The steps along `d` of layer l's updates at the top on-chip level,
@@ -859,6 +807,63 @@ std::string unkeptText(const Network &net, const Hardware &hw, const UnkeptInter
   return "level " + hw.levels[hw.levels.size() - 2].name + " holds no " + roleName(u.role) + ", the role '" +
          net.layers[static_cast<size_t>(u.layer)].name + "' " + (u.layer == u.producer ? "writes '" : "reads '") +
          tensor + "' as";
+}
+
+double operandShare(const Layer &l, const std::string &tensor, TensorRole r) {
+  double mine = 0, all = 0;
+  for (const Access *a : l.nest.accessesOf(r)) {
+    double words = 1;
+    for (int64_t e : a->extent)
+      words *= static_cast<double>(e);
+    all += words;
+    if (a->tensor == tensor)
+      mine += words;
+  }
+  return all > 0 ? mine / all : 0.0;
+}
+
+OnChipWords keepOnChip(const Hardware &hw, const Layer &layer, LayerResult &lr,
+                       const std::array<double, kNumRoles> &reads, double writes) {
+  const size_t nl = hw.levels.size(), top = nl - 2;
+  const Level &dram = hw.levels[nl - 1];
+  LevelResult &d = lr.levels[nl - 1];
+  // Kept words are finished data: their widths in `word`s (WordScale).
+  const WordScale scale = hw.wordScale(layer.output);
+  auto drop = [&](double words, double hops, size_t ri, double pj) {
+    d.energyPj -= pj;
+    lr.energyPj -= pj;
+    const double noc = hops * scale.data[ri] * hw.nocHopEnergyPj;
+    lr.hops -= hops;
+    lr.energyNocPj -= noc;
+    lr.energyPj -= noc;
+    d.trafficWords -= words;
+    d.trafficBytes -= words * scale.data[ri] * static_cast<double>(hw.wordBytes());
+  };
+  OnChipWords moved;
+  for (TensorRole r : layer.roles()) {
+    const size_t ri = static_cast<size_t>(r);
+    const double w = reads[ri];
+    if (r == layer.output || w == 0)
+      continue;
+    d.accesses.reads[ri] -= w;
+    drop(w, w * lr.dramReadHops[ri], ri, w * scale.data[ri] * dram.readEnergyPj);
+    moved.words += w;
+    moved.wide += w * scale.data[ri];
+  }
+  // The words read come out of the node buffers that hold them (remote
+  // reads; nn_dataflow's remote_gbuf_access).
+  LevelResult &node = lr.levels[top];
+  const double remotePj = moved.wide * hw.levels[top].remoteEnergyPj;
+  node.remoteReads += moved.words;
+  node.remoteEnergyPj += remotePj;
+  node.energyPj += remotePj;
+  lr.energyPj += remotePj;
+  if (writes > 0) {
+    const size_t out = static_cast<size_t>(layer.output);
+    d.accesses.writes[out] -= writes;
+    drop(writes, writes * lr.dramWriteHops[out], out, writes * scale.data[out] * dram.writeEnergyPj);
+  }
+  return moved;
 }
 
 TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vector<int> &layers,

@@ -757,7 +757,8 @@ int64_t InterLayerSolver::reserveLevel(int64_t bytes, int64_t above) const {
 }
 
 const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int64_t reserve, int64_t batchTile,
-                                                                      InterLayerStats &stats, const Layer *shape) {
+                                                                      InterLayerStats &stats, const Layer *shape,
+                                                                      const OnChipPricing &onChip) {
   const Network &net = network();
   const Hardware &hw = hardware();
   IntraLayerOptions o = options_.intra;
@@ -766,6 +767,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
   o.fixedTopTile = {};
   o.fixedTopStack = {};
   o.reservedTopBytes = reserve;
+  o.onChip = onChip;
   if (batchTile) {
     // Batch chunks of exactly the tile, walked outermost (docs/directives.md §9).
     at(o.fixedTopTile, Dim::N) = batchTile;
@@ -773,7 +775,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
     o.topBatchOutermost = true;
   }
   std::string key = shapeKey(shape ? *shape : net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve) +
-                    "/n" + std::to_string(batchTile);
+                    "/n" + std::to_string(batchTile) + (onChip.any() ? onChip.key() : "");
   // The user's block, kept by the re-solve (never with a piece: instances
   // run a written layer as written).
   const LayerScheduleModel *given =
@@ -825,12 +827,18 @@ std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerSta
       return std::nullopt;   // backward layers read and write their tensors in DRAM
   std::optional<double> best;
   bool reserved = false;
-  for (int64_t t : temporalTiles()) {
+  // The whole batch twice: the layers' own schedules, and the layers
+  // solved as the segment prices them (OnChipPricing).
+  std::vector<std::pair<int64_t, bool>> variants{{net.batch, false}, {net.batch, true}};
+  for (int64_t t : temporalTiles())
+    if (t < net.batch)
+      variants.emplace_back(t, false);
+  for (auto [t, priced] : variants) {
     if (budgetSpent())
       break;
     bool r = false;
     std::vector<LayerScheduleModel> layers;
-    std::optional<double> e = temporalVariant(i, j, t, {}, layers, r, stats);
+    std::optional<double> e = temporalVariant(i, j, t, {}, layers, r, stats, priced);
     if (e && (!best || *e < *best)) {
       best = e;
       reserved = r;
@@ -918,7 +926,7 @@ std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSpli
 
 std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t batchTile, InstanceSplit split,
                                                         std::vector<LayerScheduleModel> &replaced, bool &reserved,
-                                                        InterLayerStats &stats) {
+                                                        InterLayerStats &stats, bool priced) {
   const Network &net = network();
   const Hardware &hw = hardware();
   const size_t top = hw.levels.size() - 2, n = static_cast<size_t>(j - i + 1);
@@ -959,14 +967,16 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   };
   auto solveWith = [&](size_t k, int64_t reserve) {
     const auto &sol = solveAlone(layers[k], reserve, whole ? 0 : batchTile, stats,
-                                 pieces ? &piecesOf[k].pieces.front() : nullptr);
+                                 pieces ? &piecesOf[k].pieces.front() : nullptr,
+                                 priced ? segmentPricing(i, j, layers[k]) : OnChipPricing{});
     return sol && runWith(k, sol->schedule, sol->result);
   };
   for (size_t k = 0; k < n; ++k) {
     const int l = layers[k];
     if (pieces)
       piecesOf[k] = layerPieces(net, layers, split.dim, split.instances, k);
-    if ((fixed(l) || (whole && !pieces)) ? !runWith(k, layerwise(l), baseResult_.layers[l]) : !solveWith(k, 0))
+    if ((fixed(l) || (whole && !pieces && !priced)) ? !runWith(k, layerwise(l), baseResult_.layers[l])
+                                                    : !solveWith(k, 0))
       return std::nullopt;
   }
   // Room for the intermediates (E0819, the analysis' temporalRoom): the
@@ -1022,6 +1032,25 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   }
   reserved = std::any_of(reserveOf.begin(), reserveOf.end(), [](int64_t v) { return v > 0; });
   return e;
+}
+
+OnChipPricing InterLayerSolver::segmentPricing(int i, int j, int l) const {
+  const Network &net = network();
+  const Layer &layer = net.layers[static_cast<size_t>(l)];
+  auto inSegment = [&](int x) { return x >= i && x <= j; };
+  OnChipPricing p;
+  // As the segment analysis forwards: each producer in the segment once.
+  std::vector<int> producers;
+  for (const TensorRef &op : layer.operands)
+    if (!op.isInput && inSegment(op.index) &&
+        std::find(producers.begin(), producers.end(), op.index) == producers.end())
+      producers.push_back(op.index);
+  for (int q : producers)
+    for (TensorRole r : layer.roles())
+      if (r != layer.output)
+        p.reads[static_cast<size_t>(r)] += operandShare(layer, net.layers[static_cast<size_t>(q)].name, r);
+  p.output = net.readUpTo(l, j) && !net.readOutside(l, inSegment);
+  return p;
 }
 
 void InterLayerSolver::useReserved(Schedule &s, int i, int j) const {

@@ -199,7 +199,8 @@ public:
   /// impossible. Memoized by shape: the schedule's `layer` is the first such layer's.
   /// `shape`: a piece of layer x to solve instead (scheduler/analysis/Instances.h).
   const std::optional<IntraLayerSolution> &solveAlone(int x, int64_t reserve, int64_t batchTile,
-                                                      InterLayerStats &stats, const Layer *shape = nullptr);
+                                                      InterLayerStats &stats, const Layer *shape = nullptr,
+                                                      const OnChipPricing &onChip = {});
   /// The batch tiles temporal segments are tried with: the whole batch (the
   /// layers' own schedules) first, then the smaller batchTiles().
   std::vector<int64_t> temporalTiles() const;
@@ -231,9 +232,14 @@ public:
   /// the analysis' (analyzeSegments), so the chain it goes into costs the
   /// same; `replaced` gets the layers whose schedules differ from the
   /// layer-wise ones, `reserved` whether a reserve was needed.
+  /// `priced`: the whole batch with each layer solved as the segment prices
+  /// it (segmentPricing) rather than its layer-wise schedule.
   std::optional<double> temporalVariant(int first, int last, int64_t batchTile, InstanceSplit split,
                                         std::vector<LayerScheduleModel> &replaced, bool &reserved,
-                                        InterLayerStats &stats);
+                                        InterLayerStats &stats, bool priced = false);
+  /// How temporal segment first..last prices layer l (OnChipPricing): its
+  /// reads of the segment's intermediates, and its output if it stays.
+  OnChipPricing segmentPricing(int first, int last, int l) const;
   /// A temporal segment's layers as it runs: re-solved ones replace the layer-wise.
   void useReserved(Schedule &s, int first, int last) const;
   /// The same for the segment split into instances; its split goes to `seg`.

@@ -8,6 +8,21 @@
 
 namespace dfl {
 
+LayerResult pricedOnChip(const Network &net, const Layer &layer, const Hardware &hw, const LayerResult &alone,
+                         const OnChipPricing &onChip) {
+  LayerResult r = alone;
+  const LevelAccesses &dram = r.levels.back().accesses;
+  std::array<double, kNumRoles> reads{};
+  for (size_t i = 0; i < kNumRoles; ++i)
+    reads[i] = dram.reads[i] * onChip.reads[i];
+  // The output's words over the run, as the segment analysis counts them.
+  const double outputs = static_cast<double>(layer.ofmShape.size() * net.batch);
+  keepOnChip(hw, layer, r, reads,
+             onChip.output ? std::min(dram.writes[static_cast<size_t>(layer.output)], outputs) : 0);
+  settleLatency(hw, r);
+  return r;
+}
+
 const char *objectiveName(Objective o) {
   switch (o) {
   case Objective::Energy: return "energy";

@@ -20,6 +20,8 @@
 #include "scheduler/kapla/SolveBudget.h"
 #include "scheduler/kapla/SolveFailure.h"
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,29 @@ enum class IntraLayerSearch {
   Exhaustive,   // every blocked tiling, stack factor and loop order; safe branch and bound
   Random,       // samples of the same space drawn within its buffers (like Timeloop's random mapper)
 };
+
+/// A layer of a temporal segment priced as the segment runs it (§9,
+/// keepOnChip): the share of each role's DRAM reads that are intermediates
+/// read out of the node buffers, and whether its output's write-back stays
+/// there. A plan good alone can be poor in a segment: with those DRAM words
+/// gone, its compute or on-chip traffic binds the latency (docs/solver.md,
+/// "Temporal segments").
+struct OnChipPricing {
+  std::array<double, kNumRoles> reads{};
+  bool output = false;
+  bool any() const { return output || std::any_of(reads.begin(), reads.end(), [](double s) { return s > 0; }); }
+  std::string key() const {
+    std::string k = "/o" + std::to_string(output);
+    for (double share : reads)
+      k += "," + std::to_string(share);
+    return k;
+  }
+};
+
+/// Layer `layer`'s result `alone` as a temporal segment runs it, priced by
+/// `onChip` (keepOnChip, the latency settled): what the solver scores.
+LayerResult pricedOnChip(const Network &net, const Layer &layer, const Hardware &hw, const LayerResult &alone,
+                         const OnChipPricing &onChip);
 
 struct IntraLayerOptions {
   Objective objective = Objective::Energy;
@@ -83,6 +108,8 @@ struct IntraLayerOptions {
   /// several (E0826). `rowsSplit`: this solve's tiles split them.
   bool mayRowSplit = true;
   bool rowsSplit = false;
+  /// A layer of a temporal segment priced as the segment runs it (none: alone).
+  OnChipPricing onChip;
   /// The solve's budget (null: none). Every candidate scored is counted; a
   /// search stops where it scores them once a limit is reached and it holds
   /// a valid schedule (at once when cancelled), returning the best scored.

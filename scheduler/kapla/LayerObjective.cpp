@@ -78,6 +78,8 @@ std::string LayerObjective::sharedContext() const {
                   objectiveName(options_.objective) + "/" + std::to_string(options_.topBatchOutermost);
   for (Dim d : options_.topOutermost)
     k += dimName(d);
+  if (options_.onChip.any())
+    k += options_.onChip.key();
   return k + "/" + shapeKey(layer_);
 }
 
@@ -286,7 +288,7 @@ IntraLayerSolution LayerObjective::analyse(const Plan &p, Analysed &a) const {
   s.schedule = directivesOf(p);
   std::vector<Issue> issues;
   s.result = analyzeLayer(net_, layerIndex_, hw_, &s.schedule, issues);
-  summarize(s.result, issues.empty(), a);
+  summarize(s.result, issues.empty(), a);   // the result stays as alone: the segment analysis forwards
   return s;
 }
 
@@ -297,7 +299,11 @@ void LayerObjective::analyseKept(const Plan &p, Analysed &a) {
   summarize(r, keptIssues_.empty(), a);   // after the analysis: it fills keptIssues_
 }
 
-void LayerObjective::summarize(const LayerResult &r, bool noIssues, Analysed &a) const {
+void LayerObjective::summarize(const LayerResult &alone, bool noIssues, Analysed &a) const {
+  std::optional<LayerResult> inSegment;
+  if (options_.onChip.any() && alone.complete && alone.levels.size() == hw_.levels.size())
+    inSegment = pricedOnChip(net_, layer_, hw_, alone, options_.onChip);
+  const LayerResult &r = inSegment ? *inSegment : alone;
   a.valid = noIssues && r.complete;
   a.score.value = objectiveValue(options_.objective, r.energyPj, r.latencyCycles);
   a.score.accesses.clear();
