@@ -757,8 +757,9 @@ int64_t InterLayerSolver::reserveLevel(int64_t bytes, int64_t above) const {
 }
 
 const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int64_t reserve, int64_t batchTile,
-                                                                      InterLayerStats &stats, const Layer *shape,
+                                                                      InterLayerStats &stats, const LayerPieces *pieces,
                                                                       const OnChipPricing &onChip) {
+  const Layer *shape = pieces ? &pieces->pieces.front() : nullptr;
   const Network &net = network();
   const Hardware &hw = hardware();
   IntraLayerOptions o = options_.intra;
@@ -768,6 +769,16 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
   o.fixedTopStack = {};
   o.reservedTopBytes = reserve;
   o.onChip = onChip;
+  std::string capped;
+  if (pieces)
+    for (const Layer &piece : pieces->pieces)
+      for (Dim d : {Dim::Yo, Dim::Xo})   // the dims an instance split cuts
+        if (at(piece.bounds, d) < at(shape->bounds, d) &&
+            (!at(o.maxTile, d) || at(piece.bounds, d) < at(o.maxTile, d)))
+          at(o.maxTile, d) = at(piece.bounds, d);
+  for (Dim d : {Dim::Yo, Dim::Xo})
+    if (at(o.maxTile, d))
+      capped += "/m" + std::string(dimName(d)) + std::to_string(at(o.maxTile, d));
   if (batchTile) {
     // Batch chunks of exactly the tile, walked outermost (docs/directives.md §9).
     at(o.fixedTopTile, Dim::N) = batchTile;
@@ -775,7 +786,7 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
     o.topBatchOutermost = true;
   }
   std::string key = shapeKey(shape ? *shape : net.layers[static_cast<size_t>(x)]) + "/r" + std::to_string(reserve) +
-                    "/n" + std::to_string(batchTile) + (onChip.any() ? onChip.key() : "");
+                    "/n" + std::to_string(batchTile) + (onChip.any() ? onChip.key() : "") + capped;
   // The user's block, kept by the re-solve (never with a piece: instances
   // run a written layer as written).
   const LayerScheduleModel *given =
@@ -967,7 +978,7 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   };
   auto solveWith = [&](size_t k, int64_t reserve) {
     const auto &sol = solveAlone(layers[k], reserve, whole ? 0 : batchTile, stats,
-                                 pieces ? &piecesOf[k].pieces.front() : nullptr,
+                                 pieces ? &piecesOf[k] : nullptr,
                                  priced ? segmentPricing(i, j, layers[k]) : OnChipPricing{});
     return sol && runWith(k, sol->schedule, sol->result);
   };

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "scheduler/analysis/Analysis.h"
+#include "scheduler/analysis/Instances.h"
 #include "scheduler/kapla/IntraLayerSolver.h"
 #include "scheduler/kapla/SegmentChains.h"
 
@@ -197,9 +198,10 @@ public:
   /// walking the batch outermost at the top level in chunks of `batchTile`
   /// (a temporal segment's batch chunks, docs/directives.md §9): nullopt if
   /// impossible. Memoized by shape: the schedule's `layer` is the first such layer's.
-  /// `shape`: a piece of layer x to solve instead (scheduler/analysis/Instances.h).
+  /// `pieces`: layer x split into instances, solved on its largest piece with
+  /// no tile past a smaller one's extent (IntraLayerOptions::maxTile).
   const std::optional<IntraLayerSolution> &solveAlone(int x, int64_t reserve, int64_t batchTile,
-                                                      InterLayerStats &stats, const Layer *shape = nullptr,
+                                                      InterLayerStats &stats, const LayerPieces *pieces = nullptr,
                                                       const OnChipPricing &onChip = {});
   /// The batch tiles temporal segments are tried with: the whole batch (the
   /// layers' own schedules) first, then the smaller batchTiles().

@@ -110,6 +110,11 @@ struct IntraLayerOptions {
   bool rowsSplit = false;
   /// A layer of a temporal segment priced as the segment runs it (none: alone).
   OnChipPricing onChip;
+  /// Per dim, the largest tile any level may have (0: no limit). A layer of
+  /// a segment split into instances is solved on its largest piece and runs
+  /// every piece with its directives; a tile past a smaller piece's extent is
+  /// no tile of that piece (E0806: the halo makes the edge pieces larger).
+  DimVector maxTile{};
   /// The solve's budget (null: none). Every candidate scored is counted; a
   /// search stops where it scores them once a limit is reached and it holds
   /// a valid schedule (at once when cancelled), returning the best scored.

@@ -325,7 +325,7 @@ bool LayerObjective::accept(const Plan &p, const Analysed &a) {
   const bool hasTop = top_ < a.score.accesses.size();
   bool reserved = options_.reservedTopBytes > 0 && hasTop &&
                   hw_.overflowingBuffer(top_, a.topBytes, layer_.output, reserve(top_)) >= 0;
-  if (!a.valid || reserved || (hasTop && crowds(a.topUnits))) {
+  if (!a.valid || reserved || (hasTop && crowds(a.topUnits)) || !withinMaxTile(p)) {
     ++stats_.rejected;
     return false;
   }

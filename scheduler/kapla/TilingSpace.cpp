@@ -34,6 +34,7 @@ TilingSpace::TilingSpace(const Network &net, int layer, const Hardware &hw, cons
   top_ = hw.levels.size() >= 2 ? hw.levels.size() - 2 : 0;
   for (size_t i = 0; i < kND; ++i) {
     forced_[i] = at(options.fixedTopTile, kIndependentDims[i]);
+    cap_[i] = at(options.maxTile, kIndependentDims[i]);
     forcedStack_[i] = forced_[i] ? at(options.fixedTopStack, kIndependentDims[i]) : 0;
   }
   if (layer_.channelWise())
@@ -298,6 +299,14 @@ int64_t TilingSpace::unitsOf(const Plan::LevelPlan &lp) {
 }
 
 bool TilingSpace::fitsPartial(const Plan &p, size_t l) const { return overflowing(p, l) < 0; }
+
+bool TilingSpace::withinMaxTile(const Plan &p) const {
+  for (const Plan::LevelPlan &lp : p.levels)
+    for (size_t i = 0; i < kND; ++i)
+      if (cap_[i] && lp.tile[i] > cap_[i])
+        return false;
+  return true;
+}
 
 int64_t TilingSpace::reserve(size_t l) const { return l == top_ ? options_.reservedTopBytes : 0; }
 

@@ -184,6 +184,8 @@ public:
   /// solved as a network of its own (InterLayerSolver::solveAlone), whose
   /// operands name the whole network's tensors (so no floors, Floors.h).
   bool operandsResolved() const;
+  /// No level's tile exceeds IntraLayerOptions::maxTile.
+  bool withinMaxTile(const Plan &p) const;
 
   /// A plan drawn at random, level by level innermost first (drawLevel), the
   /// given levels as written; none where a level has a dim no tile fits.
@@ -205,6 +207,7 @@ protected:
   IntraLayerOptions options_;
   const std::vector<TensorRole> roles_;   // layer_.roles(), kept: it returns a new vector
   std::array<int64_t, kND> bound_{};
+  std::array<int64_t, kND> cap_{};      // IntraLayerOptions::maxTile (0: none)
   std::array<int64_t, kND> forced_{};   // the forwarding granularity at top_ (0: free)
   std::array<int64_t, kND> forcedStack_{};   // its stack factor at top_ (0: free)
   /// Per level given in part (pinnedLevel): where its tensors and stacks come
