@@ -47,7 +47,7 @@ enum class IntraLayerSearch {
 /// read out of the node buffers, and whether its output's write-back stays
 /// there. A plan good alone can be poor in a segment: with those DRAM words
 /// gone, its compute or on-chip traffic binds the latency (docs/solver.md,
-/// "Temporal segments").
+/// "Layers solved as the segment prices them").
 struct OnChipPricing {
   std::array<double, kNumRoles> reads{};
   bool output = false;
