@@ -937,7 +937,12 @@ std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSpli
 
 std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t batchTile, InstanceSplit split,
                                                         std::vector<LayerScheduleModel> &replaced, bool &reserved,
-                                                        InterLayerStats &stats, bool priced) {
+                                                        InterLayerStats &stats, bool priced, std::string *why) {
+  auto refuse = [&](std::string text) -> std::optional<double> {
+    if (why)
+      *why = std::move(text);
+    return std::nullopt;
+  };
   const Network &net = network();
   const Hardware &hw = hardware();
   const size_t top = hw.levels.size() - 2, n = static_cast<size_t>(j - i + 1);
@@ -974,12 +979,18 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
     std::vector<Issue> issues;
     summed[k] = analyzePieces(net, layers[k], piecesOf[k], hw, &ls, issues);
     res[k] = &summed[k];
+    if (why && !issues.empty())
+      *why = "'" + net.layers[static_cast<size_t>(layers[k])].name + "' on its pieces: " +
+             formatDiagnostic(diagInfo(issues.front().id).format, issues.front().args);
     return issues.empty() && summed[k].complete;
   };
   auto solveWith = [&](size_t k, int64_t reserve) {
     const auto &sol = solveAlone(layers[k], reserve, whole ? 0 : batchTile, stats,
                                  pieces ? &piecesOf[k] : nullptr,
                                  priced ? segmentPricing(i, j, layers[k]) : OnChipPricing{});
+    if (!sol && why)
+      *why = "no schedule of '" + net.layers[static_cast<size_t>(layers[k])].name + "'" +
+             (pieces ? " on its largest piece" : "") + (reserve ? " leaves room for the intermediates" : "");
     return sol && runWith(k, sol->schedule, sol->result);
   };
   for (size_t k = 0; k < n; ++k) {
@@ -999,18 +1010,24 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
     TemporalRoom room = temporalRoom(net, hw, layers, scheds, res, split);
     if (room.fits())
       break;
+    const std::string shortText = std::string(pieces ? "one instance's" : "the") + " intermediates and tiles need " +
+                               std::to_string(room.need()) + " B of level " + hw.levels[top].name + ", which has " +
+                               std::to_string(room.all);
     if (round == 3 || budgetSpent())
-      return std::nullopt;
+      return refuse(shortText + " (after 3 re-solves with a reserve)");
     reserve = reserveLevel(room.intermediates + room.held, reserve);
     if (!reserve)
-      return std::nullopt;
+      return refuse(shortText + " (no reserve leaves enough)");
     const int64_t free = room.all - room.intermediates - room.held;
     for (size_t k = 0; k < n; ++k) {
       const LevelResult &lr = res[k]->levels[top];
       if (lr.bufferBytes[static_cast<size_t>(room.buffer)] * lr.units <= free || reserveOf[k] >= reserve)
         continue;   // leaves the room already, or as much as this reserve would
-      if (fixed(layers[k]) || !solveWith(k, reserve))
-        return std::nullopt;   // the user's directives are kept as written
+      if (fixed(layers[k]))
+        return refuse(shortText + " (the written directives of '" + net.layers[static_cast<size_t>(layers[k])].name +
+                      "' are kept)");
+      if (!solveWith(k, reserve))
+        return std::nullopt;
       reserveOf[k] = reserve;
     }
   }
@@ -1033,7 +1050,7 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
   s.segments.push_back(std::move(seg));
   ScheduleResult r = analyzeSegments(model_, s, std::move(results));
   if (!r.issues.empty())
-    return std::nullopt;
+    return refuse(formatDiagnostic(diagInfo(r.issues.front().id).format, r.issues.front().args));
   double e = 0;
   replaced.clear();
   for (size_t k = 0; k < n; ++k) {

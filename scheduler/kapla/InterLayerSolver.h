@@ -235,10 +235,11 @@ public:
   /// same; `replaced` gets the layers whose schedules differ from the
   /// layer-wise ones, `reserved` whether a reserve was needed.
   /// `priced`: the whole batch with each layer solved as the segment prices
-  /// it (segmentPricing) rather than its layer-wise schedule.
+  /// it (segmentPricing) rather than its layer-wise schedule. `why`: where
+  /// none is valid, the reason (a layer without a schedule, the room short).
   std::optional<double> temporalVariant(int first, int last, int64_t batchTile, InstanceSplit split,
                                         std::vector<LayerScheduleModel> &replaced, bool &reserved,
-                                        InterLayerStats &stats, bool priced = false);
+                                        InterLayerStats &stats, bool priced = false, std::string *why = nullptr);
   /// How temporal segment first..last prices layer l (OnChipPricing): its
   /// reads of the segment's intermediates, and its output if it stays.
   OnChipPricing segmentPricing(int first, int last, int l) const;

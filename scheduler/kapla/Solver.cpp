@@ -263,11 +263,28 @@ private:
         bool reserved = false;
         std::vector<int> range(seg.layers.begin(), seg.layers.end());
         std::sort(range.begin(), range.end());
-        if (instanceSplitRefusal(networkOf(model, given), range, seg.splitDim, seg.instances).empty() &&
-            solver.temporalVariant(*lo, *hi, networkOf(model, given).batch, {seg.splitDim, seg.instances}, layers,
-                                   reserved, out.stats.interLayer))
-          for (const LayerScheduleModel &ls : layers)
-            out.schedule.layers[static_cast<size_t>(ls.layer)] = ls;
+        if (!instanceSplitRefusal(networkOf(model, given), range, seg.splitDim, seg.instances).empty())
+          continue;   // the analysis says why (E0827)
+        std::string why;
+        if (!solver.temporalVariant(*lo, *hi, networkOf(model, given).batch, {seg.splitDim, seg.instances}, layers,
+                                    reserved, out.stats.interLayer, false, &why)) {
+          if (analyzeSchedule(model, out.schedule).valid)
+            continue;
+          // Not what the unsplit layers' tiles break (E0806 on tiles the
+          // user did not write): why the written split cannot be completed.
+          const Network &net = networkOf(model, given);
+          const DiagInfo &info = diagInfo(diag::err_instance_split);
+          failure = SolveFailure{};
+          failure.layer = *lo;
+          failure.layerName = net.layers[static_cast<size_t>(*lo)].name;
+          failure.constraint = formatDiagnostic(info.format, {std::to_string(seg.instances),
+                                                              std::string(dimName(seg.splitDim)), why}) +
+                               " [" + info.code + "]";
+          failure.directive = seg.range;
+          return false;
+        }
+        for (const LayerScheduleModel &ls : layers)
+          out.schedule.layers[static_cast<size_t>(ls.layer)] = ls;
         continue;
       }
       std::vector<int64_t> nodes = solver.allocateNodes(*lo, *hi);
