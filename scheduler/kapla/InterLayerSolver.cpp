@@ -770,15 +770,17 @@ const std::optional<IntraLayerSolution> &InterLayerSolver::solveAlone(int x, int
   o.reservedTopBytes = reserve;
   o.onChip = onChip;
   std::string capped;
-  if (pieces)
+  for (Dim d : {Dim::Yo, Dim::Xo}) {   // the dims an instance split cuts
+    if (!pieces)
+      break;
+    int64_t least = at(shape->bounds, d);
     for (const Layer &piece : pieces->pieces)
-      for (Dim d : {Dim::Yo, Dim::Xo})   // the dims an instance split cuts
-        if (at(piece.bounds, d) < at(shape->bounds, d) &&
-            (!at(o.maxTile, d) || at(piece.bounds, d) < at(o.maxTile, d)))
-          at(o.maxTile, d) = at(piece.bounds, d);
-  for (Dim d : {Dim::Yo, Dim::Xo})
-    if (at(o.maxTile, d))
-      capped += "/m" + std::string(dimName(d)) + std::to_string(at(o.maxTile, d));
+      least = std::min(least, at(piece.bounds, d));
+    if (least < at(shape->bounds, d)) {
+      at(o.maxTile, d) = least;
+      capped += "/m" + std::string(dimName(d)) + std::to_string(least);
+    }
+  }
   if (batchTile) {
     // Batch chunks of exactly the tile, walked outermost (docs/directives.md §9).
     at(o.fixedTopTile, Dim::N) = batchTile;
