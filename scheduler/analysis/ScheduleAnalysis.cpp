@@ -395,8 +395,7 @@ private:
     // segment still reads the tensor from DRAM (its partial sums stay).
     if (writebackDropped_.insert(p).second &&
         !net_.readOutside(p, [&](int l) { return std::find(seg.layers.begin(), seg.layers.end(), l) != seg.layers.end(); })) {
-      const double w = std::min(pr.levels[nl - 1].accesses.writes[static_cast<size_t>(prod.output)], outputWords(seg, p));
-      keepOnChip(hw_, prod, pr, {}, w);
+      keepOnChip(hw_, prod, pr, {}, segmentOutputWords(net_, seg.layers, seg.splitDim, seg.instances, p));
       settleDramLatency(seg, p);
     }
     const double words = moved.words, wide = moved.wide;
@@ -514,19 +513,6 @@ private:
              " tiles)";
     }
     return std::string();
-  }
-
-  /// The words layer p of `seg` writes as its output over the segment's
-  /// run: its tensor, or the sum of its pieces' (halos twice) when split.
-  double outputWords(const SegmentResult &seg, int p) const {
-    const Layer &l = net_.layers[static_cast<size_t>(p)];
-    if (seg.instances <= 1)
-      return static_cast<double>(l.ofmShape.size() * net_.batch);
-    const size_t k = static_cast<size_t>(std::find(seg.layers.begin(), seg.layers.end(), p) - seg.layers.begin());
-    double words = 0;
-    for (const std::vector<Span> &spans : instanceSpans(net_, seg.layers, seg.splitDim, seg.instances))
-      words += static_cast<double>(pieceOutputWords(l, seg.splitDim, spans[k]) * net_.batch);
-    return words;
   }
 
   /// Layer l's latency once keepOnChip took words off its DRAM traffic (§8:
@@ -822,8 +808,19 @@ double operandShare(const Layer &l, const std::string &tensor, TensorRole r) {
   return all > 0 ? mine / all : 0.0;
 }
 
+double segmentOutputWords(const Network &net, const std::vector<int> &layers, Dim splitDim, int64_t instances, int p) {
+  const Layer &l = net.layers[static_cast<size_t>(p)];
+  if (instances <= 1)
+    return static_cast<double>(l.ofmShape.size() * net.batch);
+  const size_t k = static_cast<size_t>(std::find(layers.begin(), layers.end(), p) - layers.begin());
+  double words = 0;
+  for (const std::vector<Span> &spans : instanceSpans(net, layers, splitDim, instances))
+    words += static_cast<double>(pieceOutputWords(l, splitDim, spans[k]) * net.batch);
+  return words;
+}
+
 OnChipWords keepOnChip(const Hardware &hw, const Layer &layer, LayerResult &lr,
-                       const std::array<double, kNumRoles> &reads, double writes) {
+                       const std::array<double, kNumRoles> &reads, double outputWords) {
   const size_t nl = hw.levels.size(), top = nl - 2;
   const Level &dram = hw.levels[nl - 1];
   LevelResult &d = lr.levels[nl - 1];
@@ -858,8 +855,9 @@ OnChipWords keepOnChip(const Hardware &hw, const Layer &layer, LayerResult &lr,
   node.remoteEnergyPj += remotePj;
   node.energyPj += remotePj;
   lr.energyPj += remotePj;
-  if (writes > 0) {
+  if (outputWords > 0) {
     const size_t out = static_cast<size_t>(layer.output);
+    const double writes = std::min(d.accesses.writes[out], outputWords);
     d.accesses.writes[out] -= writes;
     drop(writes, writes * lr.dramWriteHops[out], out, writes * scale.data[out] * dram.writeEnergyPj);
   }

@@ -8,17 +8,15 @@
 
 namespace dfl {
 
-LayerResult pricedOnChip(const Network &net, const Layer &layer, const Hardware &hw, const LayerResult &alone,
+LayerResult pricedOnChip(const Network &net, int x, const Hardware &hw, const LayerResult &alone,
                          const OnChipPricing &onChip) {
+  const Layer &layer = net.layers[static_cast<size_t>(x)];
   LayerResult r = alone;
   const LevelAccesses &dram = r.levels.back().accesses;
   std::array<double, kNumRoles> reads{};
   for (size_t i = 0; i < kNumRoles; ++i)
     reads[i] = dram.reads[i] * onChip.reads[i];
-  // The output's words over the run, as the segment analysis counts them.
-  const double outputs = static_cast<double>(layer.ofmShape.size() * net.batch);
-  keepOnChip(hw, layer, r, reads,
-             onChip.output ? std::min(dram.writes[static_cast<size_t>(layer.output)], outputs) : 0);
+  keepOnChip(hw, layer, r, reads, onChip.output ? segmentOutputWords(net, {x}, Dim::Yo, 1, x) : 0);
   settleLatency(hw, r);
   return r;
 }

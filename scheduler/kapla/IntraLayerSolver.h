@@ -60,9 +60,9 @@ struct OnChipPricing {
   }
 };
 
-/// Layer `layer`'s result `alone` as a temporal segment runs it, priced by
+/// Layer x's result `alone` as a temporal segment runs it, priced by
 /// `onChip` (keepOnChip, the latency settled): what the solver scores.
-LayerResult pricedOnChip(const Network &net, const Layer &layer, const Hardware &hw, const LayerResult &alone,
+LayerResult pricedOnChip(const Network &net, int x, const Hardware &hw, const LayerResult &alone,
                          const OnChipPricing &onChip);
 
 struct IntraLayerOptions {

@@ -239,18 +239,28 @@ LayerObjective::LevelStart LayerObjective::startLevel(Plan &p, size_t l, SolveFa
   applyForced(p, l);
   if (fits(p, l))
     return LevelStart::Free;
+  // What fails: level l's smallest tiles, or their stacked tile as the next
+  // level's least (fits); by a buffer, or past a smaller piece's extent.
+  const bool own = !fitsPartial(p, l);
+  const Plan stacked = own ? p : stackedAbove(p, l);
+  const size_t at = own ? l : l + 1;
+  if (!withinMaxTile(stacked, at)) {
+    why = failure(SolveFailure::Reason::NoneFound);
+    why.constraint = "the smallest tiles at level " + hw_.levels[at].name + " pass the smallest piece's extent";
+    return LevelStart::DoesNotFit;
+  }
   why = failure(SolveFailure::Reason::DoesNotFit);
-  why.level = static_cast<int>(l);
-  const size_t b = static_cast<size_t>(std::max(0, overflowing(p, l)));
-  const Buffer &buf = hw_.levels[l].buffers[b];
-  why.levelName = hw_.levels[l].name + (buf.implicit ? "" : " buffer " + buf.name);
-  why.neededBytes = occupancy(p, l)[b];
-  why.availableBytes = capacity(l, b).value_or(0);
+  why.level = static_cast<int>(at);
+  const size_t b = static_cast<size_t>(std::max(0, overflowing(stacked, at)));
+  const Buffer &buf = hw_.levels[at].buffers[b];
+  why.levelName = hw_.levels[at].name + (buf.implicit ? "" : " buffer " + buf.name);
+  why.neededBytes = occupancy(stacked, at)[b];
+  why.availableBytes = capacity(at, b).value_or(0);
   // What sets the smallest tiles: the level's own pins, or the given level below.
-  if (const LevelDirectives *pinned = pinnedLevel(l))
+  if (const LevelDirectives *pinned = pinnedLevel(at))
     why.directive = pinned->range;
-  else if (l > 0 && (fixedLevel(l - 1) || pinnedLevel(l - 1)))
-    why.directive = fixedLevel(l - 1) ? givenLevel(l - 1)->range : pinnedLevel(l - 1)->range;
+  else if (at > 0 && (fixedLevel(at - 1) || pinnedLevel(at - 1)))
+    why.directive = fixedLevel(at - 1) ? givenLevel(at - 1)->range : pinnedLevel(at - 1)->range;
   return LevelStart::DoesNotFit;
 }
 
@@ -302,7 +312,7 @@ void LayerObjective::analyseKept(const Plan &p, Analysed &a) {
 void LayerObjective::summarize(const LayerResult &alone, bool noIssues, Analysed &a) const {
   std::optional<LayerResult> inSegment;
   if (options_.onChip.any() && alone.complete && alone.levels.size() == hw_.levels.size())
-    inSegment = pricedOnChip(net_, layer_, hw_, alone, options_.onChip);
+    inSegment = pricedOnChip(net_, layerIndex_, hw_, alone, options_.onChip);
   const LayerResult &r = inSegment ? *inSegment : alone;
   a.valid = noIssues && r.complete;
   a.score.value = objectiveValue(options_.objective, r.energyPj, r.latencyCycles);
@@ -325,7 +335,7 @@ bool LayerObjective::accept(const Plan &p, const Analysed &a) {
   const bool hasTop = top_ < a.score.accesses.size();
   bool reserved = options_.reservedTopBytes > 0 && hasTop &&
                   hw_.overflowingBuffer(top_, a.topBytes, layer_.output, reserve(top_)) >= 0;
-  if (!a.valid || reserved || (hasTop && crowds(a.topUnits)) || !withinMaxTile(p)) {
+  if (!a.valid || reserved || (hasTop && crowds(a.topUnits))) {
     ++stats_.rejected;
     return false;
   }

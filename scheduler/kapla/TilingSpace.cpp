@@ -298,13 +298,12 @@ int64_t TilingSpace::unitsOf(const Plan::LevelPlan &lp) {
   return u;
 }
 
-bool TilingSpace::fitsPartial(const Plan &p, size_t l) const { return overflowing(p, l) < 0; }
+bool TilingSpace::fitsPartial(const Plan &p, size_t l) const { return withinMaxTile(p, l) && overflowing(p, l) < 0; }
 
-bool TilingSpace::withinMaxTile(const Plan &p) const {
-  for (const Plan::LevelPlan &lp : p.levels)
-    for (size_t i = 0; i < kND; ++i)
-      if (cap_[i] && lp.tile[i] > cap_[i])
-        return false;
+bool TilingSpace::withinMaxTile(const Plan &p, size_t l) const {
+  for (size_t i = 0; i < kND; ++i)
+    if (cap_[i] && p.levels[l].tile[i] > cap_[i])
+      return false;
   return true;
 }
 
@@ -340,16 +339,14 @@ BufferBytes TilingSpace::occupancy(const Plan &p, size_t l) const {
 }
 
 bool TilingSpace::fits(const Plan &p, size_t l) const {
-  if (!fitsPartial(p, l))
-    return false;
-  if (l + 2 < hw_.levels.size()) {
-    Plan q = p;
-    for (size_t i = 0; i < kND; ++i)
-      q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
-    if (!fitsPartial(q, l + 1))
-      return false;
-  }
-  return true;
+  return fitsPartial(p, l) && (l + 2 >= hw_.levels.size() || fitsPartial(stackedAbove(p, l), l + 1));
+}
+
+Plan TilingSpace::stackedAbove(const Plan &p, size_t l) {
+  Plan q = p;
+  for (size_t i = 0; i < kND; ++i)
+    q.levels[l + 1].tile[i] = p.levels[l].tile[i] * p.levels[l].repl[i];
+  return q;
 }
 
 int64_t TilingSpace::unitsAllowed(size_t l) const {

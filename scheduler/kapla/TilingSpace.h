@@ -138,7 +138,10 @@ public:
 
   static int64_t unitsOf(const Plan::LevelPlan &lp);
 
-  /// Occupancy with the dims not yet chosen at their smallest (their current value).
+  /// Occupancy with the dims not yet chosen at their smallest (their current
+  /// value), and no tile past IntraLayerOptions::maxTile: every search grows
+  /// a tile only through here (fits), so none generates a plan a smaller piece
+  /// cannot run.
   bool fitsPartial(const Plan &p, size_t l) const;
 
   /// The bytes this solve keeps free at level l (IntraLayerOptions::reservedTopBytes
@@ -164,6 +167,8 @@ public:
 
   /// The level's tiles fit its buffer, and the stacked tile fits the next level's (so a completion exists).
   bool fits(const Plan &p, size_t l) const;
+  /// The plan with level l+1's tiles at level l's stacked tile (its least).
+  static Plan stackedAbove(const Plan &p, size_t l);
 
   int64_t unitsAllowed(size_t l) const;
 
@@ -184,8 +189,8 @@ public:
   /// solved as a network of its own (InterLayerSolver::solveAlone), whose
   /// operands name the whole network's tensors (so no floors, Floors.h).
   bool operandsResolved() const;
-  /// No level's tile exceeds IntraLayerOptions::maxTile.
-  bool withinMaxTile(const Plan &p) const;
+  /// Level l's tiles are within IntraLayerOptions::maxTile.
+  bool withinMaxTile(const Plan &p, size_t l) const;
 
   /// A plan drawn at random, level by level innermost first (drawLevel), the
   /// given levels as written; none where a level has a dim no tile fits.

@@ -1130,7 +1130,7 @@ TEST(InterLayer, SegmentPricingIsTheAnalysis) {
         const OnChipPricing p = inter.segmentPricing(i, j, l);
         outputs += p.output;
         const LayerResult alone = base.result.layers[static_cast<size_t>(l)];
-        const LayerResult mine = pricedOnChip(net, net.layers[static_cast<size_t>(l)], hw, alone, p);
+        const LayerResult mine = pricedOnChip(net, l, hw, alone, p);
         const LayerResult &theirs = r.layers[static_cast<size_t>(l)];
         EXPECT_NEAR(mine.energyPj, theirs.energyPj, 1e-9 * theirs.energyPj) << i << ".." << j << " layer " << l;
         EXPECT_NEAR(mine.latencyCycles, theirs.latencyCycles, 1e-9 * theirs.latencyCycles) << i << ".." << j;
