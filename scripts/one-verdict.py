@@ -30,9 +30,23 @@ such, not as a pass), so the verdict is the same on a loaded machine, and
 under a wall-clock guard of ten times that against a hang. Cases run one
 after the other unless --jobs is given.
 
+A batch-1 case longer than a session (the U-Net: 406 G MACs) can run in
+pieces (--chunk-work POINTS): the compile alone, then `dflc sim
+OUT/schedule.dfl --layers L1,L2,...` over consecutive layers of about POINTS
+of work each (report.json's `work`), each a process of its own whose sim.json
+stays in the work folder, so a case stopped midway resumes at its first
+piece without one (with --work, for the same binary); then the pipelined
+segments holding its layers run with it. A piece's first layers read their
+operands computed by the reference where that fits the simulator's work
+bound, else seeded (listed as such). A layer past the bound alone (the Llama
+prefill's FFN matmuls, 120 G MACs each, which a whole run skips) is a piece
+of its own, simulated under a bound raised to hold it: its points, times
+two operands, for the reference and the kernel, to the next power of two.
+
   scripts/one-verdict.py --dflc build/tools/dflc [--nets mlp,alexnet] [--hw eyeriss_multinode]
                          [--modes inference,train] [--batches 1,64] [--timeout 1800] [--jobs 1]
-                         [--json verdict.json [--resume]]
+                         [--json verdict.json [--resume]] [--work DIR]
+                         [--chunk-work POINTS]
 """
 import argparse
 import concurrent.futures
@@ -41,6 +55,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -136,7 +151,75 @@ def case_name(net, hw, train, batch):
     return "%s on %s%s, batch %d" % (net, hw, " --train" if train else "", batch)
 
 
-def case(dflc, net, hw, train, batch, timeout, work):
+def layer_runs(report, chunk_work):
+    """The network's layers in order, in runs of consecutive layers of at
+    most chunk_work points each (a larger layer alone)."""
+    runs, work = [], 0
+    for l in report["layers"]:
+        if not runs or work + l["work"] > chunk_work:
+            runs.append([])
+            work = 0
+        runs[-1].append(l["name"])
+        work += l["work"]
+    return runs
+
+
+WORK_BOUND = 2 ** 36   # the simulator's default work bound (docs/simulator.md, "Limits of the kernels")
+
+
+def work_limit(report, layers):
+    """The bound a run of these layers needs: the default, or raised to hold
+    its largest layer alone (two operands, reference and kernel)."""
+    work = {l["name"]: l["work"] for l in report["layers"]}
+    own = 4 * max(work[n] for n in layers)
+    return WORK_BOUND if own <= WORK_BOUND else 2 ** (own - 1).bit_length()
+
+
+def chunked_sim(dflc, out, train, chunk_work, binary, timed, result):
+    """Batch 1 in pieces (--chunk-work): each run of layers simulated by a
+    `dflc sim --layers` of its own, kept in OUT-sim/K (a stamp names the
+    binary); its pipelined segments run with it."""
+    report = load(os.path.join(out, "report.json"))
+    pieces = out + "-sim"
+    stamp = os.path.join(pieces, "dflc_sha256")
+    if not os.path.exists(stamp) or open(stamp).read() != binary:
+        shutil.rmtree(pieces, ignore_errors=True)
+        os.makedirs(pieces)
+        with open(stamp, "w") as f:
+            f.write(binary)
+    for k, layers in enumerate(layer_runs(report, chunk_work)):
+        sim_out = os.path.join(pieces, "%04d" % k)
+        times = os.path.join(sim_out, "verdict-times.json")
+        if os.path.exists(times):   # done by an earlier run of this case
+            t = load(times)
+            result["seconds"] += t["seconds"]
+            result["cpu_seconds"] += t["cpu_seconds"]
+        else:
+            before = result["seconds"], result["cpu_seconds"]
+            code, _, err = timed([dflc, "sim", os.path.join(out, "schedule.dfl"), "--batch", "1", "--layers",
+                                  ",".join(layers), "--work-limit", str(work_limit(report, layers)), "-o", sim_out] +
+                                 (["--train"] if train else []))
+            if code != 0:
+                result["problems"].append(failure("sim --layers %s..%s" % (layers[0], layers[-1]), code, err))
+                continue
+            write_json(times, {"seconds": result["seconds"] - before[0],
+                               "cpu_seconds": result["cpu_seconds"] - before[1]})
+        sim_findings(sim_out, result)
+
+
+def pipelines(dflc, out, train, batch, timed, result):
+    """The pipelined segments in the pipeline simulator alone (their isl
+    dependences and LCUs, not the kernels)."""
+    sim_out = out + "-pipelines"
+    code, _, err = timed([dflc, "sim", os.path.join(out, "schedule.dfl"), "--batch", str(batch),
+                          "--pipelines-only", "-o", sim_out] + (["--train"] if train else []))
+    if code != 0:
+        result["problems"].append(failure("sim --pipelines-only", code, err))
+    else:
+        pipeline_problems(load(os.path.join(sim_out, "pipeline.json")), result)
+
+
+def case(dflc, net, hw, train, batch, timeout, work, chunk_work=0, binary=""):
     name = case_name(net, hw, train, batch)
     out = os.path.join(work, "%s-%s-%s-b%d" % (net, hw, "train" if train else "inf", batch))
     base = [dflc, os.path.join(ROOT, "stdlib/nets/%s.dfl" % net), os.path.join(ROOT, "stdlib/hw/%s.dfl" % hw),
@@ -150,6 +233,14 @@ def case(dflc, net, hw, train, batch, timeout, work):
         result["cpu_seconds"] += cpu
         return code, stdout, err
 
+    if batch == 1 and chunk_work:
+        code, _, err = timed(base)
+        if code != 0:
+            result["problems"].append(failure("compile", code, err))
+            return result
+        chunked_sim(dflc, out, train, chunk_work, binary, timed, result)
+        result["ok"] = not result["problems"]
+        return result
     if batch == 1:
         code, _, err = timed(base + ["--sim"])
         if code != 0:
@@ -173,13 +264,7 @@ def case(dflc, net, hw, train, batch, timeout, work):
         if not close(report["totals"][key], again["totals"][key]):
             result["problems"].append("re-check %s %s, the compile's %s" % (key, again["totals"][key], report["totals"][key]))
     if pipelined_segments(report):
-        sim_out = out + "-pipelines"
-        code, _, err = timed([dflc, "sim", os.path.join(out, "schedule.dfl"), "--batch", str(batch),
-                              "--pipelines-only", "-o", sim_out] + (["--train"] if train else []))
-        if code != 0:
-            result["problems"].append(failure("sim --pipelines-only", code, err))
-        else:
-            pipeline_problems(load(os.path.join(sim_out, "pipeline.json")), result)
+        pipelines(dflc, out, train, batch, timed, result)
     result["ok"] = not result["problems"]
     return result
 
@@ -218,6 +303,8 @@ def main():
     ap.add_argument("--resume", action="store_true",
                     help="keep the cases --json already holds for this dflc binary and run the rest")
     ap.add_argument("--work", help="output directories (default: a new temporary directory, kept for inspection)")
+    ap.add_argument("--chunk-work", type=int, default=0,
+                    help="batch 1: simulate in runs of layers of about this many points each, resumable (default: whole)")
     a = ap.parse_args()
     if a.resume and not a.json:
         ap.error("--resume needs --json")
@@ -233,7 +320,7 @@ def main():
     results, lock = [r for r in kept.values()], threading.Lock()
 
     def one(n, h, t, b):
-        r = case(a.dflc, n, h, t, b, a.timeout, work)
+        r = case(a.dflc, n, h, t, b, a.timeout, work, a.chunk_work, binary)
         r["dflc_sha256"] = binary
         with lock:
             results.append(r)

@@ -5,7 +5,7 @@ import lit.formats
 config.name = "dflc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test", ".dfl"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_exit.py", "same_totals.py", "check_macs.py", "all_stdlib.py", "bounds_hold.py",
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "expect_exit.py", "same_totals.py", "check_macs.py", "verdict_pieces.py", "all_stdlib.py", "bounds_hold.py",
                    "check_coverage.py", "check_diag_formats.py", "check_objectives.py", "check_fmt_roundtrip.py",
                    "check_self_contained.py", "plant_tree.py", "sim_stdlib.py", "same_under_load.py"]
 config.test_source_root = os.path.dirname(__file__)
