@@ -35,7 +35,8 @@ pieces (--chunk-work POINTS): the compile alone, then `dflc sim
 OUT/schedule.dfl --layers L1,L2,...` over consecutive layers of about POINTS
 of work each (report.json's `work`), each a process of its own whose sim.json
 stays in the work folder, so a case stopped midway resumes at its first
-piece without one (with --work, for the same binary); then the pipelined
+piece without one, on the schedule it compiled (with --work, for the same
+binary); then the pipelined
 segments holding its layers run with it. A piece's first layers read their
 operands computed by the reference where that fits the simulator's work
 bound, else seeded (listed as such). A layer past the bound alone (the Llama
@@ -175,6 +176,13 @@ def work_limit(report, layers):
     return WORK_BOUND if own <= WORK_BOUND else 2 ** (own - 1).bit_length()
 
 
+def kept_compile(out, binary):
+    """Whether OUT holds the schedule and report the pieces in OUT-sim ran, compiled by this binary."""
+    stamp = os.path.join(out + "-sim", "dflc_sha256")
+    return (os.path.exists(stamp) and open(stamp).read() == binary and
+            all(os.path.exists(os.path.join(out, f)) for f in ("schedule.dfl", "report.json")))
+
+
 def chunked_sim(dflc, out, train, chunk_work, binary, timed, result):
     """Batch 1 in pieces (--chunk-work): each run of layers simulated by a
     `dflc sim --layers` of its own, kept in OUT-sim/K (a stamp names the
@@ -234,7 +242,10 @@ def case(dflc, net, hw, train, batch, timeout, work, chunk_work=0, binary=""):
         return code, stdout, err
 
     if batch == 1 and chunk_work:
-        code, _, err = timed(base)
+        # The compile once: a resumed case keeps the schedule its pieces ran (the stamp names its binary).
+        code, err = 0, ""
+        if not kept_compile(out, binary):
+            code, _, err = timed(base)
         if code != 0:
             result["problems"].append(failure("compile", code, err))
             return result
