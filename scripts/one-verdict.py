@@ -195,8 +195,12 @@ def chunked_sim(dflc, out, train, chunk_work, binary, timed, result):
         os.makedirs(pieces)
         with open(stamp, "w") as f:
             f.write(binary)
-    for k, layers in enumerate(layer_runs(report, chunk_work)):
+    runs = layer_runs(report, chunk_work)
+    for k, layers in enumerate(runs):
         sim_out = os.path.join(pieces, "%04d" % k)
+        # Progress on stderr (stdout keeps one line per case): a piece is minutes, a case hours.
+        print("  %s: piece %d of %d, %s..%s" % (os.path.basename(out), k + 1, len(runs), layers[0], layers[-1]),
+              file=sys.stderr, flush=True)
         times = os.path.join(sim_out, "verdict-times.json")
         if os.path.exists(times):   # done by an earlier run of this case
             t = load(times)
