@@ -36,8 +36,7 @@ OUT/schedule.dfl --layers L1,L2,...` over consecutive layers of about POINTS
 of work each (report.json's `work`), each a process of its own whose sim.json
 stays in the work folder, so a case stopped midway resumes at its first
 piece without one, on the schedule it compiled (with --work, for the same
-binary); then the pipelined
-segments holding its layers run with it. A piece's first layers read their
+binary); the pipelined segments holding a piece's layers run with it. A piece's first layers read their
 operands computed by the reference where that fits the simulator's work
 bound, else seeded (listed as such). A layer past the bound alone (the Llama
 prefill's FFN matmuls, 120 G MACs each, which a whole run skips) is a piece
@@ -176,11 +175,18 @@ def work_limit(report, layers):
     return WORK_BOUND if own <= WORK_BOUND else 2 ** (own - 1).bit_length()
 
 
+def stamped(out, binary):
+    """Whether OUT-sim's pieces (and OUT's compile they ran) are this binary's."""
+    stamp = os.path.join(out + "-sim", "dflc_sha256")
+    if not os.path.exists(stamp):
+        return False
+    with open(stamp) as f:
+        return f.read() == binary
+
+
 def kept_compile(out, binary):
     """Whether OUT holds the schedule and report the pieces in OUT-sim ran, compiled by this binary."""
-    stamp = os.path.join(out + "-sim", "dflc_sha256")
-    return (os.path.exists(stamp) and open(stamp).read() == binary and
-            all(os.path.exists(os.path.join(out, f)) for f in ("schedule.dfl", "report.json")))
+    return stamped(out, binary) and all(os.path.exists(os.path.join(out, f)) for f in ("schedule.dfl", "report.json"))
 
 
 def chunked_sim(dflc, out, train, chunk_work, binary, timed, result):
@@ -189,11 +195,10 @@ def chunked_sim(dflc, out, train, chunk_work, binary, timed, result):
     binary); its pipelined segments run with it."""
     report = load(os.path.join(out, "report.json"))
     pieces = out + "-sim"
-    stamp = os.path.join(pieces, "dflc_sha256")
-    if not os.path.exists(stamp) or open(stamp).read() != binary:
+    if not stamped(out, binary):
         shutil.rmtree(pieces, ignore_errors=True)
         os.makedirs(pieces)
-        with open(stamp, "w") as f:
+        with open(os.path.join(pieces, "dflc_sha256"), "w") as f:
             f.write(binary)
     runs = layer_runs(report, chunk_work)
     for k, layers in enumerate(runs):

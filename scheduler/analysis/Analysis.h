@@ -202,7 +202,7 @@ TemporalRoom temporalRoom(const Network &net, const Hardware &hw, const std::vec
 /// `reads[r]` of the layer's role-r DRAM reads come out of the node buffers
 /// (remote reads there) and, where `outputWords` > 0, its output's final
 /// write-back stays: its DRAM writes of the output, at most `outputWords`
-/// (segmentOutputWords; the partial sums written and read back stay). Their
+/// (runOutputWords, segmentOutputWords; the partial sums written and read back stay). Their
 /// DRAM energy, hops and traffic drop. The segment analysis forwards
 /// its intermediates so, and the solver prices a segment's layers so; the
 /// latency is the caller's to settle (settleLatency). Returns the words read
@@ -212,9 +212,10 @@ struct OnChipWords {
 };
 OnChipWords keepOnChip(const Hardware &hw, const Layer &layer, LayerResult &lr,
                        const std::array<double, kNumRoles> &reads, double outputWords);
-/// The words layer p of a segment of `layers` writes as its output over the
-/// run: its tensor over the batch, or the sum of its pieces' (halos twice)
-/// when the segment is split into `instances` along `splitDim`.
+/// The words layer p writes as its output over the run: its tensor over the batch.
+double runOutputWords(const Network &net, int p);
+/// The same in a segment of `layers`: runOutputWords, or the sum of its
+/// pieces' (halos twice) when the segment is split into `instances` along `splitDim`.
 double segmentOutputWords(const Network &net, const std::vector<int> &layers, Dim splitDim, int64_t instances, int p);
 /// The part of a layer's role-r fill that reads `tensor`: its accesses to it
 /// over all of role r's (model/LoopNest.h), by the accessed tensors' words;

@@ -808,10 +808,14 @@ double operandShare(const Layer &l, const std::string &tensor, TensorRole r) {
   return all > 0 ? mine / all : 0.0;
 }
 
+double runOutputWords(const Network &net, int p) {
+  return static_cast<double>(net.layers[static_cast<size_t>(p)].ofmShape.size() * net.batch);
+}
+
 double segmentOutputWords(const Network &net, const std::vector<int> &layers, Dim splitDim, int64_t instances, int p) {
-  const Layer &l = net.layers[static_cast<size_t>(p)];
   if (instances <= 1)
-    return static_cast<double>(l.ofmShape.size() * net.batch);
+    return runOutputWords(net, p);
+  const Layer &l = net.layers[static_cast<size_t>(p)];
   const size_t k = static_cast<size_t>(std::find(layers.begin(), layers.end(), p) - layers.begin());
   double words = 0;
   for (const std::vector<Span> &spans : instanceSpans(net, layers, splitDim, instances))

@@ -16,7 +16,7 @@ LayerResult pricedOnChip(const Network &net, int x, const Hardware &hw, const La
   std::array<double, kNumRoles> reads{};
   for (size_t i = 0; i < kNumRoles; ++i)
     reads[i] = dram.reads[i] * onChip.reads[i];
-  keepOnChip(hw, layer, r, reads, onChip.output ? segmentOutputWords(net, {x}, Dim::Yo, 1, x) : 0);
+  keepOnChip(hw, layer, r, reads, onChip.output ? runOutputWords(net, x) : 0);
   settleLatency(hw, r);
   return r;
 }
