@@ -40,7 +40,8 @@ size_t idx(Dim d) { return static_cast<size_t>(d); }
 class Codegen {
 public:
   Codegen(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options)
-      : p_(plan), ctx_(ctx), b_(ctx), fault_(options.fault), counters_(options.counters) {}
+      : p_(plan), ctx_(ctx), b_(ctx), fault_(options.fault), counters_(options.counters),
+        unclippedSteps_(options.unclippedSteps) {}
 
   KernelCode run() {
     code_.module = std::make_unique<llvm::Module>(p_.layer, ctx_);
@@ -361,7 +362,17 @@ private:
   struct Position {
     std::array<Value *, kNumDims> origin{};
     std::array<Value *, kNumDims> lo{}, hi{};
+    /// false where the box is known to be the whole tile, unclipped by the
+    /// enclosing boxes (emitLevel's interior steps): hi is lo + the extent,
+    /// never empty, so that the code generated folds the boxes' arithmetic.
+    bool clipped = true;
+    size_t level = 0;   // the level whose tile it is
+    Value *parentUnit = nullptr;   // the unit of the level above it is in
   };
+  /// Whether a box of a position is empty (never, where unclipped).
+  Value *emptyAt(const Position &pos, const Box &lo, const Box &hi) {
+    return pos.clipped ? anyEmpty(lo, hi) : b_.getFalse();
+  }
 
   /// The real box of role r at a position: along an input window, the window
   /// of the real outputs and filter taps.
@@ -373,6 +384,12 @@ private:
         const WindowAxis &a = p_.axes.along(d);
         Value *l = b_.CreateAdd(b_.CreateMul(pos.lo[idx(out)], c(a.stride)),
                                 b_.CreateMul(pos.lo[idx(win)], c(a.dilation)));
+        if (!pos.clipped) {   // the window of the whole tile: a constant span
+          const DimVector &e = p_.levels[pos.level].extent;
+          lo.push_back(l);
+          hi.push_back(b_.CreateAdd(l, c((at(e, out) - 1) * a.stride + (at(e, win) - 1) * a.dilation + 1)));
+          continue;
+        }
         Value *h = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(b_.CreateSub(pos.hi[idx(out)], c(1)), c(a.stride)),
                                              b_.CreateMul(b_.CreateSub(pos.hi[idx(win)], c(1)), c(a.dilation))),
                                 c(1));
@@ -583,7 +600,7 @@ private:
     const auto box = realBox(r, pos);
     const Box &lo = box.first, &hi = box.second;
     int bufSlot = buffer_[l][idx(r)];
-    ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
+    ifThen(b_.CreateNot(emptyAt(pos, lo, hi)), [&] {
       Held old = held(l, r, unit);
       const Box &oldLo = old.lo, &oldHi = old.hi;
       ifThen(b_.CreateNot(holds(l, r, old, lo, hi)), [&] {
@@ -592,7 +609,7 @@ private:
         Value *slide = b_.CreateAnd(old.valid, slideStep);
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         bool outermost = l + 1 == nOn();
-        Value *parent = outermost ? c(0) : b_.CreateSDiv(unit, c(pl.unitsPerParent));
+        Value *parent = outermost ? c(0) : pos.parentUnit;
         // add, mul: one tile per operand, one after the other in the buffer.
         // By rows along the innermost dim the tile spans more than one index
         // of (the dims inside it are one index wide): the words held (a run
@@ -803,7 +820,7 @@ private:
     const auto box = realBox(r, pos);
     const Box &lo = box.first, &hi = box.second;
     int bufSlot = buffer_[l][idx(r)];
-    ifThen(b_.CreateNot(anyEmpty(lo, hi)), [&] {
+    ifThen(b_.CreateNot(emptyAt(pos, lo, hi)), [&] {
       ifThen(b_.CreateNot(holds(l, r, held(l, r, unit), lo, hi)), [&] {
         b_.CreateCall(evictFns_[l], {slots, unit});
         Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
@@ -981,6 +998,21 @@ private:
     ifThen(b_.CreateNot(skip), emit);
   }
 
+  /// Whether the innermost level's steps are worth a second, unclipped copy
+  /// of their units' code: where its units take KernelOptions::unclippedSteps
+  /// steps in all or more (each a few ns faster unclipped, against 150-250 ms
+  /// more compile time; docs/benchmarks.md, "Unclipped steps").
+  bool unclippedPays() const {
+    double unitSteps = static_cast<double>(p_.levels[0].unitsPerParent);
+    for (size_t m = 0; m < nOn(); ++m) {
+      for (const PlanMove &u : p_.levels[m].updates)
+        unitSteps *= static_cast<double>(u.count);
+      if (m > 0)
+        unitSteps *= static_cast<double>(p_.levels[m].unitsPerParent);
+    }
+    return unitSteps >= unclippedSteps_;
+  }
+
   /// Runs level l inside one unit of level l+1 at one of its steps.
   void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
                  const std::array<Box, kNumRoles> &parentLo) {
@@ -1004,30 +1036,27 @@ private:
       for (const PlanRole &r : p_.roles)
         if (r.present)
           same[idx(r.role)] = unmoved(l, r.role, trips);
-      forLoop(c(0), c(pl.unitsPerParent), [&](Value *v) {
+      // The updates' shift: the same for every unit of the step.
+      std::array<Value *, kNumDims> stepShift{};
+      for (size_t d = 0; d < kNumDims; ++d) {
+        stepShift[d] = parent.origin[d];
+        for (size_t i = 0; i < pl.updates.size(); ++i)
+          if (pl.updates[i].amount[d])
+            stepShift[d] = b_.CreateAdd(stepShift[d], b_.CreateMul(trips[i], c(pl.updates[i].amount[d])));
+      }
+      // One unit: v its index under the parent, `stacked` its stacks' shift;
+      // `clipped` false where its tile is known to lie inside the parent's.
+      auto unitStep = [&](Value *v, const std::array<Value *, kNumDims> &stacked, bool clipped) {
         Value *unit = b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), v);
         Position pos;
-        std::array<Value *, kNumDims> shift{};
-        for (size_t d = 0; d < kNumDims; ++d)
-          shift[d] = c(0);
-        for (size_t i = 0; i < pl.updates.size(); ++i)
-          for (size_t d = 0; d < kNumDims; ++d)
-            if (pl.updates[i].amount[d])
-              shift[d] = b_.CreateAdd(shift[d], b_.CreateMul(trips[i], c(pl.updates[i].amount[d])));
-        int64_t inner = pl.unitsPerParent;
-        for (const PlanMove &s : pl.stacks) {
-          inner /= s.count;
-          Value *k = b_.CreateSRem(b_.CreateSDiv(v, c(inner)), c(s.count));
-          for (size_t d = 0; d < kNumDims; ++d)
-            if (s.amount[d])
-              shift[d] = b_.CreateAdd(shift[d], b_.CreateMul(k, c(s.amount[d])));
-        }
+        pos.clipped = clipped, pos.level = l, pos.parentUnit = parentUnit;
         for (size_t d = 0; d < kNumDims; ++d) {
-          pos.origin[d] = b_.CreateAdd(parent.origin[d], shift[d]);
+          pos.origin[d] = b_.CreateAdd(stepShift[d], stacked[d]);
           if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
             continue;
-          pos.lo[d] = smax(parent.lo[d], pos.origin[d]);
-          pos.hi[d] = smin(parent.hi[d], b_.CreateAdd(pos.origin[d], c(pl.extent[d])));
+          Value *end = b_.CreateAdd(pos.origin[d], c(pl.extent[d]));
+          pos.lo[d] = clipped ? smax(parent.lo[d], pos.origin[d]) : pos.origin[d];
+          pos.hi[d] = clipped ? smin(parent.hi[d], end) : end;
         }
         std::array<Box, kNumRoles> here{};
         for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
@@ -1051,20 +1080,97 @@ private:
           emitLevel(l - 1, slots, unit, pos, here);
         else
           compute(unit, pos, here);
-      });
+      };
+      // Every unit, its stacks' indices decoded from v (a mixed radix, the
+      // first stack the most significant), each tile clipped to the parent's.
+      auto clippedUnits = [&] {
+        forLoop(c(0), c(pl.unitsPerParent), [&](Value *v) {
+          std::array<Value *, kNumDims> stacked{};
+          stacked.fill(c(0));
+          int64_t inner = pl.unitsPerParent;
+          for (const PlanMove &s : pl.stacks) {
+            inner /= s.count;
+            Value *k = b_.CreateSRem(b_.CreateSDiv(v, c(inner)), c(s.count));
+            for (size_t d = 0; d < kNumDims; ++d)
+              if (s.amount[d])
+                stacked[d] = b_.CreateAdd(stacked[d], b_.CreateMul(k, c(s.amount[d])));
+          }
+          unitStep(v, stacked, true);
+        });
+      };
+      if (l > 0 || !unclippedPays())
+        return clippedUnits();
+      // At the innermost level, a step whose units' tiles all lie inside the
+      // parent's real box (all but the edges' steps) runs its units
+      // unclipped, one loop per stack: the boxes, keys and offsets are then
+      // affine in the loops' indices, which the optimizer strength-reduces
+      // (docs/simulator.md, "Kernels"). Per dim, whether every unit's tile
+      // along it lies inside the parent's box, or none does (all empty).
+      Value *inside = b_.getTrue();
+      std::array<Value *, kNumDims> noneInside{};
+      for (size_t d = 0; d < kNumDims; ++d) {
+        if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
+          continue;
+        int64_t least = 0, most = 0;
+        for (const PlanMove &s : pl.stacks)
+          (s.amount[d] < 0 ? least : most) += (s.count - 1) * s.amount[d];
+        Value *first = b_.CreateAdd(stepShift[d], c(least)), *last = b_.CreateAdd(stepShift[d], c(most));
+        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(first, parent.lo[d]));
+        inside = b_.CreateAnd(inside, b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.hi[d]));
+        noneInside[d] = b_.CreateOr(b_.CreateICmpSGE(first, parent.hi[d]),
+                                    b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.lo[d]));
+      }
+      // A step where every unit's box of each role it checks is empty (its
+      // tiles past the parent's edge along a dim of the role, as an uneven
+      // stack's last trip is) and so is its statement's does nothing.
+      Value *idle = b_.getFalse();
+      for (Dim d : statementDims())
+        idle = b_.CreateOr(idle, noneInside[idx(d)]);
+      for (const PlanRole &r : p_.roles) {
+        if (!r.present)
+          continue;
+        Value *empty = b_.getFalse();
+        for (Dim d : r.dims)
+          for (Dim along : isInputWindow(d) ? std::vector<Dim>{d == Dim::Xi ? Dim::Xo : Dim::Yo,
+                                                               d == Dim::Xi ? Dim::R : Dim::S}
+                                             : std::vector<Dim>{d})
+            empty = b_.CreateOr(empty, noneInside[idx(along)]);
+        idle = b_.CreateAnd(idle, same[idx(r.role)] ? b_.CreateOr(same[idx(r.role)], empty) : empty);
+      }
+      std::function<void(size_t, Value *, std::array<Value *, kNumDims>)> stacks =
+          [&](size_t i, Value *v, std::array<Value *, kNumDims> stacked) {
+            if (i == pl.stacks.size())
+              return unitStep(v, stacked, false);
+            const PlanMove &s = pl.stacks[i];
+            forLoop(c(0), c(s.count), [&](Value *k) {
+              std::array<Value *, kNumDims> next = stacked;
+              for (size_t d = 0; d < kNumDims; ++d)
+                if (s.amount[d])
+                  next[d] = b_.CreateAdd(next[d], b_.CreateMul(k, c(s.amount[d])));
+              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), next);
+            });
+          };
+      std::array<Value *, kNumDims> none{};
+      none.fill(c(0));
+      ifThen(b_.CreateNot(idle), [&] { ifThen(inside, [&] { stacks(0, c(0), none); }, clippedUnits); });
     };
     loops(0);
   }
 
+  /// The dims the statement loops over (a channel-wise layer's K is C).
+  std::vector<Dim> statementDims() const {
+    if (p_.channelWise)
+      return {Dim::N, Dim::C, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+    return {Dim::N, Dim::K, Dim::Xo, Dim::Yo, Dim::C, Dim::R, Dim::S};
+  }
+
   /// The statement over a PE's tile, on its buffers.
   void compute(Value *unit, const Position &pos, const std::array<Box, kNumRoles> &lo) {
-    std::vector<Dim> dims = {Dim::N, Dim::K, Dim::Xo, Dim::Yo, Dim::C, Dim::R, Dim::S};
-    if (p_.channelWise)
-      dims = {Dim::N, Dim::C, Dim::Xo, Dim::Yo, Dim::R, Dim::S};
+    const std::vector<Dim> dims = statementDims();
     Box blo, bhi;
     for (Dim d : dims)
       blo.push_back(pos.lo[idx(d)]), bhi.push_back(pos.hi[idx(d)]);
-    ifThen(b_.CreateNot(anyEmpty(blo, bhi)), [&] {
+    ifThen(b_.CreateNot(emptyAt(pos, blo, bhi)), [&] {
       Value *points = c(1);
       for (size_t i = 0; i < dims.size(); ++i)
         points = b_.CreateMul(points, b_.CreateSub(bhi[i], blo[i]));
@@ -1442,6 +1548,7 @@ private:
   llvm::IRBuilder<> b_;
   KernelFault fault_;
   bool counters_;
+  double unclippedSteps_;
   bool hot_ = false;   // emitting the statement's loops
   KernelCode code_;
   llvm::Type *i8_ = nullptr, *i32_ = nullptr, *i64_ = nullptr, *slotsTy_ = nullptr;

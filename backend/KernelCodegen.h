@@ -54,6 +54,11 @@ struct KernelOptions {
   /// benchmark's other column).
   bool counters = true;
   KernelFault fault = KernelFault::None;
+  /// The innermost level's unit-steps from which its units' code has an
+  /// unclipped copy for the steps inside the parent's box (docs/simulator.md,
+  /// "Kernels"); below, the copy would cost more compile time than it saves.
+  /// 0: always (the tests run both copies).
+  double unclippedSteps = 0x1p25;
 };
 
 struct KernelCode {

@@ -138,7 +138,7 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
         sim.skipped = why;
         return out;
       }
-      CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault});
+      CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault, options.unclippedSteps});
       checkKernelBytes(kernel, li, options);
       sim.compileMs += kernel.compileMs;
       compiled.push_back(std::make_unique<Compiled>(Compiled{std::move(piece), std::move(*plan), std::move(kernel)}));
@@ -400,7 +400,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
     size_t k = 0;
     if (run.layers[li] == LayerRun::Kernel && directives[li] && !splitSegmentOf(analysis, static_cast<int>(li), k))
       if ((plans[li] = planKernel(net, static_cast<int>(li), hw, *directives[li], analysis.layers[li], whys[li])))
-        tickets[li] = kernels.prefetch(*plans[li], KernelOptions{true, options.fault});
+        tickets[li] = kernels.prefetch(*plans[li], KernelOptions{true, options.fault, options.unclippedSteps});
   }
   // The reference runs up to the last layer simulated, to give each its inputs.
   for (size_t li = 0; li < end; ++li) {

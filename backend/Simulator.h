@@ -51,6 +51,7 @@ struct SimOptions {
   /// -1: defaultCompileThreads(). The results do not depend on it.
   int compileThreads = -1;
   KernelFault fault = KernelFault::None;   // tests only
+  double unclippedSteps = KernelOptions{}.unclippedSteps;   // KernelOptions; tests only
   /// Called before each layer simulated and at the end.
   std::function<void(const SimProgress &)> progress;
 };

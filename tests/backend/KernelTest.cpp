@@ -25,13 +25,23 @@ const CountCheck *countOf(const LayerSim &s, int level, TensorRole r, const std:
   return nullptr;
 }
 
+/// The kernels' innermost units with and without their unclipped copy
+/// (KernelOptions::unclippedSteps: 0 gives every kernel both; by default
+/// these small layers have none), so that the tests below hold for both.
+SimOptions withUnclipped(bool unclipped) {
+  SimOptions o;
+  if (unclipped)
+    o.unclippedSteps = 0;
+  return o;
+}
+
 /// Simulates the one schedule of `text` (network, hardware, schedule).
-SimResult simulateText(const std::string &text, KernelFault fault = KernelFault::None) {
+SimResult simulateText(const std::string &text, KernelFault fault = KernelFault::None, bool unclipped = false) {
   test::Compiled comp = test::compile(text);
   EXPECT_EQ(comp.diagnostics(), "");
   if (comp.model.schedules.empty())
     return {};
-  SimOptions o;
+  SimOptions o = withUnclipped(unclipped);
   o.fault = fault;
   return simulate(comp.model, comp.model.schedules[0], o);
 }
@@ -51,6 +61,18 @@ void expectSound(const SimResult &r, const std::string &what) {
     }
     EXPECT_EQ(l.macs, l.analysedMacs);
   }
+}
+
+/// The one layer of `r`, sound, its counts claimed exact, with `macs` MACs;
+/// null if `r` has not one layer.
+const LayerSim *oneExactLayer(const SimResult &r, const std::string &what, int64_t macs) {
+  EXPECT_EQ(r.layers.size(), 1u);
+  if (r.layers.size() != 1)
+    return nullptr;
+  expectSound(r, what);
+  EXPECT_TRUE(r.layers[0].exactClaimed);
+  EXPECT_EQ(r.layers[0].macs, macs);
+  return &r.layers[0];
 }
 
 using test::kTwoLevel;
@@ -265,12 +287,14 @@ TEST(KernelTest, SolverSchedulesRunEveryLayerKind) {
   test::Compiled comp = test::compile(std::string(kLayers) + kNodes);
   ASSERT_EQ(comp.diagnostics(), "");
   for (const char *solver : {"kapla", "random"})
-    for (bool pipelining : {false, true}) {
-      Solution sol = solved(comp, solver, pipelining);
-      SimResult r = simulate(comp.model, sol.schedule, SimOptions{});
-      EXPECT_EQ(r.layers.size(), comp.model.networks[0].layers.size());
-      expectSound(r, std::string(solver) + (pipelining ? ", segments" : ", layer by layer"));
-    }
+    for (bool pipelining : {false, true})
+      for (bool unclipped : {false, true}) {
+        Solution sol = solved(comp, solver, pipelining);
+        SimResult r = simulate(comp.model, sol.schedule, withUnclipped(unclipped));
+        EXPECT_EQ(r.layers.size(), comp.model.networks[0].layers.size());
+        expectSound(r, std::string(solver) + (pipelining ? ", segments" : ", layer by layer") +
+                           (unclipped ? ", unclipped copies" : ""));
+      }
 }
 
 TEST(KernelTest, TrainingSchedulesRunTheBackwardLayers) {
@@ -337,24 +361,27 @@ void expectBoth(const LayerSim &l, int level, TensorRole r, const std::string &k
 }
 
 TEST(KernelTest, PartialWindowsCountedExactly) {
-  SimResult r = simulateText(std::string(kPartialConv) + kNodes);
-  ASSERT_EQ(r.layers.size(), 1u);
-  expectSound(r, "c0");
-  EXPECT_TRUE(r.layers[0].exactClaimed);
-  EXPECT_TRUE(r.layers[0].countsEqual);
-  // By hand, DRAM: node 0's window is padded Xi 0..8, node 1's (its one real
-  // output Xo 4) 8..10; the multicast reads their union 0..10, data 1..9: 9
-  // columns. Rows: 0..8 (data 1..8), then the slide's new rows 9..10 (data
-  // 9): 9. N2 x C3 x 9 x 9 = 486, every input word once.
-  expectBoth(r.layers[0], 2, TensorRole::Ifm, "reads", 486);
-  // GBUF fills: columns 9 + 3 (two nodes), rows 9 + 2 (the slide keeps row
-  // 8): 6 x 12 x 11 = 792.
-  expectBoth(r.layers[0], 1, TensorRole::Ifm, "writes", 792);
-  // REGF fills: a PE with 2 real outputs fetches 3 + 1 + 1 columns over its
-  // R trips, one with 1 output 1 + 1 + 1: 5 + 5 + 3 = 13 per PE row; rows
-  // 4 + 1 real, each 1 word per S trip; 3 S x 3 C trips, N2:
-  // 13 x 5 x 9 x 2 = 1170.
-  expectBoth(r.layers[0], 0, TensorRole::Ifm, "writes", 1170);
+  for (bool unclipped : {false, true}) {
+    SCOPED_TRACE(unclipped ? "unclipped copies" : "clipped only");
+    SimResult r = simulateText(std::string(kPartialConv) + kNodes, KernelFault::None, unclipped);
+    ASSERT_EQ(r.layers.size(), 1u);
+    expectSound(r, "c0");
+    EXPECT_TRUE(r.layers[0].exactClaimed);
+    EXPECT_TRUE(r.layers[0].countsEqual);
+    // By hand, DRAM: node 0's window is padded Xi 0..8, node 1's (its one real
+    // output Xo 4) 8..10; the multicast reads their union 0..10, data 1..9: 9
+    // columns. Rows: 0..8 (data 1..8), then the slide's new rows 9..10 (data
+    // 9): 9. N2 x C3 x 9 x 9 = 486, every input word once.
+    expectBoth(r.layers[0], 2, TensorRole::Ifm, "reads", 486);
+    // GBUF fills: columns 9 + 3 (two nodes), rows 9 + 2 (the slide keeps row
+    // 8): 6 x 12 x 11 = 792.
+    expectBoth(r.layers[0], 1, TensorRole::Ifm, "writes", 792);
+    // REGF fills: a PE with 2 real outputs fetches 3 + 1 + 1 columns over its
+    // R trips, one with 1 output 1 + 1 + 1: 5 + 5 + 3 = 13 per PE row; rows
+    // 4 + 1 real, each 1 word per S trip; 3 S x 3 C trips, N2:
+    // 13 x 5 x 9 x 2 = 1170.
+    expectBoth(r.layers[0], 0, TensorRole::Ifm, "writes", 1170);
+  }
 }
 
 // One word per role per PE (tpu_v1's PE level): conv of x [C=3, X=4] with
@@ -379,36 +406,76 @@ schedule for net on hw {
 )" + kTwoLevel;
   };
   const int regf = 0, dram = 1;
-  for (bool cInner : {true, false}) {
-    SCOPED_TRACE(cInner ? "C innermost" : "Xo innermost");
-    // The update written first is the innermost.
-    SimResult r = simulateText(schedule(cInner ? "update C += 1; update Xo += 2, Xi += 2;"
-                                               : "update Xo += 2, Xi += 2; update C += 1;"));
-    ASSERT_EQ(r.layers.size(), 1u);
-    expectSound(r, "one-word tiles");
-    const LayerSim &l = r.layers[0];
-    EXPECT_TRUE(l.exactClaimed);
-    EXPECT_EQ(l.macs, 24);
-    // 6 steps, each PE fetching its ifm word: 24; the 2 PEs of a column
-    // share a read (multicast), 2 words a step: the input once, 12.
-    expectBoth(l, regf, TensorRole::Ifm, "writes", 24);
-    expectBoth(l, dram, TensorRole::Ifm, "reads", 12);
-    // Weights: C innermost, every step a new word per PE (24), 2 words a
-    // step from DRAM (12); Xo innermost, kept across the Xo steps: 12, 6.
-    expectBoth(l, regf, TensorRole::Wgt, "writes", cInner ? 24 : 12);
-    expectBoth(l, dram, TensorRole::Wgt, "reads", cInner ? 12 : 6);
-    // Outputs: C innermost, one residency per PE and Xo step, each of the 8
-    // words written back once. Xo innermost, a residency per step: 24
-    // write-backs, each word's last 2 of 3 read back from DRAM.
-    expectBoth(l, dram, TensorRole::Ofm, "writes", cInner ? 8 : 24);
-    if (cInner)
-      EXPECT_EQ(counted(l, dram, TensorRole::Ofm, "reads"), 0);
-    else
-      expectBoth(l, dram, TensorRole::Ofm, "reads", 16);
-    // REGF: 24 MACs' reads plus the write-backs; writes the MACs' and the
-    // partial sums read back.
-    expectBoth(l, regf, TensorRole::Ofm, "reads", 24 + (cInner ? 8 : 24));
-    expectBoth(l, regf, TensorRole::Ofm, "writes", 24 + (cInner ? 0 : 16));
+  for (bool cInner : {true, false})
+    for (bool unclipped : {false, true}) {
+      SCOPED_TRACE(std::string(cInner ? "C innermost" : "Xo innermost") + (unclipped ? ", unclipped copies" : ""));
+      // The update written first is the innermost.
+      SimResult r = simulateText(schedule(cInner ? "update C += 1; update Xo += 2, Xi += 2;"
+                                                 : "update Xo += 2, Xi += 2; update C += 1;"),
+                                 KernelFault::None, unclipped);
+      const LayerSim *one = oneExactLayer(r, "one-word tiles", 24);
+      ASSERT_TRUE(one);
+      const LayerSim &l = *one;
+      // 6 steps, each PE fetching its ifm word: 24; the 2 PEs of a column
+      // share a read (multicast), 2 words a step: the input once, 12.
+      expectBoth(l, regf, TensorRole::Ifm, "writes", 24);
+      expectBoth(l, dram, TensorRole::Ifm, "reads", 12);
+      // Weights: C innermost, every step a new word per PE (24), 2 words a
+      // step from DRAM (12); Xo innermost, kept across the Xo steps: 12, 6.
+      expectBoth(l, regf, TensorRole::Wgt, "writes", cInner ? 24 : 12);
+      expectBoth(l, dram, TensorRole::Wgt, "reads", cInner ? 12 : 6);
+      // Outputs: C innermost, one residency per PE and Xo step, each of the 8
+      // words written back once. Xo innermost, a residency per step: 24
+      // write-backs, each word's last 2 of 3 read back from DRAM.
+      expectBoth(l, dram, TensorRole::Ofm, "writes", cInner ? 8 : 24);
+      if (cInner)
+        EXPECT_EQ(counted(l, dram, TensorRole::Ofm, "reads"), 0);
+      else
+        expectBoth(l, dram, TensorRole::Ofm, "reads", 16);
+      // REGF: 24 MACs' reads plus the write-backs; writes the MACs' and the
+      // partial sums read back.
+      expectBoth(l, regf, TensorRole::Ofm, "reads", 24 + (cInner ? 8 : 24));
+      expectBoth(l, regf, TensorRole::Ofm, "writes", 24 + (cInner ? 0 : 16));
+    }
+}
+
+// Steps with nothing to reduce over: conv of x [C=3, X=4] with K=2 (24
+// MACs), the node level splitting C unevenly (node 1 holds C 2..3, one
+// real channel), so that node 1's second REGF C trip is past its channels
+// and every unit's ifm and wgt boxes, and its statement's, are empty there;
+// but Xo is the innermost update, so the units' outputs still move and
+// each starts a residency (of the identity) at those steps. Unclipped or
+// not (KernelOptions::unclippedSteps), a step may be skipped only where it
+// does nothing. Counts by hand.
+TEST(KernelTest, StepsPastTheChannelsStillStartTheirOutputs) {
+  const std::string text = R"(
+network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
+      update Xo += 2, Xi += 2; update C += 1;
+    }
+    GBUF {
+      tensor ifm [C=2, Xi=4]; tensor wgt [K=2, C=2, R=1]; tensor ofm [K=2, Xo=4];
+      stack C += 2 repl 2;
+    }
+  }
+}
+)" + std::string(kNodes);
+  const int gbuf = 1;
+  for (bool unclipped : {false, true}) {
+    SCOPED_TRACE(unclipped ? "unclipped copies" : "clipped only");
+    SimResult r = simulateText(text, KernelFault::None, unclipped);
+    const LayerSim *one = oneExactLayer(r, "uneven channels", 24);
+    ASSERT_TRUE(one);
+    const LayerSim &l = *one;
+    // Each node's 4 PEs (K 2 x Xo 2) step over C 2 x Xo 2 trips, Xo
+    // innermost: a new output word every step, so 4 residencies of one
+    // word each per PE, node 1's last two empty of products: 2 nodes x 4
+    // PEs x 4 = 32 words written back into GBUF.
+    expectBoth(l, gbuf, TensorRole::Ofm, "writes", 32);
   }
 }
 
