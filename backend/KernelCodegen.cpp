@@ -24,6 +24,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -1013,6 +1014,44 @@ private:
     return unitSteps >= unclippedSteps_;
   }
 
+  /// Whether role r's real box depends on the position's range along tile
+  /// dim d (realBox: a window's along its outputs and taps).
+  bool boxAlong(TensorRole r, Dim d) const {
+    for (Dim rd : p_.role(r).dims) {
+      if (rd == d)
+        return true;
+      if (isInputWindow(rd) && (d == (rd == Dim::Xi ? Dim::Xo : Dim::Yo) || d == (rd == Dim::Xi ? Dim::R : Dim::S)))
+        return true;
+    }
+    return false;
+  }
+  /// The one stack of level `pl` moving tile dim d, where it moves no other
+  /// tile dim, forward (the window dims it moves follow d).
+  std::optional<size_t> soleStack(const PlanLevel &pl, Dim d) const {
+    std::optional<size_t> found;
+    for (size_t i = 0; i < pl.stacks.size(); ++i) {
+      const DimVector &a = pl.stacks[i].amount;
+      if (!a[idx(d)])
+        continue;
+      if (found || a[idx(d)] < 0)
+        return std::nullopt;
+      for (size_t e = 0; e < kNumDims; ++e)
+        if (e != idx(d) && e != idx(Dim::Xi) && e != idx(Dim::Yi) && a[e])
+          return std::nullopt;
+      found = i;
+    }
+    return found;
+  }
+  /// i1: at this step a unit whose range along d is empty does nothing: each
+  /// role whose box does not depend on d is not checked (`same`).
+  Value *idleWithout(Dim d, const std::array<Value *, kNumRoles> &same) {
+    Value *idle = b_.getTrue();
+    for (const PlanRole &r : p_.roles)
+      if (r.present && !boxAlong(r.role, d))
+        idle = same[idx(r.role)] ? b_.CreateAnd(idle, same[idx(r.role)]) : b_.getFalse();
+    return idle;
+  }
+
   /// Runs level l inside one unit of level l+1 at one of its steps.
   void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
                  const std::array<Box, kNumRoles> &parentLo) {
@@ -1108,6 +1147,7 @@ private:
       // along it lies inside the parent's box, or none does (all empty).
       Value *inside = b_.getTrue();
       std::array<Value *, kNumDims> noneInside{};
+      std::vector<Value *> stackTrips(pl.stacks.size(), nullptr);   // null: all its units
       for (size_t d = 0; d < kNumDims; ++d) {
         if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
           continue;
@@ -1115,10 +1155,29 @@ private:
         for (const PlanMove &s : pl.stacks)
           (s.amount[d] < 0 ? least : most) += (s.count - 1) * s.amount[d];
         Value *first = b_.CreateAdd(stepShift[d], c(least)), *last = b_.CreateAdd(stepShift[d], c(most));
-        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(first, parent.lo[d]));
-        inside = b_.CreateAnd(inside, b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.hi[d]));
         noneInside[d] = b_.CreateOr(b_.CreateICmpSGE(first, parent.hi[d]),
                                     b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.lo[d]));
+        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(first, parent.lo[d]));
+        // A stack moving d alone (an uneven one's last trip past the parent's
+        // end along d): its units starting before that end run, each inside
+        // along d, where those after it would do nothing (every role they
+        // check empty along d, or not checked at this step).
+        const std::vector<Dim> looped = statementDims();
+        std::optional<size_t> i;
+        if (std::find(looped.begin(), looped.end(), static_cast<Dim>(d)) != looped.end())
+          i = soleStack(pl, static_cast<Dim>(d));
+        if (i) {
+          const int64_t a = pl.stacks[*i].amount[d], count = pl.stacks[*i].count;
+          Value *n = smin(c(count), smax(c(0), b_.CreateSDiv(b_.CreateSub(parent.hi[d], b_.CreateSub(first, c(a - 1))),
+                                                             c(a))));
+          Value *lastEnd = b_.CreateAdd(first, b_.CreateAdd(b_.CreateMul(b_.CreateSub(n, c(1)), c(a)), c(pl.extent[d])));
+          Value *ok = b_.CreateOr(b_.CreateICmpSLE(n, c(0)), b_.CreateICmpSLE(lastEnd, parent.hi[d]));
+          ok = b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpSGE(n, c(count)), idleWithout(static_cast<Dim>(d), same)));
+          inside = b_.CreateAnd(inside, ok);
+          stackTrips[*i] = n;
+          continue;
+        }
+        inside = b_.CreateAnd(inside, b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.hi[d]));
       }
       // A step where every unit's box of each role it checks is empty (its
       // tiles past the parent's edge along a dim of the role, as an uneven
@@ -1130,11 +1189,9 @@ private:
         if (!r.present)
           continue;
         Value *empty = b_.getFalse();
-        for (Dim d : r.dims)
-          for (Dim along : isInputWindow(d) ? std::vector<Dim>{d == Dim::Xi ? Dim::Xo : Dim::Yo,
-                                                               d == Dim::Xi ? Dim::R : Dim::S}
-                                             : std::vector<Dim>{d})
-            empty = b_.CreateOr(empty, noneInside[idx(along)]);
+        for (size_t d = 0; d < kNumDims; ++d)
+          if (noneInside[d] && boxAlong(r.role, static_cast<Dim>(d)))
+            empty = b_.CreateOr(empty, noneInside[d]);
         idle = b_.CreateAnd(idle, same[idx(r.role)] ? b_.CreateOr(same[idx(r.role)], empty) : empty);
       }
       std::function<void(size_t, Value *, std::array<Value *, kNumDims>)> stacks =
@@ -1142,7 +1199,7 @@ private:
             if (i == pl.stacks.size())
               return unitStep(v, stacked, false);
             const PlanMove &s = pl.stacks[i];
-            forLoop(c(0), c(s.count), [&](Value *k) {
+            forLoop(c(0), stackTrips[i] ? stackTrips[i] : c(s.count), [&](Value *k) {
               std::array<Value *, kNumDims> next = stacked;
               for (size_t d = 0; d < kNumDims; ++d)
                 if (s.amount[d])

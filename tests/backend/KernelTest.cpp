@@ -479,6 +479,62 @@ schedule for net on hw {
   }
 }
 
+// An uneven stack at the PE level: conv of x [C=3, X=4] with K=2 (24
+// MACs), two PEs stacked along C under an update of C by 2, so that at the
+// update's second trip the PEs at C 3 hold no channel (their ifm and wgt
+// boxes, and their statement's, empty). With C the innermost update the
+// outputs are not checked there, and the unclipped copy runs only the PEs
+// inside (KernelCodegen: soleStack); with Xo innermost they are, and it
+// may not. Counts by hand.
+TEST(KernelTest, UnevenStackAtThePeLevel) {
+  auto text = [](const std::string &updates) {
+    return std::string(R"(
+network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      stack C += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
+      )") + updates + R"(
+    }
+    GBUF { tensor ifm [C=3, Xi=4]; tensor wgt [K=2, C=3, R=1]; tensor ofm [K=2, Xo=4]; }
+  }
+}
+)" + kNodes;
+  };
+  const int regf = 0;
+  for (bool cInner : {true, false}) {
+    std::vector<SimResult> runs;
+    for (bool unclipped : {false, true}) {
+      SCOPED_TRACE(std::string(cInner ? "C innermost" : "Xo innermost") + (unclipped ? ", unclipped copies" : ""));
+      runs.push_back(simulateText(text(cInner ? "update C += 2; update Xo += 2, Xi += 2; update K += 1;"
+                                              : "update Xo += 2, Xi += 2; update C += 2; update K += 1;"),
+                                  KernelFault::None, unclipped));
+      const SimResult &r = runs.back();
+      ASSERT_EQ(r.layers.size(), 1u);
+      expectSound(r, "uneven stack");
+      const LayerSim &l = r.layers[0];
+      EXPECT_EQ(l.macs, 24);
+      // 8 steps (K 2 x Xo 2 x C 2) of 4 PEs; the 2 at C 1 empty at each C
+      // trip 1, where they keep what they hold. Ifm: every PE-step with a
+      // channel has a new box (its C or Xo moved): 2 x 8 + 2 x 4 = 24.
+      // Weights (K, C): C innermost, the PEs at C 0 alternate C 0 and 2 at
+      // every step (8 each), those at C 1 hold C 1 across their empty
+      // trips (one per K, 2 each): 2 x 8 + 2 x 2 = 20; Xo innermost, the
+      // PEs at C 0 fetch once per K and C trip (4 each), those at C 1 once
+      // per K (2 each): 12.
+      EXPECT_EQ(counted(l, regf, TensorRole::Ifm, "writes"), 24);
+      EXPECT_EQ(counted(l, regf, TensorRole::Wgt, "writes"), cInner ? 20 : 12);
+    }
+    // Every count, the outputs' write-backs too, as the clipped code's.
+    const std::vector<CountCheck> &clipped = runs[0].layers[0].counts, &unclipped = runs[1].layers[0].counts;
+    ASSERT_EQ(clipped.size(), unclipped.size());
+    for (size_t i = 0; i < clipped.size(); ++i)
+      EXPECT_EQ(clipped[i].counted, unclipped[i].counted)
+          << clipped[i].kind << " of " << roleName(clipped[i].role) << " at level " << clipped[i].level;
+  }
+}
+
 // A 3-operand add: 2 additions per output and each operand read once
 // (docs/directives.md §6), under the solver's schedule.
 TEST(KernelTest, AddOfThreeOperands) {
