@@ -108,15 +108,18 @@ private:
   /// trips times those of every level above and their units) are below
   /// 2^31: its stamps are then 32-bit words, half the memory and traffic of
   /// 64-bit ones, and still equal a step only where that step wrote them.
-  bool stepsFit32(size_t l) const {
-    double steps = 1;
+  bool stepsFit32(size_t l) const { return steps(l) < 2147483648.0; }
+  /// Level l's steps in all: its updates' trips times those of every level
+  /// above and their units.
+  double steps(size_t l) const {
+    double n = 1;
     for (size_t m = l; m < nOn(); ++m) {
       for (const PlanMove &u : p_.levels[m].updates)
-        steps *= static_cast<double>(u.count);
+        n *= static_cast<double>(u.count);
       if (m > l)
-        steps *= static_cast<double>(p_.levels[m].unitsPerParent);
+        n *= static_cast<double>(p_.levels[m].unitsPerParent);
     }
-    return steps < 2147483648.0;
+    return n;
   }
   /// A step (i64) as level l's stamps of role r store it.
   Value *stamp(size_t l, TensorRole r, Value *step) {
@@ -381,14 +384,14 @@ private:
     Box lo, hi;
     for (Dim d : p_.role(r).dims) {
       if (isInputWindow(d)) {
-        Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
+        auto [out, win] = windowSources(d);
         const WindowAxis &a = p_.axes.along(d);
         Value *l = b_.CreateAdd(b_.CreateMul(pos.lo[idx(out)], c(a.stride)),
                                 b_.CreateMul(pos.lo[idx(win)], c(a.dilation)));
         if (!pos.clipped) {   // the window of the whole tile: a constant span
           const DimVector &e = p_.levels[pos.level].extent;
           lo.push_back(l);
-          hi.push_back(b_.CreateAdd(l, c((at(e, out) - 1) * a.stride + (at(e, win) - 1) * a.dilation + 1)));
+          hi.push_back(b_.CreateAdd(l, c(windowSpan(at(e, out), at(e, win), a))));
           continue;
         }
         Value *h = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(b_.CreateSub(pos.hi[idx(out)], c(1)), c(a.stride)),
@@ -485,8 +488,8 @@ private:
       int64_t range = at(p_.bounds, d), size = at(p_.levels[l].extent, d);
       if (isInputWindow(d)) {   // as realBox derives it, whatever the bounds say
         const WindowAxis &w = p_.axes.along(d);
-        Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
-        auto span = [&](const DimVector &e) { return (at(e, out) - 1) * w.stride + (at(e, win) - 1) * w.dilation + 1; };
+        auto [out, win] = windowSources(d);
+        auto span = [&](const DimVector &e) { return windowSpan(at(e, out), at(e, win), w); };
         range = std::max(range, span(p_.bounds));
         size = std::max(size, span(p_.levels[l].extent));
       }
@@ -954,7 +957,7 @@ private:
       int64_t shift = at(a, d);
       if (isInputWindow(d)) {   // as realBox moves it: by its outputs' and taps' shift
         const WindowAxis &w = p_.axes.along(d);
-        shift = at(a, d == Dim::Xi ? Dim::Xo : Dim::Yo) * w.stride + at(a, d == Dim::Xi ? Dim::R : Dim::S) * w.dilation;
+        shift = at(a, windowSources(d).out) * w.stride + at(a, windowSources(d).taps) * w.dilation;
       }
       if (shift >= at(pl.extent, d))
         return false;
@@ -965,13 +968,9 @@ private:
   /// Whether a move shifts role r's real box (realBox: a window by its
   /// outputs and taps).
   bool movesRole(const PlanMove &m, TensorRole r) const {
-    for (Dim d : p_.role(r).dims) {
-      if (at(m.amount, d))
+    for (size_t d = 0; d < kNumDims; ++d)
+      if (m.amount[d] && boxAlong(r, static_cast<Dim>(d)))
         return true;
-      if (isInputWindow(d) && (at(m.amount, d == Dim::Xi ? Dim::Xo : Dim::Yo) ||
-                               at(m.amount, d == Dim::Xi ? Dim::R : Dim::S)))
-        return true;
-    }
     return false;
   }
   /// i1 at a step of level l: every unit's box of r is the one it had at
@@ -1004,14 +1003,7 @@ private:
   /// steps in all or more (each a few ns faster unclipped, against 150-250 ms
   /// more compile time; docs/benchmarks.md, "Unclipped steps").
   bool unclippedPays() const {
-    double unitSteps = static_cast<double>(p_.levels[0].unitsPerParent);
-    for (size_t m = 0; m < nOn(); ++m) {
-      for (const PlanMove &u : p_.levels[m].updates)
-        unitSteps *= static_cast<double>(u.count);
-      if (m > 0)
-        unitSteps *= static_cast<double>(p_.levels[m].unitsPerParent);
-    }
-    return unitSteps >= unclippedSteps_;
+    return steps(0) * static_cast<double>(p_.levels[0].unitsPerParent) >= unclippedSteps_;
   }
 
   /// Whether role r's real box depends on the position's range along tile
@@ -1020,7 +1012,7 @@ private:
     for (Dim rd : p_.role(r).dims) {
       if (rd == d)
         return true;
-      if (isInputWindow(rd) && (d == (rd == Dim::Xi ? Dim::Xo : Dim::Yo) || d == (rd == Dim::Xi ? Dim::R : Dim::S)))
+      if (isInputWindow(rd) && (d == windowSources(rd).out || d == windowSources(rd).taps))
         return true;
     }
     return false;
@@ -1148,6 +1140,7 @@ private:
       Value *inside = b_.getTrue();
       std::array<Value *, kNumDims> noneInside{};
       std::vector<Value *> stackTrips(pl.stacks.size(), nullptr);   // null: all its units
+      const std::vector<Dim> looped = statementDims();
       for (size_t d = 0; d < kNumDims; ++d) {
         if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
           continue;
@@ -1162,7 +1155,6 @@ private:
         // end along d): its units starting before that end run, each inside
         // along d, where those after it would do nothing (every role they
         // check empty along d, or not checked at this step).
-        const std::vector<Dim> looped = statementDims();
         std::optional<size_t> i;
         if (std::find(looped.begin(), looped.end(), static_cast<Dim>(d)) != looped.end())
           i = soleStack(pl, static_cast<Dim>(d));
@@ -1183,7 +1175,7 @@ private:
       // tiles past the parent's edge along a dim of the role, as an uneven
       // stack's last trip is) and so is its statement's does nothing.
       Value *idle = b_.getFalse();
-      for (Dim d : statementDims())
+      for (Dim d : looped)
         idle = b_.CreateOr(idle, noneInside[idx(d)]);
       for (const PlanRole &r : p_.roles) {
         if (!r.present)

@@ -21,7 +21,7 @@ std::vector<std::string> dimNames(const std::vector<Dim> &dims) {
 int64_t tensorBound(const Layer &layer, Dim d) {
   int64_t b = at(layer.bounds, d);
   if (isInputWindow(d)) {
-    Dim out = d == Dim::Xi ? Dim::Xo : Dim::Yo, win = d == Dim::Xi ? Dim::R : Dim::S;
+    auto [out, win] = windowSources(d);
     const WindowAxis &a = layer.window.along(d);
     int64_t span = windowSpan(at(layer.bounds, out), at(layer.bounds, win), a);
     b = std::max(b + a.padBegin + a.padEnd, span);

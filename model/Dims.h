@@ -31,6 +31,14 @@ constexpr Dim kIndependentDims[] = {Dim::N, Dim::C, Dim::K, Dim::Xo, Dim::Yo, Di
 
 /// The input window dims, derived from an output and a filter dim: Xi and Yi.
 inline bool isInputWindow(Dim d) { return d == Dim::Xi || d == Dim::Yi; }
+/// The output and filter dims an input window dim is derived from: Xo and R
+/// for Xi, Yo and S for Yi.
+struct WindowSources {
+  Dim out, taps;
+};
+inline WindowSources windowSources(Dim d) {
+  return d == Dim::Xi ? WindowSources{Dim::Xo, Dim::R} : WindowSources{Dim::Yo, Dim::S};
+}
 /// The dims along the width (x axis): Xi, Xo and R; Yi, Yo and S run along the height.
 inline bool alongWidth(Dim d) { return d == Dim::Xi || d == Dim::Xo || d == Dim::R; }
 

@@ -384,6 +384,24 @@ TEST(KernelTest, PartialWindowsCountedExactly) {
   }
 }
 
+/// conv of x [C=3, X=4] with K=2, R=1 (24 MACs), its REGF holding one word
+/// of each role under `regf` (stacks and updates), the levels above it as
+/// `above` writes them, on hardware `hw`.
+std::string oneWordConv(const std::string &regf, const std::string &above, const char *hw) {
+  return R"(
+network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      )" + regf + R"(
+    }
+    )" + above + R"(
+  }
+}
+)" + hw;
+}
+
 // One word per role per PE (tpu_v1's PE level): conv of x [C=3, X=4] with
 // K=2, R=1 (24 MACs) on 2 x 2 PEs, each holding one ifm, wgt and ofm word,
 // under both orders of its two updates. Each PE's state record is then one
@@ -392,18 +410,7 @@ TEST(KernelTest, PartialWindowsCountedExactly) {
 // the weights under Xo innermost. Counts by hand.
 TEST(KernelTest, OneWordTilesCountedExactly) {
   auto schedule = [](const std::string &updates) {
-    return std::string(R"(
-network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
-schedule for net on hw {
-  layer l {
-    REGF {
-      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
-      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
-      )") + updates + R"(
-    }
-  }
-}
-)" + kTwoLevel;
+    return oneWordConv("stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2; " + updates, "", kTwoLevel);
   };
   const int regf = 0, dram = 1;
   for (bool cInner : {true, false})
@@ -448,22 +455,10 @@ schedule for net on hw {
 // not (KernelOptions::unclippedSteps), a step may be skipped only where it
 // does nothing. Counts by hand.
 TEST(KernelTest, StepsPastTheChannelsStillStartTheirOutputs) {
-  const std::string text = R"(
-network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
-schedule for net on hw {
-  layer l {
-    REGF {
-      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
-      stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
-      update Xo += 2, Xi += 2; update C += 1;
-    }
-    GBUF {
-      tensor ifm [C=2, Xi=4]; tensor wgt [K=2, C=2, R=1]; tensor ofm [K=2, Xo=4];
-      stack C += 2 repl 2;
-    }
-  }
-}
-)" + std::string(kNodes);
+  const std::string text = oneWordConv(
+      "stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2; update Xo += 2, Xi += 2; update C += 1;",
+      "GBUF { tensor ifm [C=2, Xi=4]; tensor wgt [K=2, C=2, R=1]; tensor ofm [K=2, Xo=4]; stack C += 2 repl 2; }",
+      kNodes);
   const int gbuf = 1;
   for (bool unclipped : {false, true}) {
     SCOPED_TRACE(unclipped ? "unclipped copies" : "clipped only");
@@ -488,19 +483,8 @@ schedule for net on hw {
 // may not. Counts by hand.
 TEST(KernelTest, UnevenStackAtThePeLevel) {
   auto text = [](const std::string &updates) {
-    return std::string(R"(
-network net { input x [C=3, X=4, Y=1]; l = conv(x, K=2, R=1, S=1); }
-schedule for net on hw {
-  layer l {
-    REGF {
-      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
-      stack C += 1 repl 2; stack Xo += 1, Xi += 1 repl 2;
-      )") + updates + R"(
-    }
-    GBUF { tensor ifm [C=3, Xi=4]; tensor wgt [K=2, C=3, R=1]; tensor ofm [K=2, Xo=4]; }
-  }
-}
-)" + kNodes;
+    return oneWordConv("stack C += 1 repl 2; stack Xo += 1, Xi += 1 repl 2; " + updates,
+                       "GBUF { tensor ifm [C=3, Xi=4]; tensor wgt [K=2, C=3, R=1]; tensor ofm [K=2, Xo=4]; }", kNodes);
   };
   const int regf = 0;
   for (bool cInner : {true, false}) {
