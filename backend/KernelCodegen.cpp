@@ -488,8 +488,8 @@ private:
       int64_t range = at(p_.bounds, d), size = at(p_.levels[l].extent, d);
       if (isInputWindow(d)) {   // as realBox derives it, whatever the bounds say
         const WindowAxis &w = p_.axes.along(d);
-        auto [out, win] = windowSources(d);
-        auto span = [&](const DimVector &e) { return windowSpan(at(e, out), at(e, win), w); };
+        const WindowSources src = windowSources(d);   // named, not bound: clang 14 cannot capture a binding
+        auto span = [&](const DimVector &e) { return windowSpan(at(e, src.out), at(e, src.taps), w); };
         range = std::max(range, span(p_.bounds));
         size = std::max(size, span(p_.levels[l].extent));
       }

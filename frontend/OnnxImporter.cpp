@@ -536,9 +536,18 @@ private:
     if (s[0] < 0)
       s[0] = batch_;
     for (int64_t d : s)
-      if (d < 1)
+      if (!dimOk(d))   // a product of two dims then stays below 2^62
         return std::nullopt;
     return s;
+  }
+
+  /// The product of v[from, to), or -1 (no dim) where it overflows.
+  static int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t k = from; k < to && k < v.size(); ++k)
+      if (__builtin_mul_overflow(p, v[k], &p))
+        return -1;
+    return p;
   }
 
   std::string uniqueName(const std::string &want) {
@@ -796,8 +805,13 @@ private:
 
   std::optional<Refusal> needShape(const onnx::NodeProto &n, std::vector<int64_t> &s) {
     auto got = outputShape(n.output(0));
-    if (!got)
+    if (!got) {
+      auto it = shapes_.find(n.output(0));
+      if (it != shapes_.end() && std::any_of(it->second.begin(), it->second.end(),
+                                             [](int64_t d) { return d > std::numeric_limits<int32_t>::max(); }))
+        return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
       return Refusal{"the shape of its output '" + n.output(0) + "' is unknown after ONNX shape inference"};
+    }
     s = *got;
     return std::nullopt;
   }
@@ -1228,16 +1242,10 @@ private:
       alias(n, x, x.layout, s, x.heads);
       return std::nullopt;
     }
-    auto product = [](const std::vector<int64_t> &v, size_t from) {
-      int64_t p = 1;
-      for (size_t k = from; k < v.size(); ++k)
-        p *= v[k];
-      return p;
-    };
     bool batchKept = !s.empty() && s[0] == i[0];
     if (batchKept) {
       bool imageLike = x.layout == Layout::Image || x.layout == Layout::Vector || x.layout == Layout::Flat;
-      if (imageLike && s.size() == 2 && s[1] == product(i, 1)) {
+      if (imageLike && s.size() == 2 && s[1] == product(i, 1, i.size())) {
         bool vector = x.layout == Layout::Vector || (i.size() == 4 && i[2] == 1 && i[3] == 1);
         alias(n, x, vector ? Layout::Vector : Layout::Flat, s, 1);
         return std::nullopt;
@@ -1496,7 +1504,7 @@ private:
       const std::string x = r1->input(0);
       auto xs = outputShape(x), gs = outputShape(r1->output(0)), ys = outputShape(r2->output(0));
       if (!xs || !gs || !ys || xs->size() != 4 || gs->size() != 3 || *ys != *xs || (*gs)[0] != (*xs)[0] ||
-          (*xs)[1] % (*gs)[1] != 0 || (*gs)[1] * (*gs)[2] != (*xs)[1] * (*xs)[2] * (*xs)[3])
+          (*xs)[1] % (*gs)[1] != 0 || (*gs)[1] * (*gs)[2] != product(*xs, 1, 4))
         continue;
       std::vector<const onnx::NodeProto *> nodes = {r1, &in};
       const onnx::NodeProto *last = r2;
