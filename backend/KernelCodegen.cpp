@@ -1075,9 +1075,24 @@ private:
           if (pl.updates[i].amount[d])
             stepShift[d] = b_.CreateAdd(stepShift[d], b_.CreateMul(trips[i], c(pl.updates[i].amount[d])));
       }
+      const std::vector<Dim> looped = statementDims();
       // One unit: v its index under the parent, `stacked` its stacks' shift;
-      // `clipped` false where its tile is known to lie inside the parent's.
-      auto unitStep = [&](Value *v, const std::array<Value *, kNumDims> &stacked, bool clipped) {
+      // `clipped` false where its tile is known to lie inside the parent's
+      // along every dim but those `dead` (i1, or null) says it lies past,
+      // where each role whose box spans the dim, and the statement, are empty.
+      auto unitStep = [&](Value *v, const std::array<Value *, kNumDims> &stacked, bool clipped,
+                          const std::array<Value *, kNumDims> &dead) {
+        auto deadAlong = [&](auto spans) {
+          Value *any = nullptr;
+          for (size_t d = 0; d < kNumDims; ++d)
+            if (dead[d] && spans(static_cast<Dim>(d)))
+              any = any ? b_.CreateOr(any, dead[d]) : dead[d];
+          return any;
+        };
+        auto skip = [&](TensorRole r) {
+          Value *s = same[idx(r)], *gone = deadAlong([&](Dim d) { return boxAlong(r, d); });
+          return s && gone ? b_.CreateOr(s, gone) : s ? s : gone;
+        };
         Value *unit = b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), v);
         Position pos;
         pos.clipped = clipped, pos.level = l, pos.parentUnit = parentUnit;
@@ -1102,16 +1117,18 @@ private:
             for (size_t j = static_cast<size_t>(f) + 1; j < trips.size(); ++j)
               slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
           }
-          unless(same[idx(r)], [&] { fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0); });
+          unless(skip(r), [&] { fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0); });
           here[idx(r)] = realBox(r, pos).first;
         }
-        unless(same[idx(p_.output)], [&] { startOutput(l, slots, unit, pos, step); });
+        unless(skip(p_.output), [&] { startOutput(l, slots, unit, pos, step); });
         here[idx(p_.output)] = realBox(p_.output, pos).first;
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here);
         else
-          compute(unit, pos, here);
+          unless(deadAlong([&](Dim d) { return std::find(looped.begin(), looped.end(), d) != looped.end(); }),
+                 [&] { compute(unit, pos, here); });
       };
+      std::array<Value *, kNumDims> alive{};   // no dim dead
       // Every unit, its stacks' indices decoded from v (a mixed radix, the
       // first stack the most significant), each tile clipped to the parent's.
       auto clippedUnits = [&] {
@@ -1126,7 +1143,7 @@ private:
               if (s.amount[d])
                 stacked[d] = b_.CreateAdd(stacked[d], b_.CreateMul(k, c(s.amount[d])));
           }
-          unitStep(v, stacked, true);
+          unitStep(v, stacked, true, alive);
         });
       };
       if (l > 0 || !unclippedPays())
@@ -1137,10 +1154,13 @@ private:
       // affine in the loops' indices, which the optimizer strength-reduces
       // (docs/simulator.md, "Kernels"). Per dim, whether every unit's tile
       // along it lies inside the parent's box, or none does (all empty).
+      // A dim of the statement along which none does (a last chiplet's K
+      // past the layer's) is dead: the roles spanning it and the statement
+      // are skipped, the others run unclipped.
       Value *inside = b_.getTrue();
-      std::array<Value *, kNumDims> noneInside{};
+      std::array<Value *, kNumDims> noneInside{}, stepDead{};
       std::vector<Value *> stackTrips(pl.stacks.size(), nullptr);   // null: all its units
-      const std::vector<Dim> looped = statementDims();
+      std::vector<std::pair<size_t, Value *>> deadFrom(pl.stacks.size());   // dim, first unit past the parent along it
       for (size_t d = 0; d < kNumDims; ++d) {
         if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
           continue;
@@ -1150,26 +1170,33 @@ private:
         Value *first = b_.CreateAdd(stepShift[d], c(least)), *last = b_.CreateAdd(stepShift[d], c(most));
         noneInside[d] = b_.CreateOr(b_.CreateICmpSGE(first, parent.hi[d]),
                                     b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.lo[d]));
-        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(first, parent.lo[d]));
+        Value *within = b_.CreateICmpSGE(first, parent.lo[d]);
+        const bool mayDie = std::find(looped.begin(), looped.end(), static_cast<Dim>(d)) != looped.end();
         // A stack moving d alone (an uneven one's last trip past the parent's
-        // end along d): its units starting before that end run, each inside
-        // along d, where those after it would do nothing (every role they
-        // check empty along d, or not checked at this step).
+        // end along d): its units starting before that end run inside along
+        // d, those after it dead along d; where they would do nothing (every
+        // role they check empty along d, or not checked at this step) only
+        // the first run.
         std::optional<size_t> i;
-        if (std::find(looped.begin(), looped.end(), static_cast<Dim>(d)) != looped.end())
+        if (mayDie)
           i = soleStack(pl, static_cast<Dim>(d));
         if (i) {
           const int64_t a = pl.stacks[*i].amount[d], count = pl.stacks[*i].count;
           Value *n = smin(c(count), smax(c(0), b_.CreateSDiv(b_.CreateSub(parent.hi[d], b_.CreateSub(first, c(a - 1))),
                                                              c(a))));
           Value *lastEnd = b_.CreateAdd(first, b_.CreateAdd(b_.CreateMul(b_.CreateSub(n, c(1)), c(a)), c(pl.extent[d])));
-          Value *ok = b_.CreateOr(b_.CreateICmpSLE(n, c(0)), b_.CreateICmpSLE(lastEnd, parent.hi[d]));
-          ok = b_.CreateAnd(ok, b_.CreateOr(b_.CreateICmpSGE(n, c(count)), idleWithout(static_cast<Dim>(d), same)));
-          inside = b_.CreateAnd(inside, ok);
-          stackTrips[*i] = n;
+          inside = b_.CreateAnd(inside, b_.CreateAnd(within, b_.CreateOr(b_.CreateICmpSLE(n, c(0)),
+                                                                         b_.CreateICmpSLE(lastEnd, parent.hi[d]))));
+          stackTrips[*i] = b_.CreateSelect(idleWithout(static_cast<Dim>(d), same), n, c(count));
+          deadFrom[*i] = {d, n};
           continue;
         }
-        inside = b_.CreateAnd(inside, b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.hi[d]));
+        within = b_.CreateAnd(within, b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.hi[d]));
+        if (mayDie) {
+          within = b_.CreateOr(within, noneInside[d]);
+          stepDead[d] = noneInside[d];
+        }
+        inside = b_.CreateAnd(inside, within);
       }
       // A step where every unit's box of each role it checks is empty (its
       // tiles past the parent's edge along a dim of the role, as an uneven
@@ -1186,22 +1213,24 @@ private:
             empty = b_.CreateOr(empty, noneInside[d]);
         idle = b_.CreateAnd(idle, same[idx(r.role)] ? b_.CreateOr(same[idx(r.role)], empty) : empty);
       }
-      std::function<void(size_t, Value *, std::array<Value *, kNumDims>)> stacks =
-          [&](size_t i, Value *v, std::array<Value *, kNumDims> stacked) {
+      std::function<void(size_t, Value *, std::array<Value *, kNumDims>, std::array<Value *, kNumDims>)> stacks =
+          [&](size_t i, Value *v, std::array<Value *, kNumDims> stacked, std::array<Value *, kNumDims> dead) {
             if (i == pl.stacks.size())
-              return unitStep(v, stacked, false);
+              return unitStep(v, stacked, false, dead);
             const PlanMove &s = pl.stacks[i];
             forLoop(c(0), stackTrips[i] ? stackTrips[i] : c(s.count), [&](Value *k) {
-              std::array<Value *, kNumDims> next = stacked;
+              std::array<Value *, kNumDims> next = stacked, nextDead = dead;
               for (size_t d = 0; d < kNumDims; ++d)
                 if (s.amount[d])
                   next[d] = b_.CreateAdd(next[d], b_.CreateMul(k, c(s.amount[d])));
-              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), next);
+              if (deadFrom[i].second)
+                nextDead[deadFrom[i].first] = b_.CreateICmpSGE(k, deadFrom[i].second);
+              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), next, nextDead);
             });
           };
       std::array<Value *, kNumDims> none{};
       none.fill(c(0));
-      ifThen(b_.CreateNot(idle), [&] { ifThen(inside, [&] { stacks(0, c(0), none); }, clippedUnits); });
+      ifThen(b_.CreateNot(idle), [&] { ifThen(inside, [&] { stacks(0, c(0), none, stepDead); }, clippedUnits); });
     };
     loops(0);
   }

@@ -519,6 +519,47 @@ TEST(KernelTest, UnevenStackAtThePeLevel) {
   }
 }
 
+// Steps past the layer's K along a dim the PE level does not stack: conv
+// of x [C=2, X=4] with K=3 (24 MACs), the nodes stacking K by 2, so that
+// node 1 holds K 2 alone and its PEs' second K trip lies past the layer's.
+// There the weights', the outputs' and the statement's boxes are empty,
+// but the ifm does not span K: it still moves, and is fetched. The
+// unclipped copy runs such a step with K dead (KernelCodegen: stepDead)
+// where the clipped code clips every box. Counts by hand.
+TEST(KernelTest, StepsPastTheLayersKStillFetchTheirIfm) {
+  const std::string text = std::string(R"(
+network net { input x [C=2, X=4, Y=1]; l = conv(x, K=3, R=1, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      stack Xo += 1, Xi += 1 repl 2;
+      update C += 1; update Xo += 2, Xi += 2; update K += 1;
+    }
+    GBUF { tensor ifm [C=2, Xi=4]; tensor wgt [K=2, C=2, R=1]; tensor ofm [K=2, Xo=4]; stack K += 2 repl 2; }
+  }
+}
+)") + kNodes;
+  const int regf = 0, gbuf = 1;
+  for (bool unclipped : {false, true}) {
+    SCOPED_TRACE(unclipped ? "unclipped copies" : "clipped only");
+    SimResult r = simulateText(text, KernelFault::None, unclipped);
+    const LayerSim *one = oneExactLayer(r, "K past the layer's", 24);
+    ASSERT_TRUE(one);
+    const LayerSim &l = *one;
+    // Each node's 2 PEs take 8 steps (C 2 x Xo 2 x K 2, C innermost), each
+    // with a new ifm word (its C or Xo moved; K's second trip starts again
+    // at C 0, Xo 0), node 1's past the layer's K too: 2 x 2 x 8 = 32.
+    expectBoth(l, regf, TensorRole::Ifm, "writes", 32);
+    // Weights (K, C): a new word at each step with a K, 8 steps on node 0,
+    // 4 on node 1, per PE: 2 x (8 + 4) = 24.
+    expectBoth(l, regf, TensorRole::Wgt, "writes", 24);
+    // Outputs: C innermost, one residency per PE and (Xo, K) trip with a K,
+    // 2 x (4 + 2) = 12, each written back into GBUF.
+    expectBoth(l, gbuf, TensorRole::Ofm, "writes", 12);
+  }
+}
+
 // A 3-operand add: 2 additions per output and each operand read once
 // (docs/directives.md §6), under the solver's schedule.
 TEST(KernelTest, AddOfThreeOperands) {
