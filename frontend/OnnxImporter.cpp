@@ -695,6 +695,11 @@ private:
         return Refusal{notProduced(name)};
       poisoned |= it->second.kind == Value::Poisoned;
       allConstant &= it->second.kind == Value::Constant;
+      // A constant's dims are the file's, unchecked: weights of a size past
+      // the largest DFL integer are refused before any arithmetic on them.
+      for (int64_t d : it->second.shape)
+        if (d < 0 || d > std::numeric_limits<int32_t>::max())
+          return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
       ins.push_back(&it->second);
     }
     if (n.output_size() == 0)
@@ -917,10 +922,11 @@ private:
     if (ins.size() < 2 || !ins[1] || ins[1]->kind != Value::Constant || ins[1]->shape.size() != 4)
       return Refusal{"its weights are not a constant [C, K/group, kH, kW] tensor"};
     const std::vector<int64_t> &w = ins[1]->shape;
-    const int64_t groups = intAttr(n, "group", 1), c = x.shape[1], k = w[1] * groups;
+    const int64_t groups = intAttr(n, "group", 1), c = x.shape[1];
     if (groups < 1 || c % groups || w[0] != c)
       return Refusal{"group " + std::to_string(groups) + " does not divide its " + std::to_string(c) +
                      " input channels, or the weights' first dim " + std::to_string(w[0]) + " is not them"};
+    const int64_t k = w[1] * groups;   // groups <= c, both below 2^31
     if (intsAttr(n, "dilations", {1, 1}) != std::vector<int64_t>{1, 1})
       return Refusal{"dilations other than 1 are not supported: conv_transpose has no dilation (docs/limits.md)"};
     if (std::string autoPad = stringAttr(n, "auto_pad", "NOTSET"); autoPad != "NOTSET")
