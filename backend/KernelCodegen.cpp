@@ -1076,6 +1076,7 @@ private:
             stepShift[d] = b_.CreateAdd(stepShift[d], b_.CreateMul(trips[i], c(pl.updates[i].amount[d])));
       }
       const std::vector<Dim> looped = statementDims();
+      auto inStatement = [&](Dim d) { return std::find(looped.begin(), looped.end(), d) != looped.end(); };
       // One unit: v its index under the parent, `stacked` its stacks' shift;
       // `clipped` false where its tile is known to lie inside the parent's
       // along every dim but those `dead` (i1, or null) says it lies past,
@@ -1125,8 +1126,7 @@ private:
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here);
         else
-          unless(deadAlong([&](Dim d) { return std::find(looped.begin(), looped.end(), d) != looped.end(); }),
-                 [&] { compute(unit, pos, here); });
+          unless(deadAlong(inStatement), [&] { compute(unit, pos, here); });
       };
       std::array<Value *, kNumDims> alive{};   // no dim dead
       // Every unit, its stacks' indices decoded from v (a mixed radix, the
@@ -1171,7 +1171,7 @@ private:
         noneInside[d] = b_.CreateOr(b_.CreateICmpSGE(first, parent.hi[d]),
                                     b_.CreateICmpSLE(b_.CreateAdd(last, c(pl.extent[d])), parent.lo[d]));
         Value *within = b_.CreateICmpSGE(first, parent.lo[d]);
-        const bool mayDie = std::find(looped.begin(), looped.end(), static_cast<Dim>(d)) != looped.end();
+        const bool mayDie = inStatement(static_cast<Dim>(d));
         // A stack moving d alone (an uneven one's last trip past the parent's
         // end along d): its units starting before that end run inside along
         // d, those after it dead along d; where they would do nothing (every

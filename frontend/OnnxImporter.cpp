@@ -558,7 +558,10 @@ private:
     return name;
   }
 
-  static bool dimOk(int64_t d) { return d >= 1 && d <= std::numeric_limits<int32_t>::max(); }
+  /// Past the largest DFL integer (2^31 - 1): refused before any arithmetic on it.
+  static bool pastDflInt(int64_t d) { return d > std::numeric_limits<int32_t>::max(); }
+  static Refusal tooLargeRefusal() { return Refusal{"a size exceeds 2147483647, the largest DFL integer"}; }
+  static bool dimOk(int64_t d) { return d >= 1 && !pastDflInt(d); }
 
   bool declareInput(const onnx::ValueInfoProto &in, std::string &why) {
     auto it = shapes_.find(in.name());
@@ -677,7 +680,7 @@ private:
     tooLarge_ = false;
     std::optional<Refusal> r = fusedAt_.count(&n) ? fused(n) : map(n);
     if (!r && tooLarge_)
-      return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
+      return tooLargeRefusal();
     return r;
   }
 
@@ -698,8 +701,8 @@ private:
       // A constant's dims are the file's, unchecked: weights of a size past
       // the largest DFL integer are refused before any arithmetic on them.
       for (int64_t d : it->second.shape)
-        if (d < 0 || d > std::numeric_limits<int32_t>::max())
-          return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
+        if (d < 0 || pastDflInt(d))
+          return tooLargeRefusal();
       ins.push_back(&it->second);
     }
     if (n.output_size() == 0)
@@ -812,9 +815,8 @@ private:
     auto got = outputShape(n.output(0));
     if (!got) {
       auto it = shapes_.find(n.output(0));
-      if (it != shapes_.end() && std::any_of(it->second.begin(), it->second.end(),
-                                             [](int64_t d) { return d > std::numeric_limits<int32_t>::max(); }))
-        return Refusal{"a size exceeds 2147483647, the largest DFL integer"};
+      if (it != shapes_.end() && std::any_of(it->second.begin(), it->second.end(), pastDflInt))
+        return tooLargeRefusal();
       return Refusal{"the shape of its output '" + n.output(0) + "' is unknown after ONNX shape inference"};
     }
     s = *got;
