@@ -889,10 +889,35 @@ bool readsTensor(const Layer &c, const std::string &tensor) {
                      [&](const Access &a) { return a.role != c.output && a.tensor == tensor; });
 }
 
+/// What producer region `pr`'s steps finalize of its output, in words.
+std::vector<int64_t> finalizedWords(const StepRegion &pr) {
+  std::vector<int64_t> words(static_cast<size_t>(pr.steps), 0);
+  StepRegion::FinalizedMemo memo;
+  for (int64_t i = 0; i < pr.steps; ++i)
+    if (std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i), &memo))
+      words[static_cast<size_t>(i)] = pr.words(*f);
+  return words;
+}
+
+/// The least consumer `c` (position) needs at once of its producers'
+/// tensors (`edges` into it): each tensor's forwarding unit and one step
+/// more (a buffer of depth 1; the tables' depth is at least 1, and the words
+/// only grow with the steps held), appended to `least`; their sum.
+int64_t leastNeed(const std::vector<StepRegion> &regions, const std::vector<std::array<size_t, 2>> &edges,
+                  const std::vector<std::vector<int64_t>> &words, size_t c, std::vector<ForwardedWords> &least) {
+  int64_t need = 0;
+  for (auto [p, to] : edges)
+    if (to == c) {
+      const int64_t slots = bufferSlots(1, forwardingUnitSteps(words[p]), 0);
+      least.push_back({regions[p].output->tensor, std::min(slots, regions[p].steps), mostWords(words[p], slots)});
+      need += least.back().words;
+    }
+  return need;
+}
+
 /// The first consumer (position) whose room is short of the least its
-/// forwarded tensors can need, and those: each tensor's forwarding unit and
-/// one step more (a buffer of depth 1; the tables' depth is at least 1, and
-/// the words only grow with the steps held). None if every consumer has it.
+/// forwarded tensors can need (leastNeed), and those. None if every
+/// consumer has it.
 std::optional<size_t> leastShort(const Network &net, const Hardware &hw, const std::vector<int> &layers,
                                  const std::vector<const LayerResult *> &results, const std::vector<StepRegion> &regions,
                                  const std::vector<std::array<size_t, 2>> &edges,
@@ -902,13 +927,7 @@ std::optional<size_t> leastShort(const Network &net, const Hardware &hw, const s
     if (!room)
       continue;
     least.clear();
-    int64_t need = 0;
-    for (auto [p, to] : edges)
-      if (to == c) {
-        const int64_t slots = bufferSlots(1, forwardingUnitSteps(words[p]), 0);
-        least.push_back({regions[p].output->tensor, std::min(slots, regions[p].steps), mostWords(words[p], slots)});
-        need += least.back().words;
-      }
+    const int64_t need = leastNeed(regions, edges, words, c, least);
     if (!least.empty() && need > *room)
       return c;
   }
@@ -953,14 +972,8 @@ SegmentSteps segmentSteps(const Network &net, const Hardware &hw, const std::vec
   // What each producer's steps finalize: the same for each of its consumers.
   std::vector<std::vector<int64_t>> words(regions.size());
   for (auto [p, c] : edges)
-    if (words[p].empty()) {
-      const StepRegion &pr = regions[p];
-      words[p].assign(static_cast<size_t>(pr.steps), 0);
-      StepRegion::FinalizedMemo memo;
-      for (int64_t i = 0; i < pr.steps; ++i)
-        if (std::optional<StepRegion::Cover> f = pr.finalized(pr.point(i), &memo))
-          words[p][static_cast<size_t>(i)] = pr.words(*f);
-    }
+    if (words[p].empty())
+      words[p] = finalizedWords(regions[p]);
   if (refuseShort && (out.shortConsumer = leastShort(net, hw, layers, results, regions, edges, words, out.shortOf)))
     return out;
   for (auto [p, c] : edges) {
@@ -1144,35 +1157,99 @@ int64_t mostWords(std::span<const int64_t> words, int64_t n) {
   return most;
 }
 
-RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result) {
-  const size_t top = hw.levels.size() - 2;
-  const LevelResult &lr = result.levels[top];
-  const Level &lv = hw.levels[top];
+namespace {
+
+/// Bytes in words of the forwarded (finished) data.
+int64_t forwardedWords(const Hardware &hw, int64_t bytes) {
+  return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits / (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
+}
+
+} // namespace
+
+RegionRoom regionCapacity(const Hardware &hw, int64_t nodes) {
+  const Level &lv = hw.levels[hw.levels.size() - 2];
   // The forwarded words are kept where the consumer reads them: the buffer
   // holding its ifm (at a level of one buffer, the level; where ifm
-  // bypasses the level E0829 refuses the segment first). Its other tiles
-  // count only where they share that buffer.
+  // bypasses the level E0829 refuses the segment first).
   const int held = lv.bufferOf(TensorRole::Ifm);
   const Buffer *buf = held >= 0 ? &lv.buffers[static_cast<size_t>(held)] : nullptr;
   const std::optional<int64_t> capacity = buf ? buf->capacityBytes : lv.capacityBytes;
   RegionRoom room;
   room.level = !buf || buf->implicit ? lv.name : lv.name + "'s buffer " + buf->name;
-  room.nodes = lr.unitsInUse;
+  room.nodes = nodes;
   room.bounded = capacity.has_value();
-  // In words of the forwarded tensor (finished data); the tiles at their widths.
-  auto forwardedWords = [&](int64_t bytes) {
-    return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits /
-                                (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
-  };
-  room.capacityWords = forwardedWords(capacity.value_or(0) * room.nodes);
+  room.capacityWords = forwardedWords(hw, capacity.value_or(0) * nodes);
+  return room;
+}
+
+RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result) {
+  const size_t top = hw.levels.size() - 2;
+  const LevelResult &lr = result.levels[top];
+  const Level &lv = hw.levels[top];
+  RegionRoom room = regionCapacity(hw, lr.unitsInUse);
+  // Its other tiles count only where they share the forwarded words' buffer.
+  const int held = lv.bufferOf(TensorRole::Ifm);
+  const Buffer *buf = held >= 0 ? &lv.buffers[static_cast<size_t>(held)] : nullptr;
   const bool channelWise = layer.channelWise(), perSample = wgtPerSample(layer.nest);
   const std::vector<TensorRole> roles = layer.roles();
   int64_t otherBytes = 0;
   for (TensorRole r : {TensorRole::Wgt, TensorRole::Ofm})
     if (std::find(roles.begin(), roles.end(), r) != roles.end() && (!buf || buf->holds(r)))
       otherBytes += hw.bytesOf(tileWords(r, lr.extent, channelWise, perSample), hw.heldBits(r, layer.output));
-  room.otherTileWords = forwardedWords(otherBytes * room.nodes);
+  room.otherTileWords = forwardedWords(hw, otherBytes * room.nodes);
   return room;
+}
+
+bool ShortConsumerTest::shortOnAny(int x, int64_t nodes) {
+  const RegionRoom most = regionCapacity(hw_, nodes);
+  if (undecided_ || !most.bounded)
+    return false;
+  std::vector<std::array<size_t, 2>> edges;
+  const size_t c = regions_.size();
+  for (size_t p = 0; p < c; ++p)
+    if (regions_[p].output && readsTensor(net_.layers[static_cast<size_t>(x)], regions_[p].output->tensor)) {
+      if (!regions_[p].boxed())
+        return false;
+      edges.push_back({p, c});
+    }
+  least_.clear();
+  const int64_t need = leastNeed(regions_, edges, wordsFor(edges), c, least_);
+  return !least_.empty() && need > most.words();
+}
+
+bool ShortConsumerTest::add(int x, const LayerScheduleModel *schedule, const LayerResult &result) {
+  if (undecided_)
+    return false;
+  regions_.push_back(stepRegion(net_, hw_, x, schedule, result));
+  const size_t c = regions_.size() - 1;
+  const StepRegion &cr = regions_.back();
+  if (cr.steps > kMaxSteps) {
+    undecided_ = true;   // segmentSteps derives no tables: the analysis decides
+    return false;
+  }
+  std::vector<std::array<size_t, 2>> edges;
+  for (size_t p = 0; p < c; ++p)
+    if (regions_[p].output && readsTensor(*cr.layer, regions_[p].output->tensor)) {
+      if (!regions_[p].boxed() || !cr.folds) {
+        undecided_ = true;
+        return false;
+      }
+      edges.push_back({p, c});
+    }
+  const std::optional<int64_t> room = slackRoom(regionRoom(*cr.layer, hw_, result));
+  if (!room)
+    return false;
+  least_.clear();
+  const int64_t need = leastNeed(regions_, edges, wordsFor(edges), c, least_);
+  return !least_.empty() && need > *room;
+}
+
+const std::vector<std::vector<int64_t>> &ShortConsumerTest::wordsFor(const std::vector<std::array<size_t, 2>> &edges) {
+  words_.resize(regions_.size());
+  for (auto [p, c] : edges)
+    if (words_[p].empty())
+      words_[p] = finalizedWords(regions_[p]);
+  return words_;
 }
 
 } // namespace dfl

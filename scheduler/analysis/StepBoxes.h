@@ -334,10 +334,42 @@ struct RegionRoom {
   int64_t words() const { return capacityWords - otherTileWords; }
 };
 RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result);
+/// The most room `nodes` nodes leave, whatever a layer's tiles: their
+/// buffers (otherTileWords 0).
+RegionRoom regionCapacity(const Hardware &hw, int64_t nodes);
 
 /// The room bufferSlack gives: nullopt where unbounded.
 inline std::optional<int64_t> slackRoom(const RegionRoom &r) {
   return r.bounded ? std::optional<int64_t>(r.words()) : std::nullopt;
 }
+
+/// segmentSteps' early refusal (`refuseShort`), made layer by layer as the
+/// solver builds a pipelined scheme in network order: a scheme with a
+/// consumer short of buffer for sure is refused before the layers after it
+/// are solved, and before the consumer itself where its producers need more
+/// than its nodes hold (docs/solver.md, "Speed"). The same rule
+/// (leastShort's), consumer by consumer; undecided from the first layer
+/// whose steps segmentSteps would not tabulate (then the analysis decides).
+class ShortConsumerTest {
+public:
+  ShortConsumerTest(const Network &net, const Hardware &hw) : net_(net), hw_(hw) {}
+  /// Whether layer `x`, next in the segment, is short for sure on at most
+  /// `nodes` nodes whatever its schedule.
+  bool shortOnAny(int x, int64_t nodes);
+  /// Adds `x`, next in the segment, as scheduled; whether it is short for sure.
+  bool add(int x, const LayerScheduleModel *schedule, const LayerResult &result);
+  /// What the last short consumer needs at least (segmentBufferIssue's `forwarded`).
+  const std::vector<ForwardedWords> &shortOf() const { return least_; }
+
+private:
+  const std::vector<std::vector<int64_t>> &wordsFor(const std::vector<std::array<size_t, 2>> &edges);
+
+  const Network &net_;
+  const Hardware &hw_;
+  std::vector<StepRegion> regions_;
+  std::vector<std::vector<int64_t>> words_;   // per region: what each step finalizes (once asked)
+  std::vector<ForwardedWords> least_;
+  bool undecided_ = false;
+};
 
 } // namespace dfl

@@ -3,6 +3,8 @@
 
 #include "model/Geometry.h"
 #include "scheduler/analysis/Instances.h"
+#include "scheduler/analysis/LayerAnalysis.h"
+#include "scheduler/analysis/StepBoxes.h"
 #include "scheduler/kapla/Parallel.h"
 #include "support/Check.h"
 #include "support/Format.h"
@@ -623,11 +625,11 @@ void segmentNodeConstraints(const Network &net, const Hardware &hw, const Spatia
 
 std::optional<std::pair<Schedule, ScheduleResult>> InterLayerSolver::solveSpatial(const SpatialSegment &s,
                                                                                    InterLayerStats &stats) {
-  return solveScheme(s, stats, shortOfBuffer_);
+  return solveScheme(s, stats, &shortOfBuffer_);
 }
 
 std::optional<std::pair<Schedule, ScheduleResult>>
-InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, std::optional<Schedule> &shortOut,
+InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, std::optional<Schedule> *shortOut,
                               std::optional<SolveFailure> *failure) {
   const Network &net = network();
   const Hardware &hw = hardware();
@@ -635,10 +637,19 @@ InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, s
   Schedule sched = base_;
   Segment seg;
   seg.pipelined = true;
+  std::optional<ShortConsumerTest> shortTest;
+  if (!shortOut)
+    shortTest.emplace(net, hw);
+  auto refusedShort = [&] {
+    ++stats.prunedBuffer;
+    return std::nullopt;
+  };
   for (int x = s.first; x <= s.last; ++x) {
     IntraLayerOptions o = options_.intra;
     o.maxNodes = s.nodes[static_cast<size_t>(x - s.first)];
     o.mayRowSplit = false;   // whole rows in a segment (E0826)
+    if (shortTest && shortTest->shortOnAny(x, o.maxNodes))
+      return refusedShort();
     segmentNodeConstraints(net, hw, s, x, o);
     // Layers of the same shape under the same constraints get the same
     // schedule (ResNet's and GoogLeNet's repeated blocks): solved once.
@@ -676,6 +687,11 @@ InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, s
         ls.layer = x;
       }
     seg.layers.push_back(x);
+    if (shortTest) {
+      std::vector<Issue> ignored;   // the analysis below reports them, if it runs
+      if (shortTest->add(x, &*slot.value.schedule, analyzeLayer(net, x, hw, &*slot.value.schedule, ignored)))
+        return refusedShort();
+    }
   }
   sched.segments.push_back(seg);
   // A scheme whose buffers are short (E0824) is never chosen: the check and
@@ -685,8 +701,8 @@ InterLayerSolver::solveScheme(const SpatialSegment &s, InterLayerStats &stats, s
   auto buffer = [](const Issue &i) { return i.id == diag::err_segment_buffer; };
   if (std::any_of(r.issues.begin(), r.issues.end(), buffer)) {
     ++stats.prunedBuffer;
-    if (r.complete && std::all_of(r.issues.begin(), r.issues.end(), buffer))
-      shortOut = sched;
+    if (shortOut && r.complete && std::all_of(r.issues.begin(), r.issues.end(), buffer))
+      *shortOut = sched;
   }
   // Nor one whose buffers the check cannot derive (W0831): the simulator
   // derives them with isl and may refuse it (one verdict for what the solver writes).
@@ -700,12 +716,12 @@ std::optional<std::pair<Schedule, ScheduleResult>>
 InterLayerSolver::solveSpatialBest(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats) {
   shortOfBuffer_.reset();
   schemeFailure_.reset();
-  return bestScheme(schemes, stats, shortOfBuffer_, &schemeFailure_);
+  return bestScheme(schemes, stats, &shortOfBuffer_, &schemeFailure_);
 }
 
 std::optional<std::pair<Schedule, ScheduleResult>>
 InterLayerSolver::bestScheme(const std::vector<SpatialSegment> &schemes, InterLayerStats &stats,
-                             std::optional<Schedule> &shortOut, std::optional<SolveFailure> *failure) {
+                             std::optional<Schedule> *shortOut, std::optional<SolveFailure> *failure) {
   // Most promising first; for energy, a scheme whose estimate is not below the
   // segment energy already found is not solved (a heuristic: the estimate is
   // optimistic but not a bound, docs/solver.md).
@@ -1258,8 +1274,7 @@ void InterLayerSolver::solveSegmentsOf(const std::vector<Chain> &list, InterLaye
   parallelFor(spans.size(), options_.threads, [&](size_t k) {
     if (budgetSpent())
       return;   // tryChains stops too: the segment stays unsolved
-    std::optional<Schedule> shortOut;
-    best[k] = bestScheme(options(spans[k].first, spans[k].second).schemes, counts[k], shortOut);
+    best[k] = bestScheme(options(spans[k].first, spans[k].second).schemes, counts[k], nullptr);
     done[k] = 1;
   });
   for (size_t k = 0; k < spans.size(); ++k)

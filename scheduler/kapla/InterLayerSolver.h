@@ -288,16 +288,19 @@ private:
   // ---- the short list
   /// The spatial segment's layers' schedules with its best scheme (memoized; its real energy in realPj_), or none.
   const std::optional<std::vector<LayerScheduleModel>> &solvedSegment(int first, int last, InterLayerStats &stats);
-  /// solveSpatialBest, with the last scheme short of buffer alone to `shortOut`
-  /// and, if `failure`, the first scheme's layer failure (schemeFailure()).
+  /// solveSpatialBest, with the last scheme short of buffer alone to
+  /// `shortOut` (null: not kept, see solveScheme) and, if `failure`, the
+  /// first scheme's layer failure (schemeFailure()).
   std::optional<std::pair<Schedule, ScheduleResult>> bestScheme(const std::vector<SpatialSegment> &schemes,
                                                                 InterLayerStats &stats,
-                                                                std::optional<Schedule> &shortOut,
+                                                                std::optional<Schedule> *shortOut,
                                                                 std::optional<SolveFailure> *failure = nullptr);
   /// solveSpatial, a scheme short of buffer alone to `shortOut`, the failure
-  /// of a layer without a schedule to `failure`.
+  /// of a layer without a schedule to `failure`. Without `shortOut` a scheme
+  /// short of buffer for sure is refused as soon as its layers so far show
+  /// it (ShortConsumerTest), the layers after them not solved.
   std::optional<std::pair<Schedule, ScheduleResult>> solveScheme(const SpatialSegment &s, InterLayerStats &stats,
-                                                                 std::optional<Schedule> &shortOut,
+                                                                 std::optional<Schedule> *shortOut,
                                                                  std::optional<SolveFailure> *failure = nullptr);
   /// Every segment's costs (segments_), the segments on threads; false if the
   /// budget was spent first.

@@ -88,6 +88,43 @@ TEST(SegmentLatencyTest, ConsumerNeedingTheLastStepWaitsForTheWholeProducer) {
   EXPECT_EQ(e.slots(), 17);
 }
 
+TEST(SegmentLatencyTest, LayerByLayerRefusalIsTheTablesOwn) {
+  // The solver's early E0824 test (ShortConsumerTest), layer by layer, on
+  // kRowsAgainstColumns with GBUF capacities around b's least need: a
+  // finalizes a row (8 words) a step, unit 1, so a buffer of depth 1 holds
+  // 1 + 1 = 2 steps, 16 words. b's room is the GBUF's words less its
+  // weights and an output column (17): short below 16 + 17 = 33 words,
+  // 66 B. Whatever b's tiles, its one node holds at most the GBUF: short
+  // for any schedule below 16 words, 32 B. (The layers' own tiles do not
+  // fit GBUFs this small; the rule looks at the buffers alone.)
+  for (int gbuf : {30, 32, 64, 66, 1024}) {
+    SCOPED_TRACE("GBUF " + std::to_string(gbuf) + " B");
+    test::Compiled comp = test::compile(std::string(test::kRowsAgainstColumns) + test::onePeNodes(4, 16, gbuf));
+    ASSERT_FALSE(comp.diags->hasErrors()) << comp.diagnostics();
+    const Network &net = comp.model.networks[0];
+    const Hardware &hw = comp.model.hardware[0];
+    const ScheduleResult r = analyzeSchedule(comp.model, comp.model.schedules.at(0));
+    std::vector<const LayerScheduleModel *> schedules(2);
+    for (const LayerScheduleModel &ls : comp.model.schedules[0].layers)
+      schedules.at(static_cast<size_t>(ls.layer)) = &ls;
+    const SegmentSteps tables = segmentSteps(net, hw, {0, 1}, schedules, {&r.layers[0], &r.layers[1]}, true);
+    EXPECT_EQ(tables.shortConsumer.has_value(), gbuf < 66);
+
+    ShortConsumerTest early(net, hw);
+    EXPECT_FALSE(early.shortOnAny(0, 1));   // a reads no tensor of the segment
+    EXPECT_FALSE(early.add(0, schedules[0], r.layers[0]));
+    EXPECT_EQ(early.shortOnAny(1, 1), gbuf < 32);
+    EXPECT_EQ(early.add(1, schedules[1], r.layers[1]), gbuf < 66);
+    if (gbuf < 66) {
+      ASSERT_EQ(early.shortOf().size(), 1u);
+      EXPECT_EQ(early.shortOf()[0].tensor, "a");
+      EXPECT_EQ(early.shortOf()[0].words, 16);
+      ASSERT_EQ(tables.shortOf.size(), 1u);
+      EXPECT_EQ(tables.shortOf[0].words, 16);
+    }
+  }
+}
+
 TEST(SegmentLatencyTest, SlackOnlyWhereTheRoomHoldsEveryIncomingBuffer) {
   // Consumer 2 reads two edges of a word a step: depth 2 and 3, unit 1, so
   // with slack 2 + 1 + 2 = 5 and 3 + 1 + 3 = 7 steps, 12 words together.
