@@ -201,10 +201,11 @@ bool samePiece(const Layer &a, const Layer &b) {
   return a.bounds == b.bounds && a.window == b.window && a.ifmShape == b.ifmShape;
 }
 
-LayerPieces layerPieces(const Network &net, const std::vector<int> &layers, Dim dim, int64_t count, size_t k) {
+LayerPieces layerPieces(const Network &net, const std::vector<int> &layers, Dim dim,
+                        const std::vector<std::vector<Span>> &instances, size_t k) {
   const Layer &l = net.layers[static_cast<size_t>(layers[k])];
   LayerPieces out;
-  for (const std::vector<Span> &spans : instanceSpans(net, layers, dim, count)) {
+  for (const std::vector<Span> &spans : instances) {
     Layer p = instanceLayer(l, dim, spans[k]);
     auto same = [&](const Layer &q) { return samePiece(q, p); };
     if (auto it = std::find_if(out.pieces.begin(), out.pieces.end(), same); it != out.pieces.end())

@@ -71,7 +71,10 @@ struct LayerPieces {
   std::vector<Layer> pieces;
   std::vector<int64_t> counts;
 };
-LayerPieces layerPieces(const Network &net, const std::vector<int> &layers, Dim dim, int64_t count, size_t k);
+/// Of the segment's k-th layer, `spans` being instanceSpans of the segment
+/// (one derivation for all its layers).
+LayerPieces layerPieces(const Network &net, const std::vector<int> &layers, Dim dim,
+                        const std::vector<std::vector<Span>> &spans, size_t k);
 
 /// Layer `layer` run as `p`'s pieces with one set of directives: each piece
 /// analyzed as a layer (its validity problems appended to `issues`), the

@@ -56,11 +56,13 @@ public:
     // Each layer with its place in its segment in network order (as written
     // the order is free).
     std::map<int, std::pair<const Segment *, size_t>> split;
+    std::map<const Segment *, std::vector<std::vector<Span>>> spansOf;   // instanceSpans, once a segment
     for (const Segment &seg : s_.segments)
       if (splits(seg)) {
         const std::vector<int> order = sorted(seg.layers);
         for (size_t k = 0; k < order.size(); ++k)
           split[order[k]] = {&seg, k};
+        spansOf[&seg] = instanceSpans(net_, order, seg.splitDim, seg.instances);
       }
     for (size_t i = 0; i < net_.layers.size(); ++i) {
       auto it = byLayer.find(static_cast<int>(i));
@@ -68,7 +70,7 @@ public:
       if (auto sp = split.find(static_cast<int>(i)); sp != split.end()) {
         const Segment &seg = *sp->second.first;
         r_.layers.push_back(analyzePieces(net_, static_cast<int>(i),
-                                          layerPieces(net_, sorted(seg.layers), seg.splitDim, seg.instances,
+                                          layerPieces(net_, sorted(seg.layers), seg.splitDim, spansOf.at(&seg),
                                                       sp->second.second),
                                           hw_, given, r_.issues));
       } else {

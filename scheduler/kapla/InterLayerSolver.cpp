@@ -1011,10 +1011,12 @@ std::optional<double> InterLayerSolver::temporalVariant(int i, int j, int64_t ba
              (pieces ? " on its largest piece" : "") + (reserve ? " leaves room for the intermediates" : "");
     return sol && runWith(k, sol->schedule, sol->result);
   };
+  const std::vector<std::vector<Span>> spans =
+      pieces ? instanceSpans(net, layers, split.dim, split.instances) : std::vector<std::vector<Span>>{};
   for (size_t k = 0; k < n; ++k) {
     const int l = layers[k];
     if (pieces)
-      piecesOf[k] = layerPieces(net, layers, split.dim, split.instances, k);
+      piecesOf[k] = layerPieces(net, layers, split.dim, spans, k);
     if ((fixed(l) || (whole && !pieces && !priced)) ? !runWith(k, layerwise(l), baseResult_.layers[l])
                                                     : !solveWith(k, 0))
       return std::nullopt;

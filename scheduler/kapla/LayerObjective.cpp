@@ -32,32 +32,37 @@ size_t growTable(std::vector<Slot> &slots, uint64_t hash, Used used) {
 } // namespace
 
 uint32_t AnalysisMemo::context(const std::string &key) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(contextMutex_);
   return contexts_.emplace(key, static_cast<uint32_t>(contexts_.size())).first->second;
 }
 
 std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::string_view key, uint64_t hash) {
-  std::lock_guard lock(mutex_);
-  size_t mask = slots_.size() - 1, i = hash & mask;
-  for (; slots_[i].entry; i = (i + 1) & mask)
-    if (slots_[i].hash == hash && slots_[i].key == key) {
-      Entry *e = slots_[i].entry;
+  Shard &sh = shards_[hash >> (64 - kShardBits)];
+  std::lock_guard lock(sh.mutex);
+  std::vector<Slot> &slots = sh.slots;
+  size_t mask = slots.size() - 1, i = hash & mask;
+  for (; slots[i].entry; i = (i + 1) & mask)
+    if (slots[i].hash == hash && slots[i].key == key) {
+      Entry *e = slots[i].entry;
       return {e, e->ready.load(std::memory_order_acquire) ? Found::Ready : Found::Busy};
     }
-  if (maxEntries_ && entries_.size() >= maxEntries_)
+  // Full: past the bound by at most one entry a thread (the shards count
+  // apart); what is kept never changes a result, only what is analysed again.
+  if (maxEntries_ && size_.load(std::memory_order_relaxed) >= maxEntries_)
     return {nullptr, Found::New};
-  if (2 * (entries_.size() + 1) > slots_.size())   // grow, then find the free slot again
-    i = growTable(slots_, hash, [](const Slot &s) { return s.entry != nullptr; });
+  if (2 * (sh.entries.size() + 1) > slots.size())   // grow, then find the free slot again
+    i = growTable(slots, hash, [](const Slot &s) { return s.entry != nullptr; });
   constexpr size_t kBlock = size_t{1} << 16;
-  if (blocks_.empty() || blockUsed_ + key.size() > kBlock) {
-    blocks_.emplace_back(new char[std::max(kBlock, key.size())]);
-    blockUsed_ = 0;
+  if (sh.blocks.empty() || sh.blockUsed + key.size() > kBlock) {
+    sh.blocks.emplace_back(new char[std::max(kBlock, key.size())]);
+    sh.blockUsed = 0;
   }
-  char *kept = blocks_.back().get() + blockUsed_;
+  char *kept = sh.blocks.back().get() + sh.blockUsed;
   std::memcpy(kept, key.data(), key.size());
-  blockUsed_ += key.size();
-  Entry *e = &entries_.emplace_back();
-  slots_[i] = {hash, std::string_view(kept, key.size()), e};
+  sh.blockUsed += key.size();
+  Entry *e = &sh.entries.emplace_back();
+  size_.fetch_add(1, std::memory_order_relaxed);
+  slots[i] = {hash, std::string_view(kept, key.size()), e};
   return {e, Found::New};
 }
 

@@ -8,6 +8,7 @@
 
 #include "scheduler/kapla/TilingSpace.h"
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <map>
@@ -75,12 +76,6 @@ public:
   static void filled(Entry &e) { e.ready.store(true, std::memory_order_release); }
 
 private:
-  std::mutex mutex_;   // over everything below: lookups are short, analyses outside it
-  size_t maxEntries_;
-  std::map<std::string, uint32_t> contexts_;
-  std::vector<std::unique_ptr<char[]>> blocks_;   // the keys
-  size_t blockUsed_ = 0;
-  std::deque<Entry> entries_;
   /// Open addressing over the entries (a power of two, at most half full):
   /// the key's hash beside each, so that a probe reads one slot.
   struct Slot {
@@ -88,7 +83,22 @@ private:
     std::string_view key;
     Entry *entry = nullptr;
   };
-  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  /// The keys whose hash has the shard's top bits: each under its own lock,
+  /// so that the solver's threads rarely wait for each other's lookups.
+  struct Shard {
+    std::mutex mutex;   // over the rest: lookups are short, analyses outside it
+    std::vector<std::unique_ptr<char[]>> blocks;   // the keys
+    size_t blockUsed = 0;
+    std::deque<Entry> entries;
+    std::vector<Slot> slots = std::vector<Slot>(64);
+  };
+  static constexpr int kShardBits = 4;
+
+  size_t maxEntries_;
+  std::atomic<size_t> size_{0};   // entries over all shards
+  std::mutex contextMutex_;
+  std::map<std::string, uint32_t> contexts_;
+  std::array<Shard, size_t{1} << kShardBits> shards_;
 };
 
 class LayerObjective : public TilingSpace {

@@ -78,7 +78,7 @@ TEST(Instances, PiecesGroupEqualShapes) {
   // p's spans over the three instances above: [0,3), [1,5), [3,6): pieces of
   // 3, 4 and 3 rows, the first reading a's rows [0,6), the last [6,12):
   // equal shapes (no padding either side), so two pieces, the 4-row one first.
-  LayerPieces p = layerPieces(net, {0, 1, 2}, Dim::Yo, 3, 1);
+  LayerPieces p = layerPieces(net, {0, 1, 2}, Dim::Yo, instanceSpans(net, {0, 1, 2}, Dim::Yo, 3), 1);
   ASSERT_EQ(p.pieces.size(), 2u);
   EXPECT_EQ(p.pieces[0].ofmShape.Y, 4);
   EXPECT_EQ(p.counts, (std::vector<int64_t>{1, 2}));
