@@ -120,7 +120,11 @@ std::string instanceSplitRefusal(const Network &net, const std::vector<int> &lay
   if (extent % count)
     return std::to_string(count) + " does not divide " + dimName(dim) + "=" + std::to_string(extent) + " of '" +
            exit.name + "', the segment's output";
-  const auto spans = instanceSpans(net, layers, dim, count);
+  return instanceSpansRefusal(net, layers, instanceSpans(net, layers, dim, count));
+}
+
+std::string instanceSpansRefusal(const Network &net, const std::vector<int> &layers,
+                                 const std::vector<std::vector<Span>> &spans) {
   for (size_t i = 0; i < spans.size(); ++i)
     for (size_t k = 0; k < layers.size(); ++k)
       if (spans[i][k].size() <= 0)
@@ -150,9 +154,14 @@ int64_t pieceOutputWords(const Layer &l, Dim dim, Span s) {
 
 std::vector<int64_t> largestInstanceOutputs(const Network &net, const std::vector<int> &layers, Dim dim,
                                             int64_t count) {
+  return largestInstanceOutputs(net, layers, dim, instanceSpans(net, layers, dim, count));
+}
+
+std::vector<int64_t> largestInstanceOutputs(const Network &net, const std::vector<int> &layers, Dim dim,
+                                            const std::vector<std::vector<Span>> &instances) {
   std::vector<int64_t> largest(layers.size(), 0);
   int64_t most = -1;
-  for (const std::vector<Span> &spans : instanceSpans(net, layers, dim, count)) {
+  for (const std::vector<Span> &spans : instances) {
     std::vector<int64_t> words(layers.size(), 0);
     int64_t kept = 0;
     for (size_t k = 0; k < layers.size(); ++k) {

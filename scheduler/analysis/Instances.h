@@ -31,6 +31,10 @@ struct Span {
 std::string instanceSplitRefusal(const Network &net, const std::vector<int> &layers, Dim dim, int64_t count);
 /// Of that, what does not depend on the count.
 std::string instanceSplitRefusal(const Network &net, const std::vector<int> &layers, Dim dim);
+/// Of that, what the instances' spans (instanceSpans) decide: every
+/// instance needs something of every layer.
+std::string instanceSpansRefusal(const Network &net, const std::vector<int> &layers,
+                                 const std::vector<std::vector<Span>> &spans);
 
 /// Per instance, per layer of the segment (in `layers` order): the span of
 /// its output the instance computes. The last layer's are equal pieces; each
@@ -54,6 +58,9 @@ int64_t pieceOutputWords(const Layer &l, Dim dim, Span s);
 /// largest: what E0819 and SplitInfo size.
 std::vector<int64_t> largestInstanceOutputs(const Network &net, const std::vector<int> &layers, Dim dim,
                                             int64_t count);
+/// The same, from the instances' spans.
+std::vector<int64_t> largestInstanceOutputs(const Network &net, const std::vector<int> &layers, Dim dim,
+                                            const std::vector<std::vector<Span>> &spans);
 
 /// Layer `l` cut to span `s` of its output along `dim`: its nest (the output
 /// and every input indexed from the piece's origin, the input clipped to the

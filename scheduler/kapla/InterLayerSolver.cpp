@@ -881,45 +881,60 @@ std::optional<double> InterLayerSolver::temporalCost(int i, int j, InterLayerSta
   return best;
 }
 
-std::vector<InstanceSplit> InterLayerSolver::splitFor(int i, int j, int64_t samples, std::string &why) const {
+std::vector<InterLayerSolver::SplitCounts> InterLayerSolver::splitCounts(int i, int j) const {
   const Network &net = network();
-  const Hardware &hw = hardware();
-  const Level &nodes = hw.levels[hw.levels.size() - 2];
   std::vector<int> layers;
   for (int l = i; l <= j; ++l)
     layers.push_back(l);
   const Layer &exit = net.layers[static_cast<size_t>(j)];
+  std::vector<SplitCounts> out;
+  for (Dim d : {Dim::Yo, Dim::Xo}) {
+    SplitCounts &c = out.emplace_back();
+    c.dim = d;
+    if (c.refusal = instanceSplitRefusal(net, layers, d); !c.refusal.empty())
+      continue;
+    const int64_t extent = d == Dim::Yo ? exit.ofmShape.Y : exit.ofmShape.X;
+    for (int64_t f = 2; f <= extent; ++f) {
+      if (extent % f)
+        continue;
+      // One derivation of the instances' spans for the refusal and the sizes.
+      const std::vector<std::vector<Span>> spans = instanceSpans(net, layers, d, f);
+      if (!instanceSpansRefusal(net, layers, spans).empty())
+        continue;
+      // Every layer but the last is read inside: its output is an intermediate.
+      const std::vector<int64_t> words = largestInstanceOutputs(net, layers, d, spans);
+      c.counts.push_back({d, f});
+      c.kept.push_back(std::accumulate(words.begin(), words.end() - 1, int64_t{0}));
+    }
+  }
+  return out;
+}
+
+std::vector<InstanceSplit> InterLayerSolver::splitFor(const std::vector<SplitCounts> &splits, int64_t samples,
+                                                      std::string &why) const {
+  const Hardware &hw = hardware();
+  const Level &nodes = hw.levels[hw.levels.size() - 2];
   // Half the node buffers for the intermediates, half for the layers' tiles
   // (GraphTurbo keeps part of its local buffer for weights likewise).
   const int64_t room = nodes.capacityBytes.value_or(0) * nodes.units() / 2;
   std::vector<InstanceSplit> best;
-  for (Dim d : {Dim::Yo, Dim::Xo}) {
-    const int64_t extent = d == Dim::Yo ? exit.ofmShape.Y : exit.ofmShape.X;
-    if (std::string refusal = instanceSplitRefusal(net, layers, d); !refusal.empty()) {
-      why = refusal;
+  for (const SplitCounts &c : splits) {
+    if (!c.refusal.empty()) {
+      why = c.refusal;
       continue;
     }
-    std::vector<InstanceSplit> counts;
-    for (int64_t f = 2; f <= extent; ++f)
-      if (extent % f == 0 && instanceSplitRefusal(net, layers, d, f).empty())
-        counts.push_back({d, f});
     // SplitInfo: the first count whose largest instance's intermediates fit.
     size_t first = 0;
-    for (; first < counts.size(); ++first) {
-      // Every layer but the last is read inside: its output is an intermediate.
-      const std::vector<int64_t> words = largestInstanceOutputs(net, layers, d, counts[first].instances);
-      const int64_t most = std::accumulate(words.begin(), words.end() - 1, int64_t{0});
-      if (!nodes.capacityBytes || hw.bytesOf(most * samples, hw.dataBits(TensorRole::Ofm)) <= room)
-        break;
-    }
-    if (first == counts.size()) {
-      why = "no split along " + std::string(dimName(d)) + " brings its intermediates within half the node buffer";
+    while (first < c.counts.size() && nodes.capacityBytes &&
+           hw.bytesOf(c.kept[first] * samples, hw.dataBits(TensorRole::Ofm)) > room)
+      ++first;
+    if (first == c.counts.size()) {
+      why = "no split along " + std::string(dimName(c.dim)) + " brings its intermediates within half the node buffer";
       continue;
     }
-    counts.erase(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(first));
     // Eq. (1): every layer is cut either way, so fewer instances, then the outer dim.
-    if (best.empty() || counts.front().instances < best.front().instances)
-      best = std::move(counts);
+    if (best.empty() || c.counts[first].instances < best.front().instances)
+      best.assign(c.counts.begin() + static_cast<std::ptrdiff_t>(first), c.counts.end());
   }
   if (!best.empty())
     why.clear();
@@ -932,8 +947,9 @@ std::optional<double> InterLayerSolver::instancesCost(int i, int j, InstanceSpli
   why.clear();
   // Every batch tile: ResNet-50 at batch 64 splits segments in chunks of 1,
   // of 8 and of the whole batch (docs/solver.md, "Instances").
+  const std::vector<SplitCounts> counts = splitCounts(i, j);
   for (int64_t t : temporalTiles()) {
-    std::vector<InstanceSplit> splits = splitFor(i, j, std::min(t, network().batch), why);
+    std::vector<InstanceSplit> splits = splitFor(counts, std::min(t, network().batch), why);
     // The SplitInfo count and the next: more instances leave the layers more room.
     for (size_t c = 0; c < std::min<size_t>(2, splits.size()) && !budgetSpent(); ++c) {
       ++stats.splitsTried;

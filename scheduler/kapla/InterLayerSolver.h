@@ -218,12 +218,25 @@ public:
   /// when no split is possible or valid.
   std::optional<double> instancesCost(int first, int last, InstanceSplit &split, std::string &why,
                                       InterLayerStats &stats);
-  /// GraphTurbo's SplitInfo and Eq. (1) in this cost model: per dim (Yo, Xo),
-  /// the fewest instances that divide the output and bring the largest
-  /// instance's intermediates (`samples` of them) within half the node
-  /// buffers; the dim with fewer, Yo on a tie. The counts from there up, or
-  /// none if no split is possible (`why`).
-  std::vector<InstanceSplit> splitFor(int first, int last, int64_t samples, std::string &why) const;
+  /// Per split dim (Yo, Xo) of segment first..last, why it cannot be split
+  /// along it, or the instance counts that divide its output and that
+  /// instanceSplitRefusal accepts, each with the words per sample of the
+  /// intermediates its largest instance keeps: what splitFor needs,
+  /// whatever the batch tile.
+  struct SplitCounts {
+    Dim dim = Dim::Yo;
+    std::string refusal;
+    std::vector<InstanceSplit> counts;
+    std::vector<int64_t> kept;
+  };
+  std::vector<SplitCounts> splitCounts(int first, int last) const;
+  /// GraphTurbo's SplitInfo and Eq. (1) in this cost model: per dim, the
+  /// fewest instances that bring the largest instance's intermediates
+  /// (`samples` of them) within half the node buffers; the dim with fewer,
+  /// Yo on a tie. The counts from there up, or none if no split is possible
+  /// (`why`).
+  std::vector<InstanceSplit> splitFor(const std::vector<SplitCounts> &splits, int64_t samples,
+                                      std::string &why) const;
   /// The segment with the whole batch at once (`batchTile` = the batch: the
   /// layers as solved alone) or in batch chunks of `batchTile` (each layer
   /// solved to walk the batch outermost in them); with `split`, run in its
