@@ -1164,15 +1164,19 @@ int64_t forwardedWords(const Hardware &hw, int64_t bytes) {
   return static_cast<int64_t>(static_cast<__int128>(bytes) * hw.wordBits / (hw.wordBytes() * hw.dataBits(TensorRole::Ofm)));
 }
 
+/// The node-level buffer the forwarded words are kept in: where the consumer
+/// reads them, the buffer holding its ifm (null: the level is one buffer;
+/// where ifm bypasses the level E0829 refuses the segment first).
+const Buffer *forwardedBuffer(const Level &lv) {
+  const int held = lv.bufferOf(TensorRole::Ifm);
+  return held >= 0 ? &lv.buffers[static_cast<size_t>(held)] : nullptr;
+}
+
 } // namespace
 
 RegionRoom regionCapacity(const Hardware &hw, int64_t nodes) {
   const Level &lv = hw.levels[hw.levels.size() - 2];
-  // The forwarded words are kept where the consumer reads them: the buffer
-  // holding its ifm (at a level of one buffer, the level; where ifm
-  // bypasses the level E0829 refuses the segment first).
-  const int held = lv.bufferOf(TensorRole::Ifm);
-  const Buffer *buf = held >= 0 ? &lv.buffers[static_cast<size_t>(held)] : nullptr;
+  const Buffer *buf = forwardedBuffer(lv);
   const std::optional<int64_t> capacity = buf ? buf->capacityBytes : lv.capacityBytes;
   RegionRoom room;
   room.level = !buf || buf->implicit ? lv.name : lv.name + "'s buffer " + buf->name;
@@ -1185,11 +1189,9 @@ RegionRoom regionCapacity(const Hardware &hw, int64_t nodes) {
 RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult &result) {
   const size_t top = hw.levels.size() - 2;
   const LevelResult &lr = result.levels[top];
-  const Level &lv = hw.levels[top];
   RegionRoom room = regionCapacity(hw, lr.unitsInUse);
   // Its other tiles count only where they share the forwarded words' buffer.
-  const int held = lv.bufferOf(TensorRole::Ifm);
-  const Buffer *buf = held >= 0 ? &lv.buffers[static_cast<size_t>(held)] : nullptr;
+  const Buffer *buf = forwardedBuffer(hw.levels[top]);
   const bool channelWise = layer.channelWise(), perSample = wgtPerSample(layer.nest);
   const std::vector<TensorRole> roles = layer.roles();
   int64_t otherBytes = 0;
@@ -1201,20 +1203,10 @@ RegionRoom regionRoom(const Layer &layer, const Hardware &hw, const LayerResult 
 }
 
 bool ShortConsumerTest::shortOnAny(int x, int64_t nodes) {
-  const RegionRoom most = regionCapacity(hw_, nodes);
-  if (undecided_ || !most.bounded)
+  if (undecided_)
     return false;
-  std::vector<std::array<size_t, 2>> edges;
-  const size_t c = regions_.size();
-  for (size_t p = 0; p < c; ++p)
-    if (regions_[p].output && readsTensor(net_.layers[static_cast<size_t>(x)], regions_[p].output->tensor)) {
-      if (!regions_[p].boxed())
-        return false;
-      edges.push_back({p, c});
-    }
-  least_.clear();
-  const int64_t need = leastNeed(regions_, edges, wordsFor(edges), c, least_);
-  return !least_.empty() && need > most.words();
+  // Its tiles unknown, it is taken to fold (add checks that once it has them).
+  return needsMore(regions_.size(), net_.layers[static_cast<size_t>(x)], true, slackRoom(regionCapacity(hw_, nodes)));
 }
 
 bool ShortConsumerTest::add(int x, const LayerScheduleModel *schedule, const LayerResult &result) {
@@ -1227,16 +1219,20 @@ bool ShortConsumerTest::add(int x, const LayerScheduleModel *schedule, const Lay
     undecided_ = true;   // segmentSteps derives no tables: the analysis decides
     return false;
   }
+  return needsMore(c, *cr.layer, cr.folds, slackRoom(regionRoom(*cr.layer, hw_, result)));
+}
+
+bool ShortConsumerTest::needsMore(size_t c, const Layer &consumer, bool folds, std::optional<int64_t> room) {
+  // segmentSteps' edges: its producers among regions_[0, c), read as boxes.
   std::vector<std::array<size_t, 2>> edges;
   for (size_t p = 0; p < c; ++p)
-    if (regions_[p].output && readsTensor(*cr.layer, regions_[p].output->tensor)) {
-      if (!regions_[p].boxed() || !cr.folds) {
-        undecided_ = true;
+    if (regions_[p].output && readsTensor(consumer, regions_[p].output->tensor)) {
+      if (!regions_[p].boxed() || !folds) {
+        undecided_ = true;   // no tables: the analysis decides
         return false;
       }
       edges.push_back({p, c});
     }
-  const std::optional<int64_t> room = slackRoom(regionRoom(*cr.layer, hw_, result));
   if (!room)
     return false;
   least_.clear();

@@ -362,6 +362,10 @@ public:
   const std::vector<ForwardedWords> &shortOf() const { return least_; }
 
 private:
+  /// Whether `consumer`, at position c after its producers, needs more than
+  /// `room` (nullopt: unbounded) at least; undecided from here where an edge
+  /// into it cannot be read as boxes.
+  bool needsMore(size_t c, const Layer &consumer, bool folds, std::optional<int64_t> room);
   const std::vector<std::vector<int64_t>> &wordsFor(const std::vector<std::array<size_t, 2>> &edges);
 
   const Network &net_;
