@@ -1263,7 +1263,14 @@ bool InterLayerSolver::costSegments(bool spatialAllowed, InterLayerStats &stats)
   std::vector<SegmentOptions> costs(spans.size());
   std::vector<InterLayerStats> counts(spans.size());
   std::atomic<bool> spent{false};
-  parallelFor(spans.size(), options_.threads, [&](size_t k) {
+  // Far apart: two threads on neighbouring segments wait on each other's
+  // layer solves (ResNet-50 at batch 64: 0.83 s in network order, 0.70 s
+  // with twice as many stretches as threads, 0.74 s with as many). One
+  // thread, which runs where candidates are counted in order, keeps it.
+  const std::vector<size_t> order =
+      spreadOrder(spans.size(), options_.threads > 1 ? 2 * options_.threads : 1);
+  parallelFor(spans.size(), options_.threads, [&](size_t q) {
+    const size_t k = order[q];
     if (spent || budgetSpent())
       spent = true;
     else

@@ -9,4 +9,14 @@ size_t usableCpus() {
   return sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? static_cast<size_t>(std::max(1, CPU_COUNT(&cpus))) : 1;
 }
 
+std::vector<size_t> spreadOrder(size_t n, size_t parts) {
+  const size_t stretch = (n + std::max<size_t>(1, parts) - 1) / std::max<size_t>(1, parts);
+  std::vector<size_t> order;
+  order.reserve(n);
+  for (size_t r = 0; r < stretch; ++r)
+    for (size_t i = r; i < n; i += stretch)
+      order.push_back(i);
+  return order;
+}
+
 } // namespace dfl

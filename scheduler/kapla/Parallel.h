@@ -16,6 +16,12 @@ namespace dfl {
 /// The CPUs this process may use (at least 1).
 size_t usableCpus();
 
+/// [0, n) taken from `parts` equal stretches in turn (0, s, 2s, ..., 1, s + 1,
+/// ...), so that threads taking consecutive items work far apart: the
+/// solver's segments are listed by their first layer, and neighbours share
+/// memoized layer solves that one thread makes while the others wait.
+std::vector<size_t> spreadOrder(size_t n, size_t parts);
+
 /// Runs item(i) for i in [0, n) on up to `threads` threads (this one
 /// included), each taking the next index when it is done; returns once all
 /// are. The first exception by index is rethrown after all items ran.
