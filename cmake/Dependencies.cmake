@@ -18,6 +18,8 @@ find_program(SPLIT_FILE NAMES split-file-14 split-file HINTS ${LLVM_TOOLS_BINARY
 find_program(LIT NAMES lit.py lit HINTS /usr/lib/llvm-14/build/utils/lit REQUIRED)
 
 find_package(nlohmann_json 3 REQUIRED)
+# mimalloc: the dflc executable's allocator (docs/design.md, "The allocator").
+find_package(mimalloc 2 REQUIRED)
 # yaml-cpp: Timeloop's YAML (driver/TimeloopImport.h, dflc import --timeloop).
 find_package(yaml-cpp REQUIRED)
 find_package(GTest REQUIRED)

@@ -11,6 +11,7 @@ packages=(
   llvm-14-dev llvm-14-tools           # backend/: ORC JIT; FileCheck + lit for tests
   clang-14 libclang-rt-14-dev         # libFuzzer target for the front end
   nlohmann-json3-dev                  # reports, JSON/SARIF diagnostics, LSP
+  libmimalloc-dev                     # tools/: the dflc executable's allocator
   libyaml-cpp-dev                     # driver/: dflc import --timeloop reads Timeloop's YAML
   libonnx-dev libprotobuf-dev         # frontend/: the ONNX importer (libonnx 1.12)
   python3-onnx                        # tests/onnx: builds the ONNX models the tests import

@@ -935,27 +935,29 @@ private:
     for (const Move *x : mv)
       if (x->isStack && x->level > static_cast<int>(l))
         a.parents *= x->count;
+    // Position i's coordinates c (mixed radix, the last move fastest), kept
+    // by counting up rather than divided out of i; mv runs from the outer
+    // levels in, so one pass adds each level's moves before its extent clips.
     std::vector<int64_t> &c = scratch().coords;
     c.assign(mv.size(), 0);
+    const int64_t top = at(result_.levels[nl - 1].extent, d);
     for (int64_t i = 0; i < total; ++i) {
-      int64_t rest = i;
-      for (size_t j = mv.size(); j-- > 0;)
-        c[j] = rest % mv[j]->count, rest /= mv[j]->count;
-      int64_t origin = 0, hi = at(result_.levels[nl - 1].extent, d);
+      int64_t origin = 0, hi = top, key = 0;
+      size_t j = 0;
       for (size_t m = nl - 1; m-- > l;) {
-        for (size_t j = 0; j < mv.size(); ++j)
-          if (mv[j]->level == static_cast<int>(m))
-            origin += c[j] * at(mv[j]->amount, d);
+        for (; j < mv.size() && mv[j]->level == static_cast<int>(m); ++j) {
+          origin += c[j] * at(mv[j]->amount, d);
+          if (mv[j]->isStack && m > l)
+            key = key * mv[j]->count + c[j];
+        }
         hi = std::min(hi, origin + at(result_.levels[m].extent, d));
       }
       a.lo[static_cast<size_t>(i)] = origin, a.hi[static_cast<size_t>(i)] = std::max(origin, hi);
-      int64_t key = 0;
-      for (size_t j = 0; j < mv.size(); ++j)
-        if (mv[j]->isStack && mv[j]->level > static_cast<int>(l))
-          key = key * mv[j]->count + c[j];
       a.parent[static_cast<size_t>(i)] = key;
       if (slideStride && (i / slideStride) % slide->count != 0)
         a.prev[static_cast<size_t>(i)] = i - slideStride;
+      for (size_t k = mv.size(); k-- > 0 && ++c[k] == mv[k]->count;)
+        c[k] = 0;
     }
   }
 

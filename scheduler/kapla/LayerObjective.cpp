@@ -103,6 +103,11 @@ std::optional<IntraLayerSolution> LayerObjective::finish(std::optional<IntraLaye
 
 Plan LayerObjective::completed(const Plan &p) const {
   Plan q = p;
+  complete(q);
+  return q;
+}
+
+void LayerObjective::complete(Plan &q) const {
   for (size_t l = decided_ + 1; l < q.levels.size(); ++l) {
     if (q.levels[l].fixed)
       continue;
@@ -112,11 +117,12 @@ Plan LayerObjective::completed(const Plan &p) const {
     }
     applyForced(q, l);
   }
-  return q;
 }
 
 const Score *LayerObjective::scored(const Plan &p) {
-  const Plan q = completed(p);
+  completed_ = p;   // its levels' storage kept from the last plan
+  complete(completed_);
+  const Plan &q = completed_;
   // The context, then the plan (varints: most values are small).
   key_ = prefix_;
   auto put = [&](int64_t v) {

@@ -115,6 +115,8 @@ public:
   std::optional<IntraLayerSolution> evaluate(const Plan &p) { return score(completed(p)); }
 
   Plan completed(const Plan &p) const;
+  /// The same in place.
+  void complete(Plan &p) const;
 
   /// evaluate(), memoized, reduced to a Score (null: invalid): the descent's
   /// runs and passes meet the same completed plans again and again.
@@ -193,6 +195,7 @@ protected:
   /// Plans another thread was analysing when this solve met them, analysed here.
   std::deque<Analysed> ownAnalyses_;
   std::string key_;             // scored()'s key, its buffer kept
+  Plan completed_;              // scored()'s completed plan, likewise
   LayerScheduleModel kept_;     // analyseKept's directives and issues, their storage kept
   std::vector<Issue> keptIssues_;
   BudgetMeter *budget_;         // the solve's (null: none)

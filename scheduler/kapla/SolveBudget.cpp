@@ -37,8 +37,11 @@ bool BudgetMeter::exhausted() {
     return true;
   if (budget_.maxCandidates > 0 && candidates_ >= budget_.maxCandidates)
     hit_ = SolveLimit::Candidates;
-  else if (budget_.deadline && SolveBudget::Clock::now() >= *budget_.deadline)
-    hit_ = SolveLimit::Time;
+  else if (budget_.deadline && candidates_.load(std::memory_order_relaxed) >= clockAt_.load(std::memory_order_relaxed)) {
+    clockAt_.store(candidates_.load(std::memory_order_relaxed) + kClockEvery, std::memory_order_relaxed);
+    if (SolveBudget::Clock::now() >= *budget_.deadline)
+      hit_ = SolveLimit::Time;
+  }
   return hit_ != SolveLimit::None;
 }
 

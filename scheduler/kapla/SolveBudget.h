@@ -85,6 +85,10 @@ private:
   // cancellation stops them all).
   std::atomic<int64_t> candidates_{0};
   std::atomic<SolveLimit> hit_{SolveLimit::None};
+  // The deadline is read every kClockEvery candidates (the clock cost 0.8 %
+  // of a solve read at every one): a search stops at most that many late.
+  static constexpr int64_t kClockEvery = 64;
+  std::atomic<int64_t> clockAt_{0};   // the candidate count at which the clock is read next
 };
 
 } // namespace dfl
