@@ -2,6 +2,8 @@
 
 #include "support/Check.h"
 
+#include <limits>
+
 namespace dfl {
 
 const char *transferName(Transfer t) {
@@ -123,7 +125,13 @@ int64_t Hardware::bytesOf(int64_t words, int64_t bits) const {
   // Sema admits whole bits from 1 up (docs/language.md, "Limits").
   DFLC_CHECK(wordBits >= 1 && bits >= 1) << "word of " + std::to_string(wordBits) + " bits, tensor of " +
                                                 std::to_string(bits);
-  // 128 bits: 2^53 words of 512 bits at 64 bytes a word fit.
+  // 64 bits where the product fits (the analysis asks for every buffer of
+  // every candidate: a 128-bit division is a library call), else 128: 2^53
+  // words of 512 bits at 64 bytes a word fit.
+  int64_t num64 = 0;
+  if (!__builtin_mul_overflow(words, bits, &num64) && !__builtin_mul_overflow(num64, wordBytes(), &num64) &&
+      num64 <= std::numeric_limits<int64_t>::max() - wordBits)
+    return (num64 + wordBits - 1) / wordBits;
   __int128 num = static_cast<__int128>(words) * bits * wordBytes();
   return static_cast<int64_t>((num + wordBits - 1) / wordBits);
 }

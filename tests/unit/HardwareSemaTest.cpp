@@ -259,6 +259,11 @@ TEST(HardwareSema, OneWidthByDefault) {
   EXPECT_EQ(h.dataBits(TensorRole::Wgt), 12);
   // A 12-bit word takes 2 bytes, as wordBytes() has it: 3 words 6 bytes.
   EXPECT_EQ(h.bytesOf(3, 12), 6);
+  // Past 64 bits the product is taken in 128: 2^59 words * 12 bits fits in
+  // an int64 (6.9e18), times 2 bytes a word does not; 2^59 * 12 * 2 / 12 = 2^60.
+  EXPECT_EQ(h.bytesOf(int64_t{1} << 59, 12), int64_t{1} << 60);
+  // 2^60 * 12 already overflows: 2^60 * 12 * 2 / 12 = 2^61.
+  EXPECT_EQ(h.bytesOf(int64_t{1} << 60, 12), int64_t{1} << 61);
 }
 
 TEST(HardwareSema, VectorUnitTemplate) {
