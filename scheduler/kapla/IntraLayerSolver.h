@@ -122,6 +122,10 @@ struct IntraLayerOptions {
   /// Where the descent's analyses of completed plans are kept across solves
   /// (null: within each solve only); see intra::AnalysisMemo.
   intra::AnalysisMemo *analyses = nullptr;
+  /// Keep what pricing reads beside the memo's unpriced entries of whole
+  /// layers (intra::UnpricedResult): where priced solves follow, the
+  /// inter-layer solver's temporal segments.
+  bool keepUnpriced = false;
 };
 
 struct IntraLayerStats {
@@ -139,6 +143,9 @@ struct IntraLayerStats {
   /// subtree the limit left open (0: none known).
   double lowerBoundPj = 0;
   bool limited = false;         // a search stopped at the solve budget (IntraLayerOptions::budget)
+  /// Plans a priced solve priced from an unpriced analysis kept in the memo
+  /// (intra::UnpricedResult) rather than analysed again.
+  int64_t repriced = 0;
 };
 
 struct IntraLayerSolution {

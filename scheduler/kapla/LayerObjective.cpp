@@ -66,6 +66,48 @@ std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::s
   return {e, Found::New};
 }
 
+UnpricedResult::UnpricedResult(const LayerResult &r, bool noIssues, size_t top)
+    : noIssues(noIssues), complete(r.complete), energyPj(r.energyPj), energyStaticPj(r.energyStaticPj),
+      computeCycles(r.computeCycles), latencyCycles(r.latencyCycles), dramReadHops(r.dramReadHops),
+      dramWriteHops(r.dramWriteHops) {
+  levels.reserve(r.levels.size());
+  for (const LevelResult &lr : r.levels)
+    levels.push_back({lr.accesses.reads, lr.accesses.writes, lr.bufferTrafficBytes, lr.trafficBytes, lr.unitsInUse});
+  if (top < r.levels.size())
+    topBytes = r.levels[top].bufferBytes, topUnits = r.levels[top].units;
+}
+
+LayerResult UnpricedResult::result(size_t top) const {
+  LayerResult r;
+  r.complete = complete;
+  r.energyPj = energyPj, r.energyStaticPj = energyStaticPj;
+  r.computeCycles = computeCycles, r.latencyCycles = latencyCycles;
+  r.dramReadHops = dramReadHops, r.dramWriteHops = dramWriteHops;
+  r.levels.resize(levels.size());
+  for (size_t l = 0; l < levels.size(); ++l) {
+    LevelResult &lr = r.levels[l];
+    lr.level = static_cast<int>(l);
+    lr.accesses.reads = levels[l].reads, lr.accesses.writes = levels[l].writes;
+    lr.bufferTrafficBytes = levels[l].bufferTrafficBytes;
+    lr.trafficBytes = levels[l].trafficBytes;
+    lr.unitsInUse = levels[l].unitsInUse;
+  }
+  if (top < r.levels.size())
+    r.levels[top].bufferBytes = topBytes, r.levels[top].units = topUnits;
+  return r;
+}
+
+const AnalysisMemo::Entry *AnalysisMemo::find(std::string_view key, uint64_t hash) {
+  Shard &sh = shards_[hash >> (64 - kShardBits)];
+  std::lock_guard lock(sh.mutex);
+  const std::vector<Slot> &slots = sh.slots;
+  const size_t mask = slots.size() - 1;
+  for (size_t i = hash & mask; slots[i].entry; i = (i + 1) & mask)
+    if (slots[i].hash == hash && slots[i].key == key)
+      return slots[i].entry->ready.load(std::memory_order_acquire) ? slots[i].entry : nullptr;
+  return nullptr;
+}
+
 LayerObjective::LayerObjective(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
                                const IntraLayerOptions &options, IntraLayerStats &stats)
     : TilingSpace(net, layer, hw, given, options), stats_(stats), firstCandidate_(stats.candidates),
@@ -74,16 +116,25 @@ LayerObjective::LayerObjective(const Network &net, int layer, const Hardware &hw
       memo_(own_ ? own_.get() : options.analyses) {
   const uint32_t id = memo_->context(sharedContext());
   prefix_.assign(reinterpret_cast<const char *>(&id), sizeof id);
+  // Priced solves run on the whole batch and all nodes, uncapped: the
+  // unpriced solves of that kind keep what pricing reads.
+  const bool wholeLayer = !options_.topBatchOutermost && options_.maxNodes == 0 &&
+                          std::all_of(options_.maxTile.begin(), options_.maxTile.end(), [](int64_t t) { return t == 0; });
+  if (wholeLayer && options_.onChip.any()) {
+    const uint32_t unpriced = memo_->context(sharedContext(false));
+    unpricedPrefix_.assign(reinterpret_cast<const char *>(&unpriced), sizeof unpriced);
+  }
+  keepsUnpriced_ = wholeLayer && !options_.onChip.any() && options_.keepUnpriced;
 }
 
-std::string LayerObjective::sharedContext() const {
+std::string LayerObjective::sharedContext(bool priced) const {
   // The template by identity: the solves of one network share it (a vector
   // unit's truncated template is another).
   std::string k = std::to_string(reinterpret_cast<uintptr_t>(&hw_)) + "/" + std::to_string(net_.batch) + "/" +
                   objectiveName(options_.objective) + "/" + std::to_string(options_.topBatchOutermost);
   for (Dim d : options_.topOutermost)
     k += dimName(d);
-  if (options_.onChip.any())
+  if (priced && options_.onChip.any())
     k += options_.onChip.key();
   return k + "/" + shapeKey(layer_);
 }
@@ -150,7 +201,8 @@ const Score *LayerObjective::scored(const Plan &p) {
   }
   const Analysed *a = &e->analysed;
   if (found == AnalysisMemo::Found::New) {
-    analyseKept(q, e->analysed);
+    if (!pricedFromUnpriced(e->analysed))
+      analyseKept(q, e->analysed, keepsUnpriced_ && memo_->mayKeepUnpriced() ? &e->unpriced : nullptr);
     AnalysisMemo::filled(*e);
   } else if (found == AnalysisMemo::Found::Busy) {   // the same analysis, made here
     a = &ownAnalyses_.emplace_back();
@@ -313,11 +365,26 @@ IntraLayerSolution LayerObjective::analyse(const Plan &p, Analysed &a) const {
   return s;
 }
 
-void LayerObjective::analyseKept(const Plan &p, Analysed &a) {
+void LayerObjective::analyseKept(const Plan &p, Analysed &a, std::unique_ptr<const UnpricedResult> *unpriced) {
   scheduleInto(p, kept_);
   keptIssues_.clear();
   const LayerResult r = analyzeLayer(net_, layerIndex_, hw_, &kept_, keptIssues_);
   summarize(r, keptIssues_.empty(), a);   // after the analysis: it fills keptIssues_
+  if (unpriced)
+    *unpriced = std::make_unique<const UnpricedResult>(r, keptIssues_.empty(), top_);
+}
+
+bool LayerObjective::pricedFromUnpriced(Analysed &a) {
+  if (unpricedPrefix_.empty())
+    return false;
+  std::string &key = unpricedKey_;
+  key.assign(unpricedPrefix_).append(key_, prefix_.size());
+  const AnalysisMemo::Entry *e = memo_->find(key, AnalysisMemo::hashOf(key));
+  if (!e || !e->unpriced)
+    return false;
+  summarize(e->unpriced->result(top_), e->unpriced->noIssues, a);   // priced there, as after an analysis
+  ++stats_.repriced;
+  return true;
 }
 
 void LayerObjective::summarize(const LayerResult &alone, bool noIssues, Analysed &a) const {

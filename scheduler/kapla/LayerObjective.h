@@ -37,6 +37,31 @@ struct Analysed {
   int64_t topUnits = 0;
 };
 
+/// Of an unpriced analysis, what pricing it as a temporal segment runs the
+/// layer (pricedOnChip) and summarizing that (LayerObjective::summarize)
+/// read: kept beside the entries of the solves a priced solve repeats (the
+/// whole batch, all nodes, no caps), so that a priced solve meeting one of
+/// their plans prices it rather than analysing it again (ResNet-50 at batch
+/// 64: 78 % of the priced solves' plans). A few hundred bytes, not the
+/// result's kilobytes.
+struct UnpricedResult {
+  struct Level {
+    std::array<double, kNumRoles> reads{}, writes{}, bufferTrafficBytes{};
+    double trafficBytes = 0;
+    int64_t unitsInUse = 1;
+  };
+  std::vector<Level> levels;
+  bool noIssues = false, complete = false;
+  double energyPj = 0, energyStaticPj = 0, computeCycles = 0, latencyCycles = 0;
+  std::array<double, kNumRoles> dramReadHops{}, dramWriteHops{};
+  BufferBytes topBytes{};   // the node level's, as Analysed
+  int64_t topUnits = 1;
+
+  UnpricedResult(const LayerResult &r, bool noIssues, size_t top);
+  /// A result holding these fields (the rest left as a new LayerResult has them).
+  LayerResult result(size_t top) const;
+};
+
 /// The analyses of completed plans, shared by the solves of one network on
 /// one template under one objective: the inter-layer solver solves the same
 /// layer shapes again under other constraints (reserves, batch chunks, node
@@ -52,6 +77,7 @@ public:
   /// filled it (the solver's threads share the memo: docs/solver.md, "Speed").
   struct Entry {
     Analysed analysed;
+    std::unique_ptr<const UnpricedResult> unpriced;   // where the solve keeps it (above)
     std::atomic<bool> ready{false};
   };
   /// What entry() found: New (the caller analyses the plan into it, then
@@ -72,6 +98,14 @@ public:
   /// The same, `hash` being hashOf(key).
   std::pair<Entry *, Found> entry(std::string_view key, uint64_t hash);
   static uint64_t hashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
+  /// Whether one more UnpricedResult may be kept: at most a quarter as many
+  /// as entries (about 520 B each), so that they add at most half the
+  /// memo's bound in memory; past it priced solves analyse their plans.
+  bool mayKeepUnpriced() {
+    return !maxEntries_ || unpriced_.fetch_add(1, std::memory_order_relaxed) < maxEntries_ / 4;
+  }
+  /// The entry of `key` if it is filled, else null; adds none.
+  const Entry *find(std::string_view key, uint64_t hash);
   /// The caller of entry() that found it New has filled `e`.
   static void filled(Entry &e) { e.ready.store(true, std::memory_order_release); }
 
@@ -96,6 +130,7 @@ private:
 
   size_t maxEntries_;
   std::atomic<size_t> size_{0};   // entries over all shards
+  std::atomic<size_t> unpriced_{0};   // UnpricedResults kept (or asked for past the bound)
   std::mutex contextMutex_;
   std::map<std::string, uint32_t> contexts_;
   std::array<Shard, size_t{1} << kShardBits> shards_;
@@ -161,10 +196,13 @@ protected:
   /// The plan analysed: its directives and result, and its summary.
   IntraLayerSolution analyse(const Plan &p, Analysed &a) const;
   /// The summary alone, the directives built in storage kept across plans.
-  void analyseKept(const Plan &p, Analysed &a);
+  void analyseKept(const Plan &p, Analysed &a, std::unique_ptr<const UnpricedResult> *unpriced = nullptr);
+  /// A priced solve: `a` from the unpriced analysis of the plan scored last
+  /// (key_), priced, if an unpriced solve of this shape kept it; else false.
+  bool pricedFromUnpriced(Analysed &a);
   void summarize(const LayerResult &r, bool noIssues, Analysed &a) const;
   /// The key of this solve's plans in AnalysisMemo.
-  std::string sharedContext() const;
+  std::string sharedContext(bool priced = true) const;
   /// Counts a scored candidate and says whether this solve's options accept
   /// it (valid, within the reserve and the nodes); keeps the incumbent.
   bool accept(const Plan &p, const Analysed &a);
@@ -195,6 +233,7 @@ protected:
   /// Plans another thread was analysing when this solve met them, analysed here.
   std::deque<Analysed> ownAnalyses_;
   std::string key_;             // scored()'s key, its buffer kept
+  std::string unpricedKey_;     // pricedFromUnpriced()'s, likewise
   Plan completed_;              // scored()'s completed plan, likewise
   LayerScheduleModel kept_;     // analyseKept's directives and issues, their storage kept
   std::vector<Issue> keptIssues_;
@@ -204,6 +243,10 @@ protected:
   std::unique_ptr<AnalysisMemo> own_;   // where the options give none, or a block is written
   AnalysisMemo *memo_;          // the options' (across solves) or own_
   std::string prefix_;          // this solve's context id in it
+  /// A priced solve: the context id of the same solve unpriced; empty else.
+  std::string unpricedPrefix_;
+  /// This solve keeps UnpricedResults beside its entries (a priced solve may repeat it).
+  bool keepsUnpriced_ = false;
   std::optional<Plan> incumbent_;   // the best valid plan scored (limited_ only); finish() analyses it
   double incumbentValue_ = 0;
 };

@@ -118,8 +118,9 @@ private:
     intra.budget = &budget;
     // The descents' analyses, shared by every layer solve below and the
     // inter-layer solver's re-solves (docs/solver.md, "Speed").
-    intra::AnalysisMemo analyses(size_t{1} << 20);   // about 280 MiB at most
+    intra::AnalysisMemo analyses(size_t{1} << 20);   // about 280 MiB at most, and 140 MiB of UnpricedResults
     intra.analyses = &analyses;
+    intra.keepUnpriced = options.pipelining && hw.temporalPipelining;
     // The user's block of each layer (the last one written), found once: not
     // a search of every block per layer.
     std::vector<const LayerScheduleModel *> userOf(net.layers.size(), nullptr);

@@ -1,5 +1,6 @@
 // The solver: exhaustive is optimal in the space, KAPLA stays close to it,
 // user-written levels survive verbatim, and the same input gives the same result.
+#include "scheduler/analysis/LayerAnalysis.h"
 #include "scheduler/kapla/InterLayerSolver.h"
 #include "scheduler/kapla/LayerObjective.h"
 #include "frontend/Loader.h"
@@ -1247,6 +1248,69 @@ hardware hw {
   ScheduleResult again = analyzeSchedule(c.model, s.schedule);
   ASSERT_TRUE(again.valid && again.complete);
   EXPECT_EQ(again.energyPj, s.result.energyPj);
+}
+
+// A priced solve (a temporal segment's layer, OnChipPricing) prices the
+// unpriced analyses an earlier solve of the same shape kept beside its memo
+// entries instead of analysing those plans again (docs/solver.md, "Speed"):
+// it must be the priced solve that analyses every plan itself — the same
+// directives, energy, latency and counts.
+TEST(AnalysisMemo, PricedFromKeptUnpricedAnalysesIsThePricedSolve) {
+  StdlibModel m = loadStdlib("resnet20", "eyeriss_multinode", 64);
+  const Network &net = m.model.networks[0];
+  const Hardware &hw = m.model.hardware[0];
+  const int64_t nodeBytes = hw.levels[hw.levels.size() - 2].capacityBytes.value_or(0);
+  ASSERT_GT(nodeBytes, 0);
+  // conv1's consumer and its own consumer: an ifm read on chip, an output
+  // kept there; alone and with 15/16 of the node buffer reserved (accept() then
+  // reads the node level's bytes).
+  for (auto [x, reserve] : {std::pair{1, int64_t{0}}, {2, int64_t{0}}, {1, nodeBytes * 15 / 16}, {2, nodeBytes * 15 / 16}}) {
+    IntraLayerOptions o;
+    o.keepUnpriced = true;
+    o.onChip.reads[static_cast<size_t>(TensorRole::Ifm)] = 1;
+    o.onChip.output = x == 1;
+    o.reservedTopBytes = reserve;
+    SolveFailure why;
+    intra::AnalysisMemo alone;   // the priced solve by itself
+    o.analyses = &alone;
+    IntraLayerStats analysed;
+    auto priced = solveLayer(net, x, hw, nullptr, o, analysed, why);
+    ASSERT_TRUE(priced) << why;
+    intra::AnalysisMemo shared;   // after the unpriced solve of the same layer
+    o.analyses = &shared;
+    IntraLayerOptions unpriced = o;
+    unpriced.onChip = {};
+    IntraLayerStats first, second;
+    ASSERT_TRUE(solveLayer(net, x, hw, nullptr, unpriced, first, why)) << why;
+    auto again = solveLayer(net, x, hw, nullptr, o, second, why);
+    ASSERT_TRUE(again) << why;
+    EXPECT_EQ(analysed.repriced, 0);
+    EXPECT_GT(second.repriced, 0) << "no plan of the unpriced solve met again";
+    EXPECT_EQ(printLayerBlock(net, hw, again->schedule, 0), printLayerBlock(net, hw, priced->schedule, 0));
+    EXPECT_EQ(again->result.energyPj, priced->result.energyPj);
+    EXPECT_EQ(again->result.latencyCycles, priced->result.latencyCycles);
+    EXPECT_EQ(second.candidates, analysed.candidates);
+    EXPECT_EQ(second.rejected, analysed.rejected);
+    // Each field the summary reads, priced from the record as from the whole
+    // result (the node level's bytes too, which only a reserve that the
+    // descent's own estimate misses would test above).
+    std::vector<Issue> issues;
+    const LayerResult whole = analyzeLayer(net, x, hw, &priced->schedule, issues);
+    const size_t top = hw.levels.size() - 2;
+    const LayerResult a = pricedOnChip(net, x, hw, whole, o.onChip);
+    const LayerResult b = pricedOnChip(net, x, hw, intra::UnpricedResult(whole, issues.empty(), top).result(top), o.onChip);
+    EXPECT_EQ(a.energyPj, b.energyPj);
+    EXPECT_EQ(a.latencyCycles, b.latencyCycles);
+    EXPECT_EQ(a.complete, b.complete);
+    ASSERT_EQ(a.levels.size(), b.levels.size());
+    for (size_t lv = 0; lv < a.levels.size(); ++lv) {
+      EXPECT_EQ(a.levels[lv].accesses.reads, b.levels[lv].accesses.reads) << lv;
+      EXPECT_EQ(a.levels[lv].accesses.writes, b.levels[lv].accesses.writes) << lv;
+    }
+    EXPECT_EQ(a.levels[top].bufferBytes, b.levels[top].bufferBytes);
+    EXPECT_GT(a.levels[top].bufferBytes[static_cast<size_t>(TensorRole::Ifm)], 0);
+    EXPECT_EQ(a.levels[top].units, b.levels[top].units);
+  }
 }
 
 // The memo shared by a network's solves (docs/solver.md, "the analyses are
