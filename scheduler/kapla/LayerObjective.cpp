@@ -171,9 +171,14 @@ void LayerObjective::complete(Plan &q) const {
 }
 
 const Score *LayerObjective::scored(const Plan &p) {
-  completed_ = p;   // its levels' storage kept from the last plan
-  complete(completed_);
-  const Plan &q = completed_;
+  // Completed in storage kept from the last plan; as it is where every
+  // level is decided (the polish, the final score).
+  const bool whole = decided_ + 1 >= p.levels.size();
+  if (!whole) {
+    completed_ = p;
+    complete(completed_);
+  }
+  const Plan &q = whole ? p : completed_;
   // The context, then the plan (varints: most values are small).
   key_ = prefix_;
   auto put = [&](int64_t v) {
