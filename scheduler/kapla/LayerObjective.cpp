@@ -36,16 +36,22 @@ uint32_t AnalysisMemo::context(const std::string &key) {
   return contexts_.emplace(key, static_cast<uint32_t>(contexts_.size())).first->second;
 }
 
+size_t AnalysisMemo::probe(const std::vector<Slot> &slots, std::string_view key, uint64_t hash) {
+  const size_t mask = slots.size() - 1;
+  size_t i = hash & mask;
+  for (; slots[i].entry; i = (i + 1) & mask)
+    if (slots[i].hash == hash && slots[i].key == key)
+      break;
+  return i;
+}
+
 std::pair<AnalysisMemo::Entry *, AnalysisMemo::Found> AnalysisMemo::entry(std::string_view key, uint64_t hash) {
   Shard &sh = shards_[hash >> (64 - kShardBits)];
   std::lock_guard lock(sh.mutex);
   std::vector<Slot> &slots = sh.slots;
-  size_t mask = slots.size() - 1, i = hash & mask;
-  for (; slots[i].entry; i = (i + 1) & mask)
-    if (slots[i].hash == hash && slots[i].key == key) {
-      Entry *e = slots[i].entry;
-      return {e, e->ready.load(std::memory_order_acquire) ? Found::Ready : Found::Busy};
-    }
+  size_t i = probe(slots, key, hash);
+  if (Entry *e = slots[i].entry)
+    return {e, e->ready.load(std::memory_order_acquire) ? Found::Ready : Found::Busy};
   // Full: past the bound by at most one entry a thread (the shards count
   // apart); what is kept never changes a result, only what is analysed again.
   if (maxEntries_ && size_.load(std::memory_order_relaxed) >= maxEntries_)
@@ -100,12 +106,8 @@ LayerResult UnpricedResult::result(size_t top) const {
 const AnalysisMemo::Entry *AnalysisMemo::find(std::string_view key, uint64_t hash) {
   Shard &sh = shards_[hash >> (64 - kShardBits)];
   std::lock_guard lock(sh.mutex);
-  const std::vector<Slot> &slots = sh.slots;
-  const size_t mask = slots.size() - 1;
-  for (size_t i = hash & mask; slots[i].entry; i = (i + 1) & mask)
-    if (slots[i].hash == hash && slots[i].key == key)
-      return slots[i].entry->ready.load(std::memory_order_acquire) ? slots[i].entry : nullptr;
-  return nullptr;
+  const Entry *e = sh.slots[probe(sh.slots, key, hash)].entry;
+  return e && e->ready.load(std::memory_order_acquire) ? e : nullptr;
 }
 
 LayerObjective::LayerObjective(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *given,
@@ -117,8 +119,9 @@ LayerObjective::LayerObjective(const Network &net, int layer, const Hardware &hw
   const uint32_t id = memo_->context(sharedContext());
   prefix_.assign(reinterpret_cast<const char *>(&id), sizeof id);
   // Priced solves run on the whole batch and all nodes, uncapped: the
-  // unpriced solves of that kind keep what pricing reads.
-  const bool wholeLayer = !options_.topBatchOutermost && options_.maxNodes == 0 &&
+  // unpriced solves of that kind keep what pricing reads, in the memo the
+  // solves share (a solve's own memo is met by no other solve).
+  const bool wholeLayer = !own_ && !options_.topBatchOutermost && options_.maxNodes == 0 &&
                           std::all_of(options_.maxTile.begin(), options_.maxTile.end(), [](int64_t t) { return t == 0; });
   if (wholeLayer && options_.onChip.any()) {
     const uint32_t unpriced = memo_->context(sharedContext(false));

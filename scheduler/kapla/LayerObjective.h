@@ -127,6 +127,8 @@ private:
     std::vector<Slot> slots = std::vector<Slot>(64);
   };
   static constexpr int kShardBits = 4;
+  /// The slot holding `key`, or the empty one where it would go (the shard's lock held).
+  static size_t probe(const std::vector<Slot> &slots, std::string_view key, uint64_t hash);
 
   size_t maxEntries_;
   std::atomic<size_t> size_{0};   // entries over all shards

@@ -10,7 +10,8 @@ size_t usableCpus() {
 }
 
 std::vector<size_t> spreadOrder(size_t n, size_t parts) {
-  const size_t stretch = (n + std::max<size_t>(1, parts) - 1) / std::max<size_t>(1, parts);
+  parts = std::max<size_t>(1, parts);
+  const size_t stretch = (n + parts - 1) / parts;
   std::vector<size_t> order;
   order.reserve(n);
   for (size_t r = 0; r < stretch; ++r)

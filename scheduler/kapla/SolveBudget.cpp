@@ -37,8 +37,9 @@ bool BudgetMeter::exhausted() {
     return true;
   if (budget_.maxCandidates > 0 && candidates_ >= budget_.maxCandidates)
     hit_ = SolveLimit::Candidates;
-  else if (budget_.deadline && candidates_.load(std::memory_order_relaxed) >= clockAt_.load(std::memory_order_relaxed)) {
-    clockAt_.store(candidates_.load(std::memory_order_relaxed) + kClockEvery, std::memory_order_relaxed);
+  else if (const int64_t n = candidates_.load(std::memory_order_relaxed);
+           budget_.deadline && n >= clockAt_.load(std::memory_order_relaxed)) {
+    clockAt_.store(n + kClockEvery, std::memory_order_relaxed);
     if (SolveBudget::Clock::now() >= *budget_.deadline)
       hit_ = SolveLimit::Time;
   }

@@ -3,6 +3,7 @@
 #include "scheduler/analysis/LayerAnalysis.h"
 #include "scheduler/kapla/InterLayerSolver.h"
 #include "scheduler/kapla/LayerObjective.h"
+#include "scheduler/kapla/Parallel.h"
 #include "frontend/Loader.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/kapla/SegmentChains.h"
@@ -1248,6 +1249,17 @@ hardware hw {
   ScheduleResult again = analyzeSchedule(c.model, s.schedule);
   ASSERT_TRUE(again.valid && again.complete);
   EXPECT_EQ(again.energyPj, s.result.energyPj);
+}
+
+// The order the segment costs are taken in on threads (Parallel.h): from
+// `parts` equal stretches in turn. 10 items in 4 parts: stretches of
+// ceil(10/4) = 3, {0,1,2} {3,4,5} {6,7,8} {9}, their first items, then their
+// second, then their third.
+TEST(Parallel, SpreadOrderTakesTheStretchesInTurn) {
+  EXPECT_EQ(spreadOrder(10, 4), (std::vector<size_t>{0, 3, 6, 9, 1, 4, 7, 2, 5, 8}));
+  EXPECT_EQ(spreadOrder(5, 1), (std::vector<size_t>{0, 1, 2, 3, 4}));   // one part: the list's order
+  EXPECT_EQ(spreadOrder(3, 8), (std::vector<size_t>{0, 1, 2}));         // more parts than items
+  EXPECT_TRUE(spreadOrder(0, 4).empty());
 }
 
 // A priced solve (a temporal segment's layer, OnChipPricing) prices the
