@@ -1107,7 +1107,7 @@ private:
         }
         std::array<Box, kNumRoles> here{};
         for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
-          if (!p_.role(r).present || r == p_.output)
+          if (!p_.role(r).present || r == p_.output || (l == 0 && readsAbove(r)))
             continue;
           int f = slidingLoop(l, r);
           if (f >= 0 && !keepsWords(l, static_cast<size_t>(f), r))
@@ -1126,7 +1126,7 @@ private:
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here);
         else
-          unless(deadAlong(inStatement), [&] { compute(unit, pos, here); });
+          unless(deadAlong(inStatement), [&] { compute(unit, pos, here, parentLo); });
       };
       std::array<Value *, kNumDims> alive{};   // no dim dead
       // Every unit, its stacks' indices decoded from v (a mixed radix, the
@@ -1187,7 +1187,9 @@ private:
           Value *lastEnd = b_.CreateAdd(first, b_.CreateAdd(b_.CreateMul(b_.CreateSub(n, c(1)), c(a)), c(pl.extent[d])));
           inside = b_.CreateAnd(inside, b_.CreateAnd(within, b_.CreateOr(b_.CreateICmpSLE(n, c(0)),
                                                                          b_.CreateICmpSLE(lastEnd, parent.hi[d]))));
-          stackTrips[*i] = b_.CreateSelect(idleWithout(static_cast<Dim>(d), same), n, c(count));
+          // Without counters a unit past the end only fills words it never
+          // reads, or starts partial sums of the identity: none of it runs.
+          stackTrips[*i] = counters_ ? b_.CreateSelect(idleWithout(static_cast<Dim>(d), same), n, c(count)) : n;
           deadFrom[*i] = {d, n};
           continue;
         }
@@ -1242,8 +1244,28 @@ private:
     return {Dim::N, Dim::K, Dim::Xo, Dim::Yo, Dim::C, Dim::R, Dim::S};
   }
 
-  /// The statement over a PE's tile, on its buffers.
-  void compute(Value *unit, const Position &pos, const std::array<Box, kNumRoles> &lo) {
+  /// Whether the statement reads input role r from the buffer of the level
+  /// above the PEs': the PE level does not hold r (a bypass), so its buffer
+  /// would only stage a copy of the words it reads there (inputs are constant
+  /// while the layer runs, and such staging counts nothing), and is not kept.
+  bool readsAbove(TensorRole r) const { return nOn() > 1 && r != p_.output && !stores(0, r); }
+
+  /// Where the statement reads a role: the array, the unit's words' first
+  /// index in it, the box the words are laid out from and its extents, and
+  /// the words of one operand's tile (add, mul: one after the other).
+  struct Operand {
+    int slot = -1;
+    Value *base = nullptr;
+    Box lo;
+    std::vector<int64_t> extent;
+    int64_t opWords = 0;
+  };
+
+  /// The statement over a PE's tile, on its buffers (`lo`: the real boxes'
+  /// lower corners), or its parent's where it reads a role above
+  /// (`parentLo`).
+  void compute(Value *unit, const Position &pos, const std::array<Box, kNumRoles> &lo,
+               const std::array<Box, kNumRoles> &parentLo) {
     const std::vector<Dim> dims = statementDims();
     Box blo, bhi;
     for (Dim d : dims)
@@ -1269,10 +1291,16 @@ private:
       if (p_.guard.empty())
         countPoints(points);
       const PlanLevel &pe = p_.levels[0];
-      std::array<Value *, kNumRoles> base{};
+      std::array<Operand, kNumRoles> operands{};
       for (const PlanRole &r : p_.roles)
-        if (r.present)
-          base[idx(r.role)] = b_.CreateMul(unit, c(bufferWords(0, r.role)));
+        if (r.present) {
+          const size_t l = readsAbove(r.role) ? 1 : 0;
+          const PlanLevel &from = p_.levels[l];
+          operands[idx(r.role)] = {buffer_[l][idx(r.role)],
+                                   b_.CreateMul(l ? pos.parentUnit : unit, c(bufferWords(l, r.role))),
+                                   l ? parentLo[idx(r.role)] : lo[idx(r.role)], extentsAt(from.extent, r.role),
+                                   from.tileWords[idx(r.role)]};
+        }
       // A dim the PE's tile spans one index of takes no loop.
       Box llo, lhi, zero, extent;
       Value *full = b_.getTrue();
@@ -1281,7 +1309,7 @@ private:
           llo.push_back(blo[i]), lhi.push_back(bhi[i]), zero.push_back(c(0)), extent.push_back(c(e));
           full = b_.CreateAnd(full, b_.CreateICmpEQ(b_.CreateSub(bhi[i], blo[i]), c(e)));
         }
-      auto statementAt = [&](const Box &pt) { pointStatement(dims, pt, blo, base, lo, countPoints); };
+      auto statementAt = [&](const Box &pt) { pointStatement(dims, pt, blo, operands, countPoints); };
       // A full tile, as most are, loops over constant trip counts, which -O2
       // unrolls or vectorizes to fit; a partial one (at the layer's edges)
       // over its real box, neither vectorized nor unrolled (less code).
@@ -1302,10 +1330,9 @@ private:
   }
 
   /// The statement at one point `pt` of a PE's tile (its looped dims; the
-  /// others at `blo`), on the unit's buffers from `base`.
+  /// others at `blo`), on the roles' `operands`.
   void pointStatement(const std::vector<Dim> &dims, const Box &pt, const Box &blo,
-                      const std::array<Value *, kNumRoles> &base, const std::array<Box, kNumRoles> &lo,
-                      const std::function<void(Value *)> &countPoints) {
+                      const std::array<Operand, kNumRoles> &operands, const std::function<void(Value *)> &countPoints) {
     const PlanLevel &pe = p_.levels[0];
     std::array<Value *, kNumDims> v{};
     for (size_t i = 0, j = 0; i < dims.size(); ++i)
@@ -1317,27 +1344,29 @@ private:
                                     b_.CreateMul(v[idx(Dim::S)], c(p_.axes.y.dilation)));
     auto statement = [&] {
       auto at = [&](TensorRole r) {
+        const Operand &o = operands[idx(r)];
         Box point;
         for (Dim d : p_.role(r).dims)
           point.push_back(v[idx(d)]);
-        return b_.CreateAdd(base[idx(r)], linear(point, lo[idx(r)], extentsAt(pe.extent, r)));
+        return b_.CreateAdd(o.base, linear(point, o.lo, o.extent));
+      };
+      auto read = [&](TensorRole r, int64_t op = 0) {
+        const Operand &o = operands[idx(r)];
+        return load(o.slot, op ? b_.CreateAdd(at(r), c(op * o.opWords)) : at(r));
       };
       const TensorRole out = p_.output;
       Value *outAt = at(out);
-      Value *acc = load(buffer_[0][idx(out)], outAt);
+      Value *acc = load(operands[idx(out)].slot, outAt);
       // The statement's input: ifm forward; a backward layer's other activation.
       const TensorRole inRole = out == TensorRole::Ifm ? TensorRole::Ofm : TensorRole::Ifm;
-      Value *in = load(buffer_[0][idx(inRole)], at(inRole));
-      auto operand = [&](int64_t op) {
-        return load(buffer_[0][idx(TensorRole::Ifm)],
-                    b_.CreateAdd(at(TensorRole::Ifm), c(op * pe.tileWords[idx(TensorRole::Ifm)])));
-      };
+      Value *in = read(inRole);
+      auto operand = [&](int64_t op) { return read(TensorRole::Ifm, op); };
       Value *result;
       switch (p_.statement) {
       case Statement::Add:
       case Statement::Mul:
         if (out == TensorRole::Wgt) {   // a broadcast operand's gradient: Σ dY (add), Σ x·dY (mul)
-          Value *dy = load(buffer_[0][idx(TensorRole::Ofm)], at(TensorRole::Ofm));
+          Value *dy = read(TensorRole::Ofm);
           result = b_.CreateAdd(acc, p_.statement == Statement::Add ? dy : b_.CreateMul(in, dy));
           break;
         }
@@ -1345,7 +1374,7 @@ private:
         for (int64_t op = 1; op < ops(TensorRole::Ifm); ++op)
           result = p_.statement == Statement::Add ? b_.CreateAdd(result, operand(op)) : b_.CreateMul(result, operand(op));
         if (p_.role(TensorRole::Wgt).present) {   // a broadcast operand, read as the wgt
-          Value *w = load(buffer_[0][idx(TensorRole::Wgt)], at(TensorRole::Wgt));
+          Value *w = read(TensorRole::Wgt);
           result = p_.statement == Statement::Add ? b_.CreateAdd(result, w) : b_.CreateMul(result, w);
         }
         result = b_.CreateAdd(acc, result);
@@ -1360,7 +1389,7 @@ private:
       case Statement::Mac: {
         // The product of the two roles not written.
         const TensorRole other = out == TensorRole::Wgt ? TensorRole::Ofm : TensorRole::Wgt;
-        result = b_.CreateAdd(acc, b_.CreateMul(in, load(buffer_[0][idx(other)], at(other))));
+        result = b_.CreateAdd(acc, b_.CreateMul(in, read(other)));
         break;
       }
       case Statement::Rope: result = b_.CreateAdd(acc, rope(v, in, operand(1))); break;
@@ -1371,7 +1400,7 @@ private:
         break;
       default: DFLC_UNREACHABLE("planKernel admits no other statement");
       }
-      store(buffer_[0][idx(out)], outAt, result);
+      store(operands[idx(out)].slot, outAt, result);
     };
     if (p_.guard.empty())
       return statement();

@@ -4,6 +4,8 @@
 // the one the kernel counts while it runs the schedule. Schedules: written
 // here by hand (counts derived in the comments), the solvers', the random
 // solver's; and kernels broken on purpose, which must be caught.
+#include "backend/KernelRun.h"
+#include "backend/Reference.h"
 #include "backend/Simulator.h"
 #include "model/ScheduleWriter.h"
 #include "scheduler/analysis/Analysis.h"
@@ -842,6 +844,126 @@ TEST(KernelTest, PerAxisWindowsUnderTheSolvers) {
   SimResult r = simulate(trained.model, solved(trained, "kapla", false).schedule, SimOptions{});
   EXPECT_EQ(r.layers.size(), trained.model.networks[0].layers.size());
   expectSound(r, "training");
+}
+
+// A Simba-like lane level: the lanes hold weights and partial sums in
+// registers, the inputs bypass them (read from the PE's buffer).
+const char *const kLanes = R"(
+hardware lanes {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level LANE {
+    array = 3 x 2;
+    buffer wreg { holds = wgt; capacity = 2 B; access_energy = 1 pJ; }
+    buffer preg { holds = ofm; capacity = 2 B; access_energy = 1 pJ; }
+    transfer = multicast, reduction;
+  }
+  level PE { capacity = 1 KiB; array = 2 x 1; access_energy = 5 pJ; transfer = multicast; }
+  level DRAM { access_energy = 100 pJ; }
+}
+)";
+// S stacked unevenly over the lanes (2 over S = 3: the second S trip has
+// one lane past the filter) and Xo over the PEs past the layer's (2 x 4 over
+// Xo = 5), as the solver's ResNet-50 schedules on simba_6x6 do.
+const char *const kUnevenLanes = R"(
+network net { input x [C=2, X=5, Y=5]; l = conv(x, K=2, R=3, pad=1); }
+schedule for net on lanes {
+  layer l {
+    LANE {
+      tensor ifm [C=1, Xi=1, Yi=1]; tensor wgt [K=1, C=1, R=1, S=1]; tensor ofm [K=1, Xo=1, Yo=1];
+      stack Xo += 1, Xi += 1 repl 2; stack S += 1, Yi += 1 repl 2;
+      update R += 1, Xi += 1; update S += 2, Yi += 2; update C += 1;
+      update Xo += 2, Xi += 2; update Yo += 1, Yi += 1; update K += 1;
+    }
+    PE {
+      tensor ifm [C=2, Xi=6, Yi=7]; tensor wgt [K=2, C=2, R=3, S=3]; tensor ofm [K=2, Xo=4, Yo=5];
+      stack Xo += 4, Xi += 4 repl 2;
+    }
+  }
+}
+)";
+
+/// Runs every layer's kernel without counters (the benchmark's "kernel off"
+/// column, which the simulator never runs), with and without the unclipped
+/// copy, on the reference's inputs: each output equals the reference's.
+void expectUncountedKernelsCompute(const Model &model, const Schedule &schedule, const std::string &what) {
+  const Network &net = model.networks[static_cast<size_t>(schedule.network)];
+  const Hardware &hw = model.hardware[static_cast<size_t>(schedule.hardware)];
+  Schedule alone = schedule;
+  alone.segments.clear();
+  const ScheduleResult analysis = analyzeSchedule(model, alone);
+  TensorStore store = seedNetwork(net, 1);
+  Jit jit;
+  for (const LayerScheduleModel &ls : schedule.layers) {
+    const Layer &layer = net.layers[static_cast<size_t>(ls.layer)];
+    SCOPED_TRACE(what + ", layer " + layer.name);
+    TensorStore outputs = referenceOutputs(net, ls.layer, store);
+    std::string why;
+    auto plan = planKernel(net, ls.layer, hw, ls, analysis.layers[static_cast<size_t>(ls.layer)], why);
+    if (plan && plan->guard.empty())
+      for (double unclippedSteps : {0.0, 0x1p62}) {
+        KernelOptions bare;
+        bare.counters = false, bare.unclippedSteps = unclippedSteps;
+        EXPECT_EQ(runKernel(*plan, jit.compile(*plan, bare), store).output, outputs.at(layer.name).data)
+            << (unclippedSteps == 0 ? "unclipped copies" : "clipped");
+      }
+    for (const auto &[name, t] : outputs.tensors())
+      store.set(name, t);
+  }
+}
+
+TEST(KernelTest, KernelsWithoutCountersComputeTheReferencesOutputs) {
+  {
+    test::Compiled comp = test::compile(std::string(kLayers) + kNodes);
+    ASSERT_EQ(comp.diagnostics(), "");
+    for (const char *solver : {"kapla", "random"})
+      expectUncountedKernelsCompute(comp.model, solved(comp, solver, false).schedule, solver);
+  }
+  test::Compiled lanes = test::compile(std::string(kUnevenLanes) + kLanes);
+  ASSERT_EQ(lanes.diagnostics(), "");
+  expectUncountedKernelsCompute(lanes.model, lanes.model.schedules[0], "uneven lanes");
+  for (const char *solver : {"kapla", "random"})
+    expectUncountedKernelsCompute(lanes.model, solved(lanes, solver, false).schedule, std::string(solver) + ", lanes");
+}
+
+// The inputs bypass the lanes: the statement reads them from the PE's buffer
+// (KernelCodegen: readsAbove) and the lanes count none of them. Conv of x
+// [C=2, X=4, Y=4] with K=2, R=S=3, pad=1: 4 x 4 outputs, 576 MACs; two PEs
+// of 2 x 4 outputs each, their 3 x 2 lanes stacking S and Xo. Counts by hand.
+TEST(KernelTest, InputsBypassingThePesAreReadFromAbove) {
+  const std::string text = std::string(R"(
+network net { input x [C=2, X=4, Y=4]; l = conv(x, K=2, R=3, pad=1); }
+schedule for net on lanes {
+  layer l {
+    LANE {
+      tensor ifm [C=1, Xi=1, Yi=1]; tensor wgt [K=1, C=1, R=1, S=1]; tensor ofm [K=1, Xo=1, Yo=1];
+      stack S += 1, Yi += 1 repl 3; stack Xo += 1, Xi += 1 repl 2;
+      update R += 1, Xi += 1; update C += 1; update Yo += 1, Yi += 1; update K += 1;
+    }
+    PE {
+      tensor ifm [C=2, Xi=4, Yi=6]; tensor wgt [K=2, C=2, R=3, S=3]; tensor ofm [K=2, Xo=2, Yo=4];
+      stack Xo += 2, Xi += 2 repl 2;
+    }
+  }
+}
+)") + kLanes;
+  const int lane = 0, pe = 1, dram = 2;
+  for (bool unclipped : {false, true}) {
+    const LayerSim *l = oneExactLayer(simulateText(text, KernelFault::None, unclipped),
+                                      unclipped ? "unclipped copies" : "clipped", 576);
+    ASSERT_TRUE(l);
+    // Every MAC reads its ifm word at the PE, the innermost level holding it.
+    EXPECT_EQ(counted(*l, pe, TensorRole::Ifm, "reads"), 576);
+    EXPECT_EQ(counted(*l, lane, TensorRole::Ifm, "writes"), 0);
+    // A PE's lanes take R 3 x C 2 x Yo 4 x K 2 = 48 steps, each moving
+    // their weights (R innermost; at its trip 0, C, Yo or K moved): 48 x 6
+    // lanes x 2 PEs.
+    EXPECT_EQ(counted(*l, lane, TensorRole::Wgt, "writes"), 576);
+    // Each PE fills its tile once: C 2 x Xi 4 x Yi 6 (padding included), and
+    // DRAM serves the 2 x 4 x 4 words of x once to both (multicast).
+    EXPECT_EQ(counted(*l, pe, TensorRole::Ifm, "writes"), 96);
+    EXPECT_EQ(counted(*l, dram, TensorRole::Ifm, "reads"), 32);
+  }
 }
 
 } // namespace
