@@ -504,13 +504,13 @@ private:
   }
   int64_t stateWords(size_t l, TensorRole r) const {
     if (stateCode_[l][idx(r)].compact)
-      return r == p_.output ? 2 : 1;
+      return r != p_.output ? 1 : oneWordResidency(l, r) ? 3 : 2;
     return 2 + 2 * static_cast<int64_t>(dimsOf(r));
   }
   /// Whether the record's words fit 32 bits: every key, and the steps.
   bool stateFits32(size_t l, TensorRole r) const {
     const StateCode &s = stateCode_[l][idx(r)];
-    if (!s.compact || !stepsFit32(l))
+    if (!s.compact || !stepsFit32(l) || (oneWordResidency(l, r) && parentWords(l, r) >= 2147483648))
       return false;
     double keys = 1;
     for (size_t i = 0; i < s.loRadix.size(); ++i)
@@ -528,6 +528,20 @@ private:
   void stateStore(size_t l, TensorRole r, Value *unit, size_t k, Value *v) {
     const int slot = state_[l][idx(r)];
     store(slot, stateAt(l, r, unit, k), code_.slots[static_cast<size_t>(slot)].bytes == 4 ? b_.CreateTrunc(v, i32_) : v);
+  }
+  /// Whether level l's output residencies are one word each (the PE level's
+  /// one-word tiles, as on tpu_v1): the compact record then also keeps the
+  /// word's place in the parent's buffer (word 2), and a residency ends
+  /// where the next begins (startOutput), not in the evict function, which
+  /// decodes its box and the parent's to find that place. Its key less 1 is
+  /// the word's index in the layer's output (boxKey: no window dims).
+  bool oneWordResidency(size_t l, TensorRole r) const {
+    if (l != 0 || r != p_.output || nOn() < 2 || !stateCode_[l][idx(r)].compact)
+      return false;
+    for (Dim d : p_.role(r).dims)
+      if (isInputWindow(d) || at(p_.levels[l].extent, d) != 1)
+        return false;
+    return true;
   }
   /// The record's word holding the step the output's residency began.
   size_t startWord(size_t l, TensorRole r) const {
@@ -818,23 +832,46 @@ private:
   /// ofm: a residency begins where the unit's output tile differs from the
   /// one it holds: the old one is written back (after its own units'), the
   /// new one starts from the statement's identity.
-  void startOutput(size_t l, Value *slots, Value *unit, const Position &pos, Value *step) {
+  void startOutput(size_t l, Value *slots, Value *unit, const Position &pos, Value *step,
+                   const std::array<Box, kNumRoles> &parentLo) {
     const TensorRole r = p_.output;
     const PlanLevel &pl = p_.levels[l];
     const auto box = realBox(r, pos);
     const Box &lo = box.first, &hi = box.second;
     int bufSlot = buffer_[l][idx(r)];
     ifThen(b_.CreateNot(emptyAt(pos, lo, hi)), [&] {
-      ifThen(b_.CreateNot(holds(l, r, held(l, r, unit), lo, hi)), [&] {
-        b_.CreateCall(evictFns_[l], {slots, unit});
+      Held old = held(l, r, unit);
+      ifThen(b_.CreateNot(holds(l, r, old, lo, hi)), [&] {
         Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
+        const bool oneWord = oneWordResidency(l, r);
+        evict(l, slots, unit, pos.parentUnit, &old);
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         forBox(lo, hi, [&](const Box &a) {
           store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)), b_.getInt32(static_cast<uint32_t>(p_.identity)));
         });
         hold(l, r, unit, lo, hi);
         stateStore(l, r, unit, startWord(l, r), step);
+        if (oneWord)
+          stateStore(l, r, unit, 2,
+                     b_.CreateAdd(b_.CreateMul(pos.parentUnit, c(bufferWords(l + 1, r))),
+                                  linear(lo, parentLo[idx(r)], extentsAt(p_.levels[l + 1].extent, r))));
       });
+    });
+  }
+
+  /// The unit's residency ends (if it holds one): evict_l, or inline where
+  /// it is one word (oneWordResidency), put back where its record says in
+  /// the parent's residency, which has not changed since (a parent's
+  /// residency ends after its units'). `old`: its record, if read.
+  void evict(size_t l, Value *slots, Value *unit, Value *parentUnit, Held *old = nullptr) {
+    const TensorRole r = p_.output;
+    if (!oneWordResidency(l, r))
+      return void(b_.CreateCall(evictFns_[l], {slots, unit}));
+    Held h = old ? *old : held(l, r, unit);
+    ifThen(h.valid, [&] {
+      writeBackWord(l, r, b_.CreateMul(unit, c(bufferWords(l, r))), b_.CreateSub(h.key, c(1)),
+                    stateLoad(l, r, unit, 2), parentUnit, stateLoad(l, r, unit, startWord(l, r)));
+      stateStore(l, r, unit, 0, c(0));
     });
   }
 
@@ -851,9 +888,7 @@ private:
     ifThen(h.valid, [&] {
       if (l > 0) {
         int64_t inner = p_.levels[l - 1].unitsPerParent;
-        forLoop(c(0), c(inner), [&](Value *v) {
-          b_.CreateCall(evictFns_[l - 1], {slots, b_.CreateAdd(b_.CreateMul(unit, c(inner)), v)});
-        });
+        forLoop(c(0), c(inner), [&](Value *v) { evict(l - 1, slots, b_.CreateAdd(b_.CreateMul(unit, c(inner)), v), unit); });
       }
       decode(l, r, h);
       const Box &lo = h.lo, &hi = h.hi;
@@ -866,35 +901,36 @@ private:
         decode(l + 1, r, up);
         parentLo = up.lo;
       }
-      std::vector<int64_t> ext = extentsAt(pl.extent, r);
+      std::vector<int64_t> ext = extentsAt(pl.extent, r), full = extentsAt(p_.bounds, r);
       Value *bufBase = b_.CreateMul(unit, c(bufferWords(l, r)));
+      const Box zero(dimsOf(r), c(0));
       forBox(lo, hi, [&](const Box &a) {
         // A data gradient's words in the input's padding are not written (model/LoopNest.h).
         Value *inside = nullptr;
         Value *at = outermost ? tensorOffset(r, p_.role(r).sources[0], a, r == TensorRole::Ifm ? &inside : nullptr)
                               : b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))),
                                              linear(a, parentLo, extentsAt(p_.levels[l + 1].extent, r)));
+        auto writeBack = [&] {
+          writeBackWord(l, r, b_.CreateAdd(bufBase, linear(a, lo, ext)), linear(a, zero, full), at, parent, start);
+        };
         if (inside)
-          ifThen(inside, [&] { writeBackWord(l, r, a, at, parent, lo, ext, bufBase, start); });
+          ifThen(inside, writeBack);
         else
-          writeBackWord(l, r, a, at, parent, lo, ext, bufBase, start);
+          writeBack();
       });
       stateStore(l, r, unit, 0, c(0));
     });
     ret();
   }
 
-  /// One held output word into the parent's (or DRAM's) word `at`.
-  void writeBackWord(size_t l, TensorRole r, const Box &a, Value *at, Value *parent, const Box &lo,
-                     const std::vector<int64_t> &ext, Value *bufBase, Value *start) {
+  /// One held output word, at `word` in the unit's buffer and `point` in the
+  /// layer's output (its index), into the parent's (or DRAM's) word `at`.
+  void writeBackWord(size_t l, TensorRole r, Value *word, Value *point, Value *at, Value *parent, Value *start) {
     const PlanLevel &pl = p_.levels[l];
-    const size_t nd = dimsOf(r);
     bool outermost = l + 1 == nOn();
     int bufSlot = buffer_[l][idx(r)];
     int parentSlot = outermost ? code_.tensorSlot[idx(r)] : buffer_[l + 1][idx(r)];
-    std::vector<int64_t> full = extentsAt(p_.bounds, r);
-    Box zero(nd, c(0));
-    Value *v = load(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)));
+    Value *v = load(bufSlot, word);
     // Counted at the level holding r above (§6 "Bypass"); its units' first
     // visits read nothing back.
     const size_t h = holder(l, r);
@@ -906,7 +942,7 @@ private:
       count(l, r, kReads, one(fresh));
       count(h, r, kWrites, one(fresh));
       // A partial sum this holder's unit has seen before is read back (§6).
-      Value *bit = b_.CreateAdd(b_.CreateMul(holderUnit, c(outputPoints())), linear(a, zero, full));
+      Value *bit = b_.CreateAdd(b_.CreateMul(holderUnit, c(outputPoints())), point);
       Value *byteAt = b_.CreateLShr(bit, c(3));
       Value *mask = b_.CreateShl(b_.getInt8(1), b_.CreateTrunc(b_.CreateAnd(bit, c(7)), i8_));
       Value *byte = load(visited_[l], byteAt);
@@ -1121,7 +1157,7 @@ private:
           unless(skip(r), [&] { fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0); });
           here[idx(r)] = realBox(r, pos).first;
         }
-        unless(skip(p_.output), [&] { startOutput(l, slots, unit, pos, step); });
+        unless(skip(p_.output), [&] { startOutput(l, slots, unit, pos, step, parentLo); });
         here[idx(p_.output)] = realBox(p_.output, pos).first;
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here);
