@@ -1946,12 +1946,68 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
     }
     if (unsafe)
       return std::nullopt;
-    onnx::ShapeInferenceOptions options(false, 0, true);
-    for (int pass = 0; pass <= model.graph().node_size(); ++pass) {
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-      if (!inferElementwise(*model.mutable_graph()))
-        break;
+    auto infer = [&](bool propagateData) {
+      onnx::ShapeInferenceOptions options(false, 0, propagateData);
+      for (int pass = 0; pass <= model.graph().node_size(); ++pass) {
+        onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+        if (!inferElementwise(*model.mutable_graph()))
+          break;
+      }
+    };
+    // Types first, without data propagation: libonnx 1.12's data propagation
+    // dereferences the type of an input that inference could not give one (a
+    // Shape of a Reshape to an impossible shape: a SEGV found by the fuzzer).
+    // A node whose output still has no type where a data-propagating node
+    // reads it is refused, with the strict inference's reason (elsewhere the
+    // importer's own rules say more); the passes with data propagation then
+    // keep these types where a node fails.
+    infer(false);
+    std::set<std::string> typed;
+    for (const auto *infos : {&model.graph().input(), &model.graph().value_info(), &model.graph().output()})
+      for (const onnx::ValueInfoProto &v : *infos)
+        if (v.has_type())
+          typed.insert(v.name());
+    for (const onnx::TensorProto &t : model.graph().initializer())
+      typed.insert(t.name());
+    std::map<std::string, const onnx::NodeProto *> producer;
+    const onnx::NodeProto *untyped = nullptr;
+    for (const onnx::NodeProto &n : model.graph().node()) {
+      const auto version = imports.find(n.domain());
+      const onnx::OpSchema *schema =
+          version == imports.end() ? nullptr
+                                   : onnx::OpSchemaRegistry::Schema(n.op_type(), version->second, n.domain());
+      if (schema && schema->has_data_propagation_function())   // the nodes whose propagation reads a type
+        for (const std::string &in : n.input())
+          if (!untyped && !in.empty() && !typed.count(in))
+            untyped = producer.at(in);   // every input is produced before its node (above)
+      for (const std::string &out : n.output())
+        producer[out] = &n;
     }
+    for (bool up = untyped; up;) {   // to the first node inference failed on: its inputs typed
+      up = false;
+      for (const std::string &in : untyped->input())
+        if (!in.empty() && !typed.count(in)) {
+          untyped = producer.at(in), up = true;
+          break;
+        }
+    }
+    if (untyped) {
+      std::string why = "ONNX shape inference gives its output no type";
+      onnx::ModelProto strict = model;   // a copy: the strict inference says why
+      try {
+        onnx::shape_inference::InferShapes(strict, onnx::OpSchemaRegistry::Instance(),
+                                           onnx::ShapeInferenceOptions(false, 1, false));
+      } catch (const std::exception &e) {
+        const std::string text = e.what(),
+                          key = "(op_type:" + untyped->op_type() +
+                                (untyped->name().empty() ? "" : ", node name: " + untyped->name()) + "): ";
+        if (size_t p = text.find(key); p != std::string::npos)
+          why = "ONNX shape inference fails on it: " + firstLine(text.substr(p + key.size()));
+      }
+      diags.report(at, diag::err_onnx_node) << nodeName(*untyped) << untyped->op_type() << why;
+      return std::nullopt;
+    }
+    infer(true);
   } catch (const std::exception &e) {
     diags.report(at, diag::err_onnx_malformed) << firstLine(e.what());
     return std::nullopt;

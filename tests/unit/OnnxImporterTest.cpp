@@ -102,6 +102,27 @@ TEST(OnnxImporter, ConvInputRankAgainstItsWeights) {
   }
 }
 
+// Found by the ONNX fuzzer: a Shape of a Reshape to an impossible shape
+// (4 x 8 x 8 words as 1 x 16,777,216 x -1) crashed libonnx's data
+// propagation, which dereferenced the Reshape's missing output type; the
+// Reshape is refused first, with the strict inference's reason.
+TEST(OnnxImporter, UntypedTensorsAreRefusedBeforeDataPropagation) {
+  ModelBuilder m({1, 4, 8, 8});
+  auto *shape = m.graph->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(3);
+  for (int64_t d : {0, 16777216, -1})
+    shape->add_int64_data(d);
+  m.node("Reshape", {"x", "shape"}, "r");
+  m.node("Shape", {"r_out"}, "s");
+  Imported r = import(m.bytes());
+  EXPECT_FALSE(r.text);
+  EXPECT_EQ(r.messages, std::vector<std::string>{"E0112 node 'r' (Reshape): ONNX shape inference fails on it: "
+                                                 "[ShapeInferenceError] Dimension could not be inferred: "
+                                                 "incompatible shapes"});
+}
+
 TEST(OnnxImporter, UnsupportedNodeNamed) {
   ModelBuilder m({1, 4, 8, 8});
   m.node("LeakyRelu", {"x"}, "LeakyRelu_231");   // no DFL activation (Resize, once here, maps now)
