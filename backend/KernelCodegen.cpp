@@ -1014,13 +1014,17 @@ private:
   /// one moving r is past 0, so that step differs only in loops not moving
   /// r), which it then fetched or started and still holds: its check can be
   /// skipped (a PE's output under an update of C, every step but the first).
-  /// nullptr where that never holds.
-  Value *unmoved(size_t l, TensorRole r, const std::vector<Value *> &trips) {
+  /// Where no update of level l moves r, also at its first step under a
+  /// parent step whose own boxes of r are unmoved (`parentSame`): the
+  /// parent's position along r's dims is then the previous step's, so each
+  /// unit's box of r is too (a PE level without loops under a buffer's
+  /// update of C). nullptr where that never holds.
+  Value *unmoved(size_t l, TensorRole r, const std::vector<Value *> &trips, Value *parentSame) {
     const std::vector<PlanMove> &ups = p_.levels[l].updates;
     size_t inner = ups.size();   // updates [inner, size) do not move r
     while (inner > 0 && !movesRole(ups[inner - 1], r))
       --inner;
-    Value *same = nullptr;
+    Value *same = inner == 0 ? parentSame : nullptr;
     for (size_t j = inner; j < ups.size(); ++j) {
       Value *past = b_.CreateICmpSGT(trips[j], c(0));
       same = same ? b_.CreateOr(same, past) : past;
@@ -1080,9 +1084,10 @@ private:
     return idle;
   }
 
-  /// Runs level l inside one unit of level l+1 at one of its steps.
+  /// Runs level l inside one unit of level l+1 at one of its steps, whose
+  /// `parentSame` says which of its boxes are unmoved (unmoved).
   void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
-                 const std::array<Box, kNumRoles> &parentLo) {
+                 const std::array<Box, kNumRoles> &parentLo, const std::array<Value *, kNumRoles> &parentSame) {
     const PlanLevel &pl = p_.levels[l];
     std::vector<Value *> trips;
     std::function<void(size_t)> loops = [&](size_t f) {
@@ -1102,7 +1107,7 @@ private:
       std::array<Value *, kNumRoles> same{};
       for (const PlanRole &r : p_.roles)
         if (r.present)
-          same[idx(r.role)] = unmoved(l, r.role, trips);
+          same[idx(r.role)] = unmoved(l, r.role, trips, parentSame[idx(r.role)]);
       // The updates' shift: the same for every unit of the step.
       std::array<Value *, kNumDims> stepShift{};
       for (size_t d = 0; d < kNumDims; ++d) {
@@ -1160,7 +1165,7 @@ private:
         unless(skip(p_.output), [&] { startOutput(l, slots, unit, pos, step, parentLo); });
         here[idx(p_.output)] = realBox(p_.output, pos).first;
         if (l > 0)
-          emitLevel(l - 1, slots, unit, pos, here);
+          emitLevel(l - 1, slots, unit, pos, here, same);
         else
           unless(deadAlong(inStatement), [&] { compute(unit, pos, here, parentLo); });
       };
@@ -1515,7 +1520,7 @@ private:
     }
     std::array<Box, kNumRoles> topLo{};
     size_t outer = nOn() - 1;
-    emitLevel(outer, slots, c(0), top, topLo);
+    emitLevel(outer, slots, c(0), top, topLo, {});
     // The residencies still open end: every unit of the outermost on-chip level writes back.
     forLoop(c(0), c(p_.levels[outer].units), [&](Value *u) { b_.CreateCall(evictFns_[outer], {slots, u}); });
     if (p_.rows > 0)
