@@ -1979,7 +1979,7 @@ std::optional<std::string> importOnnx(const std::string &path, const std::string
       if (schema && schema->has_data_propagation_function())   // the nodes whose propagation reads a type
         for (const std::string &in : n.input())
           if (!untyped && !in.empty() && !typed.count(in))
-            untyped = producer.at(in);   // every input is produced before its node (above)
+            untyped = producer.at(in);   // a node's: inference types every graph input, initializers have one
       for (const std::string &out : n.output())
         producer[out] = &n;
     }

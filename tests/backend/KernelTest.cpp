@@ -862,26 +862,33 @@ hardware lanes {
   level DRAM { access_energy = 100 pJ; }
 }
 )";
-// S stacked unevenly over the lanes (2 over S = 3: the second S trip has
-// one lane past the filter) and Xo over the PEs past the layer's (2 x 4 over
-// Xo = 5), as the solver's ResNet-50 schedules on simba_6x6 do.
-const char *const kUnevenLanes = R"(
-network net { input x [C=2, X=5, Y=5]; l = conv(x, K=2, R=3, pad=1); }
+/// conv of x [C=2, X=Y=`side`] with K=2, R=S=3, pad=1 on `lanes`, its lanes
+/// holding one word of each role under `lane` (stacks and updates), its PEs
+/// as `pe` writes their directives.
+std::string laneConv(int side, const std::string &lane, const std::string &pe) {
+  const std::string x = std::to_string(side);
+  return "network net { input x [C=2, X=" + x + ", Y=" + x + "]; l = conv(x, K=2, R=3, pad=1); }" + R"(
 schedule for net on lanes {
   layer l {
     LANE {
       tensor ifm [C=1, Xi=1, Yi=1]; tensor wgt [K=1, C=1, R=1, S=1]; tensor ofm [K=1, Xo=1, Yo=1];
-      stack Xo += 1, Xi += 1 repl 2; stack S += 1, Yi += 1 repl 2;
-      update R += 1, Xi += 1; update S += 2, Yi += 2; update C += 1;
-      update Xo += 2, Xi += 2; update Yo += 1, Yi += 1; update K += 1;
+      )" + lane + R"(
     }
-    PE {
-      tensor ifm [C=2, Xi=6, Yi=7]; tensor wgt [K=2, C=2, R=3, S=3]; tensor ofm [K=2, Xo=4, Yo=5];
-      stack Xo += 4, Xi += 4 repl 2;
-    }
+    PE { )" + pe + R"( }
   }
 }
-)";
+)" + kLanes;
+}
+
+// S stacked unevenly over the lanes (2 over S = 3: the second S trip has
+// one lane past the filter) and Xo over the PEs past the layer's (2 x 4 over
+// Xo = 5), as the solver's ResNet-50 schedules on simba_6x6 do.
+const std::string kUnevenLanes =
+    laneConv(5,
+             "stack Xo += 1, Xi += 1 repl 2; stack S += 1, Yi += 1 repl 2; update R += 1, Xi += 1; "
+             "update S += 2, Yi += 2; update C += 1; update Xo += 2, Xi += 2; update Yo += 1, Yi += 1; update K += 1;",
+             "tensor ifm [C=2, Xi=6, Yi=7]; tensor wgt [K=2, C=2, R=3, S=3]; tensor ofm [K=2, Xo=4, Yo=5]; "
+             "stack Xo += 4, Xi += 4 repl 2;");
 
 /// Runs every layer's kernel without counters (the benchmark's "kernel off"
 /// column, which the simulator never runs), with and without the unclipped
@@ -919,7 +926,7 @@ TEST(KernelTest, KernelsWithoutCountersComputeTheReferencesOutputs) {
     for (const char *solver : {"kapla", "random"})
       expectUncountedKernelsCompute(comp.model, solved(comp, solver, false).schedule, solver);
   }
-  test::Compiled lanes = test::compile(std::string(kUnevenLanes) + kLanes);
+  test::Compiled lanes = test::compile(kUnevenLanes);
   ASSERT_EQ(lanes.diagnostics(), "");
   expectUncountedKernelsCompute(lanes.model, lanes.model.schedules[0], "uneven lanes");
   for (const char *solver : {"kapla", "random"})
@@ -931,22 +938,12 @@ TEST(KernelTest, KernelsWithoutCountersComputeTheReferencesOutputs) {
 // [C=2, X=4, Y=4] with K=2, R=S=3, pad=1: 4 x 4 outputs, 576 MACs; two PEs
 // of 2 x 4 outputs each, their 3 x 2 lanes stacking S and Xo. Counts by hand.
 TEST(KernelTest, InputsBypassingThePesAreReadFromAbove) {
-  const std::string text = std::string(R"(
-network net { input x [C=2, X=4, Y=4]; l = conv(x, K=2, R=3, pad=1); }
-schedule for net on lanes {
-  layer l {
-    LANE {
-      tensor ifm [C=1, Xi=1, Yi=1]; tensor wgt [K=1, C=1, R=1, S=1]; tensor ofm [K=1, Xo=1, Yo=1];
-      stack S += 1, Yi += 1 repl 3; stack Xo += 1, Xi += 1 repl 2;
-      update R += 1, Xi += 1; update C += 1; update Yo += 1, Yi += 1; update K += 1;
-    }
-    PE {
-      tensor ifm [C=2, Xi=4, Yi=6]; tensor wgt [K=2, C=2, R=3, S=3]; tensor ofm [K=2, Xo=2, Yo=4];
-      stack Xo += 2, Xi += 2 repl 2;
-    }
-  }
-}
-)") + kLanes;
+  const std::string text =
+      laneConv(4,
+               "stack S += 1, Yi += 1 repl 3; stack Xo += 1, Xi += 1 repl 2; update R += 1, Xi += 1; "
+               "update C += 1; update Yo += 1, Yi += 1; update K += 1;",
+               "tensor ifm [C=2, Xi=4, Yi=6]; tensor wgt [K=2, C=2, R=3, S=3]; tensor ofm [K=2, Xo=2, Yo=4]; "
+               "stack Xo += 2, Xi += 2 repl 2;");
   const int lane = 0, pe = 1, dram = 2;
   for (bool unclipped : {false, true}) {
     const LayerSim *l = oneExactLayer(simulateText(text, KernelFault::None, unclipped),
