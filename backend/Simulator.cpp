@@ -103,63 +103,24 @@ void addCounts(KernelCounts &sum, const KernelCounts &c) {
       sum.dramReads[r][tensor] += reads;
 }
 
-/// A layer of a segment split into instances runs as its pieces
-/// (scheduler/analysis/Instances.h): per instance, the piece's own kernel on the
-/// rows (columns) of its inputs it reads, its output placed where it belongs
-/// (a halo two pieces compute is written twice, equal). Its output and its
-/// counts summed over the pieces are what the checks see.
+/// A split layer run as its pieces (planSplitRun, runSplit), each distinct
+/// piece's kernel compiled once.
 KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, size_t k, const Hardware &hw,
                        const LayerScheduleModel &ls, const TensorStore &store, const Tensor &want, KernelCache &kernels,
                        const SimOptions &options, LayerSim &sim) {
-  const Layer &layer = net.layers[static_cast<size_t>(li)];
-  const size_t axis = seg.splitDim == Dim::Yo ? 3 : 2;
-  Tensor full{want.extent, std::vector<Word>(want.data.size(), 0)};
-  KernelResult out;
-  struct Compiled {
-    Layer piece;
-    KernelPlan plan;
-    CompiledKernel kernel;
-  };
-  std::vector<std::unique_ptr<Compiled>> compiled;   // one per distinct piece
-  for (const std::vector<Span> &spans : instanceSpans(net, seg.layers, seg.splitDim, seg.instances)) {
-    const Span s = spans[k];
-    Layer piece = instanceLayer(layer, seg.splitDim, s);
-    auto it = std::find_if(compiled.begin(), compiled.end(), [&](const auto &c) { return samePiece(c->piece, piece); });
-    if (it == compiled.end()) {
-      Network alone;
-      alone.name = net.name;
-      alone.batch = net.batch;
-      alone.layers = {piece};
-      std::vector<Issue> issues;
-      const LayerResult analysis = analyzeLayer(alone, 0, hw, &ls, issues);
-      std::string why;
-      std::optional<KernelPlan> plan = planKernel(alone, 0, hw, ls, analysis, why);
-      if (!plan) {
-        sim.skipped = why;
-        return out;
-      }
-      CompiledKernel kernel = kernels.get(*plan, KernelOptions{true, options.fault, options.unclippedSteps});
-      checkKernelBytes(kernel, li, options);
-      sim.compileMs += kernel.compileMs;
-      compiled.push_back(std::make_unique<Compiled>(Compiled{std::move(piece), std::move(*plan), std::move(kernel)}));
-      it = compiled.end() - 1;
-    }
-    const Compiled &c = **it;
-    // Its inputs: the positions the piece reads of each; the weights whole.
-    TensorStore inputs;
-    const Span in = instanceInputSpan(layer, seg.splitDim, s);
-    for (const Access &a : c.piece.nest.accesses)
-      if (a.role != layer.output && !inputs.contains(a.tensor))
-        inputs.set(a.tensor, a.role == TensorRole::Ifm ? sliceAxis(store.at(a.tensor), axis, in) : store.at(a.tensor));
-    KernelResult run = runKernel(c.plan, c.kernel, inputs);
-    Tensor part{want.extent, std::move(run.output)};
-    part.extent[axis] = s.size();
-    placeAxis(full, part, axis, s.lo);
-    addCounts(out.counts, run.counts);
-    out.runMs += run.runMs;
+  std::optional<SplitRun> run = planSplitRun(net, li, seg, k, hw, ls, sim.skipped);
+  if (!run)
+    return {};
+  std::vector<CompiledKernel> compiled;
+  for (const KernelPlan &plan : run->plans) {
+    compiled.push_back(kernels.get(plan, KernelOptions{true, options.fault, options.unclippedSteps}));
+    checkKernelBytes(compiled.back(), li, options);
+    sim.compileMs += compiled.back().compileMs;
   }
-  out.output = std::move(full.data);
-  return out;
+  std::vector<const CompiledKernel *> kernelOf;
+  for (const CompiledKernel &c : compiled)
+    kernelOf.push_back(&c);
+  return runSplit(net, li, *run, kernelOf, store, want.extent);
 }
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
@@ -489,6 +450,62 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
   if (options.progress)
     options.progress({done, todo, "", work, totalWork});
   return result;
+}
+
+std::optional<SplitRun> planSplitRun(const Network &net, int li, const SegmentResult &seg, size_t k,
+                                     const Hardware &hw, const LayerScheduleModel &ls, std::string &why) {
+  const Layer &layer = net.layers[static_cast<size_t>(li)];
+  SplitRun run;
+  run.axis = seg.splitDim == Dim::Yo ? 3 : 2;
+  for (const std::vector<Span> &spans : instanceSpans(net, seg.layers, seg.splitDim, seg.instances)) {
+    const Span s = spans[k];
+    Layer piece = instanceLayer(layer, seg.splitDim, s);
+    auto it = std::find_if(run.pieces.begin(), run.pieces.end(), [&](const Layer &p) { return samePiece(p, piece); });
+    if (it == run.pieces.end()) {
+      Network alone;
+      alone.name = net.name;
+      alone.batch = net.batch;
+      alone.layers = {piece};
+      std::vector<Issue> issues;
+      const LayerResult analysis = analyzeLayer(alone, 0, hw, &ls, issues);
+      std::optional<KernelPlan> plan = planKernel(alone, 0, hw, ls, analysis, why);
+      if (!plan)
+        return std::nullopt;
+      run.pieces.push_back(std::move(piece));
+      run.plans.push_back(std::move(*plan));
+      it = run.pieces.end() - 1;
+    }
+    run.instances.push_back({static_cast<size_t>(it - run.pieces.begin()), s,
+                             instanceInputSpan(layer, seg.splitDim, s)});
+  }
+  return run;
+}
+
+KernelResult runSplit(const Network &net, int li, const SplitRun &run,
+                      const std::vector<const CompiledKernel *> &kernels, const TensorStore &store,
+                      const std::vector<int64_t> &extent) {
+  const Layer &layer = net.layers[static_cast<size_t>(li)];
+  int64_t words = 1;
+  for (int64_t e : extent)
+    words *= e;
+  Tensor full{extent, std::vector<Word>(static_cast<size_t>(words), 0)};
+  KernelResult out;
+  for (const SplitRun::Instance &i : run.instances) {
+    // Its inputs: the positions the piece reads of each; the weights whole.
+    TensorStore inputs;
+    for (const Access &a : run.pieces[i.piece].nest.accesses)
+      if (a.role != layer.output && !inputs.contains(a.tensor))
+        inputs.set(a.tensor, a.role == TensorRole::Ifm ? sliceAxis(store.at(a.tensor), run.axis, i.in)
+                                                       : store.at(a.tensor));
+    KernelResult piece = runKernel(run.plans[i.piece], *kernels[i.piece], inputs);
+    Tensor part{extent, std::move(piece.output)};
+    part.extent[run.axis] = i.out.size();
+    placeAxis(full, part, run.axis, i.out.lo);
+    addCounts(out.counts, piece.counts);
+    out.runMs += piece.runMs;
+  }
+  out.output = std::move(full.data);
+  return out;
 }
 
 } // namespace dfl::sim

@@ -12,6 +12,7 @@
 #include "backend/KernelCodegen.h"
 #include "backend/KernelRun.h"
 #include "backend/SimData.h"
+#include "scheduler/analysis/Instances.h"
 
 #include <cstdint>
 #include <functional>
@@ -148,5 +149,32 @@ constexpr double kProgressWork = 0x1p30;
 /// of the run up to a layer options.memoryLimitBytes, and before a kernel runs
 /// if its arrays would.
 SimResult simulate(const Model &model, const Schedule &schedule, const SimOptions &options);
+
+/// A layer of a segment split into instances as the simulator runs it
+/// (scheduler/analysis/Instances.h): per instance the piece's own kernel on
+/// the rows (columns) of its inputs it reads, its output placed where it
+/// belongs (a halo two pieces compute is written twice, equal).
+struct SplitRun {
+  size_t axis = 2;                 ///< the tensors' axis the split cuts (X: 2, Y: 3)
+  std::vector<Layer> pieces;       ///< the distinct pieces
+  std::vector<KernelPlan> plans;   ///< one per piece
+  struct Instance {
+    size_t piece = 0;
+    Span out, in;                  ///< the output span it computes, the input span it reads
+  };
+  std::vector<Instance> instances;
+};
+
+/// Layer `li`, the k-th of split segment `seg`, as its pieces' kernels with
+/// the layer's directives `ls`; nullopt with `why` where a piece has none.
+std::optional<SplitRun> planSplitRun(const Network &net, int li, const SegmentResult &seg, size_t k,
+                                     const Hardware &hw, const LayerScheduleModel &ls, std::string &why);
+
+/// Runs every instance of `run` on kernels[piece] (compiled from
+/// run.plans[piece]) over its inputs taken from `store`: the layer's output
+/// (`extent`) with every piece placed, the counts and times summed.
+KernelResult runSplit(const Network &net, int li, const SplitRun &run,
+                      const std::vector<const CompiledKernel *> &kernels, const TensorStore &store,
+                      const std::vector<int64_t> &extent);
 
 } // namespace dfl::sim

@@ -8,6 +8,9 @@
 // "plain" is a convolution's plain loop nest (plainConv): the yardstick of
 // the "kernels without counters reach 0.8 of a native loop nest".
 // The native, plain and kernel times are the running thread's CPU time.
+// A layer of a segment split into instances runs as the simulator runs it,
+// piece by piece (its kernel time and compile: all its pieces'); its plain
+// loop nest is the whole layer's.
 //
 // Usage: dflc_sim_bench NET.dfl HW.dfl [--batch N] [--reps R] [--layers A,B,...] [--no-whole]
 #include "backend/Jit.h"
@@ -126,6 +129,7 @@ int main(int argc, char **argv) {
   Schedule alone = schedule;
   alone.segments.clear();
   ScheduleResult analysis = analyzeSchedule(model, alone);
+  const ScheduleResult segmented = analyzeSchedule(model, schedule);   // which segments split
 
   sim::TensorStore store = sim::seedNetwork(net, 1);
   sim::Jit jit;
@@ -159,25 +163,58 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
+    // The kernel as the simulator runs it: a layer of a split segment as
+    // its pieces (the piece's schedule over the whole layer is not what
+    // runs), each distinct piece compiled once; both kernels' outputs must
+    // equal the reference's (checked).
     std::string why;
-    auto plan = sim::planKernel(net, ls.layer, hw, ls, analysis.layers[static_cast<size_t>(ls.layer)], why);
-    if (plan) {
-      sim::CompiledKernel counted = jit.compile(*plan, {true});
-      sim::CompiledKernel bare = jit.compile(*plan, {false});
-      compileMs.push_back(counted.compileMs);
-      for (int i = 0; i < reps; ++i) {
-        on.push_back(timeMs([&] { sim::runKernel(*plan, counted, store); }));
-        off.push_back(timeMs([&] { sim::runKernel(*plan, bare, store); }));
+    std::vector<sim::KernelPlan> plans;
+    std::optional<sim::SplitRun> split;
+    size_t k = 0;
+    if (const SegmentResult *seg = splitSegmentOf(segmented, ls.layer, k)) {
+      if ((split = sim::planSplitRun(net, ls.layer, *seg, k, hw, ls, why)))
+        plans = split->plans;
+    } else if (auto plan = sim::planKernel(net, ls.layer, hw, ls, analysis.layers[static_cast<size_t>(ls.layer)], why)) {
+      plans = {*plan};
+    }
+    if (!plans.empty()) {
+      std::vector<sim::CompiledKernel> counted, bare;
+      double compile = 0;
+      for (const sim::KernelPlan &plan : plans) {
+        counted.push_back(jit.compile(plan, {true}));
+        bare.push_back(jit.compile(plan, {false}));
+        compileMs.push_back(counted.back().compileMs);
+        compile += counted.back().compileMs;
       }
+      auto run = [&](const std::vector<sim::CompiledKernel> &kernels) {
+        if (!split)
+          return sim::runKernel(plans[0], kernels[0], store);
+        std::vector<const sim::CompiledKernel *> of;
+        for (const sim::CompiledKernel &c : kernels)
+          of.push_back(&c);
+        return sim::runSplit(net, ls.layer, *split, of, store, outputs.at(layer.name).extent);
+      };
+      for (int i = 0; i < reps; ++i)
+        for (auto [kernels, times] : {std::pair{&counted, &on}, std::pair{&bare, &off}}) {
+          sim::KernelResult result;
+          times->push_back(timeMs([&] { result = run(*kernels); }));
+          if (i == 0 && result.output != outputs.at(layer.name).data) {
+            std::fprintf(stderr, "%s: the kernel's output differs from the reference\n", layer.name.c_str());
+            return 1;
+          }
+        }
       double n = median(native), k1 = median(on), k0 = median(off), p = median(plain);
       onRatios.push_back(n / k1), offRatios.push_back(n / k0);
       if (!plain.empty())
         plainOn.push_back(p / k1), plainOff.push_back(p / k0);
-      std::printf("%-18s %12lld %10.3f %10s %10.3f %10.3f %9.3f %9.3f %9s %9s %9.1f\n", layer.name.c_str(),
+      std::printf("%-18s %12lld %10.3f %10s %10.3f %10.3f %9.3f %9.3f %9s %9s %9.1f", layer.name.c_str(),
                   static_cast<long long>((layer.macs ? layer.macs : layer.ops) * net.batch), n,
                   plain.empty() ? "-" : fmt(p).c_str(), k0, k1, n / k0, n / k1,
                   plain.empty() ? "-" : fmt(p / k0).c_str(), plain.empty() ? "-" : fmt(p / k1).c_str(),
-                  counted.compileMs);
+                  compile);
+      if (split)
+        std::printf("  split: %zu instances, %zu kernels", split->instances.size(), plans.size());
+      std::printf("\n");
     } else {
       std::printf("%-18s   not simulated: %s\n", layer.name.c_str(), why.c_str());
     }
