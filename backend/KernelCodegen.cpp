@@ -1169,24 +1169,32 @@ private:
         else
           unless(deadAlong(inStatement), [&] { compute(unit, pos, here, parentLo); });
       };
-      std::array<Value *, kNumDims> alive{};   // no dim dead
-      // Every unit, its stacks' indices decoded from v (a mixed radix, the
-      // first stack the most significant), each tile clipped to the parent's.
-      auto clippedUnits = [&] {
-        forLoop(c(0), c(pl.unitsPerParent), [&](Value *v) {
-          std::array<Value *, kNumDims> stacked{};
-          stacked.fill(c(0));
-          int64_t inner = pl.unitsPerParent;
-          for (const PlanMove &s : pl.stacks) {
-            inner /= s.count;
-            Value *k = b_.CreateSRem(b_.CreateSDiv(v, c(inner)), c(s.count));
-            for (size_t d = 0; d < kNumDims; ++d)
-              if (s.amount[d])
-                stacked[d] = b_.CreateAdd(stacked[d], b_.CreateMul(k, c(s.amount[d])));
-          }
-          unitStep(v, stacked, true, alive);
-        });
-      };
+      // Every unit, one loop per stack (the first the outermost; v the unit's
+      // index under the parent, a mixed radix over them). Unclipped, a stack
+      // may run fewer trips (stackTrips, null: all its units) and its units
+      // from deadFrom's on lie past the parent along that dim.
+      std::vector<Value *> stackTrips(pl.stacks.size(), nullptr);
+      std::vector<std::pair<size_t, Value *>> deadFrom(pl.stacks.size());
+      std::function<void(size_t, Value *, std::array<Value *, kNumDims>, std::array<Value *, kNumDims>, bool)> stacks =
+          [&](size_t i, Value *v, std::array<Value *, kNumDims> stacked, std::array<Value *, kNumDims> dead,
+              bool clipped) {
+            if (i == pl.stacks.size())
+              return unitStep(v, stacked, clipped, dead);
+            const PlanMove &s = pl.stacks[i];
+            forLoop(c(0), !clipped && stackTrips[i] ? stackTrips[i] : c(s.count), [&](Value *k) {
+              std::array<Value *, kNumDims> next = stacked, nextDead = dead;
+              for (size_t d = 0; d < kNumDims; ++d)
+                if (s.amount[d])
+                  next[d] = b_.CreateAdd(next[d], b_.CreateMul(k, c(s.amount[d])));
+              if (!clipped && deadFrom[i].second)
+                nextDead[deadFrom[i].first] = b_.CreateICmpSGE(k, deadFrom[i].second);
+              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), next, nextDead, clipped);
+            });
+          };
+      std::array<Value *, kNumDims> none{}, alive{};   // alive: no dim dead
+      none.fill(c(0));
+      // Each tile clipped to the parent's.
+      auto clippedUnits = [&] { stacks(0, c(0), none, alive, true); };
       if (l > 0 || !unclippedPays())
         return clippedUnits();
       // At the innermost level, a step whose units' tiles all lie inside the
@@ -1200,8 +1208,6 @@ private:
       // are skipped, the others run unclipped.
       Value *inside = b_.getTrue();
       std::array<Value *, kNumDims> noneInside{}, stepDead{};
-      std::vector<Value *> stackTrips(pl.stacks.size(), nullptr);   // null: all its units
-      std::vector<std::pair<size_t, Value *>> deadFrom(pl.stacks.size());   // dim, first unit past the parent along it
       for (size_t d = 0; d < kNumDims; ++d) {
         if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
           continue;
@@ -1256,24 +1262,7 @@ private:
             empty = b_.CreateOr(empty, noneInside[d]);
         idle = b_.CreateAnd(idle, same[idx(r.role)] ? b_.CreateOr(same[idx(r.role)], empty) : empty);
       }
-      std::function<void(size_t, Value *, std::array<Value *, kNumDims>, std::array<Value *, kNumDims>)> stacks =
-          [&](size_t i, Value *v, std::array<Value *, kNumDims> stacked, std::array<Value *, kNumDims> dead) {
-            if (i == pl.stacks.size())
-              return unitStep(v, stacked, false, dead);
-            const PlanMove &s = pl.stacks[i];
-            forLoop(c(0), stackTrips[i] ? stackTrips[i] : c(s.count), [&](Value *k) {
-              std::array<Value *, kNumDims> next = stacked, nextDead = dead;
-              for (size_t d = 0; d < kNumDims; ++d)
-                if (s.amount[d])
-                  next[d] = b_.CreateAdd(next[d], b_.CreateMul(k, c(s.amount[d])));
-              if (deadFrom[i].second)
-                nextDead[deadFrom[i].first] = b_.CreateICmpSGE(k, deadFrom[i].second);
-              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), next, nextDead);
-            });
-          };
-      std::array<Value *, kNumDims> none{};
-      none.fill(c(0));
-      ifThen(b_.CreateNot(idle), [&] { ifThen(inside, [&] { stacks(0, c(0), none, stepDead); }, clippedUnits); });
+      ifThen(b_.CreateNot(idle), [&] { ifThen(inside, [&] { stacks(0, c(0), none, stepDead, false); }, clippedUnits); });
     };
     loops(0);
   }

@@ -112,8 +112,9 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
   if (!run)
     return {};
   std::vector<CompiledKernel> compiled;
-  for (const KernelPlan &plan : run->plans) {
-    compiled.push_back(kernels.get(plan, KernelOptions{true, options.fault, options.unclippedSteps}));
+  for (size_t i = 0; i < run->plans.size(); ++i) {
+    const KernelOptions o = pieceKernelOptions(*run, i, KernelOptions{true, options.fault, options.unclippedSteps});
+    compiled.push_back(kernels.get(run->plans[i], o));
     checkKernelBytes(compiled.back(), li, options);
     sim.compileMs += compiled.back().compileMs;
   }
@@ -473,12 +474,19 @@ std::optional<SplitRun> planSplitRun(const Network &net, int li, const SegmentRe
         return std::nullopt;
       run.pieces.push_back(std::move(piece));
       run.plans.push_back(std::move(*plan));
+      run.runs.push_back(0);
       it = run.pieces.end() - 1;
     }
+    ++run.runs[static_cast<size_t>(it - run.pieces.begin())];
     run.instances.push_back({static_cast<size_t>(it - run.pieces.begin()), s,
                              instanceInputSpan(layer, seg.splitDim, s)});
   }
   return run;
+}
+
+KernelOptions pieceKernelOptions(const SplitRun &run, size_t i, KernelOptions options) {
+  options.unclippedSteps /= static_cast<double>(run.runs[i]);
+  return options;
 }
 
 KernelResult runSplit(const Network &net, int li, const SplitRun &run,

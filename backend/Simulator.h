@@ -158,6 +158,7 @@ struct SplitRun {
   size_t axis = 2;                 ///< the tensors' axis the split cuts (X: 2, Y: 3)
   std::vector<Layer> pieces;       ///< the distinct pieces
   std::vector<KernelPlan> plans;   ///< one per piece
+  std::vector<int64_t> runs;       ///< per piece, the instances computing it
   struct Instance {
     size_t piece = 0;
     Span out, in;                  ///< the output span it computes, the input span it reads
@@ -169,6 +170,10 @@ struct SplitRun {
 /// the layer's directives `ls`; nullopt with `why` where a piece has none.
 std::optional<SplitRun> planSplitRun(const Network &net, int li, const SegmentResult &seg, size_t k,
                                      const Hardware &hw, const LayerScheduleModel &ls, std::string &why);
+
+/// The kernel options of piece i: a kernel runs once per instance computing
+/// it, so its unclipped steps pay by the steps of all those runs.
+KernelOptions pieceKernelOptions(const SplitRun &run, size_t i, KernelOptions options);
 
 /// Runs every instance of `run` on kernels[piece] (compiled from
 /// run.plans[piece]) over its inputs taken from `store`: the layer's output

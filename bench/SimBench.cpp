@@ -180,9 +180,12 @@ int main(int argc, char **argv) {
     if (!plans.empty()) {
       std::vector<sim::CompiledKernel> counted, bare;
       double compile = 0;
-      for (const sim::KernelPlan &plan : plans) {
-        counted.push_back(jit.compile(plan, {true}));
-        bare.push_back(jit.compile(plan, {false}));
+      for (size_t i = 0; i < plans.size(); ++i) {
+        auto options = [&](bool counters) {
+          return split ? sim::pieceKernelOptions(*split, i, {counters}) : sim::KernelOptions{counters};
+        };
+        counted.push_back(jit.compile(plans[i], options(true)));
+        bare.push_back(jit.compile(plans[i], options(false)));
         compileMs.push_back(counted.back().compileMs);
         compile += counted.back().compileMs;
       }
