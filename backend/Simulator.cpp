@@ -477,9 +477,9 @@ std::optional<SplitRun> planSplitRun(const Network &net, int li, const SegmentRe
       run.runs.push_back(0);
       it = run.pieces.end() - 1;
     }
-    ++run.runs[static_cast<size_t>(it - run.pieces.begin())];
-    run.instances.push_back({static_cast<size_t>(it - run.pieces.begin()), s,
-                             instanceInputSpan(layer, seg.splitDim, s)});
+    const auto p = static_cast<size_t>(it - run.pieces.begin());
+    ++run.runs[p];
+    run.instances.push_back({p, s, instanceInputSpan(layer, seg.splitDim, s)});
   }
   return run;
 }
