@@ -118,10 +118,7 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
     checkKernelBytes(compiled.back(), li, options);
     sim.compileMs += compiled.back().compileMs;
   }
-  std::vector<const CompiledKernel *> kernelOf;
-  for (const CompiledKernel &c : compiled)
-    kernelOf.push_back(&c);
-  return runSplit(net, li, *run, kernelOf, store, want.extent);
+  return runSplit(net, li, *run, compiled, store, want.extent);
 }
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
@@ -490,13 +487,10 @@ KernelOptions pieceKernelOptions(const SplitRun &run, size_t i, KernelOptions op
 }
 
 KernelResult runSplit(const Network &net, int li, const SplitRun &run,
-                      const std::vector<const CompiledKernel *> &kernels, const TensorStore &store,
+                      const std::vector<CompiledKernel> &kernels, const TensorStore &store,
                       const std::vector<int64_t> &extent) {
   const Layer &layer = net.layers[static_cast<size_t>(li)];
-  int64_t words = 1;
-  for (int64_t e : extent)
-    words *= e;
-  Tensor full{extent, std::vector<Word>(static_cast<size_t>(words), 0)};
+  Tensor full{extent, std::vector<Word>(static_cast<size_t>(elementCount(extent)), 0)};
   KernelResult out;
   for (const SplitRun::Instance &i : run.instances) {
     // Its inputs: the positions the piece reads of each; the weights whole.
@@ -505,7 +499,7 @@ KernelResult runSplit(const Network &net, int li, const SplitRun &run,
       if (a.role != layer.output && !inputs.contains(a.tensor))
         inputs.set(a.tensor, a.role == TensorRole::Ifm ? sliceAxis(store.at(a.tensor), run.axis, i.in)
                                                        : store.at(a.tensor));
-    KernelResult piece = runKernel(run.plans[i.piece], *kernels[i.piece], inputs);
+    KernelResult piece = runKernel(run.plans[i.piece], kernels[i.piece], inputs);
     Tensor part{extent, std::move(piece.output)};
     part.extent[run.axis] = i.out.size();
     placeAxis(full, part, run.axis, i.out.lo);

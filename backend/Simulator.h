@@ -179,7 +179,7 @@ KernelOptions pieceKernelOptions(const SplitRun &run, size_t i, KernelOptions op
 /// run.plans[piece]) over its inputs taken from `store`: the layer's output
 /// (`extent`) with every piece placed, the counts and times summed.
 KernelResult runSplit(const Network &net, int li, const SplitRun &run,
-                      const std::vector<const CompiledKernel *> &kernels, const TensorStore &store,
+                      const std::vector<CompiledKernel> &kernels, const TensorStore &store,
                       const std::vector<int64_t> &extent);
 
 } // namespace dfl::sim

@@ -190,12 +190,8 @@ int main(int argc, char **argv) {
         compile += counted.back().compileMs;
       }
       auto run = [&](const std::vector<sim::CompiledKernel> &kernels) {
-        if (!split)
-          return sim::runKernel(plans[0], kernels[0], store);
-        std::vector<const sim::CompiledKernel *> of;
-        for (const sim::CompiledKernel &c : kernels)
-          of.push_back(&c);
-        return sim::runSplit(net, ls.layer, *split, of, store, outputs.at(layer.name).extent);
+        return split ? sim::runSplit(net, ls.layer, *split, kernels, store, outputs.at(layer.name).extent)
+                     : sim::runKernel(plans[0], kernels[0], store);
       };
       for (int i = 0; i < reps; ++i)
         for (auto [kernels, times] : {std::pair{&counted, &on}, std::pair{&bare, &off}}) {
