@@ -141,21 +141,27 @@ std::pair<double, int> cyclesFloor(const Hardware &hw, double work, double dramW
 
 double workOf(const Network &net, const Layer &l) { return static_cast<double>((l.macs ? l.macs : l.ops) * net.batch); }
 
+/// Per role, the elements of onChipWords, before their widths.
+std::array<double, kNumRoles> onChipElements(const Network &net, const Layer &l) {
+  std::array<double, kNumRoles> elements{};
+  if (!l.forwardOf.empty())
+    return elements;
+  elements[static_cast<size_t>(l.output)] += static_cast<double>(l.ofmShape.size() * net.batch);
+  if (l.hasWeights() && !wgtPerSample(l.nest))
+    elements[static_cast<size_t>(TensorRole::Wgt)] += static_cast<double>(l.wgtSize);
+  elements[static_cast<size_t>(TensorRole::Ifm)] += everyInputWords(net, l, static_cast<int>(net.layers.size()));
+  return elements;
+}
+
 /// Per role, the `word`s that cross every on-chip boundary of that role in
 /// any schedule of layer x: every weight reaches the PEs and every output
 /// word leaves them (both also when forwarded), and the ifm where every word
 /// of it is read, at their widths on chip (WordScale::held).
 std::array<double, kNumRoles> onChipWords(const Network &net, const Layer &l, const Hardware &hw) {
-  std::array<double, kNumRoles> words{};
-  if (!l.forwardOf.empty())
-    return words;
+  std::array<double, kNumRoles> words = onChipElements(net, l);
   const WordScale ws = hw.wordScale(l.output);
-  const size_t out = static_cast<size_t>(l.output), wi = static_cast<size_t>(TensorRole::Wgt),
-               ii = static_cast<size_t>(TensorRole::Ifm);
-  words[out] += static_cast<double>(l.ofmShape.size() * net.batch) * ws.held[out];
-  if (l.hasWeights() && !wgtPerSample(l.nest))
-    words[wi] += static_cast<double>(l.wgtSize) * ws.held[wi];
-  words[ii] += everyInputWords(net, l, static_cast<int>(net.layers.size())) * ws.held[ii];
+  for (size_t r = 0; r < kNumRoles; ++r)
+    words[r] *= ws.held[r];
   return words;
 }
 
@@ -180,6 +186,68 @@ std::optional<double> portCycles(const Hardware &hw, size_t k, const std::array<
   return cycles;
 }
 
+} // namespace
+
+double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double elements, size_t upTo,
+                   std::vector<double> &boundaryPj) {
+  const size_t nl = hw.levels.size(), ri = static_cast<size_t>(r);
+  const WordScale ws = hw.wordScale(output);
+  const bool in = r != output;
+  double sum = 0;
+  for (size_t inner = hw.innermostHolder(r); inner + 1 < nl;) {
+    const size_t outer = hw.holderAbove(inner, r);
+    if (outer > upTo)
+      break;
+    LevelAccesses below, above;   // the boundary's accesses as the analysis counts them
+    if (in) {
+      below.writes[ri] = below.fills[ri] = elements;
+      above.reads[ri] = elements;
+    } else {
+      below.reads[ri] = below.writeBacks[ri] = elements;
+      above.writes[ri] = elements;
+    }
+    double pj = levelAccessEnergyPj(hw, inner, below, ws);
+    if (outer + 1 < nl)
+      pj += levelAccessEnergyPj(hw, outer, above, ws);
+    pj += hw.levels[inner + 1].busEnergyPj * ws.boundaryWords(ri, in ? elements : 0, in ? 0 : elements, inner + 2 == nl);
+    boundaryPj[inner] += pj;
+    sum += pj;
+    inner = outer;
+  }
+  return sum;
+}
+
+double OnChipFloor::totalPj() const {
+  double pj = 0;
+  for (double b : boundaryPj)
+    pj += b;
+  return pj;
+}
+
+OnChipFloor onChipFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast) {
+  const Layer &l = net.layers[static_cast<size_t>(x)];
+  const size_t nl = hw.levels.size();
+  OnChipFloor f;
+  f.boundaryPj.assign(nl, 0.0);
+  if (l.output != TensorRole::Ofm || !l.forwardOf.empty())
+    return f;   // a gradient's roles read differently
+  const std::array<double, kNumRoles> elements = onChipElements(net, l);
+  const DramFloor dram = dramFloor(net, x, hw, segmentFirst, segmentLast);
+  std::array<bool, kNumRoles> throughDram{};
+  throughDram[static_cast<size_t>(TensorRole::Wgt)] = dram.wgtReads > 0;
+  throughDram[static_cast<size_t>(TensorRole::Ifm)] = dram.ifmReads > 0;
+  throughDram[static_cast<size_t>(TensorRole::Ofm)] = dram.outputWrites > 0;
+  for (size_t ri = 0; ri < kNumRoles; ++ri) {
+    const auto r = static_cast<TensorRole>(ri);
+    if (elements[ri] > 0)
+      crossingsPj(hw, l.output, r, elements[ri], throughDram[ri] ? nl - 1 : hw.holderAbove(hw.innermostHolder(r), r),
+                  f.boundaryPj);
+  }
+  return f;
+}
+
+namespace {
+
 /// The floor of layer x run on `hw`'s innermost units (the MAC array, or a
 /// vector unit on its truncated template).
 LayerFloor placedFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast,
@@ -200,6 +268,7 @@ LayerFloor placedFloor(const Network &net, int x, const Hardware &hw, int segmen
     if (auto it = hw.activationEnergyPj.find(a); it != hw.activationEnergyPj.end())
       f.energyPj += it->second * static_cast<double>(l.ofmShape.size() * net.batch);
   f.energyPj += (dram.wgtReads + dram.ifmReads) * outer.readEnergyPj + dram.outputWrites * outer.writeEnergyPj;
+  f.energyPj += onChipFloor(net, x, hw, segmentFirst, segmentLast).totalPj();
   f.staticPj = hw.chipStaticEnergyPj() * f.latencyCycles * staticShare;
   f.energyPj += f.staticPj;
   return f;

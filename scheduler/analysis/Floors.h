@@ -40,6 +40,34 @@ struct DramFloor {
 };
 DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast);
 
+/// The energy every schedule of layer x (in a segment of layers
+/// segmentFirst..segmentLast) pays on chip for the words of onChipWords,
+/// by the boundary they cross: each such word crosses every boundary
+/// between two levels holding its role (§6 "Bypass") at least once — filled
+/// at the inner level, read out of the outer one, carried on the bus just
+/// above the inner one (the output the other way: read out, carried,
+/// written) — all the way out where dramFloor moves it, else (an operand or
+/// output a layer of the segment forwards, held on chip) the innermost
+/// boundary only. The outermost level's own accesses are dramFloor's. At
+/// the cost model's energies (levelAccessEnergyPj, §7); forward layers only.
+/// Role r's `elements` words crossing, once each, every boundary between two
+/// levels holding r from its innermost holder out to level `upTo` (§6
+/// "Bypass"), at §7's energies (levelAccessEnergyPj): filled into the inner
+/// level, read out of the outer one and carried on the bus just above the
+/// inner one; the layer's output (r == output) the other way: read out,
+/// carried, written. The outermost level's own accesses are the DRAM
+/// floor's, left out. Added to `boundaryPj` (one per level) by the inner
+/// level of each boundary; returns their sum.
+double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double elements, size_t upTo,
+                   std::vector<double> &boundaryPj);
+
+struct OnChipFloor {
+  /// Per boundary, by the inner level's index (the last one unused).
+  std::vector<double> boundaryPj;
+  double totalPj() const;
+};
+OnChipFloor onChipFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast);
+
 struct LayerFloor {
   double energyPj = 0, latencyCycles = 0;
   double dramWords = 0;   // its DramFloor's words, which the segment's latency floor sums

@@ -42,18 +42,23 @@ BranchAndBound::Decided BranchAndBound::rootDecided() {
   // schedule moves, the latency floor.
   Decided root;
   root.exact = constants_;
+  OnChipFloor onChip;   // every word the layer must move crosses each boundary on chip
   if (operandsResolved()) {
     const LayerFloor floor = layerFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
     dramFloor_ = dramFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
-    root.exact = std::max(constants_, floor.energyPj - floor.staticPj);
+    onChip = onChipFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
+    // The floor's on-chip part bounds the terms below the root: not exact.
+    root.exact = std::max(constants_, floor.energyPj - floor.staticPj - onChip.totalPj());
     root.cycles = floor.latencyCycles;
   }
   root.level = hw_.levels.size() - 1;   // past the plan's levels
-  // Boundary 0/1, which the floors leave out, under level-0 tiles within the layer.
+  // Below it, the boundaries on chip; boundary 0/1 also at least the reloads
+  // level-0 tiles within the layer force.
   DimVector layerExtent{};
   for (size_t i = 0; i < kND; ++i)
     at(layerExtent, kIndependentDims[i]) = bound_[i];
-  root.below = reloadFloorPj(layerExtent);
+  const double boundary0 = onChip.boundaryPj.empty() ? 0.0 : onChip.boundaryPj[0];
+  root.below = onChip.totalPj() - boundary0 + std::max(boundary0, reloadFloorPj(layerExtent));
   root.bound = root.exact + root.below + staticFloor(root.cycles, unitsBetween(0, root.level));
   return root;
 }
@@ -66,7 +71,7 @@ double BranchAndBound::subtreeBound(const LayerResult &r, size_t m) {
 double BranchAndBound::topLevelBound(const LevelDirectives &top, int64_t units, const LayerResult &r) {
   learn(r);
   const Decided root = rootDecided();
-  return root.exact + refetchPj(top) + staticFloor(root.cycles, units * unitsBetween(0, top_));
+  return root.exact + root.below + refetchPj(top) + staticFloor(root.cycles, units * unitsBetween(0, top_));
 }
 
 bool BranchAndBound::exhausted() {
@@ -120,27 +125,17 @@ double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m, std::arra
   const bool dense = windowed && at(tile, Dim::R) == fr && at(tile, Dim::S) == fs && x.stride <= fr &&
                      y.stride <= fs && x.dilation == 1 && y.dilation == 1;
   const bool windowless = fr == 1 && fs == 1 && x.stride == 1 && y.stride == 1 && x.padBegin == 0 && y.padBegin == 0;
-  const WordScale ws = hw_.wordScale(layer_.output);
-  std::array<double, kNumRoles> in{};   // in `word`s at their on-chip widths
+  // Each word filled into a level-m unit reaches level 0 and each output
+  // word leaves it, across every boundary below m at least once.
+  std::vector<double> boundaryPj(hw_.levels.size(), 0.0);
+  std::array<double, kNumRoles> pj{};
   for (TensorRole role : layer_.roles()) {
     const size_t ri = static_cast<size_t>(role);
-    if (role == TensorRole::Wgt || (role == TensorRole::Ifm && (windowless || dense)))
-      in[ri] = r.levels[m].accesses.fills[ri] * ws.held[ri];
-  }
-  // Every output word leaves level 0 once at least.
-  const double out = static_cast<double>(layer_.ofmShape.size() * net_.batch) * ws.held[static_cast<size_t>(TensorRole::Ofm)];
-  // Each word filled into a level-m unit is read out of it, carried on its
-  // bus and filled into a unit below at least once, and so on down to level
-  // 0; each output word is read out of each level below m, carried up and
-  // written into the next.
-  std::array<double, kNumRoles> pj{};
-  for (size_t b = 0; b < m; ++b) {
-    const Level &inner = hw_.levels[b], &outer = hw_.levels[b + 1];
-    const double innerFill = inner.fillEnergyPj.value_or(inner.writeEnergyPj);
-    const double innerOut = inner.fillEnergyPj.value_or(inner.readEnergyPj);
-    for (size_t ri = 0; ri < kNumRoles; ++ri)
-      pj[ri] += in[ri] * (outer.readEnergyPj + outer.busEnergyPj + innerFill);
-    pj[static_cast<size_t>(TensorRole::Ofm)] += out * (innerOut + outer.busEnergyPj + outer.writeEnergyPj);
+    if (role == layer_.output)
+      pj[ri] = crossingsPj(hw_, layer_.output, role, static_cast<double>(layer_.ofmShape.size() * net_.batch), m,
+                           boundaryPj);
+    else if (role == TensorRole::Wgt || (role == TensorRole::Ifm && (windowless || dense)))
+      pj[ri] = crossingsPj(hw_, layer_.output, role, r.levels[m].accesses.fills[ri], m, boundaryPj);
   }
   if (perRole)
     *perRole = pj;

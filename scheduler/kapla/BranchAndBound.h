@@ -32,7 +32,9 @@
 // so the static energy is at least the chip's leakage over the larger of
 // those (staticFloor); the terms below m are at least the compulsory traffic
 // (compulsoryBelow) and the reloads a level-0 buffer of its capacity forces
-// (reloadFloorPj). The subtree's bound is C + the terms >= m + those floors;
+// (reloadFloorPj); at the root, where nothing is decided, the layer's floors
+// (Floors.h: its DRAM words, and each word it must move once across every
+// boundary on chip) and the reloads. The subtree's bound is C + the terms >= m + those floors;
 // a subtree whose bound is not below the incumbent (seeded with KAPLA's
 // solution) is cut. A level's assignment is first bounded without the
 // analysis (cheapBound: the parent's exact part and the floor from its units
@@ -63,8 +65,8 @@ public:
   /// What the search cuts by, for tests (tests/unit/BoundTest.cpp): the
   /// bound of the subtree whose levels >= m are those of the plan `r` scores
   /// (whatever lies below), and the bound the top level's directives `top`
-  /// give without an analysis (refetchPj and the static floor over `units`
-  /// nodes), both with `r`'s work and constants.
+  /// give without an analysis (refetchPj, the floors below the root and the
+  /// static floor over `units` nodes), both with `r`'s work and constants.
   double subtreeBound(const LayerResult &r, size_t m);
   double topLevelBound(const LevelDirectives &top, int64_t units, const LayerResult &r);
   /// What topLevelBound claims of the terms of the top boundary and C (the
@@ -141,7 +143,9 @@ protected:
 
   /// A lower bound of the boundary terms below m of every completion of
   /// levels >= m as scored in `r`: the words filled into level m that every
-  /// level below must take in again (compulsoryBelow's comment says which).
+  /// level below must take in again (compulsoryBelow's comment says which),
+  /// and the output words, across each boundary below m once (crossingsPj,
+  /// the on-chip floor's rule).
   double compulsoryBelow(const LayerResult &r, size_t m, std::array<double, kNumRoles> *perRole = nullptr) const;
 
   /// A lower bound of every plan completing `parent` (levels >= 1) with
