@@ -40,16 +40,6 @@ struct DramFloor {
 };
 DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast);
 
-/// The energy every schedule of layer x (in a segment of layers
-/// segmentFirst..segmentLast) pays on chip for the words of onChipWords,
-/// by the boundary they cross: each such word crosses every boundary
-/// between two levels holding its role (§6 "Bypass") at least once — filled
-/// at the inner level, read out of the outer one, carried on the bus just
-/// above the inner one (the output the other way: read out, carried,
-/// written) — all the way out where dramFloor moves it, else (an operand or
-/// output a layer of the segment forwards, held on chip) the innermost
-/// boundary only. The outermost level's own accesses are dramFloor's. At
-/// the cost model's energies (levelAccessEnergyPj, §7); forward layers only.
 /// Role r's `elements` words crossing, once each, every boundary between two
 /// levels holding r from its innermost holder out to level `upTo` (§6
 /// "Bypass"), at §7's energies (levelAccessEnergyPj): filled into the inner
@@ -61,6 +51,13 @@ DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFi
 double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double elements, size_t upTo,
                    std::vector<double> &boundaryPj);
 
+/// The energy every schedule of layer x (in a segment of layers
+/// segmentFirst..segmentLast) pays on chip, by boundary: each word every
+/// schedule moves (every weight, every output word, the inputs where every
+/// word is read) crosses every boundary between two levels holding its role
+/// once at least (crossingsPj), all the way out where dramFloor moves it,
+/// else (an operand or output a layer of the segment forwards, held on
+/// chip) the innermost boundary only. Forward layers only.
 struct OnChipFloor {
   /// Per boundary, by the inner level's index (the last one unused).
   std::vector<double> boundaryPj;
