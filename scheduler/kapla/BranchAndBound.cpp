@@ -377,7 +377,8 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
 
 double BranchAndBound::cheapBound(const Plan &p, size_t m, const Decided &parent) const {
   const int64_t pes = parent.units * unitsBetween(m + 1, parent.level) * unitsOf(p.levels[m]) * unitsBetween(0, m);
-  return parent.exact + parent.below + staticFloor(parent.cycles, pes);
+  // The parent's bound holds for all of its subtree too.
+  return std::max(parent.bound, parent.exact + parent.below + staticFloor(parent.cycles, pes));
 }
 
 double BranchAndBound::refetchPj(const LevelDirectives &d) const {
@@ -539,9 +540,10 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
       continue;
     }
     Decided decided;
-    if (pruneByBound_)
+    if (pruneByBound_) {
       decided = decidedBy(sol->result, m);
-    else
+      decided.bound = std::max(decided.bound, batch.parent.bound);   // its parent's holds for it too
+    } else
       decided.bound = value;   // no bound: ordered by the minimal completion's objective
     if (pruneByBound_ && decided.bound >= exBestValue_)
       ++stats_.prunedByBound;

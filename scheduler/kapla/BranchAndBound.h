@@ -34,7 +34,8 @@
 // (compulsoryBelow) and the reloads a level-0 buffer of its capacity forces
 // (reloadFloorPj); at the root, where nothing is decided, the layer's floors
 // (Floors.h: its DRAM words, and each word it must move once across every
-// boundary on chip) and the reloads. The subtree's bound is C + the terms >= m + those floors;
+// boundary on chip) and the reloads. The subtree's bound is C + the terms >= m + those floors,
+// and never below its parent's (which holds for the whole subtree);
 // a subtree whose bound is not below the incumbent (seeded with KAPLA's
 // solution) is cut. A level's assignment is first bounded without the
 // analysis (cheapBound: the parent's exact part and the floor from its units
