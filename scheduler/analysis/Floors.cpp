@@ -189,7 +189,7 @@ std::optional<double> portCycles(const Hardware &hw, size_t k, const std::array<
 } // namespace
 
 double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double elements, size_t upTo,
-                   std::vector<double> &boundaryPj) {
+                   std::vector<double> *boundaryPj) {
   const size_t nl = hw.levels.size(), ri = static_cast<size_t>(r);
   const WordScale ws = hw.wordScale(output);
   const bool in = r != output;
@@ -210,7 +210,8 @@ double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double e
     if (outer + 1 < nl)
       pj += levelAccessEnergyPj(hw, outer, above, ws);
     pj += hw.levels[inner + 1].busEnergyPj * ws.boundaryWords(ri, in ? elements : 0, in ? 0 : elements, inner + 2 == nl);
-    boundaryPj[inner] += pj;
+    if (boundaryPj)
+      (*boundaryPj)[inner] += pj;
     sum += pj;
     inner = outer;
   }
@@ -241,7 +242,7 @@ OnChipFloor onChipFloor(const Network &net, int x, const Hardware &hw, int segme
     const auto r = static_cast<TensorRole>(ri);
     if (elements[ri] > 0)
       crossingsPj(hw, l.output, r, elements[ri], throughDram[ri] ? nl - 1 : hw.holderAbove(hw.innermostHolder(r), r),
-                  f.boundaryPj);
+                  &f.boundaryPj);
   }
   return f;
 }

@@ -46,10 +46,10 @@ DramFloor dramFloor(const Network &net, int x, const Hardware &hw, int segmentFi
 /// level, read out of the outer one and carried on the bus just above the
 /// inner one; the layer's output (r == output) the other way: read out,
 /// carried, written. The outermost level's own accesses are the DRAM
-/// floor's, left out. Added to `boundaryPj` (one per level) by the inner
-/// level of each boundary; returns their sum.
+/// floor's, left out. Returns their sum; each also added to `boundaryPj`
+/// (one per level, where given) by the inner level of its boundary.
 double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double elements, size_t upTo,
-                   std::vector<double> &boundaryPj);
+                   std::vector<double> *boundaryPj = nullptr);
 
 /// The energy every schedule of layer x (in a segment of layers
 /// segmentFirst..segmentLast) pays on chip, by boundary: each word every

@@ -127,15 +127,13 @@ double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m, std::arra
   const bool windowless = fr == 1 && fs == 1 && x.stride == 1 && y.stride == 1 && x.padBegin == 0 && y.padBegin == 0;
   // Each word filled into a level-m unit reaches level 0 and each output
   // word leaves it, across every boundary below m at least once.
-  std::vector<double> boundaryPj(hw_.levels.size(), 0.0);
   std::array<double, kNumRoles> pj{};
   for (TensorRole role : layer_.roles()) {
     const size_t ri = static_cast<size_t>(role);
     if (role == layer_.output)
-      pj[ri] = crossingsPj(hw_, layer_.output, role, static_cast<double>(layer_.ofmShape.size() * net_.batch), m,
-                           boundaryPj);
+      pj[ri] = crossingsPj(hw_, layer_.output, role, static_cast<double>(layer_.ofmShape.size() * net_.batch), m);
     else if (role == TensorRole::Wgt || (role == TensorRole::Ifm && (windowless || dense)))
-      pj[ri] = crossingsPj(hw_, layer_.output, role, r.levels[m].accesses.fills[ri], m, boundaryPj);
+      pj[ri] = crossingsPj(hw_, layer_.output, role, r.levels[m].accesses.fills[ri], m);
   }
   if (perRole)
     *perRole = pj;
@@ -372,13 +370,18 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
     }
     below += std::max(parent.compulsory[ri], reload);
   }
-  return std::max(cheap, cheap - parent.below + below);
+  // From the parent's own parts: its bound may be an ancestor's, whose below is not parent.below.
+  return std::max(cheap, partsBound(p, 0, parent) - parent.below + below);
+}
+
+double BranchAndBound::partsBound(const Plan &p, size_t m, const Decided &parent) const {
+  const int64_t pes = parent.units * unitsBetween(m + 1, parent.level) * unitsOf(p.levels[m]) * unitsBetween(0, m);
+  return parent.exact + parent.below + staticFloor(parent.cycles, pes);
 }
 
 double BranchAndBound::cheapBound(const Plan &p, size_t m, const Decided &parent) const {
-  const int64_t pes = parent.units * unitsBetween(m + 1, parent.level) * unitsOf(p.levels[m]) * unitsBetween(0, m);
   // The parent's bound holds for all of its subtree too.
-  return std::max(parent.bound, parent.exact + parent.below + staticFloor(parent.cycles, pes));
+  return std::max(parent.bound, partsBound(p, m, parent));
 }
 
 double BranchAndBound::refetchPj(const LevelDirectives &d) const {

@@ -190,6 +190,8 @@ protected:
   /// without its analysis: the parent's exact part, and the static floor
   /// over the parent's cycles and the PEs the assignment's units allow.
   double cheapBound(const Plan &p, size_t m, const Decided &parent) const;
+  /// cheapBound from the parent's exact and below parts alone (not its bound).
+  double partsBound(const Plan &p, size_t m, const Decided &parent) const;
 
   /// Records C and the work from the first valid analysis.
   void learn(const LayerResult &r);
