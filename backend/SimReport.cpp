@@ -94,11 +94,15 @@ std::vector<std::pair<std::string, std::string>> kernelFiles(const SimResult &re
       name += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.') ? ch : '_';
     if (name.empty() || name[0] == '.')
       name = "_" + name;
-    std::string file = name + ".ll";
-    for (int i = 2; used.count(file); ++i)
-      file = name + "_" + std::to_string(i) + ".ll";
-    used.insert(file);
-    out.emplace_back(file, l.ir);
+    // A split layer's pieces: LAYER.piece1.ll, LAYER.piece2.ll, ...
+    for (size_t k = 0; k < l.ir.size(); ++k) {
+      const std::string stem = l.ir.size() == 1 ? name : name + ".piece" + std::to_string(k + 1);
+      std::string file = stem + ".ll";
+      for (int i = 2; used.count(file); ++i)
+        file = stem + "_" + std::to_string(i) + ".ll";
+      used.insert(file);
+      out.emplace_back(file, l.ir[k]);
+    }
   }
   return out;
 }

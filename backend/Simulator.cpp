@@ -117,6 +117,7 @@ KernelResult runPieces(const Network &net, int li, const SegmentResult &seg, siz
     compiled.push_back(kernels.get(run->plans[i], o));
     checkKernelBytes(compiled.back(), li, options);
     sim.compileMs += compiled.back().compileMs;
+    sim.ir.push_back(compiled.back().ir);
   }
   return runSplit(net, li, *run, compiled, store, want.extent);
 }
@@ -422,7 +423,7 @@ SimResult simulate(const Model &model, const Schedule &schedule, const SimOption
           checkKernelBytes(kernel, static_cast<int>(li), options);
           KernelResult kernelRun = runKernel(plan, kernel, inputs);
           sim.compileMs = kernel.compileMs;
-          sim.ir = std::move(kernel.ir);
+          sim.ir.push_back(std::move(kernel.ir));
           judge(net, static_cast<int>(li), analysis, std::move(kernelRun), want, sim);
           return std::move(sim);
         });

@@ -90,7 +90,9 @@ struct LayerSim {
   double macs = 0, analysedMacs = 0;
   bool countsEqual = true;
   double compileMs = 0, runMs = 0;
-  std::string ir;                 // the optimized kernel
+  /// The optimized kernel; a split layer's distinct pieces' kernels, in
+  /// the order the instances first use them.
+  std::vector<std::string> ir;
   bool ok() const { return !skipped.empty() || (outputEqual && (countsEqual || !exactClaimed)); }
 };
 

@@ -151,10 +151,13 @@ schedule for net on hw {
     EXPECT_GT(a.compileMs, 0);
     EXPECT_EQ(b.compileMs, 0);
     EXPECT_GT(c.compileMs, 0);
+    ASSERT_EQ(a.ir.size(), 1u);
+    ASSERT_EQ(b.ir.size(), 1u);
+    ASSERT_EQ(c.ir.size(), 1u);
     const std::string header = "; ModuleID = 'b'\nsource_filename = \"b\"\n";
-    ASSERT_EQ(a.ir.rfind("; ModuleID = 'a'\nsource_filename = \"a\"\n", 0), 0u);
-    EXPECT_EQ(b.ir, header + a.ir.substr(header.size()));
-    EXPECT_NE(c.ir.substr(header.size()), a.ir.substr(header.size()));
+    ASSERT_EQ(a.ir[0].rfind("; ModuleID = 'a'\nsource_filename = \"a\"\n", 0), 0u);
+    EXPECT_EQ(b.ir[0], header + a.ir[0].substr(header.size()));
+    EXPECT_NE(c.ir[0].substr(header.size()), a.ir[0].substr(header.size()));
   }
   // Refused at a's arrays while b's and c's kernels may still be queued: the
   // cache drops them (compiled or not) without running them.
