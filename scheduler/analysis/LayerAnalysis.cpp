@@ -1285,7 +1285,12 @@ private:
       }
       reduce = reducing;
     }
-    double psumReads = std::max(0.0, back - firstVisits(l, nest, outputWords));
+    // Partial sums read back: the write-backs past each word's first visit.
+    // Equal counts may differ in their last bits (back is a quotient): such
+    // a residue is no read (a count the simulator's kernel finds 0 of).
+    double psumReads = back - firstVisits(l, nest, outputWords);
+    if (psumReads <= 1e-12 * back)
+      psumReads = 0;
     // With psum_multicast, a partial sum brought back reaches every unit
     // holding a copy (nn_dataflow's ITCN: every PE of the set, both ways).
     double psumIn = reduce && lv.psumMulticast ? psumReads * t.rep : psumReads;
