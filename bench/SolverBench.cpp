@@ -195,6 +195,22 @@ int exactTable(int64_t cap, const std::string &onlyNet, const std::string &onlyS
   return 0;
 }
 
+const char *kUsage =
+    "usage: dflc_solver_bench [CAP] [--net NAME] [--setting TEXT] [--kapla-only]\n"
+    "       dflc_solver_bench --layers NET HW BATCH infer|train CAP\n"
+    "       dflc_solver_bench --exact [CAP] [--net NAME] [--setting TEXT]\n"
+    "(run from the source root; the file's header says what each prints)\n";
+
+/// A work limit: digits only, else the usage and exit 2 (`--help`: exit 0).
+int64_t capOf(const std::string &arg) {
+  if (arg.empty() || arg.find_first_not_of("0123456789") != std::string::npos) {
+    const bool help = arg == "--help" || arg == "-h";
+    std::fputs(kUsage, help ? stdout : stderr);
+    std::exit(help ? 0 : 2);
+  }
+  return std::atoll(arg.c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -209,7 +225,7 @@ int main(int argc, char **argv) {
       else if (std::string(argv[a]) == "--setting" && a + 1 < argc)
         setting = argv[++a];
       else
-        cap = std::atoll(argv[a]);
+        cap = capOf(argv[a]);
     return exactTable(cap, net, setting);
   }
   int64_t cap = 60000;   // about 7 minutes in all on the 2-core development machine
@@ -224,7 +240,7 @@ int main(int argc, char **argv) {
     else if (arg == "--kapla-only")
       kaplaOnly = true;
     else
-      cap = std::atoll(arg.c_str());
+      cap = capOf(arg);
   }
   const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
   const Setting settings[] = {
