@@ -230,9 +230,10 @@ OnChipFloor onChipFloor(const Network &net, int x, const Hardware &hw, int segme
   const size_t nl = hw.levels.size();
   OnChipFloor f;
   f.boundaryPj.assign(nl, 0.0);
+  f.rolePj.assign(nl, {});
   if (l.output != TensorRole::Ofm || !l.forwardOf.empty())
     return f;   // a gradient's roles read differently
-  const std::array<double, kNumRoles> elements = onChipElements(net, l);
+  const std::array<double, kNumRoles> elements = f.elements = onChipElements(net, l);
   const DramFloor dram = dramFloor(net, x, hw, segmentFirst, segmentLast);
   std::array<bool, kNumRoles> throughDram{};
   throughDram[static_cast<size_t>(TensorRole::Wgt)] = dram.wgtReads > 0;
@@ -240,9 +241,15 @@ OnChipFloor onChipFloor(const Network &net, int x, const Hardware &hw, int segme
   throughDram[static_cast<size_t>(TensorRole::Ofm)] = dram.outputWrites > 0;
   for (size_t ri = 0; ri < kNumRoles; ++ri) {
     const auto r = static_cast<TensorRole>(ri);
-    if (elements[ri] > 0)
-      crossingsPj(hw, l.output, r, elements[ri], throughDram[ri] ? nl - 1 : hw.holderAbove(hw.innermostHolder(r), r),
-                  &f.boundaryPj);
+    if (elements[ri] <= 0)
+      continue;
+    std::vector<double> role(nl, 0.0);
+    crossingsPj(hw, l.output, r, elements[ri], throughDram[ri] ? nl - 1 : hw.holderAbove(hw.innermostHolder(r), r),
+                &role);
+    for (size_t b = 0; b < nl; ++b) {
+      f.boundaryPj[b] += role[b];
+      f.rolePj[b][ri] = role[b];
+    }
   }
   return f;
 }

@@ -10,6 +10,7 @@
 #include "model/Network.h"
 #include "scheduler/analysis/Analysis.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ double crossingsPj(const Hardware &hw, TensorRole output, TensorRole r, double e
 struct OnChipFloor {
   /// Per boundary, by the inner level's index (the last one unused).
   std::vector<double> boundaryPj;
+  /// The same per role (boundaryPj[b] is rolePj[b]'s sum).
+  std::vector<std::array<double, kNumRoles>> rolePj;
+  /// The elements of each role it moves.
+  std::array<double, kNumRoles> elements{};
   double totalPj() const;
 };
 OnChipFloor onChipFloor(const Network &net, int x, const Hardware &hw, int segmentFirst, int segmentLast);

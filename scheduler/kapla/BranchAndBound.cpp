@@ -42,7 +42,8 @@ BranchAndBound::Decided BranchAndBound::rootDecided() {
   // schedule moves, the latency floor.
   Decided root;
   root.exact = constants_;
-  OnChipFloor onChip;   // every word the layer must move crosses each boundary on chip
+  OnChipFloor &onChip = onChip_;   // every word the layer must move crosses each boundary on chip
+  onChip = {};
   if (operandsResolved()) {
     const LayerFloor floor = layerFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
     dramFloor_ = dramFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
@@ -65,6 +66,7 @@ BranchAndBound::Decided BranchAndBound::rootDecided() {
 
 double BranchAndBound::subtreeBound(const LayerResult &r, size_t m) {
   learn(r);
+  rootDecided();   // the layer's floors, which bound the terms below m too
   return decidedBy(r, m).bound;
 }
 
@@ -103,16 +105,31 @@ BranchAndBound::Decided BranchAndBound::decidedBy(const LayerResult &r, size_t m
   for (size_t l = m + 1; l < r.levels.size(); ++l)
     d.cycles = std::max(d.cycles, r.levels[l].cycles);
   d.units = r.levels[m].unitsInUse;
-  // Both bound the terms below m; the reloads only boundary 0/1's, whose
-  // level-0 tiles lie within level m's.
-  d.below = m > 0 ? std::max(compulsoryBelow(r, m, &d.compulsory), reloadFloorPj(r.levels[m].extent)) : 0.0;
+  // Each boundary b below m, and each role's part of it, is at least its
+  // compulsory words and the layer's on-chip floor (which every schedule
+  // pays); boundary 0/1 also the reloads, its level-0 tiles lying within
+  // level m's.
+  if (m > 0) {
+    const std::vector<std::array<double, kNumRoles>> compulsory = compulsoryBelow(r, m);
+    for (size_t b = 0; b < m; ++b) {
+      double term = 0;
+      for (size_t ri = 0; ri < kNumRoles; ++ri) {
+        const double v = std::max(compulsory[b][ri], b < onChip_.rolePj.size() ? onChip_.rolePj[b][ri] : 0.0);
+        if (b == 0)
+          d.compulsory[ri] = v;
+        term += v;
+      }
+      d.below += b == 0 ? std::max(term, reloadFloorPj(r.levels[m].extent)) : term;
+    }
+  }
   d.bound = d.exact + d.below + staticFloor(d.cycles, d.units * unitsBetween(0, m));
   return d;
 }
 
-double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m, std::array<double, kNumRoles> *perRole) const {
+std::vector<std::array<double, kNumRoles>> BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m) const {
+  std::vector<std::array<double, kNumRoles>> out(m);
   if (layer_.output != TensorRole::Ofm || !layer_.forwardOf.empty())
-    return 0;   // forward layers only: a gradient's roles read differently
+    return out;   // forward layers only: a gradient's roles read differently
   // Roles every word of whose level-m tile some MAC of its residency reads:
   // the weights, and the ifm where its window has no holes — no window at
   // all, or the filter whole in the tile, steps no longer than it and no
@@ -127,17 +144,17 @@ double BranchAndBound::compulsoryBelow(const LayerResult &r, size_t m, std::arra
   const bool windowless = fr == 1 && fs == 1 && x.stride == 1 && y.stride == 1 && x.padBegin == 0 && y.padBegin == 0;
   // Each word filled into a level-m unit reaches level 0 and each output
   // word leaves it, across every boundary below m at least once.
-  std::array<double, kNumRoles> pj{};
   for (TensorRole role : layer_.roles()) {
     const size_t ri = static_cast<size_t>(role);
+    std::vector<double> pj(hw_.levels.size(), 0.0);   // by boundary
     if (role == layer_.output)
-      pj[ri] = crossingsPj(hw_, layer_.output, role, static_cast<double>(layer_.ofmShape.size() * net_.batch), m);
+      crossingsPj(hw_, layer_.output, role, static_cast<double>(layer_.ofmShape.size() * net_.batch), m, &pj);
     else if (role == TensorRole::Wgt || (role == TensorRole::Ifm && (windowless || dense)))
-      pj[ri] = crossingsPj(hw_, layer_.output, role, r.levels[m].accesses.fills[ri], m);
+      crossingsPj(hw_, layer_.output, role, r.levels[m].accesses.fills[ri], m, &pj);
+    for (size_t b = 0; b < m; ++b)
+      out[b][ri] = pj[b];
   }
-  if (perRole)
-    *perRole = pj;
-  return pj[0] + pj[1] + pj[2];
+  return out;
 }
 
 double BranchAndBound::reloadCostPj(TensorRole r) const {
@@ -368,6 +385,11 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
           reuse *= static_cast<double>(lp.tile[i]);
       reload = work_ * rl.pjPerWord[ri] / reuse;
     }
+    if (static_cast<TensorRole>(ri) == TensorRole::Ifm && rl.pjPerWord[ri] > 0 && !onChip_.rolePj.empty()) {
+      // Every ifm word crosses once; the units' halos fill again at no less than a reload.
+      const double f = unitHaloFactor(p, Dim::Yo) * unitHaloFactor(p, Dim::Xo);
+      reload = std::max(reload, onChip_.rolePj[0][ri] + (f - 1) * onChip_.elements[ri] * rl.pjPerWord[ri]);
+    }
     below += std::max(parent.compulsory[ri], reload);
   }
   // From the parent's own parts: its bound may be an ancestor's, whose below is not parent.below.
@@ -424,10 +446,122 @@ double BranchAndBound::refetchPj(const LevelDirectives &d) const {
       else if (!inside)
         refetches *= static_cast<double>(trips);
     }
+    if (role == TensorRole::Ifm)
+      refetches *= haloFactor(d, Dim::Yo) * haloFactor(d, Dim::Xo);
     words += floorWords * (refetches - 1);
   }
   return words * hw_.levels.back().readEnergyPj;
 }
+
+double BranchAndBound::haloFactor(const LevelDirectives &d, Dim out) const {
+  // A sweep of the top level's updates reads the data its visits' windows
+  // cover (DRAM serves data only, or more with padding): a visit is a range
+  // of the axis' outputs and one of its taps, each a position of the update
+  // moving them there (all of them where none does). Only the innermost
+  // update moving the ifm slides (LayerAnalysis' fresh share, windowSums):
+  // a run of its steps reads each word once, so along the dim it moves a
+  // visit is the whole run.
+  const bool alongX = out == Dim::Xo;
+  const Dim in = alongX ? Dim::Xi : Dim::Yi, taps = alongX ? Dim::R : Dim::S;
+  const std::vector<Dim> &ifmDims = tileDims(TensorRole::Ifm, layer_.channelWise(), false);
+  int64_t outStep = bound_[index(out)], tapStep = bound_[index(taps)];
+  bool innermost = true;   // no update moving the ifm inside this one
+  for (const UpdateDirective &u : d.updates) {
+    bool movesIfm = false;
+    for (auto [dim, amount] : u.steps) {
+      if (amount <= 0)
+        continue;
+      movesIfm = movesIfm || std::find(ifmDims.begin(), ifmDims.end(), dim) != ifmDims.end();
+      if (dim == in && innermost && !std::any_of(u.steps.begin(), u.steps.end(), [&](const auto &s) {
+            return (s.first == out || s.first == taps) && s.second > 0;
+          }))
+        return 1;   // slides along the axis by its own step
+      if (dim == out && !innermost)
+        outStep = amount;
+      if (dim == taps && !innermost)
+        tapStep = amount;
+    }
+    innermost = innermost && !movesIfm;
+  }
+  auto steps = [](int64_t extent, int64_t step) {
+    std::vector<std::pair<int64_t, int64_t>> b;
+    for (int64_t lo = 0; lo < extent; lo += std::max<int64_t>(1, step))
+      b.emplace_back(lo, std::min(extent, lo + std::max<int64_t>(1, step)));
+    return b;
+  };
+  return windowCoverage(out, steps(bound_[index(out)], outStep), steps(bound_[index(taps)], tapStep));
+}
+
+double BranchAndBound::unitHaloFactor(const Plan &p, Dim out) const {
+  // Level 0's units fill each its own tile's windows: a visit is a block of
+  // the level-0 tile's outputs and taps. Where the innermost update moving
+  // the ifm is level 0's and moves this axis it slides, and a run of its
+  // steps reads the union of their windows: along the taps no less than
+  // all taps' (the filter); along the outputs, on units not stacked along
+  // them, the enclosing tile's (else nothing is claimed).
+  const bool alongX = out == Dim::Xo;
+  const Dim taps = alongX ? Dim::R : Dim::S;
+  const size_t oi = index(out), ti = index(taps);
+  const Plan::LevelPlan &lp = p.levels[0];
+  size_t outLevel = 0, tapLevel = 0;   // the level whose tiles are the blocks
+  for (Dim d : loopOrders()[lp.order]) {
+    const size_t i = index(d);
+    if (lp.tile[i] * lp.repl[i] >= enclosingTile(p, 0, i) || d == Dim::K)
+      continue;   // no update, or one that may not move the ifm (a channel-wise layer's K does)
+    if (d == out) {
+      if (lp.repl[oi] > 1)
+        return 1;
+      outLevel = 1;
+    } else if (d == taps)
+      tapLevel = p.levels.size();
+    break;   // the innermost update moving the ifm
+  }
+  return windowCoverage(out, blocks(p, oi, outLevel), blocks(p, ti, tapLevel));
+}
+
+std::vector<std::pair<int64_t, int64_t>> BranchAndBound::blocks(const Plan &p, size_t i, size_t level) const {
+  // Each level's tiles split the one enclosing them from its start (an
+  // array tile into its units' tiles, a tile into the steps of its array
+  // tile: both from the start, the last one clipped).
+  std::vector<std::pair<int64_t, int64_t>> out{{0, bound_[i]}};
+  for (size_t l = p.levels.size(); l-- > level;) {
+    std::vector<std::pair<int64_t, int64_t>> inner;
+    const int64_t t = std::max<int64_t>(1, p.levels[l].tile[i]);
+    for (auto [lo, hi] : out)
+      for (int64_t b = lo; b < hi; b += t)
+        inner.emplace_back(b, std::min(hi, b + t));
+    out = std::move(inner);
+  }
+  return out;
+}
+
+double BranchAndBound::windowCoverage(Dim out, const std::vector<std::pair<int64_t, int64_t>> &outBlocks,
+                                      const std::vector<std::pair<int64_t, int64_t>> &tapBlocks) const {
+  const bool alongX = out == Dim::Xo;
+  const Dim in = alongX ? Dim::Xi : Dim::Yi;
+  const WindowAxis &a = layer_.window.along(in);
+  const int64_t data = at(layer_.bounds, in);
+  if (!windowed() || a.dilation != 1 || data <= 0)
+    return 1;
+  // The data rows of outputs [o0, o1) and taps [t0, t1): o * stride - pad +
+  // t, a range where the taps span a stride, else one row in `stride` per tap.
+  auto clipped = [&](int64_t lo, int64_t hi) {
+    return std::max<int64_t>(0, std::min(hi, data - 1) - std::max<int64_t>(lo, 0) + 1);
+  };
+  double rows = 0;
+  for (auto [o0, o1] : outBlocks)
+    for (auto [t0, t1] : tapBlocks) {
+      if (t1 - t0 >= a.stride) {
+        rows += static_cast<double>(clipped(o0 * a.stride - a.padBegin + t0, (o1 - 1) * a.stride - a.padBegin + t1 - 1));
+        continue;
+      }
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t o = o0; o < o1; ++o)
+          rows += static_cast<double>(clipped(o * a.stride - a.padBegin + t, o * a.stride - a.padBegin + t));
+    }
+  return std::max(1.0, rows / static_cast<double>(data));
+}
+
 
 void BranchAndBound::branch(Plan &p, size_t m, const Decided &parent) {
   while (m < p.levels.size() && p.levels[m].fixed)
@@ -525,7 +659,8 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
       ++steps_;
       continue;
     }
-    if (pruneByBound_ && m == 0 && leafBound(p, batch.parent) >= exBestValue_) {
+    const double leafCut = pruneByBound_ && m == 0 ? leafBound(p, batch.parent) : 0.0;
+    if (leafCut >= exBestValue_ && !options_.auditLeafBound) {
       ++stats_.prunedByBound;   // this tile's reloads alone lose to the incumbent: no analysis
       ++steps_;
       continue;
@@ -535,6 +670,10 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
       continue;   // the smallest completion is valid if any is: nothing below can help
     learn(sol->result);
     const double value = objectiveValue(options_.objective, sol->result.energyPj, sol->result.latencyCycles);
+    if (options_.auditLeafBound && pruneByBound_ && m == 0) {
+      ++stats_.leafBoundAudits;
+      stats_.leafBoundMisses += value < leafCut * (1 - 1e-9);
+    }
     // A plan below its parent's bound breaks the bound's premise: the search then claims nothing.
     if (pruneByBound_ && value < batch.parent.bound * (1 - 1e-9))
       boundSafe_ = false;

@@ -30,11 +30,12 @@
 //    every unit of each level below (computeCycles = work * padding / PEs,
 //    the padding >= 1),
 // so the static energy is at least the chip's leakage over the larger of
-// those (staticFloor); the terms below m are at least the compulsory traffic
-// (compulsoryBelow) and the reloads a level-0 buffer of its capacity forces
+// those (staticFloor); each term below m, role by role, is at least the
+// compulsory traffic (compulsoryBelow) and the layer's on-chip floor
+// (Floors.h: each word it must move crosses every boundary on chip once),
+// boundary 0/1 also the reloads a level-0 buffer of its capacity forces
 // (reloadFloorPj); at the root, where nothing is decided, the layer's floors
-// (Floors.h: its DRAM words, and each word it must move once across every
-// boundary on chip) and the reloads. The subtree's bound is C + the terms >= m + those floors,
+// (its DRAM words and the on-chip floor) and the reloads. The subtree's bound is C + the terms >= m + those floors,
 // and never below its parent's (which holds for the whole subtree);
 // a subtree whose bound is not below the incumbent (seeded with KAPLA's
 // solution) is cut. A level's assignment is first bounded without the
@@ -92,7 +93,9 @@ protected:
     double exact = 0, below = 0, cycles = 0, bound = 0;
     int64_t units = 1;
     size_t level = 0;
-    std::array<double, kNumRoles> compulsory{};   // compulsoryBelow per role
+    /// Per role, what bounds its part of boundary 0/1 in decidedBy (its
+    /// compulsory words, the on-chip floor).
+    std::array<double, kNumRoles> compulsory{};
   };
 
   struct Branch {
@@ -142,12 +145,13 @@ protected:
   /// What levels >= m of a scored plan (the minimal completion below m) fix.
   Decided decidedBy(const LayerResult &r, size_t m) const;
 
-  /// A lower bound of the boundary terms below m of every completion of
-  /// levels >= m as scored in `r`: the words filled into level m that every
-  /// level below must take in again (compulsoryBelow's comment says which),
-  /// and the output words, across each boundary below m once (crossingsPj,
-  /// the on-chip floor's rule).
-  double compulsoryBelow(const LayerResult &r, size_t m, std::array<double, kNumRoles> *perRole = nullptr) const;
+  /// Lower bounds of the boundary terms below m of every completion of
+  /// levels >= m as scored in `r`, per boundary b < m (by its inner level)
+  /// and role: the words filled into level m that every level below must
+  /// take in again (compulsoryBelow's comment says which), and the output
+  /// words, across each boundary below m once (crossingsPj, the on-chip
+  /// floor's rule).
+  std::vector<std::array<double, kNumRoles>> compulsoryBelow(const LayerResult &r, size_t m) const;
 
   /// A lower bound of every plan completing `parent` (levels >= 1) with
   /// level 0's assignment in `p`, without its analysis: as cheapBound, with
@@ -204,6 +208,23 @@ protected:
   /// sweep of the relevant ones covers every word). 0 where a written top
   /// level splits a tile among its units (`shr`).
   double refetchPj(const LevelDirectives &top) const;
+  /// The share of the ifm's data along the window axis of `out` (Xo or Yo)
+  /// a sweep of the top level's updates `top` reads at least (>= 1): the
+  /// halos neighbouring positions of the update moving `out` both read,
+  /// unless the innermost update moving the ifm moves this axis (slides).
+  double haloFactor(const LevelDirectives &top, Dim out) const;
+  /// The same for level 0's units' fills in the leaf plan `p` (blocks of
+  /// level 0's tiles).
+  double unitHaloFactor(const Plan &p, Dim out) const;
+  /// The ranges [lo, hi) of dim i's tiles at `level` in `p`, each level's
+  /// splitting the enclosing one's from its start (p.levels.size(): the
+  /// layer's whole extent).
+  std::vector<std::pair<int64_t, int64_t>> blocks(const Plan &p, size_t i, size_t level) const;
+  /// The data rows (columns) along `out`'s window axis that a visit of
+  /// every pair of an output block and a tap block reads, over the axis'
+  /// data (>= 1; 1 without windows or with dilation).
+  double windowCoverage(Dim out, const std::vector<std::pair<int64_t, int64_t>> &outBlocks,
+                        const std::vector<std::pair<int64_t, int64_t>> &tapBlocks) const;
 
   /// The root: nothing decided; the layer's floors.
   Decided rootDecided();
@@ -245,6 +266,7 @@ protected:
   mutable Reloads reloads_;
   const Reloads &reloads() const;
   std::optional<DramFloor> dramFloor_;   // the layer's DRAM words in any schedule
+  OnChipFloor onChip_;                   // and its words on chip (rootDecided)
   bool pruneByBound_ = false;   // exhaustive, objective energy
   bool boundSafe_ = true;       // no boundary term seen negative
 };

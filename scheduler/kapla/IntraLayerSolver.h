@@ -97,6 +97,10 @@ struct IntraLayerOptions {
   /// Exhaustive: start from KAPLA's solution as the incumbent (off only to
   /// test that the bound alone finds the same optimum).
   bool seedWithKapla = true;
+  /// Exhaustive, tests only: analyse the level-0 assignments the leaf
+  /// bound would cut too, and count those scoring below it
+  /// (IntraLayerStats::leafBoundMisses: a bound that is not one).
+  bool auditLeafBound = false;
   /// Bytes of each node's buffer (the second-outermost level) the layer may
   /// not use: room kept for a temporal segment's intermediates (E0819). All
   /// searches see that level's capacity less this.
@@ -146,6 +150,8 @@ struct IntraLayerStats {
   /// Plans a priced solve priced from an unpriced analysis kept in the memo
   /// (intra::UnpricedResult) rather than analysed again.
   int64_t repriced = 0;
+  /// IntraLayerOptions::auditLeafBound: leaves audited, and those below their bound.
+  int64_t leafBoundAudits = 0, leafBoundMisses = 0;
 };
 
 struct IntraLayerSolution {

@@ -271,6 +271,59 @@ TEST(Bound, BoundaryTermsDependOnlyOnTheLevelsAbove) {
   EXPECT_GT(*std::max_element(refetchTightness.begin(), refetchTightness.end()), 0.9);
 }
 
+// The leaf bound (reloads and the units' halos, leafBound) is below every
+// level-0 assignment it would cut: the search, auditing, analyses those too.
+// Poolings and convolutions with overlapping, strided and padded windows.
+TEST(Bound, LeafBoundBelowEveryLeaf) {
+  struct Case {
+    const char *net, *hw;
+    std::vector<std::string> layers;
+  };
+  const Case cases[] = {{"alexnet", "edge_systolic", {"conv1_a", "pool1_a", "conv2_a", "pool2_a"}},
+                        {"vgg16", "edge_systolic", {"conv2", "pool1"}},
+                        {"resnet50", "eyeriss_multinode", {"conv1", "pool1", "res2a_branch2b"}}};
+  int64_t convAudits = 0, poolAudits = 0;
+  for (const Case &c : cases) {
+    auto l = load(c.net, c.hw, 1, false);
+    const Network &net = l->model.networks[0];
+    for (const std::string &name : c.layers) {
+      int x = -1;
+      for (size_t i = 0; i < net.layers.size(); ++i)
+        if (net.layers[i].name == name)
+          x = static_cast<int>(i);
+      ASSERT_GE(x, 0) << name;
+      // The level above level 0 as KAPLA writes it: the search's work all
+      // goes to the leaves below it.
+      const Hardware &hw = l->model.hardware[0];
+      IntraLayerStats kaplaStats;
+      SolveFailure why;
+      auto kapla = solveLayer(net, x, hw, nullptr, IntraLayerOptions{}, kaplaStats, why);
+      ASSERT_TRUE(kapla.has_value()) << name << ": " << why;
+      LayerScheduleModel given = kapla->schedule;
+      std::erase_if(given.levels, [](const LevelDirectives &d) { return d.level != 1; });
+      ASSERT_EQ(given.levels.size(), 1u);
+      IntraLayerOptions o;
+      o.search = IntraLayerSearch::Exhaustive;
+      o.maxCandidates = 2000;
+      o.auditLeafBound = true;
+      IntraLayerStats stats;
+      // Where no level 0 completes KAPLA's level 1 as written (its updates
+      // are for its own level 0), the whole space, whose leaves a pooling
+      // reaches within the work.
+      if (!solveLayer(net, x, hw, &given, o, stats, why)) {
+        stats = {};
+        o.maxCandidates = 10000;
+        ASSERT_TRUE(solveLayer(net, x, hw, nullptr, o, stats, why).has_value()) << name << ": " << why;
+      }
+      EXPECT_EQ(stats.leafBoundMisses, 0) << c.net << " " << name << " on " << c.hw;
+      const bool pool = net.layers[static_cast<size_t>(x)].type == LayerType::MaxPool;
+      (pool ? poolAudits : convAudits) += stats.leafBoundAudits;
+    }
+  }
+  EXPECT_GT(convAudits, 1000);
+  EXPECT_GT(poolAudits, 1000);
+}
+
 // Four levels, so that m = 2 is checked too (the stdlib templates have three).
 TEST(Bound, FourLevels) {
   auto c = dfl::test::compile(R"(network n {
@@ -422,6 +475,21 @@ TEST(Bound, ProvedOptimumIsTheBruteForceMinimum) {
   f = conv(x, K=1, R=2, S=1);
 }
 )";
+  // Windows that overlap (R = 4 over stride 2; R = 2 over stride 1) and
+  // padded edges: the halos the tiles of either level read again
+  // (haloFactor, unitHaloFactor) and the padding the DRAM does not serve.
+  const char *strided = R"(network n {
+  batch N = %d;
+  input x [C=1, X=8];
+  f = conv(x, K=1, R=4, S=1, stride=2, pad=1);
+}
+)";
+  const char *padded = R"(network n {
+  batch N = %d;
+  input x [C=2, X=3];
+  f = conv(x, K=1, R=2, S=1, pad=1);
+}
+)";
   struct Case {
     const char *net;
     int batch;
@@ -436,7 +504,9 @@ TEST(Bound, ProvedOptimumIsTheBruteForceMinimum) {
 }
 )"},
                         {fc, 1, kRegisters},
-                        {conv, 1, kRegisters}};
+                        {conv, 1, kRegisters},
+                        {strided, 1, kRegisters},
+                        {padded, 1, kRegisters}};
   for (const auto &[net, batch, hw] : cases) {
     char text[160];
     std::snprintf(text, sizeof text, net, batch);
