@@ -157,15 +157,15 @@ std::vector<std::array<double, kNumRoles>> BranchAndBound::compulsoryBelow(const
   return out;
 }
 
-double BranchAndBound::reloadCostPj(TensorRole r) const {
+BranchAndBound::FillCost BranchAndBound::reloadCost(TensorRole r) const {
   const Level &inner = hw_.levels[0];
   const int ib = inner.bufferOf(r);
   if (ib < 0 || hw_.levels.size() < 3 || hw_.holderAbove(0, r) != 1)
-    return 0;   // not filled at level 0, or served from past level 1: priced otherwise
+    return {};   // not filled at level 0, or served from past level 1: priced otherwise
   const Level &outer = hw_.levels[1];
   const int ob = outer.bufferOf(r);
   if (ob < 0)
-    return 0;
+    return {};
   const Buffer &in = inner.buffers[static_cast<size_t>(ib)], &out = outer.buffers[static_cast<size_t>(ob)];
   const double neighbour = inner.neighborEnergyPj.value_or(in.readEnergyPj + in.writeEnergyPj);
   // rho: the share of the words that crosses to level 1 (a read there, or a
@@ -194,8 +194,13 @@ double BranchAndBound::reloadCostPj(TensorRole r) const {
              (1 - rho) * neighbour;
     };
   }
-  const double least = spread ? std::min(perWord(leastRho), perWord(1)) : perWord(1);
-  return least * hw_.wordScale(layer_.output).held[static_cast<size_t>(r)];
+  const double scale = hw_.wordScale(layer_.output).held[static_cast<size_t>(r)];
+  FillCost c;
+  c.minShare = spread ? leastRho : 1.0;
+  c.atNone = perWord(0) * scale;
+  c.atAll = perWord(1) * scale;
+  c.least = std::min(perWord(c.minShare), perWord(1)) * scale;
+  return c;
 }
 
 bool BranchAndBound::reloadsApply() const {
@@ -309,7 +314,7 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
   // Every dim of a conv or a matrix product moves two of the three roles
   // (N: ifm, ofm; C: ifm, wgt; K: wgt, ofm; Xo, Yo: ifm, ofm; R, S: ifm,
   // wgt), so whatever u moves, two of them are reloaded on every step. Each
-  // such word costs at least reloadCostPj at boundary 0/1. The least over the
+  // such word costs at least reloadCost at boundary 0/1. The least over the
   // dims u may move is the floor (one role where a layer has no weights).
   // Forward layers only, with level 0 chosen by the search (no written
   // `shr` there) and a level 1 below the outermost.
@@ -349,7 +354,8 @@ const BranchAndBound::Reloads &BranchAndBound::reloads() const {
         (r == TensorRole::Ifm && !windowed() && !windowless()))
       continue;
     const size_t ri = static_cast<size_t>(r);
-    reloads_.pjPerWord[ri] = reloadCostPj(r);
+    reloads_.cost[ri] = reloadCost(r);
+    reloads_.pjPerWord[ri] = reloads_.cost[ri].least;
     for (Dim d : tileDims(r, cw, r == TensorRole::Wgt && wgtPerSample(layer_.nest)))
       reloads_.moves[ri] |= 1u << index(d == Dim::Xi ? Dim::Xo : d == Dim::Yi ? Dim::Yo : d);
     if (r == TensorRole::Ifm)   // a step of the filter moves the window too
@@ -386,9 +392,15 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
       reload = work_ * rl.pjPerWord[ri] / reuse;
     }
     if (static_cast<TensorRole>(ri) == TensorRole::Ifm && rl.pjPerWord[ri] > 0 && !onChip_.rolePj.empty()) {
-      // Every ifm word crosses once; the units' halos fill again at no less than a reload.
-      const double f = unitHaloFactor(p, Dim::Yo) * unitHaloFactor(p, Dim::Xo);
-      reload = std::max(reload, onChip_.rolePj[0][ri] + (f - 1) * onChip_.elements[ri] * rl.pjPerWord[ri]);
+      // The units' fills, halos included, priced as reloadCost's words:
+      // linear in those read at level 1, which are every data word once at
+      // least and at least its least share of them all.
+      const FillCost &c = rl.cost[ri];
+      const double words = onChip_.elements[ri];
+      const double fills = unitHaloFactor(p, Dim::Yo) * unitHaloFactor(p, Dim::Xo) * words;
+      const double reads = std::min(fills, std::max(words, c.minShare * fills));
+      reload = std::max(reload, c.atAll >= c.atNone ? fills * c.atNone + reads * (c.atAll - c.atNone)
+                                                    : fills * c.atAll);
     }
     below += std::max(parent.compulsory[ri], reload);
   }

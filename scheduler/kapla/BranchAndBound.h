@@ -185,10 +185,17 @@ protected:
   /// + r * dilation - pad).
   bool windowed() const;
 
-  /// The cheapest a word of role r filled into level 0 (r the output: a word
-  /// of a level-0 tile of it leaving its residency) can be at boundary 0/1,
-  /// in `word`s at their held width; 0 where r is not held there.
-  double reloadCostPj(TensorRole r) const;
+  /// What a word of role r filled into level 0 (r the output: a word of a
+  /// level-0 tile of it leaving its residency) costs at boundary 0/1, in
+  /// `word`s at their held width, as the analysis prices it: linear in the
+  /// share of such words crossing to level 1 (the rest served among level
+  /// 0's units), `atNone` at none, `atAll` at all; that share is at least
+  /// `minShare`, so a word costs `least` at least. All 0 where r is not
+  /// held there.
+  struct FillCost {
+    double atNone = 0, atAll = 0, least = 0, minShare = 1;
+  };
+  FillCost reloadCost(TensorRole r) const;
 
   /// A lower bound of every completion of level m's assignment in `p`
   /// without its analysis: the parent's exact part, and the static floor
@@ -255,12 +262,13 @@ protected:
   double openBound_ = 0;   // the least bound of a subtree left open (capped)
   int64_t steps_ = 0;      // of the enumeration (kStepsPerAnalysis)
   mutable std::map<std::vector<int64_t>, double> reuseMemo_;   // maxReuse: role, dims, extents
-  /// Per role, what a reload costs (reloadCostPj; 0: not counted: no
+  /// Per role, what a reload costs (reloadCost; 0: not counted: no
   /// weights, an ifm with windows of another kind, not held) and the kND
   /// indices of the dims whose updates move it.
   struct Reloads {
     bool ready = false;
-    std::array<double, kNumRoles> pjPerWord{};
+    std::array<double, kNumRoles> pjPerWord{};   // cost[r].least
+    std::array<FillCost, kNumRoles> cost{};
     std::array<unsigned, kNumRoles> moves{};
   };
   mutable Reloads reloads_;
