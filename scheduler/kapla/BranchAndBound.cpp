@@ -574,7 +574,6 @@ double BranchAndBound::windowCoverage(Dim out, const std::vector<std::pair<int64
   return std::max(1.0, rows / static_cast<double>(data));
 }
 
-
 void BranchAndBound::branch(Plan &p, size_t m, const Decided &parent) {
   while (m < p.levels.size() && p.levels[m].fixed)
     --m;   // wraps below level 0
