@@ -53,9 +53,11 @@ Timing measure(const std::string &path, int reps) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s SCHEDULE.dfl...\n", argv[0]);
-    return 2;
+  // Every argument a schedule's path: an option (--help) gets the usage.
+  const bool help = argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h");
+  if (argc < 2 || std::any_of(argv + 1, argv + argc, [](const char *a) { return a[0] == '-'; })) {
+    std::fprintf(help ? stdout : stderr, "usage: %s SCHEDULE.dfl...\n", argv[0]);
+    return help ? 0 : 2;
   }
   const int reps = 21;
   std::printf("%-36s %7s %6s %14s %14s %16s %10s\n", "schedule", "layers", "valid", "front end [ms]",
