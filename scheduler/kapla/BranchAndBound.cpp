@@ -9,6 +9,22 @@
 
 namespace dfl::intra {
 
+namespace {
+
+/// Each range [lo, hi) split into pieces of `step` from its start, the last
+/// one clipped.
+std::vector<std::pair<int64_t, int64_t>> splitRanges(const std::vector<std::pair<int64_t, int64_t>> &ranges,
+                                                     int64_t step) {
+  step = std::max<int64_t>(1, step);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (auto [lo, hi] : ranges)
+    for (int64_t b = lo; b < hi; b += step)
+      out.emplace_back(b, std::min(hi, b + step));
+  return out;
+}
+
+} // namespace
+
 std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) {
   pruneByBound_ = options_.objective == Objective::Energy;
   exBest_.reset();
@@ -42,14 +58,13 @@ BranchAndBound::Decided BranchAndBound::rootDecided() {
   // schedule moves, the latency floor.
   Decided root;
   root.exact = constants_;
-  OnChipFloor &onChip = onChip_;   // every word the layer must move crosses each boundary on chip
-  onChip = {};
+  onChip_ = {};   // every word the layer must move crosses each boundary on chip
   if (operandsResolved()) {
     const LayerFloor floor = layerFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
     dramFloor_ = dramFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
-    onChip = onChipFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
+    onChip_ = onChipFloor(net_, layerIndex_, hw_, layerIndex_, layerIndex_);
     // The floor's on-chip part bounds the terms below the root: not exact.
-    root.exact = std::max(constants_, floor.energyPj - floor.staticPj - onChip.totalPj());
+    root.exact = std::max(constants_, floor.energyPj - floor.staticPj - onChip_.totalPj());
     root.cycles = floor.latencyCycles;
   }
   root.level = hw_.levels.size() - 1;   // past the plan's levels
@@ -58,8 +73,8 @@ BranchAndBound::Decided BranchAndBound::rootDecided() {
   DimVector layerExtent{};
   for (size_t i = 0; i < kND; ++i)
     at(layerExtent, kIndependentDims[i]) = bound_[i];
-  const double boundary0 = onChip.boundaryPj.empty() ? 0.0 : onChip.boundaryPj[0];
-  root.below = onChip.totalPj() - boundary0 + std::max(boundary0, reloadFloorPj(layerExtent));
+  const double boundary0 = onChip_.boundaryPj.empty() ? 0.0 : onChip_.boundaryPj[0];
+  root.below = onChip_.totalPj() - boundary0 + std::max(boundary0, reloadFloorPj(layerExtent));
   root.bound = root.exact + root.below + staticFloor(root.cycles, unitsBetween(0, root.level));
   return root;
 }
@@ -495,13 +510,8 @@ double BranchAndBound::haloFactor(const LevelDirectives &d, Dim out) const {
     }
     innermost = innermost && !movesIfm;
   }
-  auto steps = [](int64_t extent, int64_t step) {
-    std::vector<std::pair<int64_t, int64_t>> b;
-    for (int64_t lo = 0; lo < extent; lo += std::max<int64_t>(1, step))
-      b.emplace_back(lo, std::min(extent, lo + std::max<int64_t>(1, step)));
-    return b;
-  };
-  return windowCoverage(out, steps(bound_[index(out)], outStep), steps(bound_[index(taps)], tapStep));
+  return windowCoverage(out, splitRanges({{0, bound_[index(out)]}}, outStep),
+                        splitRanges({{0, bound_[index(taps)]}}, tapStep));
 }
 
 double BranchAndBound::unitHaloFactor(const Plan &p, Dim out) const {
@@ -536,14 +546,8 @@ std::vector<std::pair<int64_t, int64_t>> BranchAndBound::blocks(const Plan &p, s
   // array tile into its units' tiles, a tile into the steps of its array
   // tile: both from the start, the last one clipped).
   std::vector<std::pair<int64_t, int64_t>> out{{0, bound_[i]}};
-  for (size_t l = p.levels.size(); l-- > level;) {
-    std::vector<std::pair<int64_t, int64_t>> inner;
-    const int64_t t = std::max<int64_t>(1, p.levels[l].tile[i]);
-    for (auto [lo, hi] : out)
-      for (int64_t b = lo; b < hi; b += t)
-        inner.emplace_back(b, std::min(hi, b + t));
-    out = std::move(inner);
-  }
+  for (size_t l = p.levels.size(); l-- > level;)
+    out = splitRanges(out, p.levels[l].tile[i]);
   return out;
 }
 

@@ -8,9 +8,9 @@
 using namespace dfl;
 
 namespace {
-test::Compiled compileTrain(const std::string &text) {
+test::Compiled compileTrain(const std::string &text, std::vector<std::string> searchRoots = {}) {
   test::Compiled c;
-  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{}, *c.sm, *c.diags);
+  LoadedFiles files = loadBuffer("test.dfl", text, LoadOptions{std::move(searchRoots)}, *c.sm, *c.diags);
   c.model = analyze(files.files, *c.diags, AnalyzeOptions{true, {}});
   return c;
 }
@@ -150,21 +150,9 @@ TEST(Training, WeightGradientOfPartialTilesReadsNoPartialSums) {
   // came out a few bits above the words' first visits: the analysis read
   // 1.9e-9 partial sums back from DRAM where the kernel reads none, and the
   // counts it claims exact differed.
-  auto c = compileTrain(R"(network n { input x [C=1280, X=32, Y=32]; c = conv(x, K=1280, R=3, pad=1); }
-hardware h {
-  word = 16 bit; frequency = 200 MHz; mac { energy = 0.9984 pJ; }
-  level REGF {
-    array = 12 x 14;
-    buffer ispad { holds = ifm; capacity = 24 B; access_energy = 0.21616 pJ; fill_energy = 0 pJ; }
-    buffer wspad { holds = wgt; capacity = 448 B; access_energy = 0.933918 pJ; fill_energy = 0 pJ; }
-    buffer pspad { holds = ofm; capacity = 48 B; access_energy = 0.305696 pJ; fill_energy = 0 pJ; }
-    neighbor_energy = 1.9968 pJ;
-    transfer = multicast, systolic;
-  }
-  level GBUF { holds = ifm, ofm; capacity = 108 KiB; access_energy = 5.9904 pJ; fill_energy = 0 pJ; bus_energy = 1.9968 pJ; }
-  level DRAM { access_energy = 199.68 pJ; bandwidth = 8 B/cycle; }
-}
-schedule for n on h {
+  auto c = compileTrain(R"(import "stdlib/hw/eyeriss_pspad.dfl";
+network n { input x [C=1280, X=32, Y=32]; c = conv(x, K=1280, R=3, pad=1); }
+schedule for n on eyeriss_pspad {
   layer c__wgrad {
     REGF {
       tensor ifm [N=1, C=1, Xi=3, Yi=3];
@@ -184,7 +172,7 @@ schedule for n on h {
       update K += 38;
     }
   }
-})");
+})", {test::kStdlibRoot});
   ASSERT_EQ(c.diagnostics(), "");
   const Network &net = c.model.networks[0];
   ASSERT_EQ(net.layers.back().name, "c__wgrad");
