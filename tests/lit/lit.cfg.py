@@ -22,6 +22,7 @@ config.substitutions.append(("%stdlibroot", os.path.join(config.dflc_build_root,
 config.substitutions.append(("%stdlib", os.path.join(config.dflc_src_root, "stdlib")))
 config.substitutions.append(("%examples", os.path.join(config.dflc_src_root, "examples")))
 config.substitutions.append(("%srcroot", config.dflc_src_root))
+config.substitutions.append(("%benchdir", os.path.join(config.dflc_build_root, "bench")))
 config.substitutions.append(("FileCheck", config.filecheck))
 # split-file --leading-lines: many small inputs in one test, line numbers kept for [[@LINE]].
 config.substitutions.append(("split-file", config.split_file))
