@@ -8,12 +8,14 @@
 #include "model/LoopNest.h"
 #include "support/Check.h"
 #include "support/Format.h"
+#include "support/Hash.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <span>
+#include <unordered_map>
 
 namespace dfl {
 namespace {
@@ -1000,7 +1002,32 @@ private:
     return words;
   }
 
+  /// windowSums by what it reads: level l, the window, and along the two
+  /// dims (outputs, taps) every level's extent from l out and every move at
+  /// or above l (the slide marked). The solver's candidates for a layer share
+  /// a few of these among many tilings of the other dims.
   WindowSums windowSums(size_t l, Dim in, const Move *slide, bool merged) const {
+    thread_local std::unordered_map<std::vector<int64_t>, WindowSums, IntVectorHash> memo;
+    thread_local std::vector<int64_t> key;
+    const bool x = in == Dim::Xi;
+    const WindowAxis &a = layer_.window.along(in);
+    key.assign({static_cast<int64_t>(l), static_cast<int64_t>(result_.levels.size()), merged, a.stride, a.dilation,
+                a.padBegin, inputExtent(x)});
+    for (Dim d : {x ? Dim::Xo : Dim::Yo, x ? Dim::R : Dim::S}) {
+      for (size_t m = l; m < result_.levels.size(); ++m)
+        key.push_back(at(result_.levels[m].extent, d));
+      for (const Move &mv : moves_)
+        if (mv.level >= static_cast<int>(l) && mv.independent == static_cast<int>(d))
+          key.insert(key.end(), {mv.level, mv.count, at(mv.amount, d), mv.isStack, &mv == slide});
+      key.push_back(-1);
+    }
+    if (auto it = memo.find(key); it != memo.end())
+      return it->second;
+    if (memo.size() >= (1u << 16))   // a bound on the memory, not on the work
+      memo.clear();
+    return memo.emplace(key, enumerateWindowSums(l, in, slide, merged)).first->second;
+  }
+  WindowSums enumerateWindowSums(size_t l, Dim in, const Move *slide, bool merged) const {
     const bool x = in == Dim::Xi;
     Axis &out = scratch().axes[0], &win = scratch().axes[1];
     axis(l, x ? Dim::Xo : Dim::Yo, slide, out);

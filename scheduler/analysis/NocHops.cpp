@@ -2,6 +2,7 @@
 #include "scheduler/analysis/NocHops.h"
 
 #include "support/Check.h"
+#include "support/Hash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -395,14 +396,6 @@ PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int6
   // The key is built in place and hashed (a look-up allocates nothing: the
   // analysis asks several times per candidate scored).
   constexpr size_t kRemembered = 4096;
-  struct Hash {
-    size_t operator()(const std::vector<int64_t> &k) const {
-      uint64_t h = 1469598103934665603ull;
-      for (int64_t v : k)
-        h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-      return static_cast<size_t>(h);
-    }
-  };
   thread_local std::vector<int64_t> key;
   key.assign({rows, cols, static_cast<int64_t>(channels.size())});
   for (const auto &[r, c] : channels) {
@@ -411,7 +404,7 @@ PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int6
   }
   for (const MeshStack &s : stacks)
     key.push_back(s.repl * 4 + (s.row ? 2 : 0) + (s.shared ? 1 : 0));
-  thread_local std::unordered_map<std::vector<int64_t>, PieceHops, Hash> remembered;
+  thread_local std::unordered_map<std::vector<int64_t>, PieceHops, IntVectorHash> remembered;
   if (auto it = remembered.find(key); it != remembered.end())
     return it->second;
   if (remembered.size() >= kRemembered)

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <set>
 #include <mutex>
 
 namespace dfl {
@@ -149,7 +150,18 @@ private:
     // Past a failed layer nothing is wanted, but every layer before the first
     // failure runs, so the failure reported is the same for any threads.
     std::atomic<size_t> firstFailed{n};
-    parallelFor(n, threads, [&](size_t i) {
+    // Each shape's first layer before every repeat: a repeat is the memo's
+    // analyses replayed once its first is solved, but solved beside it (an
+    // AlexNet's conv1_a and conv1_b) both threads would analyse the same
+    // plans (AnalysisMemo's Busy).
+    std::vector<size_t> order, repeats;
+    std::set<std::string> shapes;
+    for (size_t i = 0; i < n; ++i)
+      (userOf[i] || shapes.insert(shapeKey(net.layers[i]) + (mayUseVector[i] ? "" : "/mac")).second ? order : repeats)
+          .push_back(i);
+    order.insert(order.end(), repeats.begin(), repeats.end());
+    parallelFor(n, threads, [&](size_t q) {
+      const size_t i = order[q];
       if (i > firstFailed.load())
         return;
       sols[i] = solvePlaced(net, static_cast<int>(i), hw, userOf[i], intra, mayUseVector[i], counts[i], failures[i]);
