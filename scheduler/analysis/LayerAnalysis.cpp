@@ -25,6 +25,9 @@ bool isIndependent(Dim d) { return d != Dim::Xi && d != Dim::Yi; }
 
 
 /// One stack or update, reduced to what the analysis needs.
+/// FreshWindowSums: the window sums' memo is off on this thread.
+thread_local bool freshWindowSums = false;
+
 struct Move {
   bool isStack = false;
   int level = 0;
@@ -1007,6 +1010,8 @@ private:
   /// or above l (the slide marked). The solver's candidates for a layer share
   /// a few of these among many tilings of the other dims.
   WindowSums windowSums(size_t l, Dim in, const Move *slide, bool merged) const {
+    if (freshWindowSums)
+      return enumerateWindowSums(l, in, slide, merged);
     thread_local std::unordered_map<std::vector<int64_t>, WindowSums, IntVectorHash> memo;
     thread_local std::vector<int64_t> key;
     const bool x = in == Dim::Xi;
@@ -1786,6 +1791,9 @@ double levelNeighborEnergyPj(const Hardware &hw, size_t level, const LevelAccess
   }
   return pj;
 }
+
+FreshWindowSums::FreshWindowSums() : before_(freshWindowSums) { freshWindowSums = true; }
+FreshWindowSums::~FreshWindowSums() { freshWindowSums = before_; }
 
 LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, const LayerScheduleModel *schedule,
                          std::vector<Issue> &issues) {

@@ -16,6 +16,20 @@ LayerResult analyzeLayer(const Network &net, int layer, const Hardware &hw, cons
 LayerResult analyzeLayer(const Network &net, const Layer &shape, int layer, const Hardware &hw,
                          const LayerScheduleModel *schedule, std::vector<Issue> &issues);
 
+/// While one lives, this thread's analyses enumerate every window sum
+/// afresh instead of reading the ones kept by what they read (a cache:
+/// tests check that it changes no result).
+class FreshWindowSums {
+public:
+  FreshWindowSums();
+  ~FreshWindowSums();
+  FreshWindowSums(const FreshWindowSums &) = delete;
+  FreshWindowSums &operator=(const FreshWindowSums &) = delete;
+
+private:
+  bool before_;
+};
+
 /// §7 "Vector units": a result analysed on vector unit `unit`'s truncated
 /// template, its levels moved up by `offset` (the unit's level) and those
 /// inside it added, empty: as the full template indexes them. And back down.

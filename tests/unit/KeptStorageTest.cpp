@@ -4,7 +4,8 @@
 // its buffers per thread. Checked on random plans of stdlib layers: the
 // directives written into one reused level equal the fresh ones, and every
 // analysis equals the same analysis made after other plans' (in reverse
-// order, and on the reused schedule).
+// order, and on the reused schedule) and made with its window sums
+// enumerated rather than read from their memo.
 #include "scheduler/kapla/TilingSpace.h"
 #include "scheduler/kapla/IntraLayerSolver.h"
 #include "scheduler/analysis/LayerAnalysis.h"
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -98,8 +100,17 @@ void checkNetwork(const std::string &net, const std::string &hwName) {
     // A solved plan among the random ones: its analysis runs to the end.
     IntraLayerStats stats;
     SolveFailure why;
-    if (auto sol = solveLayer(network, static_cast<int>(i), hw, nullptr, IntraLayerOptions{}, stats, why))
+    if (auto sol = solveLayer(network, static_cast<int>(i), hw, nullptr, IntraLayerOptions{}, stats, why)) {
       fresh.push_back(sol->schedule);
+      // Its loops in other orders: the same tiles, other loops sliding.
+      for (size_t m = 0; m < sol->schedule.levels.size(); ++m)
+        for (size_t k = 1; k < sol->schedule.levels[m].updates.size(); ++k) {
+          LayerScheduleModel s = sol->schedule;
+          std::vector<UpdateDirective> &u = s.levels[m].updates;
+          std::rotate(u.begin(), u.begin() + static_cast<std::ptrdiff_t>(k), u.end());
+          fresh.push_back(std::move(s));
+        }
+    }
     for (int k = 0; k < 40; ++k) {
       const Plan p = randomPlan(network.layers[i], hw.levels.size() - 1, rng);
       LayerScheduleModel s;
@@ -123,6 +134,13 @@ void checkNetwork(const std::string &net, const std::string &hwName) {
       std::vector<Issue> issues;
       EXPECT_EQ(summary(analyzeLayer(network, static_cast<int>(i), hw, &fresh[k], issues), issues), inOrder[k])
           << net << " layer " << i << " plan " << k << " analysed after another";
+    }
+    // The window sums kept by what they read: as enumerated afresh.
+    const FreshWindowSums enumerated;
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      std::vector<Issue> issues;
+      EXPECT_EQ(summary(analyzeLayer(network, static_cast<int>(i), hw, &fresh[k], issues), issues), inOrder[k])
+          << net << " layer " << i << " plan " << k << " with its window sums enumerated";
     }
   }
   EXPECT_GT(full, 0) << net << ": some analyses ran to the end";
