@@ -1533,10 +1533,10 @@ private:
       if (placed[i].row)
         rowsUsed *= repls[i];
     }
-    auto hopsOf = [&](TensorRole r, bool tree) {
+    auto hopsOf = [&](TensorRole r, bool tree, bool everyChannel) {
       for (size_t i = 0; i < stacks.size(); ++i)
         placed[i].shared = tree && !moves(*stacks[i], r);
-      return meshPieceHops(placed, lv.rows, lv.cols, hw_.memoryChannels);
+      return meshPieceHops(placed, lv.rows, lv.cols, hw_.memoryChannels, everyChannel);
     };
     const LevelAccesses &dram = result_.levels[nl - 1].accesses;
     bool replicaServe = lv.can(Transfer::Multicast) || lv.can(Transfer::Systolic) || lv.can(Transfer::Sharing);
@@ -1548,11 +1548,11 @@ private:
       // (copies forwarded, partial sums reduced): no hops of their own.
       bool tree = r == layer_.output ? (lv.can(Transfer::Systolic) || lv.can(Transfer::Reduction)) && t.rep > 1
                                      : replicaServe;
-      PieceHops ph = hopsOf(r, tree);
       // Weights are constants: every channel may hold a copy, and the tree
       // grows from all of them. Activations are stored once: at the nearest
       // channel, or where a layout puts them.
       bool everyChannel = r == TensorRole::Wgt && r != layer_.output && !wgtPerSample_;
+      PieceHops ph = hopsOf(r, tree, everyChannel);
       const LayoutDirective *layout = layoutOf(r);
       // Pieces placed by hand where a layout stores the role, or where their
       // ranges are not whole tiles (a pooling input's extra channel, an even

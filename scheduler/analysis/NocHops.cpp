@@ -182,7 +182,7 @@ std::vector<std::pair<int64_t, int64_t>> channelsOrCorners(const std::vector<std
 
 namespace {
 PieceHops computePieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
-                           const std::vector<std::pair<int64_t, int64_t>> &channels) {
+                           const std::vector<std::pair<int64_t, int64_t>> &channels, bool fromEveryChannel) {
   const std::vector<std::pair<int64_t, int64_t>> at = channelsOrCorners(channels, rows, cols);
   const Axis ra = makeAxis(stacks, true), ca = makeAxis(stacks, false);
   PieceHops h;
@@ -216,8 +216,8 @@ PieceHops computePieceHops(const std::vector<MeshStack> &stacks, int64_t rows, i
       sum += static_cast<double>(best);
     }
   h.first = sum / (static_cast<double>(ri.size()) * static_cast<double>(ci.size()));
-  h.fromEvery = h.first + h.tree;
-  if (ra.copies.empty() || ca.copies.empty())
+  h.fromEvery = fromEveryChannel ? h.first + h.tree : std::numeric_limits<double>::quiet_NaN();
+  if (!fromEveryChannel || ra.copies.empty() || ca.copies.empty())
     return h;
   const int64_t nodes = static_cast<int64_t>(ra.copies.size() * ca.copies.size());
   if (nodes > 256)
@@ -390,14 +390,14 @@ LayoutHops layoutFirstHops(const std::vector<MeshStack> &stacks, const PieceGeom
 }
 
 PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
-                        const std::vector<std::pair<int64_t, int64_t>> &channels) {
+                        const std::vector<std::pair<int64_t, int64_t>> &channels, bool fromEveryChannel) {
   // A solve analyses thousands of schedules with the same few node splits:
   // remembered per thread, forgotten wholesale past kRemembered.
   // The key is built in place and hashed (a look-up allocates nothing: the
   // analysis asks several times per candidate scored).
   constexpr size_t kRemembered = 4096;
   thread_local std::vector<int64_t> key;
-  key.assign({rows, cols, static_cast<int64_t>(channels.size())});
+  key.assign({rows, cols, fromEveryChannel, static_cast<int64_t>(channels.size())});
   for (const auto &[r, c] : channels) {
     key.push_back(r);
     key.push_back(c);
@@ -409,7 +409,7 @@ PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int6
     return it->second;
   if (remembered.size() >= kRemembered)
     remembered.clear();
-  PieceHops h = computePieceHops(stacks, rows, cols, channels);
+  PieceHops h = computePieceHops(stacks, rows, cols, channels, fromEveryChannel);
   remembered.emplace(key, h);
   return h;
 }

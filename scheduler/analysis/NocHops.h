@@ -55,9 +55,10 @@ struct PieceHops {
 /// `fromEvery` is Prim's algorithm from the channels over a piece's nodes,
 /// for pieces of up to 256 nodes (beyond, it is first + tree): on every piece
 /// while pieces x nodes x (nodes + channels) stays within 2^16, else on an
-/// even sample of them.
+/// even sample of them. Without `fromEveryChannel` it is not computed (NaN):
+/// Prim's loops are most of the work, and only weights read it.
 PieceHops meshPieceHops(const std::vector<MeshStack> &stacks, int64_t rows, int64_t cols,
-                        const std::vector<std::pair<int64_t, int64_t>> &channels);
+                        const std::vector<std::pair<int64_t, int64_t>> &channels, bool fromEveryChannel = true);
 
 /// Where a role's pieces lie in its tensor, for a tensor stored by a layout
 /// (a `layout` directive: part i of the tensor at channel i). Per tensor dim:

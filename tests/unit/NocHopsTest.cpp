@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 using namespace dfl;
 
@@ -41,6 +42,12 @@ TEST(NocHops, ColumnsOfSixteen) {
   // = 294 / 16, the reference's 308,281,344 word-hops over the 16 pieces of
   // 1,048,576 words.
   EXPECT_EQ(h.fromEvery, 294.0 / 16);
+  // Not asked for (activations are stored once): the same piece, no tree
+  // from every channel.
+  PieceHops once = meshPieceHops({rowStack(16, true), colStack(16, false)}, 16, 16, {}, false);
+  EXPECT_EQ(once.first, 56.0 / 16);
+  EXPECT_EQ(once.tree, 15);
+  EXPECT_TRUE(std::isnan(once.fromEvery));
   // The ifm's view: a row of 16 is a piece, the same by symmetry.
   PieceHops i = meshPieceHops({rowStack(16, false), colStack(16, true)}, 16, 16, {});
   EXPECT_EQ(i.first, 56.0 / 16);
