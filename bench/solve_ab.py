@@ -43,8 +43,8 @@ def main():
     ap.add_argument("--modes", default="per-layer,inter-layer")
     ap.add_argument("--reps", type=int, default=11)
     argv = sys.argv[1:]   # after "--": dflc's own options, split off here
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    o = ap.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
+    cut = argv.index("--") if "--" in argv else len(argv)
+    o, extra = ap.parse_args(argv[:cut]), argv[cut + 1:]
     modes = o.modes.split(",")
     if any(m not in MODES for m in modes) or o.reps < 1:
         ap.error(f"modes are {', '.join(MODES)}; reps at least 1")

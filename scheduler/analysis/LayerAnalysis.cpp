@@ -24,10 +24,10 @@ namespace {
 bool isIndependent(Dim d) { return d != Dim::Xi && d != Dim::Yi; }
 
 
-/// One stack or update, reduced to what the analysis needs.
 /// FreshWindowSums: the window sums' memo is off on this thread.
 thread_local bool freshWindowSums = false;
 
+/// One stack or update, reduced to what the analysis needs.
 struct Move {
   bool isStack = false;
   int level = 0;

@@ -10,8 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <set>
 #include <mutex>
+#include <set>
 
 namespace dfl {
 namespace {
