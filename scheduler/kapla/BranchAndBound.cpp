@@ -256,8 +256,19 @@ unsigned BranchAndBound::reuseDims(TensorRole r, Dim moved) const {
   return outside | (spans >> index(Dim::K) & 1u ? 0u : k);
 }
 
-double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const {
+bool BranchAndBound::fitsLevel0(DimVector &e) const {
   const bool cw = layer_.channelWise(), perSample = wgtPerSample(layer_.nest);
+  at(e, Dim::Xi) = windowIn(Dim::Xi, at(e, Dim::Xo), at(e, Dim::R));
+  at(e, Dim::Yi) = windowIn(Dim::Yi, at(e, Dim::Yo), at(e, Dim::S));
+  if (cw)
+    at(e, Dim::K) = at(e, Dim::C);
+  std::array<int64_t, kNumRoles> words{};
+  for (TensorRole role : layer_.roles())
+    words[static_cast<size_t>(role)] = dfl::tileWords(role, e, cw, role == TensorRole::Wgt && perSample);
+  return hw_.overflowingBuffer(0, hw_.bufferBytes(0, words, layer_.output), layer_.output, reserve(0)) < 0;
+}
+
+double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const {
   std::vector<Dim> outside;   // the dims whose tile extents bound r's reuse
   for (Dim d : kIndependentDims)
     if (dims >> index(d) & 1u)
@@ -273,16 +284,6 @@ double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &en
   DimVector e{};
   for (Dim d : kIndependentDims)
     at(e, d) = 1;
-  auto fitsLevel0 = [&] {
-    at(e, Dim::Xi) = windowIn(Dim::Xi, at(e, Dim::Xo), at(e, Dim::R));
-    at(e, Dim::Yi) = windowIn(Dim::Yi, at(e, Dim::Yo), at(e, Dim::S));
-    if (cw)
-      at(e, Dim::K) = at(e, Dim::C);
-    std::array<int64_t, kNumRoles> words{};
-    for (TensorRole role : layer_.roles())
-      words[static_cast<size_t>(role)] = dfl::tileWords(role, e, cw, role == TensorRole::Wgt && perSample);
-    return hw_.overflowingBuffer(0, hw_.bufferBytes(0, words, layer_.output), layer_.output, reserve(0)) < 0;
-  };
   int64_t best = 1;
   std::function<void(size_t, int64_t)> grow = [&](size_t i, int64_t product) {
     if (i == outside.size()) {
@@ -291,7 +292,7 @@ double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &en
     }
     for (int64_t t = 1; t <= key[i + 2]; ++t) {
       at(e, outside[i]) = t;
-      if (t > 1 && !fitsLevel0())
+      if (t > 1 && !fitsLevel0(e))
         break;
       grow(i + 1, product * t);
     }
@@ -299,6 +300,74 @@ double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &en
   };
   grow(0, 1);
   return reuseMemo_[key] = static_cast<double>(best);
+}
+
+double BranchAndBound::leastReloads(Dim moved) const {
+  double &memo = leastReloads_[index(moved)];
+  if (leastReloadsDone_ >> index(moved) & 1u)
+    return memo;
+  leastReloadsDone_ |= 1u << index(moved);
+  const Reloads &rl = reloads();
+  std::vector<std::pair<double, unsigned>> roles;   // the roles u moves: pJ a word, reuseDims
+  unsigned all = 0;
+  for (size_t ri = 0; ri < kNumRoles; ++ri)
+    if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> index(moved) & 1u)) {
+      roles.emplace_back(rl.pjPerWord[ri], reuseDims(static_cast<TensorRole>(ri), moved));
+      all |= roles.back().second;
+    }
+  std::vector<Dim> outside;   // the dims whose extents are some role's reuse
+  for (Dim d : kIndependentDims)
+    if (all >> index(d) & 1u)
+      outside.push_back(d);
+  // Every level-0 tile that fits, its other extents at 1 (a larger one only
+  // adds words), the last dim at the most that fits (a larger extent only
+  // adds reuse): words grow with every extent, so where a dim's extent does
+  // not fit no larger one does.
+  DimVector e{};
+  for (Dim d : kIndependentDims)
+    at(e, d) = 1;
+  double least = roles.empty() ? 0.0 : std::numeric_limits<double>::infinity();
+  auto reloads = [&] {
+    double pj = 0;
+    for (auto [perWord, dims] : roles) {
+      double reuse = 1;
+      for (Dim d : outside)
+        if (dims >> index(d) & 1u)
+          reuse *= static_cast<double>(at(e, d));
+      pj += perWord / reuse;
+    }
+    least = std::min(least, pj);
+  };
+  std::function<void(size_t)> grow = [&](size_t i) {
+    if (i + 1 >= outside.size()) {
+      if (i < outside.size()) {
+        int64_t lo = 1, hi = bound_[index(outside[i])];
+        while (lo < hi) {
+          const int64_t mid = (lo + hi + 1) / 2;
+          at(e, outside[i]) = mid;
+          if (fitsLevel0(e))
+            lo = mid;
+          else
+            hi = mid - 1;
+        }
+        at(e, outside[i]) = lo;
+      }
+      reloads();
+      if (i < outside.size())
+        at(e, outside[i]) = 1;
+      return;
+    }
+    for (int64_t t = 1; t <= bound_[index(outside[i])]; ++t) {
+      at(e, outside[i]) = t;
+      if (t > 1 && !fitsLevel0(e))
+        break;
+      grow(i + 1);
+    }
+    at(e, outside[i]) = 1;
+  };
+  if (!roles.empty())
+    grow(0);
+  return memo = least;
 }
 
 double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
@@ -331,6 +400,10 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
   // wgt), so whatever u moves, two of them are reloaded on every step. Each
   // such word costs at least reloadCost at boundary 0/1. The least over the
   // dims u may move is the floor (one role where a layer has no weights).
+  // The roles u moves share the one tile t, so besides the sum of each
+  // role's least within `enclosing`, the least of their sum over every tile
+  // within the layer (leastReloads: one enumeration per dim and layer, where
+  // one per enclosing tile costs more than the search it saves) bounds it.
   // Forward layers only, with level 0 chosen by the search (no written
   // `shr` there) and a level 1 below the outermost.
   if (!reloadsApply())
@@ -352,7 +425,7 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
         const auto r = static_cast<TensorRole>(ri);
         pj += rl.pjPerWord[ri] / maxReuse(r, reuseDims(r, d), enclosing);
       }
-    least = std::min(least, pj);
+    least = std::min(least, std::max(pj, leastReloads(d)));
   }
   return least == std::numeric_limits<double>::infinity() ? 0.0 : work_ * least;
 }

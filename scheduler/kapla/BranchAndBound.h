@@ -170,6 +170,15 @@ protected:
   /// `enclosing` does per word of role r filled: the largest product of its
   /// extents along `dims` (reuseDims), memoized.
   double maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const;
+  /// The least reloads' energy a MAC (pJ) that any level-0 tile within the
+  /// layer forces where the innermost update moves `moved`: over the tiles
+  /// fitting level 0's buffers, the least sum over the roles it moves of a
+  /// word's least price over its reuse (the tile's extents along
+  /// reuseDims), memoized per dim.
+  double leastReloads(Dim moved) const;
+  /// Whether level-0 tile extents `e` (its windows and a channel-wise K
+  /// completed here) fit level 0's buffers.
+  bool fitsLevel0(DimVector &e) const;
   /// The dims (kND bits) whose level-0 tile extents bound the MACs a word of
   /// role r serves while filled, where the innermost update moves `moved`:
   /// the weights' and output's, those their tiles do not span; the ifm's,
@@ -262,6 +271,8 @@ protected:
   double openBound_ = 0;   // the least bound of a subtree left open (capped)
   int64_t steps_ = 0;      // of the enumeration (kStepsPerAnalysis)
   mutable std::map<std::vector<int64_t>, double> reuseMemo_;   // maxReuse: role, dims, extents
+  mutable std::array<double, kND> leastReloads_{};   // per dim moved
+  mutable unsigned leastReloadsDone_ = 0;            // kND bits: which are
   /// Per role, what a reload costs (reloadCost; 0: not counted: no
   /// weights, an ifm with windows of another kind, not held) and the kND
   /// indices of the dims whose updates move it.
