@@ -240,8 +240,9 @@ unsigned BranchAndBound::reuseDims(TensorRole r, Dim moved) const {
   if (r == TensorRole::Ifm) {
     // A word serves the tile's K, and per input window axis, at fixed xi,
     // at most one xo per r and one r per xo: along a run of sliding steps
-    // of Xo (the same R all along) at most R_t pairs, of R at most Xo_t;
-    // with neither, at most min(Xo_t, R_t) <= R_t.
+    // of Xo (the same R all along) at most R_t pairs, of R at most Xo_t
+    // and the filter's R (reuseFactor); with neither, at most min(Xo_t, R_t)
+    // <= R_t.
     const Dim x = moved == Dim::R ? Dim::Xo : Dim::R, y = moved == Dim::S ? Dim::Yo : Dim::S;
     return k | 1u << index(x) | 1u << index(y);
   }
@@ -254,6 +255,16 @@ unsigned BranchAndBound::reuseDims(TensorRole r, Dim moved) const {
     if (d != Dim::K && !(spans >> index(d) & 1u))
       outside |= 1u << index(d);
   return outside | (spans >> index(Dim::K) & 1u ? 0u : k);
+}
+
+int64_t BranchAndBound::reuseFactor(TensorRole r, Dim d, int64_t extent) const {
+  // The ifm's outputs along an axis count only where the innermost update
+  // moves that axis' taps (reuseDims): along the run each output pairs with
+  // one tap and each tap with one output, so the pairs are also at most the
+  // filter's taps along the axis.
+  if (r == TensorRole::Ifm && (d == Dim::Xo || d == Dim::Yo))
+    return std::min(extent, std::max<int64_t>(1, bound_[index(d == Dim::Xo ? Dim::R : Dim::S)]));
+  return extent;
 }
 
 bool BranchAndBound::fitsLevel0(DimVector &e) const {
@@ -294,7 +305,7 @@ double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &en
       at(e, outside[i]) = t;
       if (t > 1 && !fitsLevel0(e))
         break;
-      grow(i + 1, product * t);
+      grow(i + 1, product * reuseFactor(r, outside[i], t));
     }
     at(e, outside[i]) = 1;
   };
@@ -308,12 +319,18 @@ double BranchAndBound::leastReloads(Dim moved) const {
     return memo;
   leastReloadsDone_ |= 1u << index(moved);
   const Reloads &rl = reloads();
-  std::vector<std::pair<double, unsigned>> roles;   // the roles u moves: pJ a word, reuseDims
+  struct Moved {
+    TensorRole role;
+    double pjPerWord;
+    unsigned reuseDims;
+  };
+  std::vector<Moved> roles;   // the roles u moves
   unsigned all = 0;
   for (size_t ri = 0; ri < kNumRoles; ++ri)
     if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> index(moved) & 1u)) {
-      roles.emplace_back(rl.pjPerWord[ri], reuseDims(static_cast<TensorRole>(ri), moved));
-      all |= roles.back().second;
+      const auto r = static_cast<TensorRole>(ri);
+      roles.push_back({r, rl.pjPerWord[ri], reuseDims(r, moved)});
+      all |= roles.back().reuseDims;
     }
   std::vector<Dim> outside;   // the dims whose extents are some role's reuse
   for (Dim d : kIndependentDims)
@@ -329,12 +346,12 @@ double BranchAndBound::leastReloads(Dim moved) const {
   double least = roles.empty() ? 0.0 : std::numeric_limits<double>::infinity();
   auto reloads = [&] {
     double pj = 0;
-    for (auto [perWord, dims] : roles) {
+    for (const Moved &m : roles) {
       double reuse = 1;
       for (Dim d : outside)
-        if (dims >> index(d) & 1u)
-          reuse *= static_cast<double>(at(e, d));
-      pj += perWord / reuse;
+        if (m.reuseDims >> index(d) & 1u)
+          reuse *= reuseFactor(m.role, d, at(e, d));
+      pj += m.pjPerWord / reuse;
     }
     least = std::min(least, pj);
   };
@@ -390,8 +407,8 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
   // that run on that unit: k in the tile's K, and per window axis pairs
   // (xo, r) with xo * stride + r * dilation = xi + pad, at most one xo per r
   // and one r per xo. Along the run R's range is fixed unless u moves R (Xo's
-  // unless u moves Xo), so at most R_t pairs, or Xo_t where u moves R (and
-  // min(Xo_t, R_t) <= R_t where u moves neither); likewise along Y
+  // unless u moves Xo), so at most R_t pairs, or min(Xo_t, R) where u moves
+  // R (and min(Xo_t, R_t) <= R_t where u moves neither); likewise along Y
   // (reuseDims). Where u does not move the ifm at level 0 (an update above
   // it: fresh = 1, a whole tile per step) the one step's pairs are fewer
   // still. So the ifm's fills are at least W / its reuse.
@@ -476,7 +493,7 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
       double reuse = 1;   // this tile's MACs per word of the role
       for (size_t i = 0; i < kND; ++i)
         if (dims >> i & 1u)
-          reuse *= static_cast<double>(lp.tile[i]);
+          reuse *= reuseFactor(static_cast<TensorRole>(ri), kIndependentDims[i], lp.tile[i]);
       reload = work_ * rl.pjPerWord[ri] / reuse;
     }
     if (static_cast<TensorRole>(ri) == TensorRole::Ifm && rl.pjPerWord[ri] > 0 && !onChip_.rolePj.empty()) {

@@ -176,6 +176,10 @@ protected:
   /// word's least price over its reuse (the tile's extents along
   /// reuseDims), memoized per dim.
   double leastReloads(Dim moved) const;
+  /// The factor a tile extent of dim d (one of reuseDims(r, ...)) puts in
+  /// the MACs a word of role r serves: the extent, the ifm's outputs capped
+  /// at the filter's taps along their axis.
+  int64_t reuseFactor(TensorRole r, Dim d, int64_t extent) const;
   /// Whether level-0 tile extents `e` (its windows and a channel-wise K
   /// completed here) fit level 0's buffers.
   bool fitsLevel0(DimVector &e) const;

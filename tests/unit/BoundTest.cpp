@@ -533,6 +533,32 @@ TEST(Bound, ProvedOptimumIsTheBruteForceMinimum) {
   }
 }
 
+/// One PE of 8 words (16 B) under a GBUF: a reload costs 11 pJ whatever
+/// the role (a fill written at level 0, 1, carried on the bus, 4, read at
+/// level 1, 6; an output word's end read, carried, written).
+constexpr const char *kEightWordPe = R"(hardware h {
+  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
+  level REGF { capacity = 16 B; access_energy = 1 pJ; }
+  level GBUF { capacity = 64 B; array = 1 x 2; access_energy = 6 pJ; bus_energy = 4 pJ; transfer = multicast; }
+  level DRAM { access_energy = 8 pJ; bandwidth = 2 B/cycle; }
+}
+)";
+
+/// The reloads' floor of a one-layer model's layer (within the whole layer)
+/// is `expected`, and the plan KAPLA finds pays it at boundary 0/1.
+template <class Compiled> void checkReloadFloor(const Compiled &c, double expected) {
+  ASSERT_EQ(c.diagnostics(), "");
+  const Network &n = c.model.networks[0];
+  const Hardware &h = c.model.hardware[0];
+  IntraLayerStats stats;
+  SolveFailure why;
+  auto sol = solveLayer(n, 0, h, nullptr, IntraLayerOptions{}, stats, why);
+  ASSERT_TRUE(sol.has_value()) << why;
+  intra::BranchAndBound bb(n, 0, h, nullptr, IntraLayerOptions{}, stats);
+  EXPECT_NEAR(bb.reloadFloor(sol->result, n.layers[0].bounds), expected, 1e-9);
+  EXPECT_GE(sol->result.levels[0].boundaryEnergyPj, expected * (1 - 1e-12));
+}
+
 TEST(Bound, ReloadsOfOneTileAreSummedAtThatTile) {
   // An FC, N = 2, C = 4 -> K = 8 (64 MACs), on one PE of 8 words (16 B).
   // A reload costs 11 pJ whatever the role: a fill is written at level 0
@@ -553,22 +579,26 @@ TEST(Bound, ReloadsOfOneTileAreSummedAtThatTile) {
   input x [C=4];
   f = fc(x, K=8);
 }
-hardware h {
-  word = 16 bit; frequency = 1 GHz; mac { energy = 1 pJ; }
-  level REGF { capacity = 16 B; access_energy = 1 pJ; }
-  level GBUF { capacity = 64 B; array = 1 x 2; access_energy = 6 pJ; bus_energy = 4 pJ; transfer = multicast; }
-  level DRAM { access_energy = 8 pJ; bandwidth = 2 B/cycle; }
+)" + std::string(kEightWordPe));
+  checkReloadFloor(c, 704.0);
 }
-)");
-  ASSERT_EQ(c.diagnostics(), "");
-  const Network &n = c.model.networks[0];
-  const Hardware &h = c.model.hardware[0];
-  IntraLayerStats stats;
-  SolveFailure why;
-  auto sol = solveLayer(n, 0, h, nullptr, IntraLayerOptions{}, stats, why);
-  ASSERT_TRUE(sol.has_value()) << why;
-  intra::BranchAndBound bb(n, 0, h, nullptr, IntraLayerOptions{}, stats);
-  EXPECT_NEAR(bb.reloadFloor(sol->result, n.layers[0].bounds), 704.0, 1e-9);
-  // And every plan pays it: the boundary of the one KAPLA finds.
-  EXPECT_GE(sol->result.levels[0].boundaryEnergyPj, 704.0 * (1 - 1e-12));
+
+TEST(Bound, AnIfmWordPairsWithAtMostTheFilterTaps) {
+  // A 1-D conv, 9 pixels, a 2-tap filter (Xo = 8, 16 MACs), on one PE of 8
+  // words; a reload costs 11 pJ for every role, as above. The innermost
+  // update moves the outputs or the taps:
+  //   u = Xo: ifm / r, ofm / r (r taps in the tile; 2 at most): at r = 2,
+  //     x = 2 outputs fit (ifm 3 + wgt 2 + ofm 2 words), 11/2 + 11/2 a MAC;
+  //   u = R: ifm / pairs, wgt / x. Along the taps' run a pixel pairs with
+  //     one output per tap: at most min(x, 2) pairs, not x. At r = 1, x = 3
+  //     (ifm 3 + wgt 1 + ofm 3 words): 11/2 + 11/3 a MAC (x = 2: 11/2 +
+  //     11/2), where counting x pairs would give 11/3 + 11/3.
+  // The floor: 16 * 11 * 5/6 = 146.67 pJ, not 16 * 11 * 2/3 = 117.33 pJ.
+  auto c = dfl::test::compile(R"(network n {
+  batch N = 1;
+  input x [C=1, X=9];
+  f = conv(x, K=1, R=2, S=1);
+}
+)" + std::string(kEightWordPe));
+  checkReloadFloor(c, 16 * 11 * 5.0 / 6);
 }
