@@ -234,18 +234,11 @@ bool BranchAndBound::windowed() const {
          layer_.type == LayerType::AvgPool;
 }
 
-unsigned BranchAndBound::reuseDims(TensorRole r, Dim moved) const {
+unsigned BranchAndBound::reuseDims(TensorRole r) const {
   const bool cw = layer_.channelWise();
   const unsigned k = cw ? 0u : 1u << index(Dim::K);   // a channel-wise K is C: no reuse of its own
-  if (r == TensorRole::Ifm) {
-    // A word serves the tile's K, and per input window axis, at fixed xi,
-    // at most one xo per r and one r per xo: along a run of sliding steps
-    // of Xo (the same R all along) at most R_t pairs, of R at most Xo_t
-    // and the filter's R (reuseFactor); with neither, at most min(Xo_t, R_t)
-    // <= R_t.
-    const Dim x = moved == Dim::R ? Dim::Xo : Dim::R, y = moved == Dim::S ? Dim::Yo : Dim::S;
-    return k | 1u << index(x) | 1u << index(y);
-  }
+  if (r == TensorRole::Ifm)   // K, and per window axis its outputs and taps (reuseOf pairs them)
+    return k | 1u << index(Dim::Xo) | 1u << index(Dim::R) | 1u << index(Dim::Yo) | 1u << index(Dim::S);
   unsigned spans = 0;
   for (Dim d : tileDims(r, cw, r == TensorRole::Wgt && wgtPerSample(layer_.nest)))
     if (!isInputWindow(d))
@@ -257,14 +250,31 @@ unsigned BranchAndBound::reuseDims(TensorRole r, Dim moved) const {
   return outside | (spans >> index(Dim::K) & 1u ? 0u : k);
 }
 
-int64_t BranchAndBound::reuseFactor(TensorRole r, Dim d, int64_t extent) const {
-  // The ifm's outputs along an axis count only where the innermost update
-  // moves that axis' taps (reuseDims): along the run each output pairs with
-  // one tap and each tap with one output, so the pairs are also at most the
-  // filter's taps along the axis.
-  if (r == TensorRole::Ifm && (d == Dim::Xo || d == Dim::Yo))
-    return std::min(extent, std::max<int64_t>(1, bound_[index(d == Dim::Xo ? Dim::R : Dim::S)]));
-  return extent;
+double BranchAndBound::reuseOf(TensorRole r, Dim moved, const DimVector &e) const {
+  const unsigned dims = reuseDims(r);
+  if (r != TensorRole::Ifm) {
+    double reuse = 1;
+    for (Dim d : kIndependentDims)
+      if (dims >> index(d) & 1u)
+        reuse *= static_cast<double>(at(e, d));
+    return reuse;
+  }
+  // A word serves the tile's K and, per input window axis, at fixed xi, at
+  // most one xo per r and one r per xo along the run of u's trips: where u
+  // slides the outputs (the same taps all along) the tile's taps; where it
+  // moves the taps, the tile's outputs and the filter's taps, one output
+  // per tap; where it moves neither, the fewer of the tile's outputs and
+  // taps (one output column: each pixel meets one tap).
+  auto pairs = [&](Dim out, Dim taps) {
+    const int64_t o = at(e, out), t = at(e, taps);
+    if (moved == out)
+      return t;
+    if (moved == taps)
+      return std::min(o, std::max<int64_t>(1, bound_[index(taps)]));
+    return std::min(o, t);
+  };
+  const double k = dims >> index(Dim::K) & 1u ? static_cast<double>(at(e, Dim::K)) : 1.0;
+  return k * static_cast<double>(pairs(Dim::Xo, Dim::R)) * static_cast<double>(pairs(Dim::Yo, Dim::S));
 }
 
 bool BranchAndBound::fitsLevel0(DimVector &e) const {
@@ -279,38 +289,123 @@ bool BranchAndBound::fitsLevel0(DimVector &e) const {
   return hw_.overflowingBuffer(0, hw_.bufferBytes(0, words, layer_.output), layer_.output, reserve(0)) < 0;
 }
 
-double BranchAndBound::maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const {
+template <class F>
+void BranchAndBound::eachFullestTile(const std::vector<Dim> &dims, const std::vector<int64_t> &limits, F &&each) const {
+  // Words grow with every extent, so where a dim's extent does not fit no
+  // larger one does; and a reuse never falls as an extent grows, so the
+  // last dim need only be at the most that fits (bisected).
+  DimVector e{};
+  for (Dim d : kIndependentDims)
+    at(e, d) = 1;
+  std::function<void(size_t)> grow = [&](size_t i) {
+    if (i + 1 >= dims.size()) {
+      if (i < dims.size()) {
+        int64_t lo = 1, hi = limits[i];
+        while (lo < hi) {
+          const int64_t mid = (lo + hi + 1) / 2;
+          at(e, dims[i]) = mid;
+          if (fitsLevel0(e))
+            lo = mid;
+          else
+            hi = mid - 1;
+        }
+        at(e, dims[i]) = lo;
+        fitsLevel0(e);   // its windows completed at that extent
+      }
+      each(static_cast<const DimVector &>(e));
+      if (i < dims.size())
+        at(e, dims[i]) = 1;
+      return;
+    }
+    for (int64_t t = 1; t <= limits[i]; ++t) {
+      at(e, dims[i]) = t;
+      if (t > 1 && !fitsLevel0(e))
+        break;
+      grow(i + 1);
+    }
+    at(e, dims[i]) = 1;
+  };
+  grow(0);
+}
+
+double BranchAndBound::maxReuse(TensorRole r, Dim moved, const DimVector &enclosing) const {
+  const unsigned dims = reuseDims(r);
   std::vector<Dim> outside;   // the dims whose tile extents bound r's reuse
   for (Dim d : kIndependentDims)
     if (dims >> index(d) & 1u)
       outside.push_back(d);
-  std::vector<int64_t> key{static_cast<int64_t>(r), static_cast<int64_t>(dims)};
+  // No tile that fits is longer along a dim than the most that fits with
+  // every other extent at 1: enclosing tiles longer than that share an entry.
+  if (aloneFit_.empty()) {
+    aloneFit_.assign(kND, 1);
+    DimVector e{};
+    for (Dim d : kIndependentDims)
+      at(e, d) = 1;
+    for (size_t i = 0; i < kND; ++i) {
+      for (int64_t t = 2; t <= bound_[i]; ++t) {
+        at(e, kIndependentDims[i]) = t;
+        if (!fitsLevel0(e))
+          break;
+        aloneFit_[i] = t;
+      }
+      at(e, kIndependentDims[i]) = 1;
+    }
+  }
+  std::vector<int64_t> key{static_cast<int64_t>(r), static_cast<int64_t>(index(moved))};
   for (Dim d : outside)
-    key.push_back(std::max<int64_t>(1, at(enclosing, d)));
+    key.push_back(std::clamp<int64_t>(at(enclosing, d), 1, aloneFit_[index(d)]));
   if (auto it = reuseMemo_.find(key); it != reuseMemo_.end())
     return it->second;
-  // The largest product of level-0 tile extents along `outside` that fits
-  // level 0's buffers with every other extent at 1: words grow with every
-  // extent, so a larger extent of a dim that does not fit never fits.
+  // The most reuse (reuseOf) of a level-0 tile within `enclosing` fitting
+  // level 0's buffers, its extents along `outside` chosen, every other at 1:
+  // words grow with every extent, so a larger extent of a dim that does not
+  // fit never fits.
+  double best = 1;
+  if (r != TensorRole::Ifm) {
+    eachFullestTile(outside, std::vector<int64_t>(key.begin() + 2, key.end()),
+                    [&](const DimVector &e) { best = std::max(best, reuseOf(r, moved, e)); });
+    return reuseMemo_[key] = best;
+  }
+  // The ifm's pairs along an axis take one extent each (reuseOf): the taps
+  // where u slides the outputs, the outputs where it moves the taps, both
+  // alike where it moves neither; the axis' other extent at the least that
+  // gives them (fewer words, the same pairs). So K and one extent per axis.
+  auto axis = [&](Dim out, Dim taps) {
+    const int64_t o = std::max<int64_t>(1, at(enclosing, out)), t = std::max<int64_t>(1, at(enclosing, taps));
+    return moved == out ? t : moved == taps ? std::min(o, std::max<int64_t>(1, bound_[index(taps)])) : std::min(o, t);
+  };
   DimVector e{};
   for (Dim d : kIndependentDims)
     at(e, d) = 1;
-  int64_t best = 1;
-  std::function<void(size_t, int64_t)> grow = [&](size_t i, int64_t product) {
-    if (i == outside.size()) {
-      best = std::max(best, product);
-      return;
-    }
-    for (int64_t t = 1; t <= key[i + 2]; ++t) {
-      at(e, outside[i]) = t;
-      if (t > 1 && !fitsLevel0(e))
-        break;
-      grow(i + 1, product * reuseFactor(r, outside[i], t));
-    }
-    at(e, outside[i]) = 1;
+  auto set = [&](Dim out, Dim taps, int64_t p) {
+    at(e, out) = moved == out ? 1 : p;
+    at(e, taps) = moved == out || moved != taps ? p : 1;
   };
-  grow(0, 1);
-  return reuseMemo_[key] = static_cast<double>(best);
+  const bool cw = layer_.channelWise();
+  const int64_t kMax = cw ? 1 : std::max<int64_t>(1, at(enclosing, Dim::K)), xMax = axis(Dim::Xo, Dim::R),
+                yMax = axis(Dim::Yo, Dim::S);
+  for (int64_t k = 1; k <= kMax; ++k) {
+    at(e, Dim::K) = k;
+    set(Dim::Xo, Dim::R, 1), set(Dim::Yo, Dim::S, 1);
+    if (k > 1 && !fitsLevel0(e))
+      break;
+    for (int64_t x = 1; x <= xMax; ++x) {
+      set(Dim::Xo, Dim::R, x), set(Dim::Yo, Dim::S, 1);
+      if (x > 1 && !fitsLevel0(e))
+        break;
+      int64_t lo = 1, hi = yMax;   // the most pairs along Y that fit
+      while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        set(Dim::Yo, Dim::S, mid);
+        if (fitsLevel0(e))
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      best = std::max(best, static_cast<double>(k * x * lo));
+    }
+  }
+  return reuseMemo_[key] = best;
 }
 
 double BranchAndBound::leastReloads(Dim moved) const {
@@ -329,61 +424,24 @@ double BranchAndBound::leastReloads(Dim moved) const {
   for (size_t ri = 0; ri < kNumRoles; ++ri)
     if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> index(moved) & 1u)) {
       const auto r = static_cast<TensorRole>(ri);
-      roles.push_back({r, rl.pjPerWord[ri], reuseDims(r, moved)});
+      roles.push_back({r, rl.pjPerWord[ri], reuseDims(r)});
       all |= roles.back().reuseDims;
     }
   std::vector<Dim> outside;   // the dims whose extents are some role's reuse
   for (Dim d : kIndependentDims)
     if (all >> index(d) & 1u)
       outside.push_back(d);
-  // Every level-0 tile that fits, its other extents at 1 (a larger one only
-  // adds words), the last dim at the most that fits (a larger extent only
-  // adds reuse): words grow with every extent, so where a dim's extent does
-  // not fit no larger one does.
-  DimVector e{};
-  for (Dim d : kIndependentDims)
-    at(e, d) = 1;
   double least = roles.empty() ? 0.0 : std::numeric_limits<double>::infinity();
-  auto reloads = [&] {
-    double pj = 0;
-    for (const Moved &m : roles) {
-      double reuse = 1;
-      for (Dim d : outside)
-        if (m.reuseDims >> index(d) & 1u)
-          reuse *= reuseFactor(m.role, d, at(e, d));
-      pj += m.pjPerWord / reuse;
-    }
-    least = std::min(least, pj);
-  };
-  std::function<void(size_t)> grow = [&](size_t i) {
-    if (i + 1 >= outside.size()) {
-      if (i < outside.size()) {
-        int64_t lo = 1, hi = bound_[index(outside[i])];
-        while (lo < hi) {
-          const int64_t mid = (lo + hi + 1) / 2;
-          at(e, outside[i]) = mid;
-          if (fitsLevel0(e))
-            lo = mid;
-          else
-            hi = mid - 1;
-        }
-        at(e, outside[i]) = lo;
-      }
-      reloads();
-      if (i < outside.size())
-        at(e, outside[i]) = 1;
-      return;
-    }
-    for (int64_t t = 1; t <= bound_[index(outside[i])]; ++t) {
-      at(e, outside[i]) = t;
-      if (t > 1 && !fitsLevel0(e))
-        break;
-      grow(i + 1);
-    }
-    at(e, outside[i]) = 1;
-  };
+  std::vector<int64_t> limits;
+  for (Dim d : outside)
+    limits.push_back(bound_[index(d)]);
   if (!roles.empty())
-    grow(0);
+    eachFullestTile(outside, limits, [&](const DimVector &e) {
+      double pj = 0;
+      for (const Moved &m : roles)
+        pj += m.pjPerWord / reuseOf(m.role, moved, e);
+      least = std::min(least, pj);
+    });
   return memo = least;
 }
 
@@ -440,7 +498,7 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
     for (size_t ri = 0; ri < kNumRoles; ++ri)
       if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> index(d) & 1u)) {
         const auto r = static_cast<TensorRole>(ri);
-        pj += rl.pjPerWord[ri] / maxReuse(r, reuseDims(r, d), enclosing);
+        pj += rl.pjPerWord[ri] / maxReuse(r, d, enclosing);
       }
     least = std::min(least, std::max(pj, leastReloads(d)));
   }
@@ -489,12 +547,10 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
   for (size_t ri = 0; ri < kNumRoles; ++ri) {
     double reload = 0;
     if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> first & 1u)) {
-      const unsigned dims = reuseDims(static_cast<TensorRole>(ri), kIndependentDims[first]);
-      double reuse = 1;   // this tile's MACs per word of the role
+      DimVector tile{};   // this tile's extents: its MACs per word of the role are its reuse
       for (size_t i = 0; i < kND; ++i)
-        if (dims >> i & 1u)
-          reuse *= reuseFactor(static_cast<TensorRole>(ri), kIndependentDims[i], lp.tile[i]);
-      reload = work_ * rl.pjPerWord[ri] / reuse;
+        at(tile, kIndependentDims[i]) = lp.tile[i];
+      reload = work_ * rl.pjPerWord[ri] / reuseOf(static_cast<TensorRole>(ri), kIndependentDims[first], tile);
     }
     if (static_cast<TensorRole>(ri) == TensorRole::Ifm && rl.pjPerWord[ri] > 0 && !onChip_.rolePj.empty()) {
       // The units' fills, halos included, priced as reloadCost's words:

@@ -167,27 +167,32 @@ protected:
   double reloadFloorPj(const DimVector &enclosing) const;
 
   /// The most MACs a level-0 tile fitting level 0's buffers and lying within
-  /// `enclosing` does per word of role r filled: the largest product of its
-  /// extents along `dims` (reuseDims), memoized.
-  double maxReuse(TensorRole r, unsigned dims, const DimVector &enclosing) const;
+  /// `enclosing` does per word of role r filled while the innermost update
+  /// moves `moved` (reuseOf), memoized.
+  double maxReuse(TensorRole r, Dim moved, const DimVector &enclosing) const;
   /// The least reloads' energy a MAC (pJ) that any level-0 tile within the
   /// layer forces where the innermost update moves `moved`: over the tiles
   /// fitting level 0's buffers, the least sum over the roles it moves of a
-  /// word's least price over its reuse (the tile's extents along
-  /// reuseDims), memoized per dim.
+  /// word's least price over its reuse (reuseOf), memoized per dim.
   double leastReloads(Dim moved) const;
-  /// The factor a tile extent of dim d (one of reuseDims(r, ...)) puts in
-  /// the MACs a word of role r serves: the extent, the ifm's outputs capped
-  /// at the filter's taps along their axis.
-  int64_t reuseFactor(TensorRole r, Dim d, int64_t extent) const;
+  /// The MACs a word of role r filled into a level-0 tile of extents `e`
+  /// serves at most while the innermost update moves `moved` (the
+  /// reloads' argument): the product of the extents along reuseDims, the
+  /// ifm's K times its pairs of outputs and taps per window axis.
+  double reuseOf(TensorRole r, Dim moved, const DimVector &e) const;
+  /// Calls `each` with every level-0 tile fitting level 0's buffers whose
+  /// extents along `dims` lie within `limits` (every other at 1) and whose
+  /// last extent is the most that fits with the others.
+  template <class F>
+  void eachFullestTile(const std::vector<Dim> &dims, const std::vector<int64_t> &limits, F &&each) const;
   /// Whether level-0 tile extents `e` (its windows and a channel-wise K
   /// completed here) fit level 0's buffers.
   bool fitsLevel0(DimVector &e) const;
   /// The dims (kND bits) whose level-0 tile extents bound the MACs a word of
-  /// role r serves while filled, where the innermost update moves `moved`:
+  /// role r serves while filled (reuseOf):
   /// the weights' and output's, those their tiles do not span; the ifm's,
-  /// K and per window axis R (S), or Xo (Yo) where `moved` is R (S).
-  unsigned reuseDims(TensorRole r, Dim moved) const;
+  /// K and the window axes' outputs and taps.
+  unsigned reuseDims(TensorRole r) const;
 
   /// Where reloadFloorPj's argument holds: a forward layer, level 0 chosen
   /// by the search (no written `shr` there), a level 1 below the outermost.
@@ -274,7 +279,8 @@ protected:
   double constants_ = 0, work_ = 0;   // C and the work, from the first valid analysis
   double openBound_ = 0;   // the least bound of a subtree left open (capped)
   int64_t steps_ = 0;      // of the enumeration (kStepsPerAnalysis)
-  mutable std::map<std::vector<int64_t>, double> reuseMemo_;   // maxReuse: role, dims, extents
+  mutable std::map<std::vector<int64_t>, double> reuseMemo_;   // maxReuse: role, moved dim, extents
+  mutable std::vector<int64_t> aloneFit_;   // per dim, the most a level-0 tile fits, every other extent at 1
   mutable std::array<double, kND> leastReloads_{};   // per dim moved
   mutable unsigned leastReloadsDone_ = 0;            // kND bits: which are
   /// Per role, what a reload costs (reloadCost; 0: not counted: no

@@ -602,3 +602,26 @@ TEST(Bound, AnIfmWordPairsWithAtMostTheFilterTaps) {
 )" + std::string(kEightWordPe));
   checkReloadFloor(c, 16 * 11 * 5.0 / 6);
 }
+
+TEST(Bound, AnIfmWordPairsWithAtMostTheTileOutputsAlongAStillAxis) {
+  // A 2-D conv: 3 x 3 pixels, a 2 x 2 filter (Xo = Yo = 2, 16 MACs), one
+  // channel in and out, on the 8-word PE (11 pJ a reload). Along an axis
+  // the innermost update does not move, a pixel pairs with at most the
+  // fewer of the tile's outputs and taps there (one output row: each pixel
+  // meets one tap row), not with the tile's taps. By symmetry take
+  // u = Xo or u = R (Yo, S alike); tiles x, y, r, s with ifm (x+r-1)(y+s-1)
+  // + wgt r*s + ofm x*y <= 8 words (r = s = 2 needs 9 at x = y = 1):
+  //   u = Xo: ifm / (r * min(y, s)), ofm / (r * s): at most 2 each
+  //     ((1, 1, 2, 1): 5 words), 11/2 + 11/2 a MAC;
+  //   u = R: ifm / (min(x, 2) * min(y, s)), wgt / (x * y): x * y = 4 takes 9
+  //     words, and x = 2, y = 1 leaves min(y, s) = 1: 11/2 + 11/2.
+  // The floor is 16 * 11 = 176 pJ; with s pairs along the still axis, u = R
+  // at (2, 1, 1, 2) (8 words) would give 11/4 + 11/2, 132 pJ.
+  auto c = dfl::test::compile(R"(network n {
+  batch N = 1;
+  input x [C=1, X=3, Y=3];
+  f = conv(x, K=1, R=2, S=2);
+}
+)" + std::string(kEightWordPe));
+  checkReloadFloor(c, 176.0);
+}
