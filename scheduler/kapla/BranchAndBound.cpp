@@ -265,16 +265,32 @@ double BranchAndBound::reuseOf(TensorRole r, Dim moved, const DimVector &e) cons
   // moves the taps, the tile's outputs and the filter's taps, one output
   // per tap; where it moves neither, the fewer of the tile's outputs and
   // taps (one output column: each pixel meets one tap).
-  auto pairs = [&](Dim out, Dim taps) {
-    const int64_t o = at(e, out), t = at(e, taps);
-    if (moved == out)
-      return t;
-    if (moved == taps)
-      return std::min(o, std::max<int64_t>(1, bound_[index(taps)]));
-    return std::min(o, t);
-  };
   const double k = dims >> index(Dim::K) & 1u ? static_cast<double>(at(e, Dim::K)) : 1.0;
-  return k * static_cast<double>(pairs(Dim::Xo, Dim::R)) * static_cast<double>(pairs(Dim::Yo, Dim::S));
+  return k * static_cast<double>(pairsOf(Dim::Xo, Dim::R, moved, e)) *
+         static_cast<double>(pairsOf(Dim::Yo, Dim::S, moved, e));
+}
+
+int64_t BranchAndBound::pairsOf(Dim out, Dim taps, Dim moved, const DimVector &e) const {
+  const int64_t o = std::max<int64_t>(1, at(e, out)), t = std::max<int64_t>(1, at(e, taps));
+  if (moved == out)
+    return t;
+  if (moved == taps)
+    return std::min(o, std::max<int64_t>(1, bound_[index(taps)]));
+  return std::min(o, t);
+}
+
+int64_t BranchAndBound::mostThatFits(DimVector &e, int64_t limit, const std::function<void(int64_t)> &set) const {
+  int64_t lo = 1, hi = limit;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    set(mid);
+    if (fitsLevel0(e))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  set(lo);
+  return lo;
 }
 
 bool BranchAndBound::fitsLevel0(DimVector &e) const {
@@ -299,19 +315,8 @@ void BranchAndBound::eachFullestTile(const std::vector<Dim> &dims, const std::ve
     at(e, d) = 1;
   std::function<void(size_t)> grow = [&](size_t i) {
     if (i + 1 >= dims.size()) {
-      if (i < dims.size()) {
-        int64_t lo = 1, hi = limits[i];
-        while (lo < hi) {
-          const int64_t mid = (lo + hi + 1) / 2;
-          at(e, dims[i]) = mid;
-          if (fitsLevel0(e))
-            lo = mid;
-          else
-            hi = mid - 1;
-        }
-        at(e, dims[i]) = lo;
-        fitsLevel0(e);   // its windows completed at that extent
-      }
+      if (i < dims.size())
+        mostThatFits(e, limits[i], [&](int64_t t) { at(e, dims[i]) = t; });
       each(static_cast<const DimVector &>(e));
       if (i < dims.size())
         at(e, dims[i]) = 1;
@@ -370,10 +375,6 @@ double BranchAndBound::maxReuse(TensorRole r, Dim moved, const DimVector &enclos
   // where u slides the outputs, the outputs where it moves the taps, both
   // alike where it moves neither; the axis' other extent at the least that
   // gives them (fewer words, the same pairs). So K and one extent per axis.
-  auto axis = [&](Dim out, Dim taps) {
-    const int64_t o = std::max<int64_t>(1, at(enclosing, out)), t = std::max<int64_t>(1, at(enclosing, taps));
-    return moved == out ? t : moved == taps ? std::min(o, std::max<int64_t>(1, bound_[index(taps)])) : std::min(o, t);
-  };
   DimVector e{};
   for (Dim d : kIndependentDims)
     at(e, d) = 1;
@@ -382,8 +383,8 @@ double BranchAndBound::maxReuse(TensorRole r, Dim moved, const DimVector &enclos
     at(e, taps) = moved == out || moved != taps ? p : 1;
   };
   const bool cw = layer_.channelWise();
-  const int64_t kMax = cw ? 1 : std::max<int64_t>(1, at(enclosing, Dim::K)), xMax = axis(Dim::Xo, Dim::R),
-                yMax = axis(Dim::Yo, Dim::S);
+  const int64_t kMax = cw ? 1 : std::max<int64_t>(1, at(enclosing, Dim::K)),
+                xMax = pairsOf(Dim::Xo, Dim::R, moved, enclosing), yMax = pairsOf(Dim::Yo, Dim::S, moved, enclosing);
   for (int64_t k = 1; k <= kMax; ++k) {
     at(e, Dim::K) = k;
     set(Dim::Xo, Dim::R, 1), set(Dim::Yo, Dim::S, 1);
@@ -393,16 +394,8 @@ double BranchAndBound::maxReuse(TensorRole r, Dim moved, const DimVector &enclos
       set(Dim::Xo, Dim::R, x), set(Dim::Yo, Dim::S, 1);
       if (x > 1 && !fitsLevel0(e))
         break;
-      int64_t lo = 1, hi = yMax;   // the most pairs along Y that fit
-      while (lo < hi) {
-        const int64_t mid = (lo + hi + 1) / 2;
-        set(Dim::Yo, Dim::S, mid);
-        if (fitsLevel0(e))
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      best = std::max(best, static_cast<double>(k * x * lo));
+      const int64_t y = mostThatFits(e, yMax, [&](int64_t p) { set(Dim::Yo, Dim::S, p); });
+      best = std::max(best, static_cast<double>(k * x * y));
     }
   }
   return reuseMemo_[key] = best;
@@ -466,8 +459,8 @@ double BranchAndBound::reloadFloorPj(const DimVector &enclosing) const {
   // (xo, r) with xo * stride + r * dilation = xi + pad, at most one xo per r
   // and one r per xo. Along the run R's range is fixed unless u moves R (Xo's
   // unless u moves Xo), so at most R_t pairs, or min(Xo_t, R) where u moves
-  // R (and min(Xo_t, R_t) <= R_t where u moves neither); likewise along Y
-  // (reuseDims). Where u does not move the ifm at level 0 (an update above
+  // R, and min(Xo_t, R_t) where u moves neither; likewise along Y
+  // (reuseOf). Where u does not move the ifm at level 0 (an update above
   // it: fresh = 1, a whole tile per step) the one step's pairs are fewer
   // still. So the ifm's fills are at least W / its reuse.
   // Every dim of a conv or a matrix product moves two of the three roles
@@ -543,13 +536,13 @@ double BranchAndBound::leafBound(const Plan &p, const Decided &parent) const {
   if (first == kND)
     return cheap;
   const Reloads &rl = reloads();
+  DimVector tile{};   // this tile's extents: its MACs per word of a role are its reuse
+  for (size_t i = 0; i < kND; ++i)
+    at(tile, kIndependentDims[i]) = lp.tile[i];
   double below = 0;
   for (size_t ri = 0; ri < kNumRoles; ++ri) {
     double reload = 0;
     if (rl.pjPerWord[ri] > 0 && (rl.moves[ri] >> first & 1u)) {
-      DimVector tile{};   // this tile's extents: its MACs per word of the role are its reuse
-      for (size_t i = 0; i < kND; ++i)
-        at(tile, kIndependentDims[i]) = lp.tile[i];
       reload = work_ * rl.pjPerWord[ri] / reuseOf(static_cast<TensorRole>(ri), kIndependentDims[first], tile);
     }
     if (static_cast<TensorRole>(ri) == TensorRole::Ifm && rl.pjPerWord[ri] > 0 && !onChip_.rolePj.empty()) {

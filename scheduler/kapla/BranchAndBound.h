@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -180,9 +181,18 @@ protected:
   /// reloads' argument): the product of the extents along reuseDims, the
   /// ifm's K times its pairs of outputs and taps per window axis.
   double reuseOf(TensorRole r, Dim moved, const DimVector &e) const;
+  /// An ifm word's pairs of outputs and taps along the window axis of
+  /// `out` and `taps` in tile extents `e` while the innermost update moves
+  /// `moved` (reuseOf's comment says why).
+  int64_t pairsOf(Dim out, Dim taps, Dim moved, const DimVector &e) const;
+  /// The most p in 1..limit for which the tile `e`, with `set(p)` applied,
+  /// fits level 0's buffers (bisected: words grow with p); `e` is left set
+  /// to it.
+  int64_t mostThatFits(DimVector &e, int64_t limit, const std::function<void(int64_t)> &set) const;
   /// Calls `each` with every level-0 tile fitting level 0's buffers whose
   /// extents along `dims` lie within `limits` (every other at 1) and whose
-  /// last extent is the most that fits with the others.
+  /// last extent is the most that fits with the others (its window extents
+  /// and a channel-wise K not kept in step: reuseOf does not read them).
   template <class F>
   void eachFullestTile(const std::vector<Dim> &dims, const std::vector<int64_t> &limits, F &&each) const;
   /// Whether level-0 tile extents `e` (its windows and a channel-wise K
