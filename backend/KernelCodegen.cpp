@@ -372,6 +372,10 @@ private:
     bool clipped = true;
     size_t level = 0;   // the level whose tile it is
     Value *parentUnit = nullptr;   // the unit of the level above it is in
+    /// Per role, the unit whose buffer and record of it the position's unit
+    /// uses: its own, or where stacked units share them, the first's
+    /// (emitLevel's Sharing); and the same of the unit above.
+    std::array<Value *, kNumRoles> unitOf{}, parentUnitOf{};
   };
   /// Whether a box of a position is empty (never, where unclipped).
   Value *emptyAt(const Position &pos, const Box &lo, const Box &hi) {
@@ -611,8 +615,10 @@ private:
 
   // ---- fills of inputs -------------------------------------------------------------------
   /// ifm, wgt: the unit's tile, fetched where it differs from the one held.
-  void fillInput(size_t l, TensorRole r, Value *unit, const Position &pos, const std::array<Box, kNumRoles> &parentLo,
-                 Value *step, Value *slideStep, bool canSlide) {
+  /// `copies` (null: 1): the units sharing the unit's buffer (emitLevel's
+  /// Sharing), whose fills this one's stands for and counts.
+  void fillInput(size_t l, TensorRole r, Value *unit, Value *copies, const Position &pos,
+                 const std::array<Box, kNumRoles> &parentLo, Value *step, Value *slideStep, bool canSlide) {
     const PlanLevel &pl = p_.levels[l];
     const size_t nd = dimsOf(r);
     const auto box = realBox(r, pos);
@@ -627,7 +633,7 @@ private:
         Value *slide = b_.CreateAnd(old.valid, slideStep);
         std::vector<int64_t> ext = extentsAt(pl.extent, r);
         bool outermost = l + 1 == nOn();
-        Value *parent = outermost ? c(0) : pos.parentUnit;
+        Value *parent = outermost ? c(0) : pos.parentUnitOf[idx(r)];
         // add, mul: one tile per operand, one after the other in the buffer.
         // By rows along the innermost dim the tile spans more than one index
         // of (the dims inside it are one index wide): the words held (a run
@@ -677,11 +683,11 @@ private:
             if (!canSlide && ext[last] == 1)
               n = c(1);
             if (stores(l, r))
-              count(l, r, kWrites, n);
+              count(l, r, kWrites, copies ? b_.CreateMul(n, copies) : n);
             forLoop(c(0), n, [&](Value *j) {
               Box a = point(row, b_.CreateSelect(b_.CreateICmpSLT(j, before), b_.CreateAdd(lo[last], j),
                                                  b_.CreateAdd(keptHi, b_.CreateSub(j, before))));
-              fetch(l, r, op, a, parent, parentLo, step, b_.CreateAdd(bufBase, linear(a, lo, ext)));
+              fetch(l, r, op, a, parent, parentLo, step, b_.CreateAdd(bufBase, linear(a, lo, ext)), copies);
             });
           });
         }
@@ -692,8 +698,10 @@ private:
 
   /// One word from the parent's buffer (or DRAM) into `dst`, counting the
   /// parent's read: once per word per step where stacked units share reads.
+  /// `copies` (null: 1): the units whose fetch this one stands for, each
+  /// reading the word unless the parent serves copies.
   void fetch(size_t l, TensorRole r, int64_t op, const Box &a, Value *parent,
-             const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst) {
+             const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst, Value *copies = nullptr) {
     const PlanLevel &pl = p_.levels[l];
     int bufSlot = buffer_[l][idx(r)];
     // Where `inside` is given, only a word inside the tensor is read (and
@@ -712,8 +720,10 @@ private:
         else if (k)   // a concatenation's operand, known as the kernel runs
           addToCounter(b_.CreateAdd(c(static_cast<int64_t>(code_.counters.sourceReads(r, 0))), k), n);
       };
-      if (!pl.serveCopies)
-        return counted(inside ? one(inside) : c(1));
+      if (!pl.serveCopies) {
+        Value *n = inside ? one(inside) : c(1);
+        return counted(copies ? b_.CreateMul(n, copies) : n);
+      }
       int s = stamps_[l][idx(r)];
       Value *old = load(s, at), *now = stamp(l, r, step);
       Value *fresh = b_.CreateICmpNE(old, now);
@@ -850,7 +860,8 @@ private:
           store(bufSlot, b_.CreateAdd(bufBase, linear(a, lo, ext)), b_.getInt32(static_cast<uint32_t>(p_.identity)));
         });
         hold(l, r, unit, lo, hi);
-        stateStore(l, r, unit, startWord(l, r), step);
+        if (counters_)   // the start decides only what the counters count
+          stateStore(l, r, unit, startWord(l, r), step);
         if (oneWord)
           stateStore(l, r, unit, 2,
                      b_.CreateAdd(b_.CreateMul(pos.parentUnit, c(bufferWords(l + 1, r))),
@@ -1084,6 +1095,13 @@ private:
     return idle;
   }
 
+  /// Per input role whose PEs share buffers (emitLevel): a unit's index
+  /// among the distinct tiles (a mixed radix over the stacks moving the
+  /// role), and how many units, the first filling for all, hold each.
+  struct Sharing {
+    std::array<Value *, kNumRoles> unit{}, copies{};
+  };
+
   /// Runs level l inside one unit of level l+1 at one of its steps, whose
   /// `parentSame` says which of its boxes are unmoved (unmoved).
   void emitLevel(size_t l, Value *slots, Value *parentUnit, const Position &parent,
@@ -1122,8 +1140,8 @@ private:
       // `clipped` false where its tile is known to lie inside the parent's
       // along every dim but those `dead` (i1, or null) says it lies past,
       // where each role whose box spans the dim, and the statement, are empty.
-      auto unitStep = [&](Value *v, const std::array<Value *, kNumDims> &stacked, bool clipped,
-                          const std::array<Value *, kNumDims> &dead) {
+      auto unitStep = [&](Value *v, const Sharing &sharing, const std::array<Value *, kNumDims> &stacked,
+                          bool clipped, const std::array<Value *, kNumDims> &dead) {
         auto deadAlong = [&](auto spans) {
           Value *any = nullptr;
           for (size_t d = 0; d < kNumDims; ++d)
@@ -1136,8 +1154,13 @@ private:
           return s && gone ? b_.CreateOr(s, gone) : s ? s : gone;
         };
         Value *unit = b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), v);
+        std::array<Value *, kNumRoles> units{};
+        for (size_t r = 0; r < kNumRoles; ++r)
+          units[r] = sharing.unit[r] ? b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), sharing.unit[r])
+                                     : unit;
         Position pos;
         pos.clipped = clipped, pos.level = l, pos.parentUnit = parentUnit;
+        pos.unitOf = units, pos.parentUnitOf = parent.unitOf;
         for (size_t d = 0; d < kNumDims; ++d) {
           pos.origin[d] = b_.CreateAdd(stepShift[d], stacked[d]);
           if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
@@ -1159,7 +1182,9 @@ private:
             for (size_t j = static_cast<size_t>(f) + 1; j < trips.size(); ++j)
               slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
           }
-          unless(skip(r), [&] { fillInput(l, r, unit, pos, parentLo, step, slide, f >= 0); });
+          unless(skip(r), [&] {
+            fillInput(l, r, units[idx(r)], sharing.copies[idx(r)], pos, parentLo, step, slide, f >= 0);
+          });
           here[idx(r)] = realBox(r, pos).first;
         }
         unless(skip(p_.output), [&] { startOutput(l, slots, unit, pos, step, parentLo); });
@@ -1167,7 +1192,7 @@ private:
         if (l > 0)
           emitLevel(l - 1, slots, unit, pos, here, same);
         else
-          unless(deadAlong(inStatement), [&] { compute(unit, pos, here, parentLo); });
+          unless(deadAlong(inStatement), [&] { compute(units, pos, here, parentLo); });
       };
       // Every unit, one loop per stack (the first the outermost; v the unit's
       // index under the parent, a mixed radix over them). Unclipped, a stack
@@ -1175,26 +1200,42 @@ private:
       // from deadFrom's on lie past the parent along that dim.
       std::vector<Value *> stackTrips(pl.stacks.size(), nullptr);
       std::vector<std::pair<size_t, Value *>> deadFrom(pl.stacks.size());
-      std::function<void(size_t, Value *, std::array<Value *, kNumDims>, std::array<Value *, kNumDims>, bool)> stacks =
-          [&](size_t i, Value *v, std::array<Value *, kNumDims> stacked, std::array<Value *, kNumDims> dead,
-              bool clipped) {
+      std::function<void(size_t, Value *, Sharing, std::array<Value *, kNumDims>, std::array<Value *, kNumDims>, bool)>
+          stacks = [&](size_t i, Value *v, Sharing sharing, std::array<Value *, kNumDims> stacked,
+                       std::array<Value *, kNumDims> dead, bool clipped) {
             if (i == pl.stacks.size())
-              return unitStep(v, stacked, clipped, dead);
+              return unitStep(v, sharing, stacked, clipped, dead);
             const PlanMove &s = pl.stacks[i];
-            forLoop(c(0), !clipped && stackTrips[i] ? stackTrips[i] : c(s.count), [&](Value *k) {
+            Value *count = !clipped && stackTrips[i] ? stackTrips[i] : c(s.count);
+            for (size_t r = 0; r < kNumRoles; ++r)
+              if (sharing.unit[r] && !movesRole(s, static_cast<TensorRole>(r)))
+                sharing.copies[r] = b_.CreateMul(sharing.copies[r], count);
+            forLoop(c(0), count, [&](Value *k) {
               std::array<Value *, kNumDims> next = stacked, nextDead = dead;
               for (size_t d = 0; d < kNumDims; ++d)
                 if (s.amount[d])
                   next[d] = b_.CreateAdd(next[d], b_.CreateMul(k, c(s.amount[d])));
               if (!clipped && deadFrom[i].second)
                 nextDead[deadFrom[i].first] = b_.CreateICmpSGE(k, deadFrom[i].second);
-              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), next, nextDead, clipped);
+              Sharing nextSharing = sharing;
+              for (size_t r = 0; r < kNumRoles; ++r)
+                if (sharing.unit[r] && movesRole(s, static_cast<TensorRole>(r)))
+                  nextSharing.unit[r] = b_.CreateAdd(b_.CreateMul(sharing.unit[r], c(s.count)), k);
+              stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), nextSharing, next, nextDead, clipped);
             });
           };
       std::array<Value *, kNumDims> none{}, alive{};   // alive: no dim dead
       none.fill(c(0));
+      // The units along stacks that do not move an input (a multicast: a
+      // stack of K for the ifm) hold the same words at every step: they
+      // share one buffer and record, the first of them filling it for all
+      // and the others finding it held; their units read it there.
+      Sharing shared;
+      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
+        if (p_.role(r).present && r != p_.output && !(l == 0 && readsAbove(r)))
+          shared.unit[idx(r)] = c(0), shared.copies[idx(r)] = c(1);
       // Each tile clipped to the parent's.
-      auto clippedUnits = [&] { stacks(0, c(0), none, alive, true); };
+      auto clippedUnits = [&] { stacks(0, c(0), shared, none, alive, true); };
       if (l > 0 || !unclippedPays())
         return clippedUnits();
       // At the innermost level, a step whose units' tiles all lie inside the
@@ -1262,7 +1303,8 @@ private:
             empty = b_.CreateOr(empty, noneInside[d]);
         idle = b_.CreateAnd(idle, same[idx(r.role)] ? b_.CreateOr(same[idx(r.role)], empty) : empty);
       }
-      ifThen(b_.CreateNot(idle), [&] { ifThen(inside, [&] { stacks(0, c(0), none, stepDead, false); }, clippedUnits); });
+      ifThen(b_.CreateNot(idle),
+             [&] { ifThen(inside, [&] { stacks(0, c(0), shared, none, stepDead, false); }, clippedUnits); });
     };
     loops(0);
   }
@@ -1294,7 +1336,7 @@ private:
   /// The statement over a PE's tile, on its buffers (`lo`: the real boxes'
   /// lower corners), or its parent's where it reads a role above
   /// (`parentLo`).
-  void compute(Value *unit, const Position &pos, const std::array<Box, kNumRoles> &lo,
+  void compute(const std::array<Value *, kNumRoles> &units, const Position &pos, const std::array<Box, kNumRoles> &lo,
                const std::array<Box, kNumRoles> &parentLo) {
     const std::vector<Dim> dims = statementDims();
     Box blo, bhi;
@@ -1327,7 +1369,8 @@ private:
           const size_t l = readsAbove(r.role) ? 1 : 0;
           const PlanLevel &from = p_.levels[l];
           operands[idx(r.role)] = {buffer_[l][idx(r.role)],
-                                   b_.CreateMul(l ? pos.parentUnit : unit, c(bufferWords(l, r.role))),
+                                   b_.CreateMul(l ? pos.parentUnitOf[idx(r.role)] : units[idx(r.role)],
+                                                c(bufferWords(l, r.role))),
                                    l ? parentLo[idx(r.role)] : lo[idx(r.role)], extentsAt(from.extent, r.role),
                                    from.tileWords[idx(r.role)]};
         }
@@ -1502,6 +1545,7 @@ private:
     Value *slots = fn->getArg(0);
     loadSlots(slots);
     Position top;
+    top.unitOf.fill(c(0));
     for (size_t d = 0; d < kNumDims; ++d) {
       top.origin[d] = c(0);
       top.lo[d] = c(0);

@@ -7,7 +7,9 @@
 //
 // "plain" is a convolution's plain loop nest (plainConv): the yardstick of
 // the "kernels without counters reach 0.8 of a native loop nest".
-// The native, plain and kernel times are the running thread's CPU time.
+// The native, plain and kernel times are the running thread's CPU time,
+// the four taken in turn in each round; a ratio is the median of the
+// rounds' ratios.
 // A layer of a segment split into instances runs as the simulator runs it,
 // piece by piece (its kernel time and compile: all its pieces'); its plain
 // loop nest is the whole layer's.
@@ -148,20 +150,13 @@ int main(int argc, char **argv) {
         store.set(name, t);
       continue;
     }
-    std::vector<double> native, on, off;
-    sim::TensorStore outputs;
-    for (int i = 0; i < reps; ++i)
-      native.push_back(timeMs([&] { outputs = sim::referenceOutputs(net, ls.layer, store); }));
+    std::vector<double> native, on, off, plain;
+    sim::TensorStore outputs = sim::referenceOutputs(net, ls.layer, store);
     // A convolution's plain loop nest, checked against the reference.
-    std::vector<double> plain;
-    if (layer.type == LayerType::Conv && layer.operands.size() == 1) {
-      std::vector<sim::Word> y;
-      for (int i = 0; i < reps; ++i)
-        plain.push_back(timeMs([&] { y = plainConv(net, layer, store); }));
-      if (y != outputs.at(layer.name).data) {
-        std::fprintf(stderr, "%s: the plain loop nest differs from the reference\n", layer.name.c_str());
-        return 1;
-      }
+    const bool isConv = layer.type == LayerType::Conv && layer.operands.size() == 1;
+    if (isConv && plainConv(net, layer, store) != outputs.at(layer.name).data) {
+      std::fprintf(stderr, "%s: the plain loop nest differs from the reference\n", layer.name.c_str());
+      return 1;
     }
     // The kernel as the simulator runs it: a layer of a split segment as
     // its pieces (the piece's schedule over the whole layer is not what
@@ -193,23 +188,36 @@ int main(int argc, char **argv) {
         return split ? sim::runSplit(net, ls.layer, *split, kernels, store, outputs.at(layer.name).extent)
                      : sim::runKernel(plans[0], kernels[0], store);
       };
-      for (int i = 0; i < reps; ++i)
-        for (auto [kernels, times] : {std::pair{&counted, &on}, std::pair{&bare, &off}}) {
-          sim::KernelResult result;
-          times->push_back(timeMs([&] { result = run(*kernels); }));
-          if (i == 0 && result.output != outputs.at(layer.name).data) {
-            std::fprintf(stderr, "%s: the kernel's output differs from the reference\n", layer.name.c_str());
-            return 1;
-          }
+      for (auto *kernels : {&counted, &bare})
+        if (run(*kernels).output != outputs.at(layer.name).data) {
+          std::fprintf(stderr, "%s: the kernel's output differs from the reference\n", layer.name.c_str());
+          return 1;
         }
+      // The four side by side in each round, and each ratio the median of
+      // the rounds' ratios: a shared machine's speed drifts over seconds,
+      // which timing each in a block of its own would charge to one side.
+      std::vector<double> nOn, nOff, pOn, pOff;
+      sim::TensorStore nativeOut;
+      std::vector<sim::Word> plainOut;
+      sim::KernelResult kernelOut;
+      for (int i = 0; i < reps; ++i) {
+        native.push_back(timeMs([&] { nativeOut = sim::referenceOutputs(net, ls.layer, store); }));
+        if (isConv)
+          plain.push_back(timeMs([&] { plainOut = plainConv(net, layer, store); }));
+        on.push_back(timeMs([&] { kernelOut = run(counted); }));
+        off.push_back(timeMs([&] { kernelOut = run(bare); }));
+        nOn.push_back(native.back() / on.back()), nOff.push_back(native.back() / off.back());
+        if (isConv)
+          pOn.push_back(plain.back() / on.back()), pOff.push_back(plain.back() / off.back());
+      }
       double n = median(native), k1 = median(on), k0 = median(off), p = median(plain);
-      onRatios.push_back(n / k1), offRatios.push_back(n / k0);
-      if (!plain.empty())
-        plainOn.push_back(p / k1), plainOff.push_back(p / k0);
+      onRatios.push_back(median(nOn)), offRatios.push_back(median(nOff));
+      if (isConv)
+        plainOn.push_back(median(pOn)), plainOff.push_back(median(pOff));
       std::printf("%-18s %12lld %10.3f %10s %10.3f %10.3f %9.3f %9.3f %9s %9s %9.1f", layer.name.c_str(),
                   static_cast<long long>((layer.macs ? layer.macs : layer.ops) * net.batch), n,
-                  plain.empty() ? "-" : fmt(p).c_str(), k0, k1, n / k0, n / k1,
-                  plain.empty() ? "-" : fmt(p / k0).c_str(), plain.empty() ? "-" : fmt(p / k1).c_str(),
+                  plain.empty() ? "-" : fmt(p).c_str(), k0, k1, offRatios.back(), onRatios.back(),
+                  plain.empty() ? "-" : fmt(plainOff.back()).c_str(), plain.empty() ? "-" : fmt(plainOn.back()).c_str(),
                   compile);
       if (split)
         std::printf("  split: %zu instances, %zu kernels", split->instances.size(), plans.size());

@@ -451,6 +451,70 @@ TEST(KernelTest, OneWordTilesCountedExactly) {
     }
 }
 
+// The same one-word tiles without multicast: every PE reads its own words
+// from DRAM. The kernel keeps one buffer of an input for the PEs along a
+// stack that does not move it (the ifm along K, the weights along Xo), the
+// first of them filling it for all (docs/simulator.md, "Kernels"); the
+// counts are still each PE's. C innermost (the update written first), 6
+// steps of 4 PEs: every PE takes a new ifm word and a new weight word each
+// step, 24 written into the REGFs and 24 read from DRAM, each.
+TEST(KernelTest, PesSharingAnInputsWordsStillCountTheirOwnReads) {
+  std::string hw = kTwoLevel;
+  const std::string multicast = " transfer = multicast;";
+  hw.erase(hw.find(multicast), multicast.size());
+  const std::string text = oneWordConv(
+      "stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 2; update C += 1; update Xo += 2, Xi += 2;", "", hw.c_str());
+  const int regf = 0, dram = 1;
+  for (bool unclipped : {false, true}) {
+    SCOPED_TRACE(unclipped ? "unclipped copies" : "clipped only");
+    const LayerSim *one = oneExactLayer(simulateText(text, KernelFault::None, unclipped), "no multicast", 24);
+    ASSERT_TRUE(one);
+    for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt}) {
+      expectBoth(*one, regf, r, "writes", 24);
+      expectBoth(*one, dram, r, "reads", 24);
+    }
+  }
+}
+
+// The same one level up: conv of x [C=2, X=4] with K=4 (32 MACs) on two
+// nodes of one PE, the nodes stacked along K, so both GBUFs hold the whole
+// ifm (8 words) in their one step, and 4 weights each. The kernel fills one
+// GBUF buffer of the ifm for both nodes; the counts are still each node's:
+// 16 ifm words written into the GBUFs; read from DRAM 16 times where each
+// node reads its own, 8 where the GBUF level multicasts. Weights: 8 and 8.
+TEST(KernelTest, NodesSharingAnInputsWordsStillCountTheirOwnReads) {
+  for (bool multicast : {false, true}) {
+    SCOPED_TRACE(multicast ? "multicast" : "no multicast");
+    const std::string text = std::string(R"(
+network net { input x [C=2, X=4, Y=1]; l = conv(x, K=4, R=1, S=1); }
+schedule for net on hw {
+  layer l {
+    REGF {
+      tensor ifm [C=1, Xi=1]; tensor wgt [K=1, C=1, R=1]; tensor ofm [K=1, Xo=1];
+      update C += 1; update Xo += 1, Xi += 1; update K += 1;
+    }
+    GBUF { tensor ifm [C=2, Xi=4]; tensor wgt [K=2, C=2, R=1]; tensor ofm [K=2, Xo=4]; stack K += 2 repl 2; }
+  }
+}
+hardware hw {
+  word = 16 bit; frequency = 1 GHz;
+  mac { energy = 1 pJ; }
+  level REGF { capacity = 64 B; access_energy = 1 pJ; }
+  level GBUF { capacity = 4 KiB; array = 2; access_energy = 10 pJ;)") +
+                             (multicast ? " transfer = multicast;" : "") + R"( }
+  level DRAM { access_energy = 100 pJ; }
+}
+)";
+    const LayerSim *one = oneExactLayer(simulateText(text), "nodes along K", 32);
+    ASSERT_TRUE(one);
+    const int gbuf = 1, dram = 2;
+    expectBoth(*one, gbuf, TensorRole::Ifm, "writes", 16);
+    expectBoth(*one, dram, TensorRole::Ifm, "reads", multicast ? 8 : 16);
+    expectBoth(*one, gbuf, TensorRole::Wgt, "writes", 8);
+    expectBoth(*one, dram, TensorRole::Wgt, "reads", 8);
+  }
+}
+
 // Steps with nothing to reduce over: conv of x [C=3, X=4] with K=2 (24
 // MACs), the node level splitting C unevenly (node 1 holds C 2..3, one
 // real channel), so that node 1's second REGF C trip is past its channels
