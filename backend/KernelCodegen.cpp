@@ -1095,11 +1095,12 @@ private:
     return idle;
   }
 
-  /// Per input role whose PEs share buffers (emitLevel): a unit's index
+  /// Per input role whose units share buffers (emitLevel): a unit's index
   /// among the distinct tiles (a mixed radix over the stacks moving the
-  /// role), and how many units, the first filling for all, hold each.
+  /// role), how many units, the first filling for all, hold each, and
+  /// whether the unit is that first (i1; null: it is).
   struct Sharing {
-    std::array<Value *, kNumRoles> unit{}, copies{};
+    std::array<Value *, kNumRoles> unit{}, copies{}, first{};
   };
 
   /// Runs level l inside one unit of level l+1 at one of its steps, whose
@@ -1182,7 +1183,9 @@ private:
             for (size_t j = static_cast<size_t>(f) + 1; j < trips.size(); ++j)
               slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
           }
-          unless(skip(r), [&] {
+          // The first of the units sharing the buffer has just checked it.
+          Value *skipped = skip(r), *other = sharing.first[idx(r)] ? b_.CreateNot(sharing.first[idx(r)]) : nullptr;
+          unless(skipped && other ? b_.CreateOr(skipped, other) : skipped ? skipped : other, [&] {
             fillInput(l, r, units[idx(r)], sharing.copies[idx(r)], pos, parentLo, step, slide, f >= 0);
           });
           here[idx(r)] = realBox(r, pos).first;
@@ -1218,9 +1221,16 @@ private:
               if (!clipped && deadFrom[i].second)
                 nextDead[deadFrom[i].first] = b_.CreateICmpSGE(k, deadFrom[i].second);
               Sharing nextSharing = sharing;
-              for (size_t r = 0; r < kNumRoles; ++r)
-                if (sharing.unit[r] && movesRole(s, static_cast<TensorRole>(r)))
+              for (size_t r = 0; r < kNumRoles; ++r) {
+                if (!sharing.unit[r])
+                  continue;
+                if (movesRole(s, static_cast<TensorRole>(r))) {
                   nextSharing.unit[r] = b_.CreateAdd(b_.CreateMul(sharing.unit[r], c(s.count)), k);
+                } else {
+                  Value *atFirst = b_.CreateICmpEQ(k, c(0));
+                  nextSharing.first[r] = sharing.first[r] ? b_.CreateAnd(sharing.first[r], atFirst) : atFirst;
+                }
+              }
               stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), nextSharing, next, nextDead, clipped);
             });
           };
