@@ -1238,8 +1238,8 @@ private:
       none.fill(c(0));
       // The units along stacks that do not move an input (a multicast: a
       // stack of K for the ifm) hold the same words at every step: they
-      // share one buffer and record, the first of them filling it for all
-      // and the others finding it held; their units read it there.
+      // share one buffer and record, the first of them checking and filling
+      // it for all, the others skipping the check; their units read it there.
       Sharing shared;
       for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
         if (p_.role(r).present && r != p_.output && !(l == 0 && readsAbove(r)))
