@@ -254,6 +254,10 @@ private:
   }
   /// A count of 1 where `cond` holds (i1), 0 elsewhere.
   Value *one(Value *cond) { return b_.CreateZExt(cond, i64_); }
+  /// a or b, conditions that may be absent (nullptr: never holds).
+  Value *either(Value *a, Value *b) { return a && b ? b_.CreateOr(a, b) : a ? a : b; }
+  /// a and b, conditions that may be absent (nullptr: always holds).
+  Value *both(Value *a, Value *b) { return a && b ? b_.CreateAnd(a, b) : a ? a : b; }
   void count(size_t level, TensorRole r, int kind, Value *n) { countAt(code_.counters.at(level, r, kind), n); }
   /// Counters accumulate in the function's locals (registers after -O2:
   /// no store per word that could alias a buffer) and are added to the
@@ -615,8 +619,8 @@ private:
 
   // ---- fills of inputs -------------------------------------------------------------------
   /// ifm, wgt: the unit's tile, fetched where it differs from the one held.
-  /// `copies` (null: 1): the units sharing the unit's buffer (emitLevel's
-  /// Sharing), whose fills this one's stands for and counts.
+  /// `copies`: the units sharing the unit's buffer (emitLevel's Sharing),
+  /// whose fills this one's stands for and counts.
   void fillInput(size_t l, TensorRole r, Value *unit, Value *copies, const Position &pos,
                  const std::array<Box, kNumRoles> &parentLo, Value *step, Value *slideStep, bool canSlide) {
     const PlanLevel &pl = p_.levels[l];
@@ -683,7 +687,7 @@ private:
             if (!canSlide && ext[last] == 1)
               n = c(1);
             if (stores(l, r))
-              count(l, r, kWrites, copies ? b_.CreateMul(n, copies) : n);
+              count(l, r, kWrites, b_.CreateMul(n, copies));
             forLoop(c(0), n, [&](Value *j) {
               Box a = point(row, b_.CreateSelect(b_.CreateICmpSLT(j, before), b_.CreateAdd(lo[last], j),
                                                  b_.CreateAdd(keptHi, b_.CreateSub(j, before))));
@@ -698,10 +702,10 @@ private:
 
   /// One word from the parent's buffer (or DRAM) into `dst`, counting the
   /// parent's read: once per word per step where stacked units share reads.
-  /// `copies` (null: 1): the units whose fetch this one stands for, each
-  /// reading the word unless the parent serves copies.
+  /// `copies`: the units whose fetch this one stands for, each reading the
+  /// word unless the parent serves copies.
   void fetch(size_t l, TensorRole r, int64_t op, const Box &a, Value *parent,
-             const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst, Value *copies = nullptr) {
+             const std::array<Box, kNumRoles> &parentLo, Value *step, Value *dst, Value *copies) {
     const PlanLevel &pl = p_.levels[l];
     int bufSlot = buffer_[l][idx(r)];
     // Where `inside` is given, only a word inside the tensor is read (and
@@ -720,10 +724,8 @@ private:
         else if (k)   // a concatenation's operand, known as the kernel runs
           addToCounter(b_.CreateAdd(c(static_cast<int64_t>(code_.counters.sourceReads(r, 0))), k), n);
       };
-      if (!pl.serveCopies) {
-        Value *n = inside ? one(inside) : c(1);
-        return counted(copies ? b_.CreateMul(n, copies) : n);
-      }
+      if (!pl.serveCopies)
+        return counted(b_.CreateMul(inside ? one(inside) : c(1), copies));
       int s = stamps_[l][idx(r)];
       Value *old = load(s, at), *now = stamp(l, r, step);
       Value *fresh = b_.CreateICmpNE(old, now);
@@ -1037,8 +1039,7 @@ private:
       --inner;
     Value *same = inner == 0 ? parentSame : nullptr;
     for (size_t j = inner; j < ups.size(); ++j) {
-      Value *past = b_.CreateICmpSGT(trips[j], c(0));
-      same = same ? b_.CreateOr(same, past) : past;
+      same = either(same, b_.CreateICmpSGT(trips[j], c(0)));
     }
     return same;
   }
@@ -1147,18 +1148,16 @@ private:
           Value *any = nullptr;
           for (size_t d = 0; d < kNumDims; ++d)
             if (dead[d] && spans(static_cast<Dim>(d)))
-              any = any ? b_.CreateOr(any, dead[d]) : dead[d];
+              any = either(any, dead[d]);
           return any;
         };
         auto skip = [&](TensorRole r) {
-          Value *s = same[idx(r)], *gone = deadAlong([&](Dim d) { return boxAlong(r, d); });
-          return s && gone ? b_.CreateOr(s, gone) : s ? s : gone;
+          return either(same[idx(r)], deadAlong([&](Dim d) { return boxAlong(r, d); }));
         };
-        Value *unit = b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), v);
+        Value *base = b_.CreateMul(parentUnit, c(pl.unitsPerParent)), *unit = b_.CreateAdd(base, v);
         std::array<Value *, kNumRoles> units{};
         for (size_t r = 0; r < kNumRoles; ++r)
-          units[r] = sharing.unit[r] ? b_.CreateAdd(b_.CreateMul(parentUnit, c(pl.unitsPerParent)), sharing.unit[r])
-                                     : unit;
+          units[r] = sharing.unit[r] ? b_.CreateAdd(base, sharing.unit[r]) : unit;
         Position pos;
         pos.clipped = clipped, pos.level = l, pos.parentUnit = parentUnit;
         pos.unitOf = units, pos.parentUnitOf = parent.unitOf;
@@ -1184,8 +1183,8 @@ private:
               slide = b_.CreateAnd(slide, b_.CreateICmpEQ(trips[j], c(0)));
           }
           // The first of the units sharing the buffer has just checked it.
-          Value *skipped = skip(r), *other = sharing.first[idx(r)] ? b_.CreateNot(sharing.first[idx(r)]) : nullptr;
-          unless(skipped && other ? b_.CreateOr(skipped, other) : skipped ? skipped : other, [&] {
+          Value *first = sharing.first[idx(r)];
+          unless(either(skip(r), first ? b_.CreateNot(first) : nullptr), [&] {
             fillInput(l, r, units[idx(r)], sharing.copies[idx(r)], pos, parentLo, step, slide, f >= 0);
           });
           here[idx(r)] = realBox(r, pos).first;
@@ -1227,8 +1226,7 @@ private:
                 if (movesRole(s, static_cast<TensorRole>(r))) {
                   nextSharing.unit[r] = b_.CreateAdd(b_.CreateMul(sharing.unit[r], c(s.count)), k);
                 } else {
-                  Value *atFirst = b_.CreateICmpEQ(k, c(0));
-                  nextSharing.first[r] = sharing.first[r] ? b_.CreateAnd(sharing.first[r], atFirst) : atFirst;
+                  nextSharing.first[r] = both(sharing.first[r], b_.CreateICmpEQ(k, c(0)));
                 }
               }
               stacks(i + 1, b_.CreateAdd(b_.CreateMul(v, c(s.count)), k), nextSharing, next, nextDead, clipped);
@@ -1240,10 +1238,11 @@ private:
       // stack of K for the ifm) hold the same words at every step: they
       // share one buffer and record, the first of them checking and filling
       // it for all, the others skipping the check; their units read it there.
+      // Every role a unit fills: the inputs (a backward layer's ofm among them).
       Sharing shared;
-      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt})
-        if (p_.role(r).present && r != p_.output && !(l == 0 && readsAbove(r)))
-          shared.unit[idx(r)] = c(0), shared.copies[idx(r)] = c(1);
+      for (const PlanRole &r : p_.roles)
+        if (r.present && r.role != p_.output && !(l == 0 && readsAbove(r.role)))
+          shared.unit[idx(r.role)] = c(0), shared.copies[idx(r.role)] = c(1);
       // Each tile clipped to the parent's.
       auto clippedUnits = [&] { stacks(0, c(0), shared, none, alive, true); };
       if (l > 0 || !unclippedPays())
