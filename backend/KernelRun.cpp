@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -18,12 +20,21 @@ int64_t kernelBytes(const CompiledKernel &k) {
 }
 
 KernelResult runKernel(const KernelPlan &plan, const CompiledKernel &k, const TensorStore &store) {
-  std::vector<std::unique_ptr<uint64_t[]>> storage;
+  // The slots in one zeroed block, each on a cache line of its own and a
+  // word longer than it needs: a small layer's run is mostly this setup, and
+  // calloc hands a large block's pages over untouched (zero until written).
+  auto extent = [](const KernelSlot &s) { return (static_cast<size_t>(s.elements * s.bytes) + 8 + 63) / 64 * 64; };
+  size_t total = 0;
+  for (const KernelSlot &s : k.slots)
+    total += extent(s);
+  std::unique_ptr<void, decltype(&std::free)> storage(std::calloc(total + 64, 1), &std::free);
+  DFLC_CHECK(storage) << "cannot allocate the kernel's " << total << " bytes";
   std::vector<void *> table;
+  auto *next = static_cast<std::byte *>(storage.get());
+  next += (64 - reinterpret_cast<uintptr_t>(next) % 64) % 64;
   for (const KernelSlot &s : k.slots) {
-    size_t bytes = static_cast<size_t>(s.elements * s.bytes);
-    storage.emplace_back(new uint64_t[(bytes + 7) / 8 + 1]());
-    void *p = storage.back().get();
+    void *p = next;
+    next += extent(s);
     if (s.init != 0) {
       DFLC_CHECK(s.bytes == 4) << "only words start from a value other than 0";
       std::fill_n(static_cast<Word *>(p), s.elements, static_cast<Word>(s.init));
