@@ -192,6 +192,12 @@ bool planLevels(const Hardware &hw, const LayerScheduleModel &schedule, const La
       pl.stacks.push_back(move(s.shifts, s.repl));
       pl.unitsPerParent *= s.repl;
     }
+    // The stack with the most units innermost: the units' loops nest in
+    // this order (KernelCodegen), and a 2- or 3-unit loop of 1-MAC units
+    // spent more on its trips than on its MACs. Shifts add, so the order
+    // places no unit elsewhere.
+    std::stable_sort(pl.stacks.begin(), pl.stacks.end(),
+                     [](const PlanMove &a, const PlanMove &b) { return a.count < b.count; });
     for (size_t i = d.updates.size(); i-- > 0;)
       pl.updates.push_back(move(d.updates[i].steps, lr.trips.at(i)));
     for (const PlanRole &pr : plan.roles)

@@ -73,7 +73,7 @@ struct PlanLevel {
   std::string name;
   int64_t unitsPerParent = 1;     // P_l: the product of the stacks' repls
   int64_t units = 1;              // n_l: units in use in the whole chip
-  std::vector<PlanMove> stacks;   // in order written
+  std::vector<PlanMove> stacks;   // fewest units first (their loops nest so)
   std::vector<PlanMove> updates;  // outermost first
   DimVector extent{};             // E_l(d), canonical, Xi and Yi derived
   bool serveCopies = false;       // multicast, systolic or sharing: stacked units share a read

@@ -476,6 +476,39 @@ TEST(KernelTest, PesSharingAnInputsWordsStillCountTheirOwnReads) {
   }
 }
 
+// The stacks' loops nest by their repl, the most units innermost, whatever
+// order they are written in (KernelPlan): the same one-word tiles on 2 x 4
+// PEs (K 2, Xo 4), no multicast, C innermost, written both ways. Every PE
+// takes a new ifm and weight word at each of the 3 C steps: 8 x 3 = 24
+// written into the REGFs and 24 read from DRAM, each, though the PEs along
+// K share one ifm buffer and those along Xo one weight buffer, the first of
+// them filling it (it runs first in either nest: it differs from the others
+// only where its index is 0). Outputs: one residency per PE, its word
+// written back once (8), 24 MACs' reads and 8 write-backs read from the
+// REGFs, 24 writes.
+TEST(KernelTest, StacksWrittenInEitherOrderCountTheSame) {
+  std::string hw = kTwoLevel;
+  const std::string multicast = " transfer = multicast;";
+  hw.erase(hw.find(multicast), multicast.size());
+  const int regf = 0, dram = 1;
+  for (const char *stacks : {"stack Xo += 1, Xi += 1 repl 4; stack K += 1 repl 2;",
+                             "stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 4;"})
+    for (bool unclipped : {false, true}) {
+      SCOPED_TRACE(std::string(stacks) + (unclipped ? ", unclipped copies" : ""));
+      const std::string text = oneWordConv(std::string(stacks) + " update C += 1;", "", hw.c_str());
+      const LayerSim *one = oneExactLayer(simulateText(text, KernelFault::None, unclipped), "2 x 4 PEs", 24);
+      ASSERT_TRUE(one);
+      for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt}) {
+        expectBoth(*one, regf, r, "writes", 24);
+        expectBoth(*one, dram, r, "reads", 24);
+      }
+      expectBoth(*one, dram, TensorRole::Ofm, "writes", 8);
+      EXPECT_EQ(counted(*one, dram, TensorRole::Ofm, "reads"), 0);
+      expectBoth(*one, regf, TensorRole::Ofm, "reads", 24 + 8);
+      expectBoth(*one, regf, TensorRole::Ofm, "writes", 24);
+    }
+}
+
 // The same one level up: conv of x [C=2, X=4] with K=4 (32 MACs) on two
 // nodes of one PE, the nodes stacked along K, so both GBUFs hold the whole
 // ifm (8 words) in their one step, and 4 weights each. The kernel fills one
