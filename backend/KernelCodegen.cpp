@@ -42,7 +42,7 @@ class Codegen {
 public:
   Codegen(const KernelPlan &plan, llvm::LLVMContext &ctx, const KernelOptions &options)
       : p_(plan), ctx_(ctx), b_(ctx), fault_(options.fault), counters_(options.counters),
-        unclippedSteps_(options.unclippedSteps) {}
+        unclippedSteps_(options.unclippedSteps), unclipped_(unclippedEnds(plan)) {}
 
   KernelCode run() {
     code_.module = std::make_unique<llvm::Module>(p_.layer, ctx_);
@@ -71,6 +71,37 @@ public:
 private:
   // ---- slots ---------------------------------------------------------------------------
   size_t nOn() const { return p_.levels.size(); }
+  /// Per level and dim, which ends of its tiles' boxes need no clipping:
+  /// the lower where no move along the dim, at this level or above, is
+  /// negative (a box then starts at its origin, never before its parent's);
+  /// the upper where, besides, every tile the level places along the dim
+  /// ends inside its parent's extent (the stacks' and updates' reach), the
+  /// parent's upper end itself never clipped (from the layer's bounds in).
+  /// Clipping those ends is left out even at the steps that clip: a kernel
+  /// below KernelOptions::unclippedSteps runs only those.
+  struct Unclipped {
+    bool lo = false, hi = false;
+  };
+  static std::vector<std::array<Unclipped, kNumDims>> unclippedEnds(const KernelPlan &p) {
+    std::vector<std::array<Unclipped, kNumDims>> ends(p.levels.size());
+    for (size_t d = 0; d < kNumDims; ++d) {
+      bool lo = d != idx(Dim::Xi) && d != idx(Dim::Yi), hi = lo;
+      int64_t parent = p.bounds[d];
+      for (size_t l = p.levels.size(); l-- > 0;) {
+        const PlanLevel &pl = p.levels[l];
+        int64_t reach = pl.extent[d];
+        for (const std::vector<PlanMove> *moves : {&pl.updates, &pl.stacks})
+          for (const PlanMove &m : *moves) {
+            lo = lo && m.amount[d] >= 0;
+            reach += (m.count - 1) * m.amount[d];
+          }
+        hi = hi && lo && reach <= parent;
+        ends[l][d] = {lo, hi};
+        parent = pl.extent[d];
+      }
+    }
+    return ends;
+  }
   size_t dimsOf(TensorRole r) const { return p_.role(r).dims.size(); }
   int64_t parentUnits(size_t l) const { return l + 1 == nOn() ? 1 : p_.levels[l + 1].units; }
   int64_t ops(TensorRole r) const { return p_.role(r).operands(); }
@@ -1166,8 +1197,8 @@ private:
           if (d == idx(Dim::Xi) || d == idx(Dim::Yi))
             continue;
           Value *end = b_.CreateAdd(pos.origin[d], c(pl.extent[d]));
-          pos.lo[d] = clipped ? smax(parent.lo[d], pos.origin[d]) : pos.origin[d];
-          pos.hi[d] = clipped ? smin(parent.hi[d], end) : end;
+          pos.lo[d] = clipped && !unclipped_[l][d].lo ? smax(parent.lo[d], pos.origin[d]) : pos.origin[d];
+          pos.hi[d] = clipped && !unclipped_[l][d].hi ? smin(parent.hi[d], end) : end;
         }
         std::array<Box, kNumRoles> here{};
         for (TensorRole r : {TensorRole::Ifm, TensorRole::Wgt, TensorRole::Ofm}) {
@@ -1739,6 +1770,7 @@ private:
   KernelFault fault_;
   bool counters_;
   double unclippedSteps_;
+  std::vector<std::array<Unclipped, kNumDims>> unclipped_;   // unclippedEnds
   bool hot_ = false;   // emitting the statement's loops
   KernelCode code_;
   llvm::Type *i8_ = nullptr, *i32_ = nullptr, *i64_ = nullptr, *slotsTy_ = nullptr;
