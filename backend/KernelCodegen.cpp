@@ -25,6 +25,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -1088,6 +1089,28 @@ private:
   bool unclippedPays() const {
     return steps(0) * static_cast<double>(p_.levels[0].unitsPerParent) >= unclippedSteps_;
   }
+  /// Whether every step of the innermost level runs its units unclipped
+  /// (emitLevel), so that the clipped copy is never needed: along each dim
+  /// its tiles never pass the parent's lower end, and either never its
+  /// upper one (unclippedEnds) or, one index wide along a dim of the
+  /// statement, pass it whole: all at one index (no stack moves the dim:
+  /// the step's units are all inside or all dead) or along a sole stack
+  /// (those starting before the end inside, the others dead).
+  bool everyStepUnclipped() const {
+    const PlanLevel &pl = p_.levels[0];
+    const std::vector<Dim> looped = statementDims();
+    for (size_t d = 0; d < kNumDims; ++d) {
+      if (d == idx(Dim::Xi) || d == idx(Dim::Yi) || unclipped_[0][d].hi)
+        continue;
+      const bool stacked = std::any_of(pl.stacks.begin(), pl.stacks.end(),
+                                       [&](const PlanMove &s) { return s.amount[d] != 0; });
+      if (!unclipped_[0][d].lo || pl.extent[d] != 1 ||
+          std::find(looped.begin(), looped.end(), static_cast<Dim>(d)) == looped.end() ||
+          (stacked && !soleStack(pl, static_cast<Dim>(d))))
+        return false;
+    }
+    return true;
+  }
 
   /// Whether role r's real box depends on the position's range along tile
   /// dim d (realBox: a window's along its outputs and taps).
@@ -1276,7 +1299,8 @@ private:
           shared.unit[idx(r.role)] = c(0), shared.copies[idx(r.role)] = c(1);
       // Each tile clipped to the parent's.
       auto clippedUnits = [&] { stacks(0, c(0), shared, none, alive, true); };
-      if (l > 0 || !unclippedPays())
+      const bool onlyUnclipped = l == 0 && !std::isinf(unclippedSteps_) && everyStepUnclipped();
+      if (l > 0 || !(onlyUnclipped || unclippedPays()))
         return clippedUnits();
       // At the innermost level, a step whose units' tiles all lie inside the
       // parent's real box (all but the edges' steps) runs its units
@@ -1343,8 +1367,12 @@ private:
             empty = b_.CreateOr(empty, noneInside[d]);
         idle = b_.CreateAnd(idle, same[idx(r.role)] ? b_.CreateOr(same[idx(r.role)], empty) : empty);
       }
-      ifThen(b_.CreateNot(idle),
-             [&] { ifThen(inside, [&] { stacks(0, c(0), shared, none, stepDead, false); }, clippedUnits); });
+      ifThen(b_.CreateNot(idle), [&] {
+        auto unclippedUnits = [&] { stacks(0, c(0), shared, none, stepDead, false); };
+        if (onlyUnclipped)
+          return unclippedUnits();
+        ifThen(inside, unclippedUnits, clippedUnits);
+      });
     };
     loops(0);
   }

@@ -57,7 +57,9 @@ struct KernelOptions {
   /// The innermost level's unit-steps from which its units' code has an
   /// unclipped copy for the steps inside the parent's box (docs/simulator.md,
   /// "Kernels"); below, the copy would cost more compile time than it saves.
-  /// 0: always (the tests run both copies).
+  /// Where every step runs unclipped, at any size, the copy replaces the
+  /// clipped code. 0: a copy always; infinity: never, the clipped code alone
+  /// (the tests run both ways).
   double unclippedSteps = 0x1p25;
 };
 

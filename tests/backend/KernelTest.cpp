@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 namespace dfl::sim {
@@ -27,13 +28,13 @@ const CountCheck *countOf(const LayerSim &s, int level, TensorRole r, const std:
   return nullptr;
 }
 
-/// The kernels' innermost units with and without their unclipped copy
-/// (KernelOptions::unclippedSteps: 0 gives every kernel both; by default
-/// these small layers have none), so that the tests below hold for both.
+/// The kernels' innermost units in their clipped code alone or with their
+/// unclipped copy (KernelOptions::unclippedSteps: infinity gives every
+/// kernel none, 0 both, or the copy alone where every step runs
+/// unclipped), so that the tests below hold for both.
 SimOptions withUnclipped(bool unclipped) {
   SimOptions o;
-  if (unclipped)
-    o.unclippedSteps = 0;
+  o.unclippedSteps = unclipped ? 0 : std::numeric_limits<double>::infinity();
   return o;
 }
 
@@ -621,6 +622,32 @@ TEST(KernelTest, UnevenStackAtThePeLevel) {
   }
 }
 
+// Units past the layer's end along a dim two stacks move: conv of x [C=3,
+// X=4] with K=2 (24 MACs), 2 x 6 PEs stacked along K and twice along Xo
+// (units at Xo 0..5), so that the last two PEs of each K hold no output,
+// or else one stack along Xo and an update (the update's second trip past
+// Xo 3). The unclipped copy may replace the clipped code only where each
+// dim some tile overhangs is one index wide and moved by one stack at most
+// (KernelCodegen: everyStepUnclipped): the first writing needs the
+// clipped code at every step, the second runs unclipped. Counts by hand.
+TEST(KernelTest, UnitsPastTheLayerAlongTwoStacks) {
+  const int regf = 0, dram = 1;
+  for (const char *xo : {"stack Xo += 1, Xi += 1 repl 3; stack Xo += 3, Xi += 3 repl 2; update C += 1;",
+                         "stack Xo += 1, Xi += 1 repl 3; update C += 1; update Xo += 3, Xi += 3;"})
+    for (bool unclipped : {false, true}) {
+      SCOPED_TRACE(std::string(xo) + (unclipped ? ", unclipped copies" : ""));
+      const std::string text = oneWordConv(std::string("stack K += 1 repl 2; ") + xo, "", kTwoLevel);
+      const LayerSim *one = oneExactLayer(simulateText(text, KernelFault::None, unclipped), "Xo past 4", 24);
+      ASSERT_TRUE(one);
+      // The 8 PEs with an output take a new ifm word at each C step: 24;
+      // the 2 along K share its read (multicast): 4 words a C step, 12.
+      expectBoth(*one, regf, TensorRole::Ifm, "writes", 24);
+      expectBoth(*one, dram, TensorRole::Ifm, "reads", 12);
+      // One residency per output word (C innermost): 8 written back.
+      expectBoth(*one, dram, TensorRole::Ofm, "writes", 8);
+    }
+}
+
 // Steps past the layer's K along a dim the PE level does not stack: conv
 // of x [C=2, X=4] with K=3 (24 MACs), the nodes stacking K by 2, so that
 // node 1 holds K 2 alone and its PEs' second K trip lies past the layer's.
@@ -1008,7 +1035,7 @@ void expectUncountedKernelsCompute(const Model &model, const Schedule &schedule,
     std::string why;
     auto plan = planKernel(net, ls.layer, hw, ls, analysis.layers[static_cast<size_t>(ls.layer)], why);
     if (plan && plan->guard.empty())
-      for (double unclippedSteps : {0.0, 0x1p62}) {
+      for (double unclippedSteps : {0.0, std::numeric_limits<double>::infinity()}) {
         KernelOptions bare;
         bare.counters = false, bare.unclippedSteps = unclippedSteps;
         EXPECT_EQ(runKernel(*plan, jit.compile(*plan, bare), store).output, outputs.at(layer.name).data)
