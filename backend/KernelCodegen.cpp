@@ -583,6 +583,23 @@ private:
         return false;
     return true;
   }
+  /// Whether level l's output residencies last one step each: one word
+  /// (oneWordResidency) that the innermost update moves at every step, no
+  /// tile ever past the parent's ends along the output's dims, so a unit's
+  /// word is never empty and differs from its last step's (a word computed
+  /// at two adjacent steps would be computed twice: E0805). Such a residency
+  /// is written back at the end of its step, with no record: its start is
+  /// the step, its place the unit's position.
+  bool oneStepResidency(size_t l) const {
+    const TensorRole r = p_.output;
+    const std::vector<PlanMove> &ups = p_.levels[l].updates;
+    if (!oneWordResidency(l, r) || ups.empty() || ups.back().count < 2 || !movesRole(ups.back(), r))
+      return false;
+    for (Dim d : p_.role(r).dims)
+      if (!unclipped_[l][idx(d)].lo || !unclipped_[l][idx(d)].hi)
+        return false;
+    return true;
+  }
   /// The record's word holding the step the output's residency began.
   size_t startWord(size_t l, TensorRole r) const {
     return stateCode_[l][idx(r)].compact ? 1 : 1 + 2 * dimsOf(r);
@@ -883,6 +900,8 @@ private:
     const auto box = realBox(r, pos);
     const Box &lo = box.first, &hi = box.second;
     int bufSlot = buffer_[l][idx(r)];
+    if (oneStepResidency(l))
+      return void(store(bufSlot, b_.CreateMul(unit, c(bufferWords(l, r))), b_.getInt32(static_cast<uint32_t>(p_.identity))));
     ifThen(b_.CreateNot(emptyAt(pos, lo, hi)), [&] {
       Held old = held(l, r, unit);
       ifThen(b_.CreateNot(holds(l, r, old, lo, hi)), [&] {
@@ -902,6 +921,18 @@ private:
                                   linear(lo, parentLo[idx(r)], extentsAt(p_.levels[l + 1].extent, r))));
       });
     });
+  }
+
+  /// A one-step residency (oneStepResidency) ends: its word added into the
+  /// parent's at the unit's position.
+  void endStep(size_t l, Value *unit, const Position &pos, Value *step, const std::array<Box, kNumRoles> &parentLo) {
+    const TensorRole r = p_.output;
+    const Box &lo = realBox(r, pos).first;
+    const Box zero(dimsOf(r), c(0));
+    Value *at = b_.CreateAdd(b_.CreateMul(pos.parentUnit, c(bufferWords(l + 1, r))),
+                             linear(lo, parentLo[idx(r)], extentsAt(p_.levels[l + 1].extent, r)));
+    writeBackWord(l, r, b_.CreateMul(unit, c(bufferWords(l, r))), linear(lo, zero, extentsAt(p_.bounds, r)), at,
+                  pos.parentUnit, step);
   }
 
   /// The unit's residency ends (if it holds one): evict_l, or inline where
@@ -1249,6 +1280,8 @@ private:
           emitLevel(l - 1, slots, unit, pos, here, same);
         else
           unless(deadAlong(inStatement), [&] { compute(units, pos, here, parentLo); });
+        if (oneStepResidency(l))
+          unless(skip(p_.output), [&] { endStep(l, unit, pos, step, parentLo); });
       };
       // Every unit, one loop per stack (the first the outermost; v the unit's
       // index under the parent, a mixed radix over them). Unclipped, a stack

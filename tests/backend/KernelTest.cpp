@@ -648,6 +648,35 @@ TEST(KernelTest, UnitsPastTheLayerAlongTwoStacks) {
     }
 }
 
+// A PE's one output word held across a step past the layer: conv of x
+// [C=3, X=4] with K=2 (24 MACs), 2 x 3 PEs stacked along K and Xo under
+// an update of Xo by 3 (innermost) and one of C, so that the PEs at Xo 1
+// and 2 lie past Xo 3 at the update's second trip. There their output
+// box is empty and they keep the word they hold, so that their residency
+// spans the 3 C steps; only where no tile passes the layer along the
+// output's dims does a residency last one step (KernelCodegen:
+// oneStepResidency). Counts by hand, per K: the PE at Xo 0 alternates
+// Xo 0 and 3, a residency a step (6 write-backs into the GBUF, the last
+// 2 of each word's 3 read back: 4); those at Xo 1 and 2 one each (2);
+// and the GBUF's 8 words read once more on their way to DRAM.
+// The analysis does not claim these counts exact (it charges a residency
+// per step there: 24 write-backs), so only the kernel's are checked.
+TEST(KernelTest, OutputsHeldAcrossAStepPastTheLayer) {
+  const int gbuf = 1;
+  const std::string text = oneWordConv(
+      "stack K += 1 repl 2; stack Xo += 1, Xi += 1 repl 3; update Xo += 3, Xi += 3; update C += 1;",
+      "GBUF { tensor ifm [C=3, Xi=4]; tensor wgt [K=2, C=3, R=1]; tensor ofm [K=2, Xo=4]; }", kNodes);
+  for (bool unclipped : {false, true}) {
+    SCOPED_TRACE(unclipped ? "unclipped copies" : "clipped only");
+    SimResult r = simulateText(text, KernelFault::None, unclipped);
+    ASSERT_EQ(r.layers.size(), 1u);
+    expectSound(r, "Xo 4, 5 past");
+    EXPECT_EQ(r.layers[0].macs, 24);
+    EXPECT_EQ(counted(r.layers[0], gbuf, TensorRole::Ofm, "writes"), 2 * (6 + 2));
+    EXPECT_EQ(counted(r.layers[0], gbuf, TensorRole::Ofm, "reads"), 2 * 4 + 8);
+  }
+}
+
 // Steps past the layer's K along a dim the PE level does not stack: conv
 // of x [C=2, X=4] with K=3 (24 MACs), the nodes stacking K by 2, so that
 // node 1 holds K 2 alone and its PEs' second K trip lies past the layer's.
