@@ -897,11 +897,11 @@ private:
                    const std::array<Box, kNumRoles> &parentLo) {
     const TensorRole r = p_.output;
     const PlanLevel &pl = p_.levels[l];
-    const auto box = realBox(r, pos);
-    const Box &lo = box.first, &hi = box.second;
     int bufSlot = buffer_[l][idx(r)];
     if (oneStepResidency(l))
       return void(store(bufSlot, b_.CreateMul(unit, c(bufferWords(l, r))), b_.getInt32(static_cast<uint32_t>(p_.identity))));
+    const auto box = realBox(r, pos);
+    const Box &lo = box.first, &hi = box.second;
     ifThen(b_.CreateNot(emptyAt(pos, lo, hi)), [&] {
       Held old = held(l, r, unit);
       ifThen(b_.CreateNot(holds(l, r, old, lo, hi)), [&] {
@@ -917,10 +917,16 @@ private:
           stateStore(l, r, unit, startWord(l, r), step);
         if (oneWord)
           stateStore(l, r, unit, 2,
-                     b_.CreateAdd(b_.CreateMul(pos.parentUnit, c(bufferWords(l + 1, r))),
-                                  linear(lo, parentLo[idx(r)], extentsAt(p_.levels[l + 1].extent, r))));
+                     parentPlace(l, r, pos.parentUnit, lo, parentLo[idx(r)]));
       });
     });
+  }
+
+  /// Where word `a` of role r lies in the buffer of level l's parent unit
+  /// `parent`, whose tile starts at `parentLo`.
+  Value *parentPlace(size_t l, TensorRole r, Value *parent, const Box &a, const Box &parentLo) {
+    return b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))),
+                        linear(a, parentLo, extentsAt(p_.levels[l + 1].extent, r)));
   }
 
   /// A one-step residency (oneStepResidency) ends: its word added into the
@@ -929,10 +935,8 @@ private:
     const TensorRole r = p_.output;
     const Box &lo = realBox(r, pos).first;
     const Box zero(dimsOf(r), c(0));
-    Value *at = b_.CreateAdd(b_.CreateMul(pos.parentUnit, c(bufferWords(l + 1, r))),
-                             linear(lo, parentLo[idx(r)], extentsAt(p_.levels[l + 1].extent, r)));
-    writeBackWord(l, r, b_.CreateMul(unit, c(bufferWords(l, r))), linear(lo, zero, extentsAt(p_.bounds, r)), at,
-                  pos.parentUnit, step);
+    writeBackWord(l, r, b_.CreateMul(unit, c(bufferWords(l, r))), linear(lo, zero, extentsAt(p_.bounds, r)),
+                  parentPlace(l, r, pos.parentUnit, lo, parentLo[idx(r)]), pos.parentUnit, step);
   }
 
   /// The unit's residency ends (if it holds one): evict_l, or inline where
@@ -984,8 +988,7 @@ private:
         // A data gradient's words in the input's padding are not written (model/LoopNest.h).
         Value *inside = nullptr;
         Value *at = outermost ? tensorOffset(r, p_.role(r).sources[0], a, r == TensorRole::Ifm ? &inside : nullptr)
-                              : b_.CreateAdd(b_.CreateMul(parent, c(bufferWords(l + 1, r))),
-                                             linear(a, parentLo, extentsAt(p_.levels[l + 1].extent, r)));
+                              : parentPlace(l, r, parent, a, parentLo);
         auto writeBack = [&] {
           writeBackWord(l, r, b_.CreateAdd(bufBase, linear(a, lo, ext)), linear(a, zero, full), at, parent, start);
         };
