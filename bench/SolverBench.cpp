@@ -15,7 +15,7 @@
 //   per layer of stdlib/nets/NET.dfl on stdlib/hw/HW.dfl: KAPLA's and the
 //   exhaustive search's energy, whether it proved optimality, its lower bound
 //   and the gap to it, candidates, time.
-//        dflc_solver_bench --exact [CAP] [--net NAME] [--setting TEXT]
+//        dflc_solver_bench --exact [CAP] [--net NAME] [--setting TEXT] [--gap P]
 //   the exact search (docs/solver.md, "The exact search") on each distinct
 //   layer shape of the networks, alone on all nodes, on eyeriss_multinode and
 //   edge_systolic at batch 1 and 64 (inference), at most CAP work per layer
@@ -25,6 +25,9 @@
 //   layer (max, median), KAPLA's distance from the optimum over the proved
 //   layers (average, worst) and, over all, the most it can be (KAPLA over the
 //   lower bound) and the gap left (the best found over the lower bound).
+//   With --gap P (percent) the search cuts what cannot beat its best by more
+//   than P % (IntraLayerOptions::gap) and a column counts the layers it
+//   proved within P % of the optimum.
 #include "driver/Compilation.h"
 #include "scheduler/kapla/InterLayerSolver.h"
 #include "scheduler/kapla/IntraLayerSolver.h"
@@ -99,7 +102,7 @@ int perLayer(const std::string &net, const std::string &hw, int64_t batch, bool 
 
 /// One network on one setting under the exact search: a row of the --exact table.
 struct ExactRow {
-  int proved = 0, shapes = 0;
+  int proved = 0, within = 0, shapes = 0;
   std::vector<double> seconds;
   std::vector<double> provedDistance;   // KAPLA / optimum - 1, proved layers
   std::vector<double> mostDistance;     // KAPLA / lower bound - 1, every layer
@@ -122,7 +125,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-ExactRow exactRow(const Network &n, const Hardware &hw, int64_t cap) {
+ExactRow exactRow(const Network &n, const Hardware &hw, int64_t cap, double gap) {
   ExactRow row;
   std::vector<std::string> seen;
   for (size_t i = 0; i < n.layers.size(); ++i) {
@@ -136,6 +139,7 @@ ExactRow exactRow(const Network &n, const Hardware &hw, int64_t cap) {
     auto k = solveLayer(n, static_cast<int>(i), hw, nullptr, o, ks, why);
     o.search = IntraLayerSearch::Exhaustive;
     o.maxCandidates = cap;
+    o.gap = gap;
     auto t0 = std::chrono::steady_clock::now();
     auto e = solveLayer(n, static_cast<int>(i), hw, nullptr, o, es, why);
     row.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -147,6 +151,7 @@ ExactRow exactRow(const Network &n, const Hardware &hw, int64_t cap) {
       ++row.proved;
       row.provedDistance.push_back(kapla / best - 1);
     }
+    row.within += es.provedWithinGap && bound > 0 ? 1 : 0;
     if (bound > 0) {
       row.mostDistance.push_back(kapla / bound - 1);
       row.gap.push_back(best / bound - 1);
@@ -156,15 +161,15 @@ ExactRow exactRow(const Network &n, const Hardware &hw, int64_t cap) {
 }
 
 /// The exact search over the distinct layer shapes (the --exact table).
-int exactTable(int64_t cap, const std::string &onlyNet, const std::string &onlySetting) {
+int exactTable(int64_t cap, double gap, const std::string &onlyNet, const std::string &onlySetting) {
   const char *nets[] = {"alexnet", "vgg16", "googlenet", "resnet50", "mobilenet", "mlp", "lstm"};
   const Setting settings[] = {{"multi-node b1", "eyeriss_multinode", 1, false},
                               {"multi-node b64", "eyeriss_multinode", 64, false},
                               {"edge b1", "edge_systolic", 1, false},
                               {"edge b64", "edge_systolic", 64, false}};
-  std::printf("%-10s %-15s %8s %9s %9s %10s %10s %10s %10s %10s\n", "network", "setting", "proved", "max [s]",
-              "median[s]", "dist avg", "dist worst", "most avg", "most worst", "gap median");
-  int proved = 0, shapes = 0, quick = 0;
+  std::printf("%-10s %-15s %8s %9s %9s %10s %10s %10s %10s %10s%s\n", "network", "setting", "proved", "max [s]",
+              "median[s]", "dist avg", "dist worst", "most avg", "most worst", "gap median", gap > 0 ? "   within" : "");
+  int proved = 0, within = 0, shapes = 0, quick = 0;
   for (const Setting &st : settings)
     for (const char *net : nets) {
       if ((!onlyNet.empty() && onlyNet != net) ||
@@ -176,20 +181,27 @@ int exactTable(int64_t cap, const std::string &onlyNet, const std::string &onlyS
         std::printf("%-10s %-15s cannot load\n", net, st.name);
         continue;
       }
-      ExactRow r = exactRow(model->networks[0], model->hardware[0], cap);
+      ExactRow r = exactRow(model->networks[0], model->hardware[0], cap, gap);
       proved += r.proved;
+      within += r.within;
       shapes += r.shapes;
       for (double s : r.seconds)
         quick += s < 10 ? 1 : 0;
-      std::printf("%-10s %-15s %4d/%-3d %9.2f %9.2f %9.2f%% %9.2f%% %9.2f%% %9.2f%% %9.2f%%\n", net, st.name, r.proved,
+      std::printf("%-10s %-15s %4d/%-3d %9.2f %9.2f %9.2f%% %9.2f%% %9.2f%% %9.2f%% %9.2f%%", net, st.name, r.proved,
                   r.shapes, worst(r.seconds), median(r.seconds), 100 * mean(r.provedDistance),
                   100 * worst(r.provedDistance), 100 * mean(r.mostDistance), 100 * worst(r.mostDistance),
                   100 * median(r.gap));
+      if (gap > 0)
+        std::printf(" %4d/%-3d", r.within, r.shapes);
+      std::printf("\n");
       std::fflush(stdout);
     }
   std::printf("proved %d/%d distinct layer shapes (%d of them solved in under 10 s); at most %lld analyses' work per "
               "layer\n",
               proved, shapes, quick, static_cast<long long>(cap));
+  if (gap > 0)
+    std::printf("proved within %g %% of the optimum: %d/%d (the search cut what could not beat its best by more)\n",
+                100 * gap, within, shapes);
   std::printf("(dist: KAPLA / proved optimum - 1 over the proved layers; most: KAPLA / lower bound - 1, what KAPLA's "
               "distance can be at most, every layer; gap: best found / lower bound - 1)\n");
   return 0;
@@ -198,7 +210,7 @@ int exactTable(int64_t cap, const std::string &onlyNet, const std::string &onlyS
 const char *kUsage =
     "usage: dflc_solver_bench [CAP] [--net NAME] [--setting TEXT] [--kapla-only]\n"
     "       dflc_solver_bench --layers NET HW BATCH infer|train CAP\n"
-    "       dflc_solver_bench --exact [CAP] [--net NAME] [--setting TEXT]\n"
+    "       dflc_solver_bench --exact [CAP] [--net NAME] [--setting TEXT] [--gap P]\n"
     "(run from the source root; the file's header says what each prints)\n";
 
 /// A work limit: digits only, else the usage and exit 2 (`--help`: exit 0).
@@ -219,14 +231,17 @@ int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "--exact") {
     int64_t cap = 30000;
     std::string net, setting;
+    double gap = 0;
     for (int a = 2; a < argc; ++a)
       if (std::string(argv[a]) == "--net" && a + 1 < argc)
         net = argv[++a];
+      else if (std::string(argv[a]) == "--gap" && a + 1 < argc)
+        gap = std::atof(argv[++a]) / 100;
       else if (std::string(argv[a]) == "--setting" && a + 1 < argc)
         setting = argv[++a];
       else
         cap = capOf(argv[a]);
-    return exactTable(cap, net, setting);
+    return exactTable(cap, gap, net, setting);
   }
   int64_t cap = 60000;   // about 7 minutes in all on the 2-core development machine
   std::string onlyNet, onlySetting;

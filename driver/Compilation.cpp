@@ -119,6 +119,8 @@ std::string reportJson(const std::string &checked, const Solution &solution, con
     report["solver"]["max_latency_cycles"] = constraintCycles(*o.maxLatency, hardwareOf(model, solution.schedule));
   if (o.maxEnergyPj)
     report["solver"]["max_energy_pj"] = *o.maxEnergyPj;
+  if (o.gapPercent > 0)
+    report["solver"]["gap_tolerance"] = o.gapPercent / 100;
   if (s.objectivesSolved.size() > 1) {
     for (Objective obj : s.objectivesSolved)
       report["solver"]["objectives_solved"].push_back(objectiveName(obj));
@@ -402,6 +404,7 @@ bool Compilation::solve(const std::function<void(size_t, size_t)> &progress) {
   SolverOptions so;
   so.objective = objectiveOf(options_.objective);
   so.topK = options_.topK;
+  so.gap = options_.gapPercent / 100;
   so.progress = progress;
   so.pipelining = options_.pipelining;
   so.maxEnergyPj = options_.maxEnergyPj;

@@ -49,6 +49,7 @@ struct DriverOptions {
   std::string solver = "kapla";        // a name of solverNames()
   std::string objective = "energy";    // energy, latency or edp
   size_t topK = 4;                     // segment chains the inter-layer DP keeps
+  double gapPercent = 0;               // --gap: the exact search's optimality gap tolerated, in %
   /// --time-limit: seconds the solve may take; then the best schedule found
   /// (scheduler/kapla/SolveBudget.h). nullopt: no limit (`--time-limit none`).
   /// Every solve has one unless a client says otherwise (docs/solver.md,

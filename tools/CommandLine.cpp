@@ -20,6 +20,10 @@ Usage:
                                      schedule with GraphTurbo beside its
                                      baselines and write OUT/report.json
                                      --solver kapla|exhaustive|random,
+                                     --gap P: with --solver exhaustive,
+                                     stop each layer's search once its
+                                     schedule is proved within P % of the
+                                     optimum (default 0: prove it),
                                      --objective energy|latency|edp,
                                      --top-k N: segment chains kept for
                                      the real solve (default 4),
@@ -261,6 +265,18 @@ public:
         if (!n)
           return std::nullopt;
         o.driver.topK = static_cast<size_t>(*n);
+      } else if (auto v = value(i, "--gap", failed)) {
+        // A percentage, "0.5" or "0.5%": the exact search's gap tolerated.
+        std::string text = *v;
+        if (!text.empty() && text.back() == '%')
+          text.pop_back();
+        char *end = nullptr;
+        const double g = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end || !(g >= 0) || g > 100) {
+          error_ = "--gap needs a percentage from 0 to 100 (e.g. '0.5' or '0.5%'), got '" + *v + "'";
+          return std::nullopt;
+        }
+        o.driver.gapPercent = g;
       } else if (auto v = value(i, "--time-limit", failed)) {
         o.timeLimitGiven = true;
         if (*v == "none") {
@@ -349,7 +365,7 @@ public:
       } else if (a.size() > 1 && a[0] == '-') {
         error_ = "unknown option '" + a + "'" +
                  didYouMean(a, {"--json", "--format", "--error-limit", "--color", "--no-color", "--check",
-                                "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--time-limit", "--time-passes",
+                                "--allow-partial", "--loops", "--train", "--solver", "--objective", "--top-k", "--gap", "--time-limit", "--time-passes",
                                 "--batch", "--no-pipelining", "--max-latency", "--max-energy", "--pareto", "--no-plots",
                                 "--verbose", "--sim", "--pipelines-only", "--layers", "--seed", "--work-limit", "--merge", "--jobs", "--tasks", "--slice",
                                 "--progress", "--slurm", "--submit", "--sbatch-option", "--parallel",
@@ -471,6 +487,8 @@ private:
     if (o.command != "compile" && (o.driver.solver != defaults.solver ||
                                    o.driver.objective != defaults.objective || o.driver.topK != defaults.topK))
       return "--solver, --objective and --top-k are options of 'dflc compile'";
+    if (o.driver.gapPercent > 0 && (o.command != "compile" || o.driver.solver != "exhaustive"))
+      return "--gap is an option of 'dflc compile --solver exhaustive'";
     if (o.command != "compile" && o.verbose)
       return "-v is an option of 'dflc compile'";
     if (o.command != "compile" && o.sim)

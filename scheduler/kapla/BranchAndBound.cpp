@@ -30,6 +30,7 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
   exBest_.reset();
   exBestValue_ = std::numeric_limits<double>::infinity();
   openBound_ = std::numeric_limits<double>::infinity();
+  gapBound_ = std::numeric_limits<double>::infinity();
   steps_ = 0;
   if (options_.seedWithKapla) {
     SolveFailure ignored;
@@ -38,11 +39,13 @@ std::optional<IntraLayerSolution> BranchAndBound::exhaustive(SolveFailure &why) 
   }
   Plan p = minimalPlan();
   branch(p, p.levels.size() - 1, rootDecided());
-  stats_.provedOptimal = !stats_.capped && boundSafe_ && !stopped_;
+  stats_.provedWithinGap = !stats_.capped && boundSafe_ && !stopped_;
+  stats_.provedOptimal = stats_.provedWithinGap && gapBound_ == std::numeric_limits<double>::infinity();
   stats_.enumerated += steps_;
 
   if (pruneByBound_ && exBest_ && boundSafe_)
-    stats_.lowerBoundPj = stats_.provedOptimal ? exBestValue_ : std::min(openBound_, exBestValue_);
+    stats_.lowerBoundPj =
+        stats_.provedOptimal ? exBestValue_ : std::min({openBound_, gapBound_, exBestValue_});
   if (!exBest_) {
     bool allGiven = std::all_of(p.levels.begin(), p.levels.end(), [](const Plan::LevelPlan &lp) { return lp.fixed; });
     why = failure(allGiven ? SolveFailure::Reason::GivenInvalid : SolveFailure::Reason::NoneFound);
@@ -745,7 +748,7 @@ void BranchAndBound::enumerateLevel(Plan &p, size_t m, size_t dim, bool leaf, Ba
   if (dim == kND) {
     if (!arrayFits(p, m) || !fits(p, m))
       return;
-    if (pruneByBound_ && cheapBound(p, m, batch.parent) >= exBestValue_)
+    if (pruneByBound_ && cuts(cheapBound(p, m, batch.parent)))
       ++stats_.prunedByBound;   // too few units to beat the incumbent: no analysis
     else
       scoreOrders(p, m, leaf, batch);
@@ -808,13 +811,13 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
       continue;
     seen.push_back(std::move(updates));
     if (pruneByBound_ && batch.parent.level == p.levels.size() && m == top_ &&
-        cheapBound(p, m, batch.parent) + refetchPj(directivesFor(p, m)) >= exBestValue_) {
+        cuts(cheapBound(p, m, batch.parent) + refetchPj(directivesFor(p, m)))) {
       ++stats_.prunedByBound;   // its DRAM reads alone lose to the incumbent: no analysis
       ++steps_;
       continue;
     }
     const double leafCut = pruneByBound_ && m == 0 ? leafBound(p, batch.parent) : 0.0;
-    if (leafCut >= exBestValue_ && !options_.auditLeafBound) {
+    if (pruneByBound_ && m == 0 && !options_.auditLeafBound && cuts(leafCut)) {
       ++stats_.prunedByBound;   // this tile's reloads alone lose to the incumbent: no analysis
       ++steps_;
       continue;
@@ -841,7 +844,7 @@ void BranchAndBound::scoreOrders(Plan &p, size_t m, bool leaf, Batch &batch) {
       decided.bound = std::max(decided.bound, batch.parent.bound);   // its parent's holds for it too
     } else
       decided.bound = value;   // no bound: ordered by the minimal completion's objective
-    if (pruneByBound_ && decided.bound >= exBestValue_)
+    if (pruneByBound_ && cuts(decided.bound))
       ++stats_.prunedByBound;
     else
       batch.pending.push_back({lp, decided});
@@ -857,7 +860,7 @@ void BranchAndBound::expand(Plan &p, size_t m, Batch &batch) {
   const auto saved = p.levels[m];
   size_t k = 0;
   for (; k < pending.size() && !exhausted(); ++k) {
-    if (pruneByBound_ && pending[k].decided.bound >= exBestValue_) {
+    if (pruneByBound_ && cuts(pending[k].decided.bound)) {
       stats_.prunedByBound += static_cast<int64_t>(pending.size() - k);
       k = pending.size();
       break;   // sorted: none of the rest can win either

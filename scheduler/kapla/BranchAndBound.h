@@ -266,6 +266,16 @@ protected:
 
   /// The search stopped with this subtree open: its bound bounds what it holds.
   void leftOpen(double bound) { openBound_ = std::min(openBound_, bound); }
+  /// A subtree of this bound cannot beat the incumbent, or only by less than
+  /// the gap tolerated (then its bound is kept: it still bounds the optimum).
+  bool cuts(double bound) {
+    if (bound >= exBestValue_)
+      return true;
+    if (options_.gap <= 0 || bound * (1 + options_.gap) < exBestValue_)
+      return false;
+    gapBound_ = std::min(gapBound_, bound);
+    return true;
+  }
 
   /// Every (tile, stack factor) of level m along dims >= dim, the dims after
   /// `dim` at their smallest; prunes only partial levels that cannot fit.
@@ -288,6 +298,7 @@ protected:
   double exBestValue_ = 0;
   double constants_ = 0, work_ = 0;   // C and the work, from the first valid analysis
   double openBound_ = 0;   // the least bound of a subtree left open (capped)
+  double gapBound_ = 0;    // the least bound of a subtree cut by the gap tolerance
   int64_t steps_ = 0;      // of the enumeration (kStepsPerAnalysis)
   mutable std::map<std::vector<int64_t>, double> reuseMemo_;   // maxReuse: role, moved dim, extents
   mutable std::vector<int64_t> aloneFit_;   // per dim, the most a level-0 tile fits, every other extent at 1

@@ -101,6 +101,12 @@ struct IntraLayerOptions {
   /// bound would cut too, and count those scoring below it
   /// (IntraLayerStats::leafBoundMisses: a bound that is not one).
   bool auditLeafBound = false;
+  /// Exhaustive, objective energy: the optimality gap tolerated, a fraction
+  /// (as a MIP solver's relative gap): a subtree whose bound is within it of
+  /// the incumbent (bound * (1 + gap) >= incumbent) is cut, and the search
+  /// ends with its result within that gap of its lower bound. 0: prove the
+  /// optimum.
+  double gap = 0;
   /// Bytes of each node's buffer (the second-outermost level) the layer may
   /// not use: room kept for a temporal segment's intermediates (E0819). All
   /// searches see that level's capacity less this.
@@ -137,6 +143,10 @@ struct IntraLayerStats {
   int64_t rejected = 0;     // of which invalid
   bool capped = false;      // exhaustive search hit maxCandidates
   bool provedOptimal = false;   // exhaustive search finished: its result is the optimum of the space
+  /// Exhaustive search finished (not capped, bounds safe): its result is
+  /// within IntraLayerOptions::gap of lowerBoundPj (provedOptimal where
+  /// the gap cut nothing).
+  bool provedWithinGap = false;
   int64_t prunedByBound = 0;    // exhaustive: subtrees cut by the lower bound
   /// Exhaustive: the steps of its enumeration (a tile and stack factor tried
   /// for a dim, a loop order cut before its analysis); kStepsPerAnalysis of
@@ -144,7 +154,7 @@ struct IntraLayerStats {
   int64_t enumerated = 0;
   /// Exhaustive, objective energy: a lower bound of the layer's optimum in the
   /// space — the result's energy when proved, else the least bound of a
-  /// subtree the limit left open (0: none known).
+  /// subtree the limit or the gap tolerance left open (0: none known).
   double lowerBoundPj = 0;
   bool limited = false;         // a search stopped at the solve budget (IntraLayerOptions::budget)
   /// Plans a priced solve priced from an unpriced analysis kept in the memo

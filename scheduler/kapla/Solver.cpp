@@ -116,6 +116,7 @@ private:
     intra.objective = objective;
     intra.search = search_;
     intra.maxCandidates = cap_;
+    intra.gap = options.gap;
     intra.budget = &budget;
     // The descents' analyses, shared by every layer solve below and the
     // inter-layer solver's re-solves (docs/solver.md, "Speed").

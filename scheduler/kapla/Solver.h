@@ -42,6 +42,9 @@ struct SolverOptions {
   /// costs, the short list's spatial segments); 0: the CPUs this process may
   /// use. The result does not depend on it (docs/solver.md, "Speed").
   size_t threads = 0;
+  /// --gap: the optimality gap the exact search tolerates per layer, a
+  /// fraction (IntraLayerOptions::gap; 0: it proves the optimum).
+  double gap = 0;
 
   bool constrained() const { return maxLatencyCycles || maxEnergyPj; }
 };

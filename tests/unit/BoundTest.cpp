@@ -507,6 +507,7 @@ TEST(Bound, ProvedOptimumIsTheBruteForceMinimum) {
                         {conv, 1, kRegisters},
                         {strided, 1, kRegisters},
                         {padded, 1, kRegisters}};
+  int cutByGap = 0, aboveOptimum = 0;
   for (const auto &[net, batch, hw] : cases) {
     char text[160];
     std::snprintf(text, sizeof text, net, batch);
@@ -530,7 +531,30 @@ TEST(Bound, ProvedOptimumIsTheBruteForceMinimum) {
       EXPECT_NEAR(stats.lowerBoundPj, brute, near(brute));
       EXPECT_GT(stats.prunedByBound, 0);
     }
+    // A gap tolerated (IntraLayerOptions::gap): the result within it of the
+    // optimum and of the lower bound, which stays below the optimum though
+    // the subtrees the gap cut were never searched.
+    for (double gap : {0.01, 0.5}) {
+      IntraLayerOptions o;
+      o.search = IntraLayerSearch::Exhaustive;
+      o.seedWithKapla = false;
+      o.gap = gap;
+      IntraLayerStats stats;
+      SolveFailure why;
+      auto sol = solveLayer(n, 0, h, nullptr, o, stats, why);
+      ASSERT_TRUE(sol.has_value()) << why;
+      EXPECT_TRUE(stats.provedWithinGap) << gap;
+      EXPECT_LE(sol->result.energyPj, brute * (1 + gap) + near(brute)) << gap;
+      EXPECT_LE(stats.lowerBoundPj, brute + near(brute)) << gap;
+      EXPECT_LE(sol->result.energyPj / stats.lowerBoundPj - 1, gap + 1e-9) << gap;
+      cutByGap += !stats.provedOptimal;
+      aboveOptimum += sol->result.energyPj > brute + near(brute);
+    }
   }
+  // The gap cut subtrees on these layers, and left a result above the
+  // optimum on some: the lower bound above is not the result's energy.
+  EXPECT_GT(cutByGap, 0);
+  EXPECT_GT(aboveOptimum, 0);
 }
 
 /// One PE of 8 words (16 B) under a GBUF: a reload costs 11 pJ whatever
